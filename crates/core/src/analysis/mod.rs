@@ -1,0 +1,6 @@
+//! Analyses over the IR: simplification, interval bounds, substitution.
+
+pub mod simplify;
+pub mod substitute;
+
+pub use simplify::{can_prove, simplify, simplify_stmt};

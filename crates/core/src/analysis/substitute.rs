@@ -1,0 +1,88 @@
+//! Replace free variables by expressions. Respects shadowing: a Let or
+//! LetStmt that rebinds a name hides it from the substitution in its body.
+
+use std::collections::HashMap;
+
+use crate::ir::visit::{mutate_expr_children, mutate_stmt_children};
+use crate::ir::{Expr, ExprNode, Mutator, Stmt, StmtNode};
+
+struct Substitute<'a> {
+    replacements: &'a HashMap<String, Expr>,
+    hidden: Vec<String>,
+}
+
+impl Substitute<'_> {
+    fn lookup(&self, name: &str) -> Option<&Expr> {
+        if self.hidden.iter().any(|h| h == name) {
+            None
+        } else {
+            self.replacements.get(name)
+        }
+    }
+}
+
+impl Mutator for Substitute<'_> {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        match e.node() {
+            ExprNode::Variable { name, .. } => self.lookup(name).cloned().unwrap_or_else(|| e.clone()),
+            ExprNode::Let { name, value, body } => {
+                let v = self.mutate_expr(value);
+                self.hidden.push(name.clone());
+                let b = self.mutate_expr(body);
+                self.hidden.pop();
+                if v.same_as(value) && b.same_as(body) { e.clone() } else { Expr::let_(name.clone(), v, b) }
+            }
+            _ => mutate_expr_children(self, e),
+        }
+    }
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        match s.node() {
+            StmtNode::LetStmt { name, value, body } => {
+                let v = self.mutate_expr(value);
+                self.hidden.push(name.clone());
+                let b = self.mutate_stmt(body);
+                self.hidden.pop();
+                if v.same_as(value) && b.same_as(body) { s.clone() } else { Stmt::let_stmt(name.clone(), v, b) }
+            }
+            StmtNode::For { name, min, extent, for_type, body } => {
+                let mn = self.mutate_expr(min);
+                let ex = self.mutate_expr(extent);
+                self.hidden.push(name.clone());
+                let b = self.mutate_stmt(body);
+                self.hidden.pop();
+                if mn.same_as(min) && ex.same_as(extent) && b.same_as(body) {
+                    s.clone()
+                } else {
+                    Stmt::for_loop(name.clone(), mn, ex, *for_type, b)
+                }
+            }
+            _ => mutate_stmt_children(self, s),
+        }
+    }
+}
+
+pub fn substitute_map(replacements: &HashMap<String, Expr>, e: &Expr) -> Expr {
+    if replacements.is_empty() {
+        return e.clone();
+    }
+    Substitute { replacements, hidden: vec![] }.mutate_expr(e)
+}
+
+pub fn substitute(name: &str, replacement: &Expr, e: &Expr) -> Expr {
+    let mut m = HashMap::new();
+    m.insert(name.to_string(), replacement.clone());
+    substitute_map(&m, e)
+}
+
+pub fn substitute_map_in_stmt(replacements: &HashMap<String, Expr>, s: &Stmt) -> Stmt {
+    if replacements.is_empty() {
+        return s.clone();
+    }
+    Substitute { replacements, hidden: vec![] }.mutate_stmt(s)
+}
+
+pub fn substitute_in_stmt(name: &str, replacement: &Expr, s: &Stmt) -> Stmt {
+    let mut m = HashMap::new();
+    m.insert(name.to_string(), replacement.clone());
+    substitute_map_in_stmt(&m, s)
+}

@@ -1,0 +1,639 @@
+//! Expression nodes. An `Expr` is an immutable, reference-counted tree; every
+//! node carries its type. Constructors here are the *raw* IR constructors:
+//! they expect operand types to already match (Halide's `Add::make` etc.).
+//! The user-facing coercion rules live in `lang::operators`.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::types::{Type, TypeCode};
+use crate::buffer::Buffer;
+use crate::lang::function::Function;
+use crate::lang::parameter::Parameter;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Min,
+    Max,
+    EQ,
+    NE,
+    LT,
+    LE,
+    GT,
+    GE,
+    And,
+    Or,
+}
+
+impl BinOp {
+    pub fn is_comparison(self) -> bool {
+        matches!(self, BinOp::EQ | BinOp::NE | BinOp::LT | BinOp::LE | BinOp::GT | BinOp::GE)
+    }
+    pub fn is_logical(self) -> bool {
+        matches!(self, BinOp::And | BinOp::Or)
+    }
+    pub fn is_commutative(self) -> bool {
+        matches!(
+            self,
+            BinOp::Add | BinOp::Mul | BinOp::Min | BinOp::Max | BinOp::EQ | BinOp::NE | BinOp::And | BinOp::Or
+        )
+    }
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Mod => "%",
+            BinOp::Min => "min",
+            BinOp::Max => "max",
+            BinOp::EQ => "==",
+            BinOp::NE => "!=",
+            BinOp::LT => "<",
+            BinOp::LE => "<=",
+            BinOp::GT => ">",
+            BinOp::GE => ">=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VectorReduceOp {
+    Add,
+    SaturatingAdd,
+    Mul,
+    Min,
+    Max,
+    And,
+    Or,
+}
+
+/// Math functions. Float-only unless noted; the codegen picks a vectorizable
+/// implementation for each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MathFn {
+    Sqrt,
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Atan2,
+    Sinh,
+    Cosh,
+    Tanh,
+    Asinh,
+    Acosh,
+    Atanh,
+    Exp,
+    Log,
+    Pow,
+    Floor,
+    Ceil,
+    Round,
+    Trunc,
+    IsNan,
+    IsInf,
+    IsFinite,
+    FastSin,
+    FastCos,
+    FastExp,
+    FastLog,
+    FastPow,
+    FastInverse,
+    FastInverseSqrt,
+    Erf,
+    Hypot,
+}
+
+impl MathFn {
+    pub fn name(self) -> &'static str {
+        use MathFn::*;
+        match self {
+            Sqrt => "sqrt",
+            Sin => "sin",
+            Cos => "cos",
+            Tan => "tan",
+            Asin => "asin",
+            Acos => "acos",
+            Atan => "atan",
+            Atan2 => "atan2",
+            Sinh => "sinh",
+            Cosh => "cosh",
+            Tanh => "tanh",
+            Asinh => "asinh",
+            Acosh => "acosh",
+            Atanh => "atanh",
+            Exp => "exp",
+            Log => "log",
+            Pow => "pow",
+            Floor => "floor",
+            Ceil => "ceil",
+            Round => "round",
+            Trunc => "trunc",
+            IsNan => "is_nan",
+            IsInf => "is_inf",
+            IsFinite => "is_finite",
+            FastSin => "fast_sin",
+            FastCos => "fast_cos",
+            FastExp => "fast_exp",
+            FastLog => "fast_log",
+            FastPow => "fast_pow",
+            FastInverse => "fast_inverse",
+            FastInverseSqrt => "fast_inverse_sqrt",
+            Erf => "erf",
+            Hypot => "hypot",
+        }
+    }
+}
+
+/// Calls that the compiler understands (Halide's `Call::IntrinsicOp`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Intrinsic {
+    BitwiseAnd,
+    BitwiseOr,
+    BitwiseXor,
+    BitwiseNot,
+    ShiftLeft,
+    ShiftRight,
+    Abs,
+    Absd,
+    Popcount,
+    CountLeadingZeros,
+    CountTrailingZeros,
+    /// `likely(x)`: value is x; marks the branch that loop partitioning keeps.
+    Likely,
+    LikelyIfInnermost,
+    /// Lazy select: only the taken side is evaluated.
+    IfThenElse,
+    /// Print the arguments (strings and numbers) and return the first.
+    Print,
+    /// `require(cond, value, msg...)`.
+    Require,
+    Undef,
+    Math(MathFn),
+    SaturatingAdd,
+    SaturatingSub,
+    SaturatingCast,
+    HalvingAdd,
+    HalvingSub,
+    RoundingHalvingAdd,
+    WideningAdd,
+    WideningSub,
+    WideningMul,
+    MulShiftRight,
+    RoundingMulShiftRight,
+    DivRoundToZero,
+    ModRoundToZero,
+    /// Reads a field of a `halide_buffer_t*` (arg 0); arg 1 is the dimension where needed.
+    BufferGetHost,
+    BufferGetMin,
+    BufferGetExtent,
+    BufferGetStride,
+    BufferGetDimensions,
+    BufferGetTypeCode,
+    BufferGetTypeBits,
+    BufferGetTypeLanes,
+    BufferIsBoundsQuery,
+    /// Runtime error reporting: returns an error code (int32) after reporting.
+    /// args: kind-specific values; name of the error in the StringImm arg 0.
+    Error,
+    /// Marks a pure value for the optimizer; returns arg 0.
+    PromiseClamped,
+    StrictFloat,
+}
+
+impl Intrinsic {
+    pub fn name(self) -> String {
+        match self {
+            Intrinsic::Math(m) => m.name().to_string(),
+            other => {
+                let s = format!("{other:?}");
+                // CamelCase -> snake_case
+                let mut out = String::new();
+                for (i, ch) in s.chars().enumerate() {
+                    if ch.is_uppercase() {
+                        if i > 0 {
+                            out.push('_');
+                        }
+                        out.extend(ch.to_lowercase());
+                    } else {
+                        out.push(ch);
+                    }
+                }
+                out
+            }
+        }
+    }
+    /// Pure intrinsics can be freely duplicated, hoisted and removed.
+    pub fn is_pure(self) -> bool {
+        !matches!(self, Intrinsic::Print | Intrinsic::Require | Intrinsic::Error | Intrinsic::Undef)
+    }
+}
+
+#[derive(Clone)]
+pub enum CallKind {
+    Intrinsic(Intrinsic),
+    /// A call to a side-effect free C function by name.
+    PureExtern,
+    /// A call to a C function with possible side effects.
+    Extern,
+    /// A call to a Halide Func (before storage flattening).
+    Halide { func: Function, value_index: usize },
+    /// A read of an input image: a concrete Buffer or an ImageParam.
+    Image { buffer: Option<Buffer>, param: Option<Parameter> },
+}
+
+impl CallKind {
+    pub fn is_pure(&self) -> bool {
+        match self {
+            CallKind::Intrinsic(i) => i.is_pure(),
+            CallKind::PureExtern | CallKind::Halide { .. } | CallKind::Image { .. } => true,
+            CallKind::Extern => false,
+        }
+    }
+}
+
+impl fmt::Debug for CallKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallKind::Intrinsic(i) => write!(f, "Intrinsic({i:?})"),
+            CallKind::PureExtern => write!(f, "PureExtern"),
+            CallKind::Extern => write!(f, "Extern"),
+            CallKind::Halide { value_index, .. } => write!(f, "Halide[{value_index}]"),
+            CallKind::Image { .. } => write!(f, "Image"),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprNode {
+    IntImm(i64),
+    UIntImm(u64),
+    FloatImm(f64),
+    StringImm(String),
+    Cast(Expr),
+    Reinterpret(Expr),
+    /// A named variable. `param` links scalar pipeline parameters.
+    Variable { name: String, param: Option<Parameter> },
+    Binary { op: BinOp, a: Expr, b: Expr },
+    Not(Expr),
+    Select { cond: Expr, t: Expr, f: Expr },
+    /// A (possibly vector) load from a flat buffer. `index` is in elements.
+    Load { name: String, index: Expr, predicate: Expr },
+    Ramp { base: Expr, stride: Expr, lanes: u16 },
+    Broadcast { value: Expr, lanes: u16 },
+    Let { name: String, value: Expr, body: Expr },
+    Call { name: String, args: Vec<Expr>, kind: CallKind },
+    /// Concatenate `vectors` and pick lanes by `indices`.
+    Shuffle { vectors: Vec<Expr>, indices: Vec<i32> },
+    /// Reduce groups of adjacent lanes of `value` to the result's lane count.
+    VectorReduce { op: VectorReduceOp, value: Expr },
+}
+
+#[derive(Debug)]
+pub struct ExprInner {
+    pub ty: Type,
+    pub node: ExprNode,
+}
+
+/// An immutable IR expression. Clone is cheap (a refcount bump).
+#[derive(Clone)]
+pub struct Expr(Arc<ExprInner>);
+
+impl Expr {
+    pub fn new(ty: Type, node: ExprNode) -> Expr {
+        Expr(Arc::new(ExprInner { ty, node }))
+    }
+    #[inline]
+    pub fn ty(&self) -> Type {
+        self.0.ty
+    }
+    #[inline]
+    pub fn node(&self) -> &ExprNode {
+        &self.0.node
+    }
+    /// True if both handles point at the same node (cheap identity check).
+    pub fn same_as(&self, other: &Expr) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+    pub fn lanes(&self) -> u16 {
+        self.ty().lanes
+    }
+
+    // ---- constants -------------------------------------------------------
+
+    /// A constant of type `ty` (scalar or broadcast) with integer value `v`,
+    /// wrapped to the type's width as Halide's `make_const` does.
+    pub fn make_const_i64(ty: Type, v: i64) -> Expr {
+        if ty.is_vector() {
+            return Expr::broadcast(Expr::make_const_i64(ty.element_of(), v), ty.lanes);
+        }
+        match ty.code {
+            TypeCode::Int => Expr::int_imm(ty, v),
+            TypeCode::UInt => Expr::uint_imm(ty, v as u64),
+            TypeCode::Float | TypeCode::BFloat => Expr::float_imm(ty, v as f64),
+            TypeCode::Handle => Expr::uint_imm(Type::uint(64), v as u64),
+        }
+    }
+    pub fn make_const_f64(ty: Type, v: f64) -> Expr {
+        if ty.is_vector() {
+            return Expr::broadcast(Expr::make_const_f64(ty.element_of(), v), ty.lanes);
+        }
+        match ty.code {
+            TypeCode::Int => Expr::int_imm(ty, v as i64),
+            TypeCode::UInt => Expr::uint_imm(ty, v as u64),
+            _ => Expr::float_imm(ty, v),
+        }
+    }
+    pub fn int_imm(ty: Type, v: i64) -> Expr {
+        debug_assert!(ty.is_int() && ty.is_scalar());
+        // Wrap to the type's width, sign-extending.
+        let shift = 64 - ty.bits as u32;
+        let v = if shift > 0 && shift < 64 { (v << shift) >> shift } else { v };
+        Expr::new(ty, ExprNode::IntImm(v))
+    }
+    pub fn uint_imm(ty: Type, v: u64) -> Expr {
+        debug_assert!(ty.is_uint() && ty.is_scalar());
+        let v = if ty.bits < 64 { v & ((1u64 << ty.bits) - 1) } else { v };
+        Expr::new(ty, ExprNode::UIntImm(v))
+    }
+    pub fn float_imm(ty: Type, v: f64) -> Expr {
+        debug_assert!(ty.is_float() && ty.is_scalar());
+        let v = match ty.bits {
+            16 => half_round(v),
+            32 => v as f32 as f64,
+            _ => v,
+        };
+        Expr::new(ty, ExprNode::FloatImm(v))
+    }
+    pub fn i32(v: i64) -> Expr {
+        Expr::int_imm(Type::i32(), v)
+    }
+    pub fn f32(v: f64) -> Expr {
+        Expr::float_imm(Type::float(32), v)
+    }
+    pub fn f64(v: f64) -> Expr {
+        Expr::float_imm(Type::float(64), v)
+    }
+    pub fn bool_const(v: bool) -> Expr {
+        Expr::uint_imm(Type::bool(), v as u64)
+    }
+    pub fn string(s: impl Into<String>) -> Expr {
+        Expr::new(Type::handle(), ExprNode::StringImm(s.into()))
+    }
+    pub fn zero(ty: Type) -> Expr {
+        Expr::make_const_i64(ty, 0)
+    }
+    pub fn one(ty: Type) -> Expr {
+        Expr::make_const_i64(ty, 1)
+    }
+    /// Largest value of the type (as a constant of that type).
+    pub fn type_max(ty: Type) -> Expr {
+        let e = ty.element_of();
+        let s = match e.code {
+            TypeCode::Int => Expr::int_imm(e, e.max_int() as i64),
+            TypeCode::UInt => Expr::uint_imm(e, e.max_int() as u64),
+            _ => Expr::float_imm(e, if e.bits == 32 { f32::MAX as f64 } else { f64::MAX }),
+        };
+        Expr::broadcast_if(s, ty.lanes)
+    }
+    pub fn type_min(ty: Type) -> Expr {
+        let e = ty.element_of();
+        let s = match e.code {
+            TypeCode::Int => Expr::int_imm(e, e.min_int() as i64),
+            TypeCode::UInt => Expr::uint_imm(e, 0),
+            _ => Expr::float_imm(e, if e.bits == 32 { f32::MIN as f64 } else { f64::MIN }),
+        };
+        Expr::broadcast_if(s, ty.lanes)
+    }
+
+    // ---- constant queries --------------------------------------------------
+
+    /// The value of an integer constant (signed or unsigned, scalar or broadcast).
+    pub fn as_int_const(&self) -> Option<i64> {
+        match self.node() {
+            ExprNode::IntImm(v) => Some(*v),
+            ExprNode::UIntImm(v) if *v <= i64::MAX as u64 => Some(*v as i64),
+            ExprNode::Broadcast { value, .. } => value.as_int_const(),
+            _ => None,
+        }
+    }
+    pub fn as_uint_const(&self) -> Option<u64> {
+        match self.node() {
+            ExprNode::UIntImm(v) => Some(*v),
+            ExprNode::Broadcast { value, .. } => value.as_uint_const(),
+            _ => None,
+        }
+    }
+    pub fn as_float_const(&self) -> Option<f64> {
+        match self.node() {
+            ExprNode::FloatImm(v) => Some(*v),
+            ExprNode::Broadcast { value, .. } => value.as_float_const(),
+            _ => None,
+        }
+    }
+    pub fn is_const(&self) -> bool {
+        match self.node() {
+            ExprNode::IntImm(_) | ExprNode::UIntImm(_) | ExprNode::FloatImm(_) => true,
+            ExprNode::Broadcast { value, .. } => value.is_const(),
+            _ => false,
+        }
+    }
+    pub fn is_const_value(&self, v: i64) -> bool {
+        match self.node() {
+            ExprNode::IntImm(x) => *x == v,
+            ExprNode::UIntImm(x) => v >= 0 && *x == v as u64,
+            ExprNode::FloatImm(x) => *x == v as f64,
+            ExprNode::Broadcast { value, .. } => value.is_const_value(v),
+            _ => false,
+        }
+    }
+    pub fn is_zero(&self) -> bool {
+        self.is_const_value(0)
+    }
+    pub fn is_one(&self) -> bool {
+        self.is_const_value(1)
+    }
+    pub fn is_true(&self) -> bool {
+        self.ty().is_bool() && self.is_const_value(1)
+    }
+    pub fn is_false(&self) -> bool {
+        self.ty().is_bool() && self.is_const_value(0)
+    }
+    pub fn as_variable(&self) -> Option<&str> {
+        match self.node() {
+            ExprNode::Variable { name, .. } => Some(name),
+            _ => None,
+        }
+    }
+    pub fn as_intrinsic(&self, which: Intrinsic) -> Option<&[Expr]> {
+        match self.node() {
+            ExprNode::Call { args, kind: CallKind::Intrinsic(i), .. } if *i == which => Some(args),
+            _ => None,
+        }
+    }
+
+    // ---- raw node constructors ---------------------------------------------
+
+    pub fn var(ty: Type, name: impl Into<String>) -> Expr {
+        Expr::new(ty, ExprNode::Variable { name: name.into(), param: None })
+    }
+    pub fn var_i32(name: impl Into<String>) -> Expr {
+        Expr::var(Type::i32(), name)
+    }
+    pub fn param_var(ty: Type, name: impl Into<String>, param: Parameter) -> Expr {
+        Expr::new(ty, ExprNode::Variable { name: name.into(), param: Some(param) })
+    }
+    pub fn cast(ty: Type, value: Expr) -> Expr {
+        if value.ty() == ty {
+            return value;
+        }
+        debug_assert_eq!(ty.lanes, value.ty().lanes, "cast lane mismatch");
+        Expr::new(ty, ExprNode::Cast(value))
+    }
+    pub fn reinterpret(ty: Type, value: Expr) -> Expr {
+        if value.ty() == ty {
+            return value;
+        }
+        Expr::new(ty, ExprNode::Reinterpret(value))
+    }
+    pub fn binary(op: BinOp, a: Expr, b: Expr) -> Expr {
+        debug_assert_eq!(a.ty(), b.ty(), "operand types of {op:?} differ: {a} vs {b}");
+        let ty = if op.is_comparison() || op.is_logical() { Type::bool().with_lanes(a.lanes()) } else { a.ty() };
+        Expr::new(ty, ExprNode::Binary { op, a, b })
+    }
+    pub fn add(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::Add, a, b)
+    }
+    pub fn sub(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::Sub, a, b)
+    }
+    pub fn mul(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::Mul, a, b)
+    }
+    pub fn div(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::Div, a, b)
+    }
+    pub fn modulo(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::Mod, a, b)
+    }
+    pub fn min(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::Min, a, b)
+    }
+    pub fn max(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::Max, a, b)
+    }
+    pub fn eq(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::EQ, a, b)
+    }
+    pub fn ne(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::NE, a, b)
+    }
+    pub fn lt(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::LT, a, b)
+    }
+    pub fn le(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::LE, a, b)
+    }
+    pub fn gt(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::GT, a, b)
+    }
+    pub fn ge(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::GE, a, b)
+    }
+    pub fn and(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::And, a, b)
+    }
+    pub fn or(a: Expr, b: Expr) -> Expr {
+        Expr::binary(BinOp::Or, a, b)
+    }
+    pub fn not(a: Expr) -> Expr {
+        Expr::new(a.ty(), ExprNode::Not(a))
+    }
+    pub fn select(cond: Expr, t: Expr, f: Expr) -> Expr {
+        debug_assert_eq!(t.ty(), f.ty());
+        Expr::new(t.ty(), ExprNode::Select { cond, t, f })
+    }
+    pub fn load(ty: Type, name: impl Into<String>, index: Expr, predicate: Expr) -> Expr {
+        Expr::new(ty, ExprNode::Load { name: name.into(), index, predicate })
+    }
+    pub fn ramp(base: Expr, stride: Expr, lanes: u16) -> Expr {
+        let ty = base.ty().with_lanes(base.lanes() * lanes);
+        Expr::new(ty, ExprNode::Ramp { base, stride, lanes })
+    }
+    pub fn broadcast(value: Expr, lanes: u16) -> Expr {
+        let ty = value.ty().with_lanes(value.lanes() * lanes);
+        Expr::new(ty, ExprNode::Broadcast { value, lanes })
+    }
+    /// Broadcast only if `lanes > 1`.
+    pub fn broadcast_if(value: Expr, lanes: u16) -> Expr {
+        if lanes == 1 {
+            value
+        } else {
+            Expr::broadcast(value, lanes)
+        }
+    }
+    pub fn let_(name: impl Into<String>, value: Expr, body: Expr) -> Expr {
+        Expr::new(body.ty(), ExprNode::Let { name: name.into(), value, body })
+    }
+    pub fn call(ty: Type, name: impl Into<String>, args: Vec<Expr>, kind: CallKind) -> Expr {
+        Expr::new(ty, ExprNode::Call { name: name.into(), args, kind })
+    }
+    pub fn intrinsic(ty: Type, which: Intrinsic, args: Vec<Expr>) -> Expr {
+        Expr::call(ty, which.name(), args, CallKind::Intrinsic(which))
+    }
+    pub fn likely(e: Expr) -> Expr {
+        Expr::intrinsic(e.ty(), Intrinsic::Likely, vec![e])
+    }
+    pub fn shuffle(vectors: Vec<Expr>, indices: Vec<i32>) -> Expr {
+        let ty = vectors[0].ty().with_lanes(indices.len() as u16);
+        Expr::new(ty, ExprNode::Shuffle { vectors, indices })
+    }
+    pub fn vector_reduce(op: VectorReduceOp, value: Expr, lanes: u16) -> Expr {
+        let ty = value.ty().with_lanes(lanes);
+        Expr::new(ty, ExprNode::VectorReduce { op, value })
+    }
+}
+
+/// Round an f64 to the nearest IEEE half value (used for Float(16) constants).
+fn half_round(v: f64) -> f64 {
+    if !v.is_finite() || v == 0.0 {
+        return v;
+    }
+    let exp = v.abs().log2().floor().clamp(-14.0, 15.0);
+    let quantum = 2f64.powf(exp - 10.0);
+    let r = (v / quantum).round_ties_even() * quantum;
+    if r.abs() > 65504.0 {
+        f64::INFINITY.copysign(v)
+    } else {
+        r
+    }
+}
+
+impl fmt::Debug for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+/// Half-open interval description used by Realize and bounds: `min` and `extent`.
+#[derive(Clone, Debug)]
+pub struct Range {
+    pub min: Expr,
+    pub extent: Expr,
+}
+
+impl Range {
+    pub fn new(min: Expr, extent: Expr) -> Range {
+        Range { min, extent }
+    }
+}

@@ -1,0 +1,15 @@
+//! The intermediate representation: types, expressions, statements, and the
+//! generic machinery to walk, rebuild, compare and print them.
+
+pub mod equality;
+pub mod expr;
+pub mod printer;
+pub mod stmt;
+pub mod types;
+pub mod visit;
+
+pub use equality::{equal, ExprKey};
+pub use expr::{BinOp, CallKind, Expr, ExprNode, Intrinsic, MathFn, Range, VectorReduceOp};
+pub use stmt::{ForType, MemoryType, Stmt, StmtNode};
+pub use types::{Type, TypeCode};
+pub use visit::{Mutator, Visitor};

@@ -1,0 +1,131 @@
+//! Statement nodes, immutable and reference-counted like `Expr`.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::expr::{Expr, Range};
+use super::types::Type;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ForType {
+    Serial,
+    Parallel,
+    Vectorized,
+    Unrolled,
+}
+
+impl ForType {
+    pub fn name(self) -> &'static str {
+        match self {
+            ForType::Serial => "for",
+            ForType::Parallel => "parallel",
+            ForType::Vectorized => "vectorized",
+            ForType::Unrolled => "unrolled",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum MemoryType {
+    #[default]
+    Auto,
+    Heap,
+    Stack,
+    Register,
+}
+
+#[derive(Clone, Debug)]
+pub enum StmtNode {
+    LetStmt { name: String, value: Expr, body: Stmt },
+    /// If `condition` is false, evaluate `message` (an int32 error code
+    /// producing call) and return it from the pipeline.
+    AssertStmt { condition: Expr, message: Expr },
+    ProducerConsumer { name: String, is_producer: bool, body: Stmt },
+    For { name: String, min: Expr, extent: Expr, for_type: ForType, body: Stmt },
+    Store { name: String, value: Expr, index: Expr, predicate: Expr },
+    /// Multi-dimensional store to a Func (before storage flattening).
+    Provide { name: String, values: Vec<Expr>, args: Vec<Expr>, predicate: Expr },
+    Allocate { name: String, ty: Type, memory_type: MemoryType, extents: Vec<Expr>, condition: Expr, body: Stmt },
+    Free { name: String },
+    /// Multi-dimensional allocation of a Func (before storage flattening).
+    Realize { name: String, types: Vec<Type>, memory_type: MemoryType, bounds: Vec<Range>, condition: Expr, body: Stmt },
+    Block(Vec<Stmt>),
+    IfThenElse { condition: Expr, then_case: Stmt, else_case: Option<Stmt> },
+    Evaluate(Expr),
+}
+
+#[derive(Clone)]
+pub struct Stmt(Arc<StmtNode>);
+
+impl Stmt {
+    pub fn new(node: StmtNode) -> Stmt {
+        Stmt(Arc::new(node))
+    }
+    #[inline]
+    pub fn node(&self) -> &StmtNode {
+        &self.0
+    }
+    pub fn same_as(&self, other: &Stmt) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    pub fn let_stmt(name: impl Into<String>, value: Expr, body: Stmt) -> Stmt {
+        Stmt::new(StmtNode::LetStmt { name: name.into(), value, body })
+    }
+    pub fn assert(condition: Expr, message: Expr) -> Stmt {
+        Stmt::new(StmtNode::AssertStmt { condition, message })
+    }
+    pub fn producer(name: impl Into<String>, body: Stmt) -> Stmt {
+        Stmt::new(StmtNode::ProducerConsumer { name: name.into(), is_producer: true, body })
+    }
+    pub fn consumer(name: impl Into<String>, body: Stmt) -> Stmt {
+        Stmt::new(StmtNode::ProducerConsumer { name: name.into(), is_producer: false, body })
+    }
+    pub fn for_loop(name: impl Into<String>, min: Expr, extent: Expr, for_type: ForType, body: Stmt) -> Stmt {
+        Stmt::new(StmtNode::For { name: name.into(), min, extent, for_type, body })
+    }
+    pub fn store(name: impl Into<String>, value: Expr, index: Expr, predicate: Expr) -> Stmt {
+        Stmt::new(StmtNode::Store { name: name.into(), value, index, predicate })
+    }
+    pub fn provide(name: impl Into<String>, values: Vec<Expr>, args: Vec<Expr>, predicate: Expr) -> Stmt {
+        Stmt::new(StmtNode::Provide { name: name.into(), values, args, predicate })
+    }
+    pub fn evaluate(e: Expr) -> Stmt {
+        Stmt::new(StmtNode::Evaluate(e))
+    }
+    pub fn no_op() -> Stmt {
+        Stmt::evaluate(Expr::i32(0))
+    }
+    pub fn is_no_op(&self) -> bool {
+        match self.node() {
+            StmtNode::Evaluate(e) => e.is_const(),
+            StmtNode::Block(v) => v.iter().all(|s| s.is_no_op()),
+            _ => false,
+        }
+    }
+    pub fn if_then_else(condition: Expr, then_case: Stmt, else_case: Option<Stmt>) -> Stmt {
+        Stmt::new(StmtNode::IfThenElse { condition, then_case, else_case })
+    }
+    /// A block of statements, flattening nested blocks and dropping no-ops.
+    pub fn block(stmts: Vec<Stmt>) -> Stmt {
+        let mut flat = Vec::with_capacity(stmts.len());
+        for s in stmts {
+            match s.node() {
+                StmtNode::Block(inner) => flat.extend(inner.iter().cloned()),
+                _ if s.is_no_op() => {}
+                _ => flat.push(s),
+            }
+        }
+        match flat.len() {
+            0 => Stmt::no_op(),
+            1 => flat.pop().unwrap(),
+            _ => Stmt::new(StmtNode::Block(flat)),
+        }
+    }
+}
+
+impl fmt::Debug for Stmt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}

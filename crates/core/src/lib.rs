@@ -1,0 +1,15 @@
+//! ferrohalide-core: the Halide language and compiler, without any code
+//! generator. `lang` is the front end users build pipelines with,
+//! `schedule` holds scheduling data, `lower` turns a pipeline into a
+//! single loop-nest `Stmt` that a backend (crates/codegen-llvm) compiles.
+
+pub mod analysis;
+pub mod buffer;
+pub mod error;
+pub mod ir;
+pub mod lang;
+pub mod lower;
+pub mod schedule;
+pub mod target;
+
+pub use error::{Error, ErrorKind, Result};
