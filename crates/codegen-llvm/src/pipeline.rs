@@ -1,19 +1,161 @@
 //! Realizing Funcs from Rust: lower, JIT-compile (cached), run.
-//! (Owned by the lowering work; signatures are stable, bodies land later.)
+//!
+//! Compiled code is cached per thread, keyed by the identity and version of
+//! every Func in the pipeline (any definition or schedule change bumps a
+//! version) and by the types and dimensionality of the bound input buffers,
+//! so realizing the same Func again reuses its machine code.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 use ferrohalide_core::buffer::Buffer;
+use ferrohalide_core::ir::Type;
 use ferrohalide_core::lang::function::Function;
+use ferrohalide_core::lower::environment::build_environment;
+use ferrohalide_core::lower::{lower, ArgumentKind, Lowered};
 use ferrohalide_core::{Error, Result};
+use ferrohalide_runtime::halide_dimension_t;
+
+use crate::jit::{compile_jit, ArgValue, JitModule};
+use crate::target::JitTarget;
+
+/// What a compiled pipeline depends on.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct CacheKey {
+    outputs: Vec<usize>,
+    funcs: Vec<(usize, u64)>,
+    inputs: Vec<(String, Type, usize)>,
+}
+
+pub struct Compiled {
+    pub lowered: Lowered,
+    pub module: JitModule,
+}
+
+const CACHE_CAPACITY: usize = 64;
+
+thread_local! {
+    static CACHE: RefCell<HashMap<CacheKey, Rc<Compiled>>> = RefCell::new(HashMap::new());
+}
+
+fn cache_key(outputs: &[Function]) -> Result<CacheKey> {
+    let env = build_environment(outputs)?;
+    let mut funcs: Vec<(usize, u64)> = env.funcs.values().map(|f| (f.id(), f.version())).collect();
+    funcs.sort();
+    Ok(CacheKey { outputs: outputs.iter().map(|f| f.id()).collect(), funcs, inputs: vec![] })
+}
+
+/// Lower and compile `outputs`, or fetch the cached compilation.
+pub fn compile(outputs: &[Function]) -> Result<Rc<Compiled>> {
+    let key = cache_key(outputs)?;
+    if let Some(c) = CACHE.with(|c| c.borrow().get(&key).cloned()) {
+        // Input buffers bound in the algorithm can be replaced by others of
+        // the same type and rank without recompiling; the key covers that.
+        return Ok(c);
+    }
+    let name = outputs.first().map(|f| f.name()).unwrap_or_default();
+    let lowered = lower(outputs, &name)?;
+    let module = compile_jit(&lowered.pipeline, &JitTarget::host())?;
+    let compiled = Rc::new(Compiled { lowered, module });
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= CACHE_CAPACITY {
+            c.clear();
+        }
+        c.insert(key, compiled.clone());
+    });
+    Ok(compiled)
+}
+
+fn check_output_buffer(f: &Function, b: &Buffer) -> Result<()> {
+    let types = f.types();
+    let ty = types[0];
+    if b.ty() != ty {
+        return Err(Error::user(format!(
+            "Output buffer {} has type {} but type of the output Func {} is {}",
+            b.name(),
+            b.ty(),
+            f.name(),
+            ty
+        )));
+    }
+    if b.dimensions() != f.dimensions() {
+        return Err(Error::user(format!(
+            "Output buffer {} has {} dimensions but the output Func {} has {}",
+            b.name(),
+            b.dimensions(),
+            f.name(),
+            f.dimensions()
+        )));
+    }
+    Ok(())
+}
 
 /// Realize `outputs` over a region of the given extents (mins 0), returning
 /// one Buffer per output value (tuple elements flattened in order).
 pub fn realize(outputs: &[Function], sizes: &[i32]) -> Result<Vec<Buffer>> {
-    let _ = (outputs, sizes);
-    Err(Error::unimplemented("realize"))
+    let mut bufs = vec![];
+    for f in outputs {
+        if !f.has_pure_definition() {
+            return Err(Error::user(format!("Can't realize undefined Func {}.", f.name())));
+        }
+        if sizes.len() != f.dimensions() {
+            return Err(Error::user(format!(
+                "Func {} has {} dimensions, but realize was given {} sizes.",
+                f.name(),
+                f.dimensions(),
+                sizes.len()
+            )));
+        }
+        for ty in f.types() {
+            bufs.push(Buffer::new(ty, sizes, Some(f.name()))?);
+        }
+    }
+    realize_into(outputs, &bufs)?;
+    Ok(bufs)
 }
 
 /// Realize `outputs` into caller-provided buffers (one per output value).
 pub fn realize_into(outputs: &[Function], buffers: &[Buffer]) -> Result<()> {
-    let _ = (outputs, buffers);
-    Err(Error::unimplemented("realize into buffers"))
+    if outputs.len() != buffers.len() {
+        return Err(Error::user(format!(
+            "realize was given {} buffers for {} outputs",
+            buffers.len(),
+            outputs.len()
+        )));
+    }
+    for (f, b) in outputs.iter().zip(buffers) {
+        if !f.has_pure_definition() {
+            return Err(Error::user(format!("Can't realize undefined Func {}.", f.name())));
+        }
+        check_output_buffer(f, b)?;
+    }
+    let compiled = compile(outputs)?;
+    let p = &compiled.lowered.pipeline;
+
+    // Build halide_buffer_t's for every buffer argument; keep their
+    // dimension arrays alive for the duration of the call.
+    let mut dims_storage: Vec<Vec<halide_dimension_t>> = vec![Vec::new(); p.args.len()];
+    let mut raws = Vec::with_capacity(p.args.len());
+    let mut out_index = 0;
+    for (i, a) in p.args.iter().enumerate() {
+        let buf = match a.kind {
+            ArgumentKind::InputBuffer => compiled
+                .lowered
+                .input_buffers
+                .iter()
+                .find(|(n, _)| n == &a.name)
+                .map(|(_, b)| b.clone())
+                .ok_or_else(|| Error::internal(format!("missing input buffer {}", a.name)))?,
+            ArgumentKind::OutputBuffer => {
+                out_index += 1;
+                buffers[out_index - 1].clone()
+            }
+            ArgumentKind::InputScalar => return Err(Error::unimplemented("scalar Params")),
+        };
+        raws.push(buf.raw(&mut dims_storage[i]));
+    }
+    let mut args: Vec<ArgValue> = raws.iter_mut().map(|r| ArgValue::Buffer(r as *mut _)).collect();
+    compiled.module.run(&mut args)
 }

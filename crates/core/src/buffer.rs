@@ -223,6 +223,354 @@ impl Buffer {
             ..Default::default()
         }
     }
+
+    // ---- Shape operations, copies and fills (used by the Python `hl.Buffer`). ----
+    // Views share storage (and `keepalive`) with `self`; the `host` pointer
+    // always addresses the element at the dims' mins, as in Halide.
+
+    /// Rename this buffer.
+    pub fn set_name(&self, name: impl Into<String>) {
+        self.write().name = name.into();
+    }
+
+    /// A new Buffer handle (fresh name) over the same storage, with `dims`
+    /// and `host` as given. `host` must point into `self`'s storage.
+    fn view_with(&self, host: *mut u8, dims: Vec<halide_dimension_t>) -> Buffer {
+        let c = self.read();
+        Buffer::from_parts(unique_buffer_name(), c.ty, host, dims, c.keepalive.clone())
+    }
+
+    /// A new handle over the same storage and shape, with a fresh name.
+    pub fn alias(&self) -> Buffer {
+        let (host, dims) = {
+            let c = self.read();
+            (c.host, c.dims.clone())
+        };
+        self.view_with(host, dims)
+    }
+
+    fn check_dim(&self, d: i64, what: &str) -> Result<usize> {
+        let n = self.dimensions();
+        if d < 0 || d as usize >= n {
+            return Err(Error::value(format!("{what}: dimension {d} is out of range for a {n}-dimensional buffer")));
+        }
+        Ok(d as usize)
+    }
+
+    /// Whether `coords` (absolute; may name fewer dims than the buffer has)
+    /// lie inside the buffer.
+    pub fn contains(&self, coords: &[i32]) -> bool {
+        let c = self.read();
+        coords.iter().zip(&c.dims).all(|(&x, d)| x >= d.min && (x as i64) < d.min as i64 + d.extent as i64)
+    }
+
+    /// Restrict dimension `d` to `[min, min + extent)`, in place.
+    pub fn crop(&self, d: i64, min: i32, extent: i32) -> Result<()> {
+        let d = self.check_dim(d, "crop")?;
+        let mut c = self.write();
+        let dim = c.dims[d];
+        if extent < 0 || min < dim.min || min as i64 + extent as i64 > dim.min as i64 + dim.extent as i64 {
+            return Err(Error::value(format!(
+                "Cannot crop dimension {d} of buffer {} to [{min}, {}]: it only covers [{}, {}]",
+                c.name,
+                min as i64 + extent as i64 - 1,
+                dim.min,
+                dim.min as i64 + dim.extent as i64 - 1
+            )));
+        }
+        let shift = (min - dim.min) as isize * dim.stride as isize * c.ty.bytes() as isize;
+        c.host = c.host.wrapping_offset(shift);
+        c.dims[d].min = min;
+        c.dims[d].extent = extent;
+        Ok(())
+    }
+
+    /// Crop the first `rect.len()` dimensions to the given (min, extent) pairs, in place.
+    pub fn crop_rect(&self, rect: &[(i32, i32)]) -> Result<()> {
+        if rect.len() > self.dimensions() {
+            return Err(Error::value(format!(
+                "crop got {} ranges for a {}-dimensional buffer",
+                rect.len(),
+                self.dimensions()
+            )));
+        }
+        // Check every range before changing anything.
+        let v = self.alias();
+        for (i, &(m, e)) in rect.iter().enumerate() {
+            v.crop(i as i64, m, e)?;
+        }
+        let (host, dims) = {
+            let c = v.read();
+            (c.host, c.dims.clone())
+        };
+        let mut c = self.write();
+        c.host = host;
+        c.dims = dims;
+        Ok(())
+    }
+
+    /// Shift dimension `d` by `dx` (the same memory, new coordinates), in place.
+    pub fn translate(&self, d: i64, dx: i32) -> Result<()> {
+        let d = self.check_dim(d, "translate")?;
+        let mut c = self.write();
+        c.dims[d].min = c.dims[d].min.wrapping_add(dx);
+        Ok(())
+    }
+
+    /// Shift the first `delta.len()` dimensions, in place.
+    pub fn translate_all(&self, delta: &[i32]) -> Result<()> {
+        let mut c = self.write();
+        if delta.len() > c.dims.len() {
+            return Err(Error::value(format!(
+                "translate got {} offsets for a {}-dimensional buffer",
+                delta.len(),
+                c.dims.len()
+            )));
+        }
+        for (d, &dx) in c.dims.iter_mut().zip(delta) {
+            d.min = d.min.wrapping_add(dx);
+        }
+        Ok(())
+    }
+
+    /// Swap dimensions `d1` and `d2`, in place.
+    pub fn transpose(&self, d1: i64, d2: i64) -> Result<()> {
+        let d1 = self.check_dim(d1, "transpose")?;
+        let d2 = self.check_dim(d2, "transpose")?;
+        self.write().dims.swap(d1, d2);
+        Ok(())
+    }
+
+    /// Reorder the dimensions so that new dimension `i` is old dimension `order[i]`, in place.
+    pub fn transpose_order(&self, order: &[i64]) -> Result<()> {
+        let mut c = self.write();
+        let n = c.dims.len();
+        let mut seen = vec![false; n];
+        if order.len() != n {
+            return Err(Error::value(format!("transpose order {order:?} must list each of the {n} dimensions once")));
+        }
+        for &o in order {
+            if o < 0 || o as usize >= n || seen[o as usize] {
+                return Err(Error::value(format!("transpose order {order:?} must list each of the {n} dimensions once")));
+            }
+            seen[o as usize] = true;
+        }
+        let old = c.dims.clone();
+        for (i, &o) in order.iter().enumerate() {
+            c.dims[i] = old[o as usize];
+        }
+        Ok(())
+    }
+
+    /// Remove dimension `d`, keeping the slice at coordinate `pos` (default: its min), in place.
+    pub fn slice(&self, d: i64, pos: Option<i32>) -> Result<()> {
+        let d = self.check_dim(d, "slice")?;
+        let mut c = self.write();
+        let dim = c.dims[d];
+        let pos = pos.unwrap_or(dim.min);
+        if pos < dim.min || pos as i64 >= dim.min as i64 + dim.extent as i64 {
+            return Err(Error::value(format!(
+                "Cannot slice dimension {d} of buffer {} at {pos}: it only covers [{}, {}]",
+                c.name,
+                dim.min,
+                dim.min as i64 + dim.extent as i64 - 1
+            )));
+        }
+        let shift = (pos - dim.min) as isize * dim.stride as isize * c.ty.bytes() as isize;
+        c.host = c.host.wrapping_offset(shift);
+        c.dims.remove(d);
+        Ok(())
+    }
+
+    /// Append an extent-1 dimension whose stride is the span of the others.
+    pub fn add_dimension(&self) {
+        let mut c = self.write();
+        let stride = c.dims.last().map(|d| d.extent as i64 * d.stride as i64).unwrap_or(1);
+        c.dims.push(halide_dimension_t { min: 0, extent: 1, stride: stride as i32, flags: 0 });
+    }
+
+    /// Insert an extent-1 dimension at index `d` with min `pos` (default 0), in place.
+    pub fn embed(&self, d: i64, pos: Option<i32>) -> Result<()> {
+        let n = self.dimensions();
+        if d < 0 || d as usize > n {
+            return Err(Error::value(format!("embed: dimension {d} is out of range for a {n}-dimensional buffer")));
+        }
+        self.add_dimension();
+        let mut c = self.write();
+        let mut new = c.dims.pop().expect("add_dimension added one");
+        new.min = pos.unwrap_or(0);
+        c.dims.insert(d as usize, new);
+        Ok(())
+    }
+
+    /// A new zero-filled buffer with the same type, mins and extents, whose
+    /// storage is dense with the same stride order as `self` (so an
+    /// interleaved buffer stays interleaved).
+    pub fn make_with_shape_of(&self, name: Option<String>) -> Result<Buffer> {
+        let (ty, dims) = {
+            let c = self.read();
+            (c.ty, c.dims.clone())
+        };
+        let extents: Vec<i32> = dims.iter().map(|d| d.extent).collect();
+        let mut order: Vec<usize> = (0..dims.len()).collect();
+        order.sort_by_key(|&i| (dims[i].stride as i64).abs());
+        let out = Buffer::new_with_storage_order(ty, &extents, &order, name)?;
+        {
+            let mut c = out.write();
+            for (d, src) in c.dims.iter_mut().zip(&dims) {
+                d.min = src.min;
+            }
+        }
+        Ok(out)
+    }
+
+    /// A dense, zero-filled buffer whose dimension `storage_order[0]` is
+    /// innermost, then `storage_order[1]`, and so on.
+    pub fn new_with_storage_order(ty: Type, extents: &[i32], storage_order: &[usize], name: Option<String>) -> Result<Buffer> {
+        let n = extents.len();
+        let mut seen = vec![false; n];
+        if storage_order.len() != n || storage_order.iter().any(|&o| o >= n || std::mem::replace(&mut seen[o], true)) {
+            return Err(Error::value(format!(
+                "storage_order {storage_order:?} must list each of the {n} dimensions once"
+            )));
+        }
+        let permuted: Vec<i32> = storage_order.iter().map(|&o| extents[o]).collect();
+        let dense = Buffer::new(ty, &permuted, name)?;
+        let (host, pdims, keep, nm) = {
+            let c = dense.read();
+            (c.host, c.dims.clone(), c.keepalive.clone(), c.name.clone())
+        };
+        let mut dims = vec![halide_dimension_t::default(); n];
+        for (k, &o) in storage_order.iter().enumerate() {
+            dims[o] = pdims[k];
+        }
+        Ok(Buffer::from_parts(nm, ty, host, dims, keep))
+    }
+
+    /// Call `f` with a pointer to every element, dimension 0 varying fastest.
+    pub fn for_each_element_ptr(&self, mut f: impl FnMut(&[i32], *mut u8)) {
+        let (host, dims, bytes) = {
+            let c = self.read();
+            (c.host, c.dims.clone(), c.ty.bytes() as isize)
+        };
+        if dims.iter().any(|d| d.extent <= 0) {
+            return;
+        }
+        let n = dims.len();
+        let mut pos: Vec<i32> = dims.iter().map(|d| d.min).collect();
+        loop {
+            let off: isize = dims.iter().zip(&pos).map(|(d, &p)| (p - d.min) as isize * d.stride as isize).sum();
+            f(&pos, host.wrapping_offset(off * bytes));
+            let mut i = 0;
+            loop {
+                if i == n {
+                    return;
+                }
+                pos[i] += 1;
+                if pos[i] < dims[i].min + dims[i].extent {
+                    break;
+                }
+                pos[i] = dims[i].min;
+                i += 1;
+            }
+        }
+    }
+
+    /// Call `f` with the coordinates of every element, dimension 0 varying fastest.
+    pub fn for_each_element(&self, mut f: impl FnMut(&[i32])) {
+        self.for_each_element_ptr(|p, _| f(p));
+    }
+
+    /// Set every element to the bytes of one element, `value` (length = type bytes).
+    pub fn fill_bytes(&self, value: &[u8]) -> Result<()> {
+        let bytes = self.ty().bytes();
+        if value.len() != bytes {
+            return Err(Error::internal(format!("fill_bytes got {} bytes for a {bytes}-byte type", value.len())));
+        }
+        // SAFETY: each pointer addresses one element inside the buffer.
+        self.for_each_element_ptr(|_, p| unsafe { std::ptr::copy_nonoverlapping(value.as_ptr(), p, bytes) });
+        Ok(())
+    }
+
+    /// Set every element to `v`, converted like `set_f64` (floats) or `set_i128` (integers).
+    pub fn fill_f64(&self, v: f64) -> Result<()> {
+        let ty = self.ty();
+        let mut tmp = [0u8; 16];
+        // SAFETY: tmp has room for any scalar type.
+        unsafe { write_scalar_f64(ty, tmp.as_mut_ptr(), v) };
+        self.fill_bytes(&tmp[..ty.bytes()])
+    }
+    pub fn fill_i128(&self, v: i128) -> Result<()> {
+        let ty = self.ty();
+        let mut tmp = [0u8; 16];
+        // SAFETY: as above.
+        unsafe { write_scalar_i128(ty, tmp.as_mut_ptr(), v) };
+        self.fill_bytes(&tmp[..ty.bytes()])
+    }
+
+    /// Whether every element equals `v` (integer comparison).
+    pub fn all_equal_i128(&self, v: i128) -> bool {
+        let ty = self.ty();
+        let mut eq = true;
+        // SAFETY: each pointer addresses one element.
+        self.for_each_element_ptr(|_, p| eq &= unsafe { read_scalar_i128(ty, p) } == v);
+        eq
+    }
+    /// Whether every element equals `v` (floating-point comparison).
+    pub fn all_equal_f64(&self, v: f64) -> bool {
+        let ty = self.ty();
+        let mut eq = true;
+        // SAFETY: each pointer addresses one element.
+        self.for_each_element_ptr(|_, p| eq &= unsafe { read_scalar_f64(ty, p) } == v);
+        eq
+    }
+
+    /// Copy the elements of `src` that lie inside `self` (the intersection of
+    /// the two boxes) into `self`. Types must match.
+    pub fn copy_from(&self, src: &Buffer) -> Result<()> {
+        if self.same_as(src) {
+            return Ok(());
+        }
+        let (sty, sdims) = (src.ty(), src.dims());
+        let (dty, ddims) = (self.ty(), self.dims());
+        if sty != dty {
+            return Err(Error::type_error(format!("copy_from: cannot copy a {sty} buffer into a {dty} buffer")));
+        }
+        if sdims.len() != ddims.len() {
+            return Err(Error::value(format!(
+                "copy_from: source has {} dimensions but destination has {}",
+                sdims.len(),
+                ddims.len()
+            )));
+        }
+        let dst = self.alias();
+        for (i, (s, d)) in sdims.iter().zip(&ddims).enumerate() {
+            let lo = s.min.max(d.min);
+            let hi = (s.min as i64 + s.extent as i64).min(d.min as i64 + d.extent as i64);
+            if hi <= lo as i64 {
+                return Ok(());
+            }
+            dst.crop(i as i64, lo, (hi - lo as i64) as i32)?;
+        }
+        let bytes = dty.bytes();
+        let (shost, sdims) = {
+            let c = src.read();
+            (c.host, c.dims.clone())
+        };
+        dst.for_each_element_ptr(|pos, p| {
+            let off: isize = sdims.iter().zip(pos).map(|(d, &x)| (x - d.min) as isize * d.stride as isize).sum();
+            // SAFETY: `pos` lies inside `src` (dst was cropped to the intersection).
+            unsafe { std::ptr::copy(shost.wrapping_offset(off * bytes as isize), p, bytes) };
+        });
+        Ok(())
+    }
+
+    /// A dense copy with the same mins and stride order, and a fresh name.
+    pub fn copy(&self) -> Result<Buffer> {
+        let out = self.make_with_shape_of(None)?;
+        out.copy_from(self)?;
+        Ok(out)
+    }
 }
 
 /// # Safety

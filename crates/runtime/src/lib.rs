@@ -1,8 +1,18 @@
 //! The ferrohalide runtime: what compiled pipelines call into, shared by
-//! JIT and (later) AOT output. Buffer ABI, thread pool, memory, errors.
+//! JIT and (later) AOT output. Buffer ABI, thread pool, memory, errors,
+//! printing and scalar math.
 
 #![allow(non_camel_case_types)]
 
 pub mod buffer_t;
+pub mod error;
+pub mod math;
+pub mod memory;
+pub mod print;
+pub mod thread_pool;
 
 pub use buffer_t::{halide_buffer_t, halide_dimension_t, halide_type_t};
+pub use error::{ferrohalide_error, take_last_error, RunContext};
+pub use memory::{ferrohalide_free, ferrohalide_malloc};
+pub use print::ferrohalide_print;
+pub use thread_pool::{ferrohalide_do_par_for, ferrohalide_thread_index, num_threads};

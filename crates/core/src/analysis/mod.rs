@@ -1,5 +1,6 @@
 //! Analyses over the IR: simplification, interval bounds, substitution.
 
+pub mod bounds;
 pub mod simplify;
 pub mod substitute;
 

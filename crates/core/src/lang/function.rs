@@ -78,6 +78,15 @@ impl Function {
     pub fn output_types(&self) -> Vec<Type> {
         self.read().output_types.clone()
     }
+    /// The types of the values: declared output types, else the definition's.
+    pub fn types(&self) -> Vec<Type> {
+        let c = self.read();
+        if c.output_types.is_empty() {
+            c.values.iter().map(|v| v.ty()).collect()
+        } else {
+            c.output_types.clone()
+        }
+    }
     pub fn has_pure_definition(&self) -> bool {
         !self.read().values.is_empty()
     }

@@ -18,7 +18,19 @@
 //!   immediates and scalar values) are concatenated into the error message;
 //!   a failed assertion stops the pipeline and reports that message.
 
-use crate::ir::{Stmt, Type};
+use std::time::Instant;
+
+use crate::buffer::Buffer;
+use crate::error::{Error, Result};
+use crate::ir::visit::for_each_expr;
+use crate::ir::{CallKind, ExprNode, Stmt, Type};
+use crate::lang::function::Function;
+
+pub mod bounds_inference;
+pub mod buffer_checks;
+pub mod environment;
+pub mod schedule_functions;
+pub mod storage_flattening;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArgumentKind {
@@ -40,4 +52,102 @@ pub struct LoweredPipeline {
     pub name: String,
     pub args: Vec<LoweredArgument>,
     pub body: Stmt,
+}
+
+pub mod partition_loops;
+pub mod unroll_loops;
+pub mod vectorize_loops;
+
+/// A lowered pipeline plus the concrete input Buffers its Funcs read.
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    pub pipeline: LoweredPipeline,
+    /// Input buffers bound in the algorithm (`buf[x, y]` on a Buffer), by argument name.
+    pub input_buffers: Vec<(String, Buffer)>,
+}
+
+/// Debug output: `HL_DEBUG_CODEGEN=2` (or higher) prints the IR after each
+/// pass with its time to stderr.
+struct PassLog {
+    level: i32,
+}
+
+impl PassLog {
+    fn new() -> PassLog {
+        let level = std::env::var("HL_DEBUG_CODEGEN").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+        PassLog { level }
+    }
+    fn run(&self, name: &str, s: Stmt, pass: impl FnOnce(&Stmt) -> Result<Stmt>) -> Result<Stmt> {
+        let t = Instant::now();
+        let out = pass(&s)?;
+        if self.level >= 2 {
+            eprintln!("--- {name} ({:.3} ms) ---\n{out}", t.elapsed().as_secs_f64() * 1e3);
+        } else if self.level >= 1 {
+            eprintln!("{name}: {:.3} ms", t.elapsed().as_secs_f64() * 1e3);
+        }
+        Ok(out)
+    }
+}
+
+/// The concrete Buffers read by the pipeline's Funcs, by name.
+fn bound_input_buffers(env: &environment::Environment) -> Result<Vec<(String, Buffer)>> {
+    let mut out: Vec<(String, Buffer)> = vec![];
+    let mut err = None;
+    for name in &env.order {
+        for v in env.get(name).values() {
+            for_each_expr(&v, &mut |e| {
+                if let ExprNode::Call { name, kind: CallKind::Image { buffer: Some(b), .. }, .. } = e.node() {
+                    match out.iter().find(|(n, _)| n == name) {
+                        Some((_, existing)) if !existing.same_as(b) => {
+                            err = Some(Error::user(format!(
+                                "Two different Buffers named \"{name}\" are used in the same pipeline."
+                            )));
+                        }
+                        Some(_) => {}
+                        None => out.push((name.clone(), b.clone())),
+                    }
+                } else if let ExprNode::Call { kind: CallKind::Image { buffer: None, .. }, .. } = e.node() {
+                    err = Some(Error::unimplemented("ImageParam inputs"));
+                }
+            });
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    match err {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+/// Lower the pipeline computing `outputs` to a single loop nest, in
+/// Halide's pass order. Each line is one pass.
+pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
+    use crate::analysis::simplify::simplify_stmt;
+    let log = PassLog::new();
+    let env = environment::build_environment(outputs)?;
+    let input_buffers = bound_input_buffers(&env)?;
+
+    let mut s = log.run("schedule functions", Stmt::no_op(), |_| schedule_functions::schedule_functions(&env, outputs))?;
+    s = log.run("bounds inference", s, |s| bounds_inference::bounds_inference(s, &env, outputs))?;
+    s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
+    s = log.run("storage flattening", s, storage_flattening::storage_flattening)?;
+    s = log.run("unroll loops", s, unroll_loops::unroll_loops)?;
+    s = log.run("vectorize loops", s, vectorize_loops::vectorize_loops)?;
+    s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
+    s = log.run("partition loops", s, partition_loops::partition_loops)?;
+    s = log.run("strip likely", s, |s| Ok(partition_loops::strip_likely(s)))?;
+    s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
+
+    let mut args: Vec<LoweredArgument> = input_buffers
+        .iter()
+        .map(|(n, b)| LoweredArgument { name: n.clone(), kind: ArgumentKind::InputBuffer, ty: b.ty(), dimensions: b.dimensions() })
+        .collect();
+    for o in outputs {
+        let types = o.types();
+        if types.len() != 1 {
+            return Err(Error::unimplemented("Tuple-valued output Funcs"));
+        }
+        args.push(LoweredArgument { name: o.name(), kind: ArgumentKind::OutputBuffer, ty: types[0], dimensions: o.dimensions() });
+    }
+    Ok(Lowered { pipeline: LoweredPipeline { name: name.to_string(), args, body: s }, input_buffers })
 }

@@ -1,16 +1,416 @@
-//! The simplifier (placeholder until the real one lands): returns its input.
+//! The simplifier: constant folding, algebraic rewriting and fact-driven
+//! proofs over expressions and statements.
+//!
+//! Structure (after Halide's Simplify_*.cpp, rewritten from scratch):
+//! - `Simplifier::mutate` walks an expression bottom-up once; each node is
+//!   rebuilt through a per-family constructor (`add.rs`, `sub.rs`, ...) that
+//!   receives already-simplified operands.
+//! - Facts (`info.rs`): constant bounds and modulus/remainder alignment of
+//!   every integer subexpression, computed lazily and memoized per node and
+//!   per scope; variables bound by Let/LetStmt/For carry facts in a scope.
+//! - Rules (`pattern.rs`): declarative rewrite tables per family. A rule's
+//!   right-hand side is instantiated through the same node constructors, so
+//!   it is folded and simplified without re-walking its operands.
+//! - Signed 32/64-bit integer arithmetic is assumed not to overflow (Halide's
+//!   convention); narrower ints and all uints wrap, and rules that depend on
+//!   ordering are guarded with `no_overflow`.
 
-use crate::ir::{Expr, Stmt};
+use std::collections::HashMap;
 
+use crate::ir::{BinOp, Expr, ExprNode, Stmt};
+
+mod add;
+mod call;
+mod cast;
+mod cmp;
+mod div_mod;
+pub mod fold;
+pub mod info;
+mod let_;
+mod logical;
+mod min_max;
+mod mul;
+pub mod pattern;
+mod select;
+mod stmt;
+mod sub;
+mod vector;
+
+#[cfg(test)]
+mod fuzz_tests;
+
+pub use info::Info;
+
+/// Simplify an expression.
 pub fn simplify(e: &Expr) -> Expr {
-    e.clone()
+    Simplifier::new().mutate(e)
 }
 
+/// Simplify a statement.
 pub fn simplify_stmt(s: &Stmt) -> Stmt {
-    s.clone()
+    Simplifier::new().mutate_stmt(s)
 }
 
 /// True only if `e` is provably true for all values of its free variables.
 pub fn can_prove(e: &Expr) -> bool {
     simplify(e).is_true()
+}
+
+/// What is known about a variable in scope.
+#[derive(Clone, Debug)]
+pub(crate) enum VarFact {
+    /// Bounds/alignment of the variable's value.
+    Info(Info),
+    /// The variable is replaced by this (already simplified) expression.
+    Replace(Expr),
+}
+
+/// Guard against runaway rule chains: past this depth of nested node
+/// constructions, nodes are built without further rewriting.
+const MAX_DEPTH: u32 = 48;
+
+pub struct Simplifier {
+    vars: HashMap<String, Vec<VarFact>>,
+    /// Identifies the current scope state; memo tables are keyed by it.
+    version: u64,
+    next_version: u64,
+    version_stack: Vec<u64>,
+    info_cache: HashMap<(usize, u64), (Expr, Info)>,
+    mutate_cache: HashMap<(usize, u64), (Expr, Expr)>,
+    /// Use counts of variables in simplified output, for dead-let removal.
+    uses: HashMap<String, usize>,
+    depth: u32,
+}
+
+impl Default for Simplifier {
+    fn default() -> Self {
+        Simplifier::new()
+    }
+}
+
+impl Simplifier {
+    pub fn new() -> Simplifier {
+        Simplifier {
+            vars: HashMap::new(),
+            version: 0,
+            next_version: 1,
+            version_stack: vec![],
+            info_cache: HashMap::new(),
+            mutate_cache: HashMap::new(),
+            uses: HashMap::new(),
+            depth: 0,
+        }
+    }
+
+    // ---- scope -------------------------------------------------------------
+
+    pub(crate) fn push_var(&mut self, name: &str, fact: VarFact) {
+        self.vars.entry(name.to_string()).or_default().push(fact);
+        self.version_stack.push(self.version);
+        self.version = self.next_version;
+        self.next_version += 1;
+    }
+
+    pub(crate) fn pop_var(&mut self, name: &str) {
+        if let Some(v) = self.vars.get_mut(name) {
+            v.pop();
+            if v.is_empty() {
+                self.vars.remove(name);
+            }
+        }
+        self.version = self.version_stack.pop().unwrap_or(0);
+    }
+
+    pub(crate) fn var_fact(&self, name: &str) -> Option<&VarFact> {
+        self.vars.get(name).and_then(|v| v.last())
+    }
+
+    /// Add a fact about a variable (bounds learned from a branch condition).
+    pub fn bound_var(&mut self, name: &str, info: Info) {
+        self.push_var(name, VarFact::Info(info));
+    }
+
+    pub(crate) fn count_uses(&mut self, e: &Expr) {
+        crate::ir::visit::for_each_expr(e, &mut |x| {
+            if let ExprNode::Variable { name, .. } = x.node() {
+                *self.uses.entry(name.clone()).or_insert(0) += 1;
+            }
+        });
+    }
+
+    // ---- facts ---------------------------------------------------------------
+
+    /// Bounds and alignment of an integer expression in the current scope.
+    pub fn info(&mut self, e: &Expr) -> Info {
+        let ty = e.ty();
+        if !ty.is_int() && !ty.is_uint() {
+            return Info::unknown();
+        }
+        match e.node() {
+            ExprNode::IntImm(v) => return Info::exact(*v),
+            ExprNode::UIntImm(v) => {
+                return if *v <= i64::MAX as u64 { Info::exact(*v as i64) } else { Info::type_range(ty) };
+            }
+            ExprNode::Variable { name, .. } => {
+                return match self.var_fact(name).cloned() {
+                    Some(VarFact::Info(i)) => Info::intersect(ty, &i, &Info::type_range(ty)),
+                    Some(VarFact::Replace(r)) => self.info(&r),
+                    None => Info::type_range(ty),
+                };
+            }
+            _ => {}
+        }
+        let key = (expr_id(e), self.version);
+        if let Some((_, i)) = self.info_cache.get(&key) {
+            return *i;
+        }
+        let i = self.compute_info(e);
+        self.info_cache.insert(key, (e.clone(), i));
+        i
+    }
+
+    fn compute_info(&mut self, e: &Expr) -> Info {
+        let ty = e.ty();
+        let range = Info::type_range(ty);
+        match e.node() {
+            ExprNode::Binary { op, a, b } => {
+                if op.is_comparison() || op.is_logical() {
+                    return range;
+                }
+                let (ia, ib) = (self.info(a), self.info(b));
+                match op {
+                    BinOp::Add => Info::add(ty, &ia, &ib),
+                    BinOp::Sub => Info::sub(ty, &ia, &ib),
+                    BinOp::Mul => Info::mul(ty, &ia, &ib),
+                    BinOp::Div => Info::div(ty, &ia, &ib),
+                    BinOp::Mod => Info::modulo(ty, &ia, &ib),
+                    BinOp::Min => Info::min(ty, &ia, &ib),
+                    BinOp::Max => Info::max(ty, &ia, &ib),
+                    _ => range,
+                }
+            }
+            ExprNode::Select { t, f, .. } => {
+                let (it, iff) = (self.info(t), self.info(f));
+                Info::union(ty, &it, &iff)
+            }
+            ExprNode::Cast(a) => {
+                let st = a.ty();
+                if st.is_bool() {
+                    return Info::bounds(Some(0), Some(1)).fit(ty);
+                }
+                if st.is_int() || st.is_uint() {
+                    let ia = self.info(a);
+                    let fits = |v: Option<i64>| v.is_some_and(|v| ty.can_represent_i64(v));
+                    if fits(ia.min) && fits(ia.max) {
+                        return ia.fit(ty);
+                    }
+                    // Widening or same-width reinterpretation keeps low bits: the
+                    // alignment survives modulo 2^min(bits).
+                    return range;
+                }
+                range
+            }
+            ExprNode::Broadcast { value, .. } => {
+                let i = self.info(value);
+                i.fit(ty)
+            }
+            ExprNode::Ramp { base, stride, lanes } => {
+                let (ib, is) = (self.info(base), self.info(stride));
+                let last = Info::mul(ty.element_of(), &is, &Info::exact(*lanes as i64 - 1));
+                let end = Info::add(ty.element_of(), &ib, &last);
+                let mut u = Info::union(ty.element_of(), &ib, &end);
+                // every lane is base + i*stride
+                let m = Info::add(ty.element_of(), &ib, &Info::mul(ty.element_of(), &is, &Info::bounds(None, None)));
+                u.modulus = m.modulus;
+                u.remainder = m.remainder;
+                u.fit(ty)
+            }
+            ExprNode::Call { .. } => call::call_info(self, e),
+            ExprNode::Let { body, .. } => {
+                // the bound variable is unknown here; be conservative
+                let ib = self.info(body);
+                Info::bounds(ib.min, ib.max).fit(ty)
+            }
+            _ => range,
+        }
+    }
+
+    // ---- expressions -----------------------------------------------------------
+
+    pub fn mutate(&mut self, e: &Expr) -> Expr {
+        let cacheable = !matches!(
+            e.node(),
+            ExprNode::IntImm(_)
+                | ExprNode::UIntImm(_)
+                | ExprNode::FloatImm(_)
+                | ExprNode::StringImm(_)
+                | ExprNode::Variable { .. }
+        );
+        let key = (expr_id(e), self.version);
+        if cacheable {
+            if let Some((_, r)) = self.mutate_cache.get(&key) {
+                let r = r.clone();
+                // keep use counts conservative for dead-let elimination
+                self.count_uses(&r);
+                return r;
+            }
+        }
+        let r = self.mutate_inner(e);
+        if cacheable {
+            self.mutate_cache.insert(key, (e.clone(), r.clone()));
+        }
+        r
+    }
+
+    fn mutate_inner(&mut self, e: &Expr) -> Expr {
+        match e.node() {
+            ExprNode::IntImm(_) | ExprNode::UIntImm(_) | ExprNode::FloatImm(_) | ExprNode::StringImm(_) => e.clone(),
+            ExprNode::Variable { name, .. } => match self.var_fact(name).cloned() {
+                Some(VarFact::Replace(r)) => {
+                    self.count_uses(&r);
+                    r
+                }
+                _ => {
+                    *self.uses.entry(name.clone()).or_insert(0) += 1;
+                    e.clone()
+                }
+            },
+            ExprNode::Cast(a) => {
+                let na = self.mutate(a);
+                self.simplify_cast(e, e.ty(), na)
+            }
+            ExprNode::Reinterpret(a) => {
+                let na = self.mutate(a);
+                if na.same_as(a) {
+                    e.clone()
+                } else {
+                    Expr::reinterpret(e.ty(), na)
+                }
+            }
+            ExprNode::Binary { op, a, b } => {
+                let na = self.mutate(a);
+                let nb = self.mutate(b);
+                let orig = if na.same_as(a) && nb.same_as(b) { Some(e) } else { None };
+                self.bin(*op, na, nb, orig)
+            }
+            ExprNode::Not(a) => {
+                let na = self.mutate(a);
+                let orig = if na.same_as(a) { Some(e) } else { None };
+                self.not_node(na, orig)
+            }
+            ExprNode::Select { cond, t, f } => {
+                let nc = self.mutate(cond);
+                let nt = self.mutate(t);
+                let nf = self.mutate(f);
+                let orig = if nc.same_as(cond) && nt.same_as(t) && nf.same_as(f) { Some(e) } else { None };
+                self.select_node(nc, nt, nf, orig)
+            }
+            ExprNode::Load { name, index, predicate } => {
+                let ni = self.mutate(index);
+                let np = self.mutate(predicate);
+                if ni.same_as(index) && np.same_as(predicate) {
+                    e.clone()
+                } else {
+                    Expr::load(e.ty().with_lanes(ni.lanes()), name.clone(), ni, np)
+                }
+            }
+            ExprNode::Ramp { base, stride, lanes } => {
+                let nb = self.mutate(base);
+                let ns = self.mutate(stride);
+                let orig = if nb.same_as(base) && ns.same_as(stride) { Some(e) } else { None };
+                self.ramp_node(nb, ns, *lanes, orig)
+            }
+            ExprNode::Broadcast { value, lanes } => {
+                let nv = self.mutate(value);
+                let orig = if nv.same_as(value) { Some(e) } else { None };
+                self.broadcast_node(nv, *lanes, orig)
+            }
+            ExprNode::Let { name, value, body } => self.simplify_let(e, name, value, body),
+            ExprNode::Call { .. } => self.simplify_call(e),
+            ExprNode::Shuffle { .. } | ExprNode::VectorReduce { .. } => {
+                crate::ir::visit::mutate_expr_children(&mut MutateAdapter(self), e)
+            }
+        }
+    }
+
+    /// Replace an integer expression whose facts pin it to a single value.
+    pub(crate) fn finish(&mut self, e: Expr) -> Expr {
+        let ty = e.ty();
+        if (ty.is_int() || ty.is_uint()) && !ty.is_bool() && !e.is_const() {
+            if let Some(v) = self.info(&e).as_exact() {
+                return Expr::make_const_i64(ty, v);
+            }
+        }
+        e
+    }
+
+    /// Build (and simplify) a binary node from simplified operands.
+    pub fn mk_bin(&mut self, op: BinOp, a: Expr, b: Expr) -> Expr {
+        self.bin(op, a, b, None)
+    }
+
+    fn bin(&mut self, op: BinOp, a: Expr, b: Expr, orig: Option<&Expr>) -> Expr {
+        let node = match orig {
+            Some(o) => o.clone(),
+            None => Expr::binary(op, a.clone(), b.clone()),
+        };
+        if self.depth > MAX_DEPTH {
+            return node;
+        }
+        self.depth += 1;
+        let r = if let Some(c) = fold::fold_bin(op, &a, &b) {
+            Some(c)
+        } else if let Some(v) = self.vector_bin(op, &a, &b) {
+            Some(v)
+        } else {
+            match op {
+                BinOp::Add => self.simplify_add(&node, &a, &b),
+                BinOp::Sub => self.simplify_sub(&node, &a, &b),
+                BinOp::Mul => self.simplify_mul(&node, &a, &b),
+                BinOp::Div => self.simplify_div(&node, &a, &b),
+                BinOp::Mod => self.simplify_mod(&node, &a, &b),
+                BinOp::Min | BinOp::Max => self.simplify_min_max(op, &node, &a, &b),
+                BinOp::EQ | BinOp::NE | BinOp::LT | BinOp::LE | BinOp::GT | BinOp::GE => {
+                    self.simplify_cmp(op, &node, &a, &b)
+                }
+                BinOp::And | BinOp::Or => self.simplify_logical(op, &node, &a, &b),
+            }
+        };
+        self.depth -= 1;
+        match r {
+            Some(x) => x,
+            None => self.finish(node),
+        }
+    }
+
+    pub fn mk_not(&mut self, a: Expr) -> Expr {
+        self.not_node(a, None)
+    }
+
+    pub fn mk_select(&mut self, c: Expr, t: Expr, f: Expr) -> Expr {
+        self.select_node(c, t, f, None)
+    }
+
+    /// Prove a boolean expression built from simplified parts.
+    pub fn prove(&mut self, e: Expr) -> bool {
+        e.is_true()
+    }
+}
+
+/// Identity of an Expr node: the address of its shared allocation. Memo
+/// tables keep a clone of the key Expr alive, so addresses are not reused.
+pub(crate) fn expr_id(e: &Expr) -> usize {
+    e.node() as *const ExprNode as usize
+}
+
+/// Lets the generic child mutator call back into the simplifier.
+pub(crate) struct MutateAdapter<'a>(pub &'a mut Simplifier);
+
+impl crate::ir::Mutator for MutateAdapter<'_> {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        self.0.mutate(e)
+    }
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        self.0.mutate_stmt(s)
+    }
 }

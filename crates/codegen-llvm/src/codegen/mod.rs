@@ -1,0 +1,128 @@
+//! Lowered IR (`Stmt`/`Expr`) to LLVM IR.
+//!
+//! The code generator talks to LLVM through its C API (`llvm_sys`, as
+//! re-exported by inkwell) on raw value and type references: that keeps the
+//! many generic operations (scalar or vector, int or float) uniform. One
+//! concept per file:
+//!
+//! - `ops`: thin typed helpers over the C API (constants, arithmetic, casts,
+//!   blocks, calls, intrinsics).
+//! - `types`: Halide `Type` to LLVM types.
+//! - `expr`: expressions (arithmetic with Halide semantics, casts, loads,
+//!   ramps, shuffles, reductions).
+//! - `intrinsics`: `Call` nodes (bitwise, saturating, widening, buffer
+//!   accessors, print, require, ...).
+//! - `math`: vectorizable math functions.
+//! - `stmt`: statements (loops, allocations, stores, assertions).
+//! - `parallel`: outlining parallel loop bodies into closures.
+//! - `strings`: building print lines and error messages at run time.
+//! - `entry`: the pipeline's entry points and argument unpacking.
+
+pub mod entry;
+pub mod expr;
+pub mod intrinsics;
+pub mod math;
+pub mod ops;
+pub mod parallel;
+pub mod stmt;
+pub mod strings;
+pub mod types;
+
+use std::collections::HashMap;
+
+use ferrohalide_core::{Error, Result};
+use inkwell::llvm_sys::prelude::*;
+
+use crate::target::JitTarget;
+
+/// A raw LLVM value reference.
+pub type Val = LLVMValueRef;
+/// A raw LLVM type reference.
+pub type Ty = LLVMTypeRef;
+
+/// Per-function code generation state (swapped out while a parallel loop
+/// body is generated as its own function).
+pub(crate) struct FnState {
+    pub function: Val,
+    /// First block of the function: static allocas go here.
+    pub entry_block: LLVMBasicBlockRef,
+    pub user_context: Val,
+    /// Name -> stack of values (innermost last).
+    pub symbols: HashMap<String, Vec<Val>>,
+    /// Heap allocations live at the current point, freed on error return.
+    pub heap_allocs: Vec<Val>,
+    /// Scratch buffer for formatting messages, created on first use.
+    pub message_buffer: Option<Val>,
+}
+
+pub struct CodeGen {
+    pub(crate) c: LLVMContextRef,
+    pub(crate) m: LLVMModuleRef,
+    pub(crate) b: LLVMBuilderRef,
+    pub(crate) target: JitTarget,
+    pub(crate) f: FnState,
+    pub(crate) pipeline_name: String,
+    pub(crate) closure_counter: usize,
+    pub(crate) strings: HashMap<String, Val>,
+    /// Widest vector (in bits) the target handles natively.
+    pub(crate) native_vector_bits: u32,
+}
+
+impl CodeGen {
+    /// # Safety
+    /// `context` and `module` must be valid and outlive the CodeGen.
+    pub(crate) unsafe fn new(context: LLVMContextRef, module: LLVMModuleRef, target: &JitTarget, name: &str) -> CodeGen {
+        let b = inkwell::llvm_sys::core::LLVMCreateBuilderInContext(context);
+        let native_vector_bits = if target.has_feature("avx512f") {
+            512
+        } else if target.has_feature("avx") {
+            256
+        } else {
+            128
+        };
+        CodeGen {
+            c: context,
+            m: module,
+            b,
+            target: target.clone(),
+            f: FnState {
+                function: std::ptr::null_mut(),
+                entry_block: std::ptr::null_mut(),
+                user_context: std::ptr::null_mut(),
+                symbols: HashMap::new(),
+                heap_allocs: Vec::new(),
+                message_buffer: None,
+            },
+            pipeline_name: name.to_string(),
+            closure_counter: 0,
+            strings: HashMap::new(),
+            native_vector_bits,
+        }
+    }
+
+    pub(crate) fn push_sym(&mut self, name: &str, v: Val) {
+        self.f.symbols.entry(name.to_string()).or_default().push(v);
+    }
+    pub(crate) fn pop_sym(&mut self, name: &str) {
+        if let Some(s) = self.f.symbols.get_mut(name) {
+            s.pop();
+            if s.is_empty() {
+                self.f.symbols.remove(name);
+            }
+        }
+    }
+    pub(crate) fn sym(&self, name: &str) -> Result<Val> {
+        self.f
+            .symbols
+            .get(name)
+            .and_then(|s| s.last().copied())
+            .ok_or_else(|| Error::internal(format!("codegen: symbol not found: {name}")))
+    }
+}
+
+impl Drop for CodeGen {
+    fn drop(&mut self) {
+        // SAFETY: created in `new`.
+        unsafe { inkwell::llvm_sys::core::LLVMDisposeBuilder(self.b) }
+    }
+}

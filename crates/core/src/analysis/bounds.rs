@@ -1,0 +1,532 @@
+//! Interval arithmetic over symbolic expressions (Halide's Bounds.cpp).
+//!
+//! `bounds_of_expr` gives an `Interval` that contains every value `e` can
+//! take when each variable in `scope` ranges over its interval (variables not
+//! in scope are treated as fixed symbols). `boxes_required` and
+//! `boxes_provided` give, per Func or image, the box of coordinates touched
+//! by a Stmt, walking into loops (whose variables then range over the loop)
+//! and lets. Results are conservative: bigger than needed is allowed,
+//! smaller never. `None` on either side means unbounded.
+
+use std::collections::HashMap;
+
+use crate::analysis::simplify::simplify;
+use crate::ir::{BinOp, CallKind, Expr, ExprNode, Intrinsic, MathFn, Stmt, StmtNode, Type};
+
+#[derive(Clone, Debug)]
+pub struct Interval {
+    pub min: Option<Expr>,
+    pub max: Option<Expr>,
+}
+
+pub type Scope = HashMap<String, Interval>;
+
+/// One interval per dimension.
+pub type Region = Vec<Interval>;
+
+impl Interval {
+    pub fn new(min: Option<Expr>, max: Option<Expr>) -> Interval {
+        Interval { min, max }
+    }
+    pub fn point(e: Expr) -> Interval {
+        Interval { min: Some(e.clone()), max: Some(e) }
+    }
+    pub fn everything() -> Interval {
+        Interval { min: None, max: None }
+    }
+    pub fn is_bounded(&self) -> bool {
+        self.min.is_some() && self.max.is_some()
+    }
+    /// The range of all values of a type (unbounded for floats).
+    pub fn of_type(ty: Type) -> Interval {
+        if ty.is_int_or_uint() || ty.is_bool() {
+            Interval::new(Some(Expr::type_min(ty.element_of())), Some(Expr::type_max(ty.element_of())))
+        } else {
+            Interval::everything()
+        }
+    }
+    pub fn union(&self, other: &Interval) -> Interval {
+        Interval {
+            min: zip_opt(&self.min, &other.min, Expr::min),
+            max: zip_opt(&self.max, &other.max, Expr::max),
+        }
+    }
+    pub fn simplified(&self) -> Interval {
+        Interval { min: self.min.as_ref().map(simplify), max: self.max.as_ref().map(simplify) }
+    }
+}
+
+fn zip_opt(a: &Option<Expr>, b: &Option<Expr>, f: fn(Expr, Expr) -> Expr) -> Option<Expr> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(f(a.clone(), b.clone())),
+        _ => None,
+    }
+}
+
+fn map_opt(a: &Option<Expr>, f: impl Fn(Expr) -> Expr) -> Option<Expr> {
+    a.as_ref().map(|x| f(x.clone()))
+}
+
+/// Types whose arithmetic we treat as non-overflowing, as Halide does.
+fn no_overflow(ty: Type) -> bool {
+    ty.is_float() || (ty.is_int() && ty.bits >= 32)
+}
+
+pub fn bounds_of_expr(e: &Expr, scope: &Scope) -> Interval {
+    let iv = bounds_raw(e, scope);
+    // Narrow integer arithmetic may wrap: fall back to the type's range
+    // unless both ends are constants that fit.
+    let ty = e.ty();
+    if ty.is_int_or_uint() && !no_overflow(ty) {
+        let fits = |x: &Option<Expr>| x.as_ref().map(|x| simplify(x).is_const()).unwrap_or(false);
+        if !(fits(&iv.min) && fits(&iv.max)) {
+            return Interval::of_type(ty);
+        }
+    }
+    iv
+}
+
+fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
+    let ty = e.ty();
+    match e.node() {
+        ExprNode::IntImm(_) | ExprNode::UIntImm(_) | ExprNode::FloatImm(_) => Interval::point(e.clone()),
+        ExprNode::StringImm(_) => Interval::point(e.clone()),
+        ExprNode::Variable { name, .. } => scope.get(name).cloned().unwrap_or_else(|| Interval::point(e.clone())),
+        ExprNode::Cast(a) => {
+            let ia = bounds_of_expr(a, scope);
+            let from = a.ty();
+            let safe = ty.can_represent_type(from) || (from.is_float() && ty.is_float());
+            if safe {
+                Interval::new(map_opt(&ia.min, |x| Expr::cast(ty, x)), map_opt(&ia.max, |x| Expr::cast(ty, x)))
+            } else if ty.is_float() {
+                Interval::new(map_opt(&ia.min, |x| Expr::cast(ty, x)), map_opt(&ia.max, |x| Expr::cast(ty, x)))
+            } else {
+                // Might wrap or saturate: only constants known to fit pass through.
+                let fits = |x: &Option<Expr>| match x.as_ref().map(simplify) {
+                    Some(c) => match (c.as_int_const(), c.as_float_const()) {
+                        (Some(v), _) => ty.can_represent_i64(v),
+                        (None, Some(f)) => ty.can_represent_f64(f.trunc()),
+                        _ => false,
+                    },
+                    None => false,
+                };
+                if fits(&ia.min) && fits(&ia.max) {
+                    Interval::new(map_opt(&ia.min, |x| Expr::cast(ty, x)), map_opt(&ia.max, |x| Expr::cast(ty, x)))
+                } else {
+                    Interval::of_type(ty)
+                }
+            }
+        }
+        ExprNode::Reinterpret(_) => Interval::of_type(ty),
+        ExprNode::Binary { op, a, b } => bounds_of_binary(*op, a, b, ty, scope),
+        ExprNode::Not(_) => Interval::of_type(ty),
+        ExprNode::Select { t, f, .. } => bounds_of_expr(t, scope).union(&bounds_of_expr(f, scope)),
+        ExprNode::Load { .. } => Interval::of_type(ty),
+        ExprNode::Ramp { base, stride, lanes } => {
+            let last = Expr::add(base.clone(), Expr::mul(stride.clone(), Expr::make_const_i64(stride.ty(), *lanes as i64 - 1)));
+            bounds_of_expr(base, scope).union(&bounds_of_expr(&last, scope))
+        }
+        ExprNode::Broadcast { value, .. } => bounds_of_expr(value, scope),
+        ExprNode::Let { name, value, body } => {
+            let iv = bounds_of_expr(value, scope);
+            let mut inner = scope.clone();
+            inner.insert(name.clone(), iv);
+            bounds_of_expr(body, &inner)
+        }
+        ExprNode::Call { args, kind, .. } => match kind {
+            CallKind::Intrinsic(Intrinsic::Likely | Intrinsic::LikelyIfInnermost | Intrinsic::PromiseClamped) => {
+                bounds_of_expr(&args[0], scope)
+            }
+            CallKind::Intrinsic(Intrinsic::Abs) if ty.is_int_or_uint() && no_overflow(args[0].ty()) => {
+                let ia = bounds_of_expr(&args[0], scope);
+                match (&ia.min, &ia.max) {
+                    (Some(lo), Some(hi)) => {
+                        let m = Expr::max(Expr::sub(Expr::zero(lo.ty()), lo.clone()), hi.clone());
+                        Interval::new(Some(Expr::zero(ty)), Some(Expr::cast(ty, m)))
+                    }
+                    _ => Interval::new(Some(Expr::zero(ty)), None),
+                }
+            }
+            CallKind::Intrinsic(Intrinsic::Math(m @ (MathFn::Floor | MathFn::Ceil | MathFn::Round | MathFn::Trunc | MathFn::Sqrt))) => {
+                let ia = bounds_of_expr(&args[0], scope);
+                let ap = |x: Expr| Expr::intrinsic(ty, Intrinsic::Math(*m), vec![x]);
+                Interval::new(map_opt(&ia.min, ap), map_opt(&ia.max, ap))
+            }
+            _ => Interval::of_type(ty),
+        },
+        ExprNode::Shuffle { vectors, .. } => {
+            let mut it = vectors.iter().map(|v| bounds_of_expr(v, scope));
+            let first = it.next().unwrap_or_else(Interval::everything);
+            it.fold(first, |acc, x| acc.union(&x))
+        }
+        ExprNode::VectorReduce { .. } => Interval::of_type(ty),
+    }
+}
+
+fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> Interval {
+    if op.is_comparison() || op.is_logical() {
+        return Interval::of_type(ty);
+    }
+    let ia = bounds_of_expr(a, scope);
+    let ib = bounds_of_expr(b, scope);
+    match op {
+        BinOp::Add => Interval::new(zip_opt(&ia.min, &ib.min, Expr::add), zip_opt(&ia.max, &ib.max, Expr::add)),
+        BinOp::Sub => Interval::new(zip_opt(&ia.min, &ib.max, Expr::sub), zip_opt(&ia.max, &ib.min, Expr::sub)),
+        BinOp::Min => Interval::new(zip_opt(&ia.min, &ib.min, Expr::min), zip_opt(&ia.max, &ib.max, Expr::min)),
+        BinOp::Max => Interval::new(zip_opt(&ia.min, &ib.min, Expr::max), zip_opt(&ia.max, &ib.max, Expr::max)),
+        BinOp::Mul => {
+            if let Some(c) = const_sign(b) {
+                scale(&ia, b, c, Expr::mul)
+            } else if let Some(c) = const_sign(a) {
+                scale(&ib, a, c, Expr::mul)
+            } else {
+                corners(&ia, &ib, Expr::mul)
+            }
+        }
+        BinOp::Div => {
+            if let Some(c) = const_sign(b) {
+                if c == 0 {
+                    return Interval::point(Expr::zero(ty));
+                }
+                scale(&ia, b, c, Expr::div)
+            } else if ty.is_float() {
+                Interval::everything()
+            } else {
+                // Denominator of unknown sign: |a / b| <= |a|.
+                match (&ia.min, &ia.max) {
+                    (Some(lo), Some(hi)) => {
+                        let m = Expr::max(Expr::sub(Expr::zero(ty), lo.clone()), hi.clone());
+                        Interval::new(Some(Expr::sub(Expr::zero(ty), m.clone())), Some(m))
+                    }
+                    _ => Interval::everything(),
+                }
+            }
+        }
+        BinOp::Mod => {
+            if ty.is_float() {
+                return Interval::everything();
+            }
+            match simplify(b).as_int_const() {
+                Some(c) if c > 0 => {
+                    // Already within [0, c)? Keep the tighter bounds.
+                    let within = |x: &Option<Expr>, lo: i64, hi: i64| {
+                        x.as_ref()
+                            .and_then(|x| simplify(x).as_int_const())
+                            .map(|v| v >= lo && v <= hi)
+                            .unwrap_or(false)
+                    };
+                    if within(&ia.min, 0, c - 1) && within(&ia.max, 0, c - 1) {
+                        ia
+                    } else {
+                        Interval::new(Some(Expr::zero(ty)), Some(Expr::make_const_i64(ty, c - 1)))
+                    }
+                }
+                _ => match &ib.max {
+                    // Euclidean mod: 0 <= a % b < |b|.
+                    Some(bmax) => {
+                        let bmin_neg = ib.min.clone().map(|m| Expr::sub(Expr::zero(ty), m));
+                        let hi = match bmin_neg {
+                            Some(n) => Expr::max(bmax.clone(), n),
+                            None => return Interval::new(Some(Expr::zero(ty)), None),
+                        };
+                        Interval::new(Some(Expr::zero(ty)), Some(Expr::sub(hi, Expr::one(ty))))
+                    }
+                    None => Interval::new(Some(Expr::zero(ty)), None),
+                },
+            }
+        }
+        _ => Interval::of_type(ty),
+    }
+}
+
+/// Sign of a constant expression: 1, 0 or -1.
+fn const_sign(e: &Expr) -> Option<i32> {
+    let s = simplify(e);
+    if let Some(v) = s.as_int_const() {
+        return Some(v.signum() as i32);
+    }
+    if let Some(v) = s.as_uint_const() {
+        return Some((v > 0) as i32);
+    }
+    if let Some(v) = s.as_float_const() {
+        if v.is_finite() {
+            return Some(if v > 0.0 { 1 } else if v < 0.0 { -1 } else { 0 });
+        }
+    }
+    None
+}
+
+/// Multiply/divide an interval by a constant of known sign.
+fn scale(iv: &Interval, c: &Expr, sign: i32, f: fn(Expr, Expr) -> Expr) -> Interval {
+    let lo = map_opt(&iv.min, |x| f(x, c.clone()));
+    let hi = map_opt(&iv.max, |x| f(x, c.clone()));
+    if sign >= 0 {
+        Interval::new(lo, hi)
+    } else {
+        Interval::new(hi, lo)
+    }
+}
+
+fn corners(a: &Interval, b: &Interval, f: fn(Expr, Expr) -> Expr) -> Interval {
+    match (&a.min, &a.max, &b.min, &b.max) {
+        (Some(a0), Some(a1), Some(b0), Some(b1)) => {
+            let c = [
+                f(a0.clone(), b0.clone()),
+                f(a0.clone(), b1.clone()),
+                f(a1.clone(), b0.clone()),
+                f(a1.clone(), b1.clone()),
+            ];
+            let lo = c.iter().skip(1).fold(c[0].clone(), |acc, x| Expr::min(acc, x.clone()));
+            let hi = c.iter().skip(1).fold(c[0].clone(), |acc, x| Expr::max(acc, x.clone()));
+            Interval::new(Some(lo), Some(hi))
+        }
+        _ => Interval::everything(),
+    }
+}
+
+pub fn region_union(a: &Region, b: &Region) -> Region {
+    a.iter().zip(b).map(|(x, y)| x.union(y)).collect()
+}
+
+/// What to collect in `boxes_touched`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Touch {
+    /// Reads: calls to Funcs and images.
+    Required,
+    /// Writes: Provide nodes.
+    Provided,
+}
+
+struct BoxCollector {
+    scope: Scope,
+    touch: Touch,
+    boxes: HashMap<String, Region>,
+    only: Option<String>,
+}
+
+impl BoxCollector {
+    fn add(&mut self, name: &str, args: &[Expr]) {
+        if let Some(o) = &self.only {
+            if o != name {
+                return;
+            }
+        }
+        let region: Region = args.iter().map(|a| bounds_of_expr(a, &self.scope)).collect();
+        let merged = match self.boxes.get(name) {
+            Some(old) if old.len() == region.len() => region_union(old, &region),
+            _ => region,
+        };
+        self.boxes.insert(name.to_string(), merged);
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        match e.node() {
+            ExprNode::Let { name, value, body } => {
+                self.expr(value);
+                let iv = bounds_of_expr(value, &self.scope);
+                let old = self.scope.insert(name.clone(), iv);
+                self.expr(body);
+                restore(&mut self.scope, name, old);
+            }
+            ExprNode::Call { name, args, kind } => {
+                for a in args {
+                    self.expr(a);
+                }
+                if self.touch == Touch::Required && matches!(kind, CallKind::Halide { .. } | CallKind::Image { .. }) {
+                    self.add(name, args);
+                }
+            }
+            _ => crate::ir::visit::walk_expr(&mut ExprOnly(self), e),
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match s.node() {
+            StmtNode::LetStmt { name, value, body } => {
+                self.expr(value);
+                let iv = bounds_of_expr(value, &self.scope);
+                let old = self.scope.insert(name.clone(), iv);
+                self.stmt(body);
+                restore(&mut self.scope, name, old);
+            }
+            StmtNode::For { name, min, extent, body, .. } => {
+                self.expr(min);
+                self.expr(extent);
+                let lo = bounds_of_expr(min, &self.scope);
+                let max_e = Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::one(min.ty()));
+                let hi = bounds_of_expr(&max_e, &self.scope);
+                let old = self.scope.insert(name.clone(), Interval::new(lo.min, hi.max));
+                self.stmt(body);
+                restore(&mut self.scope, name, old);
+            }
+            StmtNode::IfThenElse { condition, then_case, else_case } => {
+                self.expr(condition);
+                let saved = self.scope.clone();
+                refine_scope(&mut self.scope, condition);
+                self.stmt(then_case);
+                self.scope = saved;
+                if let Some(e) = else_case {
+                    self.stmt(e);
+                }
+            }
+            StmtNode::Provide { name, values, args, predicate } => {
+                for v in values.iter().chain(args.iter()) {
+                    self.expr(v);
+                }
+                self.expr(predicate);
+                if self.touch == Touch::Provided {
+                    self.add(name, args);
+                }
+            }
+            _ => crate::ir::visit::walk_stmt(&mut StmtWalker(self), s),
+        }
+    }
+}
+
+fn restore(scope: &mut Scope, name: &str, old: Option<Interval>) {
+    match old {
+        Some(o) => {
+            scope.insert(name.to_string(), o);
+        }
+        None => {
+            scope.remove(name);
+        }
+    }
+}
+
+/// Tighten variable intervals using a condition known to hold
+/// (`v <= e`, `v < e`, `v >= e`, `v > e`, conjunctions, `likely`).
+fn refine_scope(scope: &mut Scope, cond: &Expr) {
+    match cond.node() {
+        ExprNode::Binary { op: BinOp::And, a, b } => {
+            refine_scope(scope, a);
+            refine_scope(scope, b);
+        }
+        ExprNode::Call { kind: CallKind::Intrinsic(Intrinsic::Likely | Intrinsic::LikelyIfInnermost), args, .. } => {
+            refine_scope(scope, &args[0])
+        }
+        ExprNode::Binary { op, a, b } if op.is_comparison() && a.ty().is_scalar() && a.ty().is_int() => {
+            let Some(v) = a.as_variable() else { return };
+            let ib = bounds_of_expr(b, scope);
+            let one = Expr::one(a.ty());
+            let cur = scope.get(v).cloned().unwrap_or_else(|| Interval::point(a.clone()));
+            let new = match op {
+                BinOp::LE => Interval::new(cur.min, min_opt(cur.max, ib.max)),
+                BinOp::LT => Interval::new(cur.min, min_opt(cur.max, ib.max.map(|m| Expr::sub(m, one)))),
+                BinOp::GE => Interval::new(max_opt(cur.min, ib.min), cur.max),
+                BinOp::GT => Interval::new(max_opt(cur.min, ib.min.map(|m| Expr::add(m, one))), cur.max),
+                _ => return,
+            };
+            scope.insert(v.to_string(), new);
+        }
+        _ => {}
+    }
+}
+
+fn min_opt(a: Option<Expr>, b: Option<Expr>) -> Option<Expr> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(Expr::min(a, b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+fn max_opt(a: Option<Expr>, b: Option<Expr>) -> Option<Expr> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(Expr::max(a, b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+// Adapters so the default walkers recurse back into the collector.
+struct ExprOnly<'a>(&'a mut BoxCollector);
+impl crate::ir::Visitor for ExprOnly<'_> {
+    fn visit_expr(&mut self, e: &Expr) {
+        self.0.expr(e)
+    }
+    fn visit_stmt(&mut self, s: &Stmt) {
+        self.0.stmt(s)
+    }
+}
+struct StmtWalker<'a>(&'a mut BoxCollector);
+impl crate::ir::Visitor for StmtWalker<'_> {
+    fn visit_expr(&mut self, e: &Expr) {
+        self.0.expr(e)
+    }
+    fn visit_stmt(&mut self, s: &Stmt) {
+        self.0.stmt(s)
+    }
+}
+
+fn collect(s: &Stmt, scope: &Scope, touch: Touch, only: Option<&str>) -> HashMap<String, Region> {
+    let mut c = BoxCollector { scope: scope.clone(), touch, boxes: HashMap::new(), only: only.map(String::from) };
+    c.stmt(s);
+    c.boxes.into_iter().map(|(k, r)| (k, r.iter().map(Interval::simplified).collect())).collect()
+}
+
+/// Region of each Func / image read by `s`.
+pub fn boxes_required(s: &Stmt, scope: &Scope) -> HashMap<String, Region> {
+    collect(s, scope, Touch::Required, None)
+}
+
+/// Region of Func `name` read by `s`, if it is read at all.
+pub fn box_required(s: &Stmt, name: &str, scope: &Scope) -> Option<Region> {
+    collect(s, scope, Touch::Required, Some(name)).remove(name)
+}
+
+/// Region of Func `name` written (Provide) by `s`.
+pub fn box_provided(s: &Stmt, name: &str, scope: &Scope) -> Option<Region> {
+    collect(s, scope, Touch::Provided, Some(name)).remove(name)
+}
+
+/// Region of each Func / image read by an expression.
+pub fn boxes_required_expr(e: &Expr, scope: &Scope) -> HashMap<String, Region> {
+    collect(&Stmt::evaluate(e.clone()), scope, Touch::Required, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn x() -> Expr {
+        Expr::var_i32("x")
+    }
+
+    #[test]
+    fn linear_bounds() {
+        let mut scope = Scope::new();
+        scope.insert("x".into(), Interval::new(Some(Expr::i32(0)), Some(Expr::i32(9))));
+        let e = Expr::sub(Expr::mul(x(), Expr::i32(-2)), Expr::i32(1));
+        let iv = bounds_of_expr(&e, &scope);
+        let lo = crate::analysis::simplify::simplify(iv.min.as_ref().unwrap());
+        let hi = crate::analysis::simplify::simplify(iv.max.as_ref().unwrap());
+        assert_eq!(eval_const(&lo), -19);
+        assert_eq!(eval_const(&hi), -1);
+    }
+
+    #[test]
+    fn narrow_types_fall_back_to_type_range() {
+        let e = Expr::add(Expr::var(Type::uint(8), "a"), Expr::uint_imm(Type::uint(8), 1));
+        let iv = bounds_of_expr(&e, &Scope::new());
+        assert_eq!(iv.max.unwrap().as_uint_const(), Some(255));
+    }
+
+    /// Tiny constant evaluator so this test doesn't depend on the simplifier.
+    fn eval_const(e: &Expr) -> i64 {
+        match e.node() {
+            ExprNode::IntImm(v) => *v,
+            ExprNode::Binary { op, a, b } => {
+                let (a, b) = (eval_const(a), eval_const(b));
+                match op {
+                    BinOp::Add => a + b,
+                    BinOp::Sub => a - b,
+                    BinOp::Mul => a * b,
+                    BinOp::Min => a.min(b),
+                    BinOp::Max => a.max(b),
+                    _ => panic!(),
+                }
+            }
+            _ => panic!("not constant: {e}"),
+        }
+    }
+}

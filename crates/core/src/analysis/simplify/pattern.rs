@@ -1,0 +1,332 @@
+//! A small term-rewriting language for the simplifier's rules.
+//!
+//! Patterns are built with ordinary Rust operators over wildcards, so a rule
+//! reads like the algebra it encodes:
+//!
+//! ```ignore
+//! rule((x + c0) + c1, x + (c0 + c1))
+//! rule_if((x * c0) / c1, x * (c0 / c1), (c1 > 0) & ((c0 % c1) == 0) & no_overflow())
+//! ```
+//!
+//! `x, y, z, w` match any expression (repeated uses must be equal); `c0..c3`
+//! match constants (scalars or broadcasts of scalars); integer literals match
+//! constants of that value. The right-hand side is instantiated bottom-up
+//! through the simplifier's own node constructors, so constant sub-terms such
+//! as `c0 + c1` are folded and new nodes get simplified once (no re-walk of
+//! the already-simplified operands). A predicate is instantiated the same way
+//! and must fold to `true`.
+//!
+//! Pattern nodes are allocated once per process (rule tables live in
+//! `OnceLock`s) and referenced by `&'static`, which keeps `P` `Copy`.
+
+use std::ops;
+
+use super::fold::const_of;
+use super::info::no_overflow;
+use super::Simplifier;
+use crate::ir::{equal, BinOp, Expr, ExprNode, Type};
+
+#[derive(Debug)]
+pub enum PatNode {
+    Wild(usize),
+    ConstWild(usize),
+    Lit(i64),
+    Bin(BinOp, P, P),
+    Not(P),
+    Select(P, P, P),
+    /// Predicate helper: the operand type of the matched root never overflows.
+    NoOverflow,
+    /// Predicate helper: the operand type of the matched root is signed.
+    IsInt,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct P(pub &'static PatNode);
+
+fn mk(n: PatNode) -> P {
+    P(Box::leak(Box::new(n)))
+}
+
+pub fn wild(i: usize) -> P {
+    mk(PatNode::Wild(i))
+}
+pub fn cwild(i: usize) -> P {
+    mk(PatNode::ConstWild(i))
+}
+pub fn lit(v: i64) -> P {
+    mk(PatNode::Lit(v))
+}
+pub fn no_overflow_p() -> P {
+    mk(PatNode::NoOverflow)
+}
+pub fn is_int_p() -> P {
+    mk(PatNode::IsInt)
+}
+
+impl From<i64> for P {
+    fn from(v: i64) -> P {
+        lit(v)
+    }
+}
+
+fn bin(op: BinOp, a: impl Into<P>, b: impl Into<P>) -> P {
+    mk(PatNode::Bin(op, a.into(), b.into()))
+}
+
+pub fn min(a: impl Into<P>, b: impl Into<P>) -> P {
+    bin(BinOp::Min, a, b)
+}
+pub fn max(a: impl Into<P>, b: impl Into<P>) -> P {
+    bin(BinOp::Max, a, b)
+}
+pub fn lt(a: impl Into<P>, b: impl Into<P>) -> P {
+    bin(BinOp::LT, a, b)
+}
+pub fn le(a: impl Into<P>, b: impl Into<P>) -> P {
+    bin(BinOp::LE, a, b)
+}
+pub fn gt(a: impl Into<P>, b: impl Into<P>) -> P {
+    bin(BinOp::GT, a, b)
+}
+pub fn ge(a: impl Into<P>, b: impl Into<P>) -> P {
+    bin(BinOp::GE, a, b)
+}
+pub fn eq(a: impl Into<P>, b: impl Into<P>) -> P {
+    bin(BinOp::EQ, a, b)
+}
+pub fn ne(a: impl Into<P>, b: impl Into<P>) -> P {
+    bin(BinOp::NE, a, b)
+}
+pub fn and(a: impl Into<P>, b: impl Into<P>) -> P {
+    bin(BinOp::And, a, b)
+}
+pub fn or(a: impl Into<P>, b: impl Into<P>) -> P {
+    bin(BinOp::Or, a, b)
+}
+pub fn not(a: P) -> P {
+    mk(PatNode::Not(a))
+}
+pub fn select(c: P, t: impl Into<P>, f: impl Into<P>) -> P {
+    mk(PatNode::Select(c, t.into(), f.into()))
+}
+
+macro_rules! pat_ops {
+    ($($tr:ident $m:ident $op:expr;)*) => {$(
+        impl ops::$tr<P> for P {
+            type Output = P;
+            fn $m(self, r: P) -> P { bin($op, self, r) }
+        }
+        impl ops::$tr<i64> for P {
+            type Output = P;
+            fn $m(self, r: i64) -> P { bin($op, self, lit(r)) }
+        }
+        impl ops::$tr<P> for i64 {
+            type Output = P;
+            fn $m(self, r: P) -> P { bin($op, lit(self), r) }
+        }
+    )*};
+}
+pat_ops! {
+    Add add BinOp::Add;
+    Sub sub BinOp::Sub;
+    Mul mul BinOp::Mul;
+    Div div BinOp::Div;
+    Rem rem BinOp::Mod;
+    BitAnd bitand BinOp::And;
+    BitOr bitor BinOp::Or;
+}
+
+impl ops::Not for P {
+    type Output = P;
+    fn not(self) -> P {
+        not(self)
+    }
+}
+
+/// Comparison helpers usable as methods in predicates: `c1.gt(0)`.
+impl P {
+    pub fn gt(self, o: impl Into<P>) -> P {
+        gt(self, o)
+    }
+    pub fn ge(self, o: impl Into<P>) -> P {
+        ge(self, o)
+    }
+    pub fn lt(self, o: impl Into<P>) -> P {
+        lt(self, o)
+    }
+    pub fn le(self, o: impl Into<P>) -> P {
+        le(self, o)
+    }
+    pub fn eq(self, o: impl Into<P>) -> P {
+        eq(self, o)
+    }
+    pub fn ne(self, o: impl Into<P>) -> P {
+        ne(self, o)
+    }
+}
+
+/// The standard wildcards.
+pub struct W {
+    pub x: P,
+    pub y: P,
+    pub z: P,
+    pub w: P,
+    pub c0: P,
+    pub c1: P,
+    pub c2: P,
+    pub c3: P,
+}
+
+pub fn wilds() -> W {
+    W { x: wild(0), y: wild(1), z: wild(2), w: wild(3), c0: cwild(0), c1: cwild(1), c2: cwild(2), c3: cwild(3) }
+}
+
+pub struct Rule {
+    pub lhs: P,
+    pub rhs: P,
+    pub pred: Option<P>,
+}
+
+pub fn rule(lhs: P, rhs: impl Into<P>) -> Rule {
+    Rule { lhs, rhs: rhs.into(), pred: None }
+}
+pub fn rule_if(lhs: P, rhs: impl Into<P>, pred: P) -> Rule {
+    Rule { lhs, rhs: rhs.into(), pred: Some(pred) }
+}
+
+pub struct Binds {
+    w: [Option<Expr>; 4],
+    c: [Option<Expr>; 4],
+    /// Operand type of the matched root node.
+    op_ty: Type,
+}
+
+fn matches(p: P, e: &Expr, b: &mut Binds) -> bool {
+    match p.0 {
+        PatNode::Wild(i) => match &b.w[*i] {
+            Some(prev) => equal(prev, e),
+            None => {
+                b.w[*i] = Some(e.clone());
+                true
+            }
+        },
+        PatNode::ConstWild(i) => {
+            if const_of(e).is_none() {
+                return false;
+            }
+            match &b.c[*i] {
+                Some(prev) => equal(prev, e),
+                None => {
+                    b.c[*i] = Some(e.clone());
+                    true
+                }
+            }
+        }
+        PatNode::Lit(v) => !e.ty().is_float() && const_of(e).is_some() && e.is_const_value(*v),
+        PatNode::Bin(op, pa, pb) => match e.node() {
+            ExprNode::Binary { op: eop, a, b: eb } if eop == op => matches(*pa, a, b) && matches(*pb, eb, b),
+            _ => false,
+        },
+        PatNode::Not(pa) => match e.node() {
+            ExprNode::Not(a) => matches(*pa, a, b),
+            _ => false,
+        },
+        PatNode::Select(pc, pt, pf) => match e.node() {
+            ExprNode::Select { cond, t, f } => matches(*pc, cond, b) && matches(*pt, t, b) && matches(*pf, f, b),
+            _ => false,
+        },
+        PatNode::NoOverflow | PatNode::IsInt => false,
+    }
+}
+
+fn pat_type(p: P, b: &Binds) -> Option<Type> {
+    match p.0 {
+        PatNode::Wild(i) => b.w[*i].as_ref().map(|e| e.ty()),
+        PatNode::ConstWild(i) => b.c[*i].as_ref().map(|e| e.ty()),
+        PatNode::Lit(_) => None,
+        PatNode::Bin(op, x, y) => {
+            let t = pat_type(*x, b).or_else(|| pat_type(*y, b))?;
+            if op.is_comparison() || op.is_logical() {
+                Some(Type::bool().with_lanes(t.lanes))
+            } else {
+                Some(t)
+            }
+        }
+        PatNode::Not(x) => pat_type(*x, b),
+        PatNode::Select(_, t, f) => pat_type(*t, b).or_else(|| pat_type(*f, b)),
+        PatNode::NoOverflow | PatNode::IsInt => Some(Type::bool()),
+    }
+}
+
+impl Simplifier {
+    /// Instantiate a pattern. `hint` is the type to give bare literals.
+    fn build(&mut self, p: P, b: &Binds, hint: Option<Type>) -> Option<Expr> {
+        Some(match p.0 {
+            PatNode::Wild(i) => b.w[*i].clone()?,
+            PatNode::ConstWild(i) => b.c[*i].clone()?,
+            PatNode::Lit(v) => {
+                let t = hint?;
+                if t.is_bool() {
+                    Expr::make_const_i64(t, (*v != 0) as i64)
+                } else {
+                    Expr::make_const_i64(t, *v)
+                }
+            }
+            PatNode::Bin(op, x, y) => {
+                let operand_hint = if op.is_comparison() {
+                    None
+                } else if op.is_logical() {
+                    hint
+                } else {
+                    hint
+                };
+                let t = pat_type(*x, b).or_else(|| pat_type(*y, b)).or(operand_hint)?;
+                let ex = self.build(*x, b, Some(t))?;
+                let ey = self.build(*y, b, Some(t))?;
+                if ex.ty() != ey.ty() {
+                    return None;
+                }
+                self.mk_bin(*op, ex, ey)
+            }
+            PatNode::Not(x) => {
+                let ex = self.build(*x, b, hint)?;
+                self.mk_not(ex)
+            }
+            PatNode::Select(c, t, f) => {
+                let ty = pat_type(*t, b).or_else(|| pat_type(*f, b)).or(hint)?;
+                let ec = self.build(*c, b, Some(Type::bool().with_lanes(ty.lanes)))?;
+                let et = self.build(*t, b, Some(ty))?;
+                let ef = self.build(*f, b, Some(ty))?;
+                self.mk_select(ec, et, ef)
+            }
+            PatNode::NoOverflow => Expr::bool_const(no_overflow(b.op_ty)),
+            PatNode::IsInt => Expr::bool_const(b.op_ty.is_int()),
+        })
+    }
+
+    /// Try each rule in order on `e`; return the first rewrite that applies.
+    pub(crate) fn rewrite(&mut self, e: &Expr, rules: &[Rule]) -> Option<Expr> {
+        let op_ty = match e.node() {
+            ExprNode::Binary { a, .. } => a.ty(),
+            ExprNode::Not(a) => a.ty(),
+            ExprNode::Select { t, .. } => t.ty(),
+            _ => e.ty(),
+        };
+        for r in rules {
+            let mut b = Binds { w: Default::default(), c: Default::default(), op_ty };
+            if !matches(r.lhs, e, &mut b) {
+                continue;
+            }
+            if let Some(pred) = r.pred {
+                match self.build(pred, &b, Some(Type::bool())) {
+                    Some(v) if v.is_true() => {}
+                    _ => continue,
+                }
+            }
+            if let Some(out) = self.build(r.rhs, &b, Some(e.ty())) {
+                return Some(out);
+            }
+        }
+        None
+    }
+}

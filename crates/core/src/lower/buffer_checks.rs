@@ -1,0 +1,92 @@
+//! Buffer checks: assertions, evaluated before any work, that every input
+//! buffer contains the region the pipeline reads and every output buffer
+//! the region it writes (Halide's AddImageChecks.cpp, bounds part).
+//!
+//! Assumes: the root body after bounds inference, with Func calls and
+//! Provides not yet flattened. Guarantees: one AssertStmt per buffer, side
+//! and dimension, whose failure message names the buffer, the dimension,
+//! and the accessed and available coordinates.
+
+use std::collections::BTreeMap;
+
+use super::environment::Environment;
+use crate::analysis::bounds::{box_provided, boxes_required, Scope};
+use crate::analysis::simplify::simplify;
+use crate::error::Result;
+use crate::ir::visit::for_each_expr;
+use crate::ir::{CallKind, Expr, ExprNode, Intrinsic, Stmt, Type};
+use crate::lang::function::Function;
+
+/// Names and dimensionality of the images (input buffers) the pipeline reads.
+pub fn input_images(env: &Environment) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for name in &env.order {
+        for v in env.get(name).values() {
+            for_each_expr(&v, &mut |e| {
+                if let ExprNode::Call { name, args, kind: CallKind::Image { .. } } = e.node() {
+                    out.insert(name.clone(), args.len());
+                }
+            });
+        }
+    }
+    out
+}
+
+fn error_message(parts: Vec<Expr>) -> Expr {
+    Expr::intrinsic(Type::i32(), Intrinsic::Error, parts)
+}
+
+fn range_checks(kind: &str, buf: &str, region: &[crate::analysis::bounds::Interval], out: &mut Vec<Stmt>) {
+    for (d, iv) in region.iter().enumerate() {
+        let bmin = Expr::var_i32(format!("{buf}.min.{d}"));
+        let bmax = Expr::sub(
+            Expr::add(bmin.clone(), Expr::var_i32(format!("{buf}.extent.{d}"))),
+            Expr::i32(1),
+        );
+        if let Some(lo) = &iv.min {
+            let lo = simplify(lo);
+            out.push(Stmt::assert(
+                Expr::ge(lo.clone(), bmin.clone()),
+                error_message(vec![
+                    Expr::string(format!("{kind} buffer {buf} is accessed at ")),
+                    lo,
+                    Expr::string(", which is before the min ("),
+                    bmin.clone(),
+                    Expr::string(format!(") in dimension {d}")),
+                ]),
+            ));
+        }
+        if let Some(hi) = &iv.max {
+            let hi = simplify(hi);
+            out.push(Stmt::assert(
+                Expr::le(hi.clone(), bmax.clone()),
+                error_message(vec![
+                    Expr::string(format!("{kind} buffer {buf} is accessed at ")),
+                    hi,
+                    Expr::string(", which is beyond the max ("),
+                    simplify(&bmax),
+                    Expr::string(format!(") in dimension {d}")),
+                ]),
+            ));
+        }
+    }
+}
+
+pub fn buffer_checks(s: &Stmt, env: &Environment, outputs: &[Function]) -> Result<Vec<Stmt>> {
+    let mut checks = vec![];
+    let empty = Scope::new();
+    let images = input_images(env);
+    let required = boxes_required(s, &empty);
+    for name in images.keys() {
+        if let Some(region) = required.get(name) {
+            range_checks("Input", name, region, &mut checks);
+        }
+    }
+    for o in outputs {
+        let name = o.name();
+        if let Some(region) = box_provided(s, &name, &empty) {
+            range_checks("Output", &name, &region, &mut checks);
+        }
+    }
+    Ok(checks)
+}

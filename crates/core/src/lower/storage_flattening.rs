@@ -1,0 +1,101 @@
+//! Storage flattening (Halide's StorageFlattening.cpp).
+//!
+//! Assumes: bounds inference is done, so every Realize has concrete bounds.
+//! Guarantees: no Realize, Provide or Func/image Calls remain. Each Realize
+//! becomes an Allocate of the product of its extents, with `f.min.d`,
+//! `f.extent.d` and `f.stride.d` lets (dimension 0 dense); Provides become
+//! Stores and calls become Loads, indexed `sum((arg_d - f.min.d) * f.stride.d)`.
+//! Output and input buffers use the same names, which the backend defines.
+
+use crate::error::{Error, Result};
+use crate::ir::visit::{mutate_expr_children, mutate_stmt_children};
+use crate::ir::{CallKind, Expr, ExprNode, Mutator, Stmt, StmtNode};
+
+/// The flat element index of `args` in buffer `name`.
+pub fn flat_index(name: &str, args: &[Expr]) -> Expr {
+    let mut idx: Option<Expr> = None;
+    for (d, a) in args.iter().enumerate() {
+        let off = Expr::sub(a.clone(), Expr::var_i32(format!("{name}.min.{d}")));
+        let term = Expr::mul(off, Expr::var_i32(format!("{name}.stride.{d}")));
+        idx = Some(match idx {
+            None => term,
+            Some(i) => Expr::add(i, term),
+        });
+    }
+    idx.unwrap_or_else(|| Expr::i32(0))
+}
+
+struct Flatten {
+    error: Option<Error>,
+}
+
+impl Mutator for Flatten {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        let e2 = mutate_expr_children(self, e);
+        if let ExprNode::Call { name, args, kind: CallKind::Halide { .. } | CallKind::Image { .. } } = e2.node() {
+            if args.iter().any(|a| a.ty() != crate::ir::Type::i32()) {
+                self.error.get_or_insert(Error::internal(format!("non-Int(32) index into {name}")));
+            }
+            return Expr::load(e2.ty(), name.clone(), flat_index(name, args), Expr::bool_const(true));
+        }
+        e2
+    }
+
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        match s.node() {
+            StmtNode::Provide { name, values, args, predicate } => {
+                if values.len() != 1 {
+                    self.error.get_or_insert(Error::unimplemented("Tuple-valued Funcs"));
+                    return s.clone();
+                }
+                let v = self.mutate_expr(&values[0]);
+                let a: Vec<Expr> = args.iter().map(|x| self.mutate_expr(x)).collect();
+                Stmt::store(name.clone(), v, flat_index(name, &a), self.mutate_expr(predicate))
+            }
+            StmtNode::Realize { name, types, memory_type, bounds, condition, body } => {
+                if types.len() != 1 {
+                    self.error.get_or_insert(Error::unimplemented("Tuple-valued Funcs"));
+                    return s.clone();
+                }
+                let body = self.mutate_stmt(body);
+                let extents: Vec<Expr> =
+                    (0..bounds.len()).map(|d| Expr::var_i32(format!("{name}.extent.{d}"))).collect();
+                let mut out = Stmt::new(StmtNode::Allocate {
+                    name: name.clone(),
+                    ty: types[0],
+                    memory_type: *memory_type,
+                    extents,
+                    condition: condition.clone(),
+                    body,
+                });
+                // Strides: dense, dimension 0 innermost.
+                for d in (0..bounds.len()).rev() {
+                    let stride = if d == 0 {
+                        Expr::i32(1)
+                    } else {
+                        Expr::mul(
+                            Expr::var_i32(format!("{name}.stride.{}", d - 1)),
+                            Expr::var_i32(format!("{name}.extent.{}", d - 1)),
+                        )
+                    };
+                    out = Stmt::let_stmt(format!("{name}.stride.{d}"), stride, out);
+                }
+                for (d, r) in bounds.iter().enumerate().rev() {
+                    out = Stmt::let_stmt(format!("{name}.extent.{d}"), r.extent.clone(), out);
+                    out = Stmt::let_stmt(format!("{name}.min.{d}"), r.min.clone(), out);
+                }
+                out
+            }
+            _ => mutate_stmt_children(self, s),
+        }
+    }
+}
+
+pub fn storage_flattening(s: &Stmt) -> Result<Stmt> {
+    let mut f = Flatten { error: None };
+    let out = f.mutate_stmt(s);
+    match f.error {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}

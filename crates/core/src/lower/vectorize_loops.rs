@@ -1,0 +1,729 @@
+//! Vectorization (the algorithm of Halide's VectorizeLoops, written anew).
+//!
+//! Assumes: runs after storage flattening (no Provide, Realize or Func
+//! calls remain); every loop marked `ForType::Vectorized` has an extent that
+//! folds to an integer constant greater than 1; names bound inside a
+//! vectorized loop do not shadow the loop variable.
+//!
+//! Guarantees: no `ForType::Vectorized` loop remains. Each vectorized loop
+//! over `v` with constant extent `N` is replaced by its body, in which `v`
+//! is `Ramp(min, 1, N)` and every expression that depends on it is widened
+//! to `N` lanes (scalar operands of a mixed operation are broadcast; ramps
+//! and broadcasts are combined so that affine indices stay ramps). Lets
+//! whose value becomes a vector keep their name and get a vector type (or
+//! are substituted away when the value is a ramp or a broadcast). An `if`
+//! with a lane-varying condition becomes predicated loads and stores (with
+//! a scalar all-lanes-true fast path when the condition was `likely`); an
+//! allocation inside the loop gets one copy per lane; inner loops whose
+//! bounds vary per lane run over the union of the lanes' ranges with the
+//! body predicated. Anything that cannot be vectorized (impure calls such
+//! as `print`, vector assertions, unpredictable bodies) is scalarized: it
+//! runs in a serial loop over the lanes. A vectorized loop nested inside
+//! another is a user error; so is a reduction of all lanes into one
+//! location.
+
+use crate::analysis::simplify::simplify;
+use crate::analysis::substitute::substitute_in_stmt;
+use crate::error::{Error, Result};
+use crate::ir::visit::{for_each_expr, mutate_expr_children, mutate_stmt_children};
+use crate::ir::{BinOp, CallKind, Expr, ExprNode, ForType, Intrinsic, Mutator, Stmt, StmtNode};
+use crate::lower::unroll_loops::{const_int_value, fold_binary};
+
+#[cfg(test)]
+#[path = "test_interpreter.rs"]
+pub(crate) mod test_interpreter;
+
+/// Replace every `ForType::Vectorized` loop in `s` by its widened body.
+pub fn vectorize_loops(s: &Stmt) -> Result<Stmt> {
+    let mut v = FindVectorLoops { error: None };
+    let out = v.mutate_stmt(s);
+    match v.error {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+struct FindVectorLoops {
+    error: Option<Error>,
+}
+
+impl Mutator for FindVectorLoops {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        e.clone()
+    }
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        if self.error.is_some() {
+            return s.clone();
+        }
+        if let StmtNode::For { name, min, extent, for_type: ForType::Vectorized, body } = s.node() {
+            return match vectorize_one(name, min, extent, body) {
+                Ok(b) => b,
+                Err(e) => {
+                    self.error = Some(e);
+                    s.clone()
+                }
+            };
+        }
+        mutate_stmt_children(self, s)
+    }
+}
+
+fn vectorize_one(name: &str, min: &Expr, extent: &Expr, body: &Stmt) -> Result<Stmt> {
+    let simplified = simplify(extent);
+    let lanes = match const_int_value(&simplified) {
+        Some(n) if n > 1 && n <= u16::MAX as i64 => n as u16,
+        _ => {
+            return Err(Error::user(format!(
+                "Loop over {name} has extent {simplified}. Can only vectorize loops over a constant extent > 1"
+            )))
+        }
+    };
+    if !min.ty().is_scalar() || !min.ty().is_int_or_uint() {
+        return Err(Error::internal(format!("vectorized loop over {name} has a non-scalar or non-integer min {min}")));
+    }
+    let mut subs = VectorSubs {
+        var: name.to_string(),
+        min: min.clone(),
+        lanes,
+        ramp: Expr::ramp(min.clone(), Expr::one(min.ty()), lanes),
+        scope: vec![],
+        containing_lets: vec![],
+        needs_scalarize: false,
+        error: None,
+    };
+    let out = subs.mutate_stmt(body);
+    match subs.error {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+/// How an operand of a lanewise operation looks: the same value in every
+/// lane, an affine ramp with a scalar base, or anything else.
+enum Shape {
+    Uniform(Expr),
+    Ramp(Expr, Expr),
+    Other,
+}
+
+fn shape(e: &Expr) -> Shape {
+    if e.ty().is_scalar() {
+        return Shape::Uniform(e.clone());
+    }
+    match e.node() {
+        ExprNode::Broadcast { value, .. } if value.ty().is_scalar() => Shape::Uniform(value.clone()),
+        ExprNode::Ramp { base, stride, .. } if base.ty().is_scalar() => Shape::Ramp(base.clone(), stride.clone()),
+        _ => Shape::Other,
+    }
+}
+
+/// Broadcast a scalar to `lanes` lanes; vectors of the right width pass.
+fn widen(e: Expr, lanes: u16) -> Expr {
+    if e.lanes() == lanes {
+        e
+    } else {
+        debug_assert_eq!(e.lanes(), 1, "widening a {}-lane vector to {lanes} lanes", e.lanes());
+        Expr::broadcast(e, lanes)
+    }
+}
+
+/// `a op b` lanewise, widening a scalar operand and keeping ramps and
+/// broadcasts in closed form where that is exact (integer wrap-around
+/// arithmetic is a ring, so the ramp identities hold for every width).
+pub(crate) fn vector_binary(op: BinOp, a: Expr, b: Expr) -> Expr {
+    let lanes = a.lanes().max(b.lanes());
+    if lanes == 1 {
+        return fold_binary(op, a, b);
+    }
+    let int = a.ty().is_int_or_uint();
+    let ramp = |base: Expr, stride: Expr| Expr::ramp(base, stride, lanes);
+    match (shape(&a), shape(&b)) {
+        (Shape::Uniform(x), Shape::Uniform(y)) => return Expr::broadcast(fold_binary(op, x, y), lanes),
+        (Shape::Ramp(b1, s1), Shape::Uniform(y)) if int => match op {
+            BinOp::Add | BinOp::Sub => return ramp(fold_binary(op, b1, y), s1),
+            BinOp::Mul => return ramp(fold_binary(op, b1, y.clone()), fold_binary(op, s1, y)),
+            _ => {}
+        },
+        (Shape::Uniform(x), Shape::Ramp(b2, s2)) if int => match op {
+            BinOp::Add => return ramp(fold_binary(op, x, b2), s2),
+            BinOp::Sub => {
+                let neg = fold_binary(BinOp::Sub, Expr::zero(s2.ty()), s2);
+                return ramp(fold_binary(op, x, b2), neg);
+            }
+            BinOp::Mul => return ramp(fold_binary(op, x.clone(), b2), fold_binary(op, x, s2)),
+            _ => {}
+        },
+        (Shape::Ramp(b1, s1), Shape::Ramp(b2, s2)) if int => {
+            if let BinOp::Add | BinOp::Sub = op {
+                return ramp(fold_binary(op, b1, b2), fold_binary(op, s1, s2));
+            }
+        }
+        _ => {}
+    }
+    Expr::binary(op, widen(a, lanes), widen(b, lanes))
+}
+
+/// Constant lower and upper bounds over the lanes of `e`, as scalar
+/// expressions, when `e` is a scalar, a broadcast or a ramp with a constant
+/// stride (assumes the ramp does not wrap around).
+pub(crate) fn lane_bounds(e: &Expr) -> Option<(Expr, Expr)> {
+    match shape(e) {
+        Shape::Uniform(u) => Some((u.clone(), u)),
+        Shape::Ramp(base, stride) => {
+            let s = const_int_value(&stride)?;
+            let n = e.lanes() / base.lanes();
+            let last = fold_binary(BinOp::Add, base.clone(), Expr::make_const_i64(base.ty(), s * (n as i64 - 1)));
+            if s >= 0 {
+                Some((base, last))
+            } else {
+                Some((last, base))
+            }
+        }
+        Shape::Other => None,
+    }
+}
+
+/// A scalar condition that implies every lane of the vector condition `c`
+/// is true (it may be stronger than needed), if one is easy to find.
+pub(crate) fn all_lanes_true(c: &Expr) -> Option<Expr> {
+    if c.ty().is_scalar() {
+        return Some(c.clone());
+    }
+    if let Some(args) = c.as_intrinsic(Intrinsic::Likely).or_else(|| c.as_intrinsic(Intrinsic::LikelyIfInnermost)) {
+        return all_lanes_true(&args[0]);
+    }
+    match c.node() {
+        ExprNode::Broadcast { value, .. } if value.ty().is_scalar() => Some(value.clone()),
+        ExprNode::Binary { op: BinOp::And, a, b } => Some(Expr::and(all_lanes_true(a)?, all_lanes_true(b)?)),
+        ExprNode::Binary { op, a, b } if matches!(op, BinOp::LT | BinOp::LE | BinOp::GT | BinOp::GE) => {
+            let (amin, amax) = lane_bounds(a)?;
+            let (bmin, bmax) = lane_bounds(b)?;
+            Some(match op {
+                BinOp::LT => Expr::lt(amax, bmin),
+                BinOp::LE => Expr::le(amax, bmin),
+                BinOp::GT => Expr::gt(amin, bmax),
+                _ => Expr::ge(amin, bmax),
+            })
+        }
+        _ => None,
+    }
+}
+
+fn strip_top_likely(c: &Expr) -> Expr {
+    match c.as_intrinsic(Intrinsic::Likely).or_else(|| c.as_intrinsic(Intrinsic::LikelyIfInnermost)) {
+        Some(args) => args[0].clone(),
+        None => c.clone(),
+    }
+}
+
+fn is_impure_call(kind: &CallKind) -> bool {
+    !kind.is_pure()
+}
+
+/// Does `e` read the buffer `name`?
+fn loads_from(e: &Expr, name: &str) -> bool {
+    let mut found = false;
+    for_each_expr(e, &mut |x| {
+        if let ExprNode::Load { name: n, .. } = x.node() {
+            found |= n == name;
+        }
+    });
+    found
+}
+
+/// Substitutes the vector for the loop variable and widens everything.
+struct VectorSubs {
+    var: String,
+    min: Expr,
+    lanes: u16,
+    ramp: Expr,
+    /// Let-bound names in scope inside the loop: `Some(widened)` if the
+    /// value became a vector, `None` for a scalar binding (which hides an
+    /// outer vector binding of the same name).
+    scope: Vec<(String, Option<Expr>)>,
+    /// The original scalar values of the enclosing lets that became
+    /// vectors, outermost first (used to rebuild lanes when scalarizing).
+    containing_lets: Vec<(String, Expr)>,
+    /// Set by an expression that cannot be widened; the innermost enclosing
+    /// statement is then scalarized.
+    needs_scalarize: bool,
+    error: Option<Error>,
+}
+
+impl VectorSubs {
+    fn fail(&mut self, e: Error) {
+        if self.error.is_none() {
+            self.error = Some(e);
+        }
+    }
+
+    /// Run the original statement `s` once per lane, in lane order.
+    fn scalarize(&self, s: &Stmt) -> Stmt {
+        let lane = format!("{}.lane", self.var);
+        let mut body = s.clone();
+        for (name, value) in self.containing_lets.iter().rev() {
+            body = substitute_in_stmt(name, value, &body);
+        }
+        let ty = self.min.ty();
+        let v = fold_binary(BinOp::Add, self.min.clone(), Expr::var(ty, lane.clone()));
+        body = substitute_in_stmt(&self.var, &v, &body);
+        Stmt::for_loop(lane, Expr::zero(ty), Expr::make_const_i64(ty, self.lanes as i64), ForType::Serial, body)
+    }
+
+    fn push_let(&mut self, name: &str, original: &Expr, widened: &Expr) -> bool {
+        if widened.ty().is_vector() {
+            self.scope.push((name.to_string(), Some(widened.clone())));
+            self.containing_lets.push((name.to_string(), original.clone()));
+            true
+        } else {
+            self.scope.push((name.to_string(), None));
+            false
+        }
+    }
+
+    fn pop_let(&mut self, vector: bool) {
+        self.scope.pop();
+        if vector {
+            self.containing_lets.pop();
+        }
+    }
+
+    /// Ramps and broadcasts are substituted into the body rather than
+    /// bound, so later passes and the code generator see dense indices.
+    fn inline_let_value(widened: &Expr) -> bool {
+        !matches!(shape(widened), Shape::Other)
+    }
+
+    /// Add `cond` to the predicate of every vector load and store in `s`.
+    /// `None` if `s` holds something that cannot be predicated.
+    fn predicate(&self, s: &Stmt, cond: &Expr) -> Option<Stmt> {
+        let mut p = Predicator { cond: cond.clone(), valid: true };
+        let out = p.mutate_stmt(s);
+        p.valid.then_some(out)
+    }
+
+    fn mutate_if(&mut self, s: &Stmt, condition: &Expr, then_case: &Stmt, else_case: &Option<Stmt>) -> Stmt {
+        let cond = self.mutate_expr(condition);
+        let then_v = self.mutate_stmt(then_case);
+        let else_v = else_case.as_ref().map(|e| self.mutate_stmt(e));
+        if cond.ty().is_scalar() {
+            let same = cond.same_as(condition)
+                && then_v.same_as(then_case)
+                && match (&else_v, else_case) {
+                    (Some(a), Some(b)) => a.same_as(b),
+                    (None, None) => true,
+                    _ => false,
+                };
+            return if same { s.clone() } else { Stmt::if_then_else(cond, then_v, else_v) };
+        }
+        let pcond = strip_top_likely(&cond);
+        let predicated = self.predicate(&then_v, &pcond).and_then(|t| match &else_v {
+            Some(e) => self.predicate(e, &Expr::not(pcond.clone())).map(|e| Stmt::block(vec![t, e])),
+            None => Some(t),
+        });
+        let slow = match predicated {
+            Some(p) => p,
+            None => self.scalarize(s),
+        };
+        let is_likely = cond.as_intrinsic(Intrinsic::Likely).is_some()
+            || cond.as_intrinsic(Intrinsic::LikelyIfInnermost).is_some();
+        if is_likely {
+            if let Some(all) = all_lanes_true(&pcond) {
+                return Stmt::if_then_else(Expr::likely(all), then_v, Some(slow));
+            }
+        }
+        slow
+    }
+
+    fn mutate_for(
+        &mut self,
+        s: &Stmt,
+        name: &str,
+        min: &Expr,
+        extent: &Expr,
+        for_type: ForType,
+        body: &Stmt,
+    ) -> Stmt {
+        if for_type == ForType::Vectorized {
+            if const_int_value(&simplify(extent)) == Some(1) {
+                let inner = substitute_in_stmt(name, min, body);
+                return self.mutate_stmt(&inner);
+            }
+            self.fail(Error::user(format!(
+                "Cannot vectorize the loop over {name} inside the vectorized loop over {}: nested vectorization is \
+                 not supported. Vectorize only one of the two variables.",
+                self.var
+            )));
+            return s.clone();
+        }
+        let nmin = self.mutate_expr(min);
+        let next = self.mutate_expr(extent);
+        self.scope.push((name.to_string(), None));
+        let nbody = self.mutate_stmt(body);
+        self.scope.pop();
+        if nmin.ty().is_scalar() && next.ty().is_scalar() {
+            if nmin.same_as(min) && next.same_as(extent) && nbody.same_as(body) {
+                return s.clone();
+            }
+            return Stmt::for_loop(name, nmin, next, for_type, nbody);
+        }
+        // Bounds vary across lanes: iterate over the union of the lanes'
+        // ranges and predicate the body to each lane's own range.
+        let end = vector_binary(BinOp::Add, nmin.clone(), next.clone());
+        let (Some((lo, _)), Some((_, hi))) = (lane_bounds(&nmin), lane_bounds(&end)) else {
+            return self.scalarize(s);
+        };
+        let lanes = self.lanes;
+        let v = Expr::broadcast(Expr::var(nmin.ty().element_of(), name), lanes);
+        let inside = Expr::and(
+            Expr::ge(v.clone(), widen(nmin, lanes)),
+            Expr::lt(v, widen(end, lanes)),
+        );
+        match self.predicate(&nbody, &inside) {
+            Some(pb) => Stmt::for_loop(name, lo.clone(), fold_binary(BinOp::Sub, hi, lo), for_type, pb),
+            None => self.scalarize(s),
+        }
+    }
+
+    fn mutate_allocate(&mut self, s: &Stmt) -> Stmt {
+        let StmtNode::Allocate { name, ty, memory_type, extents, condition, body } = s.node() else { unreachable!() };
+        let mut new_extents = vec![Expr::i32(self.lanes as i64)];
+        for e in extents {
+            let m = self.mutate_expr(e);
+            let m = if m.ty().is_vector() {
+                match lane_bounds(&m) {
+                    Some((_, hi)) => hi,
+                    None => {
+                        self.fail(Error::unimplemented(format!(
+                            "Vectorizing an allocation of {name} whose size varies across the lanes of {}",
+                            self.var
+                        )));
+                        return s.clone();
+                    }
+                }
+            } else {
+                m
+            };
+            new_extents.push(m);
+        }
+        let cond = self.mutate_expr(condition);
+        if cond.ty().is_vector() {
+            self.fail(Error::unimplemented(format!(
+                "Vectorizing an allocation of {name} whose condition varies across the lanes of {}",
+                self.var
+            )));
+            return s.clone();
+        }
+        // Give each lane its own copy: name[i] -> name[i * lanes + lane].
+        let lane = fold_binary(BinOp::Sub, Expr::var(self.min.ty(), self.var.clone()), self.min.clone());
+        let rewritten = RewriteAllocAccess { name: name.clone(), lanes: self.lanes, lane }.mutate_stmt(body);
+        let nbody = self.mutate_stmt(&rewritten);
+        Stmt::new(StmtNode::Allocate {
+            name: name.clone(),
+            ty: *ty,
+            memory_type: *memory_type,
+            extents: new_extents,
+            condition: cond,
+            body: nbody,
+        })
+    }
+
+    fn mutate_store(&mut self, s: &Stmt, name: &str, value: &Expr, index: &Expr, predicate: &Expr) -> Stmt {
+        let nv = self.mutate_expr(value);
+        let ni = self.mutate_expr(index);
+        let np = self.mutate_expr(predicate);
+        if nv.same_as(value) && ni.same_as(index) && np.same_as(predicate) {
+            return s.clone();
+        }
+        let lanes = nv.lanes().max(ni.lanes()).max(np.lanes());
+        if ni.ty().is_scalar() && lanes > 1 && loads_from(value, name) {
+            self.fail(Error::user(format!(
+                "Cannot vectorize the loop over {}: every lane stores to the same location of {name} \
+                 a value that reads {name} (a reduction across vector lanes). Use atomic() or do not \
+                 vectorize this variable.",
+                self.var
+            )));
+            return s.clone();
+        }
+        Stmt::store(name, widen(nv, lanes), widen(ni, lanes), widen(np, lanes))
+    }
+}
+
+impl Mutator for VectorSubs {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        if self.error.is_some() {
+            return e.clone();
+        }
+        match e.node() {
+            ExprNode::Variable { name, .. } => {
+                if let Some((_, binding)) = self.scope.iter().rev().find(|(n, _)| n == name) {
+                    return match binding {
+                        Some(w) if Self::inline_let_value(w) => w.clone(),
+                        Some(w) => Expr::var(w.ty(), name.clone()),
+                        None => e.clone(),
+                    };
+                }
+                if *name == self.var {
+                    if e.ty() == self.ramp.ty().element_of() {
+                        return self.ramp.clone();
+                    }
+                    return Expr::cast(e.ty().with_lanes(self.lanes), self.ramp.clone());
+                }
+                e.clone()
+            }
+            ExprNode::Binary { op, a, b } => {
+                let na = self.mutate_expr(a);
+                let nb = self.mutate_expr(b);
+                if na.same_as(a) && nb.same_as(b) {
+                    e.clone()
+                } else {
+                    vector_binary(*op, na, nb)
+                }
+            }
+            ExprNode::Cast(a) => {
+                let na = self.mutate_expr(a);
+                if na.same_as(a) {
+                    return e.clone();
+                }
+                let t = e.ty().with_lanes(na.lanes());
+                match shape(&na) {
+                    Shape::Uniform(u) if na.ty().is_vector() => {
+                        Expr::broadcast(Expr::cast(e.ty().element_of(), u), na.lanes())
+                    }
+                    _ => Expr::cast(t, na),
+                }
+            }
+            ExprNode::Reinterpret(a) => {
+                let na = self.mutate_expr(a);
+                if na.same_as(a) {
+                    e.clone()
+                } else {
+                    Expr::reinterpret(e.ty().with_lanes(na.lanes()), na)
+                }
+            }
+            ExprNode::Select { cond, t, f } => {
+                let (nc, nt, nf) = (self.mutate_expr(cond), self.mutate_expr(t), self.mutate_expr(f));
+                if nc.same_as(cond) && nt.same_as(t) && nf.same_as(f) {
+                    return e.clone();
+                }
+                let lanes = nc.lanes().max(nt.lanes()).max(nf.lanes());
+                match (shape(&nc), shape(&nt), shape(&nf)) {
+                    (Shape::Uniform(c), Shape::Uniform(x), Shape::Uniform(y)) if lanes > 1 => {
+                        Expr::broadcast(Expr::select(c, x, y), lanes)
+                    }
+                    _ => Expr::select(widen(nc, lanes), widen(nt, lanes), widen(nf, lanes)),
+                }
+            }
+            ExprNode::Load { name, index, predicate } => {
+                let ni = self.mutate_expr(index);
+                let np = self.mutate_expr(predicate);
+                if ni.same_as(index) && np.same_as(predicate) {
+                    return e.clone();
+                }
+                let lanes = ni.lanes().max(np.lanes());
+                Expr::load(e.ty().with_lanes(lanes), name.clone(), widen(ni, lanes), widen(np, lanes))
+            }
+            ExprNode::Let { name, value, body } => {
+                let nv = self.mutate_expr(value);
+                let vector = self.push_let(name, value, &nv);
+                let nb = self.mutate_expr(body);
+                self.pop_let(vector);
+                if vector && Self::inline_let_value(&nv) {
+                    nb
+                } else if nv.same_as(value) && nb.same_as(body) {
+                    e.clone()
+                } else {
+                    Expr::let_(name.clone(), nv, nb)
+                }
+            }
+            ExprNode::Call { name, args, kind } => {
+                let nargs: Vec<Expr> = args.iter().map(|a| self.mutate_expr(a)).collect();
+                if nargs.iter().zip(args).all(|(n, o)| n.same_as(o)) {
+                    return e.clone();
+                }
+                let lanes = nargs.iter().map(|a| a.lanes()).max().unwrap_or(1);
+                if lanes == 1 {
+                    return Expr::call(e.ty(), name.clone(), nargs, kind.clone());
+                }
+                let has_string = nargs.iter().any(|a| matches!(a.node(), ExprNode::StringImm(_)));
+                if is_impure_call(kind) || has_string || matches!(kind, CallKind::Halide { .. }) {
+                    self.needs_scalarize = true;
+                    return e.clone();
+                }
+                let wide = nargs.into_iter().map(|a| widen(a, lanes)).collect();
+                Expr::call(e.ty().with_lanes(lanes), name.clone(), wide, kind.clone())
+            }
+            ExprNode::Ramp { .. } | ExprNode::Broadcast { .. } | ExprNode::Shuffle { .. } | ExprNode::VectorReduce { .. } => {
+                let n = mutate_expr_children(self, e);
+                if !n.same_as(e) {
+                    self.fail(Error::unimplemented(format!(
+                        "Vectorizing the loop over {} around an expression that is already a vector ({e})",
+                        self.var
+                    )));
+                    return e.clone();
+                }
+                n
+            }
+            _ => mutate_expr_children(self, e),
+        }
+    }
+
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        if self.error.is_some() {
+            return s.clone();
+        }
+        let saved = std::mem::replace(&mut self.needs_scalarize, false);
+        let mut out = match s.node() {
+            StmtNode::Store { name, value, index, predicate } => self.mutate_store(s, name, value, index, predicate),
+            StmtNode::LetStmt { name, value, body } => {
+                let nv = self.mutate_expr(value);
+                if self.needs_scalarize {
+                    // Scalarized below, together with the body.
+                    s.clone()
+                } else {
+                    let vector = self.push_let(name, value, &nv);
+                    let nb = self.mutate_stmt(body);
+                    self.pop_let(vector);
+                    if vector && Self::inline_let_value(&nv) {
+                        nb
+                    } else if nv.same_as(value) && nb.same_as(body) {
+                        s.clone()
+                    } else {
+                        Stmt::let_stmt(name.clone(), nv, nb)
+                    }
+                }
+            }
+            StmtNode::AssertStmt { condition, .. } => {
+                if self.mutate_expr(condition).ty().is_vector() {
+                    self.needs_scalarize = true;
+                }
+                s.clone()
+            }
+            StmtNode::IfThenElse { condition, then_case, else_case } => {
+                self.mutate_if(s, condition, then_case, else_case)
+            }
+            StmtNode::For { name, min, extent, for_type, body } => {
+                self.mutate_for(s, name, min, extent, *for_type, body)
+            }
+            StmtNode::Allocate { .. } => self.mutate_allocate(s),
+            StmtNode::Provide { name, .. } | StmtNode::Realize { name, .. } => {
+                self.fail(Error::internal(format!(
+                    "vectorize_loops found a Provide/Realize of {name}; it must run after storage flattening"
+                )));
+                s.clone()
+            }
+            _ => mutate_stmt_children(self, s),
+        };
+        if self.needs_scalarize {
+            out = self.scalarize(s);
+        }
+        self.needs_scalarize = saved;
+        out
+    }
+}
+
+/// Rewrites accesses to a per-iteration allocation inside a vectorized loop
+/// so that each lane has its own copy (lane index innermost).
+struct RewriteAllocAccess {
+    name: String,
+    lanes: u16,
+    lane: Expr,
+}
+
+impl RewriteAllocAccess {
+    fn index(&self, i: Expr) -> Expr {
+        let scaled = fold_binary(BinOp::Mul, i, Expr::make_const_i64(self.lane.ty(), self.lanes as i64));
+        fold_binary(BinOp::Add, scaled, self.lane.clone())
+    }
+}
+
+impl Mutator for RewriteAllocAccess {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        let e = mutate_expr_children(self, e);
+        match e.node() {
+            ExprNode::Load { name, index, predicate } if *name == self.name && index.ty().is_scalar() => {
+                Expr::load(e.ty(), name.clone(), self.index(index.clone()), predicate.clone())
+            }
+            _ => e,
+        }
+    }
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        if let StmtNode::Allocate { name, .. } = s.node() {
+            if *name == self.name {
+                return s.clone(); // shadowed
+            }
+        }
+        let s = mutate_stmt_children(self, s);
+        match s.node() {
+            StmtNode::Store { name, value, index, predicate } if *name == self.name && index.ty().is_scalar() => {
+                Stmt::store(name.clone(), value.clone(), self.index(index.clone()), predicate.clone())
+            }
+            _ => s,
+        }
+    }
+}
+
+/// Adds a vector condition to the predicates of vector loads and stores.
+struct Predicator {
+    cond: Expr,
+    valid: bool,
+}
+
+impl Predicator {
+    fn merge(&self, p: &Expr) -> Expr {
+        if p.is_true() {
+            self.cond.clone()
+        } else {
+            Expr::and(p.clone(), self.cond.clone())
+        }
+    }
+}
+
+impl Mutator for Predicator {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        if !self.valid {
+            return e.clone();
+        }
+        let e2 = mutate_expr_children(self, e);
+        match e2.node() {
+            ExprNode::Load { name, index, predicate } if index.lanes() == self.cond.lanes() => {
+                Expr::load(e2.ty(), name.clone(), index.clone(), self.merge(predicate))
+            }
+            ExprNode::Call { kind, .. } if !kind.is_pure() => {
+                self.valid = false;
+                e2
+            }
+            ExprNode::VectorReduce { .. } => {
+                self.valid = false;
+                e2
+            }
+            _ => e2,
+        }
+    }
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        if !self.valid {
+            return s.clone();
+        }
+        match s.node() {
+            StmtNode::Store { name, value, index, predicate } => {
+                if index.lanes() != self.cond.lanes() {
+                    // A store every lane makes to one place: cannot mask it.
+                    self.valid = false;
+                    return s.clone();
+                }
+                let nv = self.mutate_expr(value);
+                let ni = self.mutate_expr(index);
+                let np = self.mutate_expr(predicate);
+                Stmt::store(name.clone(), nv, ni, self.merge(&np))
+            }
+            StmtNode::AssertStmt { .. } => {
+                self.valid = false;
+                s.clone()
+            }
+            _ => mutate_stmt_children(self, s),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
