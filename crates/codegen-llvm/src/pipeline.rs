@@ -9,6 +9,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use ferrohalide_core::analysis::evaluate::eval_int;
 use ferrohalide_core::buffer::Buffer;
 use ferrohalide_core::ir::Type;
 use ferrohalide_core::lang::function::Function;
@@ -94,26 +95,74 @@ fn check_output_buffer(f: &Function, b: &Buffer) -> Result<()> {
 
 /// Realize `outputs` over a region of the given extents (mins 0), returning
 /// one Buffer per output value (tuple elements flattened in order).
+///
+/// As in Halide, when the schedule writes beyond the requested region (a
+/// split that rounds up or shifts inwards), the storage is made large enough
+/// and the returned Buffer is a view of the requested region.
 pub fn realize(outputs: &[Function], sizes: &[i32]) -> Result<Vec<Buffer>> {
-    let mut bufs = vec![];
     for f in outputs {
         if !f.has_pure_definition() {
-            return Err(Error::user(format!("Can't realize undefined Func {}.", f.name())));
+            return Err(Error::user("Can't realize undefined Func."));
         }
         if sizes.len() != f.dimensions() {
             return Err(Error::user(format!(
-                "Func {} has {} dimensions, but realize was given {} sizes.",
+                "Func {} is defined with {} dimensions, but realize() is requesting a realization with {} dimensions.",
                 f.name(),
                 f.dimensions(),
                 sizes.len()
             )));
         }
+    }
+    let compiled = compile(outputs)?;
+    let mut full = vec![];
+    let mut views = vec![];
+    for (i, f) in outputs.iter().enumerate() {
+        let name = f.name();
+        let mut vars = HashMap::new();
+        for (d, &e) in sizes.iter().enumerate() {
+            vars.insert(format!("{name}.min.{d}"), 0i64);
+            vars.insert(format!("{name}.extent.{d}"), e as i64);
+        }
+        let region = compiled.lowered.output_regions.get(i).cloned().unwrap_or_default();
+        let mut mins = vec![];
+        let mut extents = vec![];
+        for (d, &e) in sizes.iter().enumerate() {
+            let lo = region.get(d).and_then(|iv| iv.min.as_ref()).and_then(|m| eval_int(m, &vars));
+            let hi = region.get(d).and_then(|iv| iv.max.as_ref()).and_then(|m| eval_int(m, &vars));
+            let lo = lo.unwrap_or(0).min(0);
+            let hi = hi.unwrap_or(e as i64 - 1).max(e as i64 - 1);
+            mins.push(lo as i32);
+            extents.push((hi - lo + 1) as i32);
+        }
         for ty in f.types() {
-            bufs.push(Buffer::new(ty, sizes, Some(f.name()))?);
+            let b = Buffer::new(ty, &extents, Some(name.clone()))?;
+            b.set_min(&mins)?;
+            views.push(if extents.as_slice() == sizes && mins.iter().all(|&m| m == 0) {
+                b.clone()
+            } else {
+                crop_view(&b, sizes)
+            });
+            full.push(b);
         }
     }
-    realize_into(outputs, &bufs)?;
-    Ok(bufs)
+    realize_into(outputs, &full)?;
+    Ok(views)
+}
+
+/// A Buffer viewing the region [0, sizes) of `b`, sharing its storage.
+fn crop_view(b: &Buffer, sizes: &[i32]) -> Buffer {
+    let c = b.read();
+    let mut offset: isize = 0;
+    let mut dims = c.dims.clone();
+    for (d, &e) in sizes.iter().enumerate() {
+        offset += (0 - dims[d].min) as isize * dims[d].stride as isize;
+        dims[d].min = 0;
+        dims[d].extent = e;
+    }
+    // SAFETY: the region [0, sizes) lies inside b's storage (it was sized to include it).
+    let host = unsafe { c.host.offset(offset * c.ty.bytes() as isize) };
+    let keep: std::sync::Arc<dyn std::any::Any + Send + Sync> = std::sync::Arc::new(b.clone());
+    Buffer::from_parts(c.name.clone(), c.ty, host, dims, Some(keep))
 }
 
 /// Realize `outputs` into caller-provided buffers (one per output value).

@@ -565,6 +565,43 @@ impl Buffer {
         Ok(())
     }
 
+    /// Drop the host memory, keeping the shape (a bounds-query buffer).
+    pub fn deallocate(&self) {
+        let mut c = self.write();
+        c.host = std::ptr::null_mut();
+        c.keepalive = None;
+    }
+
+    /// Give a buffer without host memory dense, zeroed storage laid out
+    /// with its current strides. A buffer that has memory is left alone.
+    pub fn allocate(&self) -> Result<()> {
+        let (has_host, ty, dims) = {
+            let c = self.read();
+            (!c.host.is_null(), c.ty, c.dims.clone())
+        };
+        if has_host {
+            return Ok(());
+        }
+        let (mut lo, mut hi) = (0i64, 0i64);
+        for d in &dims {
+            if d.extent <= 0 {
+                continue;
+            }
+            let span = (d.extent as i64 - 1) * d.stride as i64;
+            if span < 0 { lo += span } else { hi += span }
+        }
+        let elems = (hi - lo + 1) as usize;
+        let bytes = elems
+            .checked_mul(ty.bytes())
+            .ok_or_else(|| Error::value("Buffer is too large"))?;
+        let storage = AlignedStorage::zeroed(bytes)?;
+        let host = storage.ptr.wrapping_offset(-lo as isize * ty.bytes() as isize);
+        let mut c = self.write();
+        c.host = host;
+        c.keepalive = Some(Arc::new(storage));
+        Ok(())
+    }
+
     /// A dense copy with the same mins and stride order, and a fresh name.
     pub fn copy(&self) -> Result<Buffer> {
         let out = self.make_with_shape_of(None)?;

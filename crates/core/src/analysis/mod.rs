@@ -1,6 +1,7 @@
 //! Analyses over the IR: simplification, interval bounds, substitution.
 
 pub mod bounds;
+pub mod evaluate;
 pub mod simplify;
 pub mod substitute;
 

@@ -1,5 +1,10 @@
 //! The front end: what users build pipelines with. Mirrors Halide's
 //! Func/Var/Expr API; the Python bindings are a thin layer over this.
 
+pub mod func;
 pub mod function;
+pub mod math;
+pub mod operators;
 pub mod parameter;
+pub mod print;
+pub mod var;

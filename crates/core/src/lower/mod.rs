@@ -20,6 +20,7 @@
 
 use std::time::Instant;
 
+use crate::analysis::bounds::{box_provided, Region, Scope};
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::visit::for_each_expr;
@@ -64,6 +65,10 @@ pub struct Lowered {
     pub pipeline: LoweredPipeline,
     /// Input buffers bound in the algorithm (`buf[x, y]` on a Buffer), by argument name.
     pub input_buffers: Vec<(String, Buffer)>,
+    /// Per output, the region its loop nest writes, in terms of the output
+    /// buffer's `f.min.d` / `f.extent.d` (splits may write beyond what is
+    /// asked for; `realize` allocates that much and returns a crop).
+    pub output_regions: Vec<Region>,
 }
 
 /// Debug output: `HL_DEBUG_CODEGEN=2` (or higher) prints the IR after each
@@ -129,6 +134,10 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
 
     let mut s = log.run("schedule functions", Stmt::no_op(), |_| schedule_functions::schedule_functions(&env, outputs))?;
     s = log.run("bounds inference", s, |s| bounds_inference::bounds_inference(s, &env, outputs))?;
+    let output_regions: Vec<Region> = outputs
+        .iter()
+        .map(|o| box_provided(&s, &o.name(), &Scope::new()).unwrap_or_default())
+        .collect();
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
     s = log.run("storage flattening", s, storage_flattening::storage_flattening)?;
     s = log.run("unroll loops", s, unroll_loops::unroll_loops)?;
@@ -149,5 +158,5 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
         }
         args.push(LoweredArgument { name: o.name(), kind: ArgumentKind::OutputBuffer, ty: types[0], dimensions: o.dimensions() });
     }
-    Ok(Lowered { pipeline: LoweredPipeline { name: name.to_string(), args, body: s }, input_buffers })
+    Ok(Lowered { pipeline: LoweredPipeline { name: name.to_string(), args, body: s }, input_buffers, output_regions })
 }

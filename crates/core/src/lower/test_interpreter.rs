@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::unroll_loops::{halide_div, halide_mod};
+use crate::lower::unroll_loops::{halide_div, halide_mod};
 use crate::ir::{BinOp, CallKind, Expr, ExprNode, Intrinsic, Stmt, StmtNode, Type};
 
 pub type Memory = HashMap<String, Vec<i64>>;

@@ -726,4 +726,295 @@ impl Mutator for Predicator {
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::test_interpreter::{random_memory, run_full, Memory, Rng};
+    use super::*;
+    use crate::error::ErrorKind;
+    use crate::ir::Type;
+    use std::collections::HashMap;
+
+    fn i32v(n: &str) -> Expr {
+        Expr::var_i32(n)
+    }
+    fn c(v: i64) -> Expr {
+        Expr::i32(v)
+    }
+    fn t() -> Expr {
+        Expr::bool_const(true)
+    }
+    fn ld(buf: &str, idx: Expr) -> Expr {
+        Expr::load(Type::i32(), buf, idx, t())
+    }
+    fn st(buf: &str, idx: Expr, v: Expr) -> Stmt {
+        Stmt::store(buf, v, idx, t())
+    }
+    fn vloop(var: &str, min: Expr, ext: i64, body: Stmt) -> Stmt {
+        Stmt::for_loop(var, min, c(ext), ForType::Vectorized, body)
+    }
+    fn has_vector_loop(s: &Stmt) -> bool {
+        s.to_string().contains("vectorized")
+    }
+
+    /// Runs `s` before and after vectorization on random memories and
+    /// checks that the results agree.
+    fn check_same(s: &Stmt, bufs: &[(&str, usize)], scalars: &[(&str, i64)], seeds: u64) -> Stmt {
+        let v = vectorize_loops(s).unwrap_or_else(|e| panic!("{e}\n{s}"));
+        assert!(!has_vector_loop(&v), "{v}");
+        for seed in 0..seeds {
+            let mut rng = Rng::new(seed + 1);
+            let mut mem = Memory::new();
+            for (name, len) in bufs {
+                mem.insert(name.to_string(), random_memory(&mut rng, *len, -10, 10));
+            }
+            let env: HashMap<String, i64> = scalars.iter().map(|(k, x)| (k.to_string(), *x)).collect();
+            let a = run_full(s, &mem, &env).unwrap_or_else(|e| panic!("original failed: {e}\n{s}"));
+            let b = run_full(&v, &mem, &env).unwrap_or_else(|e| panic!("vectorized failed: {e}\n{v}"));
+            assert_eq!(a, b, "mismatch for seed {seed}\noriginal:\n{s}\nvectorized:\n{v}");
+        }
+        v
+    }
+
+    #[test]
+    fn basic_widening_prints() {
+        // vectorized (x, 0, 8) { out[x] = in[x] * 2 + y }
+        let x = i32v("x");
+        let body = st("out", x.clone(), Expr::add(Expr::mul(ld("in", x.clone()), c(2)), i32v("y")));
+        let s = vloop("x", c(0), 8, body);
+        let v = vectorize_loops(&s).unwrap();
+        assert_eq!(v.to_string(), "out[ramp(0, 1, 8)] = ((in[ramp(0, 1, 8)] * x8(2)) + x8(y))\n");
+        check_same(&s, &[("in", 8), ("out", 8)], &[("y", 3)], 5);
+    }
+
+    #[test]
+    fn affine_index_stays_dense_ramp() {
+        // out[x*1 + y*stride - m] = in[x*1 + y*stride - m], x in [m, m+8)
+        let x = i32v("x");
+        let idx = Expr::sub(Expr::add(Expr::mul(x.clone(), c(1)), Expr::mul(i32v("y"), i32v("stride"))), i32v("m"));
+        let s = vloop("x", i32v("m"), 8, st("out", idx.clone(), ld("in", idx)));
+        let v = vectorize_loops(&s).unwrap();
+        assert_eq!(v.to_string(), "out[ramp(((m + (y * stride)) - m), 1, 8)] = in[ramp(((m + (y * stride)) - m), 1, 8)]\n");
+        // Strided and scaled indices stay ramps too.
+        let s2 = vloop("x", c(0), 4, st("out", Expr::mul(Expr::add(x.clone(), c(1)), c(3)), Expr::sub(c(10), x)));
+        let v2 = vectorize_loops(&s2).unwrap();
+        assert_eq!(v2.to_string(), "out[ramp(3, 3, 4)] = ramp(10, -1, 4)\n");
+    }
+
+    #[test]
+    fn lets_widen_without_renaming() {
+        // let t = in[x] in let u = t * t in let k = y + 1 in out[x] = u + k + x
+        let x = i32v("x");
+        let body = Stmt::let_stmt(
+            "t",
+            ld("in", x.clone()),
+            Stmt::let_stmt(
+                "u",
+                Expr::mul(i32v("t"), i32v("t")),
+                Stmt::let_stmt(
+                    "k",
+                    Expr::add(i32v("y"), c(1)),
+                    Stmt::let_stmt(
+                        "r",
+                        Expr::add(x.clone(), i32v("k")),
+                        st("out", x.clone(), Expr::add(i32v("u"), Expr::let_("q", Expr::mul(x, c(2)), Expr::add(i32v("q"), i32v("r"))))),
+                    ),
+                ),
+            ),
+        );
+        let s = vloop("x", c(0), 8, body);
+        let v = check_same(&s, &[("in", 8), ("out", 8)], &[("y", 5)], 5);
+        let text = v.to_string();
+        assert!(text.contains("let t = in[ramp(0, 1, 8)]"), "{text}");
+        assert!(text.contains("let u = (t * t)"), "{text}");
+        assert!(text.contains("let k = (y + 1)"), "{text}");
+        // Ramp-valued lets are substituted away.
+        assert!(!text.contains("let r"), "{text}");
+    }
+
+    #[test]
+    fn guard_with_if_tail_becomes_predicated() {
+        // for xo in [0, (n+7)/8): vectorized xi in [0, 8):
+        //   if (likely(xo*8 + xi < n)) out[xo*8+xi] = in[xo*8+xi] + 1
+        let xx = Expr::add(Expr::mul(i32v("xo"), c(8)), i32v("xi"));
+        let cond = Expr::likely(Expr::lt(xx.clone(), i32v("n")));
+        let inner = Stmt::if_then_else(cond, st("out", xx.clone(), Expr::add(ld("in", xx), c(1))), None);
+        let ext = Expr::div(Expr::add(i32v("n"), c(7)), c(8));
+        let s = Stmt::for_loop("xo", c(0), ext, ForType::Serial, vloop("xi", c(0), 8, inner));
+        for n in [1, 8, 13, 16, 21] {
+            let v = check_same(&s, &[("in", n as usize), ("out", n as usize)], &[("n", n)], 3);
+            let text = v.to_string();
+            assert!(text.contains("if (likely((((xo * 8) + 7) < n)))"), "{text}");
+            assert!(text.contains("predicate ((ramp((xo * 8), 1, 8) < x8(n)))"), "{text}");
+            assert!(text.contains("(in[ramp((xo * 8), 1, 8)] if (ramp((xo * 8), 1, 8) < x8(n)))"), "{text}");
+        }
+    }
+
+    #[test]
+    fn vector_if_with_else_is_predicated() {
+        let x = i32v("x");
+        let cond = Expr::gt(ld("in", x.clone()), c(2));
+        let s = vloop(
+            "x",
+            c(0),
+            16,
+            Stmt::if_then_else(
+                cond,
+                st("out", x.clone(), c(1)),
+                Some(st("out", x.clone(), Expr::mul(ld("in", x), c(3)))),
+            ),
+        );
+        let v = check_same(&s, &[("in", 16), ("out", 16)], &[], 10);
+        assert!(!v.to_string().contains("if ("), "{v}");
+    }
+
+    #[test]
+    fn scalar_if_stays_if() {
+        let x = i32v("x");
+        let s = vloop(
+            "x",
+            c(0),
+            8,
+            Stmt::if_then_else(Expr::gt(i32v("y"), c(0)), st("out", x.clone(), x), None),
+        );
+        let v = check_same(&s, &[("out", 8)], &[("y", 1)], 1);
+        assert_eq!(v.to_string(), "if ((y > 0)) {\n  out[ramp(0, 1, 8)] = ramp(0, 1, 8)\n}\n");
+    }
+
+    #[test]
+    fn select_min_max_cast() {
+        let x = i32v("x");
+        let a = ld("a", x.clone());
+        let val = Expr::select(
+            Expr::lt(a.clone(), i32v("y")),
+            Expr::min(a.clone(), Expr::mul(x.clone(), c(2))),
+            Expr::max(Expr::cast(Type::i32(), Expr::cast(Type::int(8), Expr::mul(a, c(50)))), i32v("y")),
+        );
+        let s = vloop("x", c(2), 8, st("out", Expr::sub(x, c(2)), val));
+        check_same(&s, &[("a", 10), ("out", 8)], &[("y", 2)], 10);
+    }
+
+    #[test]
+    fn print_is_scalarized_in_lane_order() {
+        let x = i32v("x");
+        let p = Expr::intrinsic(Type::i32(), Intrinsic::Print, vec![Expr::string("v"), ld("in", x.clone())]);
+        let s = vloop("x", c(0), 4, Stmt::let_stmt("t", Expr::add(x.clone(), c(1)), st("out", x, Expr::add(p, i32v("t")))));
+        let v = check_same(&s, &[("in", 4), ("out", 4)], &[], 2);
+        assert!(v.to_string().contains("for (x.lane, 0, 4)"), "{v}");
+        let mut mem = Memory::new();
+        mem.insert("in".into(), vec![5, 6, 7, 8]);
+        mem.insert("out".into(), vec![0; 4]);
+        let o = run_full(&v, &mem, &HashMap::new()).unwrap();
+        assert_eq!(o.log, vec!["v 5", "v 6", "v 7", "v 8"]);
+        assert_eq!(o.mem["out"], vec![6, 8, 10, 12]);
+    }
+
+    #[test]
+    fn vector_assert_is_scalarized() {
+        let x = i32v("x");
+        let err = Expr::intrinsic(Type::i32(), Intrinsic::Error, vec![Expr::string("bad")]);
+        let s = vloop("x", c(0), 4, Stmt::block(vec![Stmt::assert(Expr::lt(x.clone(), c(10)), err), st("out", x.clone(), x)]));
+        let v = check_same(&s, &[("out", 4)], &[], 1);
+        assert!(v.to_string().contains("x.lane"), "{v}");
+    }
+
+    #[test]
+    fn allocation_inside_vector_loop_gets_a_copy_per_lane() {
+        // vectorized x: allocate tmp[4]; for k in [0,4): tmp[k] = in[x] + k; out[x] = tmp[1] * tmp[3]
+        let x = i32v("x");
+        let k = i32v("k");
+        let fill = Stmt::for_loop("k", c(0), c(4), ForType::Serial, st("tmp", k.clone(), Expr::add(ld("in", x.clone()), k)));
+        let body = Stmt::new(StmtNode::Allocate {
+            name: "tmp".into(),
+            ty: Type::i32(),
+            memory_type: Default::default(),
+            extents: vec![c(4)],
+            condition: t(),
+            body: Stmt::block(vec![fill, st("out", x.clone(), Expr::mul(ld("tmp", c(1)), ld("tmp", c(3))))]),
+        });
+        let s = vloop("x", c(0), 8, body);
+        let v = check_same(&s, &[("in", 8), ("out", 8)], &[], 5);
+        let text = v.to_string();
+        assert!(text.contains("allocate tmp[int32 * 8 * 4]"), "{text}");
+        assert!(text.contains("tmp[ramp((k * 8), 1, 8)]"), "{text}");
+    }
+
+    #[test]
+    fn inner_loop_with_lane_varying_extent() {
+        // vectorized x in [0,8): out[x] = 0; for r in [x, 8 - x... ) out[x] += in[r]
+        let x = i32v("x");
+        let r = i32v("r");
+        let acc = st("out", x.clone(), Expr::add(ld("out", x.clone()), ld("in", r)));
+        let inner = Stmt::for_loop("r", Expr::div(x.clone(), c(2)), Expr::add(x.clone(), c(1)), ForType::Serial, acc);
+        let s = vloop("x", c(0), 8, Stmt::block(vec![st("out", x.clone(), c(0)), inner]));
+        let v = check_same(&s, &[("in", 16), ("out", 8)], &[], 5);
+        assert!(v.to_string().contains("for (r, "), "{v}");
+        // Lane-invariant bounds stay as they are.
+        let inner2 = Stmt::for_loop("r", c(0), i32v("n"), ForType::Serial, st("out", x.clone(), Expr::add(ld("out", x.clone()), i32v("r"))));
+        let v2 = check_same(&vloop("x", c(0), 8, inner2), &[("out", 8)], &[("n", 3)], 1);
+        assert!(v2.to_string().starts_with("for (r, 0, n) {"), "{v2}");
+    }
+
+    #[test]
+    fn store_to_lane_invariant_index() {
+        // out[0] = in[x]: the last lane wins, as in the serial loop.
+        let x = i32v("x");
+        let s = vloop("x", c(0), 8, st("out", c(0), ld("in", x.clone())));
+        let v = check_same(&s, &[("in", 8), ("out", 1)], &[], 3);
+        assert!(v.to_string().contains("out[x8(0)]"), "{v}");
+        // out[0] = out[0] + in[x] is a reduction across lanes: an error.
+        let s = vloop("x", c(0), 8, st("out", c(0), Expr::add(ld("out", c(0)), ld("in", x))));
+        let e = vectorize_loops(&s).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::User);
+        assert!(e.message.contains("reduction across vector lanes"), "{}", e.message);
+    }
+
+    #[test]
+    fn errors() {
+        let x = i32v("x");
+        let s = Stmt::for_loop("x", c(0), i32v("n"), ForType::Vectorized, st("out", x.clone(), x.clone()));
+        let e = vectorize_loops(&s).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::User);
+        assert_eq!(e.message, "Loop over x has extent n. Can only vectorize loops over a constant extent > 1");
+        let s = vloop("x", c(0), 1, st("out", x.clone(), x.clone()));
+        assert!(vectorize_loops(&s).is_err());
+        let inner = vloop("y", c(0), 4, st("out", Expr::add(x.clone(), i32v("y")), x.clone()));
+        let e = vectorize_loops(&vloop("x", c(0), 8, inner)).unwrap_err();
+        assert!(e.message.contains("nested vectorization"), "{}", e.message);
+    }
+
+    #[test]
+    fn random_expressions_agree() {
+        // Random arithmetic over x, a loaded value and a scalar; compare.
+        let mut rng = Rng::new(99);
+        for _ in 0..200 {
+            let e = random_expr(&mut rng, 4);
+            let x = i32v("x");
+            let s = vloop("x", i32v("m"), 8, st("out", Expr::sub(x, i32v("m")), e));
+            check_same(&s, &[("in", 8), ("out", 8)], &[("m", 3), ("y", -4)], 2);
+        }
+    }
+
+    fn random_expr(rng: &mut Rng, depth: u32) -> Expr {
+        let x = i32v("x");
+        if depth == 0 || rng.range(0, 5) == 0 {
+            return match rng.range(0, 4) {
+                0 => x,
+                1 => i32v("y"),
+                2 => c(rng.range(-5, 5)),
+                3 => ld("in", Expr::sub(x, i32v("m"))),
+                _ => Expr::add(x, c(1)),
+            };
+        }
+        let a = random_expr(rng, depth - 1);
+        let b = random_expr(rng, depth - 1);
+        match rng.range(0, 8) {
+            0 => Expr::add(a, b),
+            1 => Expr::sub(a, b),
+            2 => Expr::mul(a, b),
+            3 => Expr::div(a, b),
+            4 => Expr::min(a, b),
+            5 => Expr::max(a, b),
+            6 => Expr::select(Expr::lt(a.clone(), b.clone()), a, b),
+            _ => Expr::let_("l", a, Expr::add(i32v("l"), b)),
+        }
+    }
+}

@@ -171,6 +171,7 @@ pub struct W {
     pub y: P,
     pub z: P,
     pub w: P,
+    pub u: P,
     pub c0: P,
     pub c1: P,
     pub c2: P,
@@ -178,7 +179,7 @@ pub struct W {
 }
 
 pub fn wilds() -> W {
-    W { x: wild(0), y: wild(1), z: wild(2), w: wild(3), c0: cwild(0), c1: cwild(1), c2: cwild(2), c3: cwild(3) }
+    W { x: wild(0), y: wild(1), z: wild(2), w: wild(3), u: wild(4), c0: cwild(0), c1: cwild(1), c2: cwild(2), c3: cwild(3) }
 }
 
 pub struct Rule {
@@ -195,7 +196,7 @@ pub fn rule_if(lhs: P, rhs: impl Into<P>, pred: P) -> Rule {
 }
 
 pub struct Binds {
-    w: [Option<Expr>; 4],
+    w: [Option<Expr>; 5],
     c: [Option<Expr>; 4],
     /// Operand type of the matched root node.
     op_ty: Type,
@@ -254,7 +255,8 @@ fn pat_type(p: P, b: &Binds) -> Option<Type> {
         }
         PatNode::Not(x) => pat_type(*x, b),
         PatNode::Select(_, t, f) => pat_type(*t, b).or_else(|| pat_type(*f, b)),
-        PatNode::NoOverflow | PatNode::IsInt => Some(Type::bool()),
+        // lane-agnostic: takes its type from its sibling
+        PatNode::NoOverflow | PatNode::IsInt => None,
     }
 }
 
@@ -299,8 +301,8 @@ impl Simplifier {
                 let ef = self.build(*f, b, Some(ty))?;
                 self.mk_select(ec, et, ef)
             }
-            PatNode::NoOverflow => Expr::bool_const(no_overflow(b.op_ty)),
-            PatNode::IsInt => Expr::bool_const(b.op_ty.is_int()),
+            PatNode::NoOverflow => Expr::make_const_i64(hint.unwrap_or(Type::bool()), no_overflow(b.op_ty) as i64),
+            PatNode::IsInt => Expr::make_const_i64(hint.unwrap_or(Type::bool()), b.op_ty.is_int() as i64),
         })
     }
 

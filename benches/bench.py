@@ -1,0 +1,126 @@
+"""Benchmarks: the same pipelines and schedules under ferrohalide and the
+reference Halide, each in its own subprocess, reported side by side.
+
+Usage: python benches/bench.py [--runs N]
+
+For each case it prints the JIT compile time (first realize minus the median
+run time: both implementations compile lazily on first use) and the median
+run time over N runs, for both implementations, and the ratios
+ferrohalide / reference. Timing lives here, never in tests.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+CASES = {}
+
+
+def case(name):
+    def register(fn):
+        CASES[name] = fn
+        return fn
+
+    return register
+
+
+@case("demo sin/cos 512x512x3 (vectorize 8, parallel y)")
+def demo(hl, np):
+    edge = 512
+    k = 20.0 / float(edge)
+    x, y, c = hl.Var("x"), hl.Var("y"), hl.Var("c")
+    f = hl.Func("f")
+    e = hl.sin(x * ((c + 1) / 3.0) * k) * hl.cos(y * ((c + 1) / 3.0) * k)
+    f[x, y, c] = hl.cast(hl.UInt(8), e * 255.0)
+    f.vectorize(x, 8).parallel(y)
+    return lambda: f.realize([edge, edge, 3])
+
+
+def blur_pipeline(hl, np, schedule):
+    w, h = 2560, 1536
+    rng = np.random.default_rng(1)
+    data = rng.integers(0, 4096, size=(h, w), dtype=np.uint16)
+    inp = hl.Buffer(data)
+    x, y = hl.Var("x"), hl.Var("y")
+    bx, by = hl.Func("blur_x"), hl.Func("blur_y")
+    bx[x, y] = (inp[x, y] + inp[x + 1, y] + inp[x + 2, y]) / 3
+    by[x, y] = (bx[x, y] + bx[x, y + 1] + bx[x, y + 2]) / 3
+    if schedule == "root":
+        bx.compute_root().vectorize(x, 16).parallel(y)
+    by.vectorize(x, 16).parallel(y)
+    return lambda: by.realize([w - 2, h - 2])
+
+
+@case("blur 3x3 u16 2560x1536, blur_x inline")
+def blur_inline(hl, np):
+    return blur_pipeline(hl, np, "inline")
+
+
+@case("blur 3x3 u16 2560x1536, blur_x compute_root")
+def blur_root(hl, np):
+    return blur_pipeline(hl, np, "root")
+
+
+def worker(module, runs):
+    import numpy as np
+
+    hl = __import__(module)
+    results = {}
+    for name, build in CASES.items():
+        try:
+            run = build(hl, np)
+            t0 = time.perf_counter()
+            run()
+            first = time.perf_counter() - t0
+            times = []
+            for _ in range(runs):
+                t0 = time.perf_counter()
+                run()
+                times.append(time.perf_counter() - t0)
+            times.sort()
+            median = times[len(times) // 2]
+            results[name] = {"compile": max(first - median, 0.0), "run": median}
+        except Exception as e:  # report, keep going
+            results[name] = {"error": f"{type(e).__name__}: {e}"}
+    print(json.dumps(results))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--worker", default=None)
+    args = ap.parse_args()
+    if args.worker:
+        worker(args.worker, args.runs)
+        return
+    out = {}
+    for module in ["ferrohalide", "halide"]:
+        p = subprocess.run(
+            [sys.executable, __file__, "--worker", module, "--runs", str(args.runs)],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ),
+        )
+        if p.returncode != 0:
+            print(f"{module} worker failed:\n{p.stderr}", file=sys.stderr)
+            out[module] = {}
+        else:
+            out[module] = json.loads(p.stdout.strip().splitlines()[-1])
+    print(f"{'case':52} {'':4} {'ferrohalide':>12} {'reference':>12} {'ratio':>7}")
+    for name in CASES:
+        a = out["ferrohalide"].get(name, {"error": "no result"})
+        b = out["halide"].get(name, {"error": "no result"})
+        for key, label in [("compile", "jit"), ("run", "run")]:
+            if "error" in a or "error" in b:
+                err = a.get("error") or b.get("error")
+                print(f"{name:52} {label:4} error: {err}")
+                break
+            ratio = a[key] / b[key] if b[key] > 0 else float("inf")
+            print(f"{name:52} {label:4} {a[key]*1e3:10.2f}ms {b[key]*1e3:10.2f}ms {ratio:7.2f}")
+
+
+if __name__ == "__main__":
+    main()

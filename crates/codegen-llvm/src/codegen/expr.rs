@@ -1,0 +1,580 @@
+//! Expressions. Arithmetic follows Halide's semantics: integer overflow
+//! wraps; signed division is Euclidean (rounds down for positive divisors,
+//! the remainder is never negative); `x / 0 == 0` and `x % 0 == 0` for
+//! integers (no trap, including `INT_MIN / -1`, which wraps); float `%` is
+//! `a - b * floor(a / b)`; float min/max follow `b < a ? b : a` and
+//! `a > b ? a : b`.
+
+use ferrohalide_core::ir::{BinOp, Expr, ExprNode, Type, TypeCode, VectorReduceOp};
+use ferrohalide_core::{Error, Result};
+
+use super::ops::{Op, FP, IP};
+use super::{CodeGen, Val};
+
+impl CodeGen {
+    pub(crate) fn codegen_expr(&mut self, e: &Expr) -> Result<Val> {
+        let t = e.ty();
+        Ok(match e.node() {
+            ExprNode::IntImm(v) => self.cint(self.llvm_ty(t), *v as u64),
+            ExprNode::UIntImm(v) => self.cint(self.llvm_ty(t), *v),
+            ExprNode::FloatImm(v) => self.cf(self.llvm_ty(t), *v),
+            ExprNode::StringImm(s) => self.global_string(s),
+            ExprNode::Cast(a) => {
+                let v = self.codegen_expr(a)?;
+                self.cast_value(v, a.ty(), t)
+            }
+            ExprNode::Reinterpret(a) => {
+                let v = self.codegen_expr(a)?;
+                self.reinterpret_value(v, a.ty(), t)
+            }
+            ExprNode::Variable { name, .. } => self.sym(name)?,
+            ExprNode::Binary { op, a, b } => {
+                let av = self.codegen_expr(a)?;
+                let bv = self.codegen_expr(b)?;
+                self.binary(*op, av, bv, a.ty())?
+            }
+            ExprNode::Not(a) => {
+                let v = self.codegen_expr(a)?;
+                self.not(v)
+            }
+            ExprNode::Select { cond, t: tv, f } => {
+                let c = self.codegen_expr(cond)?;
+                let a = self.codegen_expr(tv)?;
+                let b = self.codegen_expr(f)?;
+                self.select(c, a, b)
+            }
+            ExprNode::Load { name, index, predicate } => self.codegen_load(t, name, index, predicate)?,
+            ExprNode::Ramp { base, stride, lanes } => {
+                let b = self.codegen_expr(base)?;
+                let s = self.codegen_expr(stride)?;
+                self.ramp(b, s, base.ty(), *lanes as u32)
+            }
+            ExprNode::Broadcast { value, lanes } => {
+                let v = self.codegen_expr(value)?;
+                self.broadcast_value(v, *lanes as u32)
+            }
+            ExprNode::Let { name, value, body } => {
+                let v = self.codegen_expr(value)?;
+                self.push_sym(name, v);
+                let r = self.codegen_expr(body);
+                self.pop_sym(name);
+                r?
+            }
+            ExprNode::Call { name, args, kind } => self.codegen_call(e, name, args, kind)?,
+            ExprNode::Shuffle { vectors, indices } => {
+                let mut parts = Vec::with_capacity(vectors.len());
+                for v in vectors {
+                    parts.push(self.codegen_expr(v)?);
+                }
+                let all = self.concat(&parts);
+                if indices.len() == 1 {
+                    if self.is_vec_ty(self.type_of(all)) {
+                        self.extract(all, indices[0] as u32)
+                    } else {
+                        all
+                    }
+                } else {
+                    self.shuffle1(all, indices)
+                }
+            }
+            ExprNode::VectorReduce { op, value } => {
+                let v = self.codegen_expr(value)?;
+                self.vector_reduce(*op, v, value.ty(), t.lanes as u32)?
+            }
+        })
+    }
+
+    // ---- casts ---------------------------------------------------------------
+
+    pub(crate) fn cast_value(&self, v: Val, from: Type, to: Type) -> Val {
+        if from == to {
+            return v;
+        }
+        let dst = self.llvm_ty(to);
+        if to.is_bool() {
+            if from.is_float() {
+                let z = self.cf(self.type_of(v), 0.0);
+                return self.fcmp(FP::LLVMRealUNE, v, z);
+            }
+            if from.is_handle() {
+                let n = self.null_ptr();
+                return self.icmp(IP::LLVMIntNE, v, self.match_lanes(n, to.lanes as u32));
+            }
+            let z = self.cint(self.type_of(v), 0);
+            return self.icmp(IP::LLVMIntNE, v, z);
+        }
+        match (from.code, to.code) {
+            (TypeCode::Handle, TypeCode::Handle) => v,
+            (TypeCode::Handle, _) => self.cast(Op::LLVMPtrToInt, v, dst),
+            (_, TypeCode::Handle) => self.cast(Op::LLVMIntToPtr, v, dst),
+            (TypeCode::Int | TypeCode::UInt, TypeCode::Int | TypeCode::UInt) => {
+                self.int_resize(v, dst, from.is_int())
+            }
+            (TypeCode::Int | TypeCode::UInt, _) => {
+                if from.is_int() {
+                    self.cast(Op::LLVMSIToFP, v, dst)
+                } else {
+                    self.cast(Op::LLVMUIToFP, v, dst)
+                }
+            }
+            (_, TypeCode::Int | TypeCode::UInt) => {
+                if to.is_int() {
+                    self.cast(Op::LLVMFPToSI, v, dst)
+                } else {
+                    self.cast(Op::LLVMFPToUI, v, dst)
+                }
+            }
+            _ => {
+                // float <-> float (bfloat16 goes through f32)
+                if from.code == TypeCode::BFloat || to.code == TypeCode::BFloat {
+                    let f32t = self.t_like(self.t_f32(), dst);
+                    let mid = self.float_resize(v, f32t);
+                    return self.float_resize(mid, dst);
+                }
+                self.float_resize(v, dst)
+            }
+        }
+    }
+
+    pub(crate) fn float_resize(&self, v: Val, dst: super::Ty) -> Val {
+        let fb = self.float_bits(self.type_of(v));
+        let tb = self.float_bits(dst);
+        if self.type_of(v) == dst {
+            v
+        } else if fb < tb {
+            self.cast(Op::LLVMFPExt, v, dst)
+        } else {
+            self.cast(Op::LLVMFPTrunc, v, dst)
+        }
+    }
+
+    fn float_bits(&self, t: super::Ty) -> u32 {
+        use inkwell::llvm_sys::LLVMTypeKind::*;
+        match unsafe { inkwell::llvm_sys::core::LLVMGetTypeKind(self.elem_ty(t)) } {
+            LLVMHalfTypeKind | LLVMBFloatTypeKind => 16,
+            LLVMFloatTypeKind => 32,
+            _ => 64,
+        }
+    }
+
+    pub(crate) fn reinterpret_value(&self, v: Val, from: Type, to: Type) -> Val {
+        let dst = self.llvm_ty(to);
+        match (from.is_handle(), to.is_handle()) {
+            (true, true) => v,
+            (true, false) => {
+                let i = self.cast(Op::LLVMPtrToInt, v, self.t_like(self.t_i64(), self.type_of(v)));
+                self.cast(Op::LLVMBitCast, i, dst)
+            }
+            (false, true) => {
+                let it = self.t_like(self.t_i64(), dst);
+                let i = self.cast(Op::LLVMBitCast, v, it);
+                self.cast(Op::LLVMIntToPtr, i, dst)
+            }
+            _ => {
+                if self.type_of(v) == dst {
+                    v
+                } else {
+                    self.cast(Op::LLVMBitCast, v, dst)
+                }
+            }
+        }
+    }
+
+    // ---- binary operators ------------------------------------------------------
+
+    /// `a op b` where both operands have Halide type `t`.
+    pub(crate) fn binary(&self, op: BinOp, a: Val, b: Val, t: Type) -> Result<Val> {
+        let fl = t.is_float();
+        let signed = t.is_int();
+        Ok(match op {
+            BinOp::Add => {
+                if fl {
+                    self.fadd(a, b)
+                } else {
+                    self.add(a, b)
+                }
+            }
+            BinOp::Sub => {
+                if fl {
+                    self.fsub(a, b)
+                } else {
+                    self.sub(a, b)
+                }
+            }
+            BinOp::Mul => {
+                if fl {
+                    self.fmul(a, b)
+                } else {
+                    self.mul(a, b)
+                }
+            }
+            BinOp::Div => {
+                if fl {
+                    self.fdiv(a, b)
+                } else if signed {
+                    self.sdiv_euclid(a, b)
+                } else {
+                    self.udiv_safe(a, b)
+                }
+            }
+            BinOp::Mod => {
+                if fl {
+                    let q = self.fdiv(a, b);
+                    let fq = self.intrin1("llvm.floor", q);
+                    let p = self.fmul(b, fq);
+                    self.fsub(a, p)
+                } else if signed {
+                    self.smod_euclid(a, b)
+                } else {
+                    self.umod_safe(a, b)
+                }
+            }
+            BinOp::Min => {
+                if fl {
+                    let c = self.fcmp(FP::LLVMRealOLT, b, a);
+                    self.select(c, b, a)
+                } else if t.is_bool() {
+                    self.and(a, b)
+                } else {
+                    self.intrin2(if signed { "llvm.smin" } else { "llvm.umin" }, a, b)
+                }
+            }
+            BinOp::Max => {
+                if fl {
+                    let c = self.fcmp(FP::LLVMRealOGT, a, b);
+                    self.select(c, a, b)
+                } else if t.is_bool() {
+                    self.or(a, b)
+                } else {
+                    self.intrin2(if signed { "llvm.smax" } else { "llvm.umax" }, a, b)
+                }
+            }
+            BinOp::EQ | BinOp::NE | BinOp::LT | BinOp::LE | BinOp::GT | BinOp::GE => {
+                if fl {
+                    let p = match op {
+                        BinOp::EQ => FP::LLVMRealOEQ,
+                        BinOp::NE => FP::LLVMRealUNE,
+                        BinOp::LT => FP::LLVMRealOLT,
+                        BinOp::LE => FP::LLVMRealOLE,
+                        BinOp::GT => FP::LLVMRealOGT,
+                        _ => FP::LLVMRealOGE,
+                    };
+                    self.fcmp(p, a, b)
+                } else {
+                    let p = match (op, signed) {
+                        (BinOp::EQ, _) => IP::LLVMIntEQ,
+                        (BinOp::NE, _) => IP::LLVMIntNE,
+                        (BinOp::LT, true) => IP::LLVMIntSLT,
+                        (BinOp::LE, true) => IP::LLVMIntSLE,
+                        (BinOp::GT, true) => IP::LLVMIntSGT,
+                        (BinOp::GE, true) => IP::LLVMIntSGE,
+                        (BinOp::LT, false) => IP::LLVMIntULT,
+                        (BinOp::LE, false) => IP::LLVMIntULE,
+                        (BinOp::GT, false) => IP::LLVMIntUGT,
+                        _ => IP::LLVMIntUGE,
+                    };
+                    self.icmp(p, a, b)
+                }
+            }
+            BinOp::And => self.and(a, b),
+            BinOp::Or => self.or(a, b),
+        })
+    }
+
+    /// Euclidean signed division; `x / 0 == 0`; `MIN / -1 == MIN`.
+    pub(crate) fn sdiv_euclid(&self, a: Val, b: Val) -> Val {
+        let ty = self.type_of(a);
+        let zero = self.cint(ty, 0);
+        let one = self.cint(ty, 1);
+        let m1 = self.cint(ty, u64::MAX);
+        if let Some(c) = self.const_int_value(b) {
+            if c > 0 {
+                // Division by a positive constant: floor division. Let LLVM
+                // pick the multiply-shift sequence.
+                let q = self.binop(Op::LLVMSDiv, a, b);
+                let r = self.binop(Op::LLVMSRem, a, b);
+                let neg = self.icmp(IP::LLVMIntSLT, r, zero);
+                let qm = self.sub(q, one);
+                return self.select(neg, qm, q);
+            }
+        }
+        let b_zero = self.icmp(IP::LLVMIntEQ, b, zero);
+        let b_m1 = self.icmp(IP::LLVMIntEQ, b, m1);
+        let unsafe_b = self.or(b_zero, b_m1);
+        let b_safe = self.select(unsafe_b, one, b);
+        let q = self.binop(Op::LLVMSDiv, a, b_safe);
+        let r = self.binop(Op::LLVMSRem, a, b_safe);
+        let r_neg = self.icmp(IP::LLVMIntSLT, r, zero);
+        let b_pos = self.icmp(IP::LLVMIntSGT, b_safe, zero);
+        let adj = self.select(b_pos, m1, one);
+        let q_adj = self.add(q, adj);
+        let q = self.select(r_neg, q_adj, q);
+        let neg_a = self.sub(zero, a);
+        let q = self.select(b_m1, neg_a, q);
+        self.select(b_zero, zero, q)
+    }
+
+    /// Euclidean signed modulo (never negative); `x % 0 == 0`.
+    pub(crate) fn smod_euclid(&self, a: Val, b: Val) -> Val {
+        let ty = self.type_of(a);
+        let zero = self.cint(ty, 0);
+        let one = self.cint(ty, 1);
+        let m1 = self.cint(ty, u64::MAX);
+        if let Some(c) = self.const_int_value(b) {
+            if c > 0 {
+                let r = self.binop(Op::LLVMSRem, a, b);
+                let neg = self.icmp(IP::LLVMIntSLT, r, zero);
+                let rb = self.add(r, b);
+                return self.select(neg, rb, r);
+            }
+        }
+        let b_zero = self.icmp(IP::LLVMIntEQ, b, zero);
+        let b_m1 = self.icmp(IP::LLVMIntEQ, b, m1);
+        let unsafe_b = self.or(b_zero, b_m1);
+        let b_safe = self.select(unsafe_b, one, b);
+        let r = self.binop(Op::LLVMSRem, a, b_safe);
+        let r_neg = self.icmp(IP::LLVMIntSLT, r, zero);
+        let abs_b = self.intrinsic("llvm.abs", &[ty], &[b_safe, self.bool_c(false)]).expect("llvm.abs");
+        let r_adj = self.add(r, abs_b);
+        let r = self.select(r_neg, r_adj, r);
+        self.select(b_zero, zero, r)
+    }
+
+    pub(crate) fn udiv_safe(&self, a: Val, b: Val) -> Val {
+        let ty = self.type_of(a);
+        if let Some(c) = self.const_int_value(b) {
+            if c != 0 {
+                return self.binop(Op::LLVMUDiv, a, b);
+            }
+        }
+        let zero = self.cint(ty, 0);
+        let one = self.cint(ty, 1);
+        let b_zero = self.icmp(IP::LLVMIntEQ, b, zero);
+        let b_safe = self.select(b_zero, one, b);
+        let q = self.binop(Op::LLVMUDiv, a, b_safe);
+        self.select(b_zero, zero, q)
+    }
+
+    pub(crate) fn umod_safe(&self, a: Val, b: Val) -> Val {
+        let ty = self.type_of(a);
+        if let Some(c) = self.const_int_value(b) {
+            if c != 0 {
+                return self.binop(Op::LLVMURem, a, b);
+            }
+        }
+        let zero = self.cint(ty, 0);
+        let one = self.cint(ty, 1);
+        let b_zero = self.icmp(IP::LLVMIntEQ, b, zero);
+        let b_safe = self.select(b_zero, one, b);
+        let r = self.binop(Op::LLVMURem, a, b_safe);
+        self.select(b_zero, zero, r)
+    }
+
+    // ---- vectors ---------------------------------------------------------------
+
+    /// `base + stride * [0, 1, ..., lanes-1]`; a vector base of k lanes
+    /// gives k * lanes lanes (the ramp of vectors, concatenated).
+    pub(crate) fn ramp(&self, base: Val, stride: Val, base_t: Type, lanes: u32) -> Val {
+        let k = base_t.lanes as u32;
+        let total = k * lanes;
+        let b = self.broadcast_value(base, lanes);
+        let s = self.broadcast_value(stride, lanes);
+        let elem = self.elem_ty(self.type_of(base));
+        let idx: Vec<Val> = (0..total)
+            .map(|j| {
+                let m = (j / k) as u64;
+                if base_t.is_float() {
+                    unsafe { inkwell::llvm_sys::core::LLVMConstReal(elem, m as f64) }
+                } else {
+                    unsafe { inkwell::llvm_sys::core::LLVMConstInt(elem, m, 0) }
+                }
+            })
+            .collect();
+        let iv = self.cvec(&idx);
+        if base_t.is_float() {
+            let p = self.fmul(s, iv);
+            self.fadd(b, p)
+        } else {
+            let p = self.mul(s, iv);
+            self.add(b, p)
+        }
+    }
+
+    /// Repeat `v` (scalar or vector) `lanes` times.
+    pub(crate) fn broadcast_value(&self, v: Val, lanes: u32) -> Val {
+        if lanes <= 1 {
+            return v;
+        }
+        if !self.is_vec_ty(self.type_of(v)) {
+            return self.splat(v, lanes);
+        }
+        let k = self.lanes_of(v);
+        let m: Vec<i32> = (0..k * lanes).map(|j| (j % k) as i32).collect();
+        self.shuffle1(v, &m)
+    }
+
+    pub(crate) fn vector_reduce(&self, op: VectorReduceOp, v: Val, in_t: Type, out_lanes: u32) -> Result<Val> {
+        let n = in_t.lanes as u32;
+        let fl = in_t.is_float();
+        let signed = in_t.is_int();
+        if out_lanes == 0 || n % out_lanes != 0 {
+            return Err(Error::internal(format!("VectorReduce from {n} to {out_lanes} lanes")));
+        }
+        let factor = n / out_lanes;
+        if factor == 1 {
+            return Ok(v);
+        }
+        let vt = self.type_of(v);
+        if out_lanes == 1 && op != VectorReduceOp::SaturatingAdd {
+            let name = match (op, fl) {
+                (VectorReduceOp::Add, false) => "llvm.vector.reduce.add",
+                (VectorReduceOp::Mul, false) => "llvm.vector.reduce.mul",
+                (VectorReduceOp::Min, false) => {
+                    if signed {
+                        "llvm.vector.reduce.smin"
+                    } else {
+                        "llvm.vector.reduce.umin"
+                    }
+                }
+                (VectorReduceOp::Max, false) => {
+                    if signed {
+                        "llvm.vector.reduce.smax"
+                    } else {
+                        "llvm.vector.reduce.umax"
+                    }
+                }
+                (VectorReduceOp::And, _) => "llvm.vector.reduce.and",
+                (VectorReduceOp::Or, _) => "llvm.vector.reduce.or",
+                _ => "",
+            };
+            if !name.is_empty() {
+                return self.intrinsic(name, &[vt], &[v]);
+            }
+        }
+        // Tree of binary ops over the `factor` interleaved slices.
+        let combine = |x: Val, y: Val| -> Result<Val> {
+            Ok(match op {
+                VectorReduceOp::Add => {
+                    if fl {
+                        self.fadd(x, y)
+                    } else {
+                        self.add(x, y)
+                    }
+                }
+                VectorReduceOp::Mul => {
+                    if fl {
+                        self.fmul(x, y)
+                    } else {
+                        self.mul(x, y)
+                    }
+                }
+                VectorReduceOp::Min => self.binary(BinOp::Min, x, y, in_t)?,
+                VectorReduceOp::Max => self.binary(BinOp::Max, x, y, in_t)?,
+                VectorReduceOp::And => self.and(x, y),
+                VectorReduceOp::Or => self.or(x, y),
+                VectorReduceOp::SaturatingAdd => {
+                    if fl {
+                        self.fadd(x, y)
+                    } else {
+                        self.intrin2(if signed { "llvm.sadd.sat" } else { "llvm.uadd.sat" }, x, y)
+                    }
+                }
+            })
+        };
+        let mut acc: Option<Val> = None;
+        for k in 0..factor {
+            let idx: Vec<i32> = (0..out_lanes).map(|i| (i * factor + k) as i32).collect();
+            let part = if out_lanes == 1 { self.extract(v, idx[0] as u32) } else { self.shuffle1(v, &idx) };
+            acc = Some(match acc {
+                None => part,
+                Some(a) => combine(a, part)?,
+            });
+        }
+        Ok(acc.unwrap())
+    }
+
+    // ---- loads -----------------------------------------------------------------
+
+    pub(crate) fn codegen_load(&mut self, t: Type, name: &str, index: &Expr, predicate: &Expr) -> Result<Val> {
+        let base = self.sym(name)?;
+        let elem_t = t.element_of();
+        let elem = self.mem_scalar_ty(elem_t);
+        let align = self.elem_align(elem_t);
+        let lanes = t.lanes as u32;
+        let always = predicate.is_true() || predicate.is_const_value(1);
+        if lanes == 1 {
+            if always {
+                let idx = self.codegen_expr(index)?;
+                let p = self.gep(elem, base, idx);
+                let v = self.load(elem, p, align);
+                return Ok(self.from_mem(v, t));
+            }
+            // Scalar predicated load: branch around it.
+            let pred = self.codegen_expr(predicate)?;
+            let idx = self.codegen_expr(index)?;
+            let before = self.current_block();
+            let do_load = self.new_block("pred_load");
+            let after = self.new_block("pred_load_done");
+            self.cond_br(pred, do_load, after);
+            self.position(do_load);
+            let p = self.gep(elem, base, idx);
+            let v = self.load(elem, p, align);
+            let end = self.current_block();
+            self.br(after);
+            self.position(after);
+            let phi = self.phi(elem, &[(v, end), (self.zero_of(elem), before)]);
+            return Ok(self.from_mem(phi, t));
+        }
+        let vt = self.t_vec(elem, lanes);
+        let mask = if always {
+            None
+        } else {
+            let m = self.codegen_expr(predicate)?;
+            Some(self.match_lanes(m, lanes))
+        };
+        // Dense ramps: one vector load (reversed for stride -1).
+        if let ExprNode::Ramp { base: rb, stride, lanes: rl } = index.node() {
+            if rb.ty().is_scalar() && *rl as u32 == lanes {
+                if let Some(s) = stride.as_int_const() {
+                    if s == 1 || s == -1 {
+                        let b = self.codegen_expr(rb)?;
+                        let first = if s == 1 {
+                            b
+                        } else {
+                            let off = self.cint(self.type_of(b), (lanes - 1) as u64);
+                            self.sub(b, off)
+                        };
+                        let p = self.gep(elem, base, first);
+                        let rev: Vec<i32> = (0..lanes as i32).rev().collect();
+                        let v = match mask {
+                            None => self.load(vt, p, align),
+                            Some(m) => {
+                                let m = if s == 1 { m } else { self.shuffle1(m, &rev) };
+                                let pass = self.zero_of(vt);
+                                self.intrinsic(
+                                    "llvm.masked.load",
+                                    &[vt, self.t_ptr()],
+                                    &[p, self.i32c(align as i64), m, pass],
+                                )?
+                            }
+                        };
+                        let v = if s == 1 { v } else { self.shuffle1(v, &rev) };
+                        return Ok(self.from_mem(v, t));
+                    }
+                }
+            }
+        }
+        // General case: gather.
+        let idx = self.codegen_expr(index)?;
+        let ptrs = self.gep(elem, base, idx);
+        let ptrs = self.match_lanes(ptrs, lanes);
+        let m = mask.unwrap_or_else(|| self.cint(self.t_vec(self.t_i1(), lanes), 1));
+        let pass = self.zero_of(vt);
+        let v = self.intrinsic(
+            "llvm.masked.gather",
+            &[vt, self.type_of(ptrs)],
+            &[ptrs, self.i32c(align as i64), m, pass],
+        )?;
+        Ok(self.from_mem(v, t))
+    }
+}

@@ -1,0 +1,286 @@
+//! Statements: lets, assertions, loops, stores, allocations, branches.
+
+use ferrohalide_core::ir::{Expr, ExprNode, ForType, MemoryType, Stmt, StmtNode, Type};
+use ferrohalide_core::{Error, Result};
+
+use super::ops::IP;
+use super::{CodeGen, Val};
+use crate::runtime_symbols::names;
+
+/// Constant-size allocations up to this many bytes live on the stack.
+const MAX_STACK_ALLOCATION: u64 = 16 * 1024;
+/// Extra bytes at the end of every allocation, so that vector code that
+/// reads a little past the end of a buffer stays inside it.
+const ALLOCATION_PADDING: u64 = 64;
+
+impl CodeGen {
+    pub(crate) fn codegen_stmt(&mut self, s: &Stmt) -> Result<()> {
+        match s.node() {
+            StmtNode::LetStmt { name, value, body } => {
+                let v = self.codegen_expr(value)?;
+                self.push_sym(name, v);
+                let r = self.codegen_stmt(body);
+                self.pop_sym(name);
+                r
+            }
+            StmtNode::AssertStmt { condition, message } => {
+                let c = self.codegen_expr(condition)?;
+                let c = self.all_lanes(c);
+                let ok = self.new_block("assert_ok");
+                let fail = self.new_block("assert_failed");
+                self.cond_br(c, ok, fail);
+                self.position(fail);
+                let code = match message.as_intrinsic(ferrohalide_core::ir::Intrinsic::Error) {
+                    Some(args) => self.report_error(args)?,
+                    None if message.ty().is_int_or_uint() => {
+                        let args = [Expr::string("Assertion failed: "), Expr::string(condition.to_string())];
+                        self.report_error(&args)?;
+                        let v = self.codegen_expr(message)?;
+                        self.int_resize(v, self.t_i32(), message.ty().is_int())
+                    }
+                    None => {
+                        let args = [Expr::string("Assertion failed: "), message.clone()];
+                        self.report_error(&args)?
+                    }
+                };
+                // A zero code would read as success: use -1 then.
+                let is_zero = self.icmp(IP::LLVMIntEQ, code, self.i32c(0));
+                let code = self.select(is_zero, self.i32c(-1), code);
+                self.return_error(code);
+                self.position(ok);
+                Ok(())
+            }
+            StmtNode::ProducerConsumer { body, .. } => self.codegen_stmt(body),
+            StmtNode::For { name, min, extent, for_type, body } => match for_type {
+                ForType::Parallel => self.codegen_parallel_for(name, min, extent, body),
+                _ => self.codegen_serial_for(name, min, extent, body),
+            },
+            StmtNode::Store { name, value, index, predicate } => self.codegen_store(name, value, index, predicate),
+            StmtNode::Provide { name, .. } => Err(Error::internal(format!(
+                "Provide to `{name}` reached code generation (storage flattening should have removed it)"
+            ))),
+            StmtNode::Realize { name, .. } => Err(Error::internal(format!(
+                "Realize of `{name}` reached code generation (storage flattening should have removed it)"
+            ))),
+            StmtNode::Allocate { name, ty, memory_type, extents, condition, body } => {
+                self.codegen_allocate(name, *ty, *memory_type, extents, condition, body)
+            }
+            StmtNode::Free { .. } => Ok(()),
+            StmtNode::Block(stmts) => {
+                for s in stmts {
+                    self.codegen_stmt(s)?;
+                }
+                Ok(())
+            }
+            StmtNode::IfThenElse { condition, then_case, else_case } => {
+                let c = self.codegen_expr(condition)?;
+                let c = self.all_lanes(c);
+                let then_bb = self.new_block("then");
+                let after = self.new_block("endif");
+                let else_bb = if else_case.is_some() { self.new_block("else") } else { after };
+                self.cond_br(c, then_bb, else_bb);
+                self.position(then_bb);
+                self.codegen_stmt(then_case)?;
+                self.br(after);
+                if let Some(e) = else_case {
+                    self.position(else_bb);
+                    self.codegen_stmt(e)?;
+                    self.br(after);
+                }
+                self.position(after);
+                Ok(())
+            }
+            StmtNode::Evaluate(e) => {
+                if !e.is_const() {
+                    self.codegen_expr(e)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Free the live heap allocations of this function and return `code`.
+    pub(crate) fn return_error(&mut self, code: Val) {
+        let uc = self.f.user_context;
+        for &p in self.f.heap_allocs.clone().iter().rev() {
+            self.call_extern(names::FREE, self.t_void(), &[uc, p]);
+        }
+        self.ret(code);
+    }
+
+    fn codegen_serial_for(&mut self, name: &str, min: &Expr, extent: &Expr, body: &Stmt) -> Result<()> {
+        let lo = self.codegen_expr(min)?;
+        let ext = self.codegen_expr(extent)?;
+        let ext = self.int_resize(ext, self.type_of(lo), true);
+        let hi = self.add(lo, ext);
+        let pre = self.current_block();
+        let loop_bb = self.new_block(&format!("{name}.loop"));
+        let after = self.new_block(&format!("{name}.end"));
+        let enter = self.icmp(IP::LLVMIntSGT, ext, self.cint(self.type_of(ext), 0));
+        self.cond_br(enter, loop_bb, after);
+        self.position(loop_bb);
+        let ty = self.type_of(lo);
+        let i = self.phi(ty, &[(lo, pre)]);
+        self.push_sym(name, i);
+        let r = self.codegen_stmt(body);
+        self.pop_sym(name);
+        r?;
+        let next = self.add(i, self.cint(ty, 1));
+        let end_bb = self.current_block();
+        self.add_incoming(i, next, end_bb);
+        let more = self.icmp(IP::LLVMIntNE, next, hi);
+        self.cond_br(more, loop_bb, after);
+        self.position(after);
+        Ok(())
+    }
+
+    fn codegen_store(&mut self, name: &str, value: &Expr, index: &Expr, predicate: &Expr) -> Result<()> {
+        let t = value.ty();
+        let base = self.sym(name)?;
+        let elem_t = t.element_of();
+        let elem = self.mem_scalar_ty(elem_t);
+        let align = self.elem_align(elem_t);
+        let lanes = t.lanes as u32;
+        let always = predicate.is_true() || predicate.is_const_value(1);
+        let v = self.codegen_expr(value)?;
+        let v = self.to_mem(v, t);
+        if lanes == 1 {
+            let idx = self.codegen_expr(index)?;
+            if always {
+                let p = self.gep(elem, base, idx);
+                self.store(v, p, align);
+                return Ok(());
+            }
+            let pred = self.codegen_expr(predicate)?;
+            let do_store = self.new_block("pred_store");
+            let after = self.new_block("pred_store_done");
+            self.cond_br(pred, do_store, after);
+            self.position(do_store);
+            let p = self.gep(elem, base, idx);
+            self.store(v, p, align);
+            self.br(after);
+            self.position(after);
+            return Ok(());
+        }
+        let mask = if always {
+            None
+        } else {
+            let m = self.codegen_expr(predicate)?;
+            Some(self.match_lanes(m, lanes))
+        };
+        if let ExprNode::Ramp { base: rb, stride, lanes: rl } = index.node() {
+            if rb.ty().is_scalar() && *rl as u32 == lanes {
+                if let Some(s) = stride.as_int_const() {
+                    if s == 1 || s == -1 {
+                        let b = self.codegen_expr(rb)?;
+                        let rev: Vec<i32> = (0..lanes as i32).rev().collect();
+                        let (first, v, mask) = if s == 1 {
+                            (b, v, mask)
+                        } else {
+                            let off = self.cint(self.type_of(b), (lanes - 1) as u64);
+                            (self.sub(b, off), self.shuffle1(v, &rev), mask.map(|m| self.shuffle1(m, &rev)))
+                        };
+                        let p = self.gep(elem, base, first);
+                        match mask {
+                            None => self.store(v, p, align),
+                            Some(m) => {
+                                self.intrinsic(
+                                    "llvm.masked.store",
+                                    &[self.type_of(v), self.t_ptr()],
+                                    &[v, p, self.i32c(align as i64), m],
+                                )?;
+                            }
+                        }
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        let idx = self.codegen_expr(index)?;
+        let ptrs = self.gep(elem, base, idx);
+        let ptrs = self.match_lanes(ptrs, lanes);
+        let m = mask.unwrap_or_else(|| self.cint(self.t_vec(self.t_i1(), lanes), 1));
+        self.intrinsic(
+            "llvm.masked.scatter",
+            &[self.type_of(v), self.type_of(ptrs)],
+            &[v, ptrs, self.i32c(align as i64), m],
+        )?;
+        Ok(())
+    }
+
+    fn codegen_allocate(
+        &mut self,
+        name: &str,
+        ty: Type,
+        memory_type: MemoryType,
+        extents: &[Expr],
+        condition: &Expr,
+        body: &Stmt,
+    ) -> Result<()> {
+        let elem_bytes = (ty.bytes() as u64) * ty.lanes as u64;
+        let mut const_elems: Option<u64> = Some(1);
+        for e in extents {
+            const_elems = match (const_elems, e.as_int_const()) {
+                (Some(a), Some(b)) if b >= 0 => a.checked_mul(b as u64),
+                _ => None,
+            };
+        }
+        let const_bytes = const_elems.and_then(|n| n.checked_mul(elem_bytes));
+        let on_stack = match (memory_type, const_bytes) {
+            (MemoryType::Heap, _) => false,
+            (MemoryType::Stack | MemoryType::Register, Some(_)) => true,
+            (MemoryType::Auto, Some(b)) => b <= MAX_STACK_ALLOCATION,
+            _ => false,
+        };
+        if on_stack {
+            let bytes = const_bytes.unwrap_or(0) + ALLOCATION_PADDING;
+            let at = unsafe { inkwell::llvm_sys::core::LLVMArrayType2(self.t_i8(), bytes) };
+            let p = self.entry_alloca(at, 64);
+            self.push_sym(name, p);
+            let r = self.codegen_stmt(body);
+            self.pop_sym(name);
+            return r;
+        }
+        // Heap: size = product of extents * element size (+ padding), in i64.
+        let i64t = self.t_i64();
+        let mut size = self.i64c(elem_bytes as i64);
+        for e in extents {
+            let v = self.codegen_expr(e)?;
+            let v = self.int_resize(v, i64t, e.ty().is_int());
+            size = self.mul(size, v);
+        }
+        let size = self.add(size, self.i64c(ALLOCATION_PADDING as i64));
+        let size = if condition.is_true() || condition.is_const_value(1) {
+            size
+        } else {
+            let c = self.codegen_expr(condition)?;
+            self.select(c, size, self.i64c(0))
+        };
+        let uc = self.f.user_context;
+        let p = self.call_extern(names::MALLOC, self.t_ptr(), &[uc, size]);
+        let ok = self.new_block("alloc_ok");
+        let fail = self.new_block("alloc_failed");
+        let is_null = self.icmp(IP::LLVMIntEQ, p, self.null_ptr());
+        self.cond_br(is_null, fail, ok);
+        self.position(fail);
+        let msg = [
+            Expr::string(format!("Out of memory allocating buffer {name} of ")),
+            Expr::var(Type::int(64), "__alloc_size"),
+            Expr::string(" bytes"),
+        ];
+        self.push_sym("__alloc_size", size);
+        let code = self.report_error(&msg);
+        self.pop_sym("__alloc_size");
+        let code = code?;
+        self.return_error(code);
+        self.position(ok);
+        self.f.heap_allocs.push(p);
+        self.push_sym(name, p);
+        let r = self.codegen_stmt(body);
+        self.pop_sym(name);
+        self.f.heap_allocs.pop();
+        r?;
+        self.call_extern(names::FREE, self.t_void(), &[uc, p]);
+        Ok(())
+    }
+}

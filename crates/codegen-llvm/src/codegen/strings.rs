@@ -1,0 +1,107 @@
+//! Building text at run time: `print` lines and error messages. Values are
+//! formatted by the runtime's string builder (`ferrohalide_*_append`), into
+//! a scratch buffer on the stack of the current function.
+
+use ferrohalide_core::ir::{Expr, ExprNode, Type};
+use ferrohalide_core::Result;
+
+use crate::runtime_symbols::names;
+
+use super::{CodeGen, Val};
+
+const MESSAGE_BYTES: u64 = 4096;
+
+impl CodeGen {
+    fn message_buffer(&mut self) -> Val {
+        if let Some(b) = self.f.message_buffer {
+            return b;
+        }
+        let t = unsafe { inkwell::llvm_sys::core::LLVMArrayType2(self.t_i8(), MESSAGE_BYTES) };
+        let b = self.entry_alloca(t, 16);
+        self.f.message_buffer = Some(b);
+        b
+    }
+
+    /// Append one scalar value (or string) at `dst`; returns the new end.
+    fn append_value(&mut self, dst: Val, end: Val, v: Val, t: Type, is_string: bool) -> Val {
+        let p = self.t_ptr();
+        if is_string {
+            return self.call_extern(names::STRING_APPEND, p, &[dst, end, v]);
+        }
+        if t.is_handle() {
+            return self.call_extern(names::POINTER_APPEND, p, &[dst, end, v]);
+        }
+        if t.is_float() {
+            let d = self.float_resize(v, self.t_f64());
+            let sci = self.i32c(if t.bits == 64 { 1 } else { 0 });
+            return self.call_extern(names::DOUBLE_APPEND, p, &[dst, end, d, sci]);
+        }
+        if t.is_int() {
+            let w = self.int_resize(v, self.t_i64(), true);
+            return self.call_extern(names::INT64_APPEND, p, &[dst, end, w]);
+        }
+        let w = self.int_resize(v, self.t_i64(), false);
+        self.call_extern(names::UINT64_APPEND, p, &[dst, end, w])
+    }
+
+    /// Format `vals` (lane `lane` of vector values) into the scratch buffer,
+    /// separated by `sep`; returns the buffer pointer.
+    fn format_values(&mut self, args: &[Expr], vals: &[Val], lane: Option<u32>, sep: &str) -> Val {
+        let buf = self.message_buffer();
+        let end = self.gep_bytes(buf, MESSAGE_BYTES);
+        self.store(self.cint(self.t_i8(), 0), buf, 1);
+        let mut dst = buf;
+        let sep_v = if sep.is_empty() { None } else { Some(self.global_string(sep)) };
+        for (k, (a, &v)) in args.iter().zip(vals).enumerate() {
+            if k > 0 {
+                if let Some(s) = sep_v {
+                    dst = self.call_extern(names::STRING_APPEND, self.t_ptr(), &[dst, end, s]);
+                }
+            }
+            let is_string = matches!(a.node(), ExprNode::StringImm(_));
+            let v = match lane {
+                Some(l) if a.ty().is_vector() => self.extract(v, l),
+                _ => v,
+            };
+            dst = self.append_value(dst, end, v, a.ty().element_of(), is_string);
+        }
+        buf
+    }
+
+    /// `print(args...)`: one line, args separated by spaces; vector
+    /// arguments print one line per lane. Returns the first argument.
+    pub(crate) fn codegen_print(&mut self, t: Type, args: &[Expr]) -> Result<Val> {
+        let mut vals = Vec::with_capacity(args.len());
+        for a in args {
+            vals.push(self.codegen_expr(a)?);
+        }
+        let lanes = args.iter().map(|a| a.ty().lanes).max().unwrap_or(1) as u32;
+        let uc = self.f.user_context;
+        for l in 0..lanes {
+            let lane = if lanes > 1 { Some(l) } else { None };
+            let msg = self.format_values(args, &vals, lane, " ");
+            self.call_extern(names::PRINT, self.t_void(), &[uc, msg]);
+        }
+        Ok(match vals.first() {
+            Some(&v) if !matches!(args[0].node(), ExprNode::StringImm(_)) || t.is_handle() => v,
+            _ => self.zero_of(self.llvm_ty(t)),
+        })
+    }
+
+    /// Concatenate `args` into a message, report it with `ferrohalide_error`
+    /// and return the error code (an i32 value, -1).
+    pub(crate) fn report_error(&mut self, args: &[Expr]) -> Result<Val> {
+        let mut vals = Vec::with_capacity(args.len());
+        for a in args {
+            vals.push(self.codegen_expr(a)?);
+        }
+        let msg = if args.is_empty() {
+            self.global_string("Assertion failed")
+        } else {
+            self.format_values(args, &vals, Some(0), "")
+        };
+        let uc = self.f.user_context;
+        self.call_extern(names::ERROR, self.t_void(), &[uc, msg]);
+        Ok(self.i32c(-1))
+    }
+}

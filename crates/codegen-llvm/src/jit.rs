@@ -1,0 +1,299 @@
+//! JIT compilation and calling of a lowered pipeline.
+//!
+//! `compile_jit` generates LLVM IR for the pipeline, optimizes it once with
+//! the new pass manager (`default<O3>`) for the target CPU, and hands it to
+//! MCJIT. Runtime functions are bound by address (no symbol lookup through
+//! the dynamic loader). The result, a [`JitModule`], is `Send + Sync` and can
+//! be run any number of times, from any thread.
+
+use std::ffi::c_void;
+use std::sync::{Mutex, Once};
+
+use ferrohalide_core::ir::{Type, TypeCode};
+use ferrohalide_core::lower::{ArgumentKind, LoweredArgument, LoweredPipeline};
+use ferrohalide_core::{Error, Result};
+use ferrohalide_runtime::{halide_buffer_t, RunContext};
+use inkwell::context::Context;
+use inkwell::execution_engine::ExecutionEngine;
+use inkwell::module::Module;
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple};
+use inkwell::values::AsValueRef;
+use inkwell::OptimizationLevel;
+
+use crate::codegen::entry::argv_uc_symbol;
+use crate::codegen::CodeGen;
+use crate::runtime_symbols;
+use crate::target::JitTarget;
+
+/// A scalar argument value. It is converted to the argument's declared type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScalarValue {
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Bool(bool),
+}
+
+/// One argument of a pipeline call, in the order of `LoweredPipeline::args`.
+#[derive(Clone, Copy, Debug)]
+pub enum ArgValue {
+    Buffer(*mut halide_buffer_t),
+    Scalar(ScalarValue),
+}
+
+struct LlvmState {
+    // Field order is drop order: the engine (which owns the module) goes
+    // before the context.
+    engine: ExecutionEngine<'static>,
+    module: Module<'static>,
+    machine: TargetMachine,
+    _context: Box<Context>,
+}
+
+/// A compiled pipeline, ready to run.
+pub struct JitModule {
+    name: String,
+    args: Vec<LoweredArgument>,
+    entry: extern "C" fn(*mut c_void, *mut *mut c_void) -> i32,
+    llvm: Mutex<LlvmState>,
+}
+
+// SAFETY: the LLVM objects are only touched under the mutex; the compiled
+// code is immutable and re-entrant.
+unsafe impl Send for JitModule {}
+unsafe impl Sync for JitModule {}
+
+fn init_llvm() {
+    static INIT: Once = Once::new();
+    INIT.call_once(|| {
+        Target::initialize_x86(&InitializationConfig::default());
+        ExecutionEngine::link_in_mc_jit();
+    });
+}
+
+fn target_machine(target: &JitTarget) -> Result<TargetMachine> {
+    init_llvm();
+    let triple = TargetMachine::get_default_triple();
+    let t = Target::from_triple(&triple).map_err(|e| Error::internal(format!("LLVM target: {e}")))?;
+    t.create_target_machine(
+        &triple,
+        &target.cpu,
+        &target.features,
+        OptimizationLevel::Aggressive,
+        RelocMode::Default,
+        CodeModel::JITDefault,
+    )
+    .ok_or_else(|| Error::internal(format!("cannot create an LLVM target machine for {}", target.cpu)))
+}
+
+/// Generate and optimize the LLVM module of a pipeline.
+fn build_module<'ctx>(
+    ctx: &'ctx Context,
+    p: &LoweredPipeline,
+    target: &JitTarget,
+    machine: &TargetMachine,
+) -> Result<Module<'ctx>> {
+    let module = ctx.create_module(&p.name);
+    let triple: TargetTriple = machine.get_triple();
+    module.set_triple(&triple);
+    module.set_data_layout(&machine.get_target_data().get_data_layout());
+    {
+        // SAFETY: context and module outlive the code generator.
+        let mut cg = unsafe {
+            CodeGen::new(ctx.raw(), module.as_mut_ptr(), target, &p.name)
+        };
+        cg.compile_pipeline(p)?;
+    }
+    if let Err(e) = module.verify() {
+        if std::env::var_os("FERROHALIDE_DUMP_BAD_IR").is_some() {
+            eprintln!("{}", module.print_to_string().to_string());
+        }
+        return Err(Error::internal(format!("generated LLVM IR is invalid: {}", e.to_string())));
+    }
+    let opts = PassBuilderOptions::create();
+    opts.set_loop_vectorization(true);
+    opts.set_loop_slp_vectorization(true);
+    opts.set_loop_unrolling(true);
+    opts.set_merge_functions(false);
+    module
+        .run_passes("default<O3>", machine, opts)
+        .map_err(|e| Error::internal(format!("LLVM optimization failed: {}", e.to_string())))?;
+    Ok(module)
+}
+
+/// Compile a lowered pipeline to machine code for `target`.
+pub fn compile_jit(p: &LoweredPipeline, target: &JitTarget) -> Result<JitModule> {
+    let machine = target_machine(target)?;
+    let context = Box::new(Context::create());
+    // SAFETY: the context lives in a Box that the JitModule keeps (and drops
+    // last), so extending the borrow to 'static is sound.
+    let ctx: &'static Context = unsafe { &*(context.as_ref() as *const Context) };
+    let module = build_module(ctx, p, target, &machine)?;
+    let engine = module
+        .create_jit_execution_engine(OptimizationLevel::Aggressive)
+        .map_err(|e| Error::internal(format!("cannot create the JIT: {}", e.to_string())))?;
+    // Bind every external function by address.
+    let mut f = module.get_first_function();
+    while let Some(func) = f {
+        if func.count_basic_blocks() == 0 {
+            let name = func.get_name().to_string_lossy().into_owned();
+            if !name.starts_with("llvm.") {
+                match runtime_symbols::lookup(&name) {
+                    Some(addr) => engine.add_global_mapping(&func, addr),
+                    None => {
+                        return Err(Error::user(format!(
+                            "extern function `{name}` is not known to the JIT (register it with register_symbol)"
+                        )))
+                    }
+                }
+            }
+        }
+        f = func.get_next_function();
+    }
+    let sym = argv_uc_symbol(&p.name);
+    let addr = engine
+        .get_function_address(&sym)
+        .map_err(|e| Error::internal(format!("JIT lookup of {sym} failed: {e:?}")))?;
+    // SAFETY: the function has this signature (see codegen::entry).
+    let entry: extern "C" fn(*mut c_void, *mut *mut c_void) -> i32 = unsafe { std::mem::transmute(addr) };
+    Ok(JitModule {
+        name: p.name.clone(),
+        args: p.args.clone(),
+        entry,
+        llvm: Mutex::new(LlvmState { engine, module, machine, _context: context }),
+    })
+}
+
+/// The optimized LLVM IR of a pipeline, as text.
+pub fn compile_to_llvm_ir(p: &LoweredPipeline, target: &JitTarget) -> Result<String> {
+    let machine = target_machine(target)?;
+    let ctx = Context::create();
+    let module = build_module(&ctx, p, target, &machine)?;
+    Ok(module.print_to_string().to_string())
+}
+
+/// The target assembly of a pipeline, as text.
+pub fn compile_to_assembly(p: &LoweredPipeline, target: &JitTarget) -> Result<String> {
+    let machine = target_machine(target)?;
+    let ctx = Context::create();
+    let module = build_module(&ctx, p, target, &machine)?;
+    emit_assembly(&machine, &module)
+}
+
+fn emit_assembly(machine: &TargetMachine, module: &Module) -> Result<String> {
+    let buf = machine
+        .write_to_memory_buffer(module, FileType::Assembly)
+        .map_err(|e| Error::internal(format!("assembly output failed: {}", e.to_string())))?;
+    Ok(String::from_utf8_lossy(buf.as_slice()).into_owned())
+}
+
+fn write_scalar(slot: &mut [u8; 16], ty: Type, v: ScalarValue) -> Result<()> {
+    let (i, u, f) = match v {
+        ScalarValue::Int(x) => (x, x as u64, x as f64),
+        ScalarValue::UInt(x) => (x as i64, x, x as f64),
+        ScalarValue::Float(x) => (x as i64, x as u64, x),
+        ScalarValue::Bool(b) => (b as i64, b as u64, b as u8 as f64),
+    };
+    match (ty.code, ty.bits) {
+        (TypeCode::Float, 32) => slot[..4].copy_from_slice(&(f as f32).to_le_bytes()),
+        (TypeCode::Float, 64) => slot[..8].copy_from_slice(&f.to_le_bytes()),
+        (TypeCode::Float, 16) => {
+            return Err(Error::unimplemented("float16 scalar arguments"));
+        }
+        (TypeCode::UInt, 1) => slot[0] = (u != 0) as u8,
+        (TypeCode::Int, _) => slot[..8].copy_from_slice(&i.to_le_bytes()),
+        (TypeCode::UInt, _) | (TypeCode::Handle, _) => slot[..8].copy_from_slice(&u.to_le_bytes()),
+        _ => return Err(Error::type_error(format!("unsupported scalar argument type {ty}"))),
+    }
+    Ok(())
+}
+
+impl JitModule {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn arguments(&self) -> &[LoweredArgument] {
+        &self.args
+    }
+
+    /// Run the pipeline. `args` follow `LoweredPipeline::args` in order.
+    pub fn run(&self, args: &[ArgValue]) -> Result<()> {
+        if args.len() != self.args.len() {
+            return Err(Error::type_error(format!(
+                "pipeline {} takes {} arguments but {} were given",
+                self.name,
+                self.args.len(),
+                args.len()
+            )));
+        }
+        let mut scalars: Vec<[u8; 16]> = vec![[0u8; 16]; args.len()];
+        let mut argv: Vec<*mut c_void> = vec![std::ptr::null_mut(); args.len()];
+        for (i, (decl, val)) in self.args.iter().zip(args).enumerate() {
+            match (decl.kind, val) {
+                (ArgumentKind::InputScalar, ArgValue::Scalar(s)) => {
+                    write_scalar(&mut scalars[i], decl.ty.element_of(), *s)?;
+                }
+                (ArgumentKind::InputBuffer | ArgumentKind::OutputBuffer, ArgValue::Buffer(b)) => {
+                    if b.is_null() {
+                        return Err(Error::type_error(format!("buffer argument {} is null", decl.name)));
+                    }
+                    // SAFETY: the caller passes a valid halide_buffer_t.
+                    let dims = unsafe { (**b).dimensions };
+                    if dims as usize != decl.dimensions {
+                        return Err(Error::value(format!(
+                            "buffer {} has {} dimensions, but the pipeline expects {}",
+                            decl.name, dims, decl.dimensions
+                        )));
+                    }
+                    argv[i] = *b as *mut c_void;
+                }
+                (ArgumentKind::InputScalar, ArgValue::Buffer(_)) => {
+                    return Err(Error::type_error(format!("argument {} is a scalar, but a buffer was given", decl.name)))
+                }
+                (_, ArgValue::Scalar(_)) => {
+                    return Err(Error::type_error(format!("argument {} is a buffer, but a scalar was given", decl.name)))
+                }
+            }
+        }
+        for (i, decl) in self.args.iter().enumerate() {
+            if decl.kind == ArgumentKind::InputScalar {
+                argv[i] = scalars[i].as_mut_ptr() as *mut c_void;
+            }
+        }
+        let rc = RunContext::new();
+        let code = (self.entry)(rc.as_user_context(), argv.as_mut_ptr());
+        if code != 0 {
+            let msg = rc
+                .take_error()
+                .unwrap_or_else(|| format!("pipeline {} failed with error code {code}", self.name));
+            return Err(Error::runtime(msg));
+        }
+        Ok(())
+    }
+
+    /// The optimized LLVM IR, as text.
+    pub fn llvm_ir(&self) -> String {
+        let st = self.llvm.lock().unwrap_or_else(|p| p.into_inner());
+        st.module.print_to_string().to_string()
+    }
+
+    /// The target assembly of the compiled code, as text.
+    pub fn assembly(&self) -> Result<String> {
+        let st = self.llvm.lock().unwrap_or_else(|p| p.into_inner());
+        let copy = st.module.clone();
+        let _ = &st.engine;
+        emit_assembly(&st.machine, &copy)
+    }
+}
+
+#[allow(dead_code)]
+fn _assert_send_sync() {
+    fn is<T: Send + Sync>() {}
+    is::<JitModule>();
+}
+
+#[allow(dead_code)]
+fn _value_ref_used(v: inkwell::values::FunctionValue) -> *mut inkwell::llvm_sys::LLVMValue {
+    v.as_value_ref()
+}

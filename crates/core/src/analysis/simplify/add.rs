@@ -1,0 +1,110 @@
+//! Addition: folding, canonical order (constants right), reassociation of
+//! constant chains, cancellation against subtraction, distribution.
+//! All integer rules here are valid modulo 2^bits, so they hold for wrapping
+//! types too.
+
+use std::sync::OnceLock;
+
+use super::pattern::*;
+use super::Simplifier;
+use crate::ir::{BinOp, Expr};
+
+fn rules() -> &'static [Rule] {
+    static R: OnceLock<Vec<Rule>> = OnceLock::new();
+    R.get_or_init(|| {
+        let W { x, y, z, w, u, c0, c1, c2, .. } = wilds();
+        vec![
+            rule(x + 0, x),
+            rule((x + c0) + c1, x + (c0 + c1)),
+            rule((x - c0) + c1, x + (c1 - c0)),
+            rule((c0 - x) + c1, (c0 + c1) - x),
+            rule((x + c0) + (y + c1), (x + y) + (c0 + c1)),
+            rule((x + c0) + y, (x + y) + c0),
+            rule(x + (y + c0), (x + y) + c0),
+            rule((c0 - x) + y, (y - x) + c0),
+            rule(x + (c0 - y), (x - y) + c0),
+            rule((x - y) + y, x),
+            rule(y + (x - y), x),
+            rule((x - y) + (y - z), x - z),
+            rule((x - y) + (z - x), z - y),
+            rule(x + (0 - y), x - y),
+            rule((0 - x) + y, y - x),
+            rule(x + x, x * 2),
+            rule(x * c0 + x * c1, x * (c0 + c1)),
+            rule(x * c0 + x, x * (c0 + 1)),
+            rule(x + x * c0, x * (c0 + 1)),
+            rule(x * y + x * z, x * (y + z)),
+            rule(x * y + z * y, (x + z) * y),
+            rule(x * y + y * z, y * (x + z)),
+            rule(y * x + x * z, x * (y + z)),
+            rule_if((x / c0) * c0 + x % c0, x, c0.ne(0)),
+            rule_if(x % c0 + (x / c0) * c0, x, c0.ne(0)),
+            rule(select(x, y, z) + select(x, w, u), select(x, y + w, z + u)),
+            rule(select(x, c0, c1) + c2, select(x, c0 + c2, c1 + c2)),
+            rule_if(min(x, y - z) + z, min(x + z, y), no_overflow_p()),
+            rule_if(max(x, y - z) + z, max(x + z, y), no_overflow_p()),
+            rule_if(min(y - z, x) + z, min(y, x + z), no_overflow_p()),
+            rule_if(max(y - z, x) + z, max(y, x + z), no_overflow_p()),
+            rule_if(min(x + c0, y) + c1, min(x, y + c1), no_overflow_p() & (c0 + c1).eq(0)),
+            rule_if(max(x + c0, y) + c1, max(x, y + c1), no_overflow_p() & (c0 + c1).eq(0)),
+        ]
+    })
+}
+
+impl Simplifier {
+    pub(crate) fn simplify_add(&mut self, node: &Expr, a: &Expr, b: &Expr) -> Option<Expr> {
+        // Constants go on the right (exact for floats too: IEEE + commutes).
+        if a.is_const() && !b.is_const() {
+            return Some(self.mk_bin(BinOp::Add, b.clone(), a.clone()));
+        }
+        if node.ty().is_float() {
+            return None;
+        }
+        self.rewrite(node, rules())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::simplify::simplify;
+    use crate::ir::{Expr, Type};
+
+    fn x() -> Expr {
+        Expr::var_i32("x")
+    }
+    fn y() -> Expr {
+        Expr::var_i32("y")
+    }
+    fn i(v: i64) -> Expr {
+        Expr::i32(v)
+    }
+    fn s(e: Expr) -> String {
+        simplify(&e).to_string()
+    }
+
+    #[test]
+    fn add_rules() {
+        assert_eq!(s(Expr::add(Expr::add(x(), i(3)), i(4))), "(x + 7)");
+        assert_eq!(s(Expr::add(i(3), x())), "(x + 3)");
+        assert_eq!(s(Expr::add(x(), i(0))), "x");
+        assert_eq!(s(Expr::add(Expr::add(x(), i(3)), y())), "((x + y) + 3)");
+        assert_eq!(s(Expr::add(Expr::sub(x(), y()), y())), "x");
+        assert_eq!(s(Expr::add(x(), x())), "(x*2)".replace("*", " * "));
+        assert_eq!(s(Expr::add(Expr::mul(x(), i(3)), Expr::mul(x(), i(5)))), "(x * 8)");
+        assert_eq!(s(Expr::add(Expr::mul(x(), y()), Expr::mul(Expr::var_i32("z"), y()))), "((x + z) * y)");
+        assert_eq!(s(Expr::add(i(2), i(3))), "5");
+        // wraps in narrow types
+        let u8t = Type::uint(8);
+        let e = Expr::add(Expr::uint_imm(u8t, 200), Expr::uint_imm(u8t, 100));
+        assert!(simplify(&e).is_const_value(44));
+    }
+
+    #[test]
+    fn float_add_not_reassociated() {
+        let f = Expr::var(Type::float(32), "f");
+        let e = Expr::add(Expr::add(f.clone(), Expr::f32(1.0)), Expr::f32(2.0));
+        assert_eq!(s(e), "((f + 1.0f) + 2.0f)");
+        let e = Expr::add(f, Expr::f32(0.0));
+        assert_eq!(s(e), "(f + 0.0f)");
+    }
+}

@@ -1,0 +1,284 @@
+//! Calls: simplify arguments; fold intrinsics on constants (bitwise ops,
+//! shifts, abs, absd, popcount, clz/ctz, exactly-rounded math); identities
+//! such as x & 0, x | 0, shifts by constants into multiplies/divides;
+//! `likely` keeps its wrapper unless the argument is constant.
+
+use super::fold::{self, C};
+use super::info::Info;
+use super::Simplifier;
+use crate::ir::{BinOp, CallKind, Expr, ExprNode, Intrinsic, MathFn, Type, TypeCode};
+
+/// The integer value of a constant as an i128 (two's-complement bits for
+/// signed types).
+fn int_val(e: &Expr) -> Option<i128> {
+    match fold::const_of(e)? {
+        C::I(v) => Some(v as i128),
+        C::U(v) => Some(v as i128),
+        C::F(_) => None,
+    }
+}
+
+fn bits_of(ty: Type, v: i128) -> u64 {
+    let mask = if ty.bits >= 64 { u64::MAX } else { (1u64 << ty.bits) - 1 };
+    (v as u64) & mask
+}
+
+impl Simplifier {
+    pub(crate) fn simplify_call(&mut self, e: &Expr) -> Expr {
+        let ExprNode::Call { name, args, kind } = e.node() else { unreachable!() };
+        let mut changed = false;
+        let nargs: Vec<Expr> = args
+            .iter()
+            .map(|a| {
+                let n = self.mutate(a);
+                changed |= !n.same_as(a);
+                n
+            })
+            .collect();
+        let ty = e.ty();
+        if let CallKind::Intrinsic(op) = kind {
+            if let Some(r) = self.fold_intrinsic(*op, ty, &nargs) {
+                return r;
+            }
+        }
+        if !changed {
+            return self.finish(e.clone());
+        }
+        self.finish(Expr::call(ty, name.clone(), nargs, kind.clone()))
+    }
+
+    fn fold_intrinsic(&mut self, op: Intrinsic, ty: Type, a: &[Expr]) -> Option<Expr> {
+        use Intrinsic::*;
+        let int_ty = (ty.is_int() || ty.is_uint()) && !ty.is_bool();
+        let arg_int = |i: usize| a.get(i).and_then(int_val);
+        match op {
+            Likely | LikelyIfInnermost => {
+                if a.len() == 1 && a[0].is_const() {
+                    return Some(a[0].clone());
+                }
+                None
+            }
+            BitwiseAnd | BitwiseOr | BitwiseXor if a.len() == 2 && (int_ty || ty.is_bool()) => {
+                let t = a[0].ty();
+                if let (Some(x), Some(y)) = (arg_int(0), arg_int(1)) {
+                    let (x, y) = (bits_of(t, x), bits_of(t, y));
+                    let r = match op {
+                        BitwiseAnd => x & y,
+                        BitwiseOr => x | y,
+                        _ => x ^ y,
+                    };
+                    return Some(fold::make(ty, C::U(r)));
+                }
+                let (x, y) = (&a[0], &a[1]);
+                let all_ones = |e: &Expr| int_val(e).is_some_and(|v| bits_of(t, v) == bits_of(t, -1));
+                match op {
+                    BitwiseAnd if y.is_zero() => Some(y.clone()),
+                    BitwiseAnd if x.is_zero() => Some(x.clone()),
+                    BitwiseAnd if all_ones(y) => Some(x.clone()),
+                    BitwiseAnd if all_ones(x) => Some(y.clone()),
+                    BitwiseOr | BitwiseXor if y.is_zero() => Some(x.clone()),
+                    BitwiseOr | BitwiseXor if x.is_zero() => Some(y.clone()),
+                    BitwiseAnd | BitwiseOr if crate::ir::equal(x, y) => Some(x.clone()),
+                    BitwiseXor if crate::ir::equal(x, y) => Some(Expr::zero(ty)),
+                    _ => None,
+                }
+            }
+            BitwiseNot if a.len() == 1 && (int_ty || ty.is_bool()) => {
+                if let Some(x) = arg_int(0) {
+                    return Some(fold::make(ty, C::U(!bits_of(ty, x))));
+                }
+                if let Some(inner) = a[0].as_intrinsic(BitwiseNot) {
+                    return Some(inner[0].clone());
+                }
+                None
+            }
+            ShiftLeft | ShiftRight if a.len() == 2 && int_ty => {
+                let bits = ty.bits as i128;
+                let sh = arg_int(1)?;
+                // A negative shift of a signed amount shifts the other way.
+                let (left, sh) = if a[1].ty().is_int() && sh < 0 {
+                    (op == ShiftRight, -sh)
+                } else {
+                    (op == ShiftLeft, sh)
+                };
+                if sh >= bits {
+                    return None;
+                }
+                if sh == 0 {
+                    return Some(a[0].clone());
+                }
+                let factor = fold::make_int(ty, 1i128 << sh);
+                if let Some(x) = arg_int(0) {
+                    let r = if left {
+                        x << sh
+                    } else if ty.is_int() {
+                        x >> sh
+                    } else {
+                        (bits_of(ty, x) >> sh) as i128
+                    };
+                    return Some(fold::make_int(ty, r));
+                }
+                // x << c == x * 2^c (wrapping); x >> c == floor(x / 2^c).
+                if (1i128 << sh) > ty.max_int() {
+                    return None;
+                }
+                Some(if left {
+                    self.mk_bin(BinOp::Mul, a[0].clone(), factor)
+                } else {
+                    self.mk_bin(BinOp::Div, a[0].clone(), factor)
+                })
+            }
+            Abs if a.len() == 1 => {
+                if let Some(c) = fold::const_of(&a[0]) {
+                    return Some(match c {
+                        C::I(v) => fold::make_int(ty, (v as i128).abs()),
+                        C::U(v) => fold::make(ty, C::U(v)),
+                        C::F(v) if ty.is_float() => fold::make(ty, C::F(v.abs())),
+                        _ => return None,
+                    });
+                }
+                // abs of a known non-negative value is the value
+                if a[0].ty() == ty && self.info(&a[0]).is_nonneg() {
+                    return Some(a[0].clone());
+                }
+                None
+            }
+            Absd if a.len() == 2 => {
+                let (x, y) = (arg_int(0)?, arg_int(1)?);
+                Some(fold::make_int(ty, (x - y).abs()))
+            }
+            Popcount | CountLeadingZeros | CountTrailingZeros if a.len() == 1 => {
+                let t = a[0].ty();
+                let x = bits_of(t, arg_int(0)?);
+                let bits = t.bits as u32;
+                let r = match op {
+                    Popcount => x.count_ones(),
+                    CountLeadingZeros => x.leading_zeros() - (64 - bits),
+                    _ => {
+                        if x == 0 {
+                            bits
+                        } else {
+                            x.trailing_zeros()
+                        }
+                    }
+                };
+                Some(fold::make_int(ty, r as i128))
+            }
+            Math(m) if ty.code == TypeCode::Float && (ty.bits == 32 || ty.bits == 64) && a.len() == 1 => {
+                let C::F(v) = fold::const_of(&a[0])? else { return None };
+                let f32ty = ty.bits == 32;
+                let r = match m {
+                    MathFn::Sqrt => {
+                        if f32ty {
+                            (v as f32).sqrt() as f64
+                        } else {
+                            v.sqrt()
+                        }
+                    }
+                    MathFn::Floor => v.floor(),
+                    MathFn::Ceil => v.ceil(),
+                    MathFn::Round => v.round_ties_even(),
+                    MathFn::Trunc => v.trunc(),
+                    _ => return None,
+                };
+                Some(fold::make(ty, C::F(r)))
+            }
+            Math(m @ (MathFn::IsNan | MathFn::IsInf | MathFn::IsFinite)) if a.len() == 1 => {
+                let C::F(v) = fold::const_of(&a[0])? else { return None };
+                let r = match m {
+                    MathFn::IsNan => v.is_nan(),
+                    MathFn::IsInf => v.is_infinite(),
+                    _ => v.is_finite(),
+                };
+                Some(fold::make(ty, C::U(r as u64)))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Facts about a call's value.
+pub(crate) fn call_info(s: &mut Simplifier, e: &Expr) -> Info {
+    let ty = e.ty();
+    let range = Info::type_range(ty);
+    let ExprNode::Call { args, kind: CallKind::Intrinsic(op), .. } = e.node() else { return range };
+    match op {
+        Intrinsic::Likely | Intrinsic::LikelyIfInnermost | Intrinsic::PromiseClamped if !args.is_empty() => {
+            if args[0].ty() == ty {
+                s.info(&args[0])
+            } else {
+                range
+            }
+        }
+        Intrinsic::Abs if args.len() == 1 => {
+            let i = s.info(&args[0]);
+            let hi = match (i.min, i.max) {
+                (Some(a), Some(b)) => a.checked_abs().zip(b.checked_abs()).map(|(a, b)| a.max(b)),
+                _ => None,
+            };
+            Info::bounds(Some(0), hi).fit(ty)
+        }
+        Intrinsic::BitwiseAnd if args.len() == 2 => {
+            let (a, b) = (s.info(&args[0]), s.info(&args[1]));
+            let hi = match (a.is_nonneg().then_some(a.max).flatten(), b.is_nonneg().then_some(b.max).flatten()) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, y) => x.or(y),
+            };
+            if hi.is_some() {
+                Info::bounds(Some(0), hi).fit(ty)
+            } else {
+                range
+            }
+        }
+        Intrinsic::Popcount | Intrinsic::CountLeadingZeros | Intrinsic::CountTrailingZeros if !args.is_empty() => {
+            Info::bounds(Some(0), Some(args[0].ty().bits as i64)).fit(ty)
+        }
+        _ => range,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::simplify::simplify;
+    use crate::ir::{Expr, Intrinsic, MathFn, Type};
+
+    fn s(e: Expr) -> String {
+        simplify(&e).to_string()
+    }
+
+    #[test]
+    fn intrinsic_folding() {
+        let t = Type::i32();
+        let c = |op, args: Vec<Expr>| Expr::intrinsic(t, op, args);
+        assert!(simplify(&c(Intrinsic::BitwiseAnd, vec![Expr::i32(12), Expr::i32(10)])).is_const_value(8));
+        assert!(simplify(&c(Intrinsic::BitwiseOr, vec![Expr::i32(12), Expr::i32(3)])).is_const_value(15));
+        assert!(simplify(&c(Intrinsic::BitwiseXor, vec![Expr::i32(12), Expr::i32(10)])).is_const_value(6));
+        assert!(simplify(&c(Intrinsic::BitwiseNot, vec![Expr::i32(0)])).is_const_value(-1));
+        assert!(simplify(&c(Intrinsic::ShiftLeft, vec![Expr::i32(3), Expr::i32(4)])).is_const_value(48));
+        assert!(simplify(&c(Intrinsic::ShiftRight, vec![Expr::i32(-16), Expr::i32(2)])).is_const_value(-4));
+        let u8t = Type::uint(8);
+        let e = Expr::intrinsic(u8t, Intrinsic::ShiftRight, vec![Expr::uint_imm(u8t, 200), Expr::uint_imm(u8t, 3)]);
+        assert!(simplify(&e).is_const_value(25));
+        let e = Expr::intrinsic(Type::uint(32), Intrinsic::Abs, vec![Expr::i32(-5)]);
+        assert!(simplify(&e).is_const_value(5));
+        let e = Expr::intrinsic(t, Intrinsic::Popcount, vec![Expr::i32(0xff)]);
+        assert!(simplify(&e).is_const_value(8));
+        let e = Expr::intrinsic(t, Intrinsic::CountLeadingZeros, vec![Expr::i32(1)]);
+        assert!(simplify(&e).is_const_value(31));
+        let e = Expr::intrinsic(Type::float(32), Intrinsic::Math(MathFn::Sqrt), vec![Expr::f32(2.0)]);
+        assert_eq!(simplify(&e).as_float_const(), Some(2f32.sqrt() as f64));
+        let x = Expr::var_i32("x");
+        assert_eq!(s(c(Intrinsic::ShiftLeft, vec![x.clone(), Expr::i32(3)])), "(x * 8)");
+        assert_eq!(s(c(Intrinsic::ShiftRight, vec![x.clone(), Expr::i32(1)])), "(x / 2)");
+        assert_eq!(s(c(Intrinsic::BitwiseOr, vec![x.clone(), Expr::i32(0)])), "x");
+    }
+
+    #[test]
+    fn likely_kept() {
+        let x = Expr::var_i32("x");
+        let e = Expr::likely(Expr::add(Expr::add(x.clone(), Expr::i32(1)), Expr::i32(2)));
+        assert_eq!(s(e), "likely((x + 3))");
+        let e = Expr::likely(Expr::add(Expr::i32(1), Expr::i32(2)));
+        assert!(simplify(&e).is_const_value(3));
+    }
+}

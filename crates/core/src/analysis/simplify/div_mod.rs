@@ -1,0 +1,154 @@
+//! Division and modulo (Euclidean, x/0 == 0, x%0 == 0). Rules that move
+//! terms across a division need exact integer arithmetic, so they are
+//! limited to non-overflowing types; alignment facts fold things like
+//! (x*4 + 2) % 4 for every type.
+
+use std::sync::OnceLock;
+
+use super::pattern::*;
+use super::Simplifier;
+use crate::ir::{equal, Expr};
+
+fn div_rules() -> &'static [Rule] {
+    static R: OnceLock<Vec<Rule>> = OnceLock::new();
+    R.get_or_init(|| {
+        let W { x, y, c0, c1, .. } = wilds();
+        let nov = no_overflow_p;
+        vec![
+            rule(x / 1, x),
+            rule(x / 0, 0),
+            rule(0 / x, 0),
+            rule_if((x * c0) / c1, x * (c0 / c1), nov() & c1.gt(0) & (c0 % c1).eq(0)),
+            rule_if((x * c0) / c1, x / (c1 / c0), nov() & c0.gt(0) & c1.gt(0) & (c1 % c0).eq(0)),
+            rule_if((x * c0 + y) / c1, x * (c0 / c1) + y / c1, nov() & c1.gt(0) & (c0 % c1).eq(0)),
+            rule_if((y + x * c0) / c1, y / c1 + x * (c0 / c1), nov() & c1.gt(0) & (c0 % c1).eq(0)),
+            rule_if((x * c0 - y) / c1, x * (c0 / c1) + (0 - y) / c1, nov() & c1.gt(0) & (c0 % c1).eq(0)),
+            rule_if((y - x * c0) / c1, y / c1 - x * (c0 / c1), nov() & c1.gt(0) & (c0 % c1).eq(0)),
+            rule_if((x + c0) / c1, x / c1 + c0 / c1, nov() & c1.gt(0) & (c0 % c1).eq(0)),
+            rule_if(
+                (x / c0) / c1,
+                x / (c0 * c1),
+                nov() & c0.gt(0) & c1.gt(0) & ((c0 * c1) / c1).eq(c0),
+            ),
+        ]
+    })
+}
+
+fn mod_rules() -> &'static [Rule] {
+    static R: OnceLock<Vec<Rule>> = OnceLock::new();
+    R.get_or_init(|| {
+        let W { x, y, c0, c1, .. } = wilds();
+        let nov = no_overflow_p;
+        vec![
+            rule(x % 1, 0),
+            rule(x % 0, 0),
+            rule(0 % x, 0),
+            rule_if((x * c0 + y) % c1, y % c1, nov() & c1.gt(0) & (c0 % c1).eq(0)),
+            rule_if((y + x * c0) % c1, y % c1, nov() & c1.gt(0) & (c0 % c1).eq(0)),
+            rule_if((x + c0) % c1, (x + c0 % c1) % c1, nov() & c1.gt(0) & (c0.ge(c1) | c0.lt(0))),
+            rule_if((x * c0) % c1, (x * (c0 % c1)) % c1, nov() & c1.gt(0) & (c0.ge(c1) | c0.lt(0))),
+            rule_if((x * c0) % c1, (x % (c1 / c0)) * c0, nov() & c0.gt(0) & c1.gt(0) & (c1 % c0).eq(0)),
+            rule_if((x % c0) % c1, x % c1, c0.ne(0) & c1.gt(0) & (c0 % c1).eq(0)),
+        ]
+    })
+}
+
+impl Simplifier {
+    pub(crate) fn simplify_div(&mut self, node: &Expr, a: &Expr, b: &Expr) -> Option<Expr> {
+        let ty = node.ty();
+        if ty.is_float() {
+            if b.is_one() {
+                return Some(a.clone());
+            }
+            return None;
+        }
+        if equal(a, b) {
+            // x / x is 1, except 0 / 0 == 0.
+            let ia = self.info(a);
+            if ia.is_pos() || ia.is_neg() {
+                return Some(Expr::one(ty));
+            }
+        }
+        self.rewrite(node, div_rules())
+    }
+
+    pub(crate) fn simplify_mod(&mut self, node: &Expr, a: &Expr, b: &Expr) -> Option<Expr> {
+        let ty = node.ty();
+        if ty.is_float() {
+            return None;
+        }
+        if equal(a, b) {
+            return Some(Expr::zero(ty));
+        }
+        // If 0 <= a < |b| then a % b == a.
+        let (ia, ib) = (self.info(a), self.info(b));
+        if ia.is_nonneg() {
+            if let Some(amax) = ia.max {
+                let bmin_abs = match (ib.min, ib.max) {
+                    (Some(lo), _) if lo > 0 => Some(lo),
+                    (_, Some(hi)) if hi < 0 => hi.checked_neg(),
+                    _ => None,
+                };
+                if bmin_abs.is_some_and(|m| amax < m) {
+                    return Some(a.clone());
+                }
+            }
+        }
+        self.rewrite(node, mod_rules())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::simplify::simplify;
+    use crate::ir::{Expr, Type};
+
+    fn x() -> Expr {
+        Expr::var_i32("x")
+    }
+    fn y() -> Expr {
+        Expr::var_i32("y")
+    }
+    fn i(v: i64) -> Expr {
+        Expr::i32(v)
+    }
+    fn s(e: Expr) -> String {
+        simplify(&e).to_string()
+    }
+
+    #[test]
+    fn div_rules() {
+        assert_eq!(s(Expr::div(x(), i(1))), "x");
+        assert_eq!(s(Expr::div(x(), i(0))), "0");
+        assert_eq!(s(Expr::div(i(-7), i(2))), "-4");
+        assert_eq!(s(Expr::div(i(7), i(-2))), "-3");
+        assert_eq!(s(Expr::div(Expr::add(Expr::mul(x(), i(8)), y()), i(8))), "(x + (y / 8))");
+        assert_eq!(s(Expr::div(Expr::mul(x(), i(8)), i(4))), "(x * 2)");
+        assert_eq!(s(Expr::div(Expr::mul(x(), i(4)), i(8))), "(x / 2)");
+        assert_eq!(s(Expr::div(Expr::add(x(), i(16)), i(8))), "((x / 8) + 2)");
+        assert_eq!(s(Expr::div(Expr::div(x(), i(4)), i(2))), "(x / 8)");
+        assert_eq!(s(Expr::div(Expr::add(Expr::mul(x(), i(4)), i(2)), i(4))), "x");
+        // not sound with wrap-around: left alone for uint8
+        let u = Type::uint(8);
+        let ux = Expr::var(u, "ux");
+        let e = Expr::div(Expr::add(Expr::mul(ux, Expr::uint_imm(u, 8)), Expr::uint_imm(u, 16)), Expr::uint_imm(u, 8));
+        assert_eq!(s(e), "(((ux * (uint8)8) + (uint8)16) / (uint8)8)");
+    }
+
+    #[test]
+    fn mod_rules() {
+        assert_eq!(s(Expr::modulo(x(), i(1))), "0");
+        assert_eq!(s(Expr::modulo(i(-7), i(3))), "2");
+        assert_eq!(s(Expr::modulo(i(-7), i(-3))), "2");
+        assert_eq!(s(Expr::modulo(Expr::add(Expr::mul(x(), i(4)), i(2)), i(4))), "2");
+        assert_eq!(s(Expr::modulo(Expr::add(Expr::mul(x(), i(8)), y()), i(4))), "(y % 4)");
+        assert_eq!(s(Expr::modulo(Expr::add(x(), i(9)), i(4))), "((x + 1) % 4)");
+        assert_eq!(s(Expr::modulo(Expr::modulo(x(), i(8)), i(4))), "(x % 4)");
+        assert_eq!(s(Expr::modulo(Expr::mul(x(), i(4)), i(8))), "((x % 2) * 4)");
+        // alignment survives wrap for powers of two
+        let u = Type::uint(8);
+        let ux = Expr::var(u, "ux");
+        let e = Expr::modulo(Expr::add(Expr::mul(ux, Expr::uint_imm(u, 4)), Expr::uint_imm(u, 3)), Expr::uint_imm(u, 4));
+        assert!(simplify(&e).is_const_value(3));
+    }
+}

@@ -1,0 +1,170 @@
+//! Min and max: folding, proofs of ordering from facts (bounds of the
+//! operands, or of their difference for non-overflowing types), absorption,
+//! constants moved outward, clamp canonicalization, and distribution over
+//! monotonic operations.
+
+use std::sync::OnceLock;
+
+use super::pattern::*;
+use super::Simplifier;
+use crate::ir::{equal, BinOp, Expr};
+
+fn min_rules() -> &'static [Rule] {
+    static R: OnceLock<Vec<Rule>> = OnceLock::new();
+    R.get_or_init(|| {
+        let W { x, y, z, w, u, c0, c1, .. } = wilds();
+        let nov = no_overflow_p;
+        vec![
+            rule(min(min(x, c0), c1), min(x, min(c0, c1))),
+            rule(min(min(x, y), x), min(x, y)),
+            rule(min(min(x, y), y), min(x, y)),
+            rule(min(x, min(x, y)), min(x, y)),
+            rule(min(x, min(y, x)), min(y, x)),
+            rule(min(max(x, y), x), x),
+            rule(min(max(x, y), y), y),
+            rule(min(x, max(x, y)), x),
+            rule(min(x, max(y, x)), x),
+            rule(min(min(x, c0), y), min(min(x, y), c0)),
+            rule(min(x, min(y, c0)), min(min(x, y), c0)),
+            rule_if(min(max(x, c0), c1), max(min(x, c1), c0), c0.le(c1)),
+            rule_if(min(x + c0, y + c0), min(x, y) + c0, nov()),
+            rule_if(min(x + y, x + z), x + min(y, z), nov()),
+            rule_if(min(y + x, z + x), min(y, z) + x, nov()),
+            rule_if(min(x + y, z + x), x + min(y, z), nov()),
+            rule_if(min(y + x, x + z), x + min(y, z), nov()),
+            rule_if(min(x - y, x - z), x - max(y, z), nov()),
+            rule_if(min(x * c0, y * c0), min(x, y) * c0, nov() & c0.gt(0)),
+            rule_if(min(x * c0, y * c0), max(x, y) * c0, nov() & c0.lt(0)),
+            rule_if(min(x / c0, y / c0), min(x, y) / c0, c0.gt(0)),
+            rule_if(min(x / c0, y / c0), max(x, y) / c0, c0.lt(0)),
+            rule(min(select(x, y, z), select(x, w, u)), select(x, min(y, w), min(z, u))),
+        ]
+    })
+}
+
+fn max_rules() -> &'static [Rule] {
+    static R: OnceLock<Vec<Rule>> = OnceLock::new();
+    R.get_or_init(|| {
+        let W { x, y, z, w, u, c0, c1, .. } = wilds();
+        let nov = no_overflow_p;
+        vec![
+            rule(max(max(x, c0), c1), max(x, max(c0, c1))),
+            rule(max(max(x, y), x), max(x, y)),
+            rule(max(max(x, y), y), max(x, y)),
+            rule(max(x, max(x, y)), max(x, y)),
+            rule(max(x, max(y, x)), max(y, x)),
+            rule(max(min(x, y), x), x),
+            rule(max(min(x, y), y), y),
+            rule(max(x, min(x, y)), x),
+            rule(max(x, min(y, x)), x),
+            rule(max(max(x, c0), y), max(max(x, y), c0)),
+            rule(max(x, max(y, c0)), max(max(x, y), c0)),
+            rule_if(max(x + c0, y + c0), max(x, y) + c0, nov()),
+            rule_if(max(x + y, x + z), x + max(y, z), nov()),
+            rule_if(max(y + x, z + x), max(y, z) + x, nov()),
+            rule_if(max(x + y, z + x), x + max(y, z), nov()),
+            rule_if(max(y + x, x + z), x + max(y, z), nov()),
+            rule_if(max(x - y, x - z), x - min(y, z), nov()),
+            rule_if(max(x * c0, y * c0), max(x, y) * c0, nov() & c0.gt(0)),
+            rule_if(max(x * c0, y * c0), min(x, y) * c0, nov() & c0.lt(0)),
+            rule_if(max(x / c0, y / c0), max(x, y) / c0, c0.gt(0)),
+            rule_if(max(x / c0, y / c0), min(x, y) / c0, c0.lt(0)),
+            rule(max(select(x, y, z), select(x, w, u)), select(x, max(y, w), max(z, u))),
+        ]
+    })
+}
+
+impl Simplifier {
+    /// Is a <= b provable? (`None` when unknown.)
+    pub(crate) fn prove_le(&mut self, a: &Expr, b: &Expr) -> Option<bool> {
+        let ty = a.ty();
+        if !ty.is_int() && !ty.is_uint() {
+            return None;
+        }
+        let (ia, ib) = (self.info(a), self.info(b));
+        if let (Some(x), Some(y)) = (ia.max, ib.min) {
+            if x <= y {
+                return Some(true);
+            }
+        }
+        if let (Some(x), Some(y)) = (ia.min, ib.max) {
+            if x > y {
+                return Some(false);
+            }
+        }
+        if super::info::no_overflow(ty) && !(a.is_const() && b.is_const()) {
+            let d = self.mk_bin(BinOp::Sub, a.clone(), b.clone());
+            let id = self.info(&d);
+            if id.max.is_some_and(|m| m <= 0) {
+                return Some(true);
+            }
+            if id.min.is_some_and(|m| m > 0) {
+                return Some(false);
+            }
+        }
+        None
+    }
+
+    pub(crate) fn simplify_min_max(&mut self, op: BinOp, node: &Expr, a: &Expr, b: &Expr) -> Option<Expr> {
+        let is_min = op == BinOp::Min;
+        if equal(a, b) {
+            return Some(a.clone());
+        }
+        if a.is_const() && !b.is_const() {
+            return Some(self.mk_bin(op, b.clone(), a.clone()));
+        }
+        let ty = node.ty();
+        if ty.is_float() {
+            return None;
+        }
+        if let Some(le) = self.prove_le(a, b) {
+            // le: a <= b; !le: a > b
+            return Some(if le == is_min { a.clone() } else { b.clone() });
+        }
+        if let Some(true) = self.prove_le(b, a) {
+            return Some(if is_min { b.clone() } else { a.clone() });
+        }
+        self.rewrite(node, if is_min { min_rules() } else { max_rules() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::simplify::simplify;
+    use crate::ir::{Expr, Type};
+
+    fn x() -> Expr {
+        Expr::var_i32("x")
+    }
+    fn y() -> Expr {
+        Expr::var_i32("y")
+    }
+    fn i(v: i64) -> Expr {
+        Expr::i32(v)
+    }
+    fn s(e: Expr) -> String {
+        simplify(&e).to_string()
+    }
+
+    #[test]
+    fn min_max_rules() {
+        assert_eq!(s(Expr::min(x(), Expr::add(x(), i(1)))), "x");
+        assert_eq!(s(Expr::max(x(), Expr::add(x(), i(1)))), "(x + 1)");
+        assert_eq!(s(Expr::min(Expr::max(x(), i(3)), i(1))), "1");
+        assert_eq!(s(Expr::min(Expr::max(x(), i(1)), i(3))), "max(min(x, 3), 1)");
+        assert_eq!(s(Expr::min(Expr::min(x(), i(4)), i(2))), "min(x, 2)");
+        assert_eq!(s(Expr::min(i(4), x())), "min(x, 4)");
+        assert_eq!(s(Expr::max(Expr::min(x(), y()), x())), "x");
+        assert_eq!(s(Expr::min(Expr::add(x(), i(2)), Expr::add(y(), i(2)))), "(min(x, y) + 2)");
+        assert_eq!(s(Expr::max(i(3), i(9))), "9");
+        // uint: max(x, 0) is x
+        let u = Type::uint(8);
+        let ux = Expr::var(u, "ux");
+        assert_eq!(s(Expr::max(ux.clone(), Expr::uint_imm(u, 0))), "ux");
+        // int8 wraps: min(x, x + 1) is NOT x
+        let t = Type::int(8);
+        let bx = Expr::var(t, "bx");
+        let e = Expr::min(bx.clone(), Expr::add(bx, Expr::int_imm(t, 1)));
+        assert_eq!(s(e), "min(bx, (bx + (int8)1))");
+    }
+}

@@ -1,0 +1,114 @@
+//! Subtraction: cancellation, constants moved into additions (signed
+//! types), distribution, and the div/mod identity x - (x/c)*c == x % c.
+
+use std::sync::OnceLock;
+
+use super::pattern::*;
+use super::Simplifier;
+use crate::ir::{equal, Expr};
+
+fn rules() -> &'static [Rule] {
+    static R: OnceLock<Vec<Rule>> = OnceLock::new();
+    R.get_or_init(|| {
+        let W { x, y, z, w, u, c0, c1, c2, .. } = wilds();
+        vec![
+            rule(x - 0, x),
+            rule_if(x - c0, x + (0 - c0), is_int_p()),
+            rule((x + y) - x, y),
+            rule((x + y) - y, x),
+            rule(x - (x + y), 0 - y),
+            rule(x - (y + x), 0 - y),
+            rule(x - (x - y), y),
+            rule((x - y) - x, 0 - y),
+            rule((x + c0) - (y + c1), (x - y) + (c0 - c1)),
+            rule((x + c0) - c1, x + (c0 - c1)),
+            rule((x - c0) - c1, x - (c0 + c1)),
+            rule((c0 - x) - c1, (c0 - c1) - x),
+            rule((x + c0) - y, (x - y) + c0),
+            rule(x - (y + c0), (x - y) - c0),
+            rule(c0 - (x + c1), (c0 - c1) - x),
+            rule(c0 - (c1 - x), x + (c0 - c1)),
+            rule((x + y) - (x + z), y - z),
+            rule((x + y) - (z + x), y - z),
+            rule((y + x) - (x + z), y - z),
+            rule((y + x) - (z + x), y - z),
+            rule((x - y) - (z - y), x - z),
+            rule((x - y) - (x - z), z - y),
+            rule(x - (0 - y), x + y),
+            rule(x * y - x * z, x * (y - z)),
+            rule(x * y - z * y, (x - z) * y),
+            rule(x * c0 - x * c1, x * (c0 - c1)),
+            rule(x * c0 - x, x * (c0 - 1)),
+            rule(x - x * c0, x * (1 - c0)),
+            rule_if(x - (x / c0) * c0, x % c0, c0.ne(0)),
+            rule_if((x / c0) * c0 - x, 0 - x % c0, c0.ne(0)),
+            rule(select(x, y, z) - select(x, w, u), select(x, y - w, z - u)),
+            rule(c0 - select(x, c1, c2), select(x, c0 - c1, c0 - c2)),
+            rule(select(x, y, z) - y, select(x, 0, z - y)),
+            rule(select(x, y, z) - z, select(x, y - z, 0)),
+            rule_if(min(x, y) - x, min(y - x, 0), no_overflow_p()),
+            rule_if(min(y, x) - x, min(y - x, 0), no_overflow_p()),
+            rule_if(max(x, y) - x, max(y - x, 0), no_overflow_p()),
+            rule_if(max(y, x) - x, max(y - x, 0), no_overflow_p()),
+            rule_if(x - min(x, y), max(x - y, 0), no_overflow_p()),
+            rule_if(x - min(y, x), max(x - y, 0), no_overflow_p()),
+            rule_if(x - max(x, y), min(x - y, 0), no_overflow_p()),
+            rule_if(x - max(y, x), min(x - y, 0), no_overflow_p()),
+            rule_if(min(x, y) - min(y, x), lit(0), no_overflow_p()),
+            rule_if(max(x, y) - max(y, x), lit(0), no_overflow_p()),
+        ]
+    })
+}
+
+impl Simplifier {
+    pub(crate) fn simplify_sub(&mut self, node: &Expr, a: &Expr, b: &Expr) -> Option<Expr> {
+        let ty = node.ty();
+        if ty.is_float() {
+            // x - 0 == x exactly (including -0.0 - 0.0 == -0.0).
+            if b.is_zero() {
+                return Some(a.clone());
+            }
+            return None;
+        }
+        if equal(a, b) {
+            return Some(Expr::zero(ty));
+        }
+        self.rewrite(node, rules())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::simplify::simplify;
+    use crate::ir::{Expr, Type};
+
+    fn x() -> Expr {
+        Expr::var_i32("x")
+    }
+    fn y() -> Expr {
+        Expr::var_i32("y")
+    }
+    fn i(v: i64) -> Expr {
+        Expr::i32(v)
+    }
+    fn s(e: Expr) -> String {
+        simplify(&e).to_string()
+    }
+
+    #[test]
+    fn sub_rules() {
+        assert_eq!(s(Expr::sub(x(), x())), "0");
+        assert_eq!(s(Expr::sub(Expr::add(x(), i(3)), x())), "3");
+        assert_eq!(s(Expr::sub(x(), i(3))), "(x + -3)");
+        assert_eq!(s(Expr::sub(Expr::add(x(), i(5)), Expr::add(y(), i(2)))), "((x - y) + 3)");
+        assert_eq!(s(Expr::sub(Expr::add(x(), y()), Expr::add(x(), i(1)))), "(y + -1)");
+        assert_eq!(s(Expr::sub(Expr::mul(x(), i(4)), Expr::mul(x(), i(3)))), "x");
+        assert_eq!(s(Expr::sub(x(), Expr::mul(Expr::div(x(), i(8)), i(8)))), "(x % 8)");
+        assert_eq!(s(Expr::sub(i(10), Expr::sub(i(4), x()))), "(x + 6)");
+        let u = Type::uint(16);
+        let ux = Expr::var(u, "ux");
+        let e = Expr::sub(Expr::add(ux.clone(), Expr::uint_imm(u, 5)), Expr::uint_imm(u, 7));
+        // wraps: ux + 65534
+        assert_eq!(s(e), "(ux + (uint16)65534)");
+    }
+}

@@ -1,0 +1,510 @@
+//! Loop partitioning (the idea of Halide's PartitionLoops, written anew).
+//!
+//! Assumes: `likely(c)` marks a boolean `c` expected to hold for most of a
+//! loop's iterations, and `min(likely(a), b)` / `max(likely(a), b)` (either
+//! operand order) a clamp expected to pick `a`. Loop variables are signed
+//! integers of 32 or 64 bits and index arithmetic on them does not overflow
+//! (Halide's convention).
+//!
+//! Guarantees: a Serial or Parallel loop whose body (including inner loops)
+//! holds such marks whose condition is solvable for the loop variable is
+//! split into prologue / steady state / epilogue loops that together cover
+//! exactly the original iterations in the original order. In the steady
+//! state every solved mark is known to hold, so `likely(c)` becomes `true`
+//! and a marked clamp becomes its likely operand, and the steady body is
+//! simplified. Conditions are solved only when they are linear in the loop
+//! variable with constant coefficients, built from comparisons, `&&`, `!`
+//! and lets bound inside the loop; conditions that read memory, call impure
+//! functions or depend on inner loop variables are left alone, and a loop
+//! with nothing solvable is returned unchanged. Inner loops are partitioned
+//! before outer ones. `likely` wrappers are kept (the prologue and epilogue
+//! still hold them); `strip_likely` removes them all afterwards.
+
+use std::collections::HashSet;
+
+use crate::analysis::simplify::{can_prove, simplify_stmt};
+use crate::analysis::substitute::substitute;
+use crate::error::Result;
+use crate::ir::visit::{expr_uses_var, for_each_expr, for_each_expr_in_stmt, mutate_expr_children, mutate_stmt_children};
+use crate::ir::{BinOp, Expr, ExprNode, ForType, Intrinsic, Mutator, Stmt, StmtNode, Type};
+use crate::lower::unroll_loops::{const_int_value, fold_binary};
+
+/// Partition every Serial and Parallel loop whose body holds solvable
+/// `likely` marks.
+pub fn partition_loops(s: &Stmt) -> Result<Stmt> {
+    Ok(Partitioner.mutate_stmt(s))
+}
+
+/// Replace every `likely(x)` / `likely_if_innermost(x)` by `x`.
+pub fn strip_likely(s: &Stmt) -> Stmt {
+    StripLikely.mutate_stmt(s)
+}
+
+struct StripLikely;
+
+impl Mutator for StripLikely {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        match likely_arg(e) {
+            Some(a) => self.mutate_expr(a),
+            None => mutate_expr_children(self, e),
+        }
+    }
+}
+
+fn likely_arg(e: &Expr) -> Option<&Expr> {
+    e.as_intrinsic(Intrinsic::Likely).or_else(|| e.as_intrinsic(Intrinsic::LikelyIfInnermost)).map(|a| &a[0])
+}
+
+struct Partitioner;
+
+impl Mutator for Partitioner {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        e.clone()
+    }
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        let out = mutate_stmt_children(self, s);
+        if let StmtNode::For { name, min, extent, for_type: ft @ (ForType::Serial | ForType::Parallel), body } = out.node() {
+            if let Some(p) = partition(name, min, extent, *ft, body) {
+                return p;
+            }
+        }
+        out
+    }
+}
+
+/// An inclusive range of the loop variable; a missing end is unbounded.
+#[derive(Clone)]
+struct Interval {
+    lo: Option<Expr>,
+    hi: Option<Expr>,
+}
+
+fn both(a: Option<Expr>, b: Option<Expr>, op: BinOp) -> Option<Expr> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(fold_binary(op, x, y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+fn intersect(a: Interval, b: Interval) -> Interval {
+    Interval { lo: both(a.lo, b.lo, BinOp::Max), hi: both(a.hi, b.hi, BinOp::Min) }
+}
+
+/// `e` as `k * var + rest` with a constant `k` and `rest` free of `var`.
+fn linear(e: &Expr, var: &str) -> Option<(i64, Expr)> {
+    if !expr_uses_var(e, var) {
+        return Some((0, e.clone()));
+    }
+    let t = e.ty();
+    match e.node() {
+        ExprNode::Variable { name, .. } if name == var => Some((1, Expr::zero(t))),
+        ExprNode::Binary { op: op @ (BinOp::Add | BinOp::Sub), a, b } => {
+            let (ka, ra) = linear(a, var)?;
+            let (kb, rb) = linear(b, var)?;
+            let k = if *op == BinOp::Add { ka.checked_add(kb)? } else { ka.checked_sub(kb)? };
+            Some((k, fold_binary(*op, ra, rb)))
+        }
+        ExprNode::Binary { op: BinOp::Mul, a, b } => {
+            let (k, r, c) = if let Some(c) = const_int_value(b) {
+                let (k, r) = linear(a, var)?;
+                (k, r, c)
+            } else {
+                let c = const_int_value(a)?;
+                let (k, r) = linear(b, var)?;
+                (k, r, c)
+            };
+            Some((k.checked_mul(c)?, fold_binary(BinOp::Mul, r, Expr::make_const_i64(t, c))))
+        }
+        _ => likely_arg(e).and_then(|a| linear(a, var)),
+    }
+}
+
+/// floor(n / d) for a positive constant d (IR division rounds down).
+fn floor_div(n: Expr, d: i64) -> Expr {
+    if d == 1 {
+        n
+    } else {
+        fold_binary(BinOp::Div, n.clone(), Expr::make_const_i64(n.ty(), d))
+    }
+}
+
+/// The range of `var` on which `k * var + r < 0` (`strict`) or `<= 0` holds.
+fn solve_negative(k: i64, r: Expr, strict: bool) -> Option<Interval> {
+    let t = r.ty();
+    let c = |v: i64| Expr::make_const_i64(t, v);
+    if k > 0 {
+        // k v <= -r - (strict as 1)  =>  v <= floor((-r - s) / k)
+        let n = fold_binary(BinOp::Sub, fold_binary(BinOp::Sub, c(0), r), c(strict as i64));
+        Some(Interval { lo: None, hi: Some(floor_div(n, k)) })
+    } else if k < 0 {
+        // |k| v >= r + s  =>  v >= ceil((r + s) / |k|) = floor((r + s + |k| - 1) / |k|)
+        let m = k.checked_neg()?;
+        let n = fold_binary(BinOp::Add, r, c(strict as i64 + m - 1));
+        Some(Interval { lo: Some(floor_div(n, m)), hi: None })
+    } else {
+        None
+    }
+}
+
+/// A range of `var` (of type `ty`) on which `c` certainly holds.
+fn solve(c: &Expr, var: &str, ty: Type) -> Option<Interval> {
+    if let Some(a) = likely_arg(c) {
+        return solve(a, var, ty);
+    }
+    match c.node() {
+        ExprNode::Binary { op: BinOp::And, a, b } => Some(intersect(solve(a, var, ty)?, solve(b, var, ty)?)),
+        ExprNode::Not(a) => solve(&negate(a)?, var, ty),
+        ExprNode::Binary { op, a, b } if op.is_comparison() => {
+            if a.ty() != ty {
+                return None;
+            }
+            let (ka, ra) = linear(a, var)?;
+            let (kb, rb) = linear(b, var)?;
+            // a - b = k * var + r
+            let k = ka.checked_sub(kb)?;
+            let r = fold_binary(BinOp::Sub, ra, rb);
+            let neg = || fold_binary(BinOp::Sub, Expr::zero(ty), r.clone());
+            match op {
+                BinOp::LT => solve_negative(k, r, true),
+                BinOp::LE => solve_negative(k, r, false),
+                BinOp::GT => solve_negative(k.checked_neg()?, neg(), true),
+                BinOp::GE => solve_negative(k.checked_neg()?, neg(), false),
+                BinOp::EQ if k == 1 || k == -1 => {
+                    let v = if k == 1 { neg() } else { r.clone() };
+                    Some(Interval { lo: Some(v.clone()), hi: Some(v) })
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn negate(c: &Expr) -> Option<Expr> {
+    match c.node() {
+        ExprNode::Binary { op, a, b } => {
+            let flipped = match op {
+                BinOp::LT => BinOp::GE,
+                BinOp::LE => BinOp::GT,
+                BinOp::GT => BinOp::LE,
+                BinOp::GE => BinOp::LT,
+                BinOp::EQ => BinOp::NE,
+                BinOp::NE => BinOp::EQ,
+                _ => return None,
+            };
+            Some(Expr::binary(flipped, a.clone(), b.clone()))
+        }
+        ExprNode::Not(a) => Some(a.clone()),
+        _ => None,
+    }
+}
+
+/// Does `e` read memory or call something impure (then its value may
+/// change during the loop and cannot be hoisted)?
+fn reads_state(e: &Expr) -> bool {
+    let mut found = false;
+    for_each_expr(e, &mut |x| match x.node() {
+        ExprNode::Load { .. } => found = true,
+        ExprNode::Call { kind, .. } if !kind.is_pure() => found = true,
+        ExprNode::Call { kind: crate::ir::CallKind::Halide { .. } | crate::ir::CallKind::Image { .. }, .. } => {
+            found = true
+        }
+        _ => {}
+    });
+    found
+}
+
+fn contains_loop(s: &Stmt) -> bool {
+    fn walk(s: &Stmt) -> bool {
+        match s.node() {
+            StmtNode::For { .. } => true,
+            StmtNode::LetStmt { body, .. }
+            | StmtNode::ProducerConsumer { body, .. }
+            | StmtNode::Allocate { body, .. }
+            | StmtNode::Realize { body, .. } => walk(body),
+            StmtNode::Block(v) => v.iter().any(walk),
+            StmtNode::IfThenElse { then_case, else_case, .. } => walk(then_case) || else_case.as_ref().is_some_and(walk),
+            _ => false,
+        }
+    }
+    walk(s)
+}
+
+/// Walks a loop body numbering the `likely` marks in a fixed order. In
+/// collect mode it solves each mark's condition; in replace mode it
+/// rewrites the marks whose numbers are in `replace` as holding.
+struct LikelyWalker {
+    var: String,
+    ty: Type,
+    innermost: bool,
+    replace: Option<HashSet<usize>>,
+    counter: usize,
+    /// Names bound inside the body: the binding's value expanded in terms
+    /// of names bound outside the loop, or `None` if it cannot be hoisted.
+    lets: Vec<(String, Option<Expr>)>,
+    found: Vec<(usize, Interval)>,
+}
+
+impl LikelyWalker {
+    fn marks(&self, e: &Expr) -> bool {
+        e.as_intrinsic(Intrinsic::Likely).is_some()
+            || (self.innermost && e.as_intrinsic(Intrinsic::LikelyIfInnermost).is_some())
+    }
+
+    /// `e` with the lets bound inside the body substituted in.
+    fn expand(&self, e: &Expr) -> Option<Expr> {
+        let mut e = e.clone();
+        for (name, value) in self.lets.iter().rev() {
+            if expr_uses_var(&e, name) {
+                e = substitute(name, value.as_ref()?, &e);
+            }
+        }
+        Some(e)
+    }
+
+    fn bind(&mut self, name: &str, value: &Expr) {
+        let v = if self.replace.is_none() { self.expand(value).filter(|v| !reads_state(v)) } else { None };
+        self.lets.push((name.to_string(), v));
+    }
+
+    fn consider(&mut self, n: usize, cond: &Expr) {
+        let Some(c) = self.expand(cond) else { return };
+        if reads_state(&c) || !expr_uses_var(&c, &self.var) {
+            return;
+        }
+        if let Some(iv) = solve(&c, &self.var, self.ty) {
+            self.found.push((n, iv));
+        }
+    }
+
+    fn take_number(&mut self) -> usize {
+        self.counter += 1;
+        self.counter - 1
+    }
+
+    fn replacing(&self, n: usize) -> bool {
+        self.replace.as_ref().is_some_and(|r| r.contains(&n))
+    }
+}
+
+fn fold_logic(e: Expr) -> Expr {
+    match e.node() {
+        ExprNode::Select { cond, t, f } if cond.ty().is_scalar() => {
+            if cond.is_true() {
+                return t.clone();
+            }
+            if cond.is_false() {
+                return f.clone();
+            }
+            e
+        }
+        ExprNode::Binary { op: BinOp::And, a, b } if e.ty().is_scalar() => {
+            if a.is_true() {
+                b.clone()
+            } else if b.is_true() {
+                a.clone()
+            } else {
+                e
+            }
+        }
+        ExprNode::Binary { op: BinOp::Or, a, b } if e.ty().is_scalar() && (a.is_true() || b.is_true()) => {
+            Expr::bool_const(true)
+        }
+        ExprNode::Not(a) if a.ty().is_scalar() && a.is_true() => Expr::bool_const(false),
+        _ => e,
+    }
+}
+
+impl Mutator for LikelyWalker {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        let t = e.ty();
+        if self.marks(e) && t.is_scalar() && t.is_bool() {
+            let n = self.take_number();
+            let ne = mutate_expr_children(self, e);
+            if self.replace.is_none() {
+                let c = likely_arg(e).unwrap().clone();
+                self.consider(n, &c);
+            }
+            return if self.replacing(n) { Expr::bool_const(true) } else { ne };
+        }
+        if let ExprNode::Binary { op: op @ (BinOp::Min | BinOp::Max), a, b } = e.node() {
+            let side = if self.marks(a) && t.is_scalar() && !t.is_bool() {
+                Some(0)
+            } else if self.marks(b) && t.is_scalar() && !t.is_bool() {
+                Some(1)
+            } else {
+                None
+            };
+            if let Some(side) = side {
+                let n = self.take_number();
+                let ne = mutate_expr_children(self, e);
+                let (l, other) = if side == 0 { (a, b) } else { (b, a) };
+                if self.replace.is_none() {
+                    let inner = likely_arg(l).unwrap().clone();
+                    let cond = if *op == BinOp::Min { Expr::le(inner, other.clone()) } else { Expr::ge(inner, other.clone()) };
+                    self.consider(n, &cond);
+                }
+                if self.replacing(n) {
+                    if let ExprNode::Binary { a: na, b: nb, .. } = ne.node() {
+                        let l2 = if side == 0 { na } else { nb };
+                        return likely_arg(l2).cloned().unwrap_or_else(|| l2.clone());
+                    }
+                }
+                return ne;
+            }
+        }
+        if let ExprNode::Let { name, value, body } = e.node() {
+            let nv = self.mutate_expr(value);
+            self.bind(name, value);
+            let nb = self.mutate_expr(body);
+            self.lets.pop();
+            return if nv.same_as(value) && nb.same_as(body) { e.clone() } else { Expr::let_(name.clone(), nv, nb) };
+        }
+        let ne = mutate_expr_children(self, e);
+        if self.replace.is_some() && !ne.same_as(e) {
+            fold_logic(ne)
+        } else {
+            ne
+        }
+    }
+
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        match s.node() {
+            StmtNode::LetStmt { name, value, body } => {
+                let nv = self.mutate_expr(value);
+                self.bind(name, value);
+                let nb = self.mutate_stmt(body);
+                self.lets.pop();
+                if nv.same_as(value) && nb.same_as(body) {
+                    s.clone()
+                } else {
+                    Stmt::let_stmt(name.clone(), nv, nb)
+                }
+            }
+            StmtNode::For { name, min, extent, for_type, body } => {
+                let nmin = self.mutate_expr(min);
+                let next = self.mutate_expr(extent);
+                self.lets.push((name.clone(), None));
+                let nb = self.mutate_stmt(body);
+                self.lets.pop();
+                if nmin.same_as(min) && next.same_as(extent) && nb.same_as(body) {
+                    s.clone()
+                } else {
+                    Stmt::for_loop(name.clone(), nmin, next, *for_type, nb)
+                }
+            }
+            StmtNode::IfThenElse { .. } => {
+                let ns = mutate_stmt_children(self, s);
+                if let StmtNode::IfThenElse { condition, then_case, else_case } = ns.node() {
+                    if self.replace.is_some() && condition.ty().is_scalar() {
+                        if condition.is_true() {
+                            return then_case.clone();
+                        }
+                        if condition.is_false() {
+                            return else_case.clone().unwrap_or_else(Stmt::no_op);
+                        }
+                    }
+                }
+                ns
+            }
+            _ => mutate_stmt_children(self, s),
+        }
+    }
+}
+
+fn partition(name: &str, min: &Expr, extent: &Expr, ft: ForType, body: &Stmt) -> Option<Stmt> {
+    let ty = min.ty();
+    if !(ty.is_int() && ty.bits >= 32 && ty.is_scalar()) {
+        return None;
+    }
+    let mut has_likely = false;
+    for_each_expr_in_stmt(body, &mut |e| has_likely |= likely_arg(e).is_some());
+    if !has_likely {
+        return None;
+    }
+    let innermost = !contains_loop(body);
+    let mut walker = LikelyWalker {
+        var: name.to_string(),
+        ty,
+        innermost,
+        replace: None,
+        counter: 0,
+        lets: vec![],
+        found: vec![],
+    };
+    walker.mutate_stmt(body);
+    let mut solved = HashSet::new();
+    let mut range: Option<Interval> = None;
+    for (n, iv) in walker.found {
+        solved.insert(n);
+        range = Some(match range {
+            None => iv,
+            Some(r) => intersect(r, iv),
+        });
+    }
+    let range = range?;
+    if range.lo.is_none() && range.hi.is_none() {
+        return None;
+    }
+    let mut replacer = LikelyWalker {
+        var: name.to_string(),
+        ty,
+        innermost,
+        replace: Some(solved),
+        counter: 0,
+        lets: vec![],
+        found: vec![],
+    };
+    let steady_body = simplify_stmt(&replacer.mutate_stmt(body));
+
+    let end = fold_binary(BinOp::Add, min.clone(), extent.clone());
+    let prologue_name = format!("{name}.prologue");
+    let epilogue_name = format!("{name}.epilogue");
+    // Skip a side that provably never runs.
+    let lo = range.lo.filter(|lo| !provably(BinOp::LE, lo, min));
+    let hi = range.hi.filter(|hi| !provably(BinOp::GE, &fold_binary(BinOp::Add, hi.clone(), Expr::one(ty)), &end));
+    if lo.is_none() && hi.is_none() {
+        // The whole loop is the steady state.
+        return Some(Stmt::for_loop(name, min.clone(), extent.clone(), ft, steady_body));
+    }
+    let steady_start = match &lo {
+        Some(_) => Expr::var(ty, prologue_name.clone()),
+        None => min.clone(),
+    };
+    let steady_end = match &hi {
+        Some(_) => Expr::var(ty, epilogue_name.clone()),
+        None => end.clone(),
+    };
+    let extent_of = |a: &Expr, b: &Expr| fold_binary(BinOp::Sub, b.clone(), a.clone());
+    let mut loops = vec![];
+    if lo.is_some() {
+        loops.push(Stmt::for_loop(name, min.clone(), extent_of(min, &steady_start), ft, body.clone()));
+    }
+    loops.push(Stmt::for_loop(name, steady_start.clone(), extent_of(&steady_start, &steady_end), ft, steady_body));
+    if hi.is_some() {
+        loops.push(Stmt::for_loop(name, steady_end.clone(), extent_of(&steady_end, &end), ft, body.clone()));
+    }
+    let mut out = Stmt::block(loops);
+    if let Some(hi) = hi {
+        // Clamp the steady state's end to [steady_start, end].
+        let v = fold_binary(BinOp::Max, fold_binary(BinOp::Min, fold_binary(BinOp::Add, hi, Expr::one(ty)), end.clone()), steady_start);
+        out = Stmt::let_stmt(epilogue_name, v, out);
+    }
+    if let Some(lo) = lo {
+        // Clamp the steady state's start to [min, end].
+        let v = fold_binary(BinOp::Min, fold_binary(BinOp::Max, lo, min.clone()), end);
+        out = Stmt::let_stmt(prologue_name, v, out);
+    }
+    Some(out)
+}
+
+fn provably(op: BinOp, a: &Expr, b: &Expr) -> bool {
+    if let (Some(x), Some(y)) = (const_int_value(a), const_int_value(b)) {
+        return match op {
+            BinOp::LE => x <= y,
+            _ => x >= y,
+        };
+    }
+    can_prove(&Expr::binary(op, a.clone(), b.clone()))
+}
