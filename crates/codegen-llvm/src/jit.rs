@@ -68,7 +68,7 @@ fn init_llvm() {
     static INIT: Once = Once::new();
     INIT.call_once(|| {
         Target::initialize_x86(&InitializationConfig::default());
-        ExecutionEngine::link_in_mc_jit();
+        unsafe { inkwell::llvm_sys::execution_engine::LLVMLinkInMCJIT() };
     });
 }
 

@@ -25,17 +25,17 @@ fn builtin() -> &'static HashMap<&'static str, usize> {
     static T: OnceLock<HashMap<&'static str, usize>> = OnceLock::new();
     T.get_or_init(|| {
         let mut m: HashMap<&'static str, usize> = HashMap::new();
-        m.insert(names::DO_PAR_FOR, rt::thread_pool::ferrohalide_do_par_for as usize);
-        m.insert("ferrohalide_thread_index", rt::thread_pool::ferrohalide_thread_index as usize);
-        m.insert(names::ERROR, rt::error::ferrohalide_error as usize);
-        m.insert(names::PRINT, rt::print::ferrohalide_print as usize);
-        m.insert(names::MALLOC, rt::memory::ferrohalide_malloc as usize);
-        m.insert(names::FREE, rt::memory::ferrohalide_free as usize);
-        m.insert(names::STRING_APPEND, rt::print::ferrohalide_string_append as usize);
-        m.insert(names::INT64_APPEND, rt::print::ferrohalide_int64_append as usize);
-        m.insert(names::UINT64_APPEND, rt::print::ferrohalide_uint64_append as usize);
-        m.insert(names::DOUBLE_APPEND, rt::print::ferrohalide_double_append as usize);
-        m.insert(names::POINTER_APPEND, rt::print::ferrohalide_pointer_append as usize);
+        m.insert(names::DO_PAR_FOR, rt::thread_pool::ferrohalide_do_par_for as *const () as usize);
+        m.insert("ferrohalide_thread_index", rt::thread_pool::ferrohalide_thread_index as *const () as usize);
+        m.insert(names::ERROR, rt::error::ferrohalide_error as *const () as usize);
+        m.insert(names::PRINT, rt::print::ferrohalide_print as *const () as usize);
+        m.insert(names::MALLOC, rt::memory::ferrohalide_malloc as *const () as usize);
+        m.insert(names::FREE, rt::memory::ferrohalide_free as *const () as usize);
+        m.insert(names::STRING_APPEND, rt::print::ferrohalide_string_append as *const () as usize);
+        m.insert(names::INT64_APPEND, rt::print::ferrohalide_int64_append as *const () as usize);
+        m.insert(names::UINT64_APPEND, rt::print::ferrohalide_uint64_append as *const () as usize);
+        m.insert(names::DOUBLE_APPEND, rt::print::ferrohalide_double_append as *const () as usize);
+        m.insert(names::POINTER_APPEND, rt::print::ferrohalide_pointer_append as *const () as usize);
         use rt::math::*;
         let f1: &[(&'static str, extern "C" fn(f64) -> f64)] = &[
             ("ferrohalide_sin_f64", ferrohalide_sin_f64),
@@ -55,11 +55,11 @@ fn builtin() -> &'static HashMap<&'static str, usize> {
             ("ferrohalide_erf_f64", ferrohalide_erf_f64),
         ];
         for (n, f) in f1 {
-            m.insert(n, *f as usize);
+            m.insert(n, *f as *const () as usize);
         }
-        m.insert("ferrohalide_atan2_f64", ferrohalide_atan2_f64 as usize);
-        m.insert("ferrohalide_pow_f64", ferrohalide_pow_f64 as usize);
-        m.insert("ferrohalide_hypot_f64", ferrohalide_hypot_f64 as usize);
+        m.insert("ferrohalide_atan2_f64", ferrohalide_atan2_f64 as *const () as usize);
+        m.insert("ferrohalide_pow_f64", ferrohalide_pow_f64 as *const () as usize);
+        m.insert("ferrohalide_hypot_f64", ferrohalide_hypot_f64 as *const () as usize);
         // C library functions LLVM may emit calls to on its own.
         extern "C" {
             fn memcpy(d: *mut u8, s: *const u8, n: usize) -> *mut u8;
@@ -68,11 +68,11 @@ fn builtin() -> &'static HashMap<&'static str, usize> {
             fn fmaf(a: f32, b: f32, c: f32) -> f32;
             fn fma(a: f64, b: f64, c: f64) -> f64;
         }
-        m.insert("memcpy", memcpy as usize);
-        m.insert("memmove", memmove as usize);
-        m.insert("memset", memset as usize);
-        m.insert("fmaf", fmaf as usize);
-        m.insert("fma", fma as usize);
+        m.insert("memcpy", memcpy as *const () as usize);
+        m.insert("memmove", memmove as *const () as usize);
+        m.insert("memset", memset as *const () as usize);
+        m.insert("fmaf", fmaf as *const () as usize);
+        m.insert("fma", fma as *const () as usize);
         m
     })
 }

@@ -1,1 +1,24 @@
+//! `ferrohalide._core`: the Python bindings. Thin by design: convert Python
+//! values, call `ferrohalide_core`, map errors to Python exceptions.
 
+use pyo3::prelude::*;
+
+pub mod errors;
+pub mod py_buffer;
+pub mod py_expr;
+pub mod py_func;
+pub mod py_math;
+pub mod py_type;
+pub mod py_var;
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(m)?;
+    py_type::register(m)?;
+    py_var::register(m)?;
+    m.add_class::<py_expr::PyExpr>()?;
+    py_func::register(m)?;
+    py_math::register(m)?;
+    py_buffer::register(m)?;
+    Ok(())
+}

@@ -28,39 +28,27 @@ use pyo3::{ffi, IntoPyObjectExt};
 
 use ferrohalide_core::buffer::Buffer;
 use ferrohalide_core::ir::{Type, TypeCode};
-use ferrohalide_core::{Error, ErrorKind};
+use ferrohalide_core::Error;
+
+use ferrohalide_core::lang::func::image_call;
+
+use crate::errors::to_pyerr;
+use crate::py_expr::{expr_to_py, py_to_expr};
+use crate::py_type::{type_from_py, type_to_py, PyType};
 use ferrohalide_runtime::halide_dimension_t;
 
 // ---------------------------------------------------------------------------
 // Integration points with the rest of the bindings.
 // ---------------------------------------------------------------------------
 
-/// The module the language bindings register `Type`, `Int`, `HalideError`... in.
-const CORE_MODULE: &str = "ferrohalide._core";
-
-fn core_attr<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-    py.import(CORE_MODULE)?.getattr(name)
-}
-
-/// `hl.HalideError` (falls back to RuntimeError if not registered yet).
-fn halide_error(py: Python<'_>, msg: impl Into<String>) -> PyErr {
-    let msg = msg.into();
-    match core_attr(py, "HalideError") {
-        Ok(cls) => match cls.call1((msg.clone(),)) {
-            Ok(inst) => PyErr::from_value(inst),
-            Err(_) => PyRuntimeError::new_err(msg),
-        },
-        Err(_) => PyRuntimeError::new_err(msg),
-    }
+/// `hl.HalideError` with Halide's "Error: ..." text.
+fn halide_error(_py: Python<'_>, msg: impl Into<String>) -> PyErr {
+    to_pyerr(Error::user(msg.into()))
 }
 
 /// Map a core error to the Python exception type Halide would raise.
-fn core_err(py: Python<'_>, e: Error) -> PyErr {
-    match e.kind {
-        ErrorKind::Value => PyValueError::new_err(e.message),
-        ErrorKind::Type => PyTypeError::new_err(e.message),
-        _ => halide_error(py, e.message),
-    }
+fn core_err(_py: Python<'_>, e: Error) -> PyErr {
+    to_pyerr(e)
 }
 
 trait CoreResultExt<T> {
@@ -72,59 +60,24 @@ impl<T> CoreResultExt<T> for ferrohalide_core::Result<T> {
     }
 }
 
-/// Read an `hl.Type` through its Python API (bits(), lanes(), is_int(), ...),
-/// so this file does not depend on how the Type class is implemented.
-fn type_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Option<Type>> {
-    let has = |n: &str| obj.hasattr(n).unwrap_or(false);
-    if obj.is_instance_of::<PyString>() || !(has("bits") && has("lanes") && has("is_float") && has("is_uint")) {
-        return Ok(None);
-    }
-    let is = |n: &str| -> PyResult<bool> {
-        if obj.hasattr(n)? {
-            obj.call_method0(n)?.extract::<bool>()
-        } else {
-            Ok(false)
-        }
-    };
-    let code = if is("is_bfloat")? {
-        TypeCode::BFloat
-    } else if is("is_float")? {
-        TypeCode::Float
-    } else if is("is_int")? {
-        TypeCode::Int
-    } else if is("is_uint")? {
-        TypeCode::UInt
-    } else if is("is_handle")? {
-        TypeCode::Handle
-    } else {
-        return Ok(None);
-    };
-    let bits: u8 = obj.call_method0("bits")?.extract()?;
-    let lanes: u16 = obj.call_method0("lanes")?.extract()?;
-    Ok(Some(Type::new(code, bits, lanes)))
+/// The element type named by an `hl.Type` argument, or None if `obj` is not one.
+fn opt_type(obj: &Bound<'_, PyAny>) -> Option<Type> {
+    obj.extract::<PyRef<PyType>>().ok().map(|t| t.inner)
 }
 
-/// Make an `hl.Type` through the public constructors (`hl.Int(bits)`, ...).
-fn type_to_py(py: Python<'_>, ty: Type) -> PyResult<Py<PyAny>> {
-    let t = match ty.code {
-        TypeCode::Int => core_attr(py, "Int")?.call1((ty.bits,))?,
-        TypeCode::UInt if ty.bits == 1 => core_attr(py, "Bool")?.call0()?,
-        TypeCode::UInt => core_attr(py, "UInt")?.call1((ty.bits,))?,
-        TypeCode::Float => core_attr(py, "Float")?.call1((ty.bits,))?,
-        TypeCode::BFloat => core_attr(py, "BFloat")?.call1((ty.bits,))?,
-        TypeCode::Handle => core_attr(py, "Handle")?.call0()?,
-    };
-    let t = if ty.lanes != 1 { t.call_method1("with_lanes", (ty.lanes,))? } else { t };
-    Ok(t.unbind())
+fn type_arg(obj: &Bound<'_, PyAny>) -> PyResult<Type> {
+    type_from_py(obj)
 }
 
-/// `buf[x, y]` with Expr (or Var, FuncRef, ...) arguments: an Expr that
-/// reads the buffer.
-// TODO(language bindings): build the call with the language layer's helper
-// (e.g. `ferrohalide_core::lang::image_call(&buf, args)` with each arg converted
-// by `crate::py_expr::py_to_expr`) and wrap the resulting Expr.
-fn buffer_call_expr(py: Python<'_>, _buf: &Buffer, _args: &[Bound<'_, PyAny>]) -> PyResult<Py<PyAny>> {
-    Err(halide_error(py, "Buffer calls with Expr arguments are not wired yet"))
+fn type_to_pyobj(py: Python<'_>, ty: Type) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(py, type_to_py(ty))?.into_any())
+}
+
+/// `buf[x, y]` with Expr (or Var, FuncRef, ...) arguments: an Expr that reads the buffer.
+fn buffer_call_expr(py: Python<'_>, buf: &Buffer, args: &[Bound<'_, PyAny>]) -> PyResult<Py<PyAny>> {
+    let exprs = args.iter().map(py_to_expr).collect::<PyResult<Vec<_>>>()?;
+    let e = image_call(buf, exprs).py(py)?;
+    expr_to_py(py, e)
 }
 
 // ---------------------------------------------------------------------------
@@ -132,14 +85,7 @@ fn buffer_call_expr(py: Python<'_>, _buf: &Buffer, _args: &[Bound<'_, PyAny>]) -
 // ---------------------------------------------------------------------------
 
 fn type_name(ty: Type) -> String {
-    match (ty.code, ty.bits) {
-        (TypeCode::UInt, 1) => "bool".to_string(),
-        (TypeCode::Int, b) => format!("int{b}"),
-        (TypeCode::UInt, b) => format!("uint{b}"),
-        (TypeCode::Float, b) => format!("float{b}"),
-        (TypeCode::BFloat, b) => format!("bfloat{b}"),
-        (TypeCode::Handle, b) => format!("handle{b}"),
-    }
+    crate::py_type::type_name(ty)
 }
 
 fn supported(ty: Type) -> bool {
@@ -438,7 +384,7 @@ impl PyBuffer {
         if self.defined {
             Ok(&self.inner)
         } else {
-            Err(halide_error(py, format!("Error: Undefined buffer calling method {method}")))
+            Err(halide_error(py, format!("Undefined buffer calling method {method}")))
         }
     }
 
@@ -513,7 +459,7 @@ fn int_coords(py: Python<'_>, items: &[Bound<'_, PyAny>]) -> PyResult<Option<Vec
         }
         let v: i128 = it.extract()?;
         if v < i32::MIN as i128 || v > i32::MAX as i128 {
-            return Err(halide_error(py, "Error: Args to a call to an Image must be representable as 32-bit integers."));
+            return Err(halide_error(py, "Args to a call to an Image must be representable as 32-bit integers."));
         }
         out.push(v as i32);
     }
@@ -588,7 +534,7 @@ impl PyBuffer {
         let Some(first) = first else { return Err(constructor_error()) };
 
         // Overloads 4/5: (type, sizes[, storage_order], name).
-        if let Some(ty) = if get_kw("buffer").is_some() { None } else { type_from_py(&first)? } {
+        if let Some(ty) = if get_kw("buffer").is_some() { None } else { opt_type(&first) } {
             if !kw_names.iter().all(|k| ["type", "sizes", "storage_order", "name"].contains(k)) || pos.len() > 4 {
                 return Err(constructor_error());
             }
@@ -774,7 +720,7 @@ impl PyBuffer {
     #[staticmethod]
     #[pyo3(signature = (r#type, sizes, name = String::new()))]
     fn make_bounds_query(py: Python<'_>, r#type: &Bound<'_, PyAny>, sizes: &Bound<'_, PyAny>, name: String) -> PyResult<Py<PyBuffer>> {
-        let ty = type_from_py(r#type)?.ok_or_else(|| PyTypeError::new_err("type must be an hl.Type"))?;
+        let ty = type_arg(r#type)?;
         let sizes = extract_int_list(sizes, "sizes")?;
         let b = Buffer::new(ty, &sizes, opt_name(Some(name))).py(py)?;
         b.deallocate();
@@ -784,7 +730,7 @@ impl PyBuffer {
     #[staticmethod]
     #[pyo3(signature = (r#type, name = String::new()))]
     fn make_scalar(py: Python<'_>, r#type: &Bound<'_, PyAny>, name: String) -> PyResult<Py<PyBuffer>> {
-        let ty = type_from_py(r#type)?.ok_or_else(|| PyTypeError::new_err("type must be an hl.Type"))?;
+        let ty = type_arg(r#type)?;
         Self::wrap(py, Buffer::new(ty, &[], opt_name(Some(name))).py(py)?)
     }
 
@@ -798,7 +744,7 @@ impl PyBuffer {
         channels: i32,
         name: String,
     ) -> PyResult<Py<PyBuffer>> {
-        let ty = type_from_py(r#type)?.ok_or_else(|| PyTypeError::new_err("type must be an hl.Type"))?;
+        let ty = type_arg(r#type)?;
         let b = Buffer::new_with_storage_order(ty, &[width, height, channels], &[2, 0, 1], opt_name(Some(name))).py(py)?;
         Self::wrap(py, b)
     }
@@ -828,7 +774,7 @@ impl PyBuffer {
         self.defined
     }
     fn r#type(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        type_to_py(py, self.buf(py, "type")?.ty())
+        type_to_pyobj(py, self.buf(py, "type")?.ty())
     }
 
     // ----- shape -----
@@ -1138,7 +1084,7 @@ impl PyBuffer {
                     return Err(PyTypeError::new_err("__getitem__(): Buffer indices must be ints or Exprs"));
                 }
                 if items.iter().any(|i| i.is_instance_of::<PyFloat>()) {
-                    return Err(halide_error(py, "Error: Args to a call to an Image must be representable as 32-bit integers."));
+                    return Err(halide_error(py, "Args to a call to an Image must be representable as 32-bit integers."));
                 }
                 let b = self.buf(py, "operator()")?;
                 buffer_call_expr(py, b, &items)
@@ -1224,21 +1170,5 @@ fn transpose_impl(
             b.transpose_order(&order).py(py)
         }
         _ => Err(PyTypeError::new_err("transpose() takes (d1, d2) or (order)")),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn half_round_trip() {
-        for v in [0.0, 1.0, -2.5, 65504.0, 0.000061035156, 5.96e-8, 1e-9] {
-            let h = f64_to_f16(v);
-            let back = f16_to_f64(h);
-            assert!((back - v).abs() <= v.abs() * 1e-3 + 6e-8, "{v} -> {h:#x} -> {back}");
-        }
-        assert_eq!(f64_to_f16(1e9), 0x7c00);
-        assert!(f16_to_f64(f64_to_f16(f64::NAN)).is_nan());
     }
 }

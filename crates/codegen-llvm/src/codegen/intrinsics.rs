@@ -41,10 +41,6 @@ impl CodeGen {
         }
     }
 
-    fn args_vals(&mut self, args: &[Expr]) -> Result<Vec<Val>> {
-        args.iter().map(|a| self.codegen_expr(a)).collect()
-    }
-
     pub(crate) fn codegen_intrinsic(&mut self, i: Intrinsic, t: Type, args: &[Expr]) -> Result<Val> {
         use Intrinsic as I;
         let want = |n: usize| -> Result<()> {

@@ -7,15 +7,15 @@ use std::ffi::{c_char, CString};
 use ferrohalide_core::{Error, Result};
 use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::*;
-use inkwell::llvm_sys::{LLVMIntPredicate, LLVMOpcode, LLVMRealPredicate, LLVMTypeKind};
+use inkwell::llvm_sys::LLVMTypeKind;
 
 use super::{CodeGen, Ty, Val};
 
 pub(crate) const NONAME: *const c_char = c"".as_ptr();
 
-pub(crate) use LLVMIntPredicate as IP;
-pub(crate) use LLVMOpcode as Op;
-pub(crate) use LLVMRealPredicate as FP;
+pub(crate) use inkwell::llvm_sys::LLVMIntPredicate as IP;
+pub(crate) use inkwell::llvm_sys::LLVMOpcode as Op;
+pub(crate) use inkwell::llvm_sys::LLVMRealPredicate as FP;
 
 fn cstr(s: &str) -> CString {
     CString::new(s.replace('\0', "")).unwrap_or_default()

@@ -78,12 +78,43 @@ pub fn bounds_of_expr(e: &Expr, scope: &Scope) -> Interval {
     // unless both ends are constants that fit.
     let ty = e.ty();
     if ty.is_int_or_uint() && !no_overflow(ty) {
-        let fits = |x: &Option<Expr>| x.as_ref().map(|x| simplify(x).is_const()).unwrap_or(false);
+        // Exact (unwrapped) evaluation: an endpoint that only fits after
+        // wrapping is not a bound.
+        let fits = |x: &Option<Expr>| {
+            x.as_ref()
+                .and_then(exact_const)
+                .map(|v| v >= ty.min_int() && v <= ty.max_int())
+                .unwrap_or(false)
+        };
         if !(fits(&iv.min) && fits(&iv.max)) {
             return Interval::of_type(ty);
         }
+        return Interval::new(iv.min.map(|m| simplify(&m)), iv.max.map(|m| simplify(&m)));
     }
     iv
+}
+
+/// The exact value of a constant integer expression, without wrapping.
+fn exact_const(e: &Expr) -> Option<i128> {
+    match e.node() {
+        ExprNode::IntImm(v) => Some(*v as i128),
+        ExprNode::UIntImm(v) => Some(*v as i128),
+        ExprNode::Cast(a) if e.ty().can_represent_type(a.ty()) => exact_const(a),
+        ExprNode::Binary { op, a, b } => {
+            let (x, y) = (exact_const(a)?, exact_const(b)?);
+            match op {
+                BinOp::Add => x.checked_add(y),
+                BinOp::Sub => x.checked_sub(y),
+                BinOp::Mul => x.checked_mul(y),
+                BinOp::Min => Some(x.min(y)),
+                BinOp::Max => Some(x.max(y)),
+                BinOp::Div if y != 0 => Some(x.div_euclid(y)),
+                BinOp::Mod if y != 0 => Some(x.rem_euclid(y)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
@@ -508,7 +539,8 @@ mod tests {
     fn narrow_types_fall_back_to_type_range() {
         let e = Expr::add(Expr::var(Type::uint(8), "a"), Expr::uint_imm(Type::uint(8), 1));
         let iv = bounds_of_expr(&e, &Scope::new());
-        assert_eq!(iv.max.unwrap().as_uint_const(), Some(255));
+        let hi = iv.max.unwrap();
+        assert_eq!(hi.as_uint_const(), Some(255), "{hi}");
     }
 
     /// Tiny constant evaluator so this test doesn't depend on the simplifier.

@@ -1,23 +1,20 @@
 //! Evaluate scalar integer expressions to constants, given values for their
 //! free variables. Used where the compiler needs a number for a symbolic
 //! bound at realize time (e.g. how much larger than requested an output
-//! buffer must be). Follows Halide's integer semantics: division rounds
-//! down, modulo is non-negative, division by zero gives zero.
+//! buffer must be). Follows Halide's integer semantics: Euclidean division
+//! and modulo (the remainder is never negative), division by zero gives zero.
 
 use std::collections::HashMap;
 
 use crate::ir::{BinOp, CallKind, Expr, ExprNode, Intrinsic};
 
-pub fn div_floor(a: i64, b: i64) -> i64 {
+/// Halide's integer division is Euclidean: the remainder is never
+/// negative, so it rounds down for positive divisors and up for negative ones.
+pub fn div_euclid(a: i64, b: i64) -> i64 {
     if b == 0 {
         return 0;
     }
-    let q = a.wrapping_div(b);
-    if (a % b != 0) && ((a < 0) != (b < 0)) {
-        q - 1
-    } else {
-        q
-    }
+    a.wrapping_div_euclid(b)
 }
 
 pub fn mod_euclid(a: i64, b: i64) -> i64 {
@@ -54,7 +51,7 @@ pub fn eval_int(e: &Expr, vars: &HashMap<String, i64>) -> Option<i64> {
                 BinOp::Add => x.wrapping_add(y),
                 BinOp::Sub => x.wrapping_sub(y),
                 BinOp::Mul => x.wrapping_mul(y),
-                BinOp::Div => div_floor(x, y),
+                BinOp::Div => div_euclid(x, y),
                 BinOp::Mod => mod_euclid(x, y),
                 BinOp::Min => x.min(y),
                 BinOp::Max => x.max(y),
@@ -95,9 +92,10 @@ mod tests {
 
     #[test]
     fn floor_semantics() {
-        assert_eq!(div_floor(-7, 2), -4);
-        assert_eq!(div_floor(7, -2), -4);
-        assert_eq!(div_floor(7, 0), 0);
+        assert_eq!(div_euclid(-7, 2), -4);
+        assert_eq!(div_euclid(7, -2), -3);
+        assert_eq!(div_euclid(-7, -2), 4);
+        assert_eq!(div_euclid(7, 0), 0);
         assert_eq!(mod_euclid(-7, 3), 2);
         assert_eq!(mod_euclid(7, -3), 1);
     }

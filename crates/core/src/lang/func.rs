@@ -112,7 +112,7 @@ fn check_call_args(name: &str, args: Vec<Expr>) -> Result<Vec<Expr>> {
         .enumerate()
         .map(|(i, a)| {
             let t = a.ty();
-            if t.is_float() {
+            if t.is_float() || t.bits > 32 {
                 return Err(Error::user(format!(
                     "Implicit cast from {} to int in argument {} in call to \"{name}\" is not allowed. Use an explicit cast.\n",
                     ir_type_name(t),
@@ -147,9 +147,11 @@ pub fn image_call(buffer: &Buffer, args: Vec<Expr>) -> Result<Expr> {
     }
     let dims = buffer.dimensions();
     if args.len() != dims {
+        let shown = Expr::call(buffer.ty(), name.clone(), args.clone(), CallKind::Image { buffer: None, param: None });
         return Err(Error::user(format!(
-            "Buffer \"{name}\" is accessed with {} arguments, but has {dims} dimensions.\n",
-            args.len()
+            "Dimensionality mismatch accessing Buffer {name}. There were {} arguments, but the Buffer has {dims} dimensions:\n  {}\n",
+            args.len(),
+            expr_to_string(&shown)
         )));
     }
     let args = check_call_args(&name, args)?;

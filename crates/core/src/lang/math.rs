@@ -641,9 +641,6 @@ pub fn print(args: Vec<Expr>) -> Result<Expr> {
 
 /// `print_when(cond, args...)`: like print, but only prints when cond holds.
 pub fn print_when(cond: Expr, args: Vec<Expr>) -> Result<Expr> {
-    if !cond.ty().is_bool() {
-        return Err(Error::user(format!("The condition of print_when must be a boolean: {} has type {}\n", s(&cond), ir_type_name(cond.ty()))));
-    }
     let p = print(args.clone())?;
     Ok(Expr::intrinsic(p.ty(), Intrinsic::IfThenElse, vec![cond, p, args[0].clone()]))
 }

@@ -148,36 +148,93 @@ fn solve_negative(k: i64, r: Expr, strict: bool) -> Option<Interval> {
 }
 
 /// A range of `var` (of type `ty`) on which `c` certainly holds.
-fn solve(c: &Expr, var: &str, ty: Type) -> Option<Interval> {
+/// `bounds` are the loop's min and end (one past the last iteration).
+fn solve(c: &Expr, var: &str, ty: Type, bounds: &(Expr, Expr)) -> Option<Interval> {
     if let Some(a) = likely_arg(c) {
-        return solve(a, var, ty);
+        return solve(a, var, ty, bounds);
     }
     match c.node() {
-        ExprNode::Binary { op: BinOp::And, a, b } => Some(intersect(solve(a, var, ty)?, solve(b, var, ty)?)),
-        ExprNode::Not(a) => solve(&negate(a)?, var, ty),
-        ExprNode::Binary { op, a, b } if op.is_comparison() => {
-            if a.ty() != ty {
-                return None;
-            }
-            let (ka, ra) = linear(a, var)?;
-            let (kb, rb) = linear(b, var)?;
-            // a - b = k * var + r
-            let k = ka.checked_sub(kb)?;
-            let r = fold_binary(BinOp::Sub, ra, rb);
-            let neg = || fold_binary(BinOp::Sub, Expr::zero(ty), r.clone());
-            match op {
-                BinOp::LT => solve_negative(k, r, true),
-                BinOp::LE => solve_negative(k, r, false),
-                BinOp::GT => solve_negative(k.checked_neg()?, neg(), true),
-                BinOp::GE => solve_negative(k.checked_neg()?, neg(), false),
-                BinOp::EQ if k == 1 || k == -1 => {
-                    let v = if k == 1 { neg() } else { r.clone() };
-                    Some(Interval { lo: Some(v.clone()), hi: Some(v) })
-                }
-                _ => None,
-            }
+        ExprNode::Binary { op: BinOp::And, a, b } => Some(intersect(solve(a, var, ty, bounds)?, solve(b, var, ty, bounds)?)),
+        ExprNode::Not(a) => solve(&negate(a)?, var, ty, bounds),
+        ExprNode::Binary { op, a, b } if op.is_comparison() => solve_cmp(*op, a, b, var, ty, bounds),
+        _ => None,
+    }
+}
+
+fn flip(op: BinOp) -> BinOp {
+    match op {
+        BinOp::LT => BinOp::GT,
+        BinOp::LE => BinOp::GE,
+        BinOp::GT => BinOp::LT,
+        BinOp::GE => BinOp::LE,
+        other => other,
+    }
+}
+
+fn is_min_max(e: &Expr) -> bool {
+    matches!(e.node(), ExprNode::Binary { op: BinOp::Min | BinOp::Max, .. })
+}
+
+/// A range on which `a op b` holds. Min/max operands are split: a
+/// condition that needs both of their sides intersects the two ranges; one
+/// that needs either side uses one of them (the likely one first), which
+/// under-approximates soundly.
+fn solve_cmp(op: BinOp, a: &Expr, b: &Expr, var: &str, ty: Type, bounds: &(Expr, Expr)) -> Option<Interval> {
+    let a = likely_arg(a).unwrap_or(a);
+    let b = likely_arg(b).unwrap_or(b);
+    if a.ty() != ty {
+        return None;
+    }
+    if is_min_max(b) && !is_min_max(a) {
+        return solve_cmp(flip(op), b, a, var, ty, bounds);
+    }
+    if let ExprNode::Binary { op: mm @ (BinOp::Min | BinOp::Max), a: p, b: q } = a.node() {
+        let (p, q) = if has_likely_tag(q, true) && !has_likely_tag(p, true) { (q, p) } else { (p, q) };
+        let below = matches!(op, BinOp::LT | BinOp::LE);
+        let above = matches!(op, BinOp::GT | BinOp::GE);
+        let needs_both = (*mm == BinOp::Min && above) || (*mm == BinOp::Max && below);
+        let needs_one = (*mm == BinOp::Min && below) || (*mm == BinOp::Max && above);
+        if needs_both {
+            return Some(intersect(solve_cmp(op, p, b, var, ty, bounds)?, solve_cmp(op, q, b, var, ty, bounds)?));
+        }
+        if needs_one {
+            return solve_cmp(op, p, b, var, ty, bounds).or_else(|| solve_cmp(op, q, b, var, ty, bounds));
+        }
+        return None;
+    }
+    let (ka, ra) = linear(a, var)?;
+    let (kb, rb) = linear(b, var)?;
+    // a - b = k * var + r
+    let k = ka.checked_sub(kb)?;
+    let r = fold_binary(BinOp::Sub, ra, rb);
+    if k == 0 {
+        // Loop-invariant (`a - b == r`): all iterations or none.
+        let c = Expr::binary(op, r, Expr::zero(ty));
+        let lo = Expr::select(c, bounds.0.clone(), bounds.1.clone());
+        return Some(Interval { lo: Some(lo), hi: None });
+    }
+    let neg = || fold_binary(BinOp::Sub, Expr::zero(ty), r.clone());
+    match op {
+        BinOp::LT => solve_negative(k, r, true),
+        BinOp::LE => solve_negative(k, r, false),
+        BinOp::GT => solve_negative(k.checked_neg()?, neg(), true),
+        BinOp::GE => solve_negative(k.checked_neg()?, neg(), false),
+        BinOp::EQ if k == 1 || k == -1 => {
+            let v = if k == 1 { neg() } else { r.clone() };
+            Some(Interval { lo: Some(v.clone()), hi: Some(v) })
         }
         _ => None,
+    }
+}
+
+/// Is `e` a likely mark, or a min/max with a marked operand?
+fn has_likely_tag(e: &Expr, innermost: bool) -> bool {
+    if e.as_intrinsic(Intrinsic::Likely).is_some() || (innermost && e.as_intrinsic(Intrinsic::LikelyIfInnermost).is_some()) {
+        return true;
+    }
+    match e.node() {
+        ExprNode::Binary { op: BinOp::Min | BinOp::Max, a, b } => has_likely_tag(a, innermost) || has_likely_tag(b, innermost),
+        _ => false,
     }
 }
 
@@ -238,6 +295,8 @@ struct LikelyWalker {
     var: String,
     ty: Type,
     innermost: bool,
+    /// The loop's min and end.
+    bounds: (Expr, Expr),
     replace: Option<HashSet<usize>>,
     counter: usize,
     /// Names bound inside the body: the binding's value expanded in terms
@@ -273,7 +332,7 @@ impl LikelyWalker {
         if reads_state(&c) || !expr_uses_var(&c, &self.var) {
             return;
         }
-        if let Some(iv) = solve(&c, &self.var, self.ty) {
+        if let Some(iv) = solve(&c, &self.var, self.ty, &self.bounds) {
             self.found.push((n, iv));
         }
     }
@@ -329,9 +388,9 @@ impl Mutator for LikelyWalker {
             return if self.replacing(n) { Expr::bool_const(true) } else { ne };
         }
         if let ExprNode::Binary { op: op @ (BinOp::Min | BinOp::Max), a, b } = e.node() {
-            let side = if self.marks(a) && t.is_scalar() && !t.is_bool() {
+            let side = if has_likely_tag(a, self.innermost) && t.is_scalar() && !t.is_bool() {
                 Some(0)
-            } else if self.marks(b) && t.is_scalar() && !t.is_bool() {
+            } else if has_likely_tag(b, self.innermost) && t.is_scalar() && !t.is_bool() {
                 Some(1)
             } else {
                 None
@@ -341,7 +400,7 @@ impl Mutator for LikelyWalker {
                 let ne = mutate_expr_children(self, e);
                 let (l, other) = if side == 0 { (a, b) } else { (b, a) };
                 if self.replace.is_none() {
-                    let inner = likely_arg(l).unwrap().clone();
+                    let inner = l.clone();
                     let cond = if *op == BinOp::Min { Expr::le(inner, other.clone()) } else { Expr::ge(inner, other.clone()) };
                     self.consider(n, &cond);
                 }
@@ -428,6 +487,7 @@ fn partition(name: &str, min: &Expr, extent: &Expr, ft: ForType, body: &Stmt) ->
         var: name.to_string(),
         ty,
         innermost,
+        bounds: (min.clone(), fold_binary(BinOp::Add, min.clone(), extent.clone())),
         replace: None,
         counter: 0,
         lets: vec![],
@@ -451,6 +511,7 @@ fn partition(name: &str, min: &Expr, extent: &Expr, ft: ForType, body: &Stmt) ->
         var: name.to_string(),
         ty,
         innermost,
+        bounds: (min.clone(), min.clone()),
         replace: Some(solved),
         counter: 0,
         lets: vec![],
@@ -507,4 +568,226 @@ fn provably(op: BinOp, a: &Expr, b: &Expr) -> bool {
         };
     }
     can_prove(&Expr::binary(op, a.clone(), b.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::vectorize_loops::test_interpreter::{random_memory, run, Memory, Rng};
+    use crate::lower::vectorize_loops::vectorize_loops;
+    use std::collections::HashMap;
+
+    fn v(n: &str) -> Expr {
+        Expr::var_i32(n)
+    }
+    fn c(x: i64) -> Expr {
+        Expr::i32(x)
+    }
+    fn t() -> Expr {
+        Expr::bool_const(true)
+    }
+    fn ld(buf: &str, i: Expr) -> Expr {
+        Expr::load(Type::i32(), buf, i, t())
+    }
+    fn st(buf: &str, i: Expr, val: Expr) -> Stmt {
+        Stmt::store(buf, val, i, t())
+    }
+    fn clamp_likely(e: Expr, lo: Expr, hi: Expr) -> Expr {
+        Expr::max(Expr::min(Expr::likely(e), hi), lo)
+    }
+    fn count_loops(s: &Stmt) -> usize {
+        s.to_string()
+            .lines()
+            .filter(|l| l.trim_start().starts_with("for (") || l.trim_start().starts_with("parallel ("))
+            .count()
+    }
+
+    /// Compare `a` and `b` on random memories for each scalar setting.
+    fn same(a: &Stmt, b: &Stmt, bufs: &[(&str, usize)], settings: &[Vec<(&str, i64)>]) {
+        for (i, sc) in settings.iter().enumerate() {
+            let mut rng = Rng::new(i as u64 + 11);
+            let mut mem = Memory::new();
+            for (name, len) in bufs {
+                mem.insert(name.to_string(), random_memory(&mut rng, *len, -50, 50));
+            }
+            let env: HashMap<String, i64> = sc.iter().map(|(k, x)| (k.to_string(), *x)).collect();
+            let ra = run(a, &mem, &env).unwrap_or_else(|e| panic!("original: {e}\n{a}"));
+            let rb = run(b, &mem, &env).unwrap_or_else(|e| panic!("partitioned: {e}\n{b}"));
+            assert_eq!(ra, rb, "scalars {sc:?}\noriginal:\n{a}\npartitioned:\n{b}");
+        }
+    }
+
+    #[test]
+    fn clamped_stencil_gets_clean_steady_state() {
+        // for x in [0, n): out[x] = in[clamp(likely(x-1), 0, n-1)] + in[clamp(likely(x+1), 0, n-1)]
+        let x = v("x");
+        let n1 = Expr::sub(v("n"), c(1));
+        let val = Expr::add(
+            ld("in", clamp_likely(Expr::sub(x.clone(), c(1)), c(0), n1.clone())),
+            ld("in", clamp_likely(Expr::add(x.clone(), c(1)), c(0), n1)),
+        );
+        let s = Stmt::for_loop("x", c(0), v("n"), ForType::Serial, st("out", x, val));
+        let p = partition_loops(&s).unwrap();
+        assert_eq!(count_loops(&p), 3, "{p}");
+        let text = p.to_string();
+        // The steady state has no clamps left (whatever the simplifier's
+        // spelling of x - 1).
+        let steady = text.lines().skip_while(|l| !l.starts_with("for (x, x.prologue")).nth(1).unwrap();
+        assert!(steady.starts_with("  out[x] = (in[(x "), "{text}");
+        assert!(!steady.contains("min(") && !steady.contains("max(") && !steady.contains("likely"), "{text}");
+        assert!(text.contains("let x.prologue"), "{text}");
+        assert!(text.contains("let x.epilogue"), "{text}");
+        let settings: Vec<Vec<(&str, i64)>> = (0..12).map(|n| vec![("n", n)]).collect();
+        same(&s, &p, &[("in", 12), ("out", 12)], &settings);
+        let stripped = strip_likely(&p);
+        assert!(!stripped.to_string().contains("likely"), "{stripped}");
+        same(&s, &stripped, &[("in", 12), ("out", 12)], &settings);
+    }
+
+    #[test]
+    fn likely_select_and_if() {
+        // for x in [m, m + e): out[x - m] = select(likely(x < w), in[x - m], -1);
+        //                      if (likely(x >= 3)) { out2[x - m] = 1 } else { out2[x - m] = 2 }
+        let x = v("x");
+        let i = Expr::sub(x.clone(), v("m"));
+        let body = Stmt::block(vec![
+            st("out", i.clone(), Expr::select(Expr::likely(Expr::lt(x.clone(), v("w"))), ld("in", i.clone()), c(-1))),
+            Stmt::if_then_else(
+                Expr::likely(Expr::ge(x.clone(), c(3))),
+                st("out2", i.clone(), c(1)),
+                Some(st("out2", i, c(2))),
+            ),
+        ]);
+        let s = Stmt::for_loop("x", v("m"), v("e"), ForType::Serial, body);
+        let p = partition_loops(&s).unwrap();
+        assert_eq!(count_loops(&p), 3, "{p}");
+        assert!(p.to_string().contains("out[(x - m)] = in[(x - m)]\n"), "{p}");
+        let mut settings = vec![];
+        for m in [-2, 0, 4] {
+            for e in [0, 1, 5, 10] {
+                for w in [-5, 0, 3, 7, 20] {
+                    settings.push(vec![("m", m), ("e", e), ("w", w)]);
+                }
+            }
+        }
+        same(&s, &p, &[("in", 10), ("out", 10), ("out2", 10)], &settings);
+    }
+
+    #[test]
+    fn unsolvable_conditions_leave_loop_alone() {
+        let x = v("x");
+        // Depends on memory.
+        let s = Stmt::for_loop(
+            "x",
+            c(0),
+            v("n"),
+            ForType::Serial,
+            st("out", x.clone(), Expr::select(Expr::likely(Expr::lt(x.clone(), ld("in", c(0)))), c(1), c(2))),
+        );
+        assert!(partition_loops(&s).unwrap().same_as(&s));
+        // Not linear.
+        let s2 = Stmt::for_loop(
+            "x",
+            c(0),
+            v("n"),
+            ForType::Serial,
+            st("out", x.clone(), Expr::select(Expr::likely(Expr::lt(Expr::mul(x.clone(), x.clone()), c(9))), c(1), c(2))),
+        );
+        assert!(partition_loops(&s2).unwrap().same_as(&s2));
+        // No likely at all.
+        let s3 = Stmt::for_loop("x", c(0), v("n"), ForType::Serial, st("out", x.clone(), x));
+        assert!(partition_loops(&s3).unwrap().same_as(&s3));
+    }
+
+    #[test]
+    fn nested_loops_and_lets() {
+        // for y in [0, h): for x in [0, w): let t = x + y in out[y*8 + x] = select(likely(t < k), 1, in[x])
+        let (x, y) = (v("x"), v("y"));
+        let body = Stmt::let_stmt(
+            "t",
+            Expr::add(x.clone(), y.clone()),
+            st(
+                "out",
+                Expr::add(Expr::mul(y.clone(), c(8)), x.clone()),
+                Expr::select(Expr::likely(Expr::lt(v("t"), v("k"))), c(1), ld("in", x.clone())),
+            ),
+        );
+        let s = Stmt::for_loop(
+            "y",
+            c(0),
+            v("h"),
+            ForType::Serial,
+            Stmt::for_loop("x", c(0), v("w"), ForType::Parallel, body),
+        );
+        let p = partition_loops(&s).unwrap();
+        // Only the inner loop can be split (the condition needs x); its
+        // steady state comes first and needs no prologue.
+        assert_eq!(count_loops(&p), 3, "{p}");
+        assert!(p.to_string().contains("out[((y * 8) + x)] = 1"), "{p}");
+        let mut settings = vec![];
+        for h in [0, 1, 4] {
+            for w in [0, 3, 8] {
+                for k in [-1, 2, 5, 30] {
+                    settings.push(vec![("h", h), ("w", w), ("k", k)]);
+                }
+            }
+        }
+        same(&s, &p, &[("in", 8), ("out", 64)], &settings);
+    }
+
+    #[test]
+    fn random_linear_conditions() {
+        let mut rng = Rng::new(5);
+        let ops = [BinOp::LT, BinOp::LE, BinOp::GT, BinOp::GE, BinOp::EQ];
+        for _ in 0..300 {
+            let x = v("x");
+            let k = rng.range(-3, 3);
+            let r = rng.range(-10, 10);
+            let op = ops[rng.range(0, 4) as usize];
+            let lhs = Expr::add(Expr::mul(c(k), x.clone()), Expr::add(c(r), v("q")));
+            let cond = Expr::binary(op, lhs, Expr::mul(x.clone(), c(rng.range(-1, 1))));
+            let cond = if rng.range(0, 3) == 0 { Expr::not(cond) } else { cond };
+            let i = Expr::sub(x.clone(), v("m"));
+            let body = st("out", i, Expr::select(Expr::likely(cond), c(1), c(2)));
+            let s = Stmt::for_loop("x", v("m"), v("e"), ForType::Serial, body);
+            let p = partition_loops(&s).unwrap();
+            let settings = vec![
+                vec![("m", -7), ("e", 15), ("q", 0)],
+                vec![("m", 0), ("e", 15), ("q", 3)],
+                vec![("m", 5), ("e", 3), ("q", -4)],
+                vec![("m", 2), ("e", 0), ("q", 1)],
+            ];
+            same(&s, &p, &[("out", 15)], &settings);
+        }
+    }
+
+    #[test]
+    fn vectorized_tail_partitions_into_clean_vector_loop() {
+        // for xo in [0, (n+7)/8): vectorized xi in [0, 8):
+        //   if (likely(xo*8 + xi < n)) out[xo*8+xi] = in[xo*8+xi] * 3
+        let xx = Expr::add(Expr::mul(v("xo"), c(8)), v("xi"));
+        let inner = Stmt::if_then_else(
+            Expr::likely(Expr::lt(xx.clone(), v("n"))),
+            st("out", xx.clone(), Expr::mul(ld("in", xx), c(3))),
+            None,
+        );
+        let ext = Expr::div(Expr::add(v("n"), c(7)), c(8));
+        let s = Stmt::for_loop("xo", c(0), ext, ForType::Serial, Stmt::for_loop("xi", c(0), c(8), ForType::Vectorized, inner));
+        let vec = vectorize_loops(&s).unwrap();
+        let p = strip_likely(&partition_loops(&vec).unwrap());
+        let text = p.to_string();
+        // Steady state: an unpredicated vector store with no condition.
+        assert!(text.contains("for (xo, 0, xo.epilogue) {\n  out[ramp((xo * 8), 1, 8)] = (in[ramp((xo * 8), 1, 8)] * x8(3))\n}"), "{text}");
+        for n in [0, 1, 7, 8, 9, 16, 23] {
+            let settings = vec![vec![("n", n)]];
+            same(&s, &p, &[("in", n as usize), ("out", n as usize)], &settings);
+        }
+    }
+
+    #[test]
+    fn strip_likely_removes_all() {
+        let e = Expr::add(Expr::likely(v("a")), Expr::intrinsic(Type::i32(), Intrinsic::LikelyIfInnermost, vec![Expr::likely(v("b"))]));
+        let s = strip_likely(&Stmt::evaluate(e));
+        assert_eq!(s.to_string(), "(a + b)\n");
+    }
 }

@@ -136,7 +136,13 @@ pub(crate) fn vector_binary(op: BinOp, a: Expr, b: Expr) -> Expr {
         return fold_binary(op, a, b);
     }
     let int = a.ty().is_int_or_uint();
-    let ramp = |base: Expr, stride: Expr| Expr::ramp(base, stride, lanes);
+    let ramp = |base: Expr, stride: Expr| {
+        if stride.is_zero() {
+            Expr::broadcast(base, lanes)
+        } else {
+            Expr::ramp(base, stride, lanes)
+        }
+    };
     match (shape(&a), shape(&b)) {
         (Shape::Uniform(x), Shape::Uniform(y)) => return Expr::broadcast(fold_binary(op, x, y), lanes),
         (Shape::Ramp(b1, s1), Shape::Uniform(y)) if int => match op {
@@ -550,7 +556,15 @@ impl Mutator for VectorSubs {
                     self.needs_scalarize = true;
                     return e.clone();
                 }
-                let wide = nargs.into_iter().map(|a| widen(a, lanes)).collect();
+                let mut wide: Vec<Expr> = nargs.into_iter().map(|a| widen(a, lanes)).collect();
+                if matches!(kind, CallKind::Intrinsic(Intrinsic::IfThenElse)) && wide.len() >= 2 {
+                    // Lazy select: a lane reads memory only on its taken side.
+                    let cond = strip_top_likely(&wide[0]);
+                    wide[1] = Predicator { cond: cond.clone(), valid: true }.mutate_expr(&wide[1]);
+                    if wide.len() > 2 {
+                        wide[2] = Predicator { cond: Expr::not(cond), valid: true }.mutate_expr(&wide[2]);
+                    }
+                }
                 Expr::call(e.ty().with_lanes(lanes), name.clone(), wide, kind.clone())
             }
             ExprNode::Ramp { .. } | ExprNode::Broadcast { .. } | ExprNode::Shuffle { .. } | ExprNode::VectorReduce { .. } => {
@@ -947,6 +961,16 @@ mod tests {
         let s = vloop("x", c(0), 8, Stmt::block(vec![st("out", x.clone(), c(0)), inner]));
         let v = check_same(&s, &[("in", 16), ("out", 8)], &[], 5);
         assert!(v.to_string().contains("for (r, "), "{v}");
+        // A ramp min: the loop runs over the union of the lanes' ranges,
+        // with a predicated body (no scalarization).
+        let acc = st("out", x.clone(), Expr::add(ld("out", x.clone()), ld("in", i32v("r"))));
+        let inner = Stmt::for_loop("r", x.clone(), Expr::sub(c(9), x.clone()), ForType::Serial, acc);
+        let s = vloop("x", c(0), 8, Stmt::block(vec![st("out", x.clone(), c(0)), inner]));
+        let v = check_same(&s, &[("in", 16), ("out", 8)], &[], 5);
+        let text = v.to_string();
+        assert!(!text.contains("x.lane"), "{text}");
+        assert!(text.contains("for (r, 0, 9) {"), "{text}");
+        assert!(text.contains("predicate (((x8(r) >= ramp(0, 1, 8)) && (x8(r) < x8(9))))"), "{text}");
         // Lane-invariant bounds stay as they are.
         let inner2 = Stmt::for_loop("r", c(0), i32v("n"), ForType::Serial, st("out", x.clone(), Expr::add(ld("out", x.clone()), i32v("r"))));
         let v2 = check_same(&vloop("x", c(0), 8, inner2), &[("out", 8)], &[("n", 3)], 1);
@@ -965,6 +989,17 @@ mod tests {
         let e = vectorize_loops(&s).unwrap_err();
         assert_eq!(e.kind, ErrorKind::User);
         assert!(e.message.contains("reduction across vector lanes"), "{}", e.message);
+    }
+
+    #[test]
+    fn lazy_select_predicates_its_loads() {
+        // out[x] = if_then_else(x < n, in[x], 0) with in of size n: the
+        // masked lanes must not load.
+        let x = i32v("x");
+        let ite = Expr::intrinsic(Type::i32(), Intrinsic::IfThenElse, vec![Expr::lt(x.clone(), i32v("n")), ld("in", x.clone()), c(0)]);
+        let s = vloop("x", c(0), 8, st("out", x, ite));
+        let v = vectorize_loops(&s).unwrap();
+        assert!(v.to_string().contains("(in[ramp(0, 1, 8)] if (ramp(0, 1, 8) < x8(n)))"), "{v}");
     }
 
     #[test]

@@ -1,0 +1,315 @@
+//! Randomized differential test: random integer expressions are simplified
+//! and both versions are evaluated by a small reference interpreter with
+//! Halide semantics (Euclidean div/mod, x/0 == 0, wrap-around for narrow and
+//! unsigned types) on random variable values.
+//!
+//! Int(32) is treated by the simplifier as non-overflowing, so int32 cases
+//! are only compared when neither evaluation overflows.
+
+use std::collections::HashMap;
+
+use super::info::{div_euclid, mod_euclid};
+use super::simplify;
+use crate::ir::{BinOp, Expr, ExprNode, Type};
+
+/// xorshift64*: small, deterministic, no dependencies.
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1)
+    }
+    pub(crate) fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545F4914F6CDD1D)
+    }
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    pub(crate) fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + self.below((hi - lo + 1) as u64) as i64
+    }
+}
+
+const TYPES: [Type; 5] = [Type::int(32), Type::int(8), Type::uint(8), Type::int(16), Type::uint(16)];
+
+fn var_name(i: usize, ty: Type) -> String {
+    format!("{}_{}", ["x", "y", "z"][i], ty)
+}
+
+pub(crate) struct Gen {
+    pub(crate) rng: Rng,
+    lets: usize,
+}
+
+impl Gen {
+    pub(crate) fn new(seed: u64) -> Gen {
+        Gen { rng: Rng::new(seed), lets: 0 }
+    }
+
+    fn constant(&mut self, ty: Type) -> Expr {
+        let v = match self.rng.below(10) {
+            0 => {
+                if ty.bits < 32 {
+                    if self.rng.below(2) == 0 { ty.max_int() as i64 } else { ty.min_int() as i64 }
+                } else {
+                    self.rng.range(-1000, 1000)
+                }
+            }
+            1 => 0,
+            2 => 1,
+            _ => self.rng.range(-10, 10),
+        };
+        Expr::make_const_i64(ty, v)
+    }
+
+    pub(crate) fn int_expr(&mut self, ty: Type, depth: u32) -> Expr {
+        if depth == 0 || self.rng.below(8) == 0 {
+            return if self.rng.below(3) == 0 {
+                self.constant(ty)
+            } else {
+                Expr::var(ty, var_name(self.rng.below(3) as usize, ty))
+            };
+        }
+        let d = depth - 1;
+        match self.rng.below(14) {
+            0..=1 => Expr::add(self.int_expr(ty, d), self.int_expr(ty, d)),
+            2..=3 => Expr::sub(self.int_expr(ty, d), self.int_expr(ty, d)),
+            4 => Expr::mul(self.int_expr(ty, d), self.int_expr(ty, d)),
+            5 => Expr::mul(self.int_expr(ty, d), self.constant(ty)),
+            6 => {
+                let b = if self.rng.below(3) == 0 { self.int_expr(ty, d) } else { self.constant(ty) };
+                Expr::div(self.int_expr(ty, d), b)
+            }
+            7 => {
+                let b = if self.rng.below(3) == 0 { self.int_expr(ty, d) } else { self.constant(ty) };
+                Expr::modulo(self.int_expr(ty, d), b)
+            }
+            8 => Expr::min(self.int_expr(ty, d), self.int_expr(ty, d)),
+            9 => Expr::max(self.int_expr(ty, d), self.int_expr(ty, d)),
+            10 => Expr::select(self.bool_expr(d), self.int_expr(ty, d), self.int_expr(ty, d)),
+            11 => {
+                let other = TYPES[self.rng.below(TYPES.len() as u64) as usize];
+                Expr::cast(ty, self.int_expr(other, d))
+            }
+            12 => {
+                let name = format!("t{}", self.lets);
+                self.lets += 1;
+                let value = self.int_expr(ty, d);
+                let v = Expr::var(ty, name.clone());
+                let body = self.int_expr(ty, d);
+                // use the let variable somewhere in the body
+                let body = match self.rng.below(3) {
+                    0 => Expr::add(body, v.clone()),
+                    1 => Expr::min(v.clone(), body),
+                    _ => Expr::sub(Expr::mul(v.clone(), self.constant(ty)), body),
+                };
+                Expr::let_(name, value, body)
+            }
+            _ => Expr::add(self.int_expr(ty, d), self.constant(ty)),
+        }
+    }
+
+    pub(crate) fn bool_expr(&mut self, depth: u32) -> Expr {
+        let d = depth.saturating_sub(1);
+        match self.rng.below(9) {
+            0 => Expr::and(self.bool_expr(d), self.bool_expr(d)),
+            1 => Expr::or(self.bool_expr(d), self.bool_expr(d)),
+            2 => Expr::not(self.bool_expr(d)),
+            _ => {
+                let ty = TYPES[self.rng.below(TYPES.len() as u64) as usize];
+                let (a, b) = (self.int_expr(ty, d), self.int_expr(ty, d));
+                let op = [BinOp::LT, BinOp::LE, BinOp::GT, BinOp::GE, BinOp::EQ, BinOp::NE][self.rng.below(6) as usize];
+                Expr::binary(op, a, b)
+            }
+        }
+    }
+}
+
+/// Reference interpreter. Returns the value (bools as 0/1) and whether a
+/// non-overflowing type (int32) overflowed somewhere.
+pub(crate) fn eval(e: &Expr, env: &mut HashMap<String, i128>, overflow: &mut bool) -> i128 {
+    let ty = e.ty();
+    let wrap = |v: i128, overflow: &mut bool| -> i128 {
+        if ty.is_bool() {
+            return v & 1;
+        }
+        if ty.is_int() && ty.bits >= 32 {
+            if v < ty.min_int() || v > ty.max_int() {
+                *overflow = true;
+            }
+        }
+        let span = 1i128 << ty.bits;
+        let mut r = v.rem_euclid(span);
+        if ty.is_int() && r > ty.max_int() {
+            r -= span;
+        }
+        r
+    };
+    match e.node() {
+        ExprNode::IntImm(v) => *v as i128,
+        ExprNode::UIntImm(v) => *v as i128,
+        ExprNode::Variable { name, .. } => *env.get(name).unwrap_or_else(|| panic!("unbound {name}")),
+        ExprNode::Cast(a) => {
+            let v = eval(a, env, overflow);
+            if ty.is_bool() {
+                (v != 0) as i128
+            } else {
+                let span = 1i128 << ty.bits;
+                let mut r = v.rem_euclid(span);
+                if ty.is_int() && r > ty.max_int() {
+                    r -= span;
+                }
+                r
+            }
+        }
+        ExprNode::Binary { op, a, b } => {
+            let x = eval(a, env, overflow);
+            let y = eval(b, env, overflow);
+            match op {
+                BinOp::Add => wrap(x + y, overflow),
+                BinOp::Sub => wrap(x - y, overflow),
+                BinOp::Mul => wrap(x * y, overflow),
+                BinOp::Div => wrap(div_euclid(x, y), overflow),
+                BinOp::Mod => wrap(mod_euclid(x, y), overflow),
+                BinOp::Min => x.min(y),
+                BinOp::Max => x.max(y),
+                BinOp::EQ => (x == y) as i128,
+                BinOp::NE => (x != y) as i128,
+                BinOp::LT => (x < y) as i128,
+                BinOp::LE => (x <= y) as i128,
+                BinOp::GT => (x > y) as i128,
+                BinOp::GE => (x >= y) as i128,
+                BinOp::And => (x != 0 && y != 0) as i128,
+                BinOp::Or => (x != 0 || y != 0) as i128,
+            }
+        }
+        ExprNode::Not(a) => (eval(a, env, overflow) == 0) as i128,
+        ExprNode::Select { cond, t, f } => {
+            // evaluate both sides: Halide's select is not lazy
+            let c = eval(cond, env, overflow);
+            let tv = eval(t, env, overflow);
+            let fv = eval(f, env, overflow);
+            if c != 0 {
+                tv
+            } else {
+                fv
+            }
+        }
+        ExprNode::Let { name, value, body } => {
+            let v = eval(value, env, overflow);
+            let old = env.insert(name.clone(), v);
+            let r = eval(body, env, overflow);
+            match old {
+                Some(o) => env.insert(name.clone(), o),
+                None => env.remove(name),
+            };
+            r
+        }
+        ExprNode::Call { args, .. } if e.as_intrinsic(crate::ir::Intrinsic::Likely).is_some() => {
+            eval(&args[0], env, overflow)
+        }
+        other => panic!("interpreter: unsupported node {other:?}"),
+    }
+}
+
+pub(crate) fn random_env(rng: &mut Rng) -> HashMap<String, i128> {
+    let mut env = HashMap::new();
+    for ty in TYPES {
+        for i in 0..3 {
+            let v = if ty.bits >= 32 {
+                match rng.below(4) {
+                    0 => rng.range(-1000, 1000),
+                    _ => rng.range(-20, 20),
+                }
+            } else {
+                match rng.below(5) {
+                    0 => ty.min_int() as i64,
+                    1 => ty.max_int() as i64,
+                    _ => rng.range(ty.min_int() as i64, ty.max_int() as i64),
+                }
+            };
+            env.insert(var_name(i, ty), v as i128);
+        }
+    }
+    env
+}
+
+#[test]
+fn fuzz_simplify_matches_interpreter() {
+    let seed: u64 = std::env::var("FH_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(12345);
+    let cases: usize = std::env::var("FH_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(4000);
+    let mut gen = Gen::new(seed);
+    let mut env_rng = Rng::new(seed ^ 777);
+    let mut compared = 0usize;
+    let (mut changed, mut size_before, mut size_after) = (0usize, 0usize, 0usize);
+    for case in 0..cases {
+        let ty = TYPES[case % TYPES.len()];
+        let depth = 2 + (case % 4) as u32;
+        let e = if case % 7 == 0 {
+            let b = gen.bool_expr(depth);
+            Expr::select(b, Expr::make_const_i64(ty, 1), Expr::make_const_i64(ty, 0))
+        } else {
+            gen.int_expr(ty, depth)
+        };
+        let s = simplify(&e);
+        assert_eq!(s.ty(), e.ty(), "type changed: {e} -> {s}");
+        if !crate::ir::equal(&s, &e) {
+            changed += 1;
+        }
+        size_before += node_count(&e);
+        size_after += node_count(&s);
+        if std::env::var("FH_FUZZ_SHOW").is_ok() && case % 50 == 0 {
+            eprintln!("{e}\n  => {s}");
+        }
+        for _ in 0..12 {
+            let mut env = random_env(&mut env_rng);
+            let (mut o1, mut o2) = (false, false);
+            let v1 = eval(&e, &mut env, &mut o1);
+            let v2 = eval(&s, &mut env, &mut o2);
+            if o1 || o2 {
+                continue;
+            }
+            compared += 1;
+            assert_eq!(
+                v1, v2,
+                "mismatch (case {case})\n  original:   {e}\n  simplified: {s}\n  env: {:?}",
+                env.iter().filter(|(k, _)| e.to_string().contains(k.as_str())).collect::<Vec<_>>()
+            );
+        }
+    }
+    eprintln!("fuzz: {cases} cases, {changed} changed, nodes {size_before} -> {size_after}, {compared} comparisons");
+    assert!(compared > cases * 5, "too few comparisons: {compared}");
+}
+
+fn node_count(e: &Expr) -> usize {
+    let mut n = 0;
+    crate::ir::visit::for_each_expr(e, &mut |_| n += 1);
+    n
+}
+
+#[test]
+fn fuzz_simplify_is_idempotent_enough() {
+    // Simplifying twice must not change the value either, and must not blow up.
+    let mut gen = Gen::new(999);
+    let mut env_rng = Rng::new(4242);
+    for case in 0..1000 {
+        let ty = TYPES[case % TYPES.len()];
+        let e = gen.int_expr(ty, 4);
+        let s1 = simplify(&e);
+        let s2 = simplify(&s1);
+        for _ in 0..4 {
+            let mut env = random_env(&mut env_rng);
+            let (mut o1, mut o2) = (false, false);
+            let v1 = eval(&s1, &mut env, &mut o1);
+            let v2 = eval(&s2, &mut env, &mut o2);
+            if !o1 && !o2 {
+                assert_eq!(v1, v2, "{s1} vs {s2}");
+            }
+        }
+    }
+}

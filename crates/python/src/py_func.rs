@@ -1,0 +1,596 @@
+//! `hl.Func`, `hl.FuncRef`, `hl.FuncTupleElementRef`, `hl.TailStrategy`.
+
+use pyo3::exceptions::{PyAttributeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyCFunction, PyDict, PyList, PyString, PyTuple};
+
+use ferrohalide_core::ir::{Expr, Type};
+use ferrohalide_core::lang::func::{image_call, Func, FuncRef};
+use ferrohalide_core::lang::var::Var;
+use ferrohalide_core::schedule::TailStrategy;
+
+use crate::errors::{unimplemented, HalideError, IntoPy};
+use crate::py_buffer::{wrap_buffer, PyBuffer};
+use crate::py_expr::{py_to_expr, PyExpr};
+use crate::py_type::{type_from_py, PyType};
+use crate::py_var::{var_name, PyVar};
+
+#[pyclass(name = "TailStrategy", module = "ferrohalide", eq, eq_int)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PyTailStrategy {
+    RoundUp = 0,
+    GuardWithIf = 1,
+    Predicate = 2,
+    PredicateLoads = 3,
+    PredicateStores = 4,
+    ShiftInwards = 5,
+    ShiftInwardsAndBlend = 6,
+    RoundUpAndBlend = 7,
+    Auto = 8,
+}
+
+impl PyTailStrategy {
+    pub fn to_core(self) -> TailStrategy {
+        match self {
+            PyTailStrategy::RoundUp => TailStrategy::RoundUp,
+            PyTailStrategy::GuardWithIf => TailStrategy::GuardWithIf,
+            PyTailStrategy::Predicate => TailStrategy::Predicate,
+            PyTailStrategy::PredicateLoads => TailStrategy::PredicateLoads,
+            PyTailStrategy::PredicateStores => TailStrategy::PredicateStores,
+            PyTailStrategy::ShiftInwards => TailStrategy::ShiftInwards,
+            PyTailStrategy::ShiftInwardsAndBlend => TailStrategy::ShiftInwardsAndBlend,
+            PyTailStrategy::RoundUpAndBlend => TailStrategy::RoundUpAndBlend,
+            PyTailStrategy::Auto => TailStrategy::Auto,
+        }
+    }
+}
+
+fn tail_of(t: Option<PyTailStrategy>) -> TailStrategy {
+    t.map(|t| t.to_core()).unwrap_or(TailStrategy::Auto)
+}
+
+#[pyclass(name = "Func", module = "ferrohalide", frozen)]
+pub struct PyFunc {
+    pub inner: Func,
+}
+
+#[pyclass(name = "FuncRef", module = "ferrohalide", frozen)]
+pub struct PyFuncRef {
+    pub inner: FuncRef,
+}
+
+#[pyclass(name = "FuncTupleElementRef", module = "ferrohalide", frozen)]
+pub struct PyFuncTupleElementRef {
+    pub inner: FuncRef,
+    pub index: usize,
+}
+
+/// Func methods of Halide's API that ferrohalide does not implement yet:
+/// they exist and raise a HalideError naming the directive when called.
+const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
+    "add_trace_tag",
+    "align_bounds",
+    "align_extent",
+    "align_storage",
+    "allow_race_conditions",
+    "always_partition",
+    "always_partition_all",
+    "async_",
+    "atomic",
+    "bound",
+    "bound_extent",
+    "bound_storage",
+    "clone_in",
+    "compile_jit",
+    "compile_to",
+    "compile_to_assembly",
+    "compile_to_bitcode",
+    "compile_to_c",
+    "compile_to_callable",
+    "compile_to_conceptual_stmt",
+    "compile_to_file",
+    "compile_to_header",
+    "compile_to_llvm_assembly",
+    "compile_to_lowered_stmt",
+    "compile_to_module",
+    "compile_to_multitarget_object_files",
+    "compile_to_multitarget_static_library",
+    "compile_to_object",
+    "compile_to_static_library",
+    "compute_at",
+    "compute_with",
+    "copy_to_device",
+    "copy_to_host",
+    "debug_to_file",
+    "define_extern",
+    "extern_function_name",
+    "fold_storage",
+    "gpu",
+    "gpu_blocks",
+    "gpu_lanes",
+    "gpu_single_thread",
+    "gpu_threads",
+    "gpu_tile",
+    "hexagon",
+    "hoist_storage",
+    "hoist_storage_root",
+    "in_",
+    "infer_arguments",
+    "infer_input_bounds",
+    "memoize",
+    "never_partition",
+    "never_partition_all",
+    "output_buffer",
+    "output_buffers",
+    "partition",
+    "prefetch",
+    "rename",
+    "reorder_storage",
+    "ring_buffer",
+    "rvars",
+    "set_estimate",
+    "set_estimates",
+    "specialize",
+    "specialize_fail",
+    "store_at",
+    "store_in",
+    "trace_loads",
+    "trace_realizations",
+    "trace_stores",
+    "update",
+    "update_args",
+    "update_value",
+    "update_values",
+];
+
+fn func_args_from_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
+    let items: Vec<Bound<'_, PyAny>> = if let Ok(t) = key.cast::<PyTuple>() {
+        t.iter().collect()
+    } else if let Ok(l) = key.cast::<PyList>() {
+        l.iter().collect()
+    } else {
+        vec![key.clone()]
+    };
+    items
+        .iter()
+        .map(|i| {
+            if i.is_instance_of::<PyString>() {
+                return Err(PyTypeError::new_err("__getitem__(): Func arguments must be Vars, Exprs or ints"));
+            }
+            py_to_expr(i)
+        })
+        .collect()
+}
+
+fn func_values_from_py(value: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
+    if let Ok(t) = value.cast::<PyTuple>() {
+        return t.iter().map(|v| py_to_expr(&v)).collect();
+    }
+    if let Ok(l) = value.cast::<PyList>() {
+        return l.iter().map(|v| py_to_expr(&v)).collect();
+    }
+    if value.extract::<PyRef<PyFunc>>().is_ok() || value.is_instance_of::<PyString>() || value.is_none() {
+        return Err(PyTypeError::new_err(format!(
+            "__setitem__(): a Func can't be defined with a value of type '{}'",
+            value.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        )));
+    }
+    // A FuncRef to a Tuple-valued Func defines a Tuple.
+    if let Ok(r) = value.extract::<PyRef<PyFuncRef>>() {
+        let n = r.inner.func.function.outputs();
+        if r.inner.func.defined() && n > 1 {
+            return (0..n).map(|i| r.inner.element(i).py()).collect();
+        }
+    }
+    Ok(vec![py_to_expr(value)?])
+}
+
+fn sizes_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Option<Vec<i32>>> {
+    let items: Vec<Bound<'_, PyAny>> = if let Ok(t) = obj.cast::<PyTuple>() {
+        t.iter().collect()
+    } else if let Ok(l) = obj.cast::<PyList>() {
+        l.iter().collect()
+    } else {
+        return Ok(None);
+    };
+    let mut out = vec![];
+    for i in items {
+        match i.extract::<i32>() {
+            Ok(v) => out.push(v),
+            Err(_) => return Ok(None),
+        }
+    }
+    Ok(Some(out))
+}
+
+fn buffers_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Option<Vec<ferrohalide_core::buffer::Buffer>>> {
+    if let Ok(b) = obj.extract::<PyRef<PyBuffer>>() {
+        return Ok(Some(vec![b.inner.clone()]));
+    }
+    let items: Vec<Bound<'_, PyAny>> = if let Ok(t) = obj.cast::<PyTuple>() {
+        t.iter().collect()
+    } else if let Ok(l) = obj.cast::<PyList>() {
+        l.iter().collect()
+    } else {
+        return Ok(None);
+    };
+    if items.is_empty() {
+        return Ok(None);
+    }
+    let mut out = vec![];
+    for i in items {
+        match i.extract::<PyRef<PyBuffer>>() {
+            Ok(b) => out.push(b.inner.clone()),
+            Err(_) => return Ok(None),
+        }
+    }
+    Ok(Some(out))
+}
+
+#[pymethods]
+impl PyFunc {
+    /// `Func()`, `Func(name)`, `Func(type, dimensions, name)`,
+    /// `Func([types], dimensions, name)`, `Func(expr)`, `Func(buffer)`.
+    #[new]
+    #[pyo3(signature = (*args))]
+    fn py_new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
+        let n = args.len();
+        if n == 0 {
+            return Ok(PyFunc { inner: Func::new(None) });
+        }
+        let a0 = args.get_item(0)?;
+        if n == 1 {
+            if let Ok(name) = a0.extract::<String>() {
+                return Ok(PyFunc { inner: Func::new(Some(&name)) });
+            }
+            if let Ok(b) = a0.extract::<PyRef<PyBuffer>>() {
+                let buf = b.inner.clone();
+                let f = Func::new(None);
+                let vars: Vec<Expr> = (0..buf.dimensions()).map(|i| Var::implicit(i).expr()).collect();
+                let call = image_call(&buf, vars).py()?;
+                define_with_implicit_args(&f, buf.dimensions(), call)?;
+                return Ok(PyFunc { inner: f });
+            }
+            let e = py_to_expr(&a0)?;
+            let f = Func::new(None);
+            f.define(vec![], vec![e]).py()?;
+            return Ok(PyFunc { inner: f });
+        }
+        if n == 3 {
+            let dims: usize = args.get_item(1)?.extract()?;
+            let name: String = args.get_item(2)?.extract()?;
+            let types = if let Ok(l) = a0.cast::<PyList>() {
+                l.iter().map(|t| type_from_py(&t)).collect::<PyResult<Vec<Type>>>()?
+            } else if let Ok(t) = a0.cast::<PyTuple>() {
+                t.iter().map(|t| type_from_py(&t)).collect::<PyResult<Vec<Type>>>()?
+            } else {
+                vec![type_from_py(&a0)?]
+            };
+            return Ok(PyFunc { inner: Func::with_requirements(types, dims, &name) });
+        }
+        Err(PyTypeError::new_err("__init__(): incompatible constructor arguments for halide.Func"))
+    }
+
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+    fn defined(&self) -> bool {
+        self.inner.defined()
+    }
+    fn dimensions(&self) -> PyResult<usize> {
+        self.inner.dimensions().py()
+    }
+    fn r#type(&self) -> PyResult<PyType> {
+        Ok(PyType { inner: self.inner.output_type().py()? })
+    }
+    fn types(&self) -> PyResult<Vec<PyType>> {
+        Ok(self.inner.output_types().py()?.into_iter().map(|t| PyType { inner: t }).collect())
+    }
+    fn outputs(&self) -> PyResult<usize> {
+        self.inner.outputs().py()
+    }
+    fn args(&self) -> Vec<PyVar> {
+        self.inner.args().into_iter().map(|v| PyVar { inner: v }).collect()
+    }
+    fn value(&self) -> PyResult<PyExpr> {
+        if !self.inner.defined() {
+            return Err(HalideError::new_err(
+                "Error: Can't call Func::value() on an undefined Func. To check if a Func is defined, call Func::defined()\n",
+            ));
+        }
+        Ok(PyExpr::new(self.inner.value().py()?))
+    }
+    fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        if !self.inner.defined() {
+            return Err(HalideError::new_err(
+                "Error: Can't call Func::values() on an undefined Func. To check if a Func is defined, call Func::defined().\n",
+            ));
+        }
+        let vals: Vec<PyExpr> = self.inner.values().py()?.into_iter().map(PyExpr::new).collect();
+        PyTuple::new(py, vals)
+    }
+    fn has_update_definition(&self) -> bool {
+        false
+    }
+    fn num_update_definitions(&self) -> usize {
+        0
+    }
+    fn is_extern(&self) -> bool {
+        false
+    }
+
+    fn __getitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<PyFuncRef> {
+        let args = func_args_from_key(key)?;
+        Ok(PyFuncRef { inner: self.inner.call(args).py()? })
+    }
+
+    fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let args = func_args_from_key(key)?;
+        let values = func_values_from_py(value)?;
+        self.inner.define(args, values).py()
+    }
+
+    #[pyo3(signature = (*args, target=None))]
+    fn realize<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        target: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        if target.is_some_and(|t| !t.is_none()) {
+            return Err(unimplemented("Func.realize with an explicit target"));
+        }
+        let function = self.inner.function.clone();
+        if args.is_empty() {
+            return realize_sizes(py, function, vec![]);
+        }
+        if args.len() > 1 {
+            return Err(PyTypeError::new_err(
+                "realize(): takes a list of sizes, a Buffer or a list of Buffers (and optionally target=)",
+            ));
+        }
+        let a0 = args.get_item(0)?;
+        if let Some(bufs) = buffers_from_py(&a0)? {
+            py.detach(|| ferrohalide_codegen_llvm::pipeline::realize_into(&[function], &bufs)).py()?;
+            return Ok(py.None());
+        }
+        if let Some(sizes) = sizes_from_py(&a0)? {
+            return realize_sizes(py, function, sizes);
+        }
+        Err(PyTypeError::new_err(
+            "realize(): incompatible function arguments: expected a list of sizes, a Buffer or a list of Buffers",
+        ))
+    }
+
+    // ---- scheduling ----
+
+    #[pyo3(signature = (old, outer, inner, factor, tail=None))]
+    fn split<'py>(
+        slf: &Bound<'py, Self>,
+        old: &Bound<'py, PyAny>,
+        outer: &Bound<'py, PyAny>,
+        inner: &Bound<'py, PyAny>,
+        factor: &Bound<'py, PyAny>,
+        tail: Option<PyTailStrategy>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let f = &slf.get().inner;
+        f.split(&var_name(old)?, &var_name(outer)?, &var_name(inner)?, py_to_expr(factor)?, tail_of(tail)).py()?;
+        Ok(slf.clone())
+    }
+
+    fn fuse<'py>(
+        slf: &Bound<'py, Self>,
+        inner: &Bound<'py, PyAny>,
+        outer: &Bound<'py, PyAny>,
+        fused: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        slf.get().inner.fuse(&var_name(inner)?, &var_name(outer)?, &var_name(fused)?).py()?;
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (*args))]
+    fn reorder<'py>(slf: &Bound<'py, Self>, args: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, Self>> {
+        let items: Vec<Bound<'py, PyAny>> = if args.len() == 1 {
+            let a0 = args.get_item(0)?;
+            if let Ok(l) = a0.cast::<PyList>() {
+                l.iter().collect()
+            } else if let Ok(t) = a0.cast::<PyTuple>() {
+                t.iter().collect()
+            } else {
+                vec![a0]
+            }
+        } else {
+            args.iter().collect()
+        };
+        let names = items.iter().map(var_name).collect::<PyResult<Vec<String>>>()?;
+        slf.get().inner.reorder(&names).py()?;
+        Ok(slf.clone())
+    }
+
+    /// `tile(x, y, xo, yo, xi, yi, xfactor, yfactor, tail=Auto)` or
+    /// `tile(x, y, xi, yi, xfactor, yfactor, tail=Auto)`.
+    #[pyo3(signature = (*args, tail=None))]
+    fn tile<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        tail: Option<PyTailStrategy>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let mut items: Vec<Bound<'py, PyAny>> = args.iter().collect();
+        let mut tail = tail;
+        if let Some(last) = items.last() {
+            if let Ok(t) = last.extract::<PyTailStrategy>() {
+                tail = Some(t);
+                items.pop();
+            }
+        }
+        let f = &slf.get().inner;
+        match items.len() {
+            8 => {
+                let v = items[..6].iter().map(var_name).collect::<PyResult<Vec<String>>>()?;
+                let (xf, yf) = (py_to_expr(&items[6])?, py_to_expr(&items[7])?);
+                f.tile(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], xf, yf, tail_of(tail)).py()?;
+            }
+            6 => {
+                let v = items[..4].iter().map(var_name).collect::<PyResult<Vec<String>>>()?;
+                let (xf, yf) = (py_to_expr(&items[4])?, py_to_expr(&items[5])?);
+                f.tile(&v[0], &v[1], &v[0], &v[1], &v[2], &v[3], xf, yf, tail_of(tail)).py()?;
+            }
+            3 | 4 if items[0].cast::<PyList>().is_ok() => {
+                return Err(unimplemented("Func.tile with lists of Vars"));
+            }
+            _ => return Err(PyTypeError::new_err("tile(): incompatible function arguments")),
+        }
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (var, factor=None, tail=None))]
+    fn vectorize<'py>(
+        slf: &Bound<'py, Self>,
+        var: &Bound<'py, PyAny>,
+        factor: Option<&Bound<'py, PyAny>>,
+        tail: Option<PyTailStrategy>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let f = &slf.get().inner;
+        let v = var_name(var)?;
+        match factor {
+            None => f.vectorize(&v).py()?,
+            Some(k) => f.vectorize_by(&v, py_to_expr(k)?, tail_of(tail)).py()?,
+        }
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (var, factor=None, tail=None))]
+    fn unroll<'py>(
+        slf: &Bound<'py, Self>,
+        var: &Bound<'py, PyAny>,
+        factor: Option<&Bound<'py, PyAny>>,
+        tail: Option<PyTailStrategy>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let f = &slf.get().inner;
+        let v = var_name(var)?;
+        match factor {
+            None => f.unroll(&v).py()?,
+            Some(k) => f.unroll_by(&v, py_to_expr(k)?, tail_of(tail)).py()?,
+        }
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (var, task_size=None, tail=None))]
+    fn parallel<'py>(
+        slf: &Bound<'py, Self>,
+        var: &Bound<'py, PyAny>,
+        task_size: Option<&Bound<'py, PyAny>>,
+        tail: Option<PyTailStrategy>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let f = &slf.get().inner;
+        let v = var_name(var)?;
+        match task_size {
+            None => f.parallel(&v).py()?,
+            Some(k) => f.parallel_by(&v, py_to_expr(k)?, tail_of(tail)).py()?,
+        }
+        Ok(slf.clone())
+    }
+
+    fn serial<'py>(slf: &Bound<'py, Self>, var: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        slf.get().inner.serial(&var_name(var)?).py()?;
+        Ok(slf.clone())
+    }
+
+    fn compute_root<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
+        slf.get().inner.compute_root();
+        slf.clone()
+    }
+
+    fn compute_inline<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
+        slf.get().inner.compute_inline();
+        slf.clone()
+    }
+
+    fn store_root<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
+        slf.get().inner.store_root();
+        slf.clone()
+    }
+
+    fn print_loop_nest(&self, py: Python<'_>) -> PyResult<()> {
+        let s = self.inner.loop_nest_string().py()?;
+        let sys = py.import("sys")?;
+        sys.getattr("stdout")?.call_method1("write", (s,))?;
+        Ok(())
+    }
+
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        if UNIMPLEMENTED_FUNC_METHODS.contains(&name) {
+            let what = format!("Func.{name}()");
+            let f = PyCFunction::new_closure(
+                py,
+                None,
+                None,
+                move |_args: &Bound<'_, PyTuple>, _kw: Option<&Bound<'_, PyDict>>| -> PyResult<()> {
+                    Err(unimplemented(&what))
+                },
+            )?;
+            return Ok(f.into_any().unbind());
+        }
+        Err(PyAttributeError::new_err(format!("'halide.Func' object has no attribute '{name}'")))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<halide.Func '{}'>", self.inner.name())
+    }
+}
+
+fn define_with_implicit_args(f: &Func, dims: usize, value: Expr) -> PyResult<()> {
+    // Func(buffer): f(_0, _1, ...) = buffer(_0, _1, ...). The core rejects
+    // implicit vars in user definitions, so write the definition directly.
+    let args: Vec<String> = (0..dims).map(|i| Var::implicit(i).name().to_string()).collect();
+    let mut c = f.function.write();
+    c.output_types = vec![value.ty()];
+    c.values = vec![value];
+    c.stage = ferrohalide_core::schedule::StageSchedule::for_pure_args(&args);
+    c.schedule.storage_dims = args.clone();
+    c.args = args;
+    Ok(())
+}
+
+fn realize_sizes(py: Python<'_>, function: ferrohalide_core::lang::function::Function, sizes: Vec<i32>) -> PyResult<Py<PyAny>> {
+    let bufs = py.detach(|| ferrohalide_codegen_llvm::pipeline::realize(&[function], &sizes)).py()?;
+    let mut wrapped: Vec<Py<PyAny>> = Vec::with_capacity(bufs.len());
+    for b in bufs {
+        wrapped.push(wrap_buffer(py, b)?.into_any());
+    }
+    if wrapped.len() == 1 {
+        Ok(wrapped.pop().unwrap())
+    } else {
+        Ok(PyTuple::new(py, wrapped)?.into_any().unbind())
+    }
+}
+
+crate::expr_like_methods!(PyFuncRef {
+    fn __getitem__(&self, index: i64) -> PyResult<PyFuncTupleElementRef> {
+        let n = self.inner.func.function.outputs() as i64;
+        if index < 0 || (self.inner.func.defined() && index >= n) {
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                "Tuple index {index} out of range for Func \"{}\" with {n} values",
+                self.inner.func.name()
+            )));
+        }
+        Ok(PyFuncTupleElementRef { inner: self.inner.clone(), index: index as usize })
+    }
+    fn size(&self) -> usize {
+        self.inner.func.function.outputs()
+    }
+});
+
+crate::expr_like_methods!(PyFuncTupleElementRef {
+    fn index(&self) -> usize {
+        self.index
+    }
+});
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyFunc>()?;
+    m.add_class::<PyFuncRef>()?;
+    m.add_class::<PyFuncTupleElementRef>()?;
+    m.add_class::<PyTailStrategy>()?;
+    Ok(())
+}

@@ -1,0 +1,332 @@
+//! Module-level functions of the `hl.` namespace that build Exprs.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString, PyTuple};
+
+use ferrohalide_core::ir::{Expr, Intrinsic, MathFn, Type};
+use ferrohalide_core::lang::{math, operators};
+
+use crate::errors::{unimplemented, IntoPy};
+use crate::py_expr::{py_to_expr, PyExpr};
+use crate::py_type::type_from_py;
+
+type R = PyResult<PyExpr>;
+
+fn ok(e: ferrohalide_core::Result<Expr>) -> R {
+    Ok(PyExpr::new(e.py()?))
+}
+
+fn exprs(args: &Bound<'_, PyTuple>) -> PyResult<Vec<Expr>> {
+    args.iter().map(|a| py_to_expr(&a)).collect()
+}
+
+/// Python int argument that fits in 32 bits (Halide's `int` overloads).
+fn small_int(obj: &Bound<'_, PyAny>) -> Option<i32> {
+    if obj.is_instance_of::<pyo3::types::PyBool>() || !obj.is_instance_of::<pyo3::types::PyInt>() {
+        return None;
+    }
+    obj.extract::<i32>().ok()
+}
+
+macro_rules! unary_math {
+    ($($fname:ident => $which:expr),* $(,)?) => {
+        $(
+            #[pyfunction]
+            fn $fname(x: &Bound<'_, PyAny>) -> R {
+                ok(math::unary_math($which, py_to_expr(x)?))
+            }
+        )*
+        fn register_unary(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $( m.add_function(wrap_pyfunction!($fname, m)?)?; )*
+            Ok(())
+        }
+    };
+}
+
+unary_math!(
+    sqrt => MathFn::Sqrt, sin => MathFn::Sin, cos => MathFn::Cos, tan => MathFn::Tan,
+    asin => MathFn::Asin, acos => MathFn::Acos, atan => MathFn::Atan,
+    sinh => MathFn::Sinh, cosh => MathFn::Cosh, tanh => MathFn::Tanh,
+    asinh => MathFn::Asinh, acosh => MathFn::Acosh, atanh => MathFn::Atanh,
+    exp => MathFn::Exp, log => MathFn::Log, floor => MathFn::Floor, ceil => MathFn::Ceil,
+    round => MathFn::Round, trunc => MathFn::Trunc, is_nan => MathFn::IsNan, is_inf => MathFn::IsInf,
+    is_finite => MathFn::IsFinite, fast_sin => MathFn::FastSin, fast_cos => MathFn::FastCos,
+    fast_exp => MathFn::FastExp, fast_log => MathFn::FastLog, fast_inverse => MathFn::FastInverse,
+    fast_inverse_sqrt => MathFn::FastInverseSqrt, erf => MathFn::Erf,
+);
+
+#[pyfunction]
+fn fract(x: &Bound<'_, PyAny>) -> R {
+    ok(math::fract(py_to_expr(x)?))
+}
+#[pyfunction]
+fn atan2(y: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>) -> R {
+    ok(math::atan2(py_to_expr(y)?, py_to_expr(x)?))
+}
+#[pyfunction]
+fn hypot(x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> R {
+    ok(math::hypot(py_to_expr(x)?, py_to_expr(y)?))
+}
+#[pyfunction]
+fn pow(x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> R {
+    ok(math::pow(py_to_expr(x)?, py_to_expr(y)?))
+}
+#[pyfunction]
+fn fast_pow(x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> R {
+    ok(math::fast_pow(py_to_expr(x)?, py_to_expr(y)?))
+}
+
+#[pyfunction]
+fn cast(t: &Bound<'_, PyAny>, e: &Bound<'_, PyAny>) -> R {
+    ok(operators::cast(type_from_py(t)?, py_to_expr(e)?))
+}
+#[pyfunction]
+fn reinterpret(t: &Bound<'_, PyAny>, e: &Bound<'_, PyAny>) -> R {
+    ok(operators::reinterpret(type_from_py(t)?, py_to_expr(e)?))
+}
+#[pyfunction]
+fn saturating_cast(t: &Bound<'_, PyAny>, e: &Bound<'_, PyAny>) -> R {
+    ok(math::saturating_cast(type_from_py(t)?, py_to_expr(e)?))
+}
+
+macro_rules! concise_casts {
+    ($($fname:ident => $ty:expr, $sat:expr);* $(;)?) => {
+        $(
+            #[pyfunction]
+            fn $fname(e: &Bound<'_, PyAny>) -> R {
+                let e = py_to_expr(e)?;
+                let t: Type = $ty;
+                let t = t.with_lanes(e.lanes());
+                if $sat { ok(math::saturating_cast(t, e)) } else { ok(operators::cast(t, e)) }
+            }
+        )*
+        fn register_casts(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $( m.add_function(wrap_pyfunction!($fname, m)?)?; )*
+            Ok(())
+        }
+    };
+}
+
+concise_casts!(
+    i8 => Type::int(8), false; i16 => Type::int(16), false; i32 => Type::int(32), false; i64 => Type::int(64), false;
+    u8 => Type::uint(8), false; u16 => Type::uint(16), false; u32 => Type::uint(32), false; u64 => Type::uint(64), false;
+    f32 => Type::float(32), false; f64 => Type::float(64), false;
+    i8_sat => Type::int(8), true; i16_sat => Type::int(16), true; i32_sat => Type::int(32), true; i64_sat => Type::int(64), true;
+    u8_sat => Type::uint(8), true; u16_sat => Type::uint(16), true; u32_sat => Type::uint(32), true; u64_sat => Type::uint(64), true;
+);
+
+#[pyfunction]
+#[pyo3(signature = (*args))]
+fn select(args: &Bound<'_, PyTuple>) -> R {
+    if args.len() < 3 {
+        return Err(PyValueError::new_err("select() must have at least 3 arguments"));
+    }
+    if args.len() % 2 == 0 {
+        return Err(PyValueError::new_err("select() must have an odd number of arguments"));
+    }
+    ok(math::select_n(exprs(args)?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (*args))]
+fn min(args: &Bound<'_, PyTuple>) -> R {
+    if args.len() < 2 {
+        return Err(PyValueError::new_err("min() must have at least 2 arguments"));
+    }
+    ok(math::min_n(exprs(args)?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (*args))]
+fn max(args: &Bound<'_, PyTuple>) -> R {
+    if args.len() < 2 {
+        return Err(PyValueError::new_err("max() must have at least 2 arguments"));
+    }
+    ok(math::max_n(exprs(args)?))
+}
+
+#[pyfunction]
+fn clamp(a: &Bound<'_, PyAny>, lo: &Bound<'_, PyAny>, hi: &Bound<'_, PyAny>) -> R {
+    ok(math::clamp(py_to_expr(a)?, py_to_expr(lo)?, py_to_expr(hi)?))
+}
+#[pyfunction]
+fn abs(a: &Bound<'_, PyAny>) -> R {
+    ok(math::abs(py_to_expr(a)?))
+}
+#[pyfunction]
+fn absd(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> R {
+    ok(math::absd(py_to_expr(a)?, py_to_expr(b)?))
+}
+#[pyfunction]
+fn lerp(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, w: &Bound<'_, PyAny>) -> R {
+    ok(math::lerp(py_to_expr(a)?, py_to_expr(b)?, py_to_expr(w)?))
+}
+#[pyfunction]
+fn mux(id: &Bound<'_, PyAny>, values: &Bound<'_, PyAny>) -> R {
+    let vals: Vec<Expr> = if let Ok(l) = values.cast::<PyList>() {
+        l.iter().map(|v| py_to_expr(&v)).collect::<PyResult<_>>()?
+    } else if let Ok(t) = values.cast::<PyTuple>() {
+        t.iter().map(|v| py_to_expr(&v)).collect::<PyResult<_>>()?
+    } else {
+        return Err(pyo3::exceptions::PyTypeError::new_err("mux(): values must be a list of Exprs"));
+    };
+    ok(math::mux(py_to_expr(id)?, vals))
+}
+#[pyfunction]
+fn logical_not(a: &Bound<'_, PyAny>) -> R {
+    ok(operators::logical_not(py_to_expr(a)?))
+}
+#[pyfunction]
+fn popcount(a: &Bound<'_, PyAny>) -> R {
+    ok(math::popcount(py_to_expr(a)?))
+}
+#[pyfunction]
+fn count_leading_zeros(a: &Bound<'_, PyAny>) -> R {
+    ok(math::count_leading_zeros(py_to_expr(a)?))
+}
+#[pyfunction]
+fn count_trailing_zeros(a: &Bound<'_, PyAny>) -> R {
+    ok(math::count_trailing_zeros(py_to_expr(a)?))
+}
+#[pyfunction]
+fn div_round_to_zero(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> R {
+    ok(math::div_round_to_zero(py_to_expr(a)?, py_to_expr(b)?))
+}
+#[pyfunction]
+fn mod_round_to_zero(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> R {
+    ok(math::mod_round_to_zero(py_to_expr(a)?, py_to_expr(b)?))
+}
+
+macro_rules! same_type_binary {
+    ($($fname:ident => $which:expr),* $(,)?) => {
+        $(
+            #[pyfunction]
+            fn $fname(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> R {
+                ok(math::same_type_binary($which, py_to_expr(a)?, py_to_expr(b)?))
+            }
+        )*
+        fn register_same_type(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $( m.add_function(wrap_pyfunction!($fname, m)?)?; )*
+            Ok(())
+        }
+    };
+}
+
+same_type_binary!(
+    saturating_add => Intrinsic::SaturatingAdd,
+    saturating_sub => Intrinsic::SaturatingSub,
+    halving_add => Intrinsic::HalvingAdd,
+    halving_sub => Intrinsic::HalvingSub,
+    rounding_halving_add => Intrinsic::RoundingHalvingAdd,
+);
+
+#[pyfunction]
+fn widening_add(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> R {
+    ok(math::widening_add(py_to_expr(a)?, py_to_expr(b)?))
+}
+#[pyfunction]
+fn widening_sub(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> R {
+    ok(math::widening_sub(py_to_expr(a)?, py_to_expr(b)?))
+}
+#[pyfunction]
+fn widening_mul(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> R {
+    ok(math::widening_mul(py_to_expr(a)?, py_to_expr(b)?))
+}
+
+fn msr(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, q: &Bound<'_, PyAny>, rounding: bool) -> R {
+    let (a, b) = (py_to_expr(a)?, py_to_expr(b)?);
+    match small_int(q) {
+        Some(k) => ok(math::mul_shift_right_int(a, b, k, rounding)),
+        None => ok(math::mul_shift_right(a, b, py_to_expr(q)?, rounding)),
+    }
+}
+#[pyfunction]
+fn mul_shift_right(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, q: &Bound<'_, PyAny>) -> R {
+    msr(a, b, q, false)
+}
+#[pyfunction]
+fn rounding_mul_shift_right(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, q: &Bound<'_, PyAny>) -> R {
+    msr(a, b, q, true)
+}
+
+fn print_args(args: &Bound<'_, PyTuple>) -> PyResult<Vec<Expr>> {
+    args.iter()
+        .map(|a| if a.is_instance_of::<PyString>() { Ok(Expr::string(a.extract::<String>()?)) } else { py_to_expr(&a) })
+        .collect()
+}
+
+#[pyfunction]
+#[pyo3(signature = (*args))]
+fn print(args: &Bound<'_, PyTuple>) -> R {
+    ok(math::print(print_args(args)?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (condition, *args))]
+fn print_when(condition: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> R {
+    if args.is_empty() {
+        return Err(PyValueError::new_err("print_when() requires at least one value to print"));
+    }
+    ok(math::print_when(py_to_expr(condition)?, print_args(args)?))
+}
+
+#[pyfunction]
+fn likely(e: &Bound<'_, PyAny>) -> R {
+    Ok(PyExpr::new(math::likely(py_to_expr(e)?)))
+}
+#[pyfunction]
+fn likely_if_innermost(e: &Bound<'_, PyAny>) -> R {
+    Ok(PyExpr::new(math::likely_if_innermost(py_to_expr(e)?)))
+}
+#[pyfunction]
+fn undef(t: &Bound<'_, PyAny>) -> R {
+    Ok(PyExpr::new(math::undef(type_from_py(t)?)))
+}
+#[pyfunction]
+fn strict_float(e: &Bound<'_, PyAny>) -> R {
+    // Halide 21 returns the expression unchanged unless the target asks for
+    // strict float semantics.
+    Ok(PyExpr::new(py_to_expr(e)?))
+}
+
+macro_rules! unimplemented_fns {
+    ($($fname:ident),* $(,)?) => {
+        $(
+            #[pyfunction]
+            #[pyo3(signature = (*_args, **_kwargs))]
+            fn $fname(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>) -> R {
+                Err(unimplemented(concat!("hl.", stringify!($fname), "()")))
+            }
+        )*
+        fn register_unimplemented(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $( m.add_function(wrap_pyfunction!($fname, m)?)?; )*
+            Ok(())
+        }
+    };
+}
+
+unimplemented_fns!(
+    random_float, random_int, random_uint, widening_shift_left, widening_shift_right,
+    rounding_shift_left, rounding_shift_right, widen_right_add, widen_right_mul, widen_right_sub,
+    sum, product, minimum, maximum, argmin, argmax, require, memoize_tag, scatter, gather,
+    extract_bits, concat_bits, unsafe_promise_clamped, target_arch_is, target_bits,
+    target_has_feature, target_natural_vector_size, target_os_is, evaluate_may_gpu,
+);
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    register_unary(m)?;
+    register_casts(m)?;
+    register_same_type(m)?;
+    register_unimplemented(m)?;
+    macro_rules! add {
+        ($($f:ident),*) => { $( m.add_function(wrap_pyfunction!($f, m)?)?; )* };
+    }
+    add!(
+        fract, atan2, hypot, pow, fast_pow, cast, reinterpret, saturating_cast, select, min, max, clamp, abs, absd,
+        lerp, mux, logical_not, popcount, count_leading_zeros, count_trailing_zeros, div_round_to_zero,
+        mod_round_to_zero, widening_add, widening_sub, widening_mul, mul_shift_right, rounding_mul_shift_right,
+        print, print_when, likely, likely_if_innermost, undef, strict_float
+    );
+    Ok(())
+}

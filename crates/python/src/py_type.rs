@@ -1,0 +1,230 @@
+//! `hl.Type`, `hl.TypeCode` and the type constructors `hl.Int`, `hl.UInt`,
+//! `hl.Float`, `hl.BFloat`, `hl.Bool`, `hl.Handle`.
+
+use pyo3::basic::CompareOp;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+
+use ferrohalide_core::ir::{Expr, Type, TypeCode};
+
+use crate::py_expr::PyExpr;
+
+#[pyclass(name = "TypeCode", module = "ferrohalide", eq, eq_int)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PyTypeCode {
+    Int = 0,
+    UInt = 1,
+    Float = 2,
+    Handle = 3,
+    BFloat = 4,
+}
+
+impl PyTypeCode {
+    pub fn to_core(self) -> TypeCode {
+        match self {
+            PyTypeCode::Int => TypeCode::Int,
+            PyTypeCode::UInt => TypeCode::UInt,
+            PyTypeCode::Float => TypeCode::Float,
+            PyTypeCode::Handle => TypeCode::Handle,
+            PyTypeCode::BFloat => TypeCode::BFloat,
+        }
+    }
+    pub fn from_core(c: TypeCode) -> PyTypeCode {
+        match c {
+            TypeCode::Int => PyTypeCode::Int,
+            TypeCode::UInt => PyTypeCode::UInt,
+            TypeCode::Float => PyTypeCode::Float,
+            TypeCode::Handle => PyTypeCode::Handle,
+            TypeCode::BFloat => PyTypeCode::BFloat,
+        }
+    }
+}
+
+#[pyclass(name = "Type", module = "ferrohalide", frozen)]
+#[derive(Clone, Copy, Debug)]
+pub struct PyType {
+    pub inner: Type,
+}
+
+fn check_bits(bits: i64) -> PyResult<u8> {
+    u8::try_from(bits).map_err(|_| PyTypeError::new_err(format!("invalid bit width {bits}")))
+}
+fn check_lanes(lanes: i64) -> PyResult<u16> {
+    u16::try_from(lanes).map_err(|_| PyTypeError::new_err(format!("invalid lane count {lanes}")))
+}
+
+#[pymethods]
+impl PyType {
+    #[new]
+    #[pyo3(signature = (code=None, bits=0, lanes=1))]
+    fn py_new(code: Option<PyTypeCode>, bits: i64, lanes: i64) -> PyResult<Self> {
+        let code = code.map(|c| c.to_core()).unwrap_or(TypeCode::Handle);
+        Ok(PyType { inner: Type::new(code, check_bits(bits)?, check_lanes(lanes)?) })
+    }
+
+    fn bits(&self) -> u8 {
+        self.inner.bits
+    }
+    fn bytes(&self) -> usize {
+        self.inner.bytes()
+    }
+    fn code(&self) -> PyTypeCode {
+        PyTypeCode::from_core(self.inner.code)
+    }
+    fn lanes(&self) -> u16 {
+        self.inner.lanes
+    }
+    fn element_of(&self) -> PyType {
+        PyType { inner: self.inner.element_of() }
+    }
+    fn is_bfloat(&self) -> bool {
+        self.inner.code == TypeCode::BFloat
+    }
+    fn is_bool(&self) -> bool {
+        self.inner.is_bool()
+    }
+    fn is_float(&self) -> bool {
+        self.inner.is_float()
+    }
+    fn is_handle(&self) -> bool {
+        self.inner.is_handle()
+    }
+    fn is_int(&self) -> bool {
+        self.inner.is_int()
+    }
+    fn is_uint(&self) -> bool {
+        self.inner.is_uint()
+    }
+    fn is_scalar(&self) -> bool {
+        self.inner.is_scalar()
+    }
+    fn is_vector(&self) -> bool {
+        self.inner.is_vector()
+    }
+    fn with_bits(&self, bits: i64) -> PyResult<PyType> {
+        Ok(PyType { inner: self.inner.with_bits(check_bits(bits)?) })
+    }
+    fn with_code(&self, code: PyTypeCode) -> PyType {
+        PyType { inner: self.inner.with_code(code.to_core()) }
+    }
+    fn with_lanes(&self, lanes: i64) -> PyResult<PyType> {
+        Ok(PyType { inner: self.inner.with_lanes(check_lanes(lanes)?) })
+    }
+    fn can_represent(&self, other: &PyType) -> bool {
+        self.inner == other.inner || self.inner.can_represent_type(other.inner)
+    }
+    /// Largest value of the type (infinity for floats, as Halide's bindings).
+    fn max(&self) -> PyExpr {
+        PyExpr::new(type_extreme(self.inner, true))
+    }
+    fn min(&self) -> PyExpr {
+        PyExpr::new(type_extreme(self.inner, false))
+    }
+    fn is_max(&self, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let e = crate::py_expr::py_to_expr(value)?;
+        Ok(ferrohalide_core::ir::equal(&e, &type_extreme(self.inner, true)))
+    }
+    fn is_min(&self, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let e = crate::py_expr::py_to_expr(value)?;
+        Ok(ferrohalide_core::ir::equal(&e, &type_extreme(self.inner, false)))
+    }
+
+    fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
+        let py = other.py();
+        let Ok(o) = other.extract::<PyRef<PyType>>() else {
+            return Ok(py.NotImplemented());
+        };
+        let r = match op {
+            CompareOp::Eq => self.inner == o.inner,
+            CompareOp::Ne => self.inner != o.inner,
+            _ => return Ok(py.NotImplemented()),
+        };
+        Ok(pyo3::types::PyBool::new(py, r).to_owned().into_any().unbind())
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<halide.Type {}>", type_name(self.inner))
+    }
+    fn __str__(&self) -> String {
+        type_name(self.inner)
+    }
+}
+
+// PyType is unhashable, like Halide's (it defines __eq__ only).
+
+/// Halide's Python name of a type (`int32`, `bool`, `float32x4`, `handle64`).
+pub fn type_name(t: Type) -> String {
+    if t.is_handle() {
+        let mut s = format!("handle{}", t.bits);
+        if t.lanes > 1 {
+            s.push_str(&format!("x{}", t.lanes));
+        }
+        return s;
+    }
+    t.to_string()
+}
+
+fn type_extreme(t: Type, max: bool) -> Expr {
+    if t.is_float() {
+        let v = if max { f64::INFINITY } else { f64::NEG_INFINITY };
+        return Expr::make_const_f64(t, v);
+    }
+    if max { Expr::type_max(t) } else { Expr::type_min(t) }
+}
+
+pub fn type_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Type> {
+    match obj.extract::<PyRef<PyType>>() {
+        Ok(t) => Ok(t.inner),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "expected a halide.Type, got {}",
+            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        ))),
+    }
+}
+
+pub fn type_to_py(t: Type) -> PyType {
+    PyType { inner: t }
+}
+
+#[pyfunction(name = "Int")]
+#[pyo3(signature = (bits, lanes=1))]
+fn int_t(bits: i64, lanes: i64) -> PyResult<PyType> {
+    Ok(PyType { inner: Type::new(TypeCode::Int, check_bits(bits)?, check_lanes(lanes)?) })
+}
+#[pyfunction(name = "UInt")]
+#[pyo3(signature = (bits, lanes=1))]
+fn uint_t(bits: i64, lanes: i64) -> PyResult<PyType> {
+    Ok(PyType { inner: Type::new(TypeCode::UInt, check_bits(bits)?, check_lanes(lanes)?) })
+}
+#[pyfunction(name = "Float")]
+#[pyo3(signature = (bits, lanes=1))]
+fn float_t(bits: i64, lanes: i64) -> PyResult<PyType> {
+    Ok(PyType { inner: Type::new(TypeCode::Float, check_bits(bits)?, check_lanes(lanes)?) })
+}
+#[pyfunction(name = "BFloat")]
+#[pyo3(signature = (bits, lanes=1))]
+fn bfloat_t(bits: i64, lanes: i64) -> PyResult<PyType> {
+    Ok(PyType { inner: Type::new(TypeCode::BFloat, check_bits(bits)?, check_lanes(lanes)?) })
+}
+#[pyfunction(name = "Bool")]
+#[pyo3(signature = (lanes=1))]
+fn bool_t(lanes: i64) -> PyResult<PyType> {
+    Ok(PyType { inner: Type::bool().with_lanes(check_lanes(lanes)?) })
+}
+#[pyfunction(name = "Handle")]
+#[pyo3(signature = (lanes=1))]
+fn handle_t(lanes: i64) -> PyResult<PyType> {
+    Ok(PyType { inner: Type::handle().with_lanes(check_lanes(lanes)?) })
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyType>()?;
+    m.add_class::<PyTypeCode>()?;
+    m.add_function(wrap_pyfunction!(int_t, m)?)?;
+    m.add_function(wrap_pyfunction!(uint_t, m)?)?;
+    m.add_function(wrap_pyfunction!(float_t, m)?)?;
+    m.add_function(wrap_pyfunction!(bfloat_t, m)?)?;
+    m.add_function(wrap_pyfunction!(bool_t, m)?)?;
+    m.add_function(wrap_pyfunction!(handle_t, m)?)?;
+    Ok(())
+}
