@@ -341,7 +341,9 @@ impl Buffer {
         Ok(())
     }
 
-    /// Reorder the dimensions so that new dimension `i` is old dimension `order[i]`, in place.
+    /// Reorder the dimensions, in place, as Halide does: old dimension `i`
+    /// becomes dimension `order[i]` (so `[2, 3, 0, 1]` turns `[c, z, w, h]`
+    /// into `[w, h, c, z]`).
     pub fn transpose_order(&self, order: &[i64]) -> Result<()> {
         let mut c = self.write();
         let n = c.dims.len();
@@ -357,7 +359,7 @@ impl Buffer {
         }
         let old = c.dims.clone();
         for (i, &o) in order.iter().enumerate() {
-            c.dims[i] = old[o as usize];
+            c.dims[o as usize] = old[i];
         }
         Ok(())
     }

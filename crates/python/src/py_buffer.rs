@@ -429,13 +429,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-enum Index {
-    /// All plain integers that fit in 32 bits.
-    Ints(Vec<i32>),
-    /// Something else: Expr-like arguments.
-    Exprs(Vec<Bound<'static, PyAny>>),
-}
-
 fn is_int_like(o: &Bound<'_, PyAny>) -> bool {
     o.is_instance_of::<PyInt>() || (!o.is_instance_of::<PyFloat>() && o.hasattr("__index__").unwrap_or(false) && o.extract::<i128>().is_ok())
 }

@@ -183,11 +183,9 @@ macro_rules! expr_like_methods {
             fn __rmod__(slf: &pyo3::Bound<'_, Self>, o: &pyo3::Bound<'_, pyo3::PyAny>) -> pyo3::PyResult<pyo3::Py<pyo3::PyAny>> {
                 $crate::py_expr::binop(slf.as_any(), o, ferrohalide_core::lang::operators::PyOp::Bin(ferrohalide_core::lang::operators::Op::Mod), true)
             }
-            #[pyo3(signature = (o, _modulo=None))]
             fn __pow__(slf: &pyo3::Bound<'_, Self>, o: &pyo3::Bound<'_, pyo3::PyAny>, _modulo: Option<&pyo3::Bound<'_, pyo3::PyAny>>) -> pyo3::PyResult<pyo3::Py<pyo3::PyAny>> {
                 $crate::py_expr::binop(slf.as_any(), o, ferrohalide_core::lang::operators::PyOp::Pow, false)
             }
-            #[pyo3(signature = (o, _modulo=None))]
             fn __rpow__(slf: &pyo3::Bound<'_, Self>, o: &pyo3::Bound<'_, pyo3::PyAny>, _modulo: Option<&pyo3::Bound<'_, pyo3::PyAny>>) -> pyo3::PyResult<pyo3::Py<pyo3::PyAny>> {
                 $crate::py_expr::binop(slf.as_any(), o, ferrohalide_core::lang::operators::PyOp::Pow, true)
             }

@@ -91,9 +91,9 @@ fn saturating_cast(t: &Bound<'_, PyAny>, e: &Bound<'_, PyAny>) -> R {
 }
 
 macro_rules! concise_casts {
-    ($($fname:ident => $ty:expr, $sat:expr);* $(;)?) => {
+    ($($fname:ident = $pyname:literal => $ty:expr, $sat:expr);* $(;)?) => {
         $(
-            #[pyfunction]
+            #[pyfunction(name = $pyname)]
             fn $fname(e: &Bound<'_, PyAny>) -> R {
                 let e = py_to_expr(e)?;
                 let t: Type = $ty;
@@ -109,11 +109,11 @@ macro_rules! concise_casts {
 }
 
 concise_casts!(
-    i8 => Type::int(8), false; i16 => Type::int(16), false; i32 => Type::int(32), false; i64 => Type::int(64), false;
-    u8 => Type::uint(8), false; u16 => Type::uint(16), false; u32 => Type::uint(32), false; u64 => Type::uint(64), false;
-    f32 => Type::float(32), false; f64 => Type::float(64), false;
-    i8_sat => Type::int(8), true; i16_sat => Type::int(16), true; i32_sat => Type::int(32), true; i64_sat => Type::int(64), true;
-    u8_sat => Type::uint(8), true; u16_sat => Type::uint(16), true; u32_sat => Type::uint(32), true; u64_sat => Type::uint(64), true;
+    cast_i8 = "i8" => Type::int(8), false; cast_i16 = "i16" => Type::int(16), false; cast_i32 = "i32" => Type::int(32), false; cast_i64 = "i64" => Type::int(64), false;
+    cast_u8 = "u8" => Type::uint(8), false; cast_u16 = "u16" => Type::uint(16), false; cast_u32 = "u32" => Type::uint(32), false; cast_u64 = "u64" => Type::uint(64), false;
+    cast_f32 = "f32" => Type::float(32), false; cast_f64 = "f64" => Type::float(64), false;
+    cast_i8_sat = "i8_sat" => Type::int(8), true; cast_i16_sat = "i16_sat" => Type::int(16), true; cast_i32_sat = "i32_sat" => Type::int(32), true; cast_i64_sat = "i64_sat" => Type::int(64), true;
+    cast_u8_sat = "u8_sat" => Type::uint(8), true; cast_u16_sat = "u16_sat" => Type::uint(16), true; cast_u32_sat = "u32_sat" => Type::uint(32), true; cast_u64_sat = "u64_sat" => Type::uint(64), true;
 );
 
 #[pyfunction]

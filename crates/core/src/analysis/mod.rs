@@ -2,7 +2,9 @@
 
 pub mod bounds;
 pub mod evaluate;
+pub mod cse;
 pub mod simplify;
 pub mod substitute;
 
+pub use cse::{cse, cse_stmt};
 pub use simplify::{can_prove, simplify, simplify_stmt};

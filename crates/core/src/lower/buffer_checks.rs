@@ -90,3 +90,29 @@ pub fn buffer_checks(s: &Stmt, env: &Environment, outputs: &[Function]) -> Resul
     }
     Ok(checks)
 }
+
+/// Halide's default constraint: every buffer argument's innermost stride is
+/// 1. Assert it, then use the constant in the body so vector accesses to
+/// dimension 0 are dense. Assumes storage flattening is done.
+pub fn require_dense_innermost(s: &Stmt, args: &[super::LoweredArgument]) -> Stmt {
+    let mut asserts = vec![];
+    let mut subs = std::collections::HashMap::new();
+    for a in args {
+        if a.kind == super::ArgumentKind::InputScalar || a.dimensions == 0 {
+            continue;
+        }
+        let name = format!("{}.stride.0", a.name);
+        let v = Expr::var_i32(name.clone());
+        asserts.push(Stmt::assert(
+            Expr::eq(v.clone(), Expr::i32(1)),
+            error_message(vec![
+                Expr::string(format!("Constraint violated: {name} (")),
+                v,
+                Expr::string(") == 1 (1)"),
+            ]),
+        ));
+        subs.insert(name, Expr::i32(1));
+    }
+    asserts.push(crate::analysis::substitute::substitute_map_in_stmt(&subs, s));
+    Stmt::block(asserts)
+}

@@ -132,21 +132,6 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
     let env = environment::build_environment(outputs)?;
     let input_buffers = bound_input_buffers(&env)?;
 
-    let mut s = log.run("schedule functions", Stmt::no_op(), |_| schedule_functions::schedule_functions(&env, outputs))?;
-    s = log.run("bounds inference", s, |s| bounds_inference::bounds_inference(s, &env, outputs))?;
-    let output_regions: Vec<Region> = outputs
-        .iter()
-        .map(|o| box_provided(&s, &o.name(), &Scope::new()).unwrap_or_default())
-        .collect();
-    s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
-    s = log.run("storage flattening", s, storage_flattening::storage_flattening)?;
-    s = log.run("unroll loops", s, unroll_loops::unroll_loops)?;
-    s = log.run("vectorize loops", s, vectorize_loops::vectorize_loops)?;
-    s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
-    s = log.run("partition loops", s, partition_loops::partition_loops)?;
-    s = log.run("strip likely", s, |s| Ok(partition_loops::strip_likely(s)))?;
-    s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
-
     let mut args: Vec<LoweredArgument> = input_buffers
         .iter()
         .map(|(n, b)| LoweredArgument { name: n.clone(), kind: ArgumentKind::InputBuffer, ty: b.ty(), dimensions: b.dimensions() })
@@ -158,5 +143,21 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
         }
         args.push(LoweredArgument { name: o.name(), kind: ArgumentKind::OutputBuffer, ty: types[0], dimensions: o.dimensions() });
     }
+    let mut s = log.run("schedule functions", Stmt::no_op(), |_| schedule_functions::schedule_functions(&env, outputs))?;
+    s = log.run("bounds inference", s, |s| bounds_inference::bounds_inference(s, &env, outputs))?;
+    let output_regions: Vec<Region> = outputs
+        .iter()
+        .map(|o| box_provided(&s, &o.name(), &Scope::new()).unwrap_or_default())
+        .collect();
+    s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
+    s = log.run("storage flattening", s, storage_flattening::storage_flattening)?;
+    s = log.run("dense innermost strides", s, |s| Ok(buffer_checks::require_dense_innermost(s, &args)))?;
+    s = log.run("unroll loops", s, unroll_loops::unroll_loops)?;
+    s = log.run("vectorize loops", s, vectorize_loops::vectorize_loops)?;
+    s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
+    s = log.run("partition loops", s, partition_loops::partition_loops)?;
+    s = log.run("strip likely", s, |s| Ok(partition_loops::strip_likely(s)))?;
+    s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
+
     Ok(Lowered { pipeline: LoweredPipeline { name: name.to_string(), args, body: s }, input_buffers, output_regions })
 }

@@ -133,15 +133,19 @@ impl Gen {
 /// Reference interpreter. Returns the value (bools as 0/1) and whether a
 /// non-overflowing type (int32) overflowed somewhere.
 pub(crate) fn eval(e: &Expr, env: &mut HashMap<String, i128>, overflow: &mut bool) -> i128 {
+    eval_lane(e, 0, env, overflow)
+}
+
+/// Evaluate lane `lane` of a (possibly vector) expression.
+pub(crate) fn eval_lane(e: &Expr, lane: i128, env: &mut HashMap<String, i128>, overflow: &mut bool) -> i128 {
+    let eval = |e: &Expr, env: &mut HashMap<String, i128>, o: &mut bool| eval_lane(e, lane, env, o);
     let ty = e.ty();
     let wrap = |v: i128, overflow: &mut bool| -> i128 {
         if ty.is_bool() {
             return v & 1;
         }
-        if ty.is_int() && ty.bits >= 32 {
-            if v < ty.min_int() || v > ty.max_int() {
-                *overflow = true;
-            }
+        if ty.is_int() && ty.bits >= 32 && (v < ty.min_int() || v > ty.max_int()) {
+            *overflow = true;
         }
         let span = 1i128 << ty.bits;
         let mut r = v.rem_euclid(span);
@@ -212,6 +216,12 @@ pub(crate) fn eval(e: &Expr, env: &mut HashMap<String, i128>, overflow: &mut boo
         }
         ExprNode::Call { args, .. } if e.as_intrinsic(crate::ir::Intrinsic::Likely).is_some() => {
             eval(&args[0], env, overflow)
+        }
+        ExprNode::Broadcast { value, .. } => eval_lane(value, 0, env, overflow),
+        ExprNode::Ramp { base, stride, .. } => {
+            let b = eval_lane(base, 0, env, overflow);
+            let s = eval_lane(stride, 0, env, overflow);
+            wrap(b + lane * s, overflow)
         }
         other => panic!("interpreter: unsupported node {other:?}"),
     }
@@ -312,4 +322,93 @@ fn fuzz_simplify_is_idempotent_enough() {
             }
         }
     }
+}
+
+#[test]
+fn no_blowup_on_deep_or_shared_exprs() {
+    use crate::ir::{ForType, Stmt};
+    let t0 = std::time::Instant::now();
+    let x = Expr::var_i32("x");
+    // a long chain of constant additions collapses
+    let mut e = x.clone();
+    for i in 0..500 {
+        e = Expr::add(e, Expr::i32(i % 7));
+    }
+    let s = simplify(&e);
+    assert_eq!(s.to_string(), format!("(x + {})", (0..500).map(|i| i % 7).sum::<i64>()));
+    // heavy DAG sharing: 2^40 tree nodes, 40 distinct ones
+    let mut e = x.clone();
+    for _ in 0..40 {
+        e = Expr::add(Expr::mul(e.clone(), Expr::i32(3)), e);
+    }
+    let _ = simplify(&e);
+    // nested min chain
+    let mut e = x.clone();
+    for i in 0..300 {
+        e = Expr::min(e, Expr::add(Expr::var_i32(format!("v{i}")), Expr::i32(i)));
+    }
+    let _ = simplify(&e);
+    // a long LetStmt chain, each used once below
+    let mut body = Stmt::store("buf", Expr::i32(0), x.clone(), Expr::bool_const(true));
+    for i in 0..300 {
+        let v = Expr::var_i32(format!("l{i}"));
+        body = Stmt::block(vec![Stmt::store("buf", v.clone(), v.clone(), Expr::bool_const(true)), body]);
+        body = Stmt::let_stmt(format!("l{i}"), Expr::mul(x.clone(), Expr::var_i32(format!("w{i}"))), body);
+    }
+    let s = Stmt::for_loop("x", Expr::i32(0), Expr::i32(100), ForType::Serial, body);
+    let _ = super::simplify_stmt(&s);
+    assert!(t0.elapsed().as_secs_f64() < 20.0, "too slow: {:?}", t0.elapsed());
+}
+
+/// Turn a scalar expression into a 4-lane one: int32 `x` becomes a ramp,
+/// other variables and constants become broadcasts.
+fn widen(e: &Expr, stride: i64) -> Expr {
+    const L: u16 = 4;
+    let ty = e.ty().with_lanes(L);
+    match e.node() {
+        ExprNode::IntImm(_) | ExprNode::UIntImm(_) => Expr::broadcast(e.clone(), L),
+        ExprNode::Variable { name, .. } => {
+            if name.starts_with('t') {
+                Expr::var(ty, name.clone())
+            } else if name == "x_int32" {
+                Expr::ramp(e.clone(), Expr::i32(stride), L)
+            } else {
+                Expr::broadcast(e.clone(), L)
+            }
+        }
+        ExprNode::Binary { op, a, b } => Expr::binary(*op, widen(a, stride), widen(b, stride)),
+        ExprNode::Not(a) => Expr::not(widen(a, stride)),
+        ExprNode::Select { cond, t, f } => Expr::select(widen(cond, stride), widen(t, stride), widen(f, stride)),
+        ExprNode::Cast(a) => Expr::cast(ty, widen(a, stride)),
+        ExprNode::Let { name, value, body } => Expr::let_(name.clone(), widen(value, stride), widen(body, stride)),
+        _ => panic!("widen: unexpected {e}"),
+    }
+}
+
+#[test]
+fn fuzz_vector_simplify_matches_interpreter() {
+    let seed: u64 = std::env::var("FH_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(2024);
+    let mut gen = Gen::new(seed);
+    let mut env_rng = Rng::new(88);
+    let mut compared = 0usize;
+    for case in 0..2000 {
+        let ty = TYPES[case % TYPES.len()];
+        let e = widen(&gen.int_expr(ty, 2 + (case % 3) as u32), [1, 2, -1, 3][case % 4]);
+        let s = simplify(&e);
+        assert_eq!(s.ty(), e.ty(), "type changed: {e} -> {s}");
+        for _ in 0..6 {
+            let mut env = random_env(&mut env_rng);
+            for lane in 0..4 {
+                let (mut o1, mut o2) = (false, false);
+                let v1 = eval_lane(&e, lane, &mut env, &mut o1);
+                let v2 = eval_lane(&s, lane, &mut env, &mut o2);
+                if o1 || o2 {
+                    continue;
+                }
+                compared += 1;
+                assert_eq!(v1, v2, "lane {lane} mismatch (case {case})\n  original:   {e}\n  simplified: {s}");
+            }
+        }
+    }
+    assert!(compared > 20000, "{compared}");
 }

@@ -87,7 +87,9 @@ impl Simplifier {
         let info = self.info(value);
         self.push_var(name, VarFact::Info(info));
         let saved = self.uses.insert(name.to_string(), 0);
+        self.tracked.push(name.to_string());
         let r = body(self);
+        self.tracked.pop();
         let used = self.uses.get(name).copied().unwrap_or(0) > 0;
         // The count is conservative (rewrites may have cancelled uses); the
         // caller confirms with `still_uses` before keeping the binding.

@@ -275,13 +275,9 @@ impl Simplifier {
                 }
             }
             PatNode::Bin(op, x, y) => {
-                let operand_hint = if op.is_comparison() {
-                    None
-                } else if op.is_logical() {
-                    hint
-                } else {
-                    hint
-                };
+                // comparison operands get their type from their wildcards;
+                // arithmetic and logical operands share the result's type
+                let operand_hint = if op.is_comparison() { None } else { hint };
                 let t = pat_type(*x, b).or_else(|| pat_type(*y, b)).or(operand_hint)?;
                 let ex = self.build(*x, b, Some(t))?;
                 let ey = self.build(*y, b, Some(t))?;

@@ -6,7 +6,7 @@
 
 use super::info::Info;
 use super::{Simplifier, VarFact};
-use crate::ir::{BinOp, Expr, ExprNode, Range, Stmt, StmtNode, Type};
+use crate::ir::{BinOp, Expr, ExprNode, Stmt, StmtNode, Type};
 
 impl Simplifier {
     pub fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
@@ -262,9 +262,6 @@ fn negate(op: BinOp) -> BinOp {
         o => o,
     }
 }
-
-#[allow(dead_code)]
-fn _range_unused(_: Range) {}
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,466 @@
+//! Common-subexpression elimination: repeated non-trivial pure
+//! subexpressions of an Expr are computed once in a Let with a fresh name
+//! (`t0`, `t1`, ... skipping names already in use).
+//!
+//! 1. Global value numbering: the tree is rebuilt bottom-up so that equal
+//!    subtrees become one shared node with one number (hashing a node by its
+//!    kind, fields and its children's numbers, so each node is hashed once).
+//! 2. Use counting over the numbered DAG, descending into a node's children
+//!    only the first time it is reached: a subexpression repeated only
+//!    inside one repeated parent is not lifted on its own.
+//! 3. Nodes used more than once (pure, not trivial) become lets, ordered so
+//!    each let's value only mentions earlier lets.
+//!
+//! A Let inside the expression is a barrier: its value and body are CSE'd
+//! separately, so nothing that mentions its variable escapes its scope.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+
+use crate::ir::visit::{for_each_expr_in_stmt, mutate_stmt_children};
+use crate::ir::{CallKind, Expr, ExprNode, Mutator, Stmt, StmtNode};
+
+fn id(e: &Expr) -> usize {
+    e.node() as *const ExprNode as usize
+}
+
+/// Equality of two nodes whose children are canonical (compared by identity).
+fn shallow_eq(a: &Expr, b: &Expr) -> bool {
+    if a.ty() != b.ty() {
+        return false;
+    }
+    use ExprNode::*;
+    let s = |x: &Expr, y: &Expr| x.same_as(y);
+    match (a.node(), b.node()) {
+        (IntImm(x), IntImm(y)) => x == y,
+        (UIntImm(x), UIntImm(y)) => x == y,
+        (FloatImm(x), FloatImm(y)) => x.to_bits() == y.to_bits(),
+        (StringImm(x), StringImm(y)) => x == y,
+        (Cast(x), Cast(y)) | (Reinterpret(x), Reinterpret(y)) | (Not(x), Not(y)) => s(x, y),
+        (Variable { name: x, .. }, Variable { name: y, .. }) => x == y,
+        (Binary { op: o1, a: a1, b: b1 }, Binary { op: o2, a: a2, b: b2 }) => o1 == o2 && s(a1, a2) && s(b1, b2),
+        (Select { cond: c1, t: t1, f: f1 }, Select { cond: c2, t: t2, f: f2 }) => s(c1, c2) && s(t1, t2) && s(f1, f2),
+        (Load { name: n1, index: i1, predicate: p1 }, Load { name: n2, index: i2, predicate: p2 }) => {
+            n1 == n2 && s(i1, i2) && s(p1, p2)
+        }
+        (Ramp { base: b1, stride: s1, lanes: l1 }, Ramp { base: b2, stride: s2, lanes: l2 }) => {
+            l1 == l2 && s(b1, b2) && s(s1, s2)
+        }
+        (Broadcast { value: v1, lanes: l1 }, Broadcast { value: v2, lanes: l2 }) => l1 == l2 && s(v1, v2),
+        (Let { .. }, Let { .. }) => crate::ir::equal(a, b),
+        (Call { name: n1, args: a1, kind: k1 }, Call { name: n2, args: a2, kind: k2 }) => {
+            n1 == n2
+                && same_kind(k1, k2)
+                && a1.len() == a2.len()
+                && a1.iter().zip(a2).all(|(x, y)| s(x, y))
+        }
+        (Shuffle { vectors: v1, indices: i1 }, Shuffle { vectors: v2, indices: i2 }) => {
+            i1 == i2 && v1.len() == v2.len() && v1.iter().zip(v2).all(|(x, y)| s(x, y))
+        }
+        (VectorReduce { op: o1, value: v1 }, VectorReduce { op: o2, value: v2 }) => o1 == o2 && s(v1, v2),
+        _ => false,
+    }
+}
+
+fn same_kind(a: &CallKind, b: &CallKind) -> bool {
+    match (a, b) {
+        (CallKind::Intrinsic(x), CallKind::Intrinsic(y)) => x == y,
+        (CallKind::PureExtern, CallKind::PureExtern) | (CallKind::Extern, CallKind::Extern) => true,
+        (CallKind::Halide { value_index: x, .. }, CallKind::Halide { value_index: y, .. }) => x == y,
+        (CallKind::Image { .. }, CallKind::Image { .. }) => true,
+        _ => false,
+    }
+}
+
+fn shallow_hash<H: Hasher>(e: &Expr, h: &mut H) {
+    e.ty().hash(h);
+    std::mem::discriminant(e.node()).hash(h);
+    use ExprNode::*;
+    match e.node() {
+        IntImm(x) => x.hash(h),
+        UIntImm(x) => x.hash(h),
+        FloatImm(x) => x.to_bits().hash(h),
+        StringImm(x) => x.hash(h),
+        Variable { name, .. } => name.hash(h),
+        Binary { op, a, b } => {
+            op.hash(h);
+            id(a).hash(h);
+            id(b).hash(h);
+        }
+        Let { .. } => crate::ir::equality::hash_expr(e, h),
+        Call { name, .. } | Load { name, .. } => name.hash(h),
+        _ => {}
+    }
+    each_child(e, &mut |c| id(c).hash(h));
+}
+
+fn each_child(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    use ExprNode::*;
+    match e.node() {
+        Cast(a) | Reinterpret(a) | Not(a) => f(a),
+        Binary { .. } | Let { .. } => {}
+        Select { cond, t, f: fv } => {
+            f(cond);
+            f(t);
+            f(fv);
+        }
+        Load { index, predicate, .. } => {
+            f(index);
+            f(predicate);
+        }
+        Ramp { base, stride, .. } => {
+            f(base);
+            f(stride);
+        }
+        Broadcast { value, .. } => f(value),
+        Call { args, .. } => args.iter().for_each(f),
+        Shuffle { vectors, .. } => vectors.iter().for_each(f),
+        VectorReduce { value, .. } => f(value),
+        _ => {}
+    }
+}
+
+struct Key(Expr);
+impl PartialEq for Key {
+    fn eq(&self, o: &Key) -> bool {
+        shallow_eq(&self.0, &o.0)
+    }
+}
+impl Eq for Key {}
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        shallow_hash(&self.0, h)
+    }
+}
+
+fn is_trivial(e: &Expr) -> bool {
+    match e.node() {
+        ExprNode::IntImm(_)
+        | ExprNode::UIntImm(_)
+        | ExprNode::FloatImm(_)
+        | ExprNode::StringImm(_)
+        | ExprNode::Variable { .. } => true,
+        ExprNode::Broadcast { value, .. } => is_trivial(value),
+        _ => false,
+    }
+}
+
+fn node_is_pure(e: &Expr) -> bool {
+    match e.node() {
+        ExprNode::Call { kind, .. } => kind.is_pure(),
+        _ => true,
+    }
+}
+
+/// Fresh names that collide with nothing in the input.
+struct Names {
+    used: HashSet<String>,
+    next: usize,
+}
+
+impl Names {
+    fn fresh(&mut self) -> String {
+        loop {
+            let n = format!("t{}", self.next);
+            self.next += 1;
+            if self.used.insert(n.clone()) {
+                return n;
+            }
+        }
+    }
+}
+
+struct Entry {
+    expr: Expr,
+    uses: usize,
+    pure: bool,
+}
+
+struct Gvn<'a> {
+    names: &'a mut Names,
+    table: HashMap<Key, usize>,
+    entries: Vec<Entry>,
+    /// input node id -> (input kept alive, number)
+    memo: HashMap<usize, (Expr, usize)>,
+    /// canonical node id -> number
+    number: HashMap<usize, usize>,
+}
+
+impl Gvn<'_> {
+    fn canon(&mut self, e: &Expr) -> Expr {
+        if let Some((_, n)) = self.memo.get(&id(e)) {
+            return self.entries[*n].expr.clone();
+        }
+        let rebuilt = match e.node() {
+            ExprNode::Let { name, value, body } => {
+                let v = cse_with(value, self.names);
+                let b = cse_with(body, self.names);
+                if v.same_as(value) && b.same_as(body) {
+                    e.clone()
+                } else {
+                    Expr::let_(name.clone(), v, b)
+                }
+            }
+            _ => crate::ir::visit::mutate_expr_children(&mut Canon(self), e),
+        };
+        let mut pure = node_is_pure(&rebuilt);
+        each_child(&rebuilt, &mut |c| {
+            if let Some(n) = self.number.get(&id(c)) {
+                pure &= self.entries[*n].pure;
+            }
+        });
+        if let ExprNode::Binary { a, b, .. } = rebuilt.node() {
+            for c in [a, b] {
+                if let Some(n) = self.number.get(&id(c)) {
+                    pure &= self.entries[*n].pure;
+                }
+            }
+        }
+        let n = match self.table.get(&Key(rebuilt.clone())) {
+            Some(n) => *n,
+            None => {
+                let n = self.entries.len();
+                self.entries.push(Entry { expr: rebuilt.clone(), uses: 0, pure });
+                self.table.insert(Key(rebuilt.clone()), n);
+                self.number.insert(id(&rebuilt), n);
+                n
+            }
+        };
+        self.memo.insert(id(e), (e.clone(), n));
+        self.entries[n].expr.clone()
+    }
+
+    fn count(&mut self, e: &Expr) {
+        let Some(&n) = self.number.get(&id(e)) else { return };
+        self.entries[n].uses += 1;
+        if self.entries[n].uses > 1 {
+            return;
+        }
+        if matches!(e.node(), ExprNode::Let { .. }) {
+            return;
+        }
+        let mut kids = vec![];
+        each_child(e, &mut |c| kids.push(c.clone()));
+        if let ExprNode::Binary { a, b, .. } = e.node() {
+            kids.push(a.clone());
+            kids.push(b.clone());
+        }
+        for k in kids {
+            self.count(&k);
+        }
+    }
+}
+
+struct Canon<'a, 'b>(&'a mut Gvn<'b>);
+impl Mutator for Canon<'_, '_> {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        self.0.canon(e)
+    }
+}
+
+/// Replaces lifted nodes by their variables.
+struct Replace<'a> {
+    number: &'a HashMap<usize, usize>,
+    vars: &'a HashMap<usize, Expr>,
+    memo: HashMap<usize, Expr>,
+}
+
+impl Mutator for Replace<'_> {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        if let Some(n) = self.number.get(&id(e)) {
+            if let Some(v) = self.vars.get(n) {
+                return v.clone();
+            }
+        }
+        if matches!(e.node(), ExprNode::Let { .. }) {
+            return e.clone();
+        }
+        if let Some(r) = self.memo.get(&id(e)) {
+            return r.clone();
+        }
+        let r = crate::ir::visit::mutate_expr_children(self, e);
+        self.memo.insert(id(e), r.clone());
+        r
+    }
+}
+
+fn cse_with(e: &Expr, names: &mut Names) -> Expr {
+    let mut g = Gvn { names, table: HashMap::new(), entries: vec![], memo: HashMap::new(), number: HashMap::new() };
+    let root = g.canon(e);
+    g.count(&root);
+    let lifted: Vec<usize> = (0..g.entries.len())
+        .filter(|&n| {
+            let en = &g.entries[n];
+            en.uses > 1 && en.pure && !is_trivial(&en.expr) && !en.expr.ty().is_handle()
+        })
+        .collect();
+    if lifted.is_empty() {
+        return if crate::ir::equal(&root, e) { e.clone() } else { root };
+    }
+    let mut vars = HashMap::new();
+    let mut names_of = vec![];
+    for &n in &lifted {
+        let name = g.names.fresh();
+        vars.insert(n, Expr::var(g.entries[n].expr.ty(), name.clone()));
+        names_of.push(name);
+    }
+    let mut rep = Replace { number: &g.number, vars: &vars, memo: HashMap::new() };
+    let values: Vec<Expr> = lifted
+        .iter()
+        .map(|&n| crate::ir::visit::mutate_expr_children(&mut rep, &g.entries[n].expr))
+        .collect();
+    let mut body = rep.mutate_expr(&root);
+    for (name, value) in names_of.into_iter().zip(values).rev() {
+        body = Expr::let_(name, value, body);
+    }
+    body
+}
+
+fn collect_names_expr(e: &Expr, used: &mut HashSet<String>) {
+    crate::ir::visit::for_each_expr(e, &mut |x| match x.node() {
+        ExprNode::Variable { name, .. } | ExprNode::Let { name, .. } => {
+            used.insert(name.clone());
+        }
+        _ => {}
+    });
+}
+
+/// Lift repeated subexpressions of `e` into lets.
+pub fn cse(e: &Expr) -> Expr {
+    let mut used = HashSet::new();
+    collect_names_expr(e, &mut used);
+    let mut names = Names { used, next: 0 };
+    cse_with(e, &mut names)
+}
+
+/// CSE every expression of a statement separately, with names fresh for
+/// the whole statement.
+pub fn cse_stmt(s: &Stmt) -> Stmt {
+    let mut used = HashSet::new();
+    for_each_expr_in_stmt(s, &mut |x| match x.node() {
+        ExprNode::Variable { name, .. } | ExprNode::Let { name, .. } => {
+            used.insert(name.clone());
+        }
+        _ => {}
+    });
+    collect_stmt_names(s, &mut used);
+    struct M {
+        names: Names,
+    }
+    impl Mutator for M {
+        fn mutate_expr(&mut self, e: &Expr) -> Expr {
+            cse_with(e, &mut self.names)
+        }
+        fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+            mutate_stmt_children(self, s)
+        }
+    }
+    M { names: Names { used, next: 0 } }.mutate_stmt(s)
+}
+
+fn collect_stmt_names(s: &Stmt, used: &mut HashSet<String>) {
+    match s.node() {
+        StmtNode::LetStmt { name, body, .. } | StmtNode::For { name, body, .. } => {
+            used.insert(name.clone());
+            collect_stmt_names(body, used);
+        }
+        StmtNode::Allocate { name, body, .. } | StmtNode::Realize { name, body, .. } => {
+            used.insert(name.clone());
+            collect_stmt_names(body, used);
+        }
+        StmtNode::ProducerConsumer { body, .. } => collect_stmt_names(body, used),
+        StmtNode::Block(v) => v.iter().for_each(|x| collect_stmt_names(x, used)),
+        StmtNode::IfThenElse { then_case, else_case, .. } => {
+            collect_stmt_names(then_case, used);
+            if let Some(e) = else_case {
+                collect_stmt_names(e, used);
+            }
+        }
+        StmtNode::Store { name, .. } | StmtNode::Provide { name, .. } | StmtNode::Free { name } => {
+            used.insert(name.clone());
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::simplify::fuzz_tests::{eval, random_env, Gen, Rng};
+    use crate::ir::{Intrinsic, Type};
+
+    fn x() -> Expr {
+        Expr::var_i32("x")
+    }
+    fn y() -> Expr {
+        Expr::var_i32("y")
+    }
+
+    #[test]
+    fn lifts_repeated() {
+        let s = Expr::add(x(), y());
+        let e = Expr::mul(s.clone(), Expr::add(x(), y()));
+        assert_eq!(cse(&e).to_string(), "(let t0 = (x + y) in (t0 * t0))");
+        // nothing repeated
+        let e = Expr::mul(s.clone(), x());
+        assert!(cse(&e).same_as(&e));
+        // trivial nodes are not lifted
+        let e = Expr::mul(Expr::add(x(), Expr::i32(1)), Expr::i32(1));
+        assert!(cse(&e).same_as(&e));
+    }
+
+    #[test]
+    fn nested_and_fresh_names() {
+        let t0 = Expr::var_i32("t0");
+        let a = Expr::add(x(), t0.clone());
+        let b = Expr::mul(a.clone(), Expr::i32(2));
+        let e = Expr::sub(b.clone(), Expr::mul(Expr::add(x(), t0), Expr::i32(2)));
+        let r = cse(&e).to_string();
+        // only the outer repeated node is lifted, and "t0" is taken
+        assert_eq!(r, "(let t1 = ((x + t0) * 2) in (t1 - t1))");
+        let e = Expr::add(Expr::mul(a.clone(), a.clone()), a.clone());
+        assert_eq!(cse(&e).to_string(), "(let t1 = (x + t0) in ((t1 * t1) + t1))");
+    }
+
+    #[test]
+    fn impure_not_lifted() {
+        let p = Expr::intrinsic(Type::i32(), Intrinsic::Print, vec![x()]);
+        let e = Expr::add(p.clone(), p);
+        assert_eq!(cse(&e).to_string(), "(print(x) + print(x))");
+    }
+
+    #[test]
+    fn stmt_cse() {
+        let s = Expr::add(x(), y());
+        let st = Stmt::store("t0", Expr::mul(s.clone(), s.clone()), Expr::i32(0), Expr::bool_const(true));
+        let r = cse_stmt(&st).to_string();
+        assert_eq!(r, "t0[0] = (let t1 = (x + y) in (t1 * t1))\n");
+    }
+
+    #[test]
+    fn fuzz_cse_preserves_value() {
+        let mut gen = Gen::new(31337);
+        let mut rng = Rng::new(5);
+        let mut lifted = 0;
+        for case in 0..1500 {
+            let ty = [Type::i32(), Type::int(8), Type::uint(16)][case % 3];
+            let e = gen.int_expr(ty, 4);
+            // make repetition likely
+            let e = Expr::add(e.clone(), Expr::mul(e, Expr::make_const_i64(ty, 3)));
+            let c = cse(&e);
+            if !c.same_as(&e) {
+                lifted += 1;
+            }
+            for _ in 0..4 {
+                let mut env = random_env(&mut rng);
+                let (mut o1, mut o2) = (false, false);
+                let v1 = eval(&e, &mut env, &mut o1);
+                let v2 = eval(&c, &mut env, &mut o2);
+                if !o1 && !o2 {
+                    assert_eq!(v1, v2, "{e}\n=> {c}");
+                }
+            }
+        }
+        assert!(lifted > 1000);
+    }
+}

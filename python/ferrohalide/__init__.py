@@ -1,0 +1,138 @@
+"""ferrohalide: the Halide image-processing language, reimplemented in Rust.
+
+Use it exactly like Halide's Python bindings::
+
+    import ferrohalide as hl
+"""
+
+from ._core import *  # noqa: F401,F403
+from ._core import HalideError  # noqa: F401
+
+# Implicit variables are underscore-named, so `import *` skips them.
+from ._core import _, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9  # noqa: F401
+
+from ._core import Func as _Func, Var as _Var, Expr as _Expr
+
+
+def install_dir():
+    import os
+
+    return os.path.dirname(__file__)
+
+
+def funcs(names: str):
+    """Given a space-delimited string, create a Func for each substring and return as a tuple."""
+    return tuple(_Func(n) for n in names.split(" "))
+
+
+def vars(names: str):  # noqa: A001 - Halide's name
+    """Given a space-delimited string, create a Var for each substring and return as a tuple."""
+    return tuple(_Var(n) for n in names.split(" "))
+
+
+def evaluate(e):
+    """Evaluate a scalar Expr (it may not depend on Vars) and return its value."""
+    f = _Func()
+    f[()] = e
+    buf = f.realize([])
+    return buf[()]
+
+
+# ---------------------------------------------------------------------------
+# Parts of Halide's Python API that ferrohalide does not implement yet. They
+# exist so that code referring to them fails with a clear HalideError naming
+# the feature, at the point of use.
+# ---------------------------------------------------------------------------
+
+
+def _unimplemented(what):
+    return HalideError(f"Error: {what} is not implemented in ferrohalide yet\n")
+
+
+def _make_unimplemented_class(name):
+    def __init__(self, *args, **kwargs):
+        raise _unimplemented(f"hl.{name}")
+
+    return type(name, (), {"__init__": __init__, "__module__": "ferrohalide"})
+
+
+def _make_unimplemented_function(name):
+    def fn(*args, **kwargs):
+        raise _unimplemented(f"hl.{name}()")
+
+    fn.__name__ = name
+    fn.__qualname__ = name
+    return fn
+
+
+for _name in [
+    "ArgInfo",
+    "Argument",
+    "ArgumentEstimates",
+    "AutoSchedulerResults",
+    "AutoschedulerParams",
+    "Callable",
+    "Derivative",
+    "Dimension",
+    "EvictionKey",
+    "ExternFuncArgument",
+    "Generator",
+    "GeneratorContext",
+    "GeneratorParam",
+    "ImageParam",
+    "InputBuffer",
+    "InputScalar",
+    "LoopLevel",
+    "Module",
+    "OutputBuffer",
+    "OutputImageParam",
+    "OutputScalar",
+    "Param",
+    "Parameter",
+    "Pipeline",
+    "RDom",
+    "RVar",
+    "Range",
+    "Stage",
+    "Target",
+    "Tuple",
+    "VarOrRVar",
+]:
+    if _name not in globals():
+        globals()[_name] = _make_unimplemented_class(_name)
+
+for _name in [
+    "alias",
+    "compile_standalone_runtime",
+    "create_callable_from_generator",
+    "deserialize_parameters",
+    "deserialize_pipeline",
+    "generator",
+    "get_host_target",
+    "get_jit_target_from_environment",
+    "get_target_from_environment",
+    "host_supports_target_device",
+    "lambda_func",
+    "link_modules",
+    "load_plugin",
+    "main",
+    "propagate_adjoints",
+    "serialize_pipeline",
+    "target_feature_for_device_api",
+    "active_generator_context",
+]:
+    if _name not in globals():
+        globals()[_name] = _make_unimplemented_function(_name)
+
+
+class BoundaryConditions:
+    """Halide's boundary conditions (not implemented yet)."""
+
+    constant_exterior = staticmethod(_make_unimplemented_function("BoundaryConditions.constant_exterior"))
+    repeat_edge = staticmethod(_make_unimplemented_function("BoundaryConditions.repeat_edge"))
+    repeat_image = staticmethod(_make_unimplemented_function("BoundaryConditions.repeat_image"))
+    mirror_image = staticmethod(_make_unimplemented_function("BoundaryConditions.mirror_image"))
+    mirror_interior = staticmethod(_make_unimplemented_function("BoundaryConditions.mirror_interior"))
+
+
+del _name
