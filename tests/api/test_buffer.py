@@ -717,3 +717,13 @@ def test_product_does_not_import_halide():
             if pattern.search(path.read_text(errors="replace")):
                 offenders.append(str(path.relative_to(REPO)))
     assert not offenders, f"product code imports the reference implementation: {offenders}"
+
+
+def test_export_survives_deallocate_ours():
+    b = ferrohalide.Buffer(ferrohalide.Int(32), [3])
+    b.fill(6)
+    arr = np.asarray(b)
+    b.deallocate()
+    gc.collect()
+    np.asarray(ferrohalide.Buffer(ferrohalide.Int(32), [3])).fill(1)
+    assert arr.tolist() == [6, 6, 6]

@@ -36,6 +36,10 @@ fn pipeline(name: &str, m: Option<MathFn>, lanes: u16) -> LoweredPipeline {
 }
 
 fn main() {
+    if std::env::var_os("DUMP").is_some() {
+        dump("sin");
+        return;
+    }
     let target = JitTarget::host();
     println!("target: {} {}", target.cpu, if target.has_feature("avx512f") { "(avx512)" } else { "" });
     for (name, m) in [("scale", None), ("sin", Some(MathFn::Sin)), ("exp", Some(MathFn::Exp)), ("erf", Some(MathFn::Erf))] {
@@ -50,4 +54,10 @@ fn main() {
             drop(jm);
         }
     }
+}
+
+#[allow(dead_code)]
+pub fn dump(name: &str) {
+    let p = pipeline(name, Some(MathFn::Sin), 16);
+    println!("{}", ferrohalide_codegen_llvm::compile_to_assembly(&p, &JitTarget::host()).unwrap());
 }

@@ -205,3 +205,28 @@ fn bool_buffers_and_selects() {
         assert_eq!(out.get_i128(&[x]).unwrap(), if x % 3 == 0 { x as i128 } else { -(x as i128) });
     }
 }
+
+#[test]
+fn float16_scalar_and_math() {
+    let h = Type::float(16);
+    let f = Type::float(32);
+    // out[x] = f32(sin(f16(x) * k))
+    let val = Expr::cast(
+        f,
+        Expr::intrinsic(
+            h,
+            ferrohalide_core::ir::Intrinsic::Math(ferrohalide_core::ir::MathFn::Sin),
+            vec![Expr::mul(Expr::cast(h, v("x")), Expr::var(h, "k"))],
+        ),
+    );
+    let body = loop_1d("out", "x", f, ForType::Serial, val);
+    let p = pipeline("half", vec![scalar_arg("k", h), out_arg("out", f, 1)], body);
+    let m = jit(&p);
+    let out = Buffer::new(f, &[8], None).unwrap();
+    run(&m, &[A::S(ScalarValue::Float(0.25)), A::B(&out)]).unwrap();
+    for x in 0..8 {
+        let want = (x as f64 * 0.25).sin();
+        let got = out.get_f64(&[x]).unwrap();
+        assert!((got - want).abs() < 1e-3, "x = {x}: {got} vs {want}");
+    }
+}

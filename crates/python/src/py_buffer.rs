@@ -417,6 +417,12 @@ impl PyBuffer {
     }
 }
 
+/// What an exported `Py_buffer` points at, freed in `__releasebuffer__`.
+struct ExportHolder {
+    shape_strides: Vec<isize>,
+    _storage: Option<Arc<dyn std::any::Any + Send + Sync>>,
+}
+
 /// Wrap a core Buffer as a Python `hl.Buffer` (e.g. the result of realize()).
 pub fn wrap_buffer(py: Python<'_>, buffer: Buffer) -> PyResult<Py<PyBuffer>> {
     Py::new(py, PyBuffer::new(buffer))
@@ -618,9 +624,9 @@ impl PyBuffer {
             return Err(PyBufferError::new_err("View is null"));
         }
         let this = slf.get();
-        let (host, dims, ty) = {
+        let (host, dims, ty, keepalive) = {
             let c = this.inner.read();
-            (c.host, c.dims.clone(), c.ty)
+            (c.host, c.dims.clone(), c.ty, c.keepalive.clone())
         };
         if !this.defined || host.is_null() {
             return Err(PyBufferError::new_err("Cannot convert a Buffer<> with null host ptr to a Python buffer."));
@@ -671,8 +677,10 @@ impl PyBuffer {
         if (flags & ffi::PyBUF_STRIDES) != ffi::PyBUF_STRIDES && !c_contig {
             return Err(PyBufferError::new_err("hl.Buffer is not C-contiguous; request strides"));
         }
-        let holder: Box<Vec<isize>> = Box::new(shape_strides);
-        let base = holder.as_ptr() as *mut isize;
+        // The view owns its shape/strides and a reference to the storage, so
+        // it stays valid even if the Buffer is later deallocated or cropped.
+        let holder: Box<ExportHolder> = Box::new(ExportHolder { shape_strides, _storage: keepalive });
+        let base = holder.shape_strides.as_ptr() as *mut isize;
         unsafe {
             (*view).buf = host as *mut c_void;
             (*view).len = len;
@@ -692,7 +700,7 @@ impl PyBuffer {
     unsafe fn __releasebuffer__(&self, view: *mut ffi::Py_buffer) {
         unsafe {
             if !(*view).internal.is_null() {
-                drop(Box::from_raw((*view).internal as *mut Vec<isize>));
+                drop(Box::from_raw((*view).internal as *mut ExportHolder));
                 (*view).internal = std::ptr::null_mut();
             }
         }

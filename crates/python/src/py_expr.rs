@@ -91,13 +91,10 @@ pub fn py_operand(obj: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
 
 /// Convert a Python value to an Expr like Halide's implicit conversions:
 /// bool → bool constant, int → Int(32) (Int(64) if it does not fit, Float(32)
-/// beyond 64 bits), float → Float(32), str → string constant, Expr-likes.
+/// beyond 64 bits), float → Float(32), Expr-likes. Strings are a TypeError.
 pub fn py_to_expr(obj: &Bound<'_, PyAny>) -> PyResult<Expr> {
     if obj.is_instance_of::<PyBool>() {
         return Ok(Expr::bool_const(obj.extract::<bool>()?));
-    }
-    if obj.is_instance_of::<PyString>() {
-        return Ok(Expr::string(obj.extract::<String>()?));
     }
     match py_operand(obj)? {
         Some(o) => Ok(ops::scalar_to_expr(&o)),
@@ -260,6 +257,7 @@ crate::expr_like_methods!(PyExpr {
     fn py_new(value: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         match value {
             None => Err(crate::errors::unimplemented("undefined Exprs (hl.Expr() with no value)")),
+            Some(v) if v.is_instance_of::<PyString>() => Ok(PyExpr::new(Expr::string(v.extract::<String>()?))),
             Some(v) => Ok(PyExpr::new(py_to_expr(v)?)),
         }
     }
@@ -276,7 +274,12 @@ crate::expr_like_methods!(PyExpr {
         )))
     }
     fn __repr__(&self) -> String {
-        format!("<halide.Expr of type {}: {}>", type_name(self.inner.ty()), expr_to_string(&self.inner))
+        let tname = match self.inner.node() {
+            // Halide types string constants as `const char *`.
+            ferrohalide_core::ir::ExprNode::StringImm(_) => "char64".to_string(),
+            _ => type_name(self.inner.ty()),
+        };
+        format!("<halide.Expr of type {}: {}>", tname, expr_to_string(&self.inner))
     }
     /// Halide 21's bindings print the same text for str() as for repr().
     fn __str__(&self) -> String {

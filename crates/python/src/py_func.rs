@@ -29,6 +29,30 @@ pub enum PyTailStrategy {
     Auto = 8,
 }
 
+#[pymethods]
+impl PyTailStrategy {
+    #[classattr]
+    fn __members__(py: Python<'_>) -> PyResult<Py<pyo3::types::PyDict>> {
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("RoundUp", PyTailStrategy::RoundUp)?;
+        d.set_item("GuardWithIf", PyTailStrategy::GuardWithIf)?;
+        d.set_item("Predicate", PyTailStrategy::Predicate)?;
+        d.set_item("PredicateLoads", PyTailStrategy::PredicateLoads)?;
+        d.set_item("PredicateStores", PyTailStrategy::PredicateStores)?;
+        d.set_item("ShiftInwards", PyTailStrategy::ShiftInwards)?;
+        d.set_item("ShiftInwardsAndBlend", PyTailStrategy::ShiftInwardsAndBlend)?;
+        d.set_item("RoundUpAndBlend", PyTailStrategy::RoundUpAndBlend)?;
+        d.set_item("Auto", PyTailStrategy::Auto)?;
+        Ok(d.unbind())
+    }
+    fn __repr__(&self) -> String {
+        format!("<TailStrategy.{:?}: {}>", self, *self as i32)
+    }
+    fn __str__(&self) -> String {
+        format!("TailStrategy.{:?}", self)
+    }
+}
+
 impl PyTailStrategy {
     pub fn to_core(self) -> TailStrategy {
         match self {

@@ -19,6 +19,25 @@ pub enum PyTypeCode {
     BFloat = 4,
 }
 
+#[pymethods]
+impl PyTypeCode {
+    #[classattr]
+    fn __members__(py: Python<'_>) -> PyResult<Py<pyo3::types::PyDict>> {
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("Int", PyTypeCode::Int)?;
+        d.set_item("UInt", PyTypeCode::UInt)?;
+        d.set_item("Float", PyTypeCode::Float)?;
+        d.set_item("Handle", PyTypeCode::Handle)?;
+        Ok(d.unbind())
+    }
+    fn __repr__(&self) -> String {
+        format!("<TypeCode.{:?}: {}>", self, *self as i32)
+    }
+    fn __str__(&self) -> String {
+        format!("TypeCode.{:?}", self)
+    }
+}
+
 impl PyTypeCode {
     pub fn to_core(self) -> TypeCode {
         match self {

@@ -109,8 +109,7 @@ fn desired_threads() -> usize {
 fn pool() -> &'static Pool {
     POOL.get_or_init(|| {
         let workers = desired_threads().saturating_sub(1);
-        let pool = Pool { queue: Mutex::new(VecDeque::new()), work_cv: Condvar::new(), workers };
-        pool
+        Pool { queue: Mutex::new(VecDeque::new()), work_cv: Condvar::new(), workers }
     })
 }
 

@@ -96,13 +96,9 @@ fn dump_dims(dims: &[Dim]) -> String {
     s
 }
 
+/// How Halide names a loop type in messages (`for`, `parallel`, ...).
 fn for_type_word(t: ForType) -> &'static str {
-    match t {
-        ForType::Serial => "serial",
-        ForType::Parallel => "parallel",
-        ForType::Vectorized => "vectorized",
-        ForType::Unrolled => "unrolled",
-    }
+    t.name()
 }
 
 /// Arguments to a Func or image call must be integers; non-Int(32) integer
@@ -392,7 +388,6 @@ impl Func {
             };
             let outer_dim = dims.remove(oi);
             let Some(ii) = dims.iter().position(|d| var_name_match(&d.var, inner)) else {
-                dims.insert(oi, outer_dim);
                 return Err(Error::user(format!(
                     "In schedule for {name}, could not find inner fuse dimension: {inner}\n{}",
                     dump_dims(dims)
@@ -554,7 +549,9 @@ impl Func {
             )));
         }
         let c = self.function.read();
-        let mut out = format!("produce {name}:\n");
+        // Halide prints the Func's base name, without the `$n` uniquifier.
+        let base = name.split('$').next().unwrap_or(&name).to_string();
+        let mut out = format!("produce {base}:\n");
         let mut indent = 1;
         for d in c.stage.dims.iter().rev() {
             if d.var == OUTERMOST {
@@ -581,7 +578,7 @@ impl Func {
             indent += 1;
         }
         out.push_str(&"  ".repeat(indent));
-        out.push_str(&format!("{name}(...) = ...\n"));
+        out.push_str(&format!("{base}(...) = ...\n"));
         Ok(out)
     }
 }

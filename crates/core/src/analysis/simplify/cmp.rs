@@ -151,8 +151,9 @@ impl Simplifier {
         // Facts about the difference. For EQ this is valid for wrapping types
         // too (a == b iff a - b wraps to 0).
         if (no_overflow(ty) || op == BinOp::EQ) && !b.is_zero() && !(a.is_const() && b.is_const()) {
-            let d = self.mk_bin(BinOp::Sub, a.clone(), b.clone());
-            let id = self.info(&d);
+            // `None`: a constant overflowed while building the difference,
+            // so nothing is known from it.
+            let id = self.difference_info(a, b).unwrap_or_else(super::Info::unknown);
             if op == BinOp::LT {
                 if id.max.is_some_and(|m| m < 0) {
                     return Some(t());

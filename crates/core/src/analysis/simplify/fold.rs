@@ -111,7 +111,37 @@ fn fold_float(op: BinOp, ty: Type, a: f64, b: f64) -> Option<Expr> {
 
 /// Fold `a op b` when both are constants. `ty` is the operand type.
 pub fn fold_bin(op: BinOp, a: &Expr, b: &Expr) -> Option<Expr> {
+    fold_bin_checked(op, a, b).map(|(e, _)| e)
+}
+
+/// Like `fold_bin`, and also reports whether the exact result overflowed a
+/// type that Halide treats as non-overflowing (signed 32/64-bit ints). The
+/// folded constant is still the wrapped value; callers that reason about
+/// expressions the program never evaluates must not trust it.
+pub fn fold_bin_checked(op: BinOp, a: &Expr, b: &Expr) -> Option<(Expr, bool)> {
     let (ca, cb) = (const_of(a)?, const_of(b)?);
+    let ty = a.ty();
+    if !ty.is_float() && !ty.is_handle() && !ty.is_bool() && !op.is_comparison() && !op.is_logical() {
+        if let (Some(x), Some(y)) = (as_i128(ca), as_i128(cb)) {
+            if super::info::no_overflow(ty) {
+                let exact = match op {
+                    BinOp::Add => x.checked_add(y),
+                    BinOp::Sub => x.checked_sub(y),
+                    BinOp::Mul => x.checked_mul(y),
+                    BinOp::Div => Some(div_euclid(x, y)),
+                    BinOp::Mod => Some(mod_euclid(x, y)),
+                    _ => Some(0),
+                };
+                let overflow = exact.is_none_or(|v| v < ty.min_int() || v > ty.max_int());
+                return fold_bin_unchecked(op, a, b, ca, cb).map(|e| (e, overflow));
+            }
+        }
+    }
+    fold_bin_unchecked(op, a, b, ca, cb).map(|e| (e, false))
+}
+
+fn fold_bin_unchecked(op: BinOp, a: &Expr, b: &Expr, ca: C, cb: C) -> Option<Expr> {
+    let _ = b;
     let ty = a.ty();
     if ty.is_float() {
         let (C::F(x), C::F(y)) = (ca, cb) else { return None };

@@ -44,14 +44,38 @@ fn var_name(i: usize, ty: Type) -> String {
 pub(crate) struct Gen {
     pub(crate) rng: Rng,
     lets: usize,
+    /// Mix int32 extremes (i32::MIN, i32::MAX, ...) into the constants.
+    extreme: bool,
 }
+
+/// int32 constants at or near the edges of the type.
+const EXTREMES: [i64; 10] = [
+    i32::MIN as i64,
+    i32::MAX as i64,
+    -(i32::MAX as i64),
+    i32::MIN as i64 + 2,
+    i32::MAX as i64 - 1,
+    1 << 30,
+    -(1 << 30),
+    (1 << 30) + 1,
+    i32::MAX as i64 / 2,
+    i32::MIN as i64 / 2,
+];
 
 impl Gen {
     pub(crate) fn new(seed: u64) -> Gen {
-        Gen { rng: Rng::new(seed), lets: 0 }
+        Gen { rng: Rng::new(seed), lets: 0, extreme: false }
+    }
+
+    pub(crate) fn new_extreme(seed: u64) -> Gen {
+        Gen { rng: Rng::new(seed), lets: 0, extreme: true }
     }
 
     fn constant(&mut self, ty: Type) -> Expr {
+        if self.extreme && ty == Type::int(32) && self.rng.below(2) == 0 {
+            let v = EXTREMES[self.rng.below(EXTREMES.len() as u64) as usize];
+            return Expr::make_const_i64(ty, v);
+        }
         let v = match self.rng.below(10) {
             0 => {
                 if ty.bits < 32 {
@@ -294,6 +318,80 @@ fn fuzz_simplify_matches_interpreter() {
     }
     eprintln!("fuzz: {cases} cases, {changed} changed, nodes {size_before} -> {size_after}, {compared} comparisons");
     assert!(compared > cases * 5, "too few comparisons: {compared}");
+}
+
+/// int32 expressions built around extreme constants, with selects/min/max
+/// (where the simplifier orders operands by building their difference) and
+/// additions that move constants around. Compared only where the reference
+/// evaluation of the original does not overflow int32. Also checks that
+/// whatever `can_prove` accepts holds on every such environment.
+#[test]
+fn fuzz_extreme_constants() {
+    use super::can_prove;
+    let seed: u64 = std::env::var("FH_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(31337);
+    let cases: usize = std::env::var("FH_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(4000);
+    let mut gen = Gen::new_extreme(seed);
+    let mut env_rng = Rng::new(seed ^ 4321);
+    let t = Type::int(32);
+    let (mut compared, mut proved) = (0usize, 0usize);
+    for case in 0..cases {
+        let depth = 2 + (case % 3) as u32;
+        let e = match case % 6 {
+            0 => Expr::max(gen.constant(t), gen.int_expr(t, depth)),
+            1 => Expr::min(gen.int_expr(t, depth), gen.constant(t)),
+            2 => {
+                let s = Expr::select(gen.bool_expr(1), gen.constant(t), gen.constant(t));
+                let (k0, k1) = (gen.constant(t), gen.constant(t));
+                Expr::max(Expr::max(k0, s.clone()), Expr::min(k1, s))
+            }
+            3 => Expr::select(gen.bool_expr(depth), gen.int_expr(t, depth), gen.int_expr(t, depth)),
+            4 => Expr::sub(gen.int_expr(t, depth), gen.int_expr(t, depth)),
+            _ => gen.int_expr(t, depth),
+        };
+        let s = simplify(&e);
+        assert_eq!(s.ty(), e.ty(), "type changed: {e} -> {s}");
+        // a comparison against another expression, for can_prove
+        let other = if gen.rng.below(2) == 0 { gen.constant(t) } else { gen.int_expr(t, 2) };
+        let op = [BinOp::LT, BinOp::LE, BinOp::GT, BinOp::GE, BinOp::EQ, BinOp::NE][gen.rng.below(6) as usize];
+        let cond = Expr::binary(op, e.clone(), other);
+        let sc = simplify(&cond);
+        let p = sc.is_true();
+        let np = sc.is_false();
+        proved += (p || np) as usize;
+        assert_eq!(p, can_prove(&cond));
+        for _ in 0..12 {
+            let mut env = random_env(&mut env_rng);
+            // occasionally put variables at the edges too
+            for name in ["x_int32", "y_int32", "z_int32"] {
+                if env_rng.below(4) == 0 {
+                    let v = EXTREMES[env_rng.below(EXTREMES.len() as u64) as usize];
+                    env.insert(name.to_string(), v as i128);
+                }
+            }
+            let show = |env: &HashMap<String, i128>, x: &Expr| {
+                env.iter().filter(|(k, _)| x.to_string().contains(k.as_str())).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>()
+            };
+            let (mut o1, mut o2) = (false, false);
+            let v1 = eval(&e, &mut env, &mut o1);
+            let v2 = eval(&s, &mut env, &mut o2);
+            if !o1 && !o2 {
+                compared += 1;
+                assert_eq!(v1, v2, "mismatch (case {case})\n  original:   {e}\n  simplified: {s}\n  env: {:?}", show(&env, &e));
+            }
+            let (mut o3, mut o4) = (false, false);
+            let c1 = eval(&cond, &mut env, &mut o3);
+            let c2 = eval(&sc, &mut env, &mut o4);
+            if !o3 {
+                if p || np {
+                    assert_eq!(c1, p as i128, "wrong proof (case {case})\n  {cond}\n  => {sc}\n  env: {:?}", show(&env, &cond));
+                } else if !o4 {
+                    assert_eq!(c1, c2, "mismatch (case {case})\n  {cond}\n  => {sc}\n  env: {:?}", show(&env, &cond));
+                }
+            }
+        }
+    }
+    eprintln!("fuzz extreme: {cases} cases, {compared} comparisons, {proved} decided");
+    assert!(compared > cases * 3, "too few comparisons: {compared}");
 }
 
 fn node_count(e: &Expr) -> usize {

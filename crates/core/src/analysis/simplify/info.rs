@@ -117,8 +117,14 @@ impl Info {
         let tmax = ty.max_int();
         let (mut lo, mut hi) = (lo, hi);
         if no_overflow(ty) {
-            lo = Some(lo.map_or(tmin, |v| v.max(tmin)));
-            hi = Some(hi.map_or(tmax, |v| v.min(tmax)));
+            // Bounds are NOT clamped to the type's range. Halide's
+            // no-overflow rule only covers expressions the program actually
+            // evaluates; the simplifier also reasons about expressions it
+            // builds itself (e.g. `a - b` to order `a` and `b`), whose exact
+            // integer value may leave the type's range. Clamping such a
+            // value (and then tightening by alignment) can turn a true
+            // "unknown" into a false proof, so bounds here are exact integer
+            // bounds, or unknown when they do not fit in an i64.
         } else {
             let fits = matches!((lo, hi), (Some(a), Some(b)) if a >= tmin && b <= tmax);
             if !fits {

@@ -93,8 +93,7 @@ impl Simplifier {
             }
         }
         if super::info::no_overflow(ty) && !(a.is_const() && b.is_const()) {
-            let d = self.mk_bin(BinOp::Sub, a.clone(), b.clone());
-            let id = self.info(&d);
+            let id = self.difference_info(a, b)?;
             if id.max.is_some_and(|m| m <= 0) {
                 return Some(true);
             }
@@ -166,5 +165,42 @@ mod tests {
         let bx = Expr::var(t, "bx");
         let e = Expr::min(bx.clone(), Expr::add(bx, Expr::int_imm(t, 1)));
         assert_eq!(s(e), "min(bx, (bx + (int8)1))");
+    }
+
+    /// Regression: the difference `1 - select(c, i32::MIN, i32::MAX)` built to
+    /// order the operands folded `1 - i32::MIN` with wrap-around, and its
+    /// facts were clamped to the int32 range and then tightened by alignment,
+    /// "proving" `1 <= select(...)`; the max was dropped.
+    #[test]
+    fn extreme_constants_are_not_misordered() {
+        use crate::analysis::simplify::can_prove;
+        let n = Expr::var_i32("n");
+        let c = Expr::ge(n.clone(), i(0));
+        for (t, f) in [(i32::MIN as i64, i32::MAX as i64), (-(i32::MAX as i64), 7), (i32::MAX as i64, i32::MIN as i64)] {
+            let sel = Expr::select(c.clone(), i(t), i(f));
+            let e = Expr::max(i(1), sel.clone());
+            let r = s(e.clone());
+            assert!(r.contains("max"), "{e} -> {r}");
+            let e = Expr::min(i(1), sel.clone());
+            let r = s(e.clone());
+            assert!(r.contains("min"), "{e} -> {r}");
+            let e2 = Expr::max(Expr::max(i(1), sel.clone()), Expr::max(i(-1), sel.clone()));
+            let r2 = simplify(&e2);
+            assert!(!r2.is_const(), "{e2} -> {r2}");
+            assert!(!can_prove(&Expr::le(e2, i(0))));
+        }
+        // x + c0 < c1 must not fold c1 - c0 with wrap-around
+        let e = Expr::lt(Expr::add(x(), i(5)), i(i32::MIN as i64 + 2));
+        assert!(!can_prove(&e) && !simplify(&e).to_string().contains("2147483645"), "{}", simplify(&e));
+        let e = Expr::lt(Expr::add(x(), i(-5)), i(i32::MAX as i64 - 2));
+        assert!(!simplify(&e).to_string().contains("-2147483"), "{}", simplify(&e));
+        // int64 extremes
+        let l = Type::int(64);
+        let sel = Expr::select(c, Expr::int_imm(l, i64::MIN), Expr::int_imm(l, i64::MAX));
+        let e = Expr::max(Expr::int_imm(l, 1), sel);
+        assert!(s(e.clone()).contains("max"), "{e}");
+        // ordinary proofs still work
+        assert!(can_prove(&Expr::le(x(), Expr::add(x(), i(1)))));
+        assert_eq!(s(Expr::max(x(), Expr::add(x(), i(-1)))), "x");
     }
 }

@@ -86,6 +86,12 @@ pub struct Simplifier {
     /// Let-bound names whose uses are being counted (innermost last).
     tracked: Vec<String>,
     depth: u32,
+    /// Set when constant folding in a non-overflowing type (int32/int64)
+    /// overflowed. Code that builds expressions the program never
+    /// evaluates (rule right-hand sides, differences used for proofs)
+    /// clears it first and discards its result if it got set: a wrapped
+    /// constant there is not the exact value the reasoning assumes.
+    pub(crate) overflowed: bool,
 }
 
 impl Default for Simplifier {
@@ -106,6 +112,7 @@ impl Simplifier {
             uses: HashMap::new(),
             tracked: vec![],
             depth: 0,
+            overflowed: false,
         }
     }
 
@@ -344,7 +351,12 @@ impl Simplifier {
         let ty = e.ty();
         if (ty.is_int() || ty.is_uint()) && !ty.is_bool() && !e.is_const() {
             if let Some(v) = self.info(&e).as_exact() {
-                return Expr::make_const_i64(ty, v);
+                // The exact value of an expression the simplifier built
+                // itself may not fit the type; never wrap it.
+                if ty.element_of().can_represent_i64(v) {
+                    return Expr::make_const_i64(ty, v);
+                }
+                self.overflowed = true;
             }
         }
         e
@@ -360,7 +372,8 @@ impl Simplifier {
             Some(o) => o.clone(),
             None => Expr::binary(op, a.clone(), b.clone()),
         };
-        if let Some(c) = fold::fold_bin(op, &a, &b) {
+        if let Some((c, overflow)) = fold::fold_bin_checked(op, &a, &b) {
+            self.overflowed |= overflow;
             return c;
         }
         if self.depth > MAX_DEPTH {
@@ -387,6 +400,22 @@ impl Simplifier {
         match r {
             Some(x) => x,
             None => self.finish(node),
+        }
+    }
+
+    /// Build `a - b` for reasoning about the order of `a` and `b`, and
+    /// return its facts. `None` if building it overflowed a constant (the
+    /// result would not be the exact difference).
+    pub(crate) fn difference_info(&mut self, a: &Expr, b: &Expr) -> Option<Info> {
+        let saved = std::mem::replace(&mut self.overflowed, false);
+        let d = self.mk_bin(BinOp::Sub, a.clone(), b.clone());
+        let i = self.info(&d);
+        let bad = self.overflowed;
+        self.overflowed = saved;
+        if bad {
+            None
+        } else {
+            Some(i)
         }
     }
 

@@ -315,13 +315,21 @@ impl Simplifier {
             if !matches(r.lhs, e, &mut b) {
                 continue;
             }
-            if let Some(pred) = r.pred {
-                match self.build(pred, &b, Some(Type::bool())) {
-                    Some(v) if v.is_true() => {}
-                    _ => continue,
-                }
+            // A constant folded with overflow in a non-overflowing type
+            // (e.g. `c1 - c0` in `x + c0 < c1  ->  x < c1 - c0`) makes the
+            // rewrite unsound: the rule is skipped.
+            let saved = std::mem::replace(&mut self.overflowed, false);
+            let ok = match r.pred {
+                Some(pred) => matches!(self.build(pred, &b, Some(Type::bool())), Some(v) if v.is_true()),
+                None => true,
+            };
+            let out = if ok && !self.overflowed { self.build(r.rhs, &b, Some(e.ty())) } else { None };
+            let bad = self.overflowed;
+            self.overflowed = saved;
+            if bad {
+                continue;
             }
-            if let Some(out) = self.build(r.rhs, &b, Some(e.ty())) {
+            if let Some(out) = out {
                 return Some(out);
             }
         }
