@@ -40,10 +40,10 @@ blur_y[x, y, c] = hl.cast(
     hl.UInt(8), (blur_x[x, y - 1, c] + blur_x[x, y, c] + blur_x[x, y + 1, c]) / 3
 )
 
-# Schedule: compute blur_x per row strip of the output, vectorize across x.
-yo, yi = hl.Var("yo"), hl.Var("yi")
-blur_y.split(y, yo, yi, 32).parallel(yo).vectorize(x, 8)
-blur_x.compute_at(blur_y, yo).vectorize(x, 8)
+# Schedule: blur_x into its own buffer first, then blur_y; rows of each
+# stage in parallel, 8-wide vectors across x.
+blur_x.compute_root().parallel(y).vectorize(x, 8)
+blur_y.parallel(y).vectorize(x, 8)
 
 start = time.perf_counter()
 out = blur_y.realize([w, h, channels])

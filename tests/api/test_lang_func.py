@@ -123,6 +123,7 @@ LOOP_NESTS = [
 
 def _loop_nest(hl_mod, code, capfd):
     """print_loop_nest output (the reference prints from C++, so capture fds)."""
+    import ctypes
     import re
     import sys
 
@@ -131,8 +132,9 @@ def _loop_nest(hl_mod, code, capfd):
     exec(code, env)
     capfd.readouterr()
     env["f"].print_loop_nest()
-    sys.stdout.flush()
-    text = capfd.readouterr().out
+    sys.stderr.flush()
+    ctypes.CDLL(None).fflush(None)  # the reference writes through C stdio
+    text = capfd.readouterr().err  # Halide prints the loop nest to stderr
     # Anonymous split vars (v0, v1, ...) are numbered by a process-wide counter.
     return re.sub(r"\bv\d+\b", "v#", text)
 

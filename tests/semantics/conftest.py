@@ -1,5 +1,4 @@
 """pytest configuration for the differential suite (see harness.py)."""
-import os
 
 
 def pytest_report_header(config):

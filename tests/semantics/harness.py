@@ -62,7 +62,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import importlib
 import inspect
 import math
 import os

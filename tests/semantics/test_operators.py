@@ -5,9 +5,8 @@ import operator
 import numpy as np
 import pytest
 
-from .harness import (FLOAT_TYPES, INT_TYPES, NUM_TYPES, SIGNED_TYPES, buffer,
-                      differential, edge_values, htype, is_float, is_signed, npdtype,
-                      select_tree)
+from .harness import (NUM_TYPES, buffer, differential, edge_values, htype, is_float,
+                      is_signed, npdtype, select_tree)
 
 # Same-typed binary operators: name -> f(a, b)
 ARITH = {
@@ -35,24 +34,29 @@ COMPARE = {
 }
 
 
-def _same_type_ops(hl, t, a, b, s):
-    """All ops of (a: t, b: t) -> t.  s is a shift amount of type t in range."""
+def _same_type_op_thunks(hl, t, a, b, s):
+    """All ops of (a: t, b: t) -> t, as thunks (building some Exprs on constants
+    already constant-folds and can raise).  s is a shift amount of type t."""
     ops = {}
     for name, fn in ARITH.items():
         if name == "min":
-            ops[name] = hl.min(a, b)
+            ops[name] = lambda: hl.min(a, b)
         elif name == "max":
-            ops[name] = hl.max(a, b)
+            ops[name] = lambda: hl.max(a, b)
         else:
-            ops[name] = fn(a, b)
-    ops["neg"] = -a
+            ops[name] = (lambda fn: lambda: fn(a, b))(fn)
+    ops["neg"] = lambda: -a
     if not is_float(t):
         for name, fn in BITWISE.items():
-            ops[name] = fn(a, b)
-        ops["invert"] = ~a
-        ops["shl"] = a << s
-        ops["shr"] = a >> s
+            ops[name] = (lambda fn: lambda: fn(a, b))(fn)
+        ops["invert"] = lambda: ~a
+        ops["shl"] = lambda: a << s
+        ops["shr"] = lambda: a >> s
     return ops
+
+
+def _same_type_ops(hl, t, a, b, s):
+    return {n: th() for n, th in _same_type_op_thunks(hl, t, a, b, s).items()}
 
 
 def _bool_ops(hl, a, b):
@@ -131,10 +135,23 @@ def _const(hl, t, v):
     return getattr(hl, t)(v)
 
 
-def _fold_pairs(t):
+def _fold_values(t):
+    """A few values per type for the constant-folding test (the simplifier's cost
+    grows quickly with the number of folded expressions)."""
     v = edge_values(t)
     if is_float(t):
-        v = v[~np.isnan(v)]
+        want = [0.0, 1.0, -2.5, 7.25, 1e6, np.inf]
+    elif is_signed(t):
+        ii = np.iinfo(npdtype(t))
+        want = [0, 3, -7, -1, int(ii.max), int(ii.min)]
+    else:
+        want = [0, 1, 7, int(np.iinfo(npdtype(t)).max)]
+    out = np.array(want, dtype=v.dtype)
+    return out
+
+
+def _fold_pairs(t):
+    v = _fold_values(t)
     return [(a, b) for a in v for b in v]
 
 
@@ -153,8 +170,12 @@ def _fold_ok(t, name, a, b):
         ai, bi = int(a), int(b)
         bits = 32 if t == "i32" else 64
         lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-        res = {"add": ai + bi, "sub": ai - bi, "mul": ai * bi, "neg": -ai,
-               "shl": ai * 2 ** bi if bi >= 0 else 0}.get(name)
+        res = {"add": lambda: ai + bi, "sub": lambda: ai - bi, "mul": lambda: ai * bi,
+               "neg": lambda: -ai,
+               "shl": lambda: ai * 2 ** bi if 0 <= bi < bits else 0,
+               "shr": lambda: ai * 2 ** -bi if -bits < bi < 0 else 0,
+               "truediv": lambda: -ai if bi == -1 else 0,
+               "floordiv": lambda: -ai if bi == -1 else 0}.get(name, lambda: None)()
         if res is not None and not lo <= res <= hi:
             return False
     return True
@@ -168,8 +189,8 @@ def test_constant_folded_ops(hl, t):
     exprs, names = [], []
     for a, b in _fold_pairs(t):
         ea, eb = _const(hl, t, a), _const(hl, t, b)
-        ops = _same_type_ops(hl, t, ea, eb, None if is_float(t) else eb)
-        for name, e in ops.items():
+        ops = _same_type_op_thunks(hl, t, ea, eb, None if is_float(t) else eb)
+        for name, thunk in ops.items():
             if name in ("shl", "shr"):
                 bits = npdtype(t).itemsize * 8
                 amt = int(b)
@@ -178,14 +199,22 @@ def test_constant_folded_ops(hl, t):
             if not _fold_ok(t, name, a, b):
                 continue
             names.append("%s(%r,%r)" % (name, a.item(), b.item()))
-            exprs.append(e)
+            exprs.append(thunk())
+        if not _fold_ok(t, "sub", a, b) or not _fold_ok(t, "sub", b, a):
+            # Halide's simplifier folds `a == b` through `a - b`, so comparing
+            # i32/i64 constants whose difference overflows raises an error.
+            continue
         for name, e in _bool_ops(hl, ea, eb).items():
             names.append("%s(%r,%r)" % (name, a.item(), b.item()))
             exprs.append(hl.select(e, getattr(hl, t)(1), getattr(hl, t)(0)))
-    f = hl.Func("folded")
-    f[k] = select_tree(hl, k, exprs)
-    r = np.asarray(f.realize([len(exprs)]))
-    return dict(zip(names, r.tolist()))
+    out = {}
+    chunk = 160
+    for i in range(0, len(exprs), chunk):
+        f = hl.Func("folded")
+        f[k] = select_tree(hl, k, exprs[i:i + chunk])
+        r = np.asarray(f.realize([len(exprs[i:i + chunk])]))
+        out.update(zip(names[i:i + chunk], r.tolist()))
+    return out
 
 
 # ---------------------------------------------------------------------------------
@@ -211,7 +240,7 @@ def test_python_scalar_coercion(hl, t):
     v = np.array([0, 1, 2, 5, 100], dtype=npdtype(t))
     A = buffer(hl, v)
     a = A[x]
-    exprs, names = {}, []
+    exprs = {}
     binops = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
               "truediv": operator.truediv, "floordiv": operator.floordiv,
               "mod": operator.mod, "lt": operator.lt, "eq": operator.eq,
@@ -227,8 +256,6 @@ def test_python_scalar_coercion(hl, t):
             if name in ("truediv", "floordiv", "mod") and c == 0:
                 continue
             exprs["a %s %r" % (name, c)] = fn(a, c)
-            if name in ("truediv", "floordiv", "mod") and (v == 0).any() and not is_float(t):
-                pass
             exprs["%r %s a" % (c, name)] = fn(c, a)
         if not is_float(t) and not isinstance(c, float):
             for name, fn in (("and", operator.and_), ("or", operator.or_),

@@ -14,8 +14,8 @@
 //! this file converts arguments, calls core and raises the Python exception
 //! types the reference raises.
 //!
-//! Needs the Python buffer-protocol C API, which is in the stable ABI from
-//! Python 3.11 on: the pyo3 dependency must use `abi3-py311` (or no abi3).
+//! Needs the Python buffer-protocol C API (`Py_buffer`), which PyO3 exposes
+//! without abi3, or with abi3 from `abi3-py311` on (not with `abi3-py39`).
 
 use std::ffi::{c_int, c_void, CStr};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -538,7 +538,8 @@ impl PyFunc {
     fn print_loop_nest(&self, py: Python<'_>) -> PyResult<()> {
         let s = self.inner.loop_nest_string().py()?;
         let sys = py.import("sys")?;
-        sys.getattr("stdout")?.call_method1("write", (s,))?;
+        // Halide prints the loop nest to stderr.
+        sys.getattr("stderr")?.call_method1("write", (s,))?;
         Ok(())
     }
 

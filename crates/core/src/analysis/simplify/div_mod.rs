@@ -24,7 +24,11 @@ fn div_rules() -> &'static [Rule] {
             rule_if((y + x * c0) / c1, y / c1 + x * (c0 / c1), nov() & c1.gt(0) & (c0 % c1).eq(0)),
             rule_if((x * c0 - y) / c1, x * (c0 / c1) + (0 - y) / c1, nov() & c1.gt(0) & (c0 % c1).eq(0)),
             rule_if((y - x * c0) / c1, y / c1 - x * (c0 / c1), nov() & c1.gt(0) & (c0 % c1).eq(0)),
-            rule_if((x + c0) / c1, x / c1 + c0 / c1, nov() & c1.gt(0) & (c0 % c1).eq(0)),
+            // Euclidean division: (x + k*c1) / c1 == x / c1 + k for any
+            // nonzero c1 (both signs).
+            rule_if((x + c0) / c1, x / c1 + c0 / c1, nov() & c1.ne(0) & (c0 % c1).eq(0)),
+            rule_if((x - c0) / c1, x / c1 - c0 / c1, nov() & c1.ne(0) & (c0 % c1).eq(0)),
+            rule_if((c0 - x) / c1, c0 / c1 + (0 - x) / c1, nov() & c1.ne(0) & (c0 % c1).eq(0)),
             rule_if(
                 (x / c0) / c1,
                 x / (c0 * c1),
@@ -127,6 +131,10 @@ mod tests {
         assert_eq!(s(Expr::div(Expr::mul(x(), i(4)), i(8))), "(x / 2)");
         assert_eq!(s(Expr::div(Expr::add(x(), i(16)), i(8))), "((x / 8) + 2)");
         assert_eq!(s(Expr::div(Expr::div(x(), i(4)), i(2))), "(x / 8)");
+        assert_eq!(s(Expr::div(Expr::add(x(), i(-16)), i(8))), "((x / 8) + -2)");
+        assert_eq!(s(Expr::div(Expr::add(x(), i(16)), i(-8))), "((x / -8) + -2)");
+        assert_eq!(s(Expr::div(Expr::add(x(), i(3)), i(8))), "((x + 3) / 8)");
+        assert_eq!(s(Expr::div(Expr::add(x(), i(8)), i(0))), "0");
         assert_eq!(s(Expr::div(Expr::add(Expr::mul(x(), i(4)), i(2)), i(4))), "x");
         // not sound with wrap-around: left alone for uint8
         let u = Type::uint(8);

@@ -322,9 +322,10 @@ fn fuzz_simplify_matches_interpreter() {
 
 /// int32 expressions built around extreme constants, with selects/min/max
 /// (where the simplifier orders operands by building their difference) and
-/// additions that move constants around. Compared only where the reference
-/// evaluation of the original does not overflow int32. Also checks that
-/// whatever `can_prove` accepts holds on every such environment.
+/// additions that move constants around. Values are compared only where
+/// neither reference evaluation overflows int32 (reassociation may move an
+/// overflow into an intermediate, as in Halide); a comparison the simplifier
+/// decides outright must hold wherever the original does not overflow.
 #[test]
 fn fuzz_extreme_constants() {
     use super::can_prove;

@@ -27,6 +27,9 @@ fn min_rules() -> &'static [Rule] {
             rule(min(min(x, c0), y), min(min(x, y), c0)),
             rule(min(x, min(y, c0)), min(min(x, y), c0)),
             rule_if(min(max(x, c0), c1), max(min(x, c1), c0), c0.le(c1)),
+            // constants move outward: min(x + c0, c1) == min(x, c1 - c0) + c0
+            // (skipped if c1 - c0 overflows)
+            rule_if(min(x + c0, c1), min(x, c1 - c0) + c0, nov()),
             rule_if(min(x + c0, y + c0), min(x, y) + c0, nov()),
             rule_if(min(x + y, x + z), x + min(y, z), nov()),
             rule_if(min(y + x, z + x), min(y, z) + x, nov()),
@@ -59,6 +62,7 @@ fn max_rules() -> &'static [Rule] {
             rule(max(x, min(y, x)), x),
             rule(max(max(x, c0), y), max(max(x, y), c0)),
             rule(max(x, max(y, c0)), max(max(x, y), c0)),
+            rule_if(max(x + c0, c1), max(x, c1 - c0) + c0, nov()),
             rule_if(max(x + c0, y + c0), max(x, y) + c0, nov()),
             rule_if(max(x + y, x + z), x + max(y, z), nov()),
             rule_if(max(y + x, z + x), max(y, z) + x, nov()),
@@ -156,6 +160,12 @@ mod tests {
         assert_eq!(s(Expr::max(Expr::min(x(), y()), x())), "x");
         assert_eq!(s(Expr::min(Expr::add(x(), i(2)), Expr::add(y(), i(2)))), "(min(x, y) + 2)");
         assert_eq!(s(Expr::max(i(3), i(9))), "9");
+        assert_eq!(s(Expr::min(Expr::add(x(), i(4)), i(10))), "(min(x, 6) + 4)");
+        assert_eq!(s(Expr::max(Expr::add(x(), i(-1)), i(0))), "(max(x, 1) + -1)");
+        assert_eq!(s(Expr::sub(Expr::min(Expr::add(x(), i(4)), i(10)), i(4))), "min(x, 6)");
+        // c1 - c0 would overflow (the rule is skipped; bounds decide it)
+        assert_eq!(s(Expr::min(Expr::add(x(), i(4)), i(i32::MIN as i64))), "-2147483648");
+        assert_eq!(s(Expr::max(Expr::add(x(), i(-4)), i(i32::MAX as i64))), "2147483647");
         // uint: max(x, 0) is x
         let u = Type::uint(8);
         let ux = Expr::var(u, "ux");

@@ -32,6 +32,19 @@ fn rules() -> &'static [Rule] {
             rule((x + y) - (z + x), y - z),
             rule((y + x) - (x + z), y - z),
             rule((y + x) - (z + x), y - z),
+            // cancellation through nested additions (exact modulo 2^bits)
+            rule(((x + y) + z) - x, y + z),
+            rule(((y + x) + z) - x, y + z),
+            rule(((x + y) + z) - (x + w), (y + z) - w),
+            rule(((y + x) + z) - (x + w), (y + z) - w),
+            rule(((x + y) + z) - (w + x), (y + z) - w),
+            rule(((y + x) + z) - (w + x), (y + z) - w),
+            rule((x + y) - ((x + z) + w), y - (z + w)),
+            rule((y + x) - ((x + z) + w), y - (z + w)),
+            rule((x + y) - ((z + x) + w), y - (z + w)),
+            rule((y + x) - ((z + x) + w), y - (z + w)),
+            rule(x - ((x + y) + z), 0 - (y + z)),
+            rule(x - ((y + x) + z), 0 - (y + z)),
             rule((x - y) - (z - y), x - z),
             rule((x - y) - (x - z), z - y),
             rule(x - (0 - y), x + y),
@@ -54,6 +67,15 @@ fn rules() -> &'static [Rule] {
             rule_if(x - min(y, x), max(x - y, 0), no_overflow_p()),
             rule_if(x - max(x, y), min(x - y, 0), no_overflow_p()),
             rule_if(x - max(y, x), min(x - y, 0), no_overflow_p()),
+            // loop extents: min(x + c0, y) - x == min(y - x, c0), ...
+            rule_if(min(x + c0, y) - x, min(y - x, c0), no_overflow_p()),
+            rule_if(min(y, x + c0) - x, min(y - x, c0), no_overflow_p()),
+            rule_if(max(x + c0, y) - x, max(y - x, c0), no_overflow_p()),
+            rule_if(max(y, x + c0) - x, max(y - x, c0), no_overflow_p()),
+            rule_if(x - min(x + c0, y), max(x - y, 0 - c0), no_overflow_p()),
+            rule_if(x - min(y, x + c0), max(x - y, 0 - c0), no_overflow_p()),
+            rule_if(x - max(x + c0, y), min(x - y, 0 - c0), no_overflow_p()),
+            rule_if(x - max(y, x + c0), min(x - y, 0 - c0), no_overflow_p()),
             rule_if(min(x, y) - min(y, x), lit(0), no_overflow_p()),
             rule_if(max(x, y) - max(y, x), lit(0), no_overflow_p()),
         ]
@@ -105,6 +127,19 @@ mod tests {
         assert_eq!(s(Expr::sub(Expr::mul(x(), i(4)), Expr::mul(x(), i(3)))), "x");
         assert_eq!(s(Expr::sub(x(), Expr::mul(Expr::div(x(), i(8)), i(8)))), "(x % 8)");
         assert_eq!(s(Expr::sub(i(10), Expr::sub(i(4), x()))), "(x + 6)");
+        let z = || Expr::var_i32("z");
+        let w = || Expr::var_i32("w");
+        // (a + b) - (a + c) through nested adds
+        assert_eq!(s(Expr::sub(Expr::add(Expr::add(x(), y()), z()), Expr::add(x(), w()))), "((y + z) - w)");
+        assert_eq!(s(Expr::sub(Expr::add(Expr::add(y(), x()), z()), x())), "(y + z)");
+        assert_eq!(s(Expr::sub(Expr::add(x(), y()), Expr::add(Expr::add(x(), z()), w()))), "(y - (z + w))");
+        assert_eq!(s(Expr::sub(Expr::add(Expr::add(x(), y()), i(4)), Expr::add(x(), i(1)))), "(y + 3)");
+        // min(a, b) - a family
+        assert_eq!(s(Expr::sub(Expr::min(Expr::add(x(), i(8)), y()), x())), "min((y - x), 8)");
+        assert_eq!(s(Expr::sub(Expr::max(y(), Expr::add(x(), i(8))), x())), "max((y - x), 8)");
+        assert_eq!(s(Expr::sub(x(), Expr::min(Expr::add(x(), i(8)), y()))), "max((x - y), -8)");
+        assert_eq!(s(Expr::sub(Expr::min(x(), y()), x())), "min((y - x), 0)");
+        assert_eq!(s(Expr::sub(Expr::min(x(), Expr::add(x(), i(3))), x())), "0");
         let u = Type::uint(16);
         let ux = Expr::var(u, "ux");
         let e = Expr::sub(Expr::add(ux.clone(), Expr::uint_imm(u, 5)), Expr::uint_imm(u, 7));
