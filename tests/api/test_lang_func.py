@@ -1,9 +1,11 @@
 """Func definitions, calls and scheduling: results and errors as the reference."""
+import re
+
 import pytest
 
 import ferrohalide as hl
 
-from test_lang_helpers import assert_same, outcome, ref_module
+from test_lang_helpers import assert_same, both, outcome, ref_module
 
 DEF_SETUP = """
 x, y, z = hl.Var('x'), hl.Var('y'), hl.Var('z')
@@ -34,9 +36,21 @@ DEFINITIONS = [
 ]
 
 
+def _without_name_counters(o):
+    # Func unique-name counters ("f$7") count every Func made so far in the
+    # process, so they depend on which tests ran before: compare up to them.
+    return tuple(re.sub(r"\$\d+", "$N", x) if isinstance(x, str) else x for x in o)
+
+
 @pytest.mark.parametrize("code", DEFINITIONS)
 def test_definitions_same_as_reference(code):
-    assert_same(code, setup=DEF_SETUP)
+    ours, ref = (_without_name_counters(o) for o in both(code, DEF_SETUP))
+    if ref[0] == "raise" and ours[0] == "raise":
+        assert ours[:2] == ref[:2], f"{code}: ours {ours!r}, reference {ref!r}"
+        if ref[1] == "HalideError":
+            assert ours[2] == ref[2], f"{code}: ours {ours!r}, reference {ref!r}"
+        return
+    assert ours == ref, f"{code}: ours {ours!r}, reference {ref!r}"
 
 
 def test_func_names():

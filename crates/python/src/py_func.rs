@@ -121,7 +121,6 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "compile_to_multitarget_static_library",
     "compile_to_object",
     "compile_to_static_library",
-    "compute_at",
     "compute_with",
     "copy_to_device",
     "copy_to_host",
@@ -156,7 +155,6 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "set_estimates",
     "specialize",
     "specialize_fail",
-    "store_at",
     "store_in",
     "trace_loads",
     "trace_realizations",
@@ -533,6 +531,18 @@ impl PyFunc {
     fn store_root<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
         slf.get().inner.store_root();
         slf.clone()
+    }
+
+    fn compute_at<'py>(slf: &Bound<'py, Self>, f: PyRef<'py, PyFunc>, var: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        let v = var_name(var)?;
+        slf.get().inner.compute_at(&f.inner, &v).py()?;
+        Ok(slf.clone())
+    }
+
+    fn store_at<'py>(slf: &Bound<'py, Self>, f: PyRef<'py, PyFunc>, var: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        let v = var_name(var)?;
+        slf.get().inner.store_at(&f.inner, &v).py()?;
+        Ok(slf.clone())
     }
 
     fn print_loop_nest(&self, py: Python<'_>) -> PyResult<()> {

@@ -222,6 +222,17 @@ fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> I
                 scale(&ia, b, c, Expr::div)
             } else if ty.is_float() {
                 Interval::everything()
+            } else if let (Some(lo), Some(hi), Some(bv)) = (&ia.min, &ia.max, single_point(&ib)) {
+                // Denominator is one (symbolic) value of unknown sign, as
+                // Halide: a / b is monotonic in a, increasing when b > 0
+                // and decreasing otherwise (b == 0 gives 0 both ways).
+                let pos = Expr::gt(bv.clone(), Expr::zero(bv.ty()));
+                let e_lo = Expr::div(lo.clone(), bv.clone());
+                let e_hi = Expr::div(hi.clone(), bv);
+                Interval::new(
+                    Some(Expr::select(pos.clone(), e_lo.clone(), e_hi.clone())),
+                    Some(Expr::select(pos, e_hi, e_lo)),
+                )
             } else {
                 // Denominator of unknown sign: |a / b| <= |a|.
                 match (&ia.min, &ia.max) {
@@ -267,6 +278,14 @@ fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> I
             }
         }
         _ => Interval::of_type(ty),
+    }
+}
+
+/// The one value of an interval whose bounds are the same expression.
+fn single_point(iv: &Interval) -> Option<Expr> {
+    match (&iv.min, &iv.max) {
+        (Some(a), Some(b)) if crate::ir::equality::equal(a, b) => Some(a.clone()),
+        _ => None,
     }
 }
 
@@ -330,19 +349,39 @@ enum Touch {
 
 struct BoxCollector {
     scope: Scope,
+    /// Enclosing lets, outermost first. Kept symbolic and substituted before
+    /// taking bounds, so correlated terms cancel (`min + (max - min + 1) - 1`
+    /// is `max`, not the much wider difference of two intervals).
+    lets: Vec<(String, Expr)>,
     touch: Touch,
     boxes: HashMap<String, Region>,
     only: Option<String>,
 }
 
 impl BoxCollector {
+    /// `e` with the enclosing lets substituted (except those whose interval
+    /// an `if` refined), simplified.
+    fn resolve(&self, e: &Expr) -> Expr {
+        let mut e = e.clone();
+        for (n, v) in self.lets.iter().rev() {
+            if !self.scope.contains_key(n) && crate::ir::visit::expr_uses_var(&e, n) {
+                e = crate::analysis::substitute::substitute(n, v, &e);
+            }
+        }
+        simplify(&e)
+    }
+
+    fn bounds(&self, e: &Expr) -> Interval {
+        bounds_of_expr(&self.resolve(e), &self.scope)
+    }
+
     fn add(&mut self, name: &str, args: &[Expr]) {
         if let Some(o) = &self.only {
             if o != name {
                 return;
             }
         }
-        let region: Region = args.iter().map(|a| bounds_of_expr(a, &self.scope)).collect();
+        let region: Region = args.iter().map(|a| self.bounds(a)).collect();
         let merged = match self.boxes.get(name) {
             Some(old) if old.len() == region.len() => region_union(old, &region),
             _ => region,
@@ -354,10 +393,11 @@ impl BoxCollector {
         match e.node() {
             ExprNode::Let { name, value, body } => {
                 self.expr(value);
-                let iv = bounds_of_expr(value, &self.scope);
-                let old = self.scope.insert(name.clone(), iv);
+                self.lets.push((name.clone(), value.clone()));
+                let old = self.scope.remove(name);
                 self.expr(body);
                 restore(&mut self.scope, name, old);
+                self.lets.pop();
             }
             ExprNode::Call { name, args, kind } => {
                 for a in args {
@@ -375,17 +415,18 @@ impl BoxCollector {
         match s.node() {
             StmtNode::LetStmt { name, value, body } => {
                 self.expr(value);
-                let iv = bounds_of_expr(value, &self.scope);
-                let old = self.scope.insert(name.clone(), iv);
+                self.lets.push((name.clone(), value.clone()));
+                let old = self.scope.remove(name);
                 self.stmt(body);
                 restore(&mut self.scope, name, old);
+                self.lets.pop();
             }
             StmtNode::For { name, min, extent, body, .. } => {
                 self.expr(min);
                 self.expr(extent);
-                let lo = bounds_of_expr(min, &self.scope);
+                let lo = self.bounds(min);
                 let max_e = Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::one(min.ty()));
-                let hi = bounds_of_expr(&max_e, &self.scope);
+                let hi = self.bounds(&max_e);
                 let old = self.scope.insert(name.clone(), Interval::new(lo.min, hi.max));
                 self.stmt(body);
                 restore(&mut self.scope, name, old);
@@ -393,6 +434,20 @@ impl BoxCollector {
             StmtNode::IfThenElse { condition, then_case, else_case } => {
                 self.expr(condition);
                 let saved = self.scope.clone();
+                // Let-bound variables the condition constrains get an
+                // interval, which the refinement then tightens.
+                let mut vars = vec![];
+                crate::ir::visit::for_each_expr(condition, &mut |e| {
+                    if let Some(v) = e.as_variable() {
+                        vars.push(v.to_string());
+                    }
+                });
+                for v in vars {
+                    if !self.scope.contains_key(&v) && self.lets.iter().any(|(n, _)| *n == v) {
+                        let iv = self.bounds(&Expr::var_i32(v.clone()));
+                        self.scope.insert(v, iv);
+                    }
+                }
                 refine_scope(&mut self.scope, condition);
                 self.stmt(then_case);
                 self.scope = saved;
@@ -490,7 +545,7 @@ impl crate::ir::Visitor for StmtWalker<'_> {
 }
 
 fn collect(s: &Stmt, scope: &Scope, touch: Touch, only: Option<&str>) -> HashMap<String, Region> {
-    let mut c = BoxCollector { scope: scope.clone(), touch, boxes: HashMap::new(), only: only.map(String::from) };
+    let mut c = BoxCollector { scope: scope.clone(), lets: vec![], touch, boxes: HashMap::new(), only: only.map(String::from) };
     c.stmt(s);
     c.boxes.into_iter().map(|(k, r)| (k, r.iter().map(Interval::simplified).collect())).collect()
 }

@@ -525,6 +525,38 @@ impl Func {
         self.function.write().schedule.store_level = LoopLevel::Root;
     }
 
+    /// `compute_at(f, var)`: compute this Func inside `f`'s loop over `var`.
+    /// Whether that loop encloses every use is checked at lowering.
+    pub fn compute_at(&self, f: &Func, var: &str) -> Result<()> {
+        let level = Self::loop_level_of(f, var)?;
+        let mut c = self.function.write();
+        c.schedule.compute_level = level.clone();
+        if c.schedule.store_level.is_inlined() {
+            c.schedule.store_level = level;
+        }
+        Ok(())
+    }
+
+    /// `store_at(f, var)`: allocate this Func's storage at `f`'s loop over `var`.
+    pub fn store_at(&self, f: &Func, var: &str) -> Result<()> {
+        let level = Self::loop_level_of(f, var)?;
+        self.function.write().schedule.store_level = level;
+        Ok(())
+    }
+
+    fn loop_level_of(f: &Func, var: &str) -> Result<LoopLevel> {
+        let dims: Vec<String> = f.function.read().stage.dims.iter().map(|d| d.var.clone()).collect();
+        let suffix = format!(".{var}");
+        if !dims.iter().any(|d| d == var || d.ends_with(&suffix)) {
+            return Err(Error::user(format!(
+                "Func {} has no loop over a variable named {var}; it can't be used as a loop level.\nLoops: {}",
+                f.name(),
+                dims.join(" ")
+            )));
+        }
+        Ok(LoopLevel::At { func: f.name(), var: var.to_string(), stage: 0 })
+    }
+
     /// Halide's `print_loop_nest` for a Func whose producers are all inlined:
     /// the loop nest of the pure stage.
     pub fn loop_nest_string(&self) -> Result<String> {

@@ -151,7 +151,18 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
         .collect();
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
     s = log.run("storage flattening", s, storage_flattening::storage_flattening)?;
-    s = log.run("dense innermost strides", s, |s| Ok(buffer_checks::require_dense_innermost(s, &args)))?;
+    // Halide constrains a bound Buffer's strides to the Buffer's own: only
+    // require (and exploit) a dense innermost dimension where it has one,
+    // so e.g. transposed NumPy views can be read.
+    let dense_args: Vec<LoweredArgument> = args
+        .iter()
+        .filter(|a| {
+            a.kind != ArgumentKind::InputBuffer
+                || input_buffers.iter().find(|(n, _)| *n == a.name).map_or(true, |(_, b)| b.dim(0).map_or(true, |d| d.stride == 1))
+        })
+        .cloned()
+        .collect();
+    s = log.run("dense innermost strides", s, |s| Ok(buffer_checks::require_dense_innermost(s, &dense_args)))?;
     s = log.run("unroll loops", s, unroll_loops::unroll_loops)?;
     s = log.run("vectorize loops", s, vectorize_loops::vectorize_loops)?;
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;

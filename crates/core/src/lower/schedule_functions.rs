@@ -42,10 +42,18 @@ impl DimNames {
     pub fn internal(&self, user: &str) -> Option<&String> {
         self.map.get(user)
     }
+    /// A dimension whose qualified name ends in `.user` (e.g. `xo` for `x.xo`).
+    pub fn find_suffix(&self, user: &str) -> Option<&String> {
+        let suffix = format!(".{user}");
+        let mut hits = self.map.iter().filter(|(k, _)| k.ends_with(&suffix));
+        let first = hits.next();
+        if hits.next().is_some() { None } else { first.map(|(_, v)| v) }
+    }
 }
 
-/// Follow the splits of `f`'s pure stage to name each dimension uniquely:
-/// splitting `x` into `xo, xi` yields `x.xo, x.xi` (as Halide does).
+/// Internal loop names of one stage. The front end already gives split
+/// products unique, qualified names (`x.xo`, `x.xi`), which we keep; a
+/// product that reuses its parent's name is qualified here.
 pub fn dim_names(f: &Function) -> DimNames {
     let c = f.read();
     let mut map: HashMap<String, String> = c.args.iter().map(|a| (a.clone(), a.clone())).collect();
@@ -53,26 +61,32 @@ pub fn dim_names(f: &Function) -> DimNames {
     for s in &c.stage.splits {
         match s {
             Split::Split { old, outer, inner, .. } => {
-                let o = map.get(old).cloned().unwrap_or_else(|| old.clone());
-                map.remove(old);
-                map.insert(outer.clone(), format!("{o}.{outer}"));
-                map.insert(inner.clone(), format!("{o}.{inner}"));
+                let o = map.remove(old).unwrap_or_else(|| old.clone());
+                map.insert(outer.clone(), product_name(&o, old, outer));
+                map.insert(inner.clone(), product_name(&o, old, inner));
             }
             Split::Fuse { inner, outer, fused } => {
-                let i = map.get(inner).cloned().unwrap_or_else(|| inner.clone());
-                let o = map.get(outer).cloned().unwrap_or_else(|| outer.clone());
-                map.remove(inner);
+                let i = map.remove(inner).unwrap_or_else(|| inner.clone());
                 map.remove(outer);
-                map.insert(fused.clone(), format!("{i}.{o}.{fused}"));
+                map.insert(fused.clone(), product_name(&i, inner, fused));
             }
             Split::Rename { old, new } => {
-                let o = map.get(old).cloned().unwrap_or_else(|| old.clone());
-                map.remove(old);
-                map.insert(new.clone(), format!("{o}.{new}"));
+                let o = map.remove(old).unwrap_or_else(|| old.clone());
+                map.insert(new.clone(), product_name(&o, old, new));
             }
         }
     }
     DimNames { map }
+}
+
+/// The internal name of a split/fuse product `new` of dimension `old`
+/// (internally `old_internal`): `new` itself unless it reuses `old`.
+fn product_name(old_internal: &str, old: &str, new: &str) -> String {
+    if new == old {
+        format!("{old_internal}.{new}")
+    } else {
+        new.to_string()
+    }
 }
 
 /// Resolve a LoopLevel to the name of the loop it refers to.
@@ -84,7 +98,7 @@ pub fn loop_level_name(level: &LoopLevel, env: &Environment) -> Result<Option<St
                 Error::user(format!("Func {func} is used as a loop level but is not part of this pipeline."))
             })?;
             let names = dim_names(f);
-            let internal = names.internal(var).ok_or_else(|| {
+            let internal = names.internal(var).or_else(|| names.find_suffix(var)).ok_or_else(|| {
                 Error::user(format!("Func {func} has no loop over a variable named {var}, so it can't be used as a loop level."))
             })?;
             Ok(Some(format!("{func}.s{stage}.{internal}")))
@@ -135,7 +149,7 @@ pub fn build_produce(f: &Function) -> Result<Stmt> {
         match s {
             Split::Split { old, outer, inner, factor, tail } => {
                 let o = names.remove(old).ok_or_else(|| Error::internal(format!("split of unknown dim {old}")))?;
-                let (on, inn) = (format!("{o}.{outer}"), format!("{o}.{inner}"));
+                let (on, inn) = (product_name(&o, old, outer), product_name(&o, old, inner));
                 let (od, outd, innd) = (format!("{p}{o}"), format!("{p}{on}"), format!("{p}{inn}"));
                 if factor.ty() != Type::i32() {
                     return Err(Error::user(format!("Split factor {factor} of Func {name} must be an Int(32)")));
@@ -172,7 +186,7 @@ pub fn build_produce(f: &Function) -> Result<Stmt> {
             Split::Fuse { inner, outer, fused } => {
                 let i = names.remove(inner).ok_or_else(|| Error::internal(format!("fuse of unknown dim {inner}")))?;
                 let o = names.remove(outer).ok_or_else(|| Error::internal(format!("fuse of unknown dim {outer}")))?;
-                let fname = format!("{i}.{o}.{fused}");
+                let fname = product_name(&i, inner, fused);
                 let (id, odim, fd) = (format!("{p}{i}"), format!("{p}{o}"), format!("{p}{fname}"));
                 let inner_extent = var(format!("{id}.loop_extent"));
                 let extent = Expr::mul(inner_extent.clone(), var(format!("{odim}.loop_extent")));
@@ -189,7 +203,7 @@ pub fn build_produce(f: &Function) -> Result<Stmt> {
             }
             Split::Rename { old, new } => {
                 let o = names.remove(old).ok_or_else(|| Error::internal(format!("rename of unknown dim {old}")))?;
-                let nn = format!("{o}.{new}");
+                let nn = product_name(&o, old, new);
                 for suffix in ["loop_min", "loop_extent", "loop_max"] {
                     bound_lets.push((format!("{p}{nn}.{suffix}"), var(format!("{p}{o}.{suffix}"))));
                 }
