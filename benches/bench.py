@@ -50,7 +50,14 @@ def blur_pipeline(hl, np, schedule):
     by[x, y] = (bx[x, y] + bx[x, y + 1] + bx[x, y + 2]) / 3
     if schedule == "root":
         bx.compute_root().vectorize(x, 16).parallel(y)
-    by.vectorize(x, 16).parallel(y)
+    if schedule == "sliding":
+        # The classic schedule: strips of 32 rows in parallel, blur_x
+        # computed per row of blur_y inside each strip.
+        yo, yi = hl.Var("yo"), hl.Var("yi")
+        by.split(y, yo, yi, 32).parallel(yo).vectorize(x, 16)
+        bx.store_at(by, yo).compute_at(by, yi).vectorize(x, 16)
+    else:
+        by.vectorize(x, 16).parallel(y)
     # Halide's Buffer does not keep the NumPy array alive: the closure does.
     return lambda: (data, by.realize([w - 2, h - 2]))[1]
 
@@ -63,6 +70,11 @@ def blur_inline(hl, np):
 @case("blur 3x3 u16 2560x1536, blur_x compute_root")
 def blur_root(hl, np):
     return blur_pipeline(hl, np, "root")
+
+
+@case("blur 3x3 u16 2560x1536, blur_x store_at yo, compute_at yi")
+def blur_sliding(hl, np):
+    return blur_pipeline(hl, np, "sliding")
 
 
 def worker(module, runs):

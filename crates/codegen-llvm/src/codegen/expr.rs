@@ -92,16 +92,21 @@ impl CodeGen {
         }
         let dst = self.llvm_ty(to);
         if to.is_bool() {
+            // Halide's cast to bool keeps the low bit (trunc / fptoui to i1):
+            // bool(2) is false, bool(3.5f) is true.
             if from.is_float() {
-                let z = self.cf(self.type_of(v), 0.0);
-                return self.fcmp(FP::LLVMRealUNE, v, z);
+                let i64t = self.t_like(self.t_i64(), self.type_of(v));
+                let i = self.cast(Op::LLVMFPToSI, v, i64t);
+                return self.cast(Op::LLVMTrunc, i, dst);
             }
             if from.is_handle() {
                 let n = self.null_ptr();
                 return self.icmp(IP::LLVMIntNE, v, self.match_lanes(n, to.lanes as u32));
             }
-            let z = self.cint(self.type_of(v), 0);
-            return self.icmp(IP::LLVMIntNE, v, z);
+            if from.is_bool() {
+                return v;
+            }
+            return self.cast(Op::LLVMTrunc, v, dst);
         }
         match (from.code, to.code) {
             (TypeCode::Handle, TypeCode::Handle) => v,
@@ -221,8 +226,11 @@ impl CodeGen {
                 if fl {
                     let q = self.fdiv(a, b);
                     let fq = self.intrin1("llvm.floor", q);
-                    let p = self.fmul(b, fq);
-                    self.fsub(a, p)
+                    // a - b * floor(a / b), with the multiply-subtract fused
+                    // as Halide's code (compiled with FP contraction) does.
+                    let nb = self.fneg(b);
+                    let ty = self.type_of(a);
+                    self.intrinsic("llvm.fma", &[ty], &[nb, fq, a])?
                 } else if signed {
                     self.smod_euclid(a, b)
                 } else {

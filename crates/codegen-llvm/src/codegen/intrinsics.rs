@@ -13,6 +13,12 @@ impl CodeGen {
         let t = e.ty();
         match kind {
             CallKind::Intrinsic(i) => self.codegen_intrinsic(*i, t, args),
+            CallKind::PureExtern if name == ferrohalide_core::analysis::simplify::fold::SIGNED_INTEGER_OVERFLOW => {
+                Err(Error::user(
+                    "Signed integer overflow occurred during constant-folding. Signed integer overflow for int32 and int64 is undefined behavior in Halide.\n"
+                        .to_string(),
+                ))
+            }
             CallKind::PureExtern | CallKind::Extern => {
                 let mut vals = Vec::with_capacity(args.len());
                 for a in args {

@@ -46,6 +46,28 @@ fn produced_at_this_level(s: &Stmt, out: &mut Vec<String>) {
     }
 }
 
+/// Names of the Funcs whose `Realize` is in `s` without an enclosing loop.
+fn realized_at_this_level(s: &Stmt, out: &mut Vec<String>) {
+    match s.node() {
+        StmtNode::For { .. } => {}
+        StmtNode::Realize { name, body, .. } => {
+            out.push(name.clone());
+            realized_at_this_level(body, out);
+        }
+        StmtNode::ProducerConsumer { body, .. } | StmtNode::LetStmt { body, .. } | StmtNode::Allocate { body, .. } => {
+            realized_at_this_level(body, out)
+        }
+        StmtNode::Block(v) => v.iter().for_each(|x| realized_at_this_level(x, out)),
+        StmtNode::IfThenElse { then_case, else_case, .. } => {
+            realized_at_this_level(then_case, out);
+            if let Some(e) = else_case {
+                realized_at_this_level(e, out);
+            }
+        }
+        _ => {}
+    }
+}
+
 struct BoundsInference<'a> {
     env: &'a Environment,
     outputs: &'a [Function],
@@ -66,7 +88,9 @@ impl BoundsInference<'_> {
     fn add_bounds(&self, body: Stmt, at_root: bool) -> Result<Stmt> {
         let mut funcs = vec![];
         produced_at_this_level(&body, &mut funcs);
-        if funcs.is_empty() {
+        let mut realized = vec![];
+        realized_at_this_level(&body, &mut realized);
+        if funcs.is_empty() && realized.is_empty() {
             return Ok(body);
         }
         // Consumers first.
@@ -107,6 +131,10 @@ impl BoundsInference<'_> {
                 lets.push((format!("{p}{a}.min"), simplify(&lo)));
                 lets.push((format!("{p}{a}.max"), simplify(&hi)));
             }
+            if !realized.contains(name) {
+                // Stored further out: the allocation's region is set there.
+                continue;
+            }
             // The region actually written, for the allocation.
             let provided = box_provided(&body, name, &empty);
             for (d, a) in args.iter().enumerate() {
@@ -120,6 +148,31 @@ impl BoundsInference<'_> {
                     format!("{name}.{a}.extent_realized"),
                     simplify(&Expr::add(Expr::sub(hi, lo), Expr::i32(1))),
                 ));
+            }
+        }
+        // Funcs stored here but computed in a loop inside: their storage
+        // covers everything the loops inside write.
+        for name in &realized {
+            if funcs.contains(name) {
+                continue;
+            }
+            let args = self.env.get(name).args();
+            let provided = box_provided(&body, name, &empty);
+            for (d, a) in args.iter().enumerate() {
+                match provided.as_ref().map(|r| r[d].clone()) {
+                    Some(Interval { min: Some(lo), max: Some(hi) }) => {
+                        lets.push((format!("{name}.{a}.min_realized"), simplify(&lo)));
+                        lets.push((
+                            format!("{name}.{a}.extent_realized"),
+                            simplify(&Expr::add(Expr::sub(hi, lo), Expr::i32(1))),
+                        ));
+                    }
+                    _ => {
+                        return Err(crate::Error::user(format!(
+                            "Can't infer the storage bounds of Func {name} in dimension {a} at its store level."
+                        )))
+                    }
+                }
             }
         }
         let mut s = body;

@@ -85,7 +85,8 @@ impl Simplifier {
             }
             BitwiseNot if a.len() == 1 && (int_ty || ty.is_bool()) => {
                 if let Some(x) = arg_int(0) {
-                    return Some(fold::make(ty, C::U(!bits_of(ty, x))));
+                    // mask to the type's width (for bool, !1 must be 0)
+                    return Some(fold::make(ty, C::U(bits_of(ty, !bits_of(ty, x) as i128))));
                 }
                 if let Some(inner) = a[0].as_intrinsic(BitwiseNot) {
                     return Some(inner[0].clone());

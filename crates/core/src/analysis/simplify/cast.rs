@@ -65,6 +65,7 @@ mod tests {
         assert!(simplify(&Expr::cast(Type::int(8), Expr::i32(200))).is_const_value(-56));
         assert!(simplify(&Expr::cast(Type::i32(), Expr::f32(3.9))).is_const_value(3));
         assert!(simplify(&Expr::cast(Type::bool(), Expr::i32(7))).is_true());
+        assert!(simplify(&Expr::cast(Type::bool(), Expr::i32(6))).is_false());
         assert_eq!(simplify(&Expr::cast(Type::float(32), Expr::i32(16777217))).as_float_const(), Some(16777216.0));
         let x8 = Expr::var(Type::uint(8), "x8");
         // u8 -> i32 -> i16 is u8 -> i16

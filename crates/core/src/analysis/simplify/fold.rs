@@ -72,9 +72,18 @@ fn is_f32(ty: Type) -> bool {
 fn fold_float(op: BinOp, ty: Type, a: f64, b: f64) -> Option<Expr> {
     let bool_ty = Type::bool().with_lanes(ty.lanes);
     let cmp = |v: bool| Some(make(bool_ty, C::U(v as u64)));
+    // Halide folds `a == b` through `a - b == 0` (in the operand type's
+    // precision), so `inf == inf` is false and `inf != inf` is true.
+    let eq = || {
+        if is_f32(ty) {
+            (a as f32) - (b as f32) == 0.0
+        } else {
+            a - b == 0.0
+        }
+    };
     match op {
-        BinOp::EQ => return cmp(a == b),
-        BinOp::NE => return cmp(a != b),
+        BinOp::EQ => return cmp(eq()),
+        BinOp::NE => return cmp(!eq()),
         BinOp::LT => return cmp(a < b),
         BinOp::LE => return cmp(a <= b),
         BinOp::GT => return cmp(a > b),
@@ -89,6 +98,8 @@ fn fold_float(op: BinOp, ty: Type, a: f64, b: f64) -> Option<Expr> {
         (match op {
             BinOp::Add => x + y,
             BinOp::Sub => x - y,
+            // Halide rewrites x * 0 to 0 before folding: 0 * inf == 0.
+            BinOp::Mul if x == 0.0 || y == 0.0 => 0.0,
             BinOp::Mul => x * y,
             BinOp::Div => x / y,
             BinOp::Min if !x.is_nan() && !y.is_nan() => x.min(y),
@@ -99,6 +110,7 @@ fn fold_float(op: BinOp, ty: Type, a: f64, b: f64) -> Option<Expr> {
         match op {
             BinOp::Add => a + b,
             BinOp::Sub => a - b,
+            BinOp::Mul if a == 0.0 || b == 0.0 => 0.0,
             BinOp::Mul => a * b,
             BinOp::Div => a / b,
             BinOp::Min if !a.is_nan() && !b.is_nan() => a.min(b),
@@ -176,12 +188,37 @@ fn fold_bin_unchecked(op: BinOp, a: &Expr, b: &Expr, ca: C, cb: C) -> Option<Exp
     Some(make_int(ty, r))
 }
 
+/// Name of the marker Halide's simplifier leaves where constant folding of a
+/// signed 32/64-bit operation overflowed; code generation rejects it.
+pub const SIGNED_INTEGER_OVERFLOW: &str = "signed_integer_overflow";
+
+/// The overflow marker of type `ty`.
+pub fn signed_integer_overflow(ty: Type) -> Expr {
+    Expr::call(ty, SIGNED_INTEGER_OVERFLOW.to_string(), vec![], crate::ir::CallKind::PureExtern)
+}
+
 /// Fold a cast of a constant.
 pub fn fold_cast(ty: Type, a: &Expr) -> Option<Expr> {
     let c = const_of(a)?;
     let st = a.ty();
     if ty.is_bool() {
-        return Some(make(ty, c));
+        // Halide's cast to bool keeps the low bit (LLVM trunc / fptoui to
+        // i1), both when folding and at run time: bool(2) is false.
+        let bit = match c {
+            C::I(v) => v & 1 != 0,
+            C::U(v) => v & 1 != 0,
+            C::F(v) => {
+                if !v.is_finite() {
+                    return None;
+                }
+                let t = v.trunc();
+                if t.abs() >= 9.2e18 {
+                    return None;
+                }
+                (t as i64) & 1 != 0
+            }
+        };
+        return Some(make(ty, C::U(bit as u64)));
     }
     match ty.code {
         TypeCode::Int | TypeCode::UInt => match c {
@@ -245,7 +282,8 @@ mod tests {
         let f = fold_bin(BinOp::Add, &Expr::f32(0.1), &Expr::f32(0.2)).unwrap();
         assert_eq!(f.as_float_const().unwrap(), (0.1f32 + 0.2f32) as f64);
         assert!(fold_bin(BinOp::LT, &Expr::i32(1), &Expr::i32(2)).unwrap().is_true());
-        assert!(fold_cast(Type::bool(), &Expr::i32(2)).unwrap().is_true());
+        assert!(fold_cast(Type::bool(), &Expr::i32(3)).unwrap().is_true());
+        assert!(fold_cast(Type::bool(), &Expr::i32(2)).unwrap().is_false());
         assert!(fold_cast(Type::uint(8), &Expr::i32(-1)).unwrap().is_const_value(255));
         assert!(fold_cast(Type::i32(), &Expr::f32(-2.7)).unwrap().is_const_value(-2));
     }

@@ -373,7 +373,14 @@ impl Simplifier {
             None => Expr::binary(op, a.clone(), b.clone()),
         };
         if let Some((c, overflow)) = fold::fold_bin_checked(op, &a, &b) {
-            self.overflowed |= overflow;
+            if overflow {
+                // As in Halide: the result is a marker that code generation
+                // reports as "Signed integer overflow occurred during
+                // constant-folding". Speculative callers (rule right-hand
+                // sides, proofs) see `overflowed` and discard it.
+                self.overflowed = true;
+                return fold::signed_integer_overflow(c.ty());
+            }
             return c;
         }
         if self.depth > MAX_DEPTH {

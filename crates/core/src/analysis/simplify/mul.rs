@@ -32,9 +32,13 @@ impl Simplifier {
             return Some(self.mk_bin(BinOp::Mul, b.clone(), a.clone()));
         }
         if node.ty().is_float() {
-            // x * 1 == x exactly; nothing else is safe without fast-math.
+            // x * 1 == x exactly. Halide also rewrites x * 0 to 0 for floats
+            // (even when x is inf or NaN), so do the same.
             if b.is_one() {
                 return Some(a.clone());
+            }
+            if b.is_zero() {
+                return Some(b.clone());
             }
             return None;
         }
