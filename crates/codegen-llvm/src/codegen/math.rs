@@ -99,7 +99,28 @@ impl CodeGen {
                 let dt = self.t_like(self.t_f64(), orig);
                 let w: Vec<Val> = v.iter().map(|&a| self.float_resize(a, dt)).collect();
                 let r = self.f64_core(m, &w)?;
-                self.float_resize(r, orig)
+                let r = self.float_resize(r, orig);
+                if t.bits != 32 {
+                    return Ok(r);
+                }
+                // Match Halide's own f32 exp/pow (halide_exp builds 2^k in
+                // the exponent field and returns 0 when k + 127 <= 0, i.e.
+                // results that would be subnormal flush to 0; halide_pow
+                // returns 0 for a zero base unless the exponent is 0).
+                match m {
+                    Exp => {
+                        let kf = self.intrin1("llvm.floor", self.fmul(x, self.k(x, std::f64::consts::LOG2_E)));
+                        let under = self.fcmp(FP::LLVMRealOLE, kf, self.k(x, -127.0));
+                        self.select(under, self.k(x, 0.0), r)
+                    }
+                    Pow => {
+                        let zero = self.k(x, 0.0);
+                        let x0 = self.feq(x, zero);
+                        let y_nz = self.fcmp(FP::LLVMRealUNE, v[1], self.k(v[1], 0.0));
+                        self.select(self.and(x0, y_nz), zero, r)
+                    }
+                    _ => r,
+                }
             }
         })
     }

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use super::pattern::*;
 use super::Simplifier;
-use crate::ir::{equal, Expr};
+use crate::ir::{equal, BinOp, Expr};
 
 fn div_rules() -> &'static [Rule] {
     static R: OnceLock<Vec<Rule>> = OnceLock::new();
@@ -63,6 +63,14 @@ impl Simplifier {
         if ty.is_float() {
             if b.is_one() {
                 return Some(a.clone());
+            }
+            // As Halide: division by a float constant is a multiply by its
+            // reciprocal (rounded in the type's precision).
+            if b.as_float_const().is_some() || matches!(super::fold::const_of(b), Some(super::fold::C::F(_))) {
+                let one = super::fold::make(b.ty(), super::fold::C::F(1.0));
+                if let Some(r) = super::fold::fold_bin(BinOp::Div, &one, b) {
+                    return Some(self.mk_bin(BinOp::Mul, a.clone(), r));
+                }
             }
             return None;
         }

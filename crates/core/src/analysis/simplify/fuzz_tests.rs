@@ -241,6 +241,11 @@ pub(crate) fn eval_lane(e: &Expr, lane: i128, env: &mut HashMap<String, i128>, o
         ExprNode::Call { args, .. } if e.as_intrinsic(crate::ir::Intrinsic::Likely).is_some() => {
             eval(&args[0], env, overflow)
         }
+        ExprNode::Call { name, .. } if name == super::fold::SIGNED_INTEGER_OVERFLOW => {
+            // the simplifier's marker for a folded signed overflow
+            *overflow = true;
+            0
+        }
         ExprNode::Broadcast { value, .. } => eval_lane(value, 0, env, overflow),
         ExprNode::Ramp { base, stride, .. } => {
             let b = eval_lane(base, 0, env, overflow);

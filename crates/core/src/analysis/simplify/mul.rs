@@ -69,7 +69,8 @@ mod tests {
         assert_eq!(s(Expr::mul(Expr::add(x(), i(3)), i(4))), "((x * 4) + 12)");
         assert_eq!(s(Expr::mul(i(3), i(4))), "12");
         let f = Expr::var(Type::float(32), "f");
-        assert_eq!(s(Expr::mul(f.clone(), Expr::f32(0.0))), "(f * 0.0f)");
+        // Halide rewrites float x * 0 to 0 (checked against halide 21).
+        assert!(simplify(&Expr::mul(f.clone(), Expr::f32(0.0))).is_zero());
         assert_eq!(s(Expr::mul(f, Expr::f32(1.0))), "f");
     }
 }
