@@ -18,105 +18,34 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
 use crate::ir::visit::{for_each_expr_in_stmt, mutate_stmt_children};
-use crate::ir::{CallKind, Expr, ExprNode, Mutator, Stmt, StmtNode};
+use crate::ir::equality::{equal_nodes, hash_expr, hash_node};
+use crate::ir::{Expr, ExprNode, Mutator, Stmt, StmtNode};
 
 fn id(e: &Expr) -> usize {
     e.node() as *const ExprNode as usize
 }
 
-/// Equality of two nodes whose children are canonical (compared by identity).
+/// Equality of two nodes whose children are canonical (compared by
+/// identity). Lets are barriers whose insides are not numbered, so they
+/// compare deeply.
 fn shallow_eq(a: &Expr, b: &Expr) -> bool {
-    if a.ty() != b.ty() {
-        return false;
-    }
-    use ExprNode::*;
-    let s = |x: &Expr, y: &Expr| x.same_as(y);
     match (a.node(), b.node()) {
-        (IntImm(x), IntImm(y)) => x == y,
-        (UIntImm(x), UIntImm(y)) => x == y,
-        (FloatImm(x), FloatImm(y)) => x.to_bits() == y.to_bits(),
-        (StringImm(x), StringImm(y)) => x == y,
-        (Cast(x), Cast(y)) | (Reinterpret(x), Reinterpret(y)) | (Not(x), Not(y)) => s(x, y),
-        (Variable { name: x, .. }, Variable { name: y, .. }) => x == y,
-        (Binary { op: o1, a: a1, b: b1 }, Binary { op: o2, a: a2, b: b2 }) => o1 == o2 && s(a1, a2) && s(b1, b2),
-        (Select { cond: c1, t: t1, f: f1 }, Select { cond: c2, t: t2, f: f2 }) => s(c1, c2) && s(t1, t2) && s(f1, f2),
-        (Load { name: n1, index: i1, predicate: p1 }, Load { name: n2, index: i2, predicate: p2 }) => {
-            n1 == n2 && s(i1, i2) && s(p1, p2)
-        }
-        (Ramp { base: b1, stride: s1, lanes: l1 }, Ramp { base: b2, stride: s2, lanes: l2 }) => {
-            l1 == l2 && s(b1, b2) && s(s1, s2)
-        }
-        (Broadcast { value: v1, lanes: l1 }, Broadcast { value: v2, lanes: l2 }) => l1 == l2 && s(v1, v2),
-        (Let { .. }, Let { .. }) => crate::ir::equal(a, b),
-        (Call { name: n1, args: a1, kind: k1 }, Call { name: n2, args: a2, kind: k2 }) => {
-            n1 == n2
-                && same_kind(k1, k2)
-                && a1.len() == a2.len()
-                && a1.iter().zip(a2).all(|(x, y)| s(x, y))
-        }
-        (Shuffle { vectors: v1, indices: i1 }, Shuffle { vectors: v2, indices: i2 }) => {
-            i1 == i2 && v1.len() == v2.len() && v1.iter().zip(v2).all(|(x, y)| s(x, y))
-        }
-        (VectorReduce { op: o1, value: v1 }, VectorReduce { op: o2, value: v2 }) => o1 == o2 && s(v1, v2),
-        _ => false,
-    }
-}
-
-fn same_kind(a: &CallKind, b: &CallKind) -> bool {
-    match (a, b) {
-        (CallKind::Intrinsic(x), CallKind::Intrinsic(y)) => x == y,
-        (CallKind::PureExtern, CallKind::PureExtern) | (CallKind::Extern, CallKind::Extern) => true,
-        (CallKind::Halide { value_index: x, .. }, CallKind::Halide { value_index: y, .. }) => x == y,
-        (CallKind::Image { .. }, CallKind::Image { .. }) => true,
-        _ => false,
+        (ExprNode::Let { .. }, ExprNode::Let { .. }) => crate::ir::equal(a, b),
+        _ => equal_nodes(a, b, &mut |x, y| x.same_as(y)),
     }
 }
 
 fn shallow_hash<H: Hasher>(e: &Expr, h: &mut H) {
-    e.ty().hash(h);
-    std::mem::discriminant(e.node()).hash(h);
-    use ExprNode::*;
     match e.node() {
-        IntImm(x) => x.hash(h),
-        UIntImm(x) => x.hash(h),
-        FloatImm(x) => x.to_bits().hash(h),
-        StringImm(x) => x.hash(h),
-        Variable { name, .. } => name.hash(h),
-        Binary { op, a, b } => {
-            op.hash(h);
-            id(a).hash(h);
-            id(b).hash(h);
-        }
-        Let { .. } => crate::ir::equality::hash_expr(e, h),
-        Call { name, .. } | Load { name, .. } => name.hash(h),
-        _ => {}
+        ExprNode::Let { .. } => hash_expr(e, h),
+        _ => hash_node(e, h, &mut |c, h| id(c).hash(h)),
     }
-    each_child(e, &mut |c| id(c).hash(h));
 }
 
+/// The children value numbering looks into: all but a Let's (a barrier).
 fn each_child(e: &Expr, f: &mut dyn FnMut(&Expr)) {
-    use ExprNode::*;
-    match e.node() {
-        Cast(a) | Reinterpret(a) | Not(a) => f(a),
-        Binary { .. } | Let { .. } => {}
-        Select { cond, t, f: fv } => {
-            f(cond);
-            f(t);
-            f(fv);
-        }
-        Load { index, predicate, .. } => {
-            f(index);
-            f(predicate);
-        }
-        Ramp { base, stride, .. } => {
-            f(base);
-            f(stride);
-        }
-        Broadcast { value, .. } => f(value),
-        Call { args, .. } => args.iter().for_each(f),
-        Shuffle { vectors, .. } => vectors.iter().for_each(f),
-        VectorReduce { value, .. } => f(value),
-        _ => {}
+    if !matches!(e.node(), ExprNode::Let { .. }) {
+        crate::ir::visit::for_each_child(e, f)
     }
 }
 
@@ -209,13 +138,6 @@ impl Gvn<'_> {
                 pure &= self.entries[*n].pure;
             }
         });
-        if let ExprNode::Binary { a, b, .. } = rebuilt.node() {
-            for c in [a, b] {
-                if let Some(n) = self.number.get(&id(c)) {
-                    pure &= self.entries[*n].pure;
-                }
-            }
-        }
         let n = match self.table.get(&Key(rebuilt.clone())) {
             Some(n) => *n,
             None => {
@@ -241,10 +163,6 @@ impl Gvn<'_> {
         }
         let mut kids = vec![];
         each_child(e, &mut |c| kids.push(c.clone()));
-        if let ExprNode::Binary { a, b, .. } = e.node() {
-            kids.push(a.clone());
-            kids.push(b.clone());
-        }
         for k in kids {
             self.count(&k);
         }

@@ -18,39 +18,7 @@ pub trait Visitor {
 }
 
 pub fn walk_expr<V: Visitor + ?Sized>(v: &mut V, e: &Expr) {
-    match e.node() {
-        ExprNode::IntImm(_)
-        | ExprNode::UIntImm(_)
-        | ExprNode::FloatImm(_)
-        | ExprNode::StringImm(_)
-        | ExprNode::Variable { .. } => {}
-        ExprNode::Cast(a) | ExprNode::Reinterpret(a) | ExprNode::Not(a) => v.visit_expr(a),
-        ExprNode::Binary { a, b, .. } => {
-            v.visit_expr(a);
-            v.visit_expr(b);
-        }
-        ExprNode::Select { cond, t, f } => {
-            v.visit_expr(cond);
-            v.visit_expr(t);
-            v.visit_expr(f);
-        }
-        ExprNode::Load { index, predicate, .. } => {
-            v.visit_expr(index);
-            v.visit_expr(predicate);
-        }
-        ExprNode::Ramp { base, stride, .. } => {
-            v.visit_expr(base);
-            v.visit_expr(stride);
-        }
-        ExprNode::Broadcast { value, .. } => v.visit_expr(value),
-        ExprNode::Let { value, body, .. } => {
-            v.visit_expr(value);
-            v.visit_expr(body);
-        }
-        ExprNode::Call { args, .. } => args.iter().for_each(|a| v.visit_expr(a)),
-        ExprNode::Shuffle { vectors, .. } => vectors.iter().for_each(|a| v.visit_expr(a)),
-        ExprNode::VectorReduce { value, .. } => v.visit_expr(value),
-    }
+    for_each_child(e, &mut |c| v.visit_expr(c))
 }
 
 pub fn walk_stmt<V: Visitor + ?Sized>(v: &mut V, s: &Stmt) {
@@ -323,6 +291,43 @@ pub fn mutate_stmt_children<M: Mutator + ?Sized>(m: &mut M, s: &Stmt) -> Stmt {
             let ne = m.mutate_expr(e);
             if ne.same_as(e) { s.clone() } else { Stmt::evaluate(ne) }
         }
+    }
+}
+
+/// Call `f` on each direct child of `e`, in field order.
+pub fn for_each_child(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    match e.node() {
+        ExprNode::IntImm(_)
+        | ExprNode::UIntImm(_)
+        | ExprNode::FloatImm(_)
+        | ExprNode::StringImm(_)
+        | ExprNode::Variable { .. } => {}
+        ExprNode::Cast(a) | ExprNode::Reinterpret(a) | ExprNode::Not(a) => f(a),
+        ExprNode::Binary { a, b, .. } => {
+            f(a);
+            f(b);
+        }
+        ExprNode::Select { cond, t, f: fv } => {
+            f(cond);
+            f(t);
+            f(fv);
+        }
+        ExprNode::Load { index, predicate, .. } => {
+            f(index);
+            f(predicate);
+        }
+        ExprNode::Ramp { base, stride, .. } => {
+            f(base);
+            f(stride);
+        }
+        ExprNode::Broadcast { value, .. } => f(value),
+        ExprNode::Let { value, body, .. } => {
+            f(value);
+            f(body);
+        }
+        ExprNode::Call { args, .. } => args.iter().for_each(f),
+        ExprNode::Shuffle { vectors, .. } => vectors.iter().for_each(f),
+        ExprNode::VectorReduce { value, .. } => f(value),
     }
 }
 
