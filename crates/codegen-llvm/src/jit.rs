@@ -198,44 +198,13 @@ fn write_scalar(slot: &mut [u8; 16], ty: Type, v: ScalarValue) -> Result<()> {
     match (ty.code, ty.bits) {
         (TypeCode::Float, 32) => slot[..4].copy_from_slice(&(f as f32).to_le_bytes()),
         (TypeCode::Float, 64) => slot[..8].copy_from_slice(&f.to_le_bytes()),
-        (TypeCode::Float, 16) => slot[..2].copy_from_slice(&f32_to_f16_bits(f as f32).to_le_bytes()),
+        (TypeCode::Float, 16) => slot[..2].copy_from_slice(&ferrohalide_runtime::half::f32_to_f16_bits(f as f32).to_le_bytes()),
         (TypeCode::UInt, 1) => slot[0] = (u != 0) as u8,
         (TypeCode::Int, _) => slot[..8].copy_from_slice(&i.to_le_bytes()),
         (TypeCode::UInt, _) | (TypeCode::Handle, _) => slot[..8].copy_from_slice(&u.to_le_bytes()),
         _ => return Err(Error::type_error(format!("unsupported scalar argument type {ty}"))),
     }
     Ok(())
-}
-
-/// IEEE half bits of `x`, rounding to nearest even.
-fn f32_to_f16_bits(x: f32) -> u16 {
-    let b = x.to_bits();
-    let sign = ((b >> 16) & 0x8000) as u16;
-    let exp = ((b >> 23) & 0xff) as i32;
-    let man = b & 0x7f_ffff;
-    if exp == 0xff {
-        return sign | 0x7c00 | if man != 0 { 0x200 } else { 0 };
-    }
-    let e = exp - 127 + 15;
-    if e >= 0x1f {
-        return sign | 0x7c00;
-    }
-    if e <= 0 {
-        if e < -10 {
-            return sign;
-        }
-        let m = man | 0x80_0000;
-        let shift = (14 - e) as u32;
-        let half = m >> shift;
-        let rem = m & ((1 << shift) - 1);
-        let mid = 1 << (shift - 1);
-        let r = if rem > mid || (rem == mid && half & 1 == 1) { half + 1 } else { half };
-        return sign | r as u16;
-    }
-    let half = ((e as u32) << 10) | (man >> 13);
-    let rem = man & 0x1fff;
-    let r = if rem > 0x1000 || (rem == 0x1000 && half & 1 == 1) { half + 1 } else { half };
-    sign | r as u16
 }
 
 impl JitModule {

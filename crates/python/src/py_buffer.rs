@@ -146,54 +146,6 @@ fn type_of_format(fmt: &str, itemsize: isize) -> PyResult<Type> {
     Ok(ty)
 }
 
-fn f16_to_f64(h: u16) -> f64 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exp = ((h >> 10) & 0x1f) as i32;
-    let man = (h & 0x3ff) as f64;
-    sign * match exp {
-        0 => man * 2f64.powi(-24),
-        31 if man == 0.0 => f64::INFINITY,
-        31 => f64::NAN,
-        _ => (1.0 + man / 1024.0) * 2f64.powi(exp - 15),
-    }
-}
-
-/// Round-to-nearest-even conversion to IEEE half.
-fn f64_to_f16(v: f64) -> u16 {
-    let x = v as f32; // f64 -> f32 -> f16 double rounding is what Halide's float16_t(double) does too
-    let b = x.to_bits();
-    let sign = ((b >> 16) & 0x8000) as u16;
-    let exp = ((b >> 23) & 0xff) as i32;
-    let man = b & 0x7f_ffff;
-    if exp == 0xff {
-        return sign | 0x7c00 | if man != 0 { 0x200 } else { 0 };
-    }
-    let e = exp - 127 + 15;
-    if e >= 31 {
-        return sign | 0x7c00;
-    }
-    if e <= 0 {
-        if e < -10 {
-            return sign;
-        }
-        let m = man | 0x80_0000;
-        let shift = (14 - e) as u32;
-        let half = 1u32 << (shift - 1);
-        let mut r = m >> shift;
-        let rem = m & ((1 << shift) - 1);
-        if rem > half || (rem == half && (r & 1) == 1) {
-            r += 1;
-        }
-        return sign | r as u16;
-    }
-    let mut r = ((e as u32) << 10) | (man >> 13);
-    let rem = man & 0x1fff;
-    if rem > 0x1000 || (rem == 0x1000 && (r & 1) == 1) {
-        r += 1;
-    }
-    sign | r as u16
-}
-
 /// Read the element at `p` as a Python object.
 ///
 /// # Safety
@@ -211,7 +163,7 @@ unsafe fn read_value(py: Python<'_>, ty: Type, p: *const u8) -> PyResult<Py<PyAn
             (TypeCode::UInt, 16) => (p as *const u16).read_unaligned().into_py_any(py),
             (TypeCode::UInt, 32) => (p as *const u32).read_unaligned().into_py_any(py),
             (TypeCode::UInt, 64) => (p as *const u64).read_unaligned().into_py_any(py),
-            (TypeCode::Float, 16) => f16_to_f64((p as *const u16).read_unaligned()).into_py_any(py),
+            (TypeCode::Float, 16) => ferrohalide_runtime::half::f16_bits_to_f64((p as *const u16).read_unaligned()).into_py_any(py),
             (TypeCode::Float, 32) => ((p as *const f32).read_unaligned() as f64).into_py_any(py),
             (TypeCode::Float, 64) => (p as *const f64).read_unaligned().into_py_any(py),
             _ => Err(unsupported()),
@@ -264,7 +216,7 @@ fn encode_value(value: &Bound<'_, PyAny>, ty: Type) -> PyResult<([u8; 8], usize)
             }
             let v: f64 = value.extract().map_err(|_| cast_error(value, ty))?;
             match ty.bits {
-                16 => out[..2].copy_from_slice(&f64_to_f16(v).to_le_bytes()),
+                16 => out[..2].copy_from_slice(&ferrohalide_runtime::half::f32_to_f16_bits(v as f32).to_le_bytes()),
                 32 => out[..4].copy_from_slice(&(v as f32).to_le_bytes()),
                 _ => out.copy_from_slice(&v.to_le_bytes()),
             }
@@ -1121,7 +1073,7 @@ impl PyBuffer {
 unsafe fn read_float(ty: Type, p: *const u8) -> f64 {
     unsafe {
         match ty.bits {
-            16 => f16_to_f64((p as *const u16).read_unaligned()),
+            16 => ferrohalide_runtime::half::f16_bits_to_f64((p as *const u16).read_unaligned()),
             32 => (p as *const f32).read_unaligned() as f64,
             _ => (p as *const f64).read_unaligned(),
         }

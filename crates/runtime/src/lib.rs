@@ -5,6 +5,7 @@
 #![allow(non_camel_case_types)]
 
 pub mod buffer_t;
+pub mod half;
 pub mod error;
 pub mod math;
 pub mod memory;

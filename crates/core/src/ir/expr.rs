@@ -369,7 +369,7 @@ impl Expr {
     pub fn float_imm(ty: Type, v: f64) -> Expr {
         debug_assert!(ty.is_float() && ty.is_scalar());
         let v = match ty.bits {
-            16 => half_round(v),
+            16 => ferrohalide_runtime::half::round_to_f16(v),
             32 => v as f32 as f64,
             _ => v,
         };
@@ -601,21 +601,6 @@ impl Expr {
     pub fn vector_reduce(op: VectorReduceOp, value: Expr, lanes: u16) -> Expr {
         let ty = value.ty().with_lanes(lanes);
         Expr::new(ty, ExprNode::VectorReduce { op, value })
-    }
-}
-
-/// Round an f64 to the nearest IEEE half value (used for Float(16) constants).
-fn half_round(v: f64) -> f64 {
-    if !v.is_finite() || v == 0.0 {
-        return v;
-    }
-    let exp = v.abs().log2().floor().clamp(-14.0, 15.0);
-    let quantum = 2f64.powf(exp - 10.0);
-    let r = (v / quantum).round_ties_even() * quantum;
-    if r.abs() > 65504.0 {
-        f64::INFINITY.copysign(v)
-    } else {
-        r
     }
 }
 
