@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use crate::lower::unroll_loops::{halide_div, halide_mod};
+use crate::analysis::evaluate::{div_euclid as halide_div, mod_euclid as halide_mod};
 use crate::ir::{BinOp, CallKind, Expr, ExprNode, Intrinsic, Stmt, StmtNode, Type};
 
 pub type Memory = HashMap<String, Vec<i64>>;

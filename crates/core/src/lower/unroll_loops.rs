@@ -18,7 +18,7 @@ use crate::analysis::simplify::simplify;
 use crate::analysis::substitute::substitute_in_stmt;
 use crate::error::{Error, Result};
 use crate::ir::visit::mutate_stmt_children;
-use crate::ir::{BinOp, Expr, ExprNode, ForType, Intrinsic, Mutator, Stmt, StmtNode, Type};
+use crate::ir::{BinOp, Expr, ForType, Mutator, Stmt, StmtNode};
 
 /// Unroll every `ForType::Unrolled` loop in `s`.
 pub fn unroll_loops(s: &Stmt) -> Result<Stmt> {
@@ -69,69 +69,13 @@ impl Mutator for Unroller {
     }
 }
 
-/// Wrap `v` to the width and signedness of the integer type `t`.
-fn wrap_to(t: Type, v: i64) -> i64 {
-    Expr::make_const_i64(t.element_of(), v).as_int_const().unwrap_or(v)
-}
-
-/// Halide's integer division: rounds toward negative infinity (Euclidean
-/// for negative divisors), and `x / 0 == 0`.
-pub(crate) fn halide_div(a: i64, b: i64) -> i64 {
-    if b == 0 {
-        0
-    } else {
-        a.wrapping_sub(a.rem_euclid(b)).wrapping_div(b)
-    }
-}
-
-/// Halide's integer modulo: the result is never negative; `x % 0 == 0`.
-pub(crate) fn halide_mod(a: i64, b: i64) -> i64 {
-    if b == 0 {
-        0
-    } else {
-        a.rem_euclid(b)
-    }
-}
-
-/// The value of `e` if it is a tree of integer constants (scalar or
-/// broadcast) combined by arithmetic, min/max, casts between integer types
-/// and `likely`; `None` otherwise. Unsigned values above `i64::MAX` are not
-/// folded.
+/// The value of `e` if it is an integer constant expression (scalar or
+/// broadcast), as the simplifier folds it.
 pub(crate) fn const_int_value(e: &Expr) -> Option<i64> {
-    let t = e.ty();
-    if !t.is_int_or_uint() {
+    if !e.ty().is_int_or_uint() {
         return None;
     }
-    match e.node() {
-        ExprNode::IntImm(_) | ExprNode::UIntImm(_) => e.as_int_const(),
-        ExprNode::Broadcast { value, .. } => const_int_value(value),
-        ExprNode::Cast(a) if a.ty().is_int_or_uint() => {
-            let v = const_int_value(a)?;
-            if t.is_uint() && t.bits == 64 && v < 0 {
-                return None;
-            }
-            Some(wrap_to(t, v))
-        }
-        ExprNode::Binary { op, a, b } => {
-            let (x, y) = (const_int_value(a)?, const_int_value(b)?);
-            if t.is_uint() && t.bits == 64 {
-                return None;
-            }
-            let v = match op {
-                BinOp::Add => x.wrapping_add(y),
-                BinOp::Sub => x.wrapping_sub(y),
-                BinOp::Mul => x.wrapping_mul(y),
-                BinOp::Div => halide_div(x, y),
-                BinOp::Mod => halide_mod(x, y),
-                BinOp::Min => x.min(y),
-                BinOp::Max => x.max(y),
-                _ => return None,
-            };
-            Some(wrap_to(t, v))
-        }
-        ExprNode::Call { args, .. } if e.as_intrinsic(Intrinsic::Likely).is_some() => const_int_value(&args[0]),
-        _ => None,
-    }
+    simplify(e).as_int_const()
 }
 
 /// `a op b` for scalar or vector operands of equal type, folding integer
@@ -140,20 +84,8 @@ pub(crate) fn const_int_value(e: &Expr) -> Option<i64> {
 pub(crate) fn fold_binary(op: BinOp, a: Expr, b: Expr) -> Expr {
     let t = a.ty();
     if t.is_int_or_uint() && !(t.is_uint() && t.bits == 64) {
-        if let (Some(x), Some(y)) = (const_int_value(&a), const_int_value(&b)) {
-            let v = match op {
-                BinOp::Add => Some(x.wrapping_add(y)),
-                BinOp::Sub => Some(x.wrapping_sub(y)),
-                BinOp::Mul => Some(x.wrapping_mul(y)),
-                BinOp::Div => Some(halide_div(x, y)),
-                BinOp::Mod => Some(halide_mod(x, y)),
-                BinOp::Min => Some(x.min(y)),
-                BinOp::Max => Some(x.max(y)),
-                _ => None,
-            };
-            if let Some(v) = v {
-                return Expr::make_const_i64(t, v);
-            }
+        if a.as_int_const().is_some() && b.as_int_const().is_some() {
+            return simplify(&Expr::binary(op, a, b));
         }
         match op {
             BinOp::Add if b.is_zero() => return a,
@@ -175,6 +107,7 @@ pub(crate) fn fold_binary(op: BinOp, a: Expr, b: Expr) -> Expr {
 mod tests {
     use super::*;
     use crate::error::ErrorKind;
+    use crate::ir::Type;
     use crate::lower::vectorize_loops::test_interpreter::{random_memory, run, Rng};
     use std::collections::HashMap;
 
