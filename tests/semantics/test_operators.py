@@ -114,6 +114,14 @@ def test_runtime_same_type_ops(hl, t, vectorize):
     types = {n: e.type() for n, e in ops.items()}
     with np.errstate(all="ignore"):
         vals = _realize_ops(hl, ops, len(v), len(v), vectorize)
+    if is_float(t):
+        # Float min/max with a NaN operand is unspecified in Halide (it
+        # compiles without NaN semantics, and the reference's answer changes
+        # with what else the process compiled), so those cells are not compared.
+        nan = np.isnan(v)[None, :] | np.isnan(v)[:, None]
+        for n in ("min", "max"):
+            if n in vals:
+                vals[n] = np.where(nan, 0, vals[n]).astype(vals[n].dtype)
     return {"types": types, "values": vals}
 
 
