@@ -70,7 +70,7 @@ def test_redefinition_is_unimplemented_update():
         f[0] = 1
 
 
-@pytest.mark.parametrize("name", ["bound", "specialize", "update", "gpu_tile"])
+@pytest.mark.parametrize("name", ["bound_storage", "specialize", "update", "gpu_tile"])
 def test_unimplemented_directives_raise(name):
     x = hl.Var("x")
     f = hl.Func("unimpl")

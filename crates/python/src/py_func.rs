@@ -101,8 +101,6 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "always_partition_all",
     "async_",
     "atomic",
-    "bound",
-    "bound_extent",
     "bound_storage",
     "clone_in",
     "compile_jit",
@@ -531,6 +529,27 @@ impl PyFunc {
     fn store_root<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
         slf.get().inner.store_root();
         slf.clone()
+    }
+
+    fn bound<'py>(
+        slf: &Bound<'py, Self>,
+        var: &Bound<'py, PyAny>,
+        min: &Bound<'py, PyAny>,
+        extent: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let v = var_name(var)?;
+        slf.get().inner.bound(&v, py_to_expr(min)?, py_to_expr(extent)?).py()?;
+        Ok(slf.clone())
+    }
+
+    fn bound_extent<'py>(
+        slf: &Bound<'py, Self>,
+        var: &Bound<'py, PyAny>,
+        extent: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let v = var_name(var)?;
+        slf.get().inner.bound_extent(&v, py_to_expr(extent)?).py()?;
+        Ok(slf.clone())
     }
 
     fn compute_at<'py>(slf: &Bound<'py, Self>, f: PyRef<'py, PyFunc>, var: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {

@@ -525,6 +525,43 @@ impl Func {
         self.function.write().schedule.store_level = LoopLevel::Root;
     }
 
+    /// `bound(var, min, extent)`: this Func is computed over exactly
+    /// `[min, min + extent)` in `var`, whatever its consumers need.
+    pub fn bound(&self, var: &str, min: Expr, extent: Expr) -> Result<()> {
+        self.add_bound(var, Some(min), extent)
+    }
+
+    /// `bound_extent(var, extent)`: like `bound`, with the min left to inference.
+    pub fn bound_extent(&self, var: &str, extent: Expr) -> Result<()> {
+        self.add_bound(var, None, extent)
+    }
+
+    fn add_bound(&self, var: &str, min: Option<Expr>, extent: Expr) -> Result<()> {
+        let name = self.name();
+        if !self.function.args().iter().any(|a| a == var) {
+            return Err(Error::user(format!(
+                "Can't bound variable {var} of function {name} because {var} is not one of the pure variables of {name}.\n"
+            )));
+        }
+        let to_i32 = |e: Expr, what: &str| -> Result<Expr> {
+            if e.ty().is_int_or_uint() && e.ty().is_scalar() {
+                Ok(Expr::cast(crate::ir::Type::i32(), e))
+            } else {
+                Err(Error::user(format!("The {what} of a bound on {name}.{var} must be an integer, not {}.\n", e.ty())))
+            }
+        };
+        let min = min.map(|m| to_i32(m, "min")).transpose()?;
+        let extent = to_i32(extent, "extent")?;
+        self.function.write().schedule.bounds.push(crate::schedule::Bound {
+            var: var.to_string(),
+            min,
+            extent: Some(extent),
+            modulus: None,
+            remainder: None,
+        });
+        Ok(())
+    }
+
     /// `compute_at(f, var)`: compute this Func inside `f`'s loop over `var`.
     /// Whether that loop encloses every use is checked at lowering.
     pub fn compute_at(&self, f: &Func, var: &str) -> Result<()> {

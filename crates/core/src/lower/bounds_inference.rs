@@ -68,6 +68,21 @@ fn realized_at_this_level(s: &Stmt, out: &mut Vec<String>) {
     }
 }
 
+/// The region of `f` in dimension `arg` after the user's `bound` /
+/// `bound_extent`, given the inferred `[lo, hi]`. (Halide also asserts
+/// that a bound covers what consumers need; that check is not made yet.)
+fn apply_user_bound(f: &Function, arg: &str, lo: Expr, hi: Expr) -> (Expr, Expr) {
+    let c = f.read();
+    let Some(b) = c.schedule.bounds.iter().rev().find(|b| b.var == arg) else {
+        return (lo, hi);
+    };
+    let lo = b.min.clone().unwrap_or(lo);
+    match &b.extent {
+        Some(e) => (lo.clone(), Expr::sub(Expr::add(lo, e.clone()), Expr::i32(1))),
+        None => (lo, hi),
+    }
+}
+
 struct BoundsInference<'a> {
     env: &'a Environment,
     outputs: &'a [Function],
@@ -101,35 +116,34 @@ impl BoundsInference<'_> {
             let f = self.env.get(name);
             let args = f.args();
             let p = format!("{name}.s0.");
-            if self.is_output(name) && at_root {
-                for (d, a) in args.iter().enumerate() {
-                    lets.push((format!("{p}{a}.min"), var(format!("{name}.min.{d}"))));
-                    lets.push((
-                        format!("{p}{a}.max"),
-                        Expr::sub(
-                            Expr::add(var(format!("{name}.min.{d}")), var(format!("{name}.extent.{d}"))),
-                            Expr::i32(1),
-                        ),
-                    ));
-                }
-                continue;
-            }
-            // The region consumers need, in terms of symbols defined outside.
-            let required = box_required(&body, name, &empty);
+            let output = self.is_output(name) && at_root;
+            // The region consumers need (for an output: its buffer), in
+            // terms of symbols defined outside this level.
+            let required = if output { None } else { box_required(&body, name, &empty) };
             for (d, a) in args.iter().enumerate() {
-                let (lo, hi) = match required.as_ref().map(|r| r[d].clone()) {
-                    Some(Interval { min: Some(lo), max: Some(hi) }) => (lo, hi),
-                    Some(_) => {
-                        return Err(crate::Error::user(format!(
-                            "Can't infer the bounds of Func {name} in dimension {a}: its consumers access it at an unbounded location.{}",
-                            " Use clamp or a boundary condition on the index."
-                        )))
+                let (lo, hi) = if output {
+                    let min = var(format!("{name}.min.{d}"));
+                    let extent = var(format!("{name}.extent.{d}"));
+                    (min.clone(), Expr::sub(Expr::add(min, extent), Expr::i32(1)))
+                } else {
+                    match required.as_ref().map(|r| r[d].clone()) {
+                        Some(Interval { min: Some(lo), max: Some(hi) }) => (lo, hi),
+                        Some(_) => {
+                            return Err(crate::Error::user(format!(
+                                "Can't infer the bounds of Func {name} in dimension {a}: its consumers access it at an unbounded location.{}",
+                                " Use clamp or a boundary condition on the index."
+                            )))
+                        }
+                        // Not used at this level: compute nothing.
+                        None => (Expr::i32(0), Expr::i32(-1)),
                     }
-                    // Not used at this level: compute nothing.
-                    None => (Expr::i32(0), Expr::i32(-1)),
                 };
+                let (lo, hi) = apply_user_bound(f, a, lo, hi);
                 lets.push((format!("{p}{a}.min"), simplify(&lo)));
                 lets.push((format!("{p}{a}.max"), simplify(&hi)));
+            }
+            if output {
+                continue;
             }
             if !realized.contains(name) {
                 // Stored further out: the allocation's region is set there.
