@@ -462,20 +462,8 @@ impl CodeGen {
         // Tree of binary ops over the `factor` interleaved slices.
         let combine = |x: Val, y: Val| -> Result<Val> {
             Ok(match op {
-                VectorReduceOp::Add => {
-                    if fl {
-                        self.fadd(x, y)
-                    } else {
-                        self.add(x, y)
-                    }
-                }
-                VectorReduceOp::Mul => {
-                    if fl {
-                        self.fmul(x, y)
-                    } else {
-                        self.mul(x, y)
-                    }
-                }
+                VectorReduceOp::Add => self.binary(BinOp::Add, x, y, in_t)?,
+                VectorReduceOp::Mul => self.binary(BinOp::Mul, x, y, in_t)?,
                 VectorReduceOp::Min => self.binary(BinOp::Min, x, y, in_t)?,
                 VectorReduceOp::Max => self.binary(BinOp::Max, x, y, in_t)?,
                 VectorReduceOp::And => self.and(x, y),
