@@ -69,6 +69,25 @@ impl PyTailStrategy {
     }
 }
 
+/// `vectorize`/`unroll`/`parallel`: without a factor, mark the loop;
+/// with one, split it first.
+fn loop_directive<'py>(
+    slf: &Bound<'py, PyFunc>,
+    var: &Bound<'py, PyAny>,
+    factor: Option<&Bound<'py, PyAny>>,
+    tail: Option<PyTailStrategy>,
+    plain: fn(&Func, &str) -> ferrohalide_core::Result<()>,
+    split: fn(&Func, &str, Expr, TailStrategy) -> ferrohalide_core::Result<()>,
+) -> PyResult<Bound<'py, PyFunc>> {
+    let f = &slf.get().inner;
+    let v = var_name(var)?;
+    match factor {
+        None => plain(f, &v).py()?,
+        Some(k) => split(f, &v, py_to_expr(k)?, tail_of(tail)).py()?,
+    }
+    Ok(slf.clone())
+}
+
 fn tail_of(t: Option<PyTailStrategy>) -> TailStrategy {
     t.map(|t| t.to_core()).unwrap_or(TailStrategy::Auto)
 }
@@ -470,13 +489,7 @@ impl PyFunc {
         factor: Option<&Bound<'py, PyAny>>,
         tail: Option<PyTailStrategy>,
     ) -> PyResult<Bound<'py, Self>> {
-        let f = &slf.get().inner;
-        let v = var_name(var)?;
-        match factor {
-            None => f.vectorize(&v).py()?,
-            Some(k) => f.vectorize_by(&v, py_to_expr(k)?, tail_of(tail)).py()?,
-        }
-        Ok(slf.clone())
+        loop_directive(slf, var, factor, tail, Func::vectorize, Func::vectorize_by)
     }
 
     #[pyo3(signature = (var, factor=None, tail=None))]
@@ -486,13 +499,7 @@ impl PyFunc {
         factor: Option<&Bound<'py, PyAny>>,
         tail: Option<PyTailStrategy>,
     ) -> PyResult<Bound<'py, Self>> {
-        let f = &slf.get().inner;
-        let v = var_name(var)?;
-        match factor {
-            None => f.unroll(&v).py()?,
-            Some(k) => f.unroll_by(&v, py_to_expr(k)?, tail_of(tail)).py()?,
-        }
-        Ok(slf.clone())
+        loop_directive(slf, var, factor, tail, Func::unroll, Func::unroll_by)
     }
 
     #[pyo3(signature = (var, task_size=None, tail=None))]
@@ -502,13 +509,7 @@ impl PyFunc {
         task_size: Option<&Bound<'py, PyAny>>,
         tail: Option<PyTailStrategy>,
     ) -> PyResult<Bound<'py, Self>> {
-        let f = &slf.get().inner;
-        let v = var_name(var)?;
-        match task_size {
-            None => f.parallel(&v).py()?,
-            Some(k) => f.parallel_by(&v, py_to_expr(k)?, tail_of(tail)).py()?,
-        }
-        Ok(slf.clone())
+        loop_directive(slf, var, task_size, tail, Func::parallel, Func::parallel_by)
     }
 
     fn serial<'py>(slf: &Bound<'py, Self>, var: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
