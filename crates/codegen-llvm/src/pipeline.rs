@@ -140,7 +140,7 @@ pub fn realize(outputs: &[Function], sizes: &[i32]) -> Result<Vec<Buffer>> {
             views.push(if extents.as_slice() == sizes && mins.iter().all(|&m| m == 0) {
                 b.clone()
             } else {
-                crop_view(&b, sizes)
+                crop_view(&b, sizes)?
             });
             full.push(b);
         }
@@ -150,19 +150,11 @@ pub fn realize(outputs: &[Function], sizes: &[i32]) -> Result<Vec<Buffer>> {
 }
 
 /// A Buffer viewing the region [0, sizes) of `b`, sharing its storage.
-fn crop_view(b: &Buffer, sizes: &[i32]) -> Buffer {
-    let c = b.read();
-    let mut offset: isize = 0;
-    let mut dims = c.dims.clone();
-    for (d, &e) in sizes.iter().enumerate() {
-        offset += (0 - dims[d].min) as isize * dims[d].stride as isize;
-        dims[d].min = 0;
-        dims[d].extent = e;
-    }
-    // SAFETY: the region [0, sizes) lies inside b's storage (it was sized to include it).
-    let host = unsafe { c.host.offset(offset * c.ty.bytes() as isize) };
-    let keep: std::sync::Arc<dyn std::any::Any + Send + Sync> = std::sync::Arc::new(b.clone());
-    Buffer::from_parts(c.name.clone(), c.ty, host, dims, Some(keep))
+fn crop_view(b: &Buffer, sizes: &[i32]) -> Result<Buffer> {
+    let v = b.alias();
+    v.set_name(b.name());
+    v.crop_rect(&sizes.iter().map(|&e| (0, e)).collect::<Vec<_>>())?;
+    Ok(v)
 }
 
 /// Realize `outputs` into caller-provided buffers (one per output value).
