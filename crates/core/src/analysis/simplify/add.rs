@@ -66,21 +66,10 @@ impl Simplifier {
 
 #[cfg(test)]
 mod tests {
+    use crate::analysis::simplify::test_util::{x, y, i, s};
     use crate::analysis::simplify::simplify;
     use crate::ir::{Expr, Type};
 
-    fn x() -> Expr {
-        Expr::var_i32("x")
-    }
-    fn y() -> Expr {
-        Expr::var_i32("y")
-    }
-    fn i(v: i64) -> Expr {
-        Expr::i32(v)
-    }
-    fn s(e: Expr) -> String {
-        simplify(&e).to_string()
-    }
 
     #[test]
     fn add_rules() {

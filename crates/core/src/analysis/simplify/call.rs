@@ -240,12 +240,10 @@ pub(crate) fn call_info(s: &mut Simplifier, e: &Expr) -> Info {
 
 #[cfg(test)]
 mod tests {
+    use crate::analysis::simplify::test_util::{s};
     use crate::analysis::simplify::simplify;
     use crate::ir::{Expr, Intrinsic, MathFn, Type};
 
-    fn s(e: Expr) -> String {
-        simplify(&e).to_string()
-    }
 
     #[test]
     fn intrinsic_folding() {

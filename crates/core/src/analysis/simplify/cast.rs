@@ -52,12 +52,10 @@ impl Simplifier {
 
 #[cfg(test)]
 mod tests {
+    use crate::analysis::simplify::test_util::{s};
     use crate::analysis::simplify::simplify;
     use crate::ir::{Expr, Type};
 
-    fn s(e: Expr) -> String {
-        simplify(&e).to_string()
-    }
 
     #[test]
     fn cast_rules() {

@@ -39,6 +39,8 @@ mod select;
 mod stmt;
 mod sub;
 mod vector;
+#[cfg(test)]
+mod test_util;
 
 #[cfg(test)]
 pub(crate) mod fuzz_tests;

@@ -265,15 +265,10 @@ fn negate(op: BinOp) -> BinOp {
 
 #[cfg(test)]
 mod tests {
+    use crate::analysis::simplify::test_util::{x, i};
     use crate::analysis::simplify::simplify_stmt;
     use crate::ir::{Expr, ForType, Stmt};
 
-    fn x() -> Expr {
-        Expr::var_i32("x")
-    }
-    fn i(v: i64) -> Expr {
-        Expr::i32(v)
-    }
     fn store(v: Expr, idx: Expr) -> Stmt {
         Stmt::store("buf", v, idx, Expr::bool_const(true))
     }
