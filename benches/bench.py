@@ -1,11 +1,12 @@
 """Benchmarks: the same pipelines and schedules under ferrohalide and the
 reference Halide, each in its own subprocess, reported side by side.
 
-Usage: python benches/bench.py [--runs N]
+Usage: python benches/bench.py [--runs N] [--rounds R]
 
 For each case it prints the JIT compile time (first realize minus the median
 run time: both implementations compile lazily on first use) and the median
-run time over N runs, for both implementations, and the ratios
+run time over N runs (then the median over R alternating rounds, each
+in a fresh process), for both implementations, and the ratios
 ferrohalide / reference. Timing lives here, never in tests.
 """
 
@@ -101,27 +102,44 @@ def worker(module, runs):
     print(json.dumps(results))
 
 
+def median_results(results):
+    """Per case and metric, the median over rounds (an error if any round failed)."""
+    merged = {}
+    for name in CASES:
+        runs = [r.get(name, {"error": "no result"}) for r in results]
+        errors = [r["error"] for r in runs if "error" in r]
+        if errors or not runs:
+            merged[name] = {"error": errors[0] if errors else "no result"}
+            continue
+        merged[name] = {k: sorted(r[k] for r in runs)[len(runs) // 2] for k in ("compile", "run")}
+    return merged
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--worker", default=None)
     args = ap.parse_args()
     if args.worker:
         worker(args.worker, args.runs)
         return
-    out = {}
-    for module in ["ferrohalide", "halide"]:
-        p = subprocess.run(
-            [sys.executable, __file__, "--worker", module, "--runs", str(args.runs)],
-            capture_output=True,
-            text=True,
-            env=dict(os.environ),
-        )
-        if p.returncode != 0:
-            print(f"{module} worker failed:\n{p.stderr}", file=sys.stderr)
-            out[module] = {}
-        else:
-            out[module] = json.loads(p.stdout.strip().splitlines()[-1])
+    # The machines are noisy: alternate the implementations over several
+    # rounds, each in a fresh process, and report the median per case.
+    rounds = {"ferrohalide": [], "halide": []}
+    for _ in range(args.rounds):
+        for module in rounds:
+            p = subprocess.run(
+                [sys.executable, __file__, "--worker", module, "--runs", str(args.runs)],
+                capture_output=True,
+                text=True,
+                env=dict(os.environ),
+            )
+            if p.returncode != 0:
+                print(f"{module} worker failed:\n{p.stderr}", file=sys.stderr)
+                continue
+            rounds[module].append(json.loads(p.stdout.strip().splitlines()[-1]))
+    out = {module: median_results(results) for module, results in rounds.items()}
     print(f"{'case':52} {'':4} {'ferrohalide':>12} {'reference':>12} {'ratio':>7}")
     for name in CASES:
         a = out["ferrohalide"].get(name, {"error": "no result"})

@@ -8,7 +8,12 @@ use ferrohalide_core::ir::{Expr, ForType, Intrinsic, MathFn, Stmt, Type};
 use ferrohalide_core::lower::{ArgumentKind, LoweredArgument, LoweredPipeline};
 
 fn arg(name: &str, kind: ArgumentKind) -> LoweredArgument {
-    LoweredArgument { name: name.into(), kind, ty: Type::float(32), dimensions: 1 }
+    LoweredArgument {
+        name: name.into(),
+        kind,
+        ty: Type::float(32),
+        dimensions: 1,
+    }
 }
 
 fn pipeline(name: &str, m: Option<MathFn>, lanes: u16) -> LoweredPipeline {
@@ -30,7 +35,10 @@ fn pipeline(name: &str, m: Option<MathFn>, lanes: u16) -> LoweredPipeline {
     );
     LoweredPipeline {
         name: name.into(),
-        args: vec![arg("a", ArgumentKind::InputBuffer), arg("out", ArgumentKind::OutputBuffer)],
+        args: vec![
+            arg("a", ArgumentKind::InputBuffer),
+            arg("out", ArgumentKind::OutputBuffer),
+        ],
         body,
     }
 }
@@ -41,8 +49,21 @@ fn main() {
         return;
     }
     let target = JitTarget::host();
-    println!("target: {} {}", target.cpu, if target.has_feature("avx512f") { "(avx512)" } else { "" });
-    for (name, m) in [("scale", None), ("sin", Some(MathFn::Sin)), ("exp", Some(MathFn::Exp)), ("erf", Some(MathFn::Erf))] {
+    println!(
+        "target: {} {}",
+        target.cpu,
+        if target.has_feature("avx512f") {
+            "(avx512)"
+        } else {
+            ""
+        }
+    );
+    for (name, m) in [
+        ("scale", None),
+        ("sin", Some(MathFn::Sin)),
+        ("exp", Some(MathFn::Exp)),
+        ("erf", Some(MathFn::Erf)),
+    ] {
         for rep in 0..3 {
             let p = pipeline(name, m, 16);
             let t0 = Instant::now();
@@ -59,5 +80,8 @@ fn main() {
 #[allow(dead_code)]
 pub fn dump(name: &str) {
     let p = pipeline(name, Some(MathFn::Sin), 16);
-    println!("{}", ferrohalide_codegen_llvm::compile_to_assembly(&p, &JitTarget::host()).unwrap());
+    println!(
+        "{}",
+        ferrohalide_codegen_llvm::compile_to_assembly(&p, &JitTarget::host()).unwrap()
+    );
 }

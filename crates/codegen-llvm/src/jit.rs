@@ -17,7 +17,9 @@ use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
-use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple};
+use inkwell::targets::{
+    CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple,
+};
 use inkwell::values::AsValueRef;
 use inkwell::OptimizationLevel;
 
@@ -75,7 +77,8 @@ fn init_llvm() {
 fn target_machine(target: &JitTarget) -> Result<TargetMachine> {
     init_llvm();
     let triple = TargetMachine::get_default_triple();
-    let t = Target::from_triple(&triple).map_err(|e| Error::internal(format!("LLVM target: {e}")))?;
+    let t =
+        Target::from_triple(&triple).map_err(|e| Error::internal(format!("LLVM target: {e}")))?;
     t.create_target_machine(
         &triple,
         &target.cpu,
@@ -84,7 +87,12 @@ fn target_machine(target: &JitTarget) -> Result<TargetMachine> {
         RelocMode::Default,
         CodeModel::JITDefault,
     )
-    .ok_or_else(|| Error::internal(format!("cannot create an LLVM target machine for {}", target.cpu)))
+    .ok_or_else(|| {
+        Error::internal(format!(
+            "cannot create an LLVM target machine for {}",
+            target.cpu
+        ))
+    })
 }
 
 /// Generate and optimize the LLVM module of a pipeline.
@@ -100,26 +108,53 @@ fn build_module<'ctx>(
     module.set_data_layout(&machine.get_target_data().get_data_layout());
     {
         // SAFETY: context and module outlive the code generator.
-        let mut cg = unsafe {
-            CodeGen::new(ctx.raw(), module.as_mut_ptr(), target, &p.name)
-        };
+        let mut cg = unsafe { CodeGen::new(ctx.raw(), module.as_mut_ptr(), target, &p.name) };
         cg.compile_pipeline(p)?;
     }
     if let Err(e) = module.verify() {
         if std::env::var_os("FERROHALIDE_DUMP_BAD_IR").is_some() {
             eprintln!("{}", module.print_to_string().to_string());
         }
-        return Err(Error::internal(format!("generated LLVM IR is invalid: {}", e.to_string())));
+        return Err(Error::internal(format!(
+            "generated LLVM IR is invalid: {}",
+            e.to_string()
+        )));
     }
+    // The schedule decides vectorization and unrolling (as in Halide, whose
+    // JIT leaves LLVM's loop vectorizer and unroller off by default); LLVM's
+    // own versions only cost compile time.
     let opts = PassBuilderOptions::create();
-    opts.set_loop_vectorization(true);
-    opts.set_loop_slp_vectorization(true);
-    opts.set_loop_unrolling(true);
+    opts.set_loop_vectorization(false);
+    opts.set_loop_slp_vectorization(false);
+    opts.set_loop_unrolling(false);
     opts.set_merge_functions(false);
+    let t = std::time::Instant::now();
     module
         .run_passes("default<O3>", machine, opts)
         .map_err(|e| Error::internal(format!("LLVM optimization failed: {}", e.to_string())))?;
+    debug_time("LLVM optimization", t);
+    if debug_level() >= 3 {
+        eprintln!(
+            "--- optimized LLVM IR ---\n{}",
+            module.print_to_string().to_string()
+        );
+    }
     Ok(module)
+}
+
+/// `HL_DEBUG_CODEGEN`: 1 times each step, 3 also prints the optimized LLVM IR.
+fn debug_level() -> i32 {
+    std::env::var("HL_DEBUG_CODEGEN")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// With `HL_DEBUG_CODEGEN` >= 1, report how long a backend step took.
+fn debug_time(step: &str, since: std::time::Instant) {
+    if debug_level() >= 1 {
+        eprintln!("{step}: {:.3} ms", since.elapsed().as_secs_f64() * 1e3);
+    }
 }
 
 /// Compile a lowered pipeline to machine code for `target`.
@@ -152,16 +187,24 @@ pub fn compile_jit(p: &LoweredPipeline, target: &JitTarget) -> Result<JitModule>
         f = func.get_next_function();
     }
     let sym = argv_uc_symbol(&p.name);
+    let t = std::time::Instant::now();
     let addr = engine
         .get_function_address(&sym)
         .map_err(|e| Error::internal(format!("JIT lookup of {sym} failed: {e:?}")))?;
+    debug_time("LLVM machine code", t);
     // SAFETY: the function has this signature (see codegen::entry).
-    let entry: extern "C" fn(*mut c_void, *mut *mut c_void) -> i32 = unsafe { std::mem::transmute(addr) };
+    let entry: extern "C" fn(*mut c_void, *mut *mut c_void) -> i32 =
+        unsafe { std::mem::transmute(addr) };
     Ok(JitModule {
         name: p.name.clone(),
         args: p.args.clone(),
         entry,
-        llvm: Mutex::new(LlvmState { engine, module, machine, _context: context }),
+        llvm: Mutex::new(LlvmState {
+            engine,
+            module,
+            machine,
+            _context: context,
+        }),
     })
 }
 
@@ -198,11 +241,16 @@ fn write_scalar(slot: &mut [u8; 16], ty: Type, v: ScalarValue) -> Result<()> {
     match (ty.code, ty.bits) {
         (TypeCode::Float, 32) => slot[..4].copy_from_slice(&(f as f32).to_le_bytes()),
         (TypeCode::Float, 64) => slot[..8].copy_from_slice(&f.to_le_bytes()),
-        (TypeCode::Float, 16) => slot[..2].copy_from_slice(&ferrohalide_runtime::half::f32_to_f16_bits(f as f32).to_le_bytes()),
+        (TypeCode::Float, 16) => slot[..2]
+            .copy_from_slice(&ferrohalide_runtime::half::f32_to_f16_bits(f as f32).to_le_bytes()),
         (TypeCode::UInt, 1) => slot[0] = (u != 0) as u8,
         (TypeCode::Int, _) => slot[..8].copy_from_slice(&i.to_le_bytes()),
         (TypeCode::UInt, _) | (TypeCode::Handle, _) => slot[..8].copy_from_slice(&u.to_le_bytes()),
-        _ => return Err(Error::type_error(format!("unsupported scalar argument type {ty}"))),
+        _ => {
+            return Err(Error::type_error(format!(
+                "unsupported scalar argument type {ty}"
+            )))
+        }
     }
     Ok(())
 }
@@ -234,7 +282,10 @@ impl JitModule {
                 }
                 (ArgumentKind::InputBuffer | ArgumentKind::OutputBuffer, ArgValue::Buffer(b)) => {
                     if b.is_null() {
-                        return Err(Error::type_error(format!("buffer argument {} is null", decl.name)));
+                        return Err(Error::type_error(format!(
+                            "buffer argument {} is null",
+                            decl.name
+                        )));
                     }
                     // SAFETY: the caller passes a valid halide_buffer_t.
                     let dims = unsafe { (**b).dimensions };
@@ -247,10 +298,16 @@ impl JitModule {
                     argv[i] = *b as *mut c_void;
                 }
                 (ArgumentKind::InputScalar, ArgValue::Buffer(_)) => {
-                    return Err(Error::type_error(format!("argument {} is a scalar, but a buffer was given", decl.name)))
+                    return Err(Error::type_error(format!(
+                        "argument {} is a scalar, but a buffer was given",
+                        decl.name
+                    )))
                 }
                 (_, ArgValue::Scalar(_)) => {
-                    return Err(Error::type_error(format!("argument {} is a buffer, but a scalar was given", decl.name)))
+                    return Err(Error::type_error(format!(
+                        "argument {} is a buffer, but a scalar was given",
+                        decl.name
+                    )))
                 }
             }
         }

@@ -11,5 +11,7 @@ pub mod pipeline;
 pub mod runtime_symbols;
 pub mod target;
 
-pub use jit::{compile_jit, compile_to_assembly, compile_to_llvm_ir, ArgValue, JitModule, ScalarValue};
+pub use jit::{
+    compile_jit, compile_to_assembly, compile_to_llvm_ir, ArgValue, JitModule, ScalarValue,
+};
 pub use target::JitTarget;

@@ -44,7 +44,11 @@ fn cache_key(outputs: &[Function]) -> Result<CacheKey> {
     let env = build_environment(outputs)?;
     let mut funcs: Vec<(usize, u64)> = env.funcs.values().map(|f| (f.id(), f.version())).collect();
     funcs.sort();
-    Ok(CacheKey { outputs: outputs.iter().map(|f| f.id()).collect(), funcs, inputs: vec![] })
+    Ok(CacheKey {
+        outputs: outputs.iter().map(|f| f.id()).collect(),
+        funcs,
+        inputs: vec![],
+    })
 }
 
 /// Lower and compile `outputs`, or fetch the cached compilation.
@@ -123,25 +127,38 @@ pub fn realize(outputs: &[Function], sizes: &[i32]) -> Result<Vec<Buffer>> {
             vars.insert(format!("{name}.min.{d}"), 0i64);
             vars.insert(format!("{name}.extent.{d}"), e as i64);
         }
-        let region = compiled.lowered.output_regions.get(i).cloned().unwrap_or_default();
+        let region = compiled
+            .lowered
+            .output_regions
+            .get(i)
+            .cloned()
+            .unwrap_or_default();
         let mut mins = vec![];
         let mut extents = vec![];
         for (d, &e) in sizes.iter().enumerate() {
-            let lo = region.get(d).and_then(|iv| iv.min.as_ref()).and_then(|m| eval_int(m, &vars));
-            let hi = region.get(d).and_then(|iv| iv.max.as_ref()).and_then(|m| eval_int(m, &vars));
+            let lo = region
+                .get(d)
+                .and_then(|iv| iv.min.as_ref())
+                .and_then(|m| eval_int(m, &vars));
+            let hi = region
+                .get(d)
+                .and_then(|iv| iv.max.as_ref())
+                .and_then(|m| eval_int(m, &vars));
             let lo = lo.unwrap_or(0).min(0);
             let hi = hi.unwrap_or(e as i64 - 1).max(e as i64 - 1);
             mins.push(lo as i32);
             extents.push((hi - lo + 1) as i32);
         }
         for ty in f.types() {
-            let b = Buffer::new(ty, &extents, Some(name.clone()))?;
+            let b = Buffer::new_uninitialized(ty, &extents, Some(name.clone()))?;
             b.set_min(&mins)?;
-            views.push(if extents.as_slice() == sizes && mins.iter().all(|&m| m == 0) {
-                b.clone()
-            } else {
-                crop_view(&b, sizes)?
-            });
+            views.push(
+                if extents.as_slice() == sizes && mins.iter().all(|&m| m == 0) {
+                    b.clone()
+                } else {
+                    crop_view(&b, sizes)?
+                },
+            );
             full.push(b);
         }
     }
@@ -168,7 +185,10 @@ pub fn realize_into(outputs: &[Function], buffers: &[Buffer]) -> Result<()> {
     }
     for (f, b) in outputs.iter().zip(buffers) {
         if !f.has_pure_definition() {
-            return Err(Error::user(format!("Can't realize undefined Func {}.", f.name())));
+            return Err(Error::user(format!(
+                "Can't realize undefined Func {}.",
+                f.name()
+            )));
         }
         check_output_buffer(f, b)?;
     }
@@ -197,6 +217,9 @@ pub fn realize_into(outputs: &[Function], buffers: &[Buffer]) -> Result<()> {
         };
         raws.push(buf.raw(&mut dims_storage[i]));
     }
-    let mut args: Vec<ArgValue> = raws.iter_mut().map(|r| ArgValue::Buffer(r as *mut _)).collect();
+    let mut args: Vec<ArgValue> = raws
+        .iter_mut()
+        .map(|r| ArgValue::Buffer(r as *mut _))
+        .collect();
     compiled.module.run(&mut args)
 }

@@ -25,17 +25,50 @@ fn builtin() -> &'static HashMap<&'static str, usize> {
     static T: OnceLock<HashMap<&'static str, usize>> = OnceLock::new();
     T.get_or_init(|| {
         let mut m: HashMap<&'static str, usize> = HashMap::new();
-        m.insert(names::DO_PAR_FOR, rt::thread_pool::ferrohalide_do_par_for as *const () as usize);
-        m.insert("ferrohalide_thread_index", rt::thread_pool::ferrohalide_thread_index as *const () as usize);
-        m.insert(names::ERROR, rt::error::ferrohalide_error as *const () as usize);
-        m.insert(names::PRINT, rt::print::ferrohalide_print as *const () as usize);
-        m.insert(names::MALLOC, rt::memory::ferrohalide_malloc as *const () as usize);
-        m.insert(names::FREE, rt::memory::ferrohalide_free as *const () as usize);
-        m.insert(names::STRING_APPEND, rt::print::ferrohalide_string_append as *const () as usize);
-        m.insert(names::INT64_APPEND, rt::print::ferrohalide_int64_append as *const () as usize);
-        m.insert(names::UINT64_APPEND, rt::print::ferrohalide_uint64_append as *const () as usize);
-        m.insert(names::DOUBLE_APPEND, rt::print::ferrohalide_double_append as *const () as usize);
-        m.insert(names::POINTER_APPEND, rt::print::ferrohalide_pointer_append as *const () as usize);
+        m.insert(
+            names::DO_PAR_FOR,
+            rt::thread_pool::ferrohalide_do_par_for as *const () as usize,
+        );
+        m.insert(
+            "ferrohalide_thread_index",
+            rt::thread_pool::ferrohalide_thread_index as *const () as usize,
+        );
+        m.insert(
+            names::ERROR,
+            rt::error::ferrohalide_error as *const () as usize,
+        );
+        m.insert(
+            names::PRINT,
+            rt::print::ferrohalide_print as *const () as usize,
+        );
+        m.insert(
+            names::MALLOC,
+            rt::memory::ferrohalide_malloc as *const () as usize,
+        );
+        m.insert(
+            names::FREE,
+            rt::memory::ferrohalide_free as *const () as usize,
+        );
+        m.insert(
+            names::STRING_APPEND,
+            rt::print::ferrohalide_string_append as *const () as usize,
+        );
+        m.insert(
+            names::INT64_APPEND,
+            rt::print::ferrohalide_int64_append as *const () as usize,
+        );
+        m.insert(
+            names::UINT64_APPEND,
+            rt::print::ferrohalide_uint64_append as *const () as usize,
+        );
+        m.insert(
+            names::DOUBLE_APPEND,
+            rt::print::ferrohalide_double_append as *const () as usize,
+        );
+        m.insert(
+            names::POINTER_APPEND,
+            rt::print::ferrohalide_pointer_append as *const () as usize,
+        );
         use rt::math::*;
         let f1: &[(&'static str, extern "C" fn(f64) -> f64)] = &[
             ("ferrohalide_sin_f64", ferrohalide_sin_f64),
@@ -57,9 +90,18 @@ fn builtin() -> &'static HashMap<&'static str, usize> {
         for (n, f) in f1 {
             m.insert(n, *f as *const () as usize);
         }
-        m.insert("ferrohalide_atan2_f64", ferrohalide_atan2_f64 as *const () as usize);
-        m.insert("ferrohalide_pow_f64", ferrohalide_pow_f64 as *const () as usize);
-        m.insert("ferrohalide_hypot_f64", ferrohalide_hypot_f64 as *const () as usize);
+        m.insert(
+            "ferrohalide_atan2_f64",
+            ferrohalide_atan2_f64 as *const () as usize,
+        );
+        m.insert(
+            "ferrohalide_pow_f64",
+            ferrohalide_pow_f64 as *const () as usize,
+        );
+        m.insert(
+            "ferrohalide_hypot_f64",
+            ferrohalide_hypot_f64 as *const () as usize,
+        );
         // C library functions LLVM may emit calls to on its own.
         extern "C" {
             fn memcpy(d: *mut u8, s: *const u8, n: usize) -> *mut u8;
@@ -84,7 +126,10 @@ fn user() -> &'static RwLock<HashMap<String, usize>> {
 
 /// Make `name` resolve to `address` in JIT-compiled code (for extern calls).
 pub fn register_symbol(name: &str, address: usize) {
-    user().write().unwrap_or_else(|p| p.into_inner()).insert(name.to_string(), address);
+    user()
+        .write()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(name.to_string(), address);
 }
 
 /// The address the JIT should bind `name` to, if known.
@@ -92,5 +137,9 @@ pub fn lookup(name: &str) -> Option<usize> {
     if let Some(a) = builtin().get(name) {
         return Some(*a);
     }
-    user().read().unwrap_or_else(|p| p.into_inner()).get(name).copied()
+    user()
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(name)
+        .copied()
 }

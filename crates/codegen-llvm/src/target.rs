@@ -12,7 +12,10 @@ pub struct JitTarget {
 
 impl JitTarget {
     pub fn new(cpu: impl Into<String>, features: impl Into<String>) -> JitTarget {
-        JitTarget { cpu: cpu.into(), features: features.into() }
+        JitTarget {
+            cpu: cpu.into(),
+            features: features.into(),
+        }
     }
 
     /// The machine we are running on, as LLVM detects it.
@@ -31,8 +34,15 @@ impl JitTarget {
     /// appended last, so LLVM clears the features that imply a disabled one
     /// (e.g. `-avx512f` also turns off avx512bw, avx512vl, ...).
     pub fn with_feature_overrides(&self, overrides: &str) -> JitTarget {
-        let ov: Vec<&str> = overrides.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
-        let names: Vec<&str> = ov.iter().map(|s| s.trim_start_matches(['+', '-'])).collect();
+        let ov: Vec<&str> = overrides
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        let names: Vec<&str> = ov
+            .iter()
+            .map(|s| s.trim_start_matches(['+', '-']))
+            .collect();
         let mut feats: Vec<String> = self
             .features
             .split(',')
@@ -42,10 +52,17 @@ impl JitTarget {
             .map(str::to_string)
             .collect();
         for o in ov {
-            let o = if o.starts_with('+') || o.starts_with('-') { o.to_string() } else { format!("+{o}") };
+            let o = if o.starts_with('+') || o.starts_with('-') {
+                o.to_string()
+            } else {
+                format!("+{o}")
+            };
             feats.push(o);
         }
-        JitTarget { cpu: self.cpu.clone(), features: feats.join(",") }
+        JitTarget {
+            cpu: self.cpu.clone(),
+            features: feats.join(","),
+        }
     }
 
     /// Turn every AVX-512 feature off (for `x86-64-linux-avx2`-like targets).

@@ -8,7 +8,13 @@ use ferrohalide_core::ErrorKind;
 
 #[test]
 fn store_x_times_two() {
-    let body = loop_1d("out", "x", Type::i32(), ForType::Serial, Expr::mul(v("x"), i(2)));
+    let body = loop_1d(
+        "out",
+        "x",
+        Type::i32(),
+        ForType::Serial,
+        Expr::mul(v("x"), i(2)),
+    );
     let p = pipeline("times_two", vec![out_arg("out", Type::i32(), 1)], body);
     let m = jit(&p);
     let out = Buffer::new(Type::i32(), &[100], None).unwrap();
@@ -25,7 +31,12 @@ fn scalar_args_and_input_buffer() {
     let f = Type::float(32);
     let val = Expr::add(
         Expr::mul(
-            Expr::load(f, "inp", Expr::sub(v("x"), v("inp.min.0")), Expr::bool_const(true)),
+            Expr::load(
+                f,
+                "inp",
+                Expr::sub(v("x"), v("inp.min.0")),
+                Expr::bool_const(true),
+            ),
             Expr::var(f, "k"),
         ),
         Expr::cast(f, Expr::var(Type::int(16), "off")),
@@ -33,7 +44,12 @@ fn scalar_args_and_input_buffer() {
     let body = loop_1d("out", "x", f, ForType::Serial, val);
     let p = pipeline(
         "affine",
-        vec![in_arg("inp", f, 1), scalar_arg("k", f), scalar_arg("off", Type::int(16)), out_arg("out", f, 1)],
+        vec![
+            in_arg("inp", f, 1),
+            scalar_arg("k", f),
+            scalar_arg("off", Type::int(16)),
+            out_arg("out", f, 1),
+        ],
         body,
     );
     let m = jit(&p);
@@ -42,7 +58,16 @@ fn scalar_args_and_input_buffer() {
         inp.set_f64(&[x], x as f64 * 0.5).unwrap();
     }
     let out = Buffer::new(f, &[16], None).unwrap();
-    run(&m, &[A::B(&inp), A::S(ScalarValue::Float(3.0)), A::S(ScalarValue::Int(-7)), A::B(&out)]).unwrap();
+    run(
+        &m,
+        &[
+            A::B(&inp),
+            A::S(ScalarValue::Float(3.0)),
+            A::S(ScalarValue::Int(-7)),
+            A::B(&out),
+        ],
+    )
+    .unwrap();
     for x in 0..16 {
         assert_eq!(out.get_f64(&[x]).unwrap(), x as f64 * 1.5 - 7.0);
     }
@@ -57,10 +82,21 @@ fn vector_loop_with_ramps() {
     let rev = Expr::ramp(Expr::add(base.clone(), i(7)), i(-1), 8);
     let val = Expr::add(
         Expr::mul(idx.clone(), Expr::broadcast(i(3), 8)),
-        Expr::load(t.with_lanes(8), "inp", rev, Expr::broadcast(Expr::bool_const(true), 8)),
+        Expr::load(
+            t.with_lanes(8),
+            "inp",
+            rev,
+            Expr::broadcast(Expr::bool_const(true), 8),
+        ),
     );
     let store = Stmt::store("out", val, idx, Expr::broadcast(Expr::bool_const(true), 8));
-    let body = Stmt::for_loop("xo", i(0), Expr::div(v("out.extent.0"), i(8)), ForType::Serial, store);
+    let body = Stmt::for_loop(
+        "xo",
+        i(0),
+        Expr::div(v("out.extent.0"), i(8)),
+        ForType::Serial,
+        store,
+    );
     let p = pipeline("vec", vec![in_arg("inp", t, 1), out_arg("out", t, 1)], body);
     let m = jit(&p);
     let inp = Buffer::new(t, &[64], None).unwrap();
@@ -71,7 +107,11 @@ fn vector_loop_with_ramps() {
     run(&m, &[A::B(&inp), A::B(&out)]).unwrap();
     for x in 0..64 {
         let r = (x / 8) * 8 + 7 - (x % 8);
-        assert_eq!(out.get_i128(&[x]).unwrap(), 3 * x as i128 + 1000 * r as i128, "x = {x}");
+        assert_eq!(
+            out.get_i128(&[x]).unwrap(),
+            3 * x as i128 + 1000 * r as i128,
+            "x = {x}"
+        );
     }
 }
 
@@ -83,10 +123,19 @@ fn gather_and_predicated_store() {
     let idx = Expr::ramp(base.clone(), i(1), 8);
     let gidx = Expr::ramp(Expr::mul(base.clone(), i(2)), i(2), 8);
     let pred = Expr::lt(Expr::ramp(i(0), i(1), 8), Expr::broadcast(i(5), 8));
-    let val = Expr::load(t.with_lanes(8), "inp", gidx, Expr::broadcast(Expr::bool_const(true), 8));
+    let val = Expr::load(
+        t.with_lanes(8),
+        "inp",
+        gidx,
+        Expr::broadcast(Expr::bool_const(true), 8),
+    );
     let store = Stmt::store("out", val, idx, pred);
     let body = Stmt::for_loop("xo", i(0), i(4), ForType::Serial, store);
-    let p = pipeline("gather", vec![in_arg("inp", t, 1), out_arg("out", t, 1)], body);
+    let p = pipeline(
+        "gather",
+        vec![in_arg("inp", t, 1), out_arg("out", t, 1)],
+        body,
+    );
     let m = jit(&p);
     let inp = Buffer::new(t, &[64], None).unwrap();
     for x in 0..64 {
@@ -108,10 +157,17 @@ fn assertion_failure_is_a_runtime_error() {
     let msg = Expr::intrinsic(
         Type::i32(),
         ferrohalide_core::ir::Intrinsic::Error,
-        vec![Expr::string("extent of out is "), v("out.extent.0"), Expr::string(", but must be < 5")],
+        vec![
+            Expr::string("extent of out is "),
+            v("out.extent.0"),
+            Expr::string(", but must be < 5"),
+        ],
     );
     let check = Stmt::assert(Expr::lt(v("out.extent.0"), i(5)), msg);
-    let body = Stmt::block(vec![check, loop_1d("out", "x", Type::i32(), ForType::Serial, v("x"))]);
+    let body = Stmt::block(vec![
+        check,
+        loop_1d("out", "x", Type::i32(), ForType::Serial, v("x")),
+    ]);
     let p = pipeline("checked", vec![out_arg("out", Type::i32(), 1)], body);
     let m = jit(&p);
     let ok = Buffer::new(Type::i32(), &[4], None).unwrap();
@@ -135,7 +191,12 @@ fn heap_and_stack_allocations() {
             i(0),
             n.clone(),
             ForType::Serial,
-            Stmt::store("tmp", Expr::mul(v("x"), v("x")), v("x"), Expr::bool_const(true)),
+            Stmt::store(
+                "tmp",
+                Expr::mul(v("x"), v("x")),
+                v("x"),
+                Expr::bool_const(true),
+            ),
         );
         let read = Stmt::for_loop(
             "y",
@@ -146,7 +207,12 @@ fn heap_and_stack_allocations() {
                 "out",
                 Expr::add(
                     Expr::load(t, "tmp", v("y"), Expr::bool_const(true)),
-                    Expr::load(t, "tmp", Expr::sub(Expr::sub(n.clone(), i(1)), v("y")), Expr::bool_const(true)),
+                    Expr::load(
+                        t,
+                        "tmp",
+                        Expr::sub(Expr::sub(n.clone(), i(1)), v("y")),
+                        Expr::bool_const(true),
+                    ),
                 ),
                 v("y"),
                 Expr::bool_const(true),
@@ -165,7 +231,10 @@ fn heap_and_stack_allocations() {
         let out = Buffer::new(t, &[64], None).unwrap();
         run(&m, &[A::B(&out)]).unwrap();
         for x in 0..64i128 {
-            assert_eq!(out.get_i128(&[x as i32]).unwrap(), x * x + (63 - x) * (63 - x));
+            assert_eq!(
+                out.get_i128(&[x as i32]).unwrap(),
+                x * x + (63 - x) * (63 - x)
+            );
         }
         let ir = m.llvm_ir();
         assert_eq!(ir.contains("ferrohalide_malloc"), !n_const, "{name}");
@@ -195,14 +264,24 @@ fn bool_buffers_and_selects() {
             ),
         ),
     ]);
-    let p = pipeline("bools", vec![out_arg("flags", Type::bool(), 1), out_arg("out", Type::i32(), 1)], body);
+    let p = pipeline(
+        "bools",
+        vec![
+            out_arg("flags", Type::bool(), 1),
+            out_arg("out", Type::i32(), 1),
+        ],
+        body,
+    );
     let m = jit(&p);
     let flags = Buffer::new(Type::bool(), &[10], None).unwrap();
     let out = Buffer::new(Type::i32(), &[10], None).unwrap();
     run(&m, &[A::B(&flags), A::B(&out)]).unwrap();
     for x in 0..10 {
         assert_eq!(flags.get_i128(&[x]).unwrap(), (x % 3 == 0) as i128);
-        assert_eq!(out.get_i128(&[x]).unwrap(), if x % 3 == 0 { x as i128 } else { -(x as i128) });
+        assert_eq!(
+            out.get_i128(&[x]).unwrap(),
+            if x % 3 == 0 { x as i128 } else { -(x as i128) }
+        );
     }
 }
 

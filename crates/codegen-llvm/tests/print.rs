@@ -27,7 +27,10 @@ fn capture_stdout(f: impl FnOnce()) -> String {
         close(saved);
     }
     let mut s = String::new();
-    std::fs::File::open(&path).unwrap().read_to_string(&mut s).unwrap();
+    std::fs::File::open(&path)
+        .unwrap()
+        .read_to_string(&mut s)
+        .unwrap();
     let _ = std::fs::remove_file(&path);
     s
 }
@@ -41,10 +44,16 @@ fn print_formats_like_halide() {
         vec![
             v("x"),
             Expr::string("hello"),
-            Expr::add(Expr::mul(Expr::cast(f32t, v("x")), Expr::f32(1.5)), Expr::f32(0.1)),
+            Expr::add(
+                Expr::mul(Expr::cast(f32t, v("x")), Expr::f32(1.5)),
+                Expr::f32(0.1),
+            ),
             Expr::div(Expr::cast(Type::float(64), v("x")), Expr::f64(3.0)),
             Expr::cast(Type::uint(8), v("x")),
-            Expr::mul(Expr::cast(Type::int(64), v("x")), Expr::int_imm(Type::int(64), -5)),
+            Expr::mul(
+                Expr::cast(Type::int(64), v("x")),
+                Expr::int_imm(Type::int(64), -5),
+            ),
         ],
     );
     let body = loop_1d("out", "x", Type::i32(), ForType::Serial, printed);

@@ -9,18 +9,42 @@ use ferrohalide_core::buffer::Buffer;
 use ferrohalide_core::ir::{BinOp, Expr, ForType, Intrinsic, Stmt, Type};
 
 /// out[k] = f(a[k], b[k]) over N elements, in vectors of `lanes`.
-fn binary_pipeline(name: &str, at: Type, bt: Type, rt: Type, lanes: u16, f: &dyn Fn(Expr, Expr) -> Expr) -> ferrohalide_core::lower::LoweredPipeline {
+fn binary_pipeline(
+    name: &str,
+    at: Type,
+    bt: Type,
+    rt: Type,
+    lanes: u16,
+    f: &dyn Fn(Expr, Expr) -> Expr,
+) -> ferrohalide_core::lower::LoweredPipeline {
     let base = Expr::mul(v("xo"), i(lanes as i64));
     let (idx, tru) = if lanes > 1 {
-        (Expr::ramp(base.clone(), i(1), lanes), Expr::broadcast(Expr::bool_const(true), lanes))
+        (
+            Expr::ramp(base.clone(), i(1), lanes),
+            Expr::broadcast(Expr::bool_const(true), lanes),
+        )
     } else {
         (base.clone(), Expr::bool_const(true))
     };
     let a = Expr::load(at.with_lanes(lanes), "a", idx.clone(), tru.clone());
     let b = Expr::load(bt.with_lanes(lanes), "b", idx.clone(), tru.clone());
     let store = Stmt::store("out", f(a, b), idx, tru);
-    let body = Stmt::for_loop("xo", i(0), Expr::div(v("out.extent.0"), i(lanes as i64)), ForType::Serial, store);
-    pipeline(name, vec![in_arg("a", at, 1), in_arg("b", bt, 1), out_arg("out", rt, 1)], body)
+    let body = Stmt::for_loop(
+        "xo",
+        i(0),
+        Expr::div(v("out.extent.0"), i(lanes as i64)),
+        ForType::Serial,
+        store,
+    );
+    pipeline(
+        name,
+        vec![
+            in_arg("a", at, 1),
+            in_arg("b", bt, 1),
+            out_arg("out", rt, 1),
+        ],
+        body,
+    )
 }
 
 fn wrap(v: i128, t: Type) -> i128 {
@@ -35,12 +59,37 @@ fn wrap(v: i128, t: Type) -> i128 {
 
 fn edge_values(t: Type) -> Vec<i128> {
     let (lo, hi) = (t.min_int(), t.max_int());
-    let mut v = vec![lo, lo + 1, -7, -3, -2, -1, 0, 1, 2, 3, 7, hi - 1, hi, 100, -100, 12345, -12345];
+    let mut v = vec![
+        lo,
+        lo + 1,
+        -7,
+        -3,
+        -2,
+        -1,
+        0,
+        1,
+        2,
+        3,
+        7,
+        hi - 1,
+        hi,
+        100,
+        -100,
+        12345,
+        -12345,
+    ];
     v.retain(|x| *x >= lo && *x <= hi);
     v
 }
 
-fn run_binary(at: Type, bt: Type, rt: Type, pairs: &[(i128, i128)], lanes: u16, f: &dyn Fn(Expr, Expr) -> Expr) -> Vec<i128> {
+fn run_binary(
+    at: Type,
+    bt: Type,
+    rt: Type,
+    pairs: &[(i128, i128)],
+    lanes: u16,
+    f: &dyn Fn(Expr, Expr) -> Expr,
+) -> Vec<i128> {
     let n = pairs.len().div_ceil(16) * 16;
     let p = binary_pipeline("bin", at, bt, rt, lanes, f);
     let m = jit(&p);
@@ -52,7 +101,9 @@ fn run_binary(at: Type, bt: Type, rt: Type, pairs: &[(i128, i128)], lanes: u16, 
     }
     let out = Buffer::new(rt, &[n as i32], None).unwrap();
     run(&m, &[A::B(&a), A::B(&b), A::B(&out)]).unwrap();
-    (0..pairs.len()).map(|k| out.get_i128(&[k as i32]).unwrap()).collect()
+    (0..pairs.len())
+        .map(|k| out.get_i128(&[k as i32]).unwrap())
+        .collect()
 }
 
 fn int_types() -> Vec<Type> {
@@ -68,12 +119,23 @@ fn int_types() -> Vec<Type> {
 fn division_and_modulo_all_widths() {
     for t in int_types() {
         let vals = edge_values(t);
-        let pairs: Vec<(i128, i128)> = vals.iter().flat_map(|a| vals.iter().map(move |b| (*a, *b))).collect();
+        let pairs: Vec<(i128, i128)> = vals
+            .iter()
+            .flat_map(|a| vals.iter().map(move |b| (*a, *b)))
+            .collect();
         for lanes in [1u16, 8] {
-            let d = run_binary(t, t, t, &pairs, lanes, &|a, b| Expr::binary(BinOp::Div, a, b));
-            let m = run_binary(t, t, t, &pairs, lanes, &|a, b| Expr::binary(BinOp::Mod, a, b));
+            let d = run_binary(t, t, t, &pairs, lanes, &|a, b| {
+                Expr::binary(BinOp::Div, a, b)
+            });
+            let m = run_binary(t, t, t, &pairs, lanes, &|a, b| {
+                Expr::binary(BinOp::Mod, a, b)
+            });
             for (k, (a, b)) in pairs.iter().enumerate() {
-                let (wd, wm) = if *b == 0 { (0, 0) } else { (wrap(a.div_euclid(*b), t), wrap(a.rem_euclid(*b), t)) };
+                let (wd, wm) = if *b == 0 {
+                    (0, 0)
+                } else {
+                    (wrap(a.div_euclid(*b), t), wrap(a.rem_euclid(*b), t))
+                };
                 assert_eq!(d[k], wd, "{t}: {a} / {b} (lanes {lanes})");
                 assert_eq!(m[k], wm, "{t}: {a} % {b} (lanes {lanes})");
             }
@@ -92,10 +154,18 @@ fn constant_divisors() {
             let pairs: Vec<(i128, i128)> = vals.iter().map(|a| (*a, 0)).collect();
             let ce = Expr::make_const_i64(t, c);
             for lanes in [1u16, 16] {
-                let ce2 = if lanes > 1 { Expr::broadcast(ce.clone(), lanes) } else { ce.clone() };
+                let ce2 = if lanes > 1 {
+                    Expr::broadcast(ce.clone(), lanes)
+                } else {
+                    ce.clone()
+                };
                 let ce3 = ce2.clone();
-                let d = run_binary(t, t, t, &pairs, lanes, &move |a, _| Expr::binary(BinOp::Div, a, ce2.clone()));
-                let m = run_binary(t, t, t, &pairs, lanes, &move |a, _| Expr::binary(BinOp::Mod, a, ce3.clone()));
+                let d = run_binary(t, t, t, &pairs, lanes, &move |a, _| {
+                    Expr::binary(BinOp::Div, a, ce2.clone())
+                });
+                let m = run_binary(t, t, t, &pairs, lanes, &move |a, _| {
+                    Expr::binary(BinOp::Mod, a, ce3.clone())
+                });
                 for (k, (a, _)) in pairs.iter().enumerate() {
                     let c = c as i128;
                     assert_eq!(d[k], wrap(a.div_euclid(c), t), "{t}: {a} / {c}");
@@ -110,7 +180,10 @@ fn constant_divisors() {
 fn wrapping_arithmetic_and_comparisons() {
     for t in int_types() {
         let vals = edge_values(t);
-        let pairs: Vec<(i128, i128)> = vals.iter().flat_map(|a| vals.iter().map(move |b| (*a, *b))).collect();
+        let pairs: Vec<(i128, i128)> = vals
+            .iter()
+            .flat_map(|a| vals.iter().map(move |b| (*a, *b)))
+            .collect();
         let ops: [(BinOp, fn(i128, i128) -> i128); 6] = [
             (BinOp::Add, |a, b| a + b),
             (BinOp::Sub, |a, b| a - b),
@@ -138,21 +211,45 @@ fn shifts_match_halide() {
     // Values checked against Halide 21 (scalar code): a negative shift
     // amount shifts the other way; 32-bit amounts are taken mod 32.
     let t = Type::i32();
-    let pairs = [(-7, 3), (7, -3), (-7, -3), (5, 33), (5, -1), (-5, -1), (-5, 40), (1, 32), (-8, 32), (-2147483648, -1)];
-    let pairs: Vec<(i128, i128)> = pairs.iter().map(|(a, b)| (*a as i128, *b as i128)).collect();
-    let shl = run_binary(t, t, t, &pairs, 1, &|a, b| intrin(a.ty(), Intrinsic::ShiftLeft, vec![a, b]));
-    let shr = run_binary(t, t, t, &pairs, 1, &|a, b| intrin(a.ty(), Intrinsic::ShiftRight, vec![a, b]));
+    let pairs = [
+        (-7, 3),
+        (7, -3),
+        (-7, -3),
+        (5, 33),
+        (5, -1),
+        (-5, -1),
+        (-5, 40),
+        (1, 32),
+        (-8, 32),
+        (-2147483648, -1),
+    ];
+    let pairs: Vec<(i128, i128)> = pairs
+        .iter()
+        .map(|(a, b)| (*a as i128, *b as i128))
+        .collect();
+    let shl = run_binary(t, t, t, &pairs, 1, &|a, b| {
+        intrin(a.ty(), Intrinsic::ShiftLeft, vec![a, b])
+    });
+    let shr = run_binary(t, t, t, &pairs, 1, &|a, b| {
+        intrin(a.ty(), Intrinsic::ShiftRight, vec![a, b])
+    });
     assert_eq!(shl, vec![-56, 0, -1, 10, 2, -3, -1280, 1, -8, -1073741824]);
     assert_eq!(shr, vec![-1, 56, -56, 2, 10, -10, -1, 1, -8, 0]);
     // Vector code agrees.
-    let shl8 = run_binary(t, t, t, &pairs, 8, &|a, b| intrin(a.ty(), Intrinsic::ShiftLeft, vec![a, b]));
+    let shl8 = run_binary(t, t, t, &pairs, 8, &|a, b| {
+        intrin(a.ty(), Intrinsic::ShiftLeft, vec![a, b])
+    });
     assert_eq!(shl, shl8);
     // Unsigned shifts by unsigned amounts.
     let u = Type::uint(8);
     let up: Vec<(i128, i128)> = vec![(200, 1), (200, 3), (1, 7), (255, 8), (255, 0)];
-    let r = run_binary(u, u, u, &up, 1, &|a, b| intrin(a.ty(), Intrinsic::ShiftRight, vec![a, b]));
+    let r = run_binary(u, u, u, &up, 1, &|a, b| {
+        intrin(a.ty(), Intrinsic::ShiftRight, vec![a, b])
+    });
     assert_eq!(r, vec![100, 25, 0, 0, 255]);
-    let r = run_binary(u, u, u, &up, 1, &|a, b| intrin(a.ty(), Intrinsic::ShiftLeft, vec![a, b]));
+    let r = run_binary(u, u, u, &up, 1, &|a, b| {
+        intrin(a.ty(), Intrinsic::ShiftLeft, vec![a, b])
+    });
     assert_eq!(r, vec![144, 64, 128, 0, 255]);
 }
 
@@ -161,21 +258,48 @@ fn integer_intrinsics() {
     let i8t = Type::int(8);
     let u8t = Type::uint(8);
     let vals = edge_values(i8t);
-    let pairs: Vec<(i128, i128)> = vals.iter().flat_map(|a| vals.iter().map(move |b| (*a, *b))).collect();
+    let pairs: Vec<(i128, i128)> = vals
+        .iter()
+        .flat_map(|a| vals.iter().map(move |b| (*a, *b)))
+        .collect();
     for lanes in [1u16, 16] {
-        let abs = run_binary(i8t, i8t, u8t, &pairs, lanes, &|a, _| intrin(u8t.with_lanes(a.lanes()), Intrinsic::Abs, vec![a]));
-        let absd = run_binary(i8t, i8t, u8t, &pairs, lanes, &|a, b| intrin(u8t.with_lanes(a.lanes()), Intrinsic::Absd, vec![a, b]));
-        let sadd = run_binary(i8t, i8t, i8t, &pairs, lanes, &|a, b| intrin(a.ty(), Intrinsic::SaturatingAdd, vec![a, b]));
-        let ssub = run_binary(i8t, i8t, i8t, &pairs, lanes, &|a, b| intrin(a.ty(), Intrinsic::SaturatingSub, vec![a, b]));
-        let hadd = run_binary(i8t, i8t, i8t, &pairs, lanes, &|a, b| intrin(a.ty(), Intrinsic::HalvingAdd, vec![a, b]));
-        let rhadd = run_binary(i8t, i8t, i8t, &pairs, lanes, &|a, b| intrin(a.ty(), Intrinsic::RoundingHalvingAdd, vec![a, b]));
-        let wmul = run_binary(i8t, i8t, Type::int(16), &pairs, lanes, &|a, b| {
-            intrin(Type::int(16).with_lanes(a.lanes()), Intrinsic::WideningMul, vec![a, b])
+        let abs = run_binary(i8t, i8t, u8t, &pairs, lanes, &|a, _| {
+            intrin(u8t.with_lanes(a.lanes()), Intrinsic::Abs, vec![a])
         });
-        let dz = run_binary(i8t, i8t, i8t, &pairs, lanes, &|a, b| intrin(a.ty(), Intrinsic::DivRoundToZero, vec![a, b]));
-        let mz = run_binary(i8t, i8t, i8t, &pairs, lanes, &|a, b| intrin(a.ty(), Intrinsic::ModRoundToZero, vec![a, b]));
+        let absd = run_binary(i8t, i8t, u8t, &pairs, lanes, &|a, b| {
+            intrin(u8t.with_lanes(a.lanes()), Intrinsic::Absd, vec![a, b])
+        });
+        let sadd = run_binary(i8t, i8t, i8t, &pairs, lanes, &|a, b| {
+            intrin(a.ty(), Intrinsic::SaturatingAdd, vec![a, b])
+        });
+        let ssub = run_binary(i8t, i8t, i8t, &pairs, lanes, &|a, b| {
+            intrin(a.ty(), Intrinsic::SaturatingSub, vec![a, b])
+        });
+        let hadd = run_binary(i8t, i8t, i8t, &pairs, lanes, &|a, b| {
+            intrin(a.ty(), Intrinsic::HalvingAdd, vec![a, b])
+        });
+        let rhadd = run_binary(i8t, i8t, i8t, &pairs, lanes, &|a, b| {
+            intrin(a.ty(), Intrinsic::RoundingHalvingAdd, vec![a, b])
+        });
+        let wmul = run_binary(i8t, i8t, Type::int(16), &pairs, lanes, &|a, b| {
+            intrin(
+                Type::int(16).with_lanes(a.lanes()),
+                Intrinsic::WideningMul,
+                vec![a, b],
+            )
+        });
+        let dz = run_binary(i8t, i8t, i8t, &pairs, lanes, &|a, b| {
+            intrin(a.ty(), Intrinsic::DivRoundToZero, vec![a, b])
+        });
+        let mz = run_binary(i8t, i8t, i8t, &pairs, lanes, &|a, b| {
+            intrin(a.ty(), Intrinsic::ModRoundToZero, vec![a, b])
+        });
         let scast = run_binary(i8t, i8t, u8t, &pairs, lanes, &|a, _| {
-            intrin(u8t.with_lanes(a.lanes()), Intrinsic::SaturatingCast, vec![a])
+            intrin(
+                u8t.with_lanes(a.lanes()),
+                Intrinsic::SaturatingCast,
+                vec![a],
+            )
         });
         for (k, (a, b)) in pairs.iter().enumerate() {
             let (a, b) = (*a, *b);
@@ -186,17 +310,34 @@ fn integer_intrinsics() {
             assert_eq!(hadd[k], (a + b).div_euclid(2), "hadd {a} {b}");
             assert_eq!(rhadd[k], (a + b + 1).div_euclid(2), "rhadd {a} {b}");
             assert_eq!(wmul[k], a * b, "wmul {a} {b}");
-            assert_eq!(dz[k], if b == 0 { 0 } else { wrap(a / b, i8t) }, "div_round_to_zero {a} {b}");
-            assert_eq!(mz[k], if b == 0 { 0 } else { wrap(a % b, i8t) }, "mod_round_to_zero {a} {b}");
+            assert_eq!(
+                dz[k],
+                if b == 0 { 0 } else { wrap(a / b, i8t) },
+                "div_round_to_zero {a} {b}"
+            );
+            assert_eq!(
+                mz[k],
+                if b == 0 { 0 } else { wrap(a % b, i8t) },
+                "mod_round_to_zero {a} {b}"
+            );
             assert_eq!(scast[k], a.clamp(0, 255), "saturating_cast {a}");
         }
     }
     // popcount / clz / ctz on u16
     let u16t = Type::uint(16);
-    let pairs: Vec<(i128, i128)> = [0i128, 1, 2, 0x8000, 0xffff, 0x0f0f, 12].iter().map(|x| (*x, 0)).collect();
-    let pc = run_binary(u16t, u16t, u16t, &pairs, 1, &|a, _| intrin(a.ty(), Intrinsic::Popcount, vec![a]));
-    let lz = run_binary(u16t, u16t, u16t, &pairs, 8, &|a, _| intrin(a.ty(), Intrinsic::CountLeadingZeros, vec![a]));
-    let tz = run_binary(u16t, u16t, u16t, &pairs, 8, &|a, _| intrin(a.ty(), Intrinsic::CountTrailingZeros, vec![a]));
+    let pairs: Vec<(i128, i128)> = [0i128, 1, 2, 0x8000, 0xffff, 0x0f0f, 12]
+        .iter()
+        .map(|x| (*x, 0))
+        .collect();
+    let pc = run_binary(u16t, u16t, u16t, &pairs, 1, &|a, _| {
+        intrin(a.ty(), Intrinsic::Popcount, vec![a])
+    });
+    let lz = run_binary(u16t, u16t, u16t, &pairs, 8, &|a, _| {
+        intrin(a.ty(), Intrinsic::CountLeadingZeros, vec![a])
+    });
+    let tz = run_binary(u16t, u16t, u16t, &pairs, 8, &|a, _| {
+        intrin(a.ty(), Intrinsic::CountTrailingZeros, vec![a])
+    });
     for (k, (a, _)) in pairs.iter().enumerate() {
         let a = *a as u16;
         assert_eq!(pc[k], a.count_ones() as i128);
@@ -209,7 +350,10 @@ fn integer_intrinsics() {
 fn mul_shift_right_u8() {
     let u8t = Type::uint(8);
     let vals: Vec<i128> = vec![0, 1, 7, 100, 128, 200, 255];
-    let pairs: Vec<(i128, i128)> = vals.iter().flat_map(|a| vals.iter().map(move |b| (*a, *b))).collect();
+    let pairs: Vec<(i128, i128)> = vals
+        .iter()
+        .flat_map(|a| vals.iter().map(move |b| (*a, *b)))
+        .collect();
     for q in [0u64, 3, 8] {
         let qe = Expr::uint_imm(u8t, q);
         let qe2 = qe.clone();
@@ -217,12 +361,22 @@ fn mul_shift_right_u8() {
             let q = Expr::broadcast(qe.clone(), a.lanes());
             intrin(a.ty(), Intrinsic::MulShiftRight, vec![a, b, q])
         });
-        let rr = run_binary(u8t, u8t, u8t, &pairs, 1, &move |a, b| intrin(a.ty(), Intrinsic::RoundingMulShiftRight, vec![a, b, qe2.clone()]));
+        let rr = run_binary(u8t, u8t, u8t, &pairs, 1, &move |a, b| {
+            intrin(
+                a.ty(),
+                Intrinsic::RoundingMulShiftRight,
+                vec![a, b, qe2.clone()],
+            )
+        });
         for (k, (a, b)) in pairs.iter().enumerate() {
             let p = a * b;
             assert_eq!(r[k], (p >> q).min(255), "mul_shift_right {a} {b} {q}");
             let round = if q == 0 { 0 } else { 1i128 << (q - 1) };
-            assert_eq!(rr[k], ((p + round) >> q).min(255), "rounding_mul_shift_right {a} {b} {q}");
+            assert_eq!(
+                rr[k],
+                ((p + round) >> q).min(255),
+                "rounding_mul_shift_right {a} {b} {q}"
+            );
         }
     }
 }
@@ -231,7 +385,9 @@ fn mul_shift_right_u8() {
 fn casts() {
     // float -> int truncates toward zero; int -> narrower int wraps; bool casts.
     let f = Type::float(32);
-    let p = binary_pipeline("casts", f, f, Type::int(16), 8, &|a, _| Expr::cast(Type::int(16).with_lanes(a.lanes()), a));
+    let p = binary_pipeline("casts", f, f, Type::int(16), 8, &|a, _| {
+        Expr::cast(Type::int(16).with_lanes(a.lanes()), a)
+    });
     let m = jit(&p);
     let a = Buffer::new(f, &[16], None).unwrap();
     let b = Buffer::new(f, &[16], None).unwrap();
@@ -246,10 +402,14 @@ fn casts() {
     }
     let i32t = Type::i32();
     let pairs: Vec<(i128, i128)> = vec![(300, 0), (-1, 0), (0, 0), (255, 0), (-129, 0)];
-    let r = run_binary(i32t, i32t, Type::uint(8), &pairs, 1, &|a, _| Expr::cast(Type::uint(8), a));
+    let r = run_binary(i32t, i32t, Type::uint(8), &pairs, 1, &|a, _| {
+        Expr::cast(Type::uint(8), a)
+    });
     assert_eq!(r, vec![44, 255, 0, 255, 127]);
     // As in Halide, a cast to bool keeps the lowest bit.
-    let r = run_binary(i32t, i32t, Type::bool(), &pairs, 1, &|a, _| Expr::cast(Type::bool(), a));
+    let r = run_binary(i32t, i32t, Type::bool(), &pairs, 1, &|a, _| {
+        Expr::cast(Type::bool(), a)
+    });
     assert_eq!(r, vec![0, 1, 0, 1, 1]);
 }
 
@@ -283,7 +443,10 @@ fn float_mod_min_max() {
         run(&m, &[A::B(&a), A::B(&b), A::B(&out)]).unwrap();
         for k in 0..2 {
             let g = out.get_f64(&[k as i32]).unwrap();
-            assert!(g == want[k] || (g.is_nan() && want[k].is_nan()), "{op:?} lane {k}: {g}");
+            assert!(
+                g == want[k] || (g.is_nan() && want[k].is_nan()),
+                "{op:?} lane {k}: {g}"
+            );
         }
     }
 }
@@ -294,12 +457,31 @@ fn vector_reduce_and_shuffle() {
     // out[k] = reduce_add(a[ramp(4k, 1, 4)]) and a shuffle reversing pairs.
     let t = Type::i32();
     let idx = Expr::ramp(Expr::mul(v("k"), i(4)), i(1), 4);
-    let vals = Expr::load(t.with_lanes(4), "a", idx, Expr::broadcast(Expr::bool_const(true), 4));
+    let vals = Expr::load(
+        t.with_lanes(4),
+        "a",
+        idx,
+        Expr::broadcast(Expr::bool_const(true), 4),
+    );
     let sum = Expr::vector_reduce(VectorReduceOp::Add, vals.clone(), 1);
-    let mx = Expr::vector_reduce(VectorReduceOp::Max, Expr::shuffle(vec![vals.clone()], vec![3, 2, 1, 0]), 2);
+    let mx = Expr::vector_reduce(
+        VectorReduceOp::Max,
+        Expr::shuffle(vec![vals.clone()], vec![3, 2, 1, 0]),
+        2,
+    );
     let val = Expr::add(Expr::mul(sum, i(1000)), Expr::shuffle(vec![mx], vec![1]));
-    let body = Stmt::for_loop("k", i(0), v("out.extent.0"), ForType::Serial, Stmt::store("out", val, v("k"), Expr::bool_const(true)));
-    let p = pipeline("reduce", vec![in_arg("a", t, 1), out_arg("out", t, 1)], body);
+    let body = Stmt::for_loop(
+        "k",
+        i(0),
+        v("out.extent.0"),
+        ForType::Serial,
+        Stmt::store("out", val, v("k"), Expr::bool_const(true)),
+    );
+    let p = pipeline(
+        "reduce",
+        vec![in_arg("a", t, 1), out_arg("out", t, 1)],
+        body,
+    );
     let m = jit(&p);
     let a = Buffer::new(t, &[16], None).unwrap();
     for k in 0..16 {

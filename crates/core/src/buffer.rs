@@ -22,12 +22,30 @@ unsafe impl Sync for AlignedStorage {}
 
 impl AlignedStorage {
     pub fn zeroed(bytes: usize) -> Result<AlignedStorage> {
+        Self::allocate(bytes, true)
+    }
+
+    /// Storage whose contents are unspecified (for buffers a pipeline is
+    /// about to overwrite; zeroing large ones costs as much as a small pipeline).
+    pub fn uninitialized(bytes: usize) -> Result<AlignedStorage> {
+        Self::allocate(bytes, false)
+    }
+
+    fn allocate(bytes: usize, zero: bool) -> Result<AlignedStorage> {
         let layout = std::alloc::Layout::from_size_align(bytes.max(1), 64)
             .map_err(|_| Error::value(format!("cannot allocate a buffer of {bytes} bytes")))?;
         // SAFETY: layout has non-zero size.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr = unsafe {
+            if zero {
+                std::alloc::alloc_zeroed(layout)
+            } else {
+                std::alloc::alloc(layout)
+            }
+        };
         if ptr.is_null() {
-            return Err(Error::runtime(format!("out of memory allocating {bytes} bytes")));
+            return Err(Error::runtime(format!(
+                "out of memory allocating {bytes} bytes"
+            )));
         }
         Ok(AlignedStorage { ptr, layout })
     }
@@ -74,24 +92,54 @@ pub fn unique_buffer_name() -> String {
 impl Buffer {
     /// A dense, zero-filled buffer; dimension 0 is innermost (stride 1).
     pub fn new(ty: Type, extents: &[i32], name: Option<String>) -> Result<Buffer> {
+        Self::new_with_storage(ty, extents, name, AlignedStorage::zeroed)
+    }
+
+    /// Like `new`, but the contents are unspecified, as in Halide's
+    /// `realize`: for outputs a pipeline is about to write.
+    pub fn new_uninitialized(ty: Type, extents: &[i32], name: Option<String>) -> Result<Buffer> {
+        Self::new_with_storage(ty, extents, name, AlignedStorage::uninitialized)
+    }
+
+    fn new_with_storage(
+        ty: Type,
+        extents: &[i32],
+        name: Option<String>,
+        storage: fn(usize) -> Result<AlignedStorage>,
+    ) -> Result<Buffer> {
         let mut dims = Vec::with_capacity(extents.len());
         let mut stride: i64 = 1;
         for (i, &e) in extents.iter().enumerate() {
             if e < 0 {
-                return Err(Error::value(format!("Buffer extent {e} in dimension {i} is negative")));
+                return Err(Error::value(format!(
+                    "Buffer extent {e} in dimension {i} is negative"
+                )));
             }
             if stride > i32::MAX as i64 {
-                return Err(Error::value("Buffer is too large: strides must fit in 32 bits"));
+                return Err(Error::value(
+                    "Buffer is too large: strides must fit in 32 bits",
+                ));
             }
-            dims.push(halide_dimension_t { min: 0, extent: e, stride: stride as i32, flags: 0 });
+            dims.push(halide_dimension_t {
+                min: 0,
+                extent: e,
+                stride: stride as i32,
+                flags: 0,
+            });
             stride *= e as i64;
         }
         let bytes = (stride as usize)
             .checked_mul(ty.bytes())
             .ok_or_else(|| Error::value("Buffer is too large"))?;
-        let storage = AlignedStorage::zeroed(bytes)?;
+        let storage = storage(bytes)?;
         let host = storage.ptr;
-        Ok(Buffer::from_parts(name.unwrap_or_else(unique_buffer_name), ty, host, dims, Some(Arc::new(storage))))
+        Ok(Buffer::from_parts(
+            name.unwrap_or_else(unique_buffer_name),
+            ty,
+            host,
+            dims,
+            Some(Arc::new(storage)),
+        ))
     }
 
     /// Wrap memory owned elsewhere. `keepalive` must own `host`'s memory.
@@ -102,7 +150,13 @@ impl Buffer {
         dims: Vec<halide_dimension_t>,
         keepalive: Option<Arc<dyn Any + Send + Sync>>,
     ) -> Buffer {
-        Buffer(Arc::new(RwLock::new(BufferContents { name, ty, host, dims, keepalive })))
+        Buffer(Arc::new(RwLock::new(BufferContents {
+            name,
+            ty,
+            host,
+            dims,
+            keepalive,
+        })))
     }
 
     pub fn read(&self) -> RwLockReadGuard<'_, BufferContents> {
@@ -130,14 +184,22 @@ impl Buffer {
     pub fn dim(&self, i: usize) -> Result<halide_dimension_t> {
         let c = self.read();
         c.dims.get(i).copied().ok_or_else(|| {
-            Error::value(format!("Buffer {} has {} dimensions; there is no dimension {i}", c.name, c.dims.len()))
+            Error::value(format!(
+                "Buffer {} has {} dimensions; there is no dimension {i}",
+                c.name,
+                c.dims.len()
+            ))
         })
     }
     pub fn host_ptr(&self) -> *mut u8 {
         self.read().host
     }
     pub fn number_of_elements(&self) -> usize {
-        self.read().dims.iter().map(|d| d.extent.max(0) as usize).product()
+        self.read()
+            .dims
+            .iter()
+            .map(|d| d.extent.max(0) as usize)
+            .product()
     }
     pub fn set_min(&self, mins: &[i32]) -> Result<()> {
         let mut c = self.write();
@@ -217,7 +279,11 @@ impl Buffer {
         dims_out.extend_from_slice(&c.dims);
         halide_buffer_t {
             host: c.host,
-            type_: halide_type_t { code: c.ty.code.as_halide_code(), bits: c.ty.bits, lanes: 1 },
+            type_: halide_type_t {
+                code: c.ty.code.as_halide_code(),
+                bits: c.ty.bits,
+                lanes: 1,
+            },
             dimensions: c.dims.len() as i32,
             dim: dims_out.as_mut_ptr(),
             ..Default::default()
@@ -252,7 +318,9 @@ impl Buffer {
     fn check_dim(&self, d: i64, what: &str) -> Result<usize> {
         let n = self.dimensions();
         if d < 0 || d as usize >= n {
-            return Err(Error::value(format!("{what}: dimension {d} is out of range for a {n}-dimensional buffer")));
+            return Err(Error::value(format!(
+                "{what}: dimension {d} is out of range for a {n}-dimensional buffer"
+            )));
         }
         Ok(d as usize)
     }
@@ -261,7 +329,10 @@ impl Buffer {
     /// lie inside the buffer.
     pub fn contains(&self, coords: &[i32]) -> bool {
         let c = self.read();
-        coords.iter().zip(&c.dims).all(|(&x, d)| x >= d.min && (x as i64) < d.min as i64 + d.extent as i64)
+        coords
+            .iter()
+            .zip(&c.dims)
+            .all(|(&x, d)| x >= d.min && (x as i64) < d.min as i64 + d.extent as i64)
     }
 
     /// Restrict dimension `d` to `[min, min + extent)`, in place.
@@ -269,7 +340,10 @@ impl Buffer {
         let d = self.check_dim(d, "crop")?;
         let mut c = self.write();
         let dim = c.dims[d];
-        if extent < 0 || min < dim.min || min as i64 + extent as i64 > dim.min as i64 + dim.extent as i64 {
+        if extent < 0
+            || min < dim.min
+            || min as i64 + extent as i64 > dim.min as i64 + dim.extent as i64
+        {
             return Err(Error::value(format!(
                 "Cannot crop dimension {d} of buffer {} to [{min}, {}]: it only covers [{}, {}]",
                 c.name,
@@ -349,11 +423,15 @@ impl Buffer {
         let n = c.dims.len();
         let mut seen = vec![false; n];
         if order.len() != n {
-            return Err(Error::value(format!("transpose order {order:?} must list each of the {n} dimensions once")));
+            return Err(Error::value(format!(
+                "transpose order {order:?} must list each of the {n} dimensions once"
+            )));
         }
         for &o in order {
             if o < 0 || o as usize >= n || seen[o as usize] {
-                return Err(Error::value(format!("transpose order {order:?} must list each of the {n} dimensions once")));
+                return Err(Error::value(format!(
+                    "transpose order {order:?} must list each of the {n} dimensions once"
+                )));
             }
             seen[o as usize] = true;
         }
@@ -387,15 +465,26 @@ impl Buffer {
     /// Append an extent-1 dimension whose stride is the span of the others.
     pub fn add_dimension(&self) {
         let mut c = self.write();
-        let stride = c.dims.last().map(|d| d.extent as i64 * d.stride as i64).unwrap_or(1);
-        c.dims.push(halide_dimension_t { min: 0, extent: 1, stride: stride as i32, flags: 0 });
+        let stride = c
+            .dims
+            .last()
+            .map(|d| d.extent as i64 * d.stride as i64)
+            .unwrap_or(1);
+        c.dims.push(halide_dimension_t {
+            min: 0,
+            extent: 1,
+            stride: stride as i32,
+            flags: 0,
+        });
     }
 
     /// Insert an extent-1 dimension at index `d` with min `pos` (default 0), in place.
     pub fn embed(&self, d: i64, pos: Option<i32>) -> Result<()> {
         let n = self.dimensions();
         if d < 0 || d as usize > n {
-            return Err(Error::value(format!("embed: dimension {d} is out of range for a {n}-dimensional buffer")));
+            return Err(Error::value(format!(
+                "embed: dimension {d} is out of range for a {n}-dimensional buffer"
+            )));
         }
         self.add_dimension();
         let mut c = self.write();
@@ -428,10 +517,19 @@ impl Buffer {
 
     /// A dense, zero-filled buffer whose dimension `storage_order[0]` is
     /// innermost, then `storage_order[1]`, and so on.
-    pub fn new_with_storage_order(ty: Type, extents: &[i32], storage_order: &[usize], name: Option<String>) -> Result<Buffer> {
+    pub fn new_with_storage_order(
+        ty: Type,
+        extents: &[i32],
+        storage_order: &[usize],
+        name: Option<String>,
+    ) -> Result<Buffer> {
         let n = extents.len();
         let mut seen = vec![false; n];
-        if storage_order.len() != n || storage_order.iter().any(|&o| o >= n || std::mem::replace(&mut seen[o], true)) {
+        if storage_order.len() != n
+            || storage_order
+                .iter()
+                .any(|&o| o >= n || std::mem::replace(&mut seen[o], true))
+        {
             return Err(Error::value(format!(
                 "storage_order {storage_order:?} must list each of the {n} dimensions once"
             )));
@@ -461,7 +559,11 @@ impl Buffer {
         let n = dims.len();
         let mut pos: Vec<i32> = dims.iter().map(|d| d.min).collect();
         loop {
-            let off: isize = dims.iter().zip(&pos).map(|(d, &p)| (p - d.min) as isize * d.stride as isize).sum();
+            let off: isize = dims
+                .iter()
+                .zip(&pos)
+                .map(|(d, &p)| (p - d.min) as isize * d.stride as isize)
+                .sum();
             f(&pos, host.wrapping_offset(off * bytes));
             let mut i = 0;
             loop {
@@ -487,10 +589,15 @@ impl Buffer {
     pub fn fill_bytes(&self, value: &[u8]) -> Result<()> {
         let bytes = self.ty().bytes();
         if value.len() != bytes {
-            return Err(Error::internal(format!("fill_bytes got {} bytes for a {bytes}-byte type", value.len())));
+            return Err(Error::internal(format!(
+                "fill_bytes got {} bytes for a {bytes}-byte type",
+                value.len()
+            )));
         }
         // SAFETY: each pointer addresses one element inside the buffer.
-        self.for_each_element_ptr(|_, p| unsafe { std::ptr::copy_nonoverlapping(value.as_ptr(), p, bytes) });
+        self.for_each_element_ptr(|_, p| unsafe {
+            std::ptr::copy_nonoverlapping(value.as_ptr(), p, bytes)
+        });
         Ok(())
     }
 
@@ -536,7 +643,9 @@ impl Buffer {
         let (sty, sdims) = (src.ty(), src.dims());
         let (dty, ddims) = (self.ty(), self.dims());
         if sty != dty {
-            return Err(Error::type_error(format!("copy_from: cannot copy a {sty} buffer into a {dty} buffer")));
+            return Err(Error::type_error(format!(
+                "copy_from: cannot copy a {sty} buffer into a {dty} buffer"
+            )));
         }
         if sdims.len() != ddims.len() {
             return Err(Error::value(format!(
@@ -560,7 +669,11 @@ impl Buffer {
             (c.host, c.dims.clone())
         };
         dst.for_each_element_ptr(|pos, p| {
-            let off: isize = sdims.iter().zip(pos).map(|(d, &x)| (x - d.min) as isize * d.stride as isize).sum();
+            let off: isize = sdims
+                .iter()
+                .zip(pos)
+                .map(|(d, &x)| (x - d.min) as isize * d.stride as isize)
+                .sum();
             // SAFETY: `pos` lies inside `src` (dst was cropped to the intersection).
             unsafe { std::ptr::copy(shost.wrapping_offset(off * bytes as isize), p, bytes) };
         });
@@ -590,14 +703,20 @@ impl Buffer {
                 continue;
             }
             let span = (d.extent as i64 - 1) * d.stride as i64;
-            if span < 0 { lo += span } else { hi += span }
+            if span < 0 {
+                lo += span
+            } else {
+                hi += span
+            }
         }
         let elems = (hi - lo + 1) as usize;
         let bytes = elems
             .checked_mul(ty.bytes())
             .ok_or_else(|| Error::value("Buffer is too large"))?;
         let storage = AlignedStorage::zeroed(bytes)?;
-        let host = storage.ptr.wrapping_offset(-lo as isize * ty.bytes() as isize);
+        let host = storage
+            .ptr
+            .wrapping_offset(-lo as isize * ty.bytes() as isize);
         let mut c = self.write();
         c.host = host;
         c.keepalive = Some(Arc::new(storage));

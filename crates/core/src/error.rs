@@ -28,22 +28,40 @@ pub struct Error {
 
 impl Error {
     pub fn user(message: impl Into<String>) -> Error {
-        Error { kind: ErrorKind::User, message: message.into() }
+        Error {
+            kind: ErrorKind::User,
+            message: message.into(),
+        }
     }
     pub fn runtime(message: impl Into<String>) -> Error {
-        Error { kind: ErrorKind::Runtime, message: message.into() }
+        Error {
+            kind: ErrorKind::Runtime,
+            message: message.into(),
+        }
     }
     pub fn type_error(message: impl Into<String>) -> Error {
-        Error { kind: ErrorKind::Type, message: message.into() }
+        Error {
+            kind: ErrorKind::Type,
+            message: message.into(),
+        }
     }
     pub fn value(message: impl Into<String>) -> Error {
-        Error { kind: ErrorKind::Value, message: message.into() }
+        Error {
+            kind: ErrorKind::Value,
+            message: message.into(),
+        }
     }
     pub fn unimplemented(what: impl Into<String>) -> Error {
-        Error { kind: ErrorKind::Unimplemented, message: format!("{} is not implemented in ferrohalide yet", what.into()) }
+        Error {
+            kind: ErrorKind::Unimplemented,
+            message: format!("{} is not implemented in ferrohalide yet", what.into()),
+        }
     }
     pub fn internal(message: impl Into<String>) -> Error {
-        Error { kind: ErrorKind::Internal, message: format!("Internal error: {}", message.into()) }
+        Error {
+            kind: ErrorKind::Internal,
+            message: format!("Internal error: {}", message.into()),
+        }
     }
 }
 

@@ -19,7 +19,15 @@ fn define(name: &str, args: &[&str], value: Expr) -> Function {
 
 fn call(f: &Function, args: Vec<Expr>) -> Expr {
     let ty = f.types()[0];
-    Expr::call(ty, f.name(), args, CallKind::Halide { func: f.clone(), value_index: 0 })
+    Expr::call(
+        ty,
+        f.name(),
+        args,
+        CallKind::Halide {
+            func: f.clone(),
+            value_index: 0,
+        },
+    )
 }
 
 fn x() -> Expr {
@@ -31,11 +39,18 @@ fn y() -> Expr {
 
 #[test]
 fn two_stage_compute_root() {
-    let f = define("f", &["x", "y"], Expr::add(x(), Expr::mul(y(), Expr::i32(2))));
+    let f = define(
+        "f",
+        &["x", "y"],
+        Expr::add(x(), Expr::mul(y(), Expr::i32(2))),
+    );
     let g = define(
         "g",
         &["x", "y"],
-        Expr::add(call(&f, vec![Expr::sub(x(), Expr::i32(1)), y()]), call(&f, vec![Expr::add(x(), Expr::i32(1)), y()])),
+        Expr::add(
+            call(&f, vec![Expr::sub(x(), Expr::i32(1)), y()]),
+            call(&f, vec![Expr::add(x(), Expr::i32(1)), y()]),
+        ),
     );
     f.write().schedule.compute_level = LoopLevel::Root;
     f.write().schedule.store_level = LoopLevel::Root;
@@ -49,7 +64,11 @@ fn two_stage_compute_root() {
 
 #[test]
 fn vectorized_split_lowers_to_vector_store() {
-    let f = define("f", &["x", "y"], Expr::cast(Type::float(32), Expr::add(x(), y())));
+    let f = define(
+        "f",
+        &["x", "y"],
+        Expr::cast(Type::float(32), Expr::add(x(), y())),
+    );
     {
         let mut c = f.write();
         c.stage.splits.push(Split::Split {
@@ -61,7 +80,14 @@ fn vectorized_split_lowers_to_vector_store() {
         });
         c.stage.dims[0].var = "xi".into();
         c.stage.dims[0].for_type = ForType::Vectorized;
-        c.stage.dims.insert(1, ferrohalide_core::schedule::Dim { var: "x".into(), for_type: ForType::Serial, is_rvar: false });
+        c.stage.dims.insert(
+            1,
+            ferrohalide_core::schedule::Dim {
+                var: "x".into(),
+                for_type: ForType::Serial,
+                is_rvar: false,
+            },
+        );
         c.stage.dims[2].for_type = ForType::Parallel;
     }
     let l = lower(&[f], "f").unwrap();

@@ -5,7 +5,12 @@ use pyo3::prelude::*;
 
 use ferrohalide_core::{Error, ErrorKind};
 
-pyo3::create_exception!(ferrohalide, HalideError, PyException, "Errors raised by the Halide compiler and runtime.");
+pyo3::create_exception!(
+    ferrohalide,
+    HalideError,
+    PyException,
+    "Errors raised by the Halide compiler and runtime."
+);
 
 /// Halide's Python error text: `Error: <message>` ending in a newline.
 fn halide_text(message: &str) -> String {

@@ -74,7 +74,11 @@ fn type_to_pyobj(py: Python<'_>, ty: Type) -> PyResult<Py<PyAny>> {
 }
 
 /// `buf[x, y]` with Expr (or Var, FuncRef, ...) arguments: an Expr that reads the buffer.
-fn buffer_call_expr(py: Python<'_>, buf: &Buffer, args: &[Bound<'_, PyAny>]) -> PyResult<Py<PyAny>> {
+fn buffer_call_expr(
+    py: Python<'_>,
+    buf: &Buffer,
+    args: &[Bound<'_, PyAny>],
+) -> PyResult<Py<PyAny>> {
     let exprs = args.iter().map(py_to_expr).collect::<PyResult<Vec<_>>>()?;
     let e = image_call(buf, exprs).py(py)?;
     expr_to_py(py, e)
@@ -92,7 +96,9 @@ fn supported(ty: Type) -> bool {
     ty.lanes == 1
         && matches!(
             (ty.code, ty.bits),
-            (TypeCode::UInt, 1 | 8 | 16 | 32 | 64) | (TypeCode::Int, 8 | 16 | 32 | 64) | (TypeCode::Float, 16 | 32 | 64)
+            (TypeCode::UInt, 1 | 8 | 16 | 32 | 64)
+                | (TypeCode::Int, 8 | 16 | 32 | 64)
+                | (TypeCode::Float, 16 | 32 | 64)
         )
 }
 
@@ -123,7 +129,11 @@ fn format_of(ty: Type) -> PyResult<&'static CStr> {
 /// Element type for a buffer-protocol format string (native byte order).
 fn type_of_format(fmt: &str, itemsize: isize) -> PyResult<Type> {
     let f = fmt.trim_start_matches(['@', '=']);
-    let f = if cfg!(target_endian = "little") { f.trim_start_matches('<') } else { f.trim_start_matches(['>', '!']) };
+    let f = if cfg!(target_endian = "little") {
+        f.trim_start_matches('<')
+    } else {
+        f.trim_start_matches(['>', '!'])
+    };
     let ty = match f {
         "?" => Type::bool(),
         "b" => Type::int(8),
@@ -163,7 +173,10 @@ unsafe fn read_value(py: Python<'_>, ty: Type, p: *const u8) -> PyResult<Py<PyAn
             (TypeCode::UInt, 16) => (p as *const u16).read_unaligned().into_py_any(py),
             (TypeCode::UInt, 32) => (p as *const u32).read_unaligned().into_py_any(py),
             (TypeCode::UInt, 64) => (p as *const u64).read_unaligned().into_py_any(py),
-            (TypeCode::Float, 16) => ferrohalide_runtime::half::f16_bits_to_f64((p as *const u16).read_unaligned()).into_py_any(py),
+            (TypeCode::Float, 16) => {
+                ferrohalide_runtime::half::f16_bits_to_f64((p as *const u16).read_unaligned())
+                    .into_py_any(py)
+            }
             (TypeCode::Float, 32) => ((p as *const f32).read_unaligned() as f64).into_py_any(py),
             (TypeCode::Float, 64) => (p as *const f64).read_unaligned().into_py_any(py),
             _ => Err(unsupported()),
@@ -172,7 +185,11 @@ unsafe fn read_value(py: Python<'_>, ty: Type, p: *const u8) -> PyResult<Py<PyAn
 }
 
 fn cast_error(value: &Bound<'_, PyAny>, ty: Type) -> PyErr {
-    let tn = value.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
+    let tn = value
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into());
     PyRuntimeError::new_err(format!(
         "Unable to cast Python instance of type <class '{tn}'> to a Buffer element of type {}",
         type_name(ty)
@@ -194,7 +211,11 @@ fn encode_value(value: &Bound<'_, PyAny>, ty: Type) -> PyResult<([u8; 8], usize)
                 || value.is_instance_of::<PyBool>()
                 || value.is_instance_of::<PyInt>()
                 || value.is_instance_of::<PyFloat>()
-                || value.get_type().name().map(|n| n.to_string() == "bool").unwrap_or(false);
+                || value
+                    .get_type()
+                    .name()
+                    .map(|n| n.to_string() == "bool")
+                    .unwrap_or(false);
             if !ok {
                 return Err(cast_error(value, ty));
             }
@@ -216,7 +237,9 @@ fn encode_value(value: &Bound<'_, PyAny>, ty: Type) -> PyResult<([u8; 8], usize)
             }
             let v: f64 = value.extract().map_err(|_| cast_error(value, ty))?;
             match ty.bits {
-                16 => out[..2].copy_from_slice(&ferrohalide_runtime::half::f32_to_f16_bits(v as f32).to_le_bytes()),
+                16 => out[..2].copy_from_slice(
+                    &ferrohalide_runtime::half::f32_to_f16_bits(v as f32).to_le_bytes(),
+                ),
                 32 => out[..4].copy_from_slice(&(v as f32).to_le_bytes()),
                 _ => out.copy_from_slice(&v.to_le_bytes()),
             }
@@ -248,7 +271,12 @@ impl Drop for HeldView {
 }
 
 /// Wrap the memory of a buffer-protocol object (zero-copy, writable).
-fn import_buffer(py: Python<'_>, obj: &Bound<'_, PyAny>, name: Option<String>, reverse_axes: bool) -> PyResult<Buffer> {
+fn import_buffer(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    name: Option<String>,
+    reverse_axes: bool,
+) -> PyResult<Buffer> {
     let mut view: Box<ffi::Py_buffer> = Box::new(unsafe { std::mem::zeroed() });
     let rc = unsafe { ffi::PyObject_GetBuffer(obj.as_ptr(), &mut *view, ffi::PyBUF_RECORDS) };
     if rc != 0 {
@@ -256,7 +284,13 @@ fn import_buffer(py: Python<'_>, obj: &Bound<'_, PyAny>, name: Option<String>, r
     }
     let held = HeldView(view);
     let v = &*held.0;
-    let fmt = if v.format.is_null() { "B".to_string() } else { unsafe { CStr::from_ptr(v.format) }.to_string_lossy().into_owned() };
+    let fmt = if v.format.is_null() {
+        "B".to_string()
+    } else {
+        unsafe { CStr::from_ptr(v.format) }
+            .to_string_lossy()
+            .into_owned()
+    };
     let ty = type_of_format(&fmt, v.itemsize)?;
     let nd = v.ndim as usize;
     let mut dims = vec![halide_dimension_t::default(); nd];
@@ -264,20 +298,36 @@ fn import_buffer(py: Python<'_>, obj: &Bound<'_, PyAny>, name: Option<String>, r
         let extent = unsafe { *v.shape.add(i) };
         let stride_bytes = if v.strides.is_null() {
             // C-contiguous
-            (i + 1..nd).map(|j| unsafe { *v.shape.add(j) }).product::<isize>() * v.itemsize
+            (i + 1..nd)
+                .map(|j| unsafe { *v.shape.add(j) })
+                .product::<isize>()
+                * v.itemsize
         } else {
             unsafe { *v.strides.add(i) }
         };
         let stride = stride_bytes / v.itemsize;
         if extent > i32::MAX as isize || stride < i32::MIN as isize || stride > i32::MAX as isize {
-            return Err(PyValueError::new_err("Out of range dimensions in buffer conversion."));
+            return Err(PyValueError::new_err(
+                "Out of range dimensions in buffer conversion.",
+            ));
         }
         let dst = if reverse_axes { nd - 1 - i } else { i };
-        dims[dst] = halide_dimension_t { min: 0, extent: extent as i32, stride: stride as i32, flags: 0 };
+        dims[dst] = halide_dimension_t {
+            min: 0,
+            extent: extent as i32,
+            stride: stride as i32,
+            flags: 0,
+        };
     }
     let host = v.buf as *mut u8;
     let name = name.unwrap_or_else(ferrohalide_core::buffer::unique_buffer_name);
-    Ok(Buffer::from_parts(name, ty, host, dims, Some(Arc::new(held))))
+    Ok(Buffer::from_parts(
+        name,
+        ty,
+        host,
+        dims,
+        Some(Arc::new(held)),
+    ))
 }
 
 // ---------------------------------------------------------------------------
@@ -305,7 +355,10 @@ impl PyBufferDimension {
         self.dim.min.wrapping_add(self.dim.extent).wrapping_sub(1)
     }
     fn __repr__(&self) -> String {
-        format!("<halide.BufferDimension min={} extent={} stride={}>", self.dim.min, self.dim.extent, self.dim.stride)
+        format!(
+            "<halide.BufferDimension min={} extent={} stride={}>",
+            self.dim.min, self.dim.extent, self.dim.stride
+        )
     }
 }
 
@@ -323,12 +376,26 @@ pub struct PyBuffer {
 
 impl PyBuffer {
     pub fn new(inner: Buffer) -> PyBuffer {
-        PyBuffer { inner, defined: true, host_dirty: AtomicBool::new(false) }
+        PyBuffer {
+            inner,
+            defined: true,
+            host_dirty: AtomicBool::new(false),
+        }
     }
 
     fn undefined() -> PyBuffer {
-        let inner = Buffer::from_parts(String::new(), Type::uint(8), std::ptr::null_mut(), vec![], None);
-        PyBuffer { inner, defined: false, host_dirty: AtomicBool::new(false) }
+        let inner = Buffer::from_parts(
+            String::new(),
+            Type::uint(8),
+            std::ptr::null_mut(),
+            vec![],
+            None,
+        );
+        PyBuffer {
+            inner,
+            defined: false,
+            host_dirty: AtomicBool::new(false),
+        }
     }
 
     /// The core buffer, or HalideError if this is `hl.Buffer()`.
@@ -336,7 +403,10 @@ impl PyBuffer {
         if self.defined {
             Ok(&self.inner)
         } else {
-            Err(halide_error(py, format!("Undefined buffer calling method {method}")))
+            Err(halide_error(
+                py,
+                format!("Undefined buffer calling method {method}"),
+            ))
         }
     }
 
@@ -363,7 +433,13 @@ impl PyBuffer {
             off += (x - d.min) as isize * d.stride as isize;
         }
         if c.host.is_null() {
-            return Err(halide_error(py, format!("Buffer {} has no host memory (it is a bounds query)", c.name)));
+            return Err(halide_error(
+                py,
+                format!(
+                    "Buffer {} has no host memory (it is a bounds query)",
+                    c.name
+                ),
+            ));
         }
         Ok(c.host.wrapping_offset(off * c.ty.bytes() as isize))
     }
@@ -388,7 +464,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 fn is_int_like(o: &Bound<'_, PyAny>) -> bool {
-    o.is_instance_of::<PyInt>() || (!o.is_instance_of::<PyFloat>() && o.hasattr("__index__").unwrap_or(false) && o.extract::<i128>().is_ok())
+    o.is_instance_of::<PyInt>()
+        || (!o.is_instance_of::<PyFloat>()
+            && o.hasattr("__index__").unwrap_or(false)
+            && o.extract::<i128>().is_ok())
 }
 
 /// Split a subscript into its items (a bare int, a tuple or a list).
@@ -410,7 +489,10 @@ fn int_coords(py: Python<'_>, items: &[Bound<'_, PyAny>]) -> PyResult<Option<Vec
         }
         let v: i128 = it.extract()?;
         if v < i32::MIN as i128 || v > i32::MAX as i128 {
-            return Err(halide_error(py, "Args to a call to an Image must be representable as 32-bit integers."));
+            return Err(halide_error(
+                py,
+                "Args to a call to an Image must be representable as 32-bit integers.",
+            ));
         }
         out.push(v as i32);
     }
@@ -419,25 +501,38 @@ fn int_coords(py: Python<'_>, items: &[Bound<'_, PyAny>]) -> PyResult<Option<Vec
 
 fn extract_int_list(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<i32>> {
     if obj.is_instance_of::<PyString>() {
-        return Err(PyTypeError::new_err(format!("{what} must be a sequence of ints")));
+        return Err(PyTypeError::new_err(format!(
+            "{what} must be a sequence of ints"
+        )));
     }
-    let seq = obj.cast::<PySequence>().map_err(|_| PyTypeError::new_err(format!("{what} must be a sequence of ints")))?;
+    let seq = obj
+        .cast::<PySequence>()
+        .map_err(|_| PyTypeError::new_err(format!("{what} must be a sequence of ints")))?;
     let mut out = Vec::new();
     for it in seq.try_iter()? {
         let it = it?;
         if it.is_instance_of::<PyFloat>() {
-            return Err(PyTypeError::new_err(format!("{what} must be a sequence of ints")));
+            return Err(PyTypeError::new_err(format!(
+                "{what} must be a sequence of ints"
+            )));
         }
-        out.push(it.extract::<i32>().map_err(|_| PyTypeError::new_err(format!("{what} must be a sequence of ints")))?);
+        out.push(
+            it.extract::<i32>()
+                .map_err(|_| PyTypeError::new_err(format!("{what} must be a sequence of ints")))?,
+        );
     }
     Ok(out)
 }
 
 fn extract_rect(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(i32, i32)>> {
-    let seq = obj.cast::<PySequence>().map_err(|_| PyTypeError::new_err("rect must be a sequence of (min, extent) pairs"))?;
+    let seq = obj
+        .cast::<PySequence>()
+        .map_err(|_| PyTypeError::new_err("rect must be a sequence of (min, extent) pairs"))?;
     let mut out = Vec::new();
     for it in seq.try_iter()? {
-        let p: (i32, i32) = it?.extract().map_err(|_| PyTypeError::new_err("rect must be a sequence of (min, extent) pairs"))?;
+        let p: (i32, i32) = it?
+            .extract()
+            .map_err(|_| PyTypeError::new_err("rect must be a sequence of (min, extent) pairs"))?;
         out.push(p);
     }
     Ok(out)
@@ -466,7 +561,11 @@ fn opt_name(name: Option<String>) -> Option<String> {
 impl PyBuffer {
     #[new]
     #[pyo3(signature = (*args, **kwargs))]
-    fn py_new(py: Python<'_>, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<PyBuffer> {
+    fn py_new(
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyBuffer> {
         // Gather arguments by position / keyword, then pick the overload the
         // way the reference does.
         let pos: Vec<Bound<'_, PyAny>> = args.iter().collect();
@@ -481,12 +580,26 @@ impl PyBuffer {
         if pos.is_empty() && kw.is_empty() {
             return Ok(PyBuffer::undefined());
         }
-        let first = pos.first().cloned().or_else(|| get_kw("type")).or_else(|| get_kw("buffer"));
-        let Some(first) = first else { return Err(constructor_error()) };
+        let first = pos
+            .first()
+            .cloned()
+            .or_else(|| get_kw("type"))
+            .or_else(|| get_kw("buffer"));
+        let Some(first) = first else {
+            return Err(constructor_error());
+        };
 
         // Overloads 4/5: (type, sizes[, storage_order], name).
-        if let Some(ty) = if get_kw("buffer").is_some() { None } else { opt_type(&first) } {
-            if !kw_names.iter().all(|k| ["type", "sizes", "storage_order", "name"].contains(k)) || pos.len() > 4 {
+        if let Some(ty) = if get_kw("buffer").is_some() {
+            None
+        } else {
+            opt_type(&first)
+        } {
+            if !kw_names
+                .iter()
+                .all(|k| ["type", "sizes", "storage_order", "name"].contains(k))
+                || pos.len() > 4
+            {
                 return Err(constructor_error());
             }
             let arg = |i: usize, n: &str| pos.get(i).cloned().or_else(|| get_kw(n));
@@ -500,7 +613,10 @@ impl PyBuffer {
                     }
                     (get_kw("storage_order"), Some(p.clone()))
                 }
-                Some(p) => (Some(p.clone()), pos.get(3).cloned().or_else(|| get_kw("name"))),
+                Some(p) => (
+                    Some(p.clone()),
+                    pos.get(3).cloned().or_else(|| get_kw("name")),
+                ),
                 None => (get_kw("storage_order"), get_kw("name")),
             };
             let name: Option<String> = match name {
@@ -511,11 +627,14 @@ impl PyBuffer {
                 return Err(unsupported());
             }
             if ty.lanes != 1 {
-                return Err(PyValueError::new_err("Buffers must have a scalar element type"));
+                return Err(PyValueError::new_err(
+                    "Buffers must have a scalar element type",
+                ));
             }
             let b = match order {
                 Some(o) => {
-                    let order = extract_int_list(&o, "storage_order").map_err(|_| constructor_error())?;
+                    let order =
+                        extract_int_list(&o, "storage_order").map_err(|_| constructor_error())?;
                     let order: Vec<usize> = order.iter().map(|&o| o.max(0) as usize).collect();
                     Buffer::new_with_storage_order(ty, &sizes, &order, opt_name(name)).py(py)?
                 }
@@ -525,7 +644,11 @@ impl PyBuffer {
         }
 
         // Overloads 1/3: (buffer, name="", reverse_axes=True).
-        if !kw_names.iter().all(|k| ["buffer", "name", "reverse_axes"].contains(k)) || pos.len() > 3 {
+        if !kw_names
+            .iter()
+            .all(|k| ["buffer", "name", "reverse_axes"].contains(k))
+            || pos.len() > 3
+        {
             return Err(constructor_error());
         }
         let name = match pos.get(1).cloned().or_else(|| get_kw("name")) {
@@ -547,7 +670,9 @@ impl PyBuffer {
                 (c.host, c.dims.clone(), c.ty, c.keepalive.clone())
             };
             if host.is_null() {
-                return Err(PyBufferError::new_err("Cannot convert a Buffer<> with null host ptr to a Python buffer."));
+                return Err(PyBufferError::new_err(
+                    "Cannot convert a Buffer<> with null host ptr to a Python buffer.",
+                ));
             }
             format_of(ty)?;
             for d in dims.iter_mut() {
@@ -571,7 +696,11 @@ impl PyBuffer {
 
     // ----- buffer protocol -----
 
-    unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut ffi::Py_buffer,
+        flags: c_int,
+    ) -> PyResult<()> {
         if view.is_null() {
             return Err(PyBufferError::new_err("View is null"));
         }
@@ -581,7 +710,9 @@ impl PyBuffer {
             (c.host, c.dims.clone(), c.ty, c.keepalive.clone())
         };
         if !this.defined || host.is_null() {
-            return Err(PyBufferError::new_err("Cannot convert a Buffer<> with null host ptr to a Python buffer."));
+            return Err(PyBufferError::new_err(
+                "Cannot convert a Buffer<> with null host ptr to a Python buffer.",
+            ));
         }
         let fmt = format_of(ty)?;
         let bytes = ty.bytes() as isize;
@@ -621,27 +752,49 @@ impl PyBuffer {
             return Err(PyBufferError::new_err("hl.Buffer is not C-contiguous"));
         }
         if (flags & ffi::PyBUF_F_CONTIGUOUS) == ffi::PyBUF_F_CONTIGUOUS && !f_contig {
-            return Err(PyBufferError::new_err("hl.Buffer is not Fortran-contiguous"));
+            return Err(PyBufferError::new_err(
+                "hl.Buffer is not Fortran-contiguous",
+            ));
         }
-        if (flags & ffi::PyBUF_ANY_CONTIGUOUS) == ffi::PyBUF_ANY_CONTIGUOUS && !c_contig && !f_contig {
+        if (flags & ffi::PyBUF_ANY_CONTIGUOUS) == ffi::PyBUF_ANY_CONTIGUOUS
+            && !c_contig
+            && !f_contig
+        {
             return Err(PyBufferError::new_err("hl.Buffer is not contiguous"));
         }
         if (flags & ffi::PyBUF_STRIDES) != ffi::PyBUF_STRIDES && !c_contig {
-            return Err(PyBufferError::new_err("hl.Buffer is not C-contiguous; request strides"));
+            return Err(PyBufferError::new_err(
+                "hl.Buffer is not C-contiguous; request strides",
+            ));
         }
         // The view owns its shape/strides and a reference to the storage, so
         // it stays valid even if the Buffer is later deallocated or cropped.
-        let holder: Box<ExportHolder> = Box::new(ExportHolder { shape_strides, _storage: keepalive });
+        let holder: Box<ExportHolder> = Box::new(ExportHolder {
+            shape_strides,
+            _storage: keepalive,
+        });
         let base = holder.shape_strides.as_ptr() as *mut isize;
         unsafe {
             (*view).buf = host as *mut c_void;
             (*view).len = len;
             (*view).readonly = 0;
             (*view).itemsize = bytes;
-            (*view).format = if (flags & ffi::PyBUF_FORMAT) == ffi::PyBUF_FORMAT { fmt.as_ptr() as *mut _ } else { std::ptr::null_mut() };
+            (*view).format = if (flags & ffi::PyBUF_FORMAT) == ffi::PyBUF_FORMAT {
+                fmt.as_ptr() as *mut _
+            } else {
+                std::ptr::null_mut()
+            };
             (*view).ndim = nd as c_int;
-            (*view).shape = if (flags & ffi::PyBUF_ND) == ffi::PyBUF_ND { base } else { std::ptr::null_mut() };
-            (*view).strides = if (flags & ffi::PyBUF_STRIDES) == ffi::PyBUF_STRIDES { base.add(nd) } else { std::ptr::null_mut() };
+            (*view).shape = if (flags & ffi::PyBUF_ND) == ffi::PyBUF_ND {
+                base
+            } else {
+                std::ptr::null_mut()
+            };
+            (*view).strides = if (flags & ffi::PyBUF_STRIDES) == ffi::PyBUF_STRIDES {
+                base.add(nd)
+            } else {
+                std::ptr::null_mut()
+            };
             (*view).suboffsets = std::ptr::null_mut();
             (*view).internal = Box::into_raw(holder) as *mut c_void;
             (*view).obj = slf.into_any().into_ptr();
@@ -672,7 +825,12 @@ impl PyBuffer {
 
     #[staticmethod]
     #[pyo3(signature = (r#type, sizes, name = String::new()))]
-    fn make_bounds_query(py: Python<'_>, r#type: &Bound<'_, PyAny>, sizes: &Bound<'_, PyAny>, name: String) -> PyResult<Py<PyBuffer>> {
+    fn make_bounds_query(
+        py: Python<'_>,
+        r#type: &Bound<'_, PyAny>,
+        sizes: &Bound<'_, PyAny>,
+        name: String,
+    ) -> PyResult<Py<PyBuffer>> {
         let ty = type_arg(r#type)?;
         let sizes = extract_int_list(sizes, "sizes")?;
         let b = Buffer::new(ty, &sizes, opt_name(Some(name))).py(py)?;
@@ -682,7 +840,11 @@ impl PyBuffer {
 
     #[staticmethod]
     #[pyo3(signature = (r#type, name = String::new()))]
-    fn make_scalar(py: Python<'_>, r#type: &Bound<'_, PyAny>, name: String) -> PyResult<Py<PyBuffer>> {
+    fn make_scalar(
+        py: Python<'_>,
+        r#type: &Bound<'_, PyAny>,
+        name: String,
+    ) -> PyResult<Py<PyBuffer>> {
         let ty = type_arg(r#type)?;
         Self::wrap(py, Buffer::new(ty, &[], opt_name(Some(name))).py(py)?)
     }
@@ -698,14 +860,28 @@ impl PyBuffer {
         name: String,
     ) -> PyResult<Py<PyBuffer>> {
         let ty = type_arg(r#type)?;
-        let b = Buffer::new_with_storage_order(ty, &[width, height, channels], &[2, 0, 1], opt_name(Some(name))).py(py)?;
+        let b = Buffer::new_with_storage_order(
+            ty,
+            &[width, height, channels],
+            &[2, 0, 1],
+            opt_name(Some(name)),
+        )
+        .py(py)?;
         Self::wrap(py, b)
     }
 
     #[staticmethod]
     #[pyo3(signature = (src, name = String::new()))]
-    fn make_with_shape_of(py: Python<'_>, src: &Bound<'_, PyBuffer>, name: String) -> PyResult<Py<PyBuffer>> {
-        let b = src.get().buf(py, "make_with_shape_of")?.make_with_shape_of(opt_name(Some(name))).py(py)?;
+    fn make_with_shape_of(
+        py: Python<'_>,
+        src: &Bound<'_, PyBuffer>,
+        name: String,
+    ) -> PyResult<Py<PyBuffer>> {
+        let b = src
+            .get()
+            .buf(py, "make_with_shape_of")?
+            .make_with_shape_of(opt_name(Some(name)))
+            .py(py)?;
         Self::wrap(py, b)
     }
 
@@ -744,16 +920,33 @@ impl PyBuffer {
                 "dimension {dimension} is out of range for a {n}-dimensional Buffer"
             )));
         }
-        Ok(PyBufferDimension { dim: b.dims()[dimension as usize] })
+        Ok(PyBufferDimension {
+            dim: b.dims()[dimension as usize],
+        })
     }
     fn width(&self, py: Python<'_>) -> PyResult<i32> {
-        Ok(self.buf(py, "width")?.dims().first().map(|d| d.extent).unwrap_or(1))
+        Ok(self
+            .buf(py, "width")?
+            .dims()
+            .first()
+            .map(|d| d.extent)
+            .unwrap_or(1))
     }
     fn height(&self, py: Python<'_>) -> PyResult<i32> {
-        Ok(self.buf(py, "height")?.dims().get(1).map(|d| d.extent).unwrap_or(1))
+        Ok(self
+            .buf(py, "height")?
+            .dims()
+            .get(1)
+            .map(|d| d.extent)
+            .unwrap_or(1))
     }
     fn channels(&self, py: Python<'_>) -> PyResult<i32> {
-        Ok(self.buf(py, "channels")?.dims().get(2).map(|d| d.extent).unwrap_or(1))
+        Ok(self
+            .buf(py, "channels")?
+            .dims()
+            .get(2)
+            .map(|d| d.extent)
+            .unwrap_or(1))
     }
     fn left(&self, py: Python<'_>) -> PyResult<i32> {
         Ok(self.dim(py, 0)?.min())
@@ -838,7 +1031,13 @@ impl PyBuffer {
     }
 
     #[pyo3(signature = (dimension = None, dx = None, *, delta = None))]
-    fn translate(&self, py: Python<'_>, dimension: Option<&Bound<'_, PyAny>>, dx: Option<i32>, delta: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn translate(
+        &self,
+        py: Python<'_>,
+        dimension: Option<&Bound<'_, PyAny>>,
+        dx: Option<i32>,
+        delta: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         translate_impl(py, self.buf(py, "translate")?, dimension, dx, delta)
     }
 
@@ -856,7 +1055,13 @@ impl PyBuffer {
     }
 
     #[pyo3(signature = (d1 = None, d2 = None, *, order = None))]
-    fn transpose(&self, py: Python<'_>, d1: Option<&Bound<'_, PyAny>>, d2: Option<i64>, order: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn transpose(
+        &self,
+        py: Python<'_>,
+        d1: Option<&Bound<'_, PyAny>>,
+        d2: Option<i64>,
+        order: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         transpose_impl(py, self.buf(py, "transpose")?, d1, d2, order)
     }
 
@@ -957,7 +1162,9 @@ impl PyBuffer {
             let want = unsafe { read_float(ty, bytes.as_ptr()) };
             b.for_each_element_ptr(|_, p| eq &= unsafe { read_float(ty, p) } == want);
         } else {
-            b.for_each_element_ptr(|_, p| eq &= unsafe { std::slice::from_raw_parts(p, n) } == &bytes[..n]);
+            b.for_each_element_ptr(|_, p| {
+                eq &= unsafe { std::slice::from_raw_parts(p, n) } == &bytes[..n]
+            });
         }
         Ok(eq)
     }
@@ -991,7 +1198,10 @@ impl PyBuffer {
     #[pyo3(signature = (dirty = true))]
     fn set_device_dirty(&self, py: Python<'_>, dirty: bool) -> PyResult<()> {
         if dirty {
-            return Err(halide_error(py, "ferrohalide Buffers have no device memory"));
+            return Err(halide_error(
+                py,
+                "ferrohalide Buffers have no device memory",
+            ));
         }
         Ok(())
     }
@@ -1013,12 +1223,28 @@ impl PyBuffer {
         0
     }
     #[pyo3(signature = (*_args, **_kwargs))]
-    fn copy_to_device(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<i32> {
-        Err(halide_error(py, "copy_to_device: ferrohalide has no GPU targets"))
+    fn copy_to_device(
+        &self,
+        py: Python<'_>,
+        _args: &Bound<'_, PyTuple>,
+        _kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<i32> {
+        Err(halide_error(
+            py,
+            "copy_to_device: ferrohalide has no GPU targets",
+        ))
     }
     #[pyo3(signature = (*_args, **_kwargs))]
-    fn device_malloc(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<i32> {
-        Err(halide_error(py, "device_malloc: ferrohalide has no GPU targets"))
+    fn device_malloc(
+        &self,
+        py: Python<'_>,
+        _args: &Bound<'_, PyTuple>,
+        _kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<i32> {
+        Err(halide_error(
+            py,
+            "device_malloc: ferrohalide has no GPU targets",
+        ))
     }
 
     // ----- element access -----
@@ -1034,10 +1260,15 @@ impl PyBuffer {
             }
             None => {
                 if items.iter().any(|i| i.is_instance_of::<PyString>()) {
-                    return Err(PyTypeError::new_err("__getitem__(): Buffer indices must be ints or Exprs"));
+                    return Err(PyTypeError::new_err(
+                        "__getitem__(): Buffer indices must be ints or Exprs",
+                    ));
                 }
                 if items.iter().any(|i| i.is_instance_of::<PyFloat>()) {
-                    return Err(halide_error(py, "Args to a call to an Image must be representable as 32-bit integers."));
+                    return Err(halide_error(
+                        py,
+                        "Args to a call to an Image must be representable as 32-bit integers.",
+                    ));
                 }
                 let b = self.buf(py, "operator()")?;
                 buffer_call_expr(py, b, &items)
@@ -1045,10 +1276,17 @@ impl PyBuffer {
         }
     }
 
-    fn __setitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn __setitem__(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         let items = index_items(key);
         let Some(coords) = int_coords(py, &items)? else {
-            return Err(PyTypeError::new_err("__setitem__(): Buffer indices must be ints"));
+            return Err(PyTypeError::new_err(
+                "__setitem__(): Buffer indices must be ints",
+            ));
         };
         let p = self.element_ptr(py, &coords)?;
         let ty = self.inner.ty();
@@ -1063,8 +1301,16 @@ impl PyBuffer {
             return "<undefined halide.Buffer>".to_string();
         }
         let c = self.inner.read();
-        let shape: Vec<String> = c.dims.iter().map(|d| format!("[{},{},{}]", d.min, d.extent, d.stride)).collect();
-        format!("<halide.Buffer of type {} shape:[{}]>", type_name(c.ty), shape.join(","))
+        let shape: Vec<String> = c
+            .dims
+            .iter()
+            .map(|d| format!("[{},{},{}]", d.min, d.extent, d.stride))
+            .collect();
+        format!(
+            "<halide.Buffer of type {} shape:[{}]>",
+            type_name(c.ty),
+            shape.join(",")
+        )
     }
 }
 
@@ -1090,8 +1336,12 @@ fn crop_impl(
 ) -> PyResult<()> {
     match (dimension, min, extent, rect) {
         (Some(d), Some(m), Some(e), None) => b.crop(d.extract::<i64>()?, m, e).py(py),
-        (Some(r), None, None, None) | (None, None, None, Some(r)) => b.crop_rect(&extract_rect(r)?).py(py),
-        _ => Err(PyTypeError::new_err("crop() takes (dimension, min, extent) or (rect)")),
+        (Some(r), None, None, None) | (None, None, None, Some(r)) => {
+            b.crop_rect(&extract_rect(r)?).py(py)
+        }
+        _ => Err(PyTypeError::new_err(
+            "crop() takes (dimension, min, extent) or (rect)",
+        )),
     }
 }
 
@@ -1104,8 +1354,12 @@ fn translate_impl(
 ) -> PyResult<()> {
     match (dimension, dx, delta) {
         (Some(d), Some(dx), None) => b.translate(d.extract::<i64>()?, dx).py(py),
-        (Some(v), None, None) | (None, None, Some(v)) => b.translate_all(&extract_int_list(v, "delta")?).py(py),
-        _ => Err(PyTypeError::new_err("translate() takes (dimension, dx) or (delta)")),
+        (Some(v), None, None) | (None, None, Some(v)) => {
+            b.translate_all(&extract_int_list(v, "delta")?).py(py)
+        }
+        _ => Err(PyTypeError::new_err(
+            "translate() takes (dimension, dx) or (delta)",
+        )),
     }
 }
 
@@ -1119,9 +1373,14 @@ fn transpose_impl(
     match (d1, d2, order) {
         (Some(a), Some(c), None) => b.transpose(a.extract::<i64>()?, c).py(py),
         (Some(o), None, None) | (None, None, Some(o)) => {
-            let order: Vec<i64> = extract_int_list(o, "order")?.into_iter().map(i64::from).collect();
+            let order: Vec<i64> = extract_int_list(o, "order")?
+                .into_iter()
+                .map(i64::from)
+                .collect();
             b.transpose_order(&order).py(py)
         }
-        _ => Err(PyTypeError::new_err("transpose() takes (d1, d2) or (order)")),
+        _ => Err(PyTypeError::new_err(
+            "transpose() takes (d1, d2) or (order)",
+        )),
     }
 }

@@ -100,17 +100,27 @@ pub fn py_to_expr(obj: &Bound<'_, PyAny>) -> PyResult<Expr> {
         Some(o) => Ok(ops::scalar_to_expr(&o)),
         None => Err(PyTypeError::new_err(format!(
             "Can't convert an object of type '{}' to a halide.Expr",
-            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
         ))),
     }
 }
 
 /// Python operator dispatch for `this <op> other` (or `other <op> this`).
-pub fn binop(this: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>, op: PyOp, reflected: bool) -> PyResult<Py<PyAny>> {
+pub fn binop(
+    this: &Bound<'_, PyAny>,
+    other: &Bound<'_, PyAny>,
+    op: PyOp,
+    reflected: bool,
+) -> PyResult<Py<PyAny>> {
     let py = this.py();
     if !reflected {
         if let Ok(r) = this.extract::<PyRef<PyFuncRef>>() {
-            if !r.inner.func.defined() && matches!(op, PyOp::Bin(Op::Add | Op::Sub | Op::Mul | Op::Div)) {
+            if !r.inner.func.defined()
+                && matches!(op, PyOp::Bin(Op::Add | Op::Sub | Op::Mul | Op::Div))
+            {
                 return Err(crate::errors::unimplemented(&format!(
                     "Arithmetic on a reference to the undefined Func \"{}\" (as in `f[x] += ...`: update definitions)",
                     r.inner.func.name()

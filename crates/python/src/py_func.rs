@@ -194,7 +194,9 @@ fn func_args_from_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
         .iter()
         .map(|i| {
             if i.is_instance_of::<PyString>() {
-                return Err(PyTypeError::new_err("__getitem__(): Func arguments must be Vars, Exprs or ints"));
+                return Err(PyTypeError::new_err(
+                    "__getitem__(): Func arguments must be Vars, Exprs or ints",
+                ));
             }
             py_to_expr(i)
         })
@@ -208,10 +210,17 @@ fn func_values_from_py(value: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
     if let Ok(l) = value.cast::<PyList>() {
         return l.iter().map(|v| py_to_expr(&v)).collect();
     }
-    if value.extract::<PyRef<PyFunc>>().is_ok() || value.is_instance_of::<PyString>() || value.is_none() {
+    if value.extract::<PyRef<PyFunc>>().is_ok()
+        || value.is_instance_of::<PyString>()
+        || value.is_none()
+    {
         return Err(PyTypeError::new_err(format!(
             "__setitem__(): a Func can't be defined with a value of type '{}'",
-            value.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            value
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
         )));
     }
     // A FuncRef to a Tuple-valued Func defines a Tuple.
@@ -242,7 +251,9 @@ fn sizes_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Option<Vec<i32>>> {
     Ok(Some(out))
 }
 
-fn buffers_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Option<Vec<ferrohalide_core::buffer::Buffer>>> {
+fn buffers_from_py(
+    obj: &Bound<'_, PyAny>,
+) -> PyResult<Option<Vec<ferrohalide_core::buffer::Buffer>>> {
     if let Ok(b) = obj.extract::<PyRef<PyBuffer>>() {
         return Ok(Some(vec![b.inner.clone()]));
     }
@@ -275,17 +286,23 @@ impl PyFunc {
     fn py_new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
         let n = args.len();
         if n == 0 {
-            return Ok(PyFunc { inner: Func::new(None) });
+            return Ok(PyFunc {
+                inner: Func::new(None),
+            });
         }
         let a0 = args.get_item(0)?;
         if n == 1 {
             if let Ok(name) = a0.extract::<String>() {
-                return Ok(PyFunc { inner: Func::new(Some(&name)) });
+                return Ok(PyFunc {
+                    inner: Func::new(Some(&name)),
+                });
             }
             if let Ok(b) = a0.extract::<PyRef<PyBuffer>>() {
                 let buf = b.inner.clone();
                 let f = Func::new(None);
-                let vars: Vec<Expr> = (0..buf.dimensions()).map(|i| Var::implicit(i).expr()).collect();
+                let vars: Vec<Expr> = (0..buf.dimensions())
+                    .map(|i| Var::implicit(i).expr())
+                    .collect();
                 let call = image_call(&buf, vars).py()?;
                 define_with_implicit_args(&f, buf.dimensions(), call)?;
                 return Ok(PyFunc { inner: f });
@@ -299,15 +316,23 @@ impl PyFunc {
             let dims: usize = args.get_item(1)?.extract()?;
             let name: String = args.get_item(2)?.extract()?;
             let types = if let Ok(l) = a0.cast::<PyList>() {
-                l.iter().map(|t| type_from_py(&t)).collect::<PyResult<Vec<Type>>>()?
+                l.iter()
+                    .map(|t| type_from_py(&t))
+                    .collect::<PyResult<Vec<Type>>>()?
             } else if let Ok(t) = a0.cast::<PyTuple>() {
-                t.iter().map(|t| type_from_py(&t)).collect::<PyResult<Vec<Type>>>()?
+                t.iter()
+                    .map(|t| type_from_py(&t))
+                    .collect::<PyResult<Vec<Type>>>()?
             } else {
                 vec![type_from_py(&a0)?]
             };
-            return Ok(PyFunc { inner: Func::with_requirements(types, dims, &name) });
+            return Ok(PyFunc {
+                inner: Func::with_requirements(types, dims, &name),
+            });
         }
-        Err(PyTypeError::new_err("__init__(): incompatible constructor arguments for halide.Func"))
+        Err(PyTypeError::new_err(
+            "__init__(): incompatible constructor arguments for halide.Func",
+        ))
     }
 
     fn name(&self) -> String {
@@ -320,16 +345,28 @@ impl PyFunc {
         self.inner.dimensions().py()
     }
     fn r#type(&self) -> PyResult<PyType> {
-        Ok(PyType { inner: self.inner.output_type().py()? })
+        Ok(PyType {
+            inner: self.inner.output_type().py()?,
+        })
     }
     fn types(&self) -> PyResult<Vec<PyType>> {
-        Ok(self.inner.output_types().py()?.into_iter().map(|t| PyType { inner: t }).collect())
+        Ok(self
+            .inner
+            .output_types()
+            .py()?
+            .into_iter()
+            .map(|t| PyType { inner: t })
+            .collect())
     }
     fn outputs(&self) -> PyResult<usize> {
         self.inner.outputs().py()
     }
     fn args(&self) -> Vec<PyVar> {
-        self.inner.args().into_iter().map(|v| PyVar { inner: v }).collect()
+        self.inner
+            .args()
+            .into_iter()
+            .map(|v| PyVar { inner: v })
+            .collect()
     }
     fn value(&self) -> PyResult<PyExpr> {
         if !self.inner.defined() {
@@ -345,7 +382,13 @@ impl PyFunc {
                 "Error: Can't call Func::values() on an undefined Func. To check if a Func is defined, call Func::defined().\n",
             ));
         }
-        let vals: Vec<PyExpr> = self.inner.values().py()?.into_iter().map(PyExpr::new).collect();
+        let vals: Vec<PyExpr> = self
+            .inner
+            .values()
+            .py()?
+            .into_iter()
+            .map(PyExpr::new)
+            .collect();
         PyTuple::new(py, vals)
     }
     fn has_update_definition(&self) -> bool {
@@ -360,7 +403,9 @@ impl PyFunc {
 
     fn __getitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<PyFuncRef> {
         let args = func_args_from_key(key)?;
-        Ok(PyFuncRef { inner: self.inner.call(args).py()? })
+        Ok(PyFuncRef {
+            inner: self.inner.call(args).py()?,
+        })
     }
 
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -390,7 +435,8 @@ impl PyFunc {
         }
         let a0 = args.get_item(0)?;
         if let Some(bufs) = buffers_from_py(&a0)? {
-            py.detach(|| ferrohalide_codegen_llvm::pipeline::realize_into(&[function], &bufs)).py()?;
+            py.detach(|| ferrohalide_codegen_llvm::pipeline::realize_into(&[function], &bufs))
+                .py()?;
             return Ok(py.None());
         }
         if let Some(sizes) = sizes_from_py(&a0)? {
@@ -413,7 +459,14 @@ impl PyFunc {
         tail: Option<PyTailStrategy>,
     ) -> PyResult<Bound<'py, Self>> {
         let f = &slf.get().inner;
-        f.split(&var_name(old)?, &var_name(outer)?, &var_name(inner)?, py_to_expr(factor)?, tail_of(tail)).py()?;
+        f.split(
+            &var_name(old)?,
+            &var_name(outer)?,
+            &var_name(inner)?,
+            py_to_expr(factor)?,
+            tail_of(tail),
+        )
+        .py()?;
         Ok(slf.clone())
     }
 
@@ -423,12 +476,18 @@ impl PyFunc {
         outer: &Bound<'py, PyAny>,
         fused: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, Self>> {
-        slf.get().inner.fuse(&var_name(inner)?, &var_name(outer)?, &var_name(fused)?).py()?;
+        slf.get()
+            .inner
+            .fuse(&var_name(inner)?, &var_name(outer)?, &var_name(fused)?)
+            .py()?;
         Ok(slf.clone())
     }
 
     #[pyo3(signature = (*args))]
-    fn reorder<'py>(slf: &Bound<'py, Self>, args: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, Self>> {
+    fn reorder<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, Self>> {
         let items: Vec<Bound<'py, PyAny>> = if args.len() == 1 {
             let a0 = args.get_item(0)?;
             if let Ok(l) = a0.cast::<PyList>() {
@@ -441,7 +500,10 @@ impl PyFunc {
         } else {
             args.iter().collect()
         };
-        let names = items.iter().map(var_name).collect::<PyResult<Vec<String>>>()?;
+        let names = items
+            .iter()
+            .map(var_name)
+            .collect::<PyResult<Vec<String>>>()?;
         slf.get().inner.reorder(&names).py()?;
         Ok(slf.clone())
     }
@@ -465,19 +527,51 @@ impl PyFunc {
         let f = &slf.get().inner;
         match items.len() {
             8 => {
-                let v = items[..6].iter().map(var_name).collect::<PyResult<Vec<String>>>()?;
+                let v = items[..6]
+                    .iter()
+                    .map(var_name)
+                    .collect::<PyResult<Vec<String>>>()?;
                 let (xf, yf) = (py_to_expr(&items[6])?, py_to_expr(&items[7])?);
-                f.tile(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], xf, yf, tail_of(tail)).py()?;
+                f.tile(
+                    &v[0],
+                    &v[1],
+                    &v[2],
+                    &v[3],
+                    &v[4],
+                    &v[5],
+                    xf,
+                    yf,
+                    tail_of(tail),
+                )
+                .py()?;
             }
             6 => {
-                let v = items[..4].iter().map(var_name).collect::<PyResult<Vec<String>>>()?;
+                let v = items[..4]
+                    .iter()
+                    .map(var_name)
+                    .collect::<PyResult<Vec<String>>>()?;
                 let (xf, yf) = (py_to_expr(&items[4])?, py_to_expr(&items[5])?);
-                f.tile(&v[0], &v[1], &v[0], &v[1], &v[2], &v[3], xf, yf, tail_of(tail)).py()?;
+                f.tile(
+                    &v[0],
+                    &v[1],
+                    &v[0],
+                    &v[1],
+                    &v[2],
+                    &v[3],
+                    xf,
+                    yf,
+                    tail_of(tail),
+                )
+                .py()?;
             }
             3 | 4 if items[0].cast::<PyList>().is_ok() => {
                 return Err(unimplemented("Func.tile with lists of Vars"));
             }
-            _ => return Err(PyTypeError::new_err("tile(): incompatible function arguments")),
+            _ => {
+                return Err(PyTypeError::new_err(
+                    "tile(): incompatible function arguments",
+                ))
+            }
         }
         Ok(slf.clone())
     }
@@ -539,7 +633,10 @@ impl PyFunc {
         extent: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, Self>> {
         let v = var_name(var)?;
-        slf.get().inner.bound(&v, py_to_expr(min)?, py_to_expr(extent)?).py()?;
+        slf.get()
+            .inner
+            .bound(&v, py_to_expr(min)?, py_to_expr(extent)?)
+            .py()?;
         Ok(slf.clone())
     }
 
@@ -553,13 +650,21 @@ impl PyFunc {
         Ok(slf.clone())
     }
 
-    fn compute_at<'py>(slf: &Bound<'py, Self>, f: PyRef<'py, PyFunc>, var: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+    fn compute_at<'py>(
+        slf: &Bound<'py, Self>,
+        f: PyRef<'py, PyFunc>,
+        var: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
         let v = var_name(var)?;
         slf.get().inner.compute_at(&f.inner, &v).py()?;
         Ok(slf.clone())
     }
 
-    fn store_at<'py>(slf: &Bound<'py, Self>, f: PyRef<'py, PyFunc>, var: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+    fn store_at<'py>(
+        slf: &Bound<'py, Self>,
+        f: PyRef<'py, PyFunc>,
+        var: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
         let v = var_name(var)?;
         slf.get().inner.store_at(&f.inner, &v).py()?;
         Ok(slf.clone())
@@ -580,13 +685,15 @@ impl PyFunc {
                 py,
                 None,
                 None,
-                move |_args: &Bound<'_, PyTuple>, _kw: Option<&Bound<'_, PyDict>>| -> PyResult<()> {
-                    Err(unimplemented(&what))
-                },
+                move |_args: &Bound<'_, PyTuple>,
+                      _kw: Option<&Bound<'_, PyDict>>|
+                      -> PyResult<()> { Err(unimplemented(&what)) },
             )?;
             return Ok(f.into_any().unbind());
         }
-        Err(PyAttributeError::new_err(format!("'halide.Func' object has no attribute '{name}'")))
+        Err(PyAttributeError::new_err(format!(
+            "'halide.Func' object has no attribute '{name}'"
+        )))
     }
 
     fn __repr__(&self) -> String {
@@ -597,7 +704,9 @@ impl PyFunc {
 fn define_with_implicit_args(f: &Func, dims: usize, value: Expr) -> PyResult<()> {
     // Func(buffer): f(_0, _1, ...) = buffer(_0, _1, ...). The core rejects
     // implicit vars in user definitions, so write the definition directly.
-    let args: Vec<String> = (0..dims).map(|i| Var::implicit(i).name().to_string()).collect();
+    let args: Vec<String> = (0..dims)
+        .map(|i| Var::implicit(i).name().to_string())
+        .collect();
     let mut c = f.function.write();
     c.output_types = vec![value.ty()];
     c.values = vec![value];
@@ -607,8 +716,14 @@ fn define_with_implicit_args(f: &Func, dims: usize, value: Expr) -> PyResult<()>
     Ok(())
 }
 
-fn realize_sizes(py: Python<'_>, function: ferrohalide_core::lang::function::Function, sizes: Vec<i32>) -> PyResult<Py<PyAny>> {
-    let bufs = py.detach(|| ferrohalide_codegen_llvm::pipeline::realize(&[function], &sizes)).py()?;
+fn realize_sizes(
+    py: Python<'_>,
+    function: ferrohalide_core::lang::function::Function,
+    sizes: Vec<i32>,
+) -> PyResult<Py<PyAny>> {
+    let bufs = py
+        .detach(|| ferrohalide_codegen_llvm::pipeline::realize(&[function], &sizes))
+        .py()?;
     let mut wrapped: Vec<Py<PyAny>> = Vec::with_capacity(bufs.len());
     for b in bufs {
         wrapped.push(wrap_buffer(py, b)?.into_any());

@@ -120,10 +120,14 @@ concise_casts!(
 #[pyo3(signature = (*args))]
 fn select(args: &Bound<'_, PyTuple>) -> R {
     if args.len() < 3 {
-        return Err(PyValueError::new_err("select() must have at least 3 arguments"));
+        return Err(PyValueError::new_err(
+            "select() must have at least 3 arguments",
+        ));
     }
     if args.len() % 2 == 0 {
-        return Err(PyValueError::new_err("select() must have an odd number of arguments"));
+        return Err(PyValueError::new_err(
+            "select() must have an odd number of arguments",
+        ));
     }
     ok(math::select_n(exprs(args)?))
 }
@@ -132,7 +136,9 @@ fn select(args: &Bound<'_, PyTuple>) -> R {
 #[pyo3(signature = (*args))]
 fn min(args: &Bound<'_, PyTuple>) -> R {
     if args.len() < 2 {
-        return Err(PyValueError::new_err("min() must have at least 2 arguments"));
+        return Err(PyValueError::new_err(
+            "min() must have at least 2 arguments",
+        ));
     }
     ok(math::min_n(exprs(args)?))
 }
@@ -141,14 +147,20 @@ fn min(args: &Bound<'_, PyTuple>) -> R {
 #[pyo3(signature = (*args))]
 fn max(args: &Bound<'_, PyTuple>) -> R {
     if args.len() < 2 {
-        return Err(PyValueError::new_err("max() must have at least 2 arguments"));
+        return Err(PyValueError::new_err(
+            "max() must have at least 2 arguments",
+        ));
     }
     ok(math::max_n(exprs(args)?))
 }
 
 #[pyfunction]
 fn clamp(a: &Bound<'_, PyAny>, lo: &Bound<'_, PyAny>, hi: &Bound<'_, PyAny>) -> R {
-    ok(math::clamp(py_to_expr(a)?, py_to_expr(lo)?, py_to_expr(hi)?))
+    ok(math::clamp(
+        py_to_expr(a)?,
+        py_to_expr(lo)?,
+        py_to_expr(hi)?,
+    ))
 }
 #[pyfunction]
 fn abs(a: &Bound<'_, PyAny>) -> R {
@@ -169,7 +181,9 @@ fn mux(id: &Bound<'_, PyAny>, values: &Bound<'_, PyAny>) -> R {
     } else if let Ok(t) = values.cast::<PyTuple>() {
         t.iter().map(|v| py_to_expr(&v)).collect::<PyResult<_>>()?
     } else {
-        return Err(pyo3::exceptions::PyTypeError::new_err("mux(): values must be a list of Exprs"));
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "mux(): values must be a list of Exprs",
+        ));
     };
     ok(math::mux(py_to_expr(id)?, vals))
 }
@@ -252,7 +266,13 @@ fn rounding_mul_shift_right(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, q: &Boun
 
 fn print_args(args: &Bound<'_, PyTuple>) -> PyResult<Vec<Expr>> {
     args.iter()
-        .map(|a| if a.is_instance_of::<PyString>() { Ok(Expr::string(a.extract::<String>()?)) } else { py_to_expr(&a) })
+        .map(|a| {
+            if a.is_instance_of::<PyString>() {
+                Ok(Expr::string(a.extract::<String>()?))
+            } else {
+                py_to_expr(&a)
+            }
+        })
         .collect()
 }
 
@@ -266,7 +286,9 @@ fn print(args: &Bound<'_, PyTuple>) -> R {
 #[pyo3(signature = (condition, *args))]
 fn print_when(condition: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> R {
     if args.is_empty() {
-        return Err(PyValueError::new_err("print_when() requires at least one value to print"));
+        return Err(PyValueError::new_err(
+            "print_when() requires at least one value to print",
+        ));
     }
     ok(math::print_when(py_to_expr(condition)?, print_args(args)?))
 }
@@ -307,11 +329,35 @@ macro_rules! unimplemented_fns {
 }
 
 unimplemented_fns!(
-    random_float, random_int, random_uint, widening_shift_left, widening_shift_right,
-    rounding_shift_left, rounding_shift_right, widen_right_add, widen_right_mul, widen_right_sub,
-    sum, product, minimum, maximum, argmin, argmax, require, memoize_tag, scatter, gather,
-    extract_bits, concat_bits, unsafe_promise_clamped, target_arch_is, target_bits,
-    target_has_feature, target_natural_vector_size, target_os_is, evaluate_may_gpu,
+    random_float,
+    random_int,
+    random_uint,
+    widening_shift_left,
+    widening_shift_right,
+    rounding_shift_left,
+    rounding_shift_right,
+    widen_right_add,
+    widen_right_mul,
+    widen_right_sub,
+    sum,
+    product,
+    minimum,
+    maximum,
+    argmin,
+    argmax,
+    require,
+    memoize_tag,
+    scatter,
+    gather,
+    extract_bits,
+    concat_bits,
+    unsafe_promise_clamped,
+    target_arch_is,
+    target_bits,
+    target_has_feature,
+    target_natural_vector_size,
+    target_os_is,
+    evaluate_may_gpu,
 );
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -323,10 +369,39 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ($($f:ident),*) => { $( m.add_function(wrap_pyfunction!($f, m)?)?; )* };
     }
     add!(
-        fract, atan2, hypot, pow, fast_pow, cast, reinterpret, saturating_cast, select, min, max, clamp, abs, absd,
-        lerp, mux, logical_not, popcount, count_leading_zeros, count_trailing_zeros, div_round_to_zero,
-        mod_round_to_zero, widening_add, widening_sub, widening_mul, mul_shift_right, rounding_mul_shift_right,
-        print, print_when, likely, likely_if_innermost, undef, strict_float
+        fract,
+        atan2,
+        hypot,
+        pow,
+        fast_pow,
+        cast,
+        reinterpret,
+        saturating_cast,
+        select,
+        min,
+        max,
+        clamp,
+        abs,
+        absd,
+        lerp,
+        mux,
+        logical_not,
+        popcount,
+        count_leading_zeros,
+        count_trailing_zeros,
+        div_round_to_zero,
+        mod_round_to_zero,
+        widening_add,
+        widening_sub,
+        widening_mul,
+        mul_shift_right,
+        rounding_mul_shift_right,
+        print,
+        print_when,
+        likely,
+        likely_if_innermost,
+        undef,
+        strict_float
     );
     Ok(())
 }

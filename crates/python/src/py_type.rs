@@ -78,7 +78,9 @@ impl PyType {
     #[pyo3(signature = (code=None, bits=0, lanes=1))]
     fn py_new(code: Option<PyTypeCode>, bits: i64, lanes: i64) -> PyResult<Self> {
         let code = code.map(|c| c.to_core()).unwrap_or(TypeCode::Handle);
-        Ok(PyType { inner: Type::new(code, check_bits(bits)?, check_lanes(lanes)?) })
+        Ok(PyType {
+            inner: Type::new(code, check_bits(bits)?, check_lanes(lanes)?),
+        })
     }
 
     fn bits(&self) -> u8 {
@@ -94,7 +96,9 @@ impl PyType {
         self.inner.lanes
     }
     fn element_of(&self) -> PyType {
-        PyType { inner: self.inner.element_of() }
+        PyType {
+            inner: self.inner.element_of(),
+        }
     }
     fn is_bfloat(&self) -> bool {
         self.inner.code == TypeCode::BFloat
@@ -121,13 +125,19 @@ impl PyType {
         self.inner.is_vector()
     }
     fn with_bits(&self, bits: i64) -> PyResult<PyType> {
-        Ok(PyType { inner: self.inner.with_bits(check_bits(bits)?) })
+        Ok(PyType {
+            inner: self.inner.with_bits(check_bits(bits)?),
+        })
     }
     fn with_code(&self, code: PyTypeCode) -> PyType {
-        PyType { inner: self.inner.with_code(code.to_core()) }
+        PyType {
+            inner: self.inner.with_code(code.to_core()),
+        }
     }
     fn with_lanes(&self, lanes: i64) -> PyResult<PyType> {
-        Ok(PyType { inner: self.inner.with_lanes(check_lanes(lanes)?) })
+        Ok(PyType {
+            inner: self.inner.with_lanes(check_lanes(lanes)?),
+        })
     }
     fn can_represent(&self, other: &PyType) -> bool {
         self.inner == other.inner || self.inner.can_represent_type(other.inner)
@@ -141,11 +151,17 @@ impl PyType {
     }
     fn is_max(&self, value: &Bound<'_, PyAny>) -> PyResult<bool> {
         let e = crate::py_expr::py_to_expr(value)?;
-        Ok(ferrohalide_core::ir::equal(&e, &type_extreme(self.inner, true)))
+        Ok(ferrohalide_core::ir::equal(
+            &e,
+            &type_extreme(self.inner, true),
+        ))
     }
     fn is_min(&self, value: &Bound<'_, PyAny>) -> PyResult<bool> {
         let e = crate::py_expr::py_to_expr(value)?;
-        Ok(ferrohalide_core::ir::equal(&e, &type_extreme(self.inner, false)))
+        Ok(ferrohalide_core::ir::equal(
+            &e,
+            &type_extreme(self.inner, false),
+        ))
     }
 
     fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
@@ -158,7 +174,10 @@ impl PyType {
             CompareOp::Ne => self.inner != o.inner,
             _ => return Ok(py.NotImplemented()),
         };
-        Ok(pyo3::types::PyBool::new(py, r).to_owned().into_any().unbind())
+        Ok(pyo3::types::PyBool::new(py, r)
+            .to_owned()
+            .into_any()
+            .unbind())
     }
 
     fn __repr__(&self) -> String {
@@ -185,10 +204,18 @@ pub fn type_name(t: Type) -> String {
 
 fn type_extreme(t: Type, max: bool) -> Expr {
     if t.is_float() {
-        let v = if max { f64::INFINITY } else { f64::NEG_INFINITY };
+        let v = if max {
+            f64::INFINITY
+        } else {
+            f64::NEG_INFINITY
+        };
         return Expr::make_const_f64(t, v);
     }
-    if max { Expr::type_max(t) } else { Expr::type_min(t) }
+    if max {
+        Expr::type_max(t)
+    } else {
+        Expr::type_min(t)
+    }
 }
 
 pub fn type_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Type> {
@@ -196,7 +223,10 @@ pub fn type_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Type> {
         Ok(t) => Ok(t.inner),
         Err(_) => Err(PyTypeError::new_err(format!(
             "expected a halide.Type, got {}",
-            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
         ))),
     }
 }
@@ -208,32 +238,44 @@ pub fn type_to_py(t: Type) -> PyType {
 #[pyfunction(name = "Int")]
 #[pyo3(signature = (bits, lanes=1))]
 fn int_t(bits: i64, lanes: i64) -> PyResult<PyType> {
-    Ok(PyType { inner: Type::new(TypeCode::Int, check_bits(bits)?, check_lanes(lanes)?) })
+    Ok(PyType {
+        inner: Type::new(TypeCode::Int, check_bits(bits)?, check_lanes(lanes)?),
+    })
 }
 #[pyfunction(name = "UInt")]
 #[pyo3(signature = (bits, lanes=1))]
 fn uint_t(bits: i64, lanes: i64) -> PyResult<PyType> {
-    Ok(PyType { inner: Type::new(TypeCode::UInt, check_bits(bits)?, check_lanes(lanes)?) })
+    Ok(PyType {
+        inner: Type::new(TypeCode::UInt, check_bits(bits)?, check_lanes(lanes)?),
+    })
 }
 #[pyfunction(name = "Float")]
 #[pyo3(signature = (bits, lanes=1))]
 fn float_t(bits: i64, lanes: i64) -> PyResult<PyType> {
-    Ok(PyType { inner: Type::new(TypeCode::Float, check_bits(bits)?, check_lanes(lanes)?) })
+    Ok(PyType {
+        inner: Type::new(TypeCode::Float, check_bits(bits)?, check_lanes(lanes)?),
+    })
 }
 #[pyfunction(name = "BFloat")]
 #[pyo3(signature = (bits, lanes=1))]
 fn bfloat_t(bits: i64, lanes: i64) -> PyResult<PyType> {
-    Ok(PyType { inner: Type::new(TypeCode::BFloat, check_bits(bits)?, check_lanes(lanes)?) })
+    Ok(PyType {
+        inner: Type::new(TypeCode::BFloat, check_bits(bits)?, check_lanes(lanes)?),
+    })
 }
 #[pyfunction(name = "Bool")]
 #[pyo3(signature = (lanes=1))]
 fn bool_t(lanes: i64) -> PyResult<PyType> {
-    Ok(PyType { inner: Type::bool().with_lanes(check_lanes(lanes)?) })
+    Ok(PyType {
+        inner: Type::bool().with_lanes(check_lanes(lanes)?),
+    })
 }
 #[pyfunction(name = "Handle")]
 #[pyo3(signature = (lanes=1))]
 fn handle_t(lanes: i64) -> PyResult<PyType> {
-    Ok(PyType { inner: Type::handle().with_lanes(check_lanes(lanes)?) })
+    Ok(PyType {
+        inner: Type::handle().with_lanes(check_lanes(lanes)?),
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -64,9 +64,19 @@ pub fn var_name(obj: &Bound<'_, PyAny>) -> PyResult<String> {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyVar>()?;
-    m.add("_", PyVar { inner: Var::new("_") })?;
+    m.add(
+        "_",
+        PyVar {
+            inner: Var::new("_"),
+        },
+    )?;
     for i in 0..10 {
-        m.add(format!("_{i}").as_str(), PyVar { inner: Var::implicit(i) })?;
+        m.add(
+            format!("_{i}").as_str(),
+            PyVar {
+                inner: Var::implicit(i),
+            },
+        )?;
     }
     Ok(())
 }

@@ -67,8 +67,14 @@ mod tests {
         assert_eq!(std::mem::size_of::<halide_buffer_t>(), 56);
         assert_eq!(offset_of!(halide_buffer_t, host) as u64, offsets::HOST);
         assert_eq!(offset_of!(halide_buffer_t, type_) as u64, offsets::TYPE);
-        assert_eq!(offset_of!(halide_buffer_t, dimensions) as u64, offsets::DIMENSIONS);
+        assert_eq!(
+            offset_of!(halide_buffer_t, dimensions) as u64,
+            offsets::DIMENSIONS
+        );
         assert_eq!(offset_of!(halide_buffer_t, dim) as u64, offsets::DIM);
-        assert_eq!(std::mem::size_of::<halide_dimension_t>() as u64, offsets::DIM_SIZE);
+        assert_eq!(
+            std::mem::size_of::<halide_dimension_t>() as u64,
+            offsets::DIM_SIZE
+        );
     }
 }

@@ -21,7 +21,10 @@ pub struct RunContext {
 
 impl RunContext {
     pub fn new() -> RunContext {
-        RunContext { magic: RUN_CONTEXT_MAGIC, error: Mutex::new(None) }
+        RunContext {
+            magic: RUN_CONTEXT_MAGIC,
+            error: Mutex::new(None),
+        }
     }
     pub fn as_user_context(&self) -> *mut c_void {
         self as *const RunContext as *mut c_void
@@ -62,7 +65,9 @@ pub unsafe extern "C" fn ferrohalide_error(user_context: *mut c_void, msg: *cons
         CStr::from_ptr(msg).to_string_lossy().into_owned()
     };
     let text = text.trim_end_matches('\n').to_string();
-    if !user_context.is_null() && (user_context as usize).is_multiple_of(std::mem::align_of::<RunContext>()) {
+    if !user_context.is_null()
+        && (user_context as usize).is_multiple_of(std::mem::align_of::<RunContext>())
+    {
         let rc = &*(user_context as *const RunContext);
         if rc.magic == RUN_CONTEXT_MAGIC {
             rc.report(text);

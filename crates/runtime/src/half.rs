@@ -23,12 +23,20 @@ pub fn f32_to_f16_bits(x: f32) -> u16 {
         let half = m >> shift;
         let rem = m & ((1 << shift) - 1);
         let mid = 1 << (shift - 1);
-        let r = if rem > mid || (rem == mid && half & 1 == 1) { half + 1 } else { half };
+        let r = if rem > mid || (rem == mid && half & 1 == 1) {
+            half + 1
+        } else {
+            half
+        };
         return sign | r as u16;
     }
     let half = ((e as u32) << 10) | (man >> 13);
     let rem = man & 0x1fff;
-    let r = if rem > 0x1000 || (rem == 0x1000 && half & 1 == 1) { half + 1 } else { half };
+    let r = if rem > 0x1000 || (rem == 0x1000 && half & 1 == 1) {
+        half + 1
+    } else {
+        half
+    };
     sign | r as u16
 }
 
@@ -57,7 +65,14 @@ mod tests {
 
     #[test]
     fn round_trips() {
-        for v in [0.0, 1.0, -2.5, 65504.0, 6.103515625e-05, 5.960464477539063e-08] {
+        for v in [
+            0.0,
+            1.0,
+            -2.5,
+            65504.0,
+            6.103515625e-05,
+            5.960464477539063e-08,
+        ] {
             assert_eq!(f16_bits_to_f64(f32_to_f16_bits(v as f32)), v);
         }
         assert_eq!(round_to_f16(70000.0), f64::INFINITY);

@@ -5,8 +5,8 @@
 #![allow(non_camel_case_types)]
 
 pub mod buffer_t;
-pub mod half;
 pub mod error;
+pub mod half;
 pub mod math;
 pub mod memory;
 pub mod print;

@@ -9,11 +9,15 @@ const ALIGN: usize = 64;
 /// Allocate `size` bytes, 64-byte aligned. Returns null on failure.
 #[no_mangle]
 pub extern "C" fn ferrohalide_malloc(_user_context: *mut c_void, size: u64) -> *mut u8 {
-    let Some(total) = (size as usize).checked_add(ALIGN) else { return std::ptr::null_mut() };
+    let Some(total) = (size as usize).checked_add(ALIGN) else {
+        return std::ptr::null_mut();
+    };
     if size > isize::MAX as u64 / 2 {
         return std::ptr::null_mut();
     }
-    let Ok(layout) = Layout::from_size_align(total, ALIGN) else { return std::ptr::null_mut() };
+    let Ok(layout) = Layout::from_size_align(total, ALIGN) else {
+        return std::ptr::null_mut();
+    };
     // SAFETY: non-zero size.
     let base = unsafe { alloc(layout) };
     if base.is_null() {

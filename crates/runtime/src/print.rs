@@ -24,7 +24,11 @@ unsafe fn append_bytes(dst: *mut c_char, end: *mut c_char, bytes: &[u8]) -> *mut
 /// # Safety
 /// `[dst, end)` is writable; `s` is null or NUL-terminated.
 #[no_mangle]
-pub unsafe extern "C" fn ferrohalide_string_append(dst: *mut c_char, end: *mut c_char, s: *const c_char) -> *mut c_char {
+pub unsafe extern "C" fn ferrohalide_string_append(
+    dst: *mut c_char,
+    end: *mut c_char,
+    s: *const c_char,
+) -> *mut c_char {
     if s.is_null() {
         return append_bytes(dst, end, b"<null>");
     }
@@ -34,21 +38,33 @@ pub unsafe extern "C" fn ferrohalide_string_append(dst: *mut c_char, end: *mut c
 /// # Safety
 /// `[dst, end)` is writable.
 #[no_mangle]
-pub unsafe extern "C" fn ferrohalide_int64_append(dst: *mut c_char, end: *mut c_char, v: i64) -> *mut c_char {
+pub unsafe extern "C" fn ferrohalide_int64_append(
+    dst: *mut c_char,
+    end: *mut c_char,
+    v: i64,
+) -> *mut c_char {
     append_bytes(dst, end, v.to_string().as_bytes())
 }
 
 /// # Safety
 /// `[dst, end)` is writable.
 #[no_mangle]
-pub unsafe extern "C" fn ferrohalide_uint64_append(dst: *mut c_char, end: *mut c_char, v: u64) -> *mut c_char {
+pub unsafe extern "C" fn ferrohalide_uint64_append(
+    dst: *mut c_char,
+    end: *mut c_char,
+    v: u64,
+) -> *mut c_char {
     append_bytes(dst, end, v.to_string().as_bytes())
 }
 
 /// Format a float as Halide does: `%f` when `scientific == 0`, else `%e`.
 pub fn format_double(v: f64, scientific: bool) -> String {
     if v.is_nan() {
-        return if v.is_sign_negative() { "-nan".into() } else { "nan".into() };
+        return if v.is_sign_negative() {
+            "-nan".into()
+        } else {
+            "nan".into()
+        };
     }
     if v.is_infinite() {
         return if v < 0.0 { "-inf".into() } else { "inf".into() };
@@ -64,7 +80,11 @@ pub fn format_double(v: f64, scientific: bool) -> String {
                 Some(d) => ('-', d),
                 None => ('+', exp),
             };
-            let digits = if digits.len() < 2 { format!("0{digits}") } else { digits.to_string() };
+            let digits = if digits.len() < 2 {
+                format!("0{digits}")
+            } else {
+                digits.to_string()
+            };
             format!("{mant}e{sign}{digits}")
         }
         None => s,
@@ -86,7 +106,11 @@ pub unsafe extern "C" fn ferrohalide_double_append(
 /// # Safety
 /// `[dst, end)` is writable.
 #[no_mangle]
-pub unsafe extern "C" fn ferrohalide_pointer_append(dst: *mut c_char, end: *mut c_char, p: *const c_void) -> *mut c_char {
+pub unsafe extern "C" fn ferrohalide_pointer_append(
+    dst: *mut c_char,
+    end: *mut c_char,
+    p: *const c_void,
+) -> *mut c_char {
     append_bytes(dst, end, format!("{p:p}").as_bytes())
 }
 
@@ -97,7 +121,11 @@ pub unsafe extern "C" fn ferrohalide_pointer_append(dst: *mut c_char, end: *mut 
 /// `msg` is null or NUL-terminated.
 #[no_mangle]
 pub unsafe extern "C" fn ferrohalide_print(_user_context: *mut c_void, msg: *const c_char) {
-    let text: &[u8] = if msg.is_null() { b"" } else { CStr::from_ptr(msg).to_bytes() };
+    let text: &[u8] = if msg.is_null() {
+        b""
+    } else {
+        CStr::from_ptr(msg).to_bytes()
+    };
     let out = std::io::stdout();
     let mut lock = out.lock();
     let _ = lock.write_all(text);

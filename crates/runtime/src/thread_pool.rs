@@ -14,14 +14,30 @@
 //!   deadlock however deep the nesting.
 //! - The first non-zero return code of a task wins; once a task has failed,
 //!   the remaining unclaimed iterations are skipped.
+//! - Idle workers, and a caller waiting for its last iterations, spin for a
+//!   few tens of microseconds before sleeping: waking a sleeping thread takes
+//!   about as long as a whole small pipeline, and pipelines often run back to
+//!   back.
 
 use std::collections::VecDeque;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicI32, AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 /// A task: `f(user_context, index, closure)`.
 pub type TaskFn = extern "C" fn(*mut c_void, i32, *mut u8) -> i32;
+
+/// Keeps a hot atomic on its own cache line, so claiming work does not
+/// invalidate the line the completion counter lives on.
+#[repr(align(64))]
+struct CacheLine<T>(T);
+
+impl<T> std::ops::Deref for CacheLine<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
 
 struct Job {
     f: TaskFn,
@@ -29,8 +45,8 @@ struct Job {
     closure: *mut u8,
     min: i32,
     extent: i64,
-    next: AtomicI64,
-    remaining: AtomicI64,
+    next: CacheLine<AtomicI64>,
+    remaining: CacheLine<AtomicI64>,
     result: AtomicI32,
     done: Mutex<bool>,
     done_cv: Condvar,
@@ -44,21 +60,46 @@ unsafe impl Sync for Job {}
 impl Job {
     /// Claim and run iterations until none are left. Returns whether any
     /// iteration was run.
+    ///
+    /// Iterations are claimed in shrinking chunks (a share of what is left
+    /// per thread), so tiny tasks don't pay for contended atomics each time.
     fn work(&self) -> bool {
         let mut ran = false;
+        let threads = num_threads() as i64;
         loop {
-            let k = self.next.fetch_add(1, Ordering::AcqRel);
-            if k >= self.extent {
-                return ran;
-            }
+            let mut k = self.next.load(Ordering::Acquire);
+            let chunk = loop {
+                if k >= self.extent {
+                    return ran;
+                }
+                let chunk = ((self.extent - k) / (4 * threads)).clamp(1, 64);
+                match self.next.compare_exchange_weak(
+                    k,
+                    k + chunk,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => break chunk,
+                    Err(now) => k = now,
+                }
+            };
             ran = true;
-            if self.result.load(Ordering::Acquire) == 0 {
-                let r = (self.f)(self.user_context, self.min.wrapping_add(k as i32), self.closure);
+            for i in k..k + chunk {
+                if self.result.load(Ordering::Relaxed) != 0 {
+                    break;
+                }
+                let r = (self.f)(
+                    self.user_context,
+                    self.min.wrapping_add(i as i32),
+                    self.closure,
+                );
                 if r != 0 {
-                    let _ = self.result.compare_exchange(0, r, Ordering::AcqRel, Ordering::Acquire);
+                    let _ = self
+                        .result
+                        .compare_exchange(0, r, Ordering::AcqRel, Ordering::Acquire);
                 }
             }
-            if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+            if self.remaining.fetch_sub(chunk, Ordering::AcqRel) == chunk {
                 let mut d = self.done.lock().unwrap_or_else(|p| p.into_inner());
                 *d = true;
                 self.done_cv.notify_all();
@@ -74,6 +115,27 @@ struct Pool {
     queue: Mutex<VecDeque<Arc<Job>>>,
     work_cv: Condvar,
     workers: usize,
+    /// Bumped on every push, so spinning workers notice new work without the lock.
+    pushed: AtomicU64,
+}
+
+/// How long a thread spins before it sleeps.
+const SPIN: std::time::Duration = std::time::Duration::from_micros(50);
+
+/// Spin until `ready()` or the spin time is up; returns `ready()`.
+fn spin_until(ready: impl Fn() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    loop {
+        for _ in 0..64 {
+            if ready() {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+        if start.elapsed() > SPIN {
+            return ready();
+        }
+    }
 }
 
 static POOL: OnceLock<Pool> = OnceLock::new();
@@ -103,13 +165,20 @@ fn desired_threads() -> usize {
             }
         }
     }
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 fn pool() -> &'static Pool {
     POOL.get_or_init(|| {
         let workers = desired_threads().saturating_sub(1);
-        Pool { queue: Mutex::new(VecDeque::new()), work_cv: Condvar::new(), workers }
+        Pool {
+            queue: Mutex::new(VecDeque::new()),
+            work_cv: Condvar::new(),
+            workers,
+            pushed: AtomicU64::new(0),
+        }
     })
 }
 
@@ -137,7 +206,14 @@ fn worker_loop(p: &'static Pool) {
                 if let Some(j) = q.front() {
                     break j.clone();
                 }
-                q = p.work_cv.wait(q).unwrap_or_else(|e| e.into_inner());
+                // Idle: spin briefly for new work, then sleep.
+                let seen = p.pushed.load(Ordering::Acquire);
+                drop(q);
+                let woke = spin_until(|| p.pushed.load(Ordering::Acquire) != seen);
+                q = p.queue.lock().unwrap_or_else(|e| e.into_inner());
+                if !woke && q.is_empty() {
+                    q = p.work_cv.wait(q).unwrap_or_else(|e| e.into_inner());
+                }
             }
         };
         job.work();
@@ -174,8 +250,8 @@ pub extern "C" fn ferrohalide_do_par_for(
         closure,
         min,
         extent: extent as i64,
-        next: AtomicI64::new(0),
-        remaining: AtomicI64::new(extent as i64),
+        next: CacheLine(AtomicI64::new(0)),
+        remaining: CacheLine(AtomicI64::new(extent as i64)),
         result: AtomicI32::new(0),
         done: Mutex::new(false),
         done_cv: Condvar::new(),
@@ -185,6 +261,7 @@ pub extern "C" fn ferrohalide_do_par_for(
         // Nested jobs go to the front so that helpers finish inner loops
         // (which their owners are blocked on) before starting new outer work.
         q.push_front(job.clone());
+        p.pushed.fetch_add(1, Ordering::Release);
     }
     if extent as usize > 2 {
         p.work_cv.notify_all();
@@ -197,6 +274,7 @@ pub extern "C" fn ferrohalide_do_par_for(
         let mut q = p.queue.lock().unwrap_or_else(|e| e.into_inner());
         q.retain(|j| !Arc::ptr_eq(j, &job));
     }
+    spin_until(|| job.remaining.load(Ordering::Acquire) <= 0);
     let mut d = job.done.lock().unwrap_or_else(|e| e.into_inner());
     while !*d && job.remaining.load(Ordering::Acquire) > 0 {
         d = job.done_cv.wait(d).unwrap_or_else(|e| e.into_inner());
@@ -208,7 +286,6 @@ pub extern "C" fn ferrohalide_do_par_for(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicU64;
 
     static SUM: AtomicU64 = AtomicU64::new(0);
 
@@ -237,7 +314,13 @@ mod tests {
 
     #[test]
     fn runs_every_index() {
-        ferrohalide_do_par_for(std::ptr::null_mut(), add_task, 5, 1000, std::ptr::null_mut());
+        ferrohalide_do_par_for(
+            std::ptr::null_mut(),
+            add_task,
+            5,
+            1000,
+            std::ptr::null_mut(),
+        );
         assert_eq!(SUM.load(Ordering::Relaxed), (5..1005u64).sum());
     }
 

@@ -49,7 +49,13 @@ impl CodeGen {
         body_params.extend(arg_tys.iter().copied());
         let body_ft = self.t_fn(i32t, &body_params);
         let body_fn = self.add_function(&format!("{}.body", p.name), body_ft, true);
-        let entry = unsafe { inkwell::llvm_sys::core::LLVMAppendBasicBlockInContext(self.c, body_fn, c"entry".as_ptr()) };
+        let entry = unsafe {
+            inkwell::llvm_sys::core::LLVMAppendBasicBlockInContext(
+                self.c,
+                body_fn,
+                c"entry".as_ptr(),
+            )
+        };
         self.f = FnState {
             function: body_fn,
             entry_block: entry,
@@ -110,7 +116,11 @@ impl CodeGen {
             let ft = self.t_fn(i32t, &params);
             let f = self.add_function(&fname, ft, false);
             self.begin_wrapper(f);
-            let (uc, argv) = if with_uc { (self.param(f, 0), self.param(f, 1)) } else { (self.null_ptr(), self.param(f, 0)) };
+            let (uc, argv) = if with_uc {
+                (self.param(f, 0), self.param(f, 1))
+            } else {
+                (self.null_ptr(), self.param(f, 0))
+            };
             let mut args = vec![uc];
             for (i, a) in p.args.iter().enumerate() {
                 let slot = self.gep(ptr, argv, self.i64c(i as i64));
@@ -133,7 +143,9 @@ impl CodeGen {
     }
 
     fn begin_wrapper(&mut self, f: Val) {
-        let entry = unsafe { inkwell::llvm_sys::core::LLVMAppendBasicBlockInContext(self.c, f, c"entry".as_ptr()) };
+        let entry = unsafe {
+            inkwell::llvm_sys::core::LLVMAppendBasicBlockInContext(self.c, f, c"entry".as_ptr())
+        };
         self.f = FnState {
             function: f,
             entry_block: entry,

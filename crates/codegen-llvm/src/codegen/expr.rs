@@ -43,8 +43,16 @@ impl CodeGen {
                 let b = self.codegen_expr(f)?;
                 self.select(c, a, b)
             }
-            ExprNode::Load { name, index, predicate } => self.codegen_load(t, name, index, predicate)?,
-            ExprNode::Ramp { base, stride, lanes } => {
+            ExprNode::Load {
+                name,
+                index,
+                predicate,
+            } => self.codegen_load(t, name, index, predicate)?,
+            ExprNode::Ramp {
+                base,
+                stride,
+                lanes,
+            } => {
                 let b = self.codegen_expr(base)?;
                 let s = self.codegen_expr(stride)?;
                 self.ramp(b, s, base.ty(), *lanes as u32)
@@ -167,7 +175,11 @@ impl CodeGen {
         match (from.is_handle(), to.is_handle()) {
             (true, true) => v,
             (true, false) => {
-                let i = self.cast(Op::LLVMPtrToInt, v, self.t_like(self.t_i64(), self.type_of(v)));
+                let i = self.cast(
+                    Op::LLVMPtrToInt,
+                    v,
+                    self.t_like(self.t_i64(), self.type_of(v)),
+                );
                 self.cast(Op::LLVMBitCast, i, dst)
             }
             (false, true) => {
@@ -342,7 +354,9 @@ impl CodeGen {
         let b_safe = self.select(unsafe_b, one, b);
         let r = self.binop(Op::LLVMSRem, a, b_safe);
         let r_neg = self.icmp(IP::LLVMIntSLT, r, zero);
-        let abs_b = self.intrinsic("llvm.abs", &[ty], &[b_safe, self.bool_c(false)]).expect("llvm.abs");
+        let abs_b = self
+            .intrinsic("llvm.abs", &[ty], &[b_safe, self.bool_c(false)])
+            .expect("llvm.abs");
         let r_adj = self.add(r, abs_b);
         let r = self.select(r_neg, r_adj, r);
         self.select(b_zero, zero, r)
@@ -421,12 +435,20 @@ impl CodeGen {
         self.shuffle1(v, &m)
     }
 
-    pub(crate) fn vector_reduce(&self, op: VectorReduceOp, v: Val, in_t: Type, out_lanes: u32) -> Result<Val> {
+    pub(crate) fn vector_reduce(
+        &self,
+        op: VectorReduceOp,
+        v: Val,
+        in_t: Type,
+        out_lanes: u32,
+    ) -> Result<Val> {
         let n = in_t.lanes as u32;
         let fl = in_t.is_float();
         let signed = in_t.is_int();
         if out_lanes == 0 || n % out_lanes != 0 {
-            return Err(Error::internal(format!("VectorReduce from {n} to {out_lanes} lanes")));
+            return Err(Error::internal(format!(
+                "VectorReduce from {n} to {out_lanes} lanes"
+            )));
         }
         let factor = n / out_lanes;
         if factor == 1 {
@@ -472,7 +494,15 @@ impl CodeGen {
                     if fl {
                         self.fadd(x, y)
                     } else {
-                        self.intrin2(if signed { "llvm.sadd.sat" } else { "llvm.uadd.sat" }, x, y)
+                        self.intrin2(
+                            if signed {
+                                "llvm.sadd.sat"
+                            } else {
+                                "llvm.uadd.sat"
+                            },
+                            x,
+                            y,
+                        )
                     }
                 }
             })
@@ -480,7 +510,11 @@ impl CodeGen {
         let mut acc: Option<Val> = None;
         for k in 0..factor {
             let idx: Vec<i32> = (0..out_lanes).map(|i| (i * factor + k) as i32).collect();
-            let part = if out_lanes == 1 { self.extract(v, idx[0] as u32) } else { self.shuffle1(v, &idx) };
+            let part = if out_lanes == 1 {
+                self.extract(v, idx[0] as u32)
+            } else {
+                self.shuffle1(v, &idx)
+            };
             acc = Some(match acc {
                 None => part,
                 Some(a) => combine(a, part)?,
@@ -491,7 +525,13 @@ impl CodeGen {
 
     // ---- loads -----------------------------------------------------------------
 
-    pub(crate) fn codegen_load(&mut self, t: Type, name: &str, index: &Expr, predicate: &Expr) -> Result<Val> {
+    pub(crate) fn codegen_load(
+        &mut self,
+        t: Type,
+        name: &str,
+        index: &Expr,
+        predicate: &Expr,
+    ) -> Result<Val> {
         let base = self.sym(name)?;
         let elem_t = t.element_of();
         let elem = self.mem_scalar_ty(elem_t);
@@ -529,7 +569,12 @@ impl CodeGen {
             Some(self.match_lanes(m, lanes))
         };
         // Dense ramps: one vector load (reversed for stride -1).
-        if let ExprNode::Ramp { base: rb, stride, lanes: rl } = index.node() {
+        if let ExprNode::Ramp {
+            base: rb,
+            stride,
+            lanes: rl,
+        } = index.node()
+        {
             if rb.ty().is_scalar() && *rl as u32 == lanes {
                 if let Some(s) = stride.as_int_const() {
                     if s == 1 || s == -1 {

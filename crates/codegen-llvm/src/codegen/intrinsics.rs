@@ -9,7 +9,13 @@ use super::ops::{Op, IP};
 use super::{CodeGen, Val};
 
 impl CodeGen {
-    pub(crate) fn codegen_call(&mut self, e: &Expr, name: &str, args: &[Expr], kind: &CallKind) -> Result<Val> {
+    pub(crate) fn codegen_call(
+        &mut self,
+        e: &Expr,
+        name: &str,
+        args: &[Expr],
+        kind: &CallKind,
+    ) -> Result<Val> {
         let t = e.ty();
         match kind {
             CallKind::Intrinsic(i) => self.codegen_intrinsic(*i, t, args),
@@ -47,11 +53,20 @@ impl CodeGen {
         }
     }
 
-    pub(crate) fn codegen_intrinsic(&mut self, i: Intrinsic, t: Type, args: &[Expr]) -> Result<Val> {
+    pub(crate) fn codegen_intrinsic(
+        &mut self,
+        i: Intrinsic,
+        t: Type,
+        args: &[Expr],
+    ) -> Result<Val> {
         use Intrinsic as I;
         let want = |n: usize| -> Result<()> {
             if args.len() < n {
-                Err(Error::internal(format!("intrinsic {} needs {n} arguments, got {}", i.name(), args.len())))
+                Err(Error::internal(format!(
+                    "intrinsic {} needs {n} arguments, got {}",
+                    i.name(),
+                    args.len()
+                )))
             } else {
                 Ok(())
             }
@@ -94,7 +109,8 @@ impl CodeGen {
                 if at.is_float() {
                     Ok(self.intrin1("llvm.fabs", a))
                 } else if at.is_int() {
-                    let r = self.intrinsic("llvm.abs", &[self.type_of(a)], &[a, self.bool_c(false)])?;
+                    let r =
+                        self.intrinsic("llvm.abs", &[self.type_of(a)], &[a, self.bool_c(false)])?;
                     Ok(self.int_resize(r, self.llvm_ty(t), false))
                 } else {
                     Ok(self.int_resize(a, self.llvm_ty(t), false))
@@ -109,7 +125,15 @@ impl CodeGen {
                     let d = self.fsub(a, b);
                     return Ok(self.intrin1("llvm.fabs", d));
                 }
-                let gt = self.icmp(if at.is_int() { IP::LLVMIntSGT } else { IP::LLVMIntUGT }, a, b);
+                let gt = self.icmp(
+                    if at.is_int() {
+                        IP::LLVMIntSGT
+                    } else {
+                        IP::LLVMIntUGT
+                    },
+                    a,
+                    b,
+                );
                 let d1 = self.sub(a, b);
                 let d2 = self.sub(b, a);
                 let r = self.select(gt, d1, d2);
@@ -153,7 +177,11 @@ impl CodeGen {
                 let a = self.codegen_expr(&args[0])?;
                 let b = self.codegen_expr(&args[1])?;
                 if t.is_float() {
-                    return Ok(if i == I::SaturatingAdd { self.fadd(a, b) } else { self.fsub(a, b) });
+                    return Ok(if i == I::SaturatingAdd {
+                        self.fadd(a, b)
+                    } else {
+                        self.fsub(a, b)
+                    });
                 }
                 let name = match (i, t.is_int()) {
                     (I::SaturatingAdd, true) => "llvm.sadd.sat",
@@ -174,13 +202,21 @@ impl CodeGen {
                 let b = self.codegen_expr(&args[1])?;
                 let at = args[0].ty();
                 if at.is_float() {
-                    let s = if i == I::HalvingSub { self.fsub(a, b) } else { self.fadd(a, b) };
+                    let s = if i == I::HalvingSub {
+                        self.fsub(a, b)
+                    } else {
+                        self.fadd(a, b)
+                    };
                     return Ok(self.fmul(s, self.cf(self.type_of(s), 0.5)));
                 }
                 let wt = self.t_like(self.t_int(at.bits as u32 * 2), self.type_of(a));
                 let wa = self.int_resize(a, wt, at.is_int());
                 let wb = self.int_resize(b, wt, at.is_int());
-                let mut s = if i == I::HalvingSub { self.sub(wa, wb) } else { self.add(wa, wb) };
+                let mut s = if i == I::HalvingSub {
+                    self.sub(wa, wb)
+                } else {
+                    self.add(wa, wb)
+                };
                 if i == I::RoundingHalvingAdd {
                     s = self.add(s, self.cint(wt, 1));
                 }
@@ -251,7 +287,15 @@ impl CodeGen {
                 let b_zero = self.icmp(IP::LLVMIntEQ, b, zero);
                 if t.is_uint() {
                     let bs = self.select(b_zero, one, b);
-                    let r = self.binop(if i == I::DivRoundToZero { Op::LLVMUDiv } else { Op::LLVMURem }, a, bs);
+                    let r = self.binop(
+                        if i == I::DivRoundToZero {
+                            Op::LLVMUDiv
+                        } else {
+                            Op::LLVMURem
+                        },
+                        a,
+                        bs,
+                    );
                     return Ok(self.select(b_zero, zero, r));
                 }
                 let m1 = self.cint(ty, u64::MAX);
@@ -326,13 +370,22 @@ impl CodeGen {
 
     /// View float operands of bitwise ops as integers of the same width.
     #[allow(clippy::type_complexity)]
-    fn as_int_bits(&self, a: Val, b: Val, t: Type) -> (Val, Val, Box<dyn Fn(&CodeGen, Val) -> Val>) {
+    fn as_int_bits(
+        &self,
+        a: Val,
+        b: Val,
+        t: Type,
+    ) -> (Val, Val, Box<dyn Fn(&CodeGen, Val) -> Val>) {
         if t.is_float() {
             let it = self.t_like(self.t_int(t.bits as u32), self.type_of(a));
             let orig = self.type_of(a);
             let ai = self.cast(Op::LLVMBitCast, a, it);
             let bi = self.cast(Op::LLVMBitCast, b, it);
-            (ai, bi, Box::new(move |cg: &CodeGen, v: Val| cg.cast(Op::LLVMBitCast, v, orig)))
+            (
+                ai,
+                bi,
+                Box::new(move |cg: &CodeGen, v: Val| cg.cast(Op::LLVMBitCast, v, orig)),
+            )
         } else {
             (a, b, Box::new(|_: &CodeGen, v: Val| v))
         }
@@ -345,7 +398,11 @@ impl CodeGen {
         let ty = self.type_of(a);
         let bits = at.bits as u32;
         let b = self.match_lanes(b, self.lanes_of(a));
-        let b = if bt.bits as u32 != bits { self.int_resize(b, ty, bt.is_int()) } else { b };
+        let b = if bt.bits as u32 != bits {
+            self.int_resize(b, ty, bt.is_int())
+        } else {
+            b
+        };
         let mask = self.cint(ty, (bits.max(32) - 1) as u64);
         let clamp = |amt: Val, left: bool| -> Val {
             let amt = self.and(amt, mask);
@@ -383,8 +440,14 @@ impl CodeGen {
     pub(crate) fn saturating_cast(&self, v: Val, from: Type, to: Type) -> Val {
         let dst = self.llvm_ty(to);
         if from.is_float() && (to.is_int() || to.is_uint()) && !to.is_bool() {
-            let name = if to.is_int() { "llvm.fptosi.sat" } else { "llvm.fptoui.sat" };
-            return self.intrinsic(name, &[dst, self.type_of(v)], &[v]).expect("fpto*i.sat");
+            let name = if to.is_int() {
+                "llvm.fptosi.sat"
+            } else {
+                "llvm.fptoui.sat"
+            };
+            return self
+                .intrinsic(name, &[dst, self.type_of(v)], &[v])
+                .expect("fpto*i.sat");
         }
         if from.is_float() && to.is_float() {
             if to.bits < from.bits {
@@ -410,11 +473,27 @@ impl CodeGen {
             let mut v = v;
             if tmin > smin {
                 let c = self.cint(ty, tmin as u64);
-                v = self.intrin2(if from.is_int() { "llvm.smax" } else { "llvm.umax" }, v, c);
+                v = self.intrin2(
+                    if from.is_int() {
+                        "llvm.smax"
+                    } else {
+                        "llvm.umax"
+                    },
+                    v,
+                    c,
+                );
             }
             if tmax < smax {
                 let c = self.cint(ty, tmax as u64);
-                v = self.intrin2(if from.is_int() { "llvm.smin" } else { "llvm.umin" }, v, c);
+                v = self.intrin2(
+                    if from.is_int() {
+                        "llvm.smin"
+                    } else {
+                        "llvm.umin"
+                    },
+                    v,
+                    c,
+                );
             }
             return self.int_resize(v, dst, from.is_int());
         }
@@ -424,7 +503,8 @@ impl CodeGen {
     /// All lanes of a bool vector are true (identity for scalars).
     pub(crate) fn all_lanes(&self, c: Val) -> Val {
         if self.is_vec_ty(self.type_of(c)) {
-            self.intrinsic("llvm.vector.reduce.and", &[self.type_of(c)], &[c]).expect("reduce.and")
+            self.intrinsic("llvm.vector.reduce.and", &[self.type_of(c)], &[c])
+                .expect("reduce.and")
         } else {
             c
         }
@@ -436,7 +516,11 @@ impl CodeGen {
         let c = self.codegen_expr(&args[0])?;
         if self.is_vec_ty(self.type_of(c)) {
             let a = self.codegen_expr(&args[1])?;
-            let b = if args.len() > 2 { self.codegen_expr(&args[2])? } else { self.zero_of(self.llvm_ty(t)) };
+            let b = if args.len() > 2 {
+                self.codegen_expr(&args[2])?
+            } else {
+                self.zero_of(self.llvm_ty(t))
+            };
             return Ok(self.select(c, a, b));
         }
         let then_bb = self.new_block("ite_then");
@@ -448,7 +532,11 @@ impl CodeGen {
         let a_end = self.current_block();
         self.br(done);
         self.position(else_bb);
-        let b = if args.len() > 2 { self.codegen_expr(&args[2])? } else { self.zero_of(self.llvm_ty(t)) };
+        let b = if args.len() > 2 {
+            self.codegen_expr(&args[2])?
+        } else {
+            self.zero_of(self.llvm_ty(t))
+        };
         let b_end = self.current_block();
         self.br(done);
         self.position(done);

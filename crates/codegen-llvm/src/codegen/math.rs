@@ -22,7 +22,12 @@ use ferrohalide_core::{Error, Result};
 use super::ops::{Op, FP};
 use super::{CodeGen, Val};
 
-const PIO2_PARTS: [f64; 4] = [1.570796325802803, 9.920935739593517e-10, 5.721188709663575e-18, 1.6446256936324258e-26];
+const PIO2_PARTS: [f64; 4] = [
+    1.570796325802803,
+    9.920935739593517e-10,
+    5.721188709663575e-18,
+    1.6446256936324258e-26,
+];
 const TWO_OVER_PI: f64 = 0.6366197723675814;
 const LN2_HI: f64 = 0.6931471803691238;
 const LN2_LO: f64 = 1.9082149292705877e-10;
@@ -36,7 +41,10 @@ impl CodeGen {
             _ => 1,
         };
         if args.len() < arity {
-            return Err(Error::internal(format!("{} needs {arity} arguments", m.name())));
+            return Err(Error::internal(format!(
+                "{} needs {arity} arguments",
+                m.name()
+            )));
         }
         let mut vals = Vec::with_capacity(arity);
         for a in &args[..arity] {
@@ -52,7 +60,11 @@ impl CodeGen {
                 IsFinite => Ok(self.cint(self.llvm_ty(t), 1)),
                 _ => {
                     let ft = Type::float(if at.bits > 16 { 64 } else { 32 }).with_lanes(at.lanes);
-                    let fv: Vec<Val> = vals.iter().zip(args).map(|(&v, a)| self.cast_value(v, a.ty(), ft)).collect();
+                    let fv: Vec<Val> = vals
+                        .iter()
+                        .zip(args)
+                        .map(|(&v, a)| self.cast_value(v, a.ty(), ft))
+                        .collect();
                     let r = self.float_math(m, ft, &fv)?;
                     Ok(self.cast_value(r, ft, t))
                 }
@@ -109,7 +121,10 @@ impl CodeGen {
                 // returns 0 for a zero base unless the exponent is 0).
                 match m {
                     Exp => {
-                        let kf = self.intrin1("llvm.floor", self.fmul(x, self.k(x, std::f64::consts::LOG2_E)));
+                        let kf = self.intrin1(
+                            "llvm.floor",
+                            self.fmul(x, self.k(x, std::f64::consts::LOG2_E)),
+                        );
                         let under = self.fcmp(FP::LLVMRealOLE, kf, self.k(x, -127.0));
                         self.select(under, self.k(x, 0.0), r)
                     }
@@ -146,7 +161,12 @@ impl CodeGen {
             Pow | FastPow => "pow",
             Erf => "erf",
             Hypot => "hypot",
-            _ => return Err(Error::internal(format!("no libm function for {}", m.name()))),
+            _ => {
+                return Err(Error::internal(format!(
+                    "no libm function for {}",
+                    m.name()
+                )))
+            }
         };
         let sym = format!("ferrohalide_{name}_f64");
         let f64t = self.t_f64();
@@ -170,7 +190,8 @@ impl CodeGen {
         self.cf(self.type_of(like), c)
     }
     fn fma(&self, a: Val, b: Val, c: Val) -> Val {
-        self.intrinsic("llvm.fmuladd", &[self.type_of(a)], &[a, b, c]).expect("fmuladd")
+        self.intrinsic("llvm.fmuladd", &[self.type_of(a)], &[a, b, c])
+            .expect("fmuladd")
     }
     /// sum c[i] * x^i by Horner's rule.
     fn horner(&self, x: Val, c: &[f64]) -> Val {
@@ -295,7 +316,10 @@ impl CodeGen {
         let xs = self.select(nan, self.k(x, 0.0), x);
         let xc = self.clamp_keep_nan(xs, -745.0, 710.0);
         // x = k ln2 + r, |r| <= ln2 / 2
-        let kf = self.intrin1("llvm.roundeven", self.fmul(xc, self.k(x, std::f64::consts::LOG2_E)));
+        let kf = self.intrin1(
+            "llvm.roundeven",
+            self.fmul(xc, self.k(x, std::f64::consts::LOG2_E)),
+        );
         let r = self.fma(self.fneg(kf), self.k(x, LN2_HI), xc);
         let r = self.fma(self.fneg(kf), self.k(x, LN2_LO), r);
         // e^r: Taylor series to r^13 (error < 1e-17 relative for |r| <= 0.35)
@@ -339,7 +363,10 @@ impl CodeGen {
         let bits = self.cast(Op::LLVMBitCast, xs, i64t);
         let e = self.sub(self.lshr(bits, self.cint(i64t, 52)), self.cint(i64t, 1023));
         let e = self.select(tiny, self.sub(e, self.cint(i64t, 54)), e);
-        let mbits = self.or(self.and(bits, self.cint(i64t, 0x000F_FFFF_FFFF_FFFF)), self.cint(i64t, 0x3FF0_0000_0000_0000));
+        let mbits = self.or(
+            self.and(bits, self.cint(i64t, 0x000F_FFFF_FFFF_FFFF)),
+            self.cint(i64t, 0x3FF0_0000_0000_0000),
+        );
         let m = self.cast(Op::LLVMBitCast, mbits, ft);
         let big = self.gt(m, self.k(x, std::f64::consts::SQRT_2));
         let m = self.select(big, self.fmul(m, self.k(x, 0.5)), m);
@@ -443,7 +470,13 @@ impl CodeGen {
         cfull.extend(cc);
         let c = self.horner(r2, &cfull);
         // quadrant q = k mod 4, computed in float (no int conversion of NaN/inf)
-        let q = self.fsub(kf, self.fmul(self.k(x, 4.0), self.intrin1("llvm.floor", self.fmul(kf, self.k(x, 0.25)))));
+        let q = self.fsub(
+            kf,
+            self.fmul(
+                self.k(x, 4.0),
+                self.intrin1("llvm.floor", self.fmul(kf, self.k(x, 0.25))),
+            ),
+        );
         let q1 = self.feq(q, self.k(x, 1.0));
         let q2 = self.feq(q, self.k(x, 2.0));
         let q3 = self.feq(q, self.k(x, 3.0));
@@ -477,7 +510,9 @@ impl CodeGen {
         let mid = self.gt(z, self.k(t, 0.41421356237309503));
         let w = self.select(mid, self.fdiv(self.fsub(z, one), self.fadd(z, one)), z);
         // atan w = w sum (-1)^n w^2n / (2n + 1), |w| <= tan(pi/8)
-        let c: Vec<f64> = (0..18).map(|n| if n % 2 == 0 { 1.0 } else { -1.0 } / (2 * n + 1) as f64).collect();
+        let c: Vec<f64> = (0..18)
+            .map(|n| if n % 2 == 0 { 1.0 } else { -1.0 } / (2 * n + 1) as f64)
+            .collect();
         let p = self.fmul(w, self.horner(self.fmul(w, w), &c));
         let r = self.fadd(self.select(mid, self.k(t, PI / 4.0), self.k(t, 0.0)), p);
         let r = self.select(inv, self.fsub(self.k(t, PI / 2.0), r), r);
@@ -508,7 +543,11 @@ impl CodeGen {
     fn hyperbolic_f(&mut self, m: MathFn, x: Val) -> Val {
         let one = self.k(x, 1.0);
         let half = self.k(x, 0.5);
-        let xc = if m == MathFn::Tanh { self.clamp_keep_nan(x, -20.0, 20.0) } else { x };
+        let xc = if m == MathFn::Tanh {
+            self.clamp_keep_nan(x, -20.0, 20.0)
+        } else {
+            x
+        };
         let e = self.exp_f(xc);
         let ei = self.fdiv(one, e);
         let cosh = self.fmul(half, self.fadd(e, ei));

@@ -71,7 +71,12 @@ pub struct CodeGen {
 impl CodeGen {
     /// # Safety
     /// `context` and `module` must be valid and outlive the CodeGen.
-    pub(crate) unsafe fn new(context: LLVMContextRef, module: LLVMModuleRef, target: &JitTarget, name: &str) -> CodeGen {
+    pub(crate) unsafe fn new(
+        context: LLVMContextRef,
+        module: LLVMModuleRef,
+        target: &JitTarget,
+        name: &str,
+    ) -> CodeGen {
         let b = inkwell::llvm_sys::core::LLVMCreateBuilderInContext(context);
         let native_vector_bits = if target.has_feature("avx512f") {
             512

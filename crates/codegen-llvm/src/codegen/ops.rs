@@ -279,8 +279,16 @@ impl CodeGen {
     /// `shufflevector a, b, mask` (mask entries < 0 are poison lanes).
     pub(crate) fn shuffle(&self, a: Val, b: Val, mask: &[i32]) -> Val {
         let i32t = self.t_i32();
-        let m: Vec<Val> =
-            mask.iter().map(|&i| if i < 0 { self.poison(i32t) } else { self.cint(i32t, i as u64) }).collect();
+        let m: Vec<Val> = mask
+            .iter()
+            .map(|&i| {
+                if i < 0 {
+                    self.poison(i32t)
+                } else {
+                    self.cint(i32t, i as u64)
+                }
+            })
+            .collect();
         let mv = self.cvec(&m);
         unsafe { LLVMBuildShuffleVector(self.b, a, b, mv, NONAME) }
     }
@@ -480,10 +488,12 @@ impl CodeGen {
     }
     /// A unary intrinsic overloaded on its argument type (e.g. llvm.floor).
     pub(crate) fn intrin1(&self, name: &str, a: Val) -> Val {
-        self.intrinsic(name, &[self.type_of(a)], &[a]).expect("known intrinsic")
+        self.intrinsic(name, &[self.type_of(a)], &[a])
+            .expect("known intrinsic")
     }
     pub(crate) fn intrin2(&self, name: &str, a: Val, b: Val) -> Val {
-        self.intrinsic(name, &[self.type_of(a)], &[a, b]).expect("known intrinsic")
+        self.intrinsic(name, &[self.type_of(a)], &[a, b])
+            .expect("known intrinsic")
     }
 
     /// A private global NUL-terminated string; returns its address.
@@ -493,7 +503,8 @@ impl CodeGen {
         }
         unsafe {
             let bytes = s.replace('\0', "");
-            let init = LLVMConstStringInContext2(self.c, bytes.as_ptr() as *const c_char, bytes.len(), 0);
+            let init =
+                LLVMConstStringInContext2(self.c, bytes.as_ptr() as *const c_char, bytes.len(), 0);
             let g = LLVMAddGlobal(self.m, LLVMTypeOf(init), c"str".as_ptr());
             LLVMSetInitializer(g, init);
             LLVMSetGlobalConstant(g, 1);

@@ -48,7 +48,13 @@ impl Visitor for NameCollector {
 }
 
 impl CodeGen {
-    pub(crate) fn codegen_parallel_for(&mut self, name: &str, min: &Expr, extent: &Expr, body: &Stmt) -> Result<()> {
+    pub(crate) fn codegen_parallel_for(
+        &mut self,
+        name: &str,
+        min: &Expr,
+        extent: &Expr,
+        body: &Stmt,
+    ) -> Result<()> {
         let lo = self.codegen_expr(min)?;
         let ext = self.codegen_expr(extent)?;
         let lo = self.int_resize(lo, self.t_i32(), true);
@@ -63,7 +69,8 @@ impl CodeGen {
             .filter(|n| n != name)
             .filter_map(|n| self.sym(&n).ok().map(|v| (n, v)))
             .collect();
-        let mut field_tys: Vec<super::Ty> = captured.iter().map(|(_, v)| self.type_of(*v)).collect();
+        let mut field_tys: Vec<super::Ty> =
+            captured.iter().map(|(_, v)| self.type_of(*v)).collect();
         let closure_ty = unsafe {
             inkwell::llvm_sys::core::LLVMStructTypeInContext(
                 self.c,
@@ -75,18 +82,29 @@ impl CodeGen {
         let closure = self.entry_alloca(closure_ty, 16);
         for (k, (_, v)) in captured.iter().enumerate() {
             let p = unsafe {
-                inkwell::llvm_sys::core::LLVMBuildStructGEP2(self.b, closure_ty, closure, k as u32, super::ops::NONAME)
+                inkwell::llvm_sys::core::LLVMBuildStructGEP2(
+                    self.b,
+                    closure_ty,
+                    closure,
+                    k as u32,
+                    super::ops::NONAME,
+                )
             };
             self.store(*v, p, 1);
         }
 
         // The body function.
         self.closure_counter += 1;
-        let fname = format!("{}.par_for.{}.{}", self.pipeline_name, name, self.closure_counter);
+        let fname = format!(
+            "{}.par_for.{}.{}",
+            self.pipeline_name, name, self.closure_counter
+        );
         let ft = self.t_fn(self.t_i32(), &[self.t_ptr(), self.t_i32(), self.t_ptr()]);
         let func = self.add_function(&fname, ft, true);
         let saved_block = self.current_block();
-        let entry = unsafe { inkwell::llvm_sys::core::LLVMAppendBasicBlockInContext(self.c, func, c"entry".as_ptr()) };
+        let entry = unsafe {
+            inkwell::llvm_sys::core::LLVMAppendBasicBlockInContext(self.c, func, c"entry".as_ptr())
+        };
         let new_state = FnState {
             function: func,
             entry_block: entry,
@@ -102,7 +120,13 @@ impl CodeGen {
         let cl = self.param(func, 2);
         for (k, (n, v)) in captured.iter().enumerate() {
             let p = unsafe {
-                inkwell::llvm_sys::core::LLVMBuildStructGEP2(self.b, closure_ty, cl, k as u32, super::ops::NONAME)
+                inkwell::llvm_sys::core::LLVMBuildStructGEP2(
+                    self.b,
+                    closure_ty,
+                    cl,
+                    k as u32,
+                    super::ops::NONAME,
+                )
             };
             let val = self.load(self.type_of(*v), p, 1);
             self.push_sym(n, val);
@@ -121,7 +145,11 @@ impl CodeGen {
         r?;
 
         let uc = self.f.user_context;
-        let code = self.call_extern(names::DO_PAR_FOR, self.t_i32(), &[uc, func, lo, ext, closure]);
+        let code = self.call_extern(
+            names::DO_PAR_FOR,
+            self.t_i32(),
+            &[uc, func, lo, ext, closure],
+        );
         let ok = self.new_block("par_for_ok");
         let fail = self.new_block("par_for_failed");
         let failed = self.icmp(IP::LLVMIntNE, code, self.i32c(0));

@@ -108,7 +108,13 @@ impl CodeGen {
         self.ret(code);
     }
 
-    fn codegen_serial_for(&mut self, name: &str, min: &Expr, extent: &Expr, body: &Stmt) -> Result<()> {
+    fn codegen_serial_for(
+        &mut self,
+        name: &str,
+        min: &Expr,
+        extent: &Expr,
+        body: &Stmt,
+    ) -> Result<()> {
         let lo = self.codegen_expr(min)?;
         let ext = self.codegen_expr(extent)?;
         let ext = self.int_resize(ext, self.type_of(lo), true);
@@ -134,7 +140,13 @@ impl CodeGen {
         Ok(())
     }
 
-    fn codegen_store(&mut self, name: &str, value: &Expr, index: &Expr, predicate: &Expr) -> Result<()> {
+    fn codegen_store(
+        &mut self,
+        name: &str,
+        value: &Expr,
+        index: &Expr,
+        predicate: &Expr,
+    ) -> Result<()> {
         let t = value.ty();
         let base = self.sym(name)?;
         let elem_t = t.element_of();
@@ -168,7 +180,12 @@ impl CodeGen {
             let m = self.codegen_expr(predicate)?;
             Some(self.match_lanes(m, lanes))
         };
-        if let ExprNode::Ramp { base: rb, stride, lanes: rl } = index.node() {
+        if let ExprNode::Ramp {
+            base: rb,
+            stride,
+            lanes: rl,
+        } = index.node()
+        {
             if rb.ty().is_scalar() && *rl as u32 == lanes {
                 if let Some(s) = stride.as_int_const() {
                     if s == 1 || s == -1 {
@@ -178,7 +195,11 @@ impl CodeGen {
                             (b, v, mask)
                         } else {
                             let off = self.cint(self.type_of(b), (lanes - 1) as u64);
-                            (self.sub(b, off), self.shuffle1(v, &rev), mask.map(|m| self.shuffle1(m, &rev)))
+                            (
+                                self.sub(b, off),
+                                self.shuffle1(v, &rev),
+                                mask.map(|m| self.shuffle1(m, &rev)),
+                            )
                         };
                         let p = self.gep(elem, base, first);
                         match mask {

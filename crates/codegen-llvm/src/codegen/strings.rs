@@ -51,7 +51,11 @@ impl CodeGen {
         let end = self.gep_bytes(buf, MESSAGE_BYTES);
         self.store(self.cint(self.t_i8(), 0), buf, 1);
         let mut dst = buf;
-        let sep_v = if sep.is_empty() { None } else { Some(self.global_string(sep)) };
+        let sep_v = if sep.is_empty() {
+            None
+        } else {
+            Some(self.global_string(sep))
+        };
         for (k, (a, &v)) in args.iter().zip(vals).enumerate() {
             if k > 0 {
                 if let Some(s) = sep_v {

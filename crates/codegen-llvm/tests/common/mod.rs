@@ -8,17 +8,36 @@ use ferrohalide_core::lower::{ArgumentKind, LoweredArgument, LoweredPipeline};
 use ferrohalide_runtime::{halide_buffer_t, halide_dimension_t};
 
 pub fn out_arg(name: &str, ty: Type, dims: usize) -> LoweredArgument {
-    LoweredArgument { name: name.into(), kind: ArgumentKind::OutputBuffer, ty, dimensions: dims }
+    LoweredArgument {
+        name: name.into(),
+        kind: ArgumentKind::OutputBuffer,
+        ty,
+        dimensions: dims,
+    }
 }
 pub fn in_arg(name: &str, ty: Type, dims: usize) -> LoweredArgument {
-    LoweredArgument { name: name.into(), kind: ArgumentKind::InputBuffer, ty, dimensions: dims }
+    LoweredArgument {
+        name: name.into(),
+        kind: ArgumentKind::InputBuffer,
+        ty,
+        dimensions: dims,
+    }
 }
 pub fn scalar_arg(name: &str, ty: Type) -> LoweredArgument {
-    LoweredArgument { name: name.into(), kind: ArgumentKind::InputScalar, ty, dimensions: 0 }
+    LoweredArgument {
+        name: name.into(),
+        kind: ArgumentKind::InputScalar,
+        ty,
+        dimensions: 0,
+    }
 }
 
 pub fn pipeline(name: &str, args: Vec<LoweredArgument>, body: Stmt) -> LoweredPipeline {
-    LoweredPipeline { name: name.into(), args, body }
+    LoweredPipeline {
+        name: name.into(),
+        args,
+        body,
+    }
 }
 
 pub fn jit(p: &LoweredPipeline) -> JitModule {
@@ -37,7 +56,10 @@ pub enum A<'a> {
 }
 
 pub fn run(m: &JitModule, args: &[A]) -> ferrohalide_core::Result<()> {
-    let mut keep = RawBufs { dims: vec![], raws: vec![] };
+    let mut keep = RawBufs {
+        dims: vec![],
+        raws: vec![],
+    };
     let mut vals = vec![];
     for a in args {
         match a {

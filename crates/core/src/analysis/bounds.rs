@@ -29,10 +29,16 @@ impl Interval {
         Interval { min, max }
     }
     pub fn point(e: Expr) -> Interval {
-        Interval { min: Some(e.clone()), max: Some(e) }
+        Interval {
+            min: Some(e.clone()),
+            max: Some(e),
+        }
     }
     pub fn everything() -> Interval {
-        Interval { min: None, max: None }
+        Interval {
+            min: None,
+            max: None,
+        }
     }
     pub fn is_bounded(&self) -> bool {
         self.min.is_some() && self.max.is_some()
@@ -40,7 +46,10 @@ impl Interval {
     /// The range of all values of a type (unbounded for floats).
     pub fn of_type(ty: Type) -> Interval {
         if ty.is_int_or_uint() || ty.is_bool() {
-            Interval::new(Some(Expr::type_min(ty.element_of())), Some(Expr::type_max(ty.element_of())))
+            Interval::new(
+                Some(Expr::type_min(ty.element_of())),
+                Some(Expr::type_max(ty.element_of())),
+            )
         } else {
             Interval::everything()
         }
@@ -52,7 +61,10 @@ impl Interval {
         }
     }
     pub fn simplified(&self) -> Interval {
-        Interval { min: self.min.as_ref().map(simplify), max: self.max.as_ref().map(simplify) }
+        Interval {
+            min: self.min.as_ref().map(simplify),
+            max: self.max.as_ref().map(simplify),
+        }
     }
 }
 
@@ -120,17 +132,28 @@ fn exact_const(e: &Expr) -> Option<i128> {
 fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
     let ty = e.ty();
     match e.node() {
-        ExprNode::IntImm(_) | ExprNode::UIntImm(_) | ExprNode::FloatImm(_) => Interval::point(e.clone()),
+        ExprNode::IntImm(_) | ExprNode::UIntImm(_) | ExprNode::FloatImm(_) => {
+            Interval::point(e.clone())
+        }
         ExprNode::StringImm(_) => Interval::point(e.clone()),
-        ExprNode::Variable { name, .. } => scope.get(name).cloned().unwrap_or_else(|| Interval::point(e.clone())),
+        ExprNode::Variable { name, .. } => scope
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| Interval::point(e.clone())),
         ExprNode::Cast(a) => {
             let ia = bounds_of_expr(a, scope);
             let from = a.ty();
             let safe = ty.can_represent_type(from) || (from.is_float() && ty.is_float());
             if safe {
-                Interval::new(map_opt(&ia.min, |x| Expr::cast(ty, x)), map_opt(&ia.max, |x| Expr::cast(ty, x)))
+                Interval::new(
+                    map_opt(&ia.min, |x| Expr::cast(ty, x)),
+                    map_opt(&ia.max, |x| Expr::cast(ty, x)),
+                )
             } else if ty.is_float() {
-                Interval::new(map_opt(&ia.min, |x| Expr::cast(ty, x)), map_opt(&ia.max, |x| Expr::cast(ty, x)))
+                Interval::new(
+                    map_opt(&ia.min, |x| Expr::cast(ty, x)),
+                    map_opt(&ia.max, |x| Expr::cast(ty, x)),
+                )
             } else {
                 // Might wrap or saturate: only constants known to fit pass through.
                 let fits = |x: &Option<Expr>| match x.as_ref().map(simplify) {
@@ -142,7 +165,10 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                     None => false,
                 };
                 if fits(&ia.min) && fits(&ia.max) {
-                    Interval::new(map_opt(&ia.min, |x| Expr::cast(ty, x)), map_opt(&ia.max, |x| Expr::cast(ty, x)))
+                    Interval::new(
+                        map_opt(&ia.min, |x| Expr::cast(ty, x)),
+                        map_opt(&ia.max, |x| Expr::cast(ty, x)),
+                    )
                 } else {
                     Interval::of_type(ty)
                 }
@@ -153,8 +179,18 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
         ExprNode::Not(_) => Interval::of_type(ty),
         ExprNode::Select { t, f, .. } => bounds_of_expr(t, scope).union(&bounds_of_expr(f, scope)),
         ExprNode::Load { .. } => Interval::of_type(ty),
-        ExprNode::Ramp { base, stride, lanes } => {
-            let last = Expr::add(base.clone(), Expr::mul(stride.clone(), Expr::make_const_i64(stride.ty(), *lanes as i64 - 1)));
+        ExprNode::Ramp {
+            base,
+            stride,
+            lanes,
+        } => {
+            let last = Expr::add(
+                base.clone(),
+                Expr::mul(
+                    stride.clone(),
+                    Expr::make_const_i64(stride.ty(), *lanes as i64 - 1),
+                ),
+            );
             bounds_of_expr(base, scope).union(&bounds_of_expr(&last, scope))
         }
         ExprNode::Broadcast { value, .. } => bounds_of_expr(value, scope),
@@ -165,10 +201,12 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
             bounds_of_expr(body, &inner)
         }
         ExprNode::Call { args, kind, .. } => match kind {
-            CallKind::Intrinsic(Intrinsic::Likely | Intrinsic::LikelyIfInnermost | Intrinsic::PromiseClamped) => {
-                bounds_of_expr(&args[0], scope)
-            }
-            CallKind::Intrinsic(Intrinsic::Abs) if ty.is_int_or_uint() && no_overflow(args[0].ty()) => {
+            CallKind::Intrinsic(
+                Intrinsic::Likely | Intrinsic::LikelyIfInnermost | Intrinsic::PromiseClamped,
+            ) => bounds_of_expr(&args[0], scope),
+            CallKind::Intrinsic(Intrinsic::Abs)
+                if ty.is_int_or_uint() && no_overflow(args[0].ty()) =>
+            {
                 let ia = bounds_of_expr(&args[0], scope);
                 match (&ia.min, &ia.max) {
                     (Some(lo), Some(hi)) => {
@@ -178,7 +216,9 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                     _ => Interval::new(Some(Expr::zero(ty)), None),
                 }
             }
-            CallKind::Intrinsic(Intrinsic::Math(m @ (MathFn::Floor | MathFn::Ceil | MathFn::Round | MathFn::Trunc | MathFn::Sqrt))) => {
+            CallKind::Intrinsic(Intrinsic::Math(
+                m @ (MathFn::Floor | MathFn::Ceil | MathFn::Round | MathFn::Trunc | MathFn::Sqrt),
+            )) => {
                 let ia = bounds_of_expr(&args[0], scope);
                 let ap = |x: Expr| Expr::intrinsic(ty, Intrinsic::Math(*m), vec![x]);
                 Interval::new(map_opt(&ia.min, ap), map_opt(&ia.max, ap))
@@ -201,10 +241,22 @@ fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> I
     let ia = bounds_of_expr(a, scope);
     let ib = bounds_of_expr(b, scope);
     match op {
-        BinOp::Add => Interval::new(zip_opt(&ia.min, &ib.min, Expr::add), zip_opt(&ia.max, &ib.max, Expr::add)),
-        BinOp::Sub => Interval::new(zip_opt(&ia.min, &ib.max, Expr::sub), zip_opt(&ia.max, &ib.min, Expr::sub)),
-        BinOp::Min => Interval::new(zip_opt(&ia.min, &ib.min, Expr::min), zip_opt(&ia.max, &ib.max, Expr::min)),
-        BinOp::Max => Interval::new(zip_opt(&ia.min, &ib.min, Expr::max), zip_opt(&ia.max, &ib.max, Expr::max)),
+        BinOp::Add => Interval::new(
+            zip_opt(&ia.min, &ib.min, Expr::add),
+            zip_opt(&ia.max, &ib.max, Expr::add),
+        ),
+        BinOp::Sub => Interval::new(
+            zip_opt(&ia.min, &ib.max, Expr::sub),
+            zip_opt(&ia.max, &ib.min, Expr::sub),
+        ),
+        BinOp::Min => Interval::new(
+            zip_opt(&ia.min, &ib.min, Expr::min),
+            zip_opt(&ia.max, &ib.max, Expr::min),
+        ),
+        BinOp::Max => Interval::new(
+            zip_opt(&ia.min, &ib.min, Expr::max),
+            zip_opt(&ia.max, &ib.max, Expr::max),
+        ),
         BinOp::Mul => {
             if let Some(c) = const_sign(b) {
                 scale(&ia, b, c, Expr::mul)
@@ -300,7 +352,13 @@ fn const_sign(e: &Expr) -> Option<i32> {
     }
     if let Some(v) = s.as_float_const() {
         if v.is_finite() {
-            return Some(if v > 0.0 { 1 } else if v < 0.0 { -1 } else { 0 });
+            return Some(if v > 0.0 {
+                1
+            } else if v < 0.0 {
+                -1
+            } else {
+                0
+            });
         }
     }
     None
@@ -326,8 +384,14 @@ fn corners(a: &Interval, b: &Interval, f: fn(Expr, Expr) -> Expr) -> Interval {
                 f(a1.clone(), b0.clone()),
                 f(a1.clone(), b1.clone()),
             ];
-            let lo = c.iter().skip(1).fold(c[0].clone(), |acc, x| Expr::min(acc, x.clone()));
-            let hi = c.iter().skip(1).fold(c[0].clone(), |acc, x| Expr::max(acc, x.clone()));
+            let lo = c
+                .iter()
+                .skip(1)
+                .fold(c[0].clone(), |acc, x| Expr::min(acc, x.clone()));
+            let hi = c
+                .iter()
+                .skip(1)
+                .fold(c[0].clone(), |acc, x| Expr::max(acc, x.clone()));
             Interval::new(Some(lo), Some(hi))
         }
         _ => Interval::everything(),
@@ -403,7 +467,9 @@ impl BoxCollector {
                 for a in args {
                     self.expr(a);
                 }
-                if self.touch == Touch::Required && matches!(kind, CallKind::Halide { .. } | CallKind::Image { .. }) {
+                if self.touch == Touch::Required
+                    && matches!(kind, CallKind::Halide { .. } | CallKind::Image { .. })
+                {
                     self.add(name, args);
                 }
             }
@@ -421,17 +487,29 @@ impl BoxCollector {
                 restore(&mut self.scope, name, old);
                 self.lets.pop();
             }
-            StmtNode::For { name, min, extent, body, .. } => {
+            StmtNode::For {
+                name,
+                min,
+                extent,
+                body,
+                ..
+            } => {
                 self.expr(min);
                 self.expr(extent);
                 let lo = self.bounds(min);
                 let max_e = Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::one(min.ty()));
                 let hi = self.bounds(&max_e);
-                let old = self.scope.insert(name.clone(), Interval::new(lo.min, hi.max));
+                let old = self
+                    .scope
+                    .insert(name.clone(), Interval::new(lo.min, hi.max));
                 self.stmt(body);
                 restore(&mut self.scope, name, old);
             }
-            StmtNode::IfThenElse { condition, then_case, else_case } => {
+            StmtNode::IfThenElse {
+                condition,
+                then_case,
+                else_case,
+            } => {
                 self.expr(condition);
                 let saved = self.scope.clone();
                 // Let-bound variables the condition constrains get an
@@ -455,7 +533,12 @@ impl BoxCollector {
                     self.stmt(e);
                 }
             }
-            StmtNode::Provide { name, values, args, predicate } => {
+            StmtNode::Provide {
+                name,
+                values,
+                args,
+                predicate,
+            } => {
                 for v in values.iter().chain(args.iter()) {
                     self.expr(v);
                 }
@@ -484,23 +567,38 @@ fn restore(scope: &mut Scope, name: &str, old: Option<Interval>) {
 /// (`v <= e`, `v < e`, `v >= e`, `v > e`, conjunctions, `likely`).
 fn refine_scope(scope: &mut Scope, cond: &Expr) {
     match cond.node() {
-        ExprNode::Binary { op: BinOp::And, a, b } => {
+        ExprNode::Binary {
+            op: BinOp::And,
+            a,
+            b,
+        } => {
             refine_scope(scope, a);
             refine_scope(scope, b);
         }
-        ExprNode::Call { kind: CallKind::Intrinsic(Intrinsic::Likely | Intrinsic::LikelyIfInnermost), args, .. } => {
-            refine_scope(scope, &args[0])
-        }
-        ExprNode::Binary { op, a, b } if op.is_comparison() && a.ty().is_scalar() && a.ty().is_int() => {
+        ExprNode::Call {
+            kind: CallKind::Intrinsic(Intrinsic::Likely | Intrinsic::LikelyIfInnermost),
+            args,
+            ..
+        } => refine_scope(scope, &args[0]),
+        ExprNode::Binary { op, a, b }
+            if op.is_comparison() && a.ty().is_scalar() && a.ty().is_int() =>
+        {
             let Some(v) = a.as_variable() else { return };
             let ib = bounds_of_expr(b, scope);
             let one = Expr::one(a.ty());
-            let cur = scope.get(v).cloned().unwrap_or_else(|| Interval::point(a.clone()));
+            let cur = scope
+                .get(v)
+                .cloned()
+                .unwrap_or_else(|| Interval::point(a.clone()));
             let new = match op {
                 BinOp::LE => Interval::new(cur.min, min_opt(cur.max, ib.max)),
-                BinOp::LT => Interval::new(cur.min, min_opt(cur.max, ib.max.map(|m| Expr::sub(m, one)))),
+                BinOp::LT => {
+                    Interval::new(cur.min, min_opt(cur.max, ib.max.map(|m| Expr::sub(m, one))))
+                }
                 BinOp::GE => Interval::new(max_opt(cur.min, ib.min), cur.max),
-                BinOp::GT => Interval::new(max_opt(cur.min, ib.min.map(|m| Expr::add(m, one))), cur.max),
+                BinOp::GT => {
+                    Interval::new(max_opt(cur.min, ib.min.map(|m| Expr::add(m, one))), cur.max)
+                }
                 _ => return,
             };
             scope.insert(v.to_string(), new);
@@ -545,9 +643,18 @@ impl crate::ir::Visitor for StmtWalker<'_> {
 }
 
 fn collect(s: &Stmt, scope: &Scope, touch: Touch, only: Option<&str>) -> HashMap<String, Region> {
-    let mut c = BoxCollector { scope: scope.clone(), lets: vec![], touch, boxes: HashMap::new(), only: only.map(String::from) };
+    let mut c = BoxCollector {
+        scope: scope.clone(),
+        lets: vec![],
+        touch,
+        boxes: HashMap::new(),
+        only: only.map(String::from),
+    };
     c.stmt(s);
-    c.boxes.into_iter().map(|(k, r)| (k, r.iter().map(Interval::simplified).collect())).collect()
+    c.boxes
+        .into_iter()
+        .map(|(k, r)| (k, r.iter().map(Interval::simplified).collect()))
+        .collect()
 }
 
 /// Region of each Func / image read by `s`.
@@ -581,7 +688,10 @@ mod tests {
     #[test]
     fn linear_bounds() {
         let mut scope = Scope::new();
-        scope.insert("x".into(), Interval::new(Some(Expr::i32(0)), Some(Expr::i32(9))));
+        scope.insert(
+            "x".into(),
+            Interval::new(Some(Expr::i32(0)), Some(Expr::i32(9))),
+        );
         let e = Expr::sub(Expr::mul(x(), Expr::i32(-2)), Expr::i32(1));
         let iv = bounds_of_expr(&e, &scope);
         let lo = crate::analysis::simplify::simplify(iv.min.as_ref().unwrap());
@@ -592,7 +702,10 @@ mod tests {
 
     #[test]
     fn narrow_types_fall_back_to_type_range() {
-        let e = Expr::add(Expr::var(Type::uint(8), "a"), Expr::uint_imm(Type::uint(8), 1));
+        let e = Expr::add(
+            Expr::var(Type::uint(8), "a"),
+            Expr::uint_imm(Type::uint(8), 1),
+        );
         let iv = bounds_of_expr(&e, &Scope::new());
         let hi = iv.max.unwrap();
         assert_eq!(hi.as_uint_const(), Some(255), "{hi}");

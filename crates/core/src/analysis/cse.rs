@@ -17,8 +17,8 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
-use crate::ir::visit::{for_each_expr_in_stmt, mutate_stmt_children};
 use crate::ir::equality::{equal_nodes, hash_expr, hash_node};
+use crate::ir::visit::{for_each_expr_in_stmt, mutate_stmt_children};
 use crate::ir::{Expr, ExprNode, Mutator, Stmt, StmtNode};
 
 fn id(e: &Expr) -> usize {
@@ -142,7 +142,11 @@ impl Gvn<'_> {
             Some(n) => *n,
             None => {
                 let n = self.entries.len();
-                self.entries.push(Entry { expr: rebuilt.clone(), uses: 0, pure });
+                self.entries.push(Entry {
+                    expr: rebuilt.clone(),
+                    uses: 0,
+                    pure,
+                });
                 self.table.insert(Key(rebuilt.clone()), n);
                 self.number.insert(id(&rebuilt), n);
                 n
@@ -153,7 +157,9 @@ impl Gvn<'_> {
     }
 
     fn count(&mut self, e: &Expr) {
-        let Some(&n) = self.number.get(&id(e)) else { return };
+        let Some(&n) = self.number.get(&id(e)) else {
+            return;
+        };
         self.entries[n].uses += 1;
         if self.entries[n].uses > 1 {
             return;
@@ -203,7 +209,13 @@ impl Mutator for Replace<'_> {
 }
 
 fn cse_with(e: &Expr, names: &mut Names) -> Expr {
-    let mut g = Gvn { names, table: HashMap::new(), entries: vec![], memo: HashMap::new(), number: HashMap::new() };
+    let mut g = Gvn {
+        names,
+        table: HashMap::new(),
+        entries: vec![],
+        memo: HashMap::new(),
+        number: HashMap::new(),
+    };
     let root = g.canon(e);
     g.count(&root);
     let lifted: Vec<usize> = (0..g.entries.len())
@@ -213,7 +225,11 @@ fn cse_with(e: &Expr, names: &mut Names) -> Expr {
         })
         .collect();
     if lifted.is_empty() {
-        return if crate::ir::equal(&root, e) { e.clone() } else { root };
+        return if crate::ir::equal(&root, e) {
+            e.clone()
+        } else {
+            root
+        };
     }
     let mut vars = HashMap::new();
     let mut names_of = vec![];
@@ -222,7 +238,11 @@ fn cse_with(e: &Expr, names: &mut Names) -> Expr {
         vars.insert(n, Expr::var(g.entries[n].expr.ty(), name.clone()));
         names_of.push(name);
     }
-    let mut rep = Replace { number: &g.number, vars: &vars, memo: HashMap::new() };
+    let mut rep = Replace {
+        number: &g.number,
+        vars: &vars,
+        memo: HashMap::new(),
+    };
     let values: Vec<Expr> = lifted
         .iter()
         .map(|&n| crate::ir::visit::mutate_expr_children(&mut rep, &g.entries[n].expr))
@@ -273,7 +293,10 @@ pub fn cse_stmt(s: &Stmt) -> Stmt {
             mutate_stmt_children(self, s)
         }
     }
-    M { names: Names { used, next: 0 } }.mutate_stmt(s)
+    M {
+        names: Names { used, next: 0 },
+    }
+    .mutate_stmt(s)
 }
 
 fn collect_stmt_names(s: &Stmt, used: &mut HashSet<String>) {
@@ -288,7 +311,11 @@ fn collect_stmt_names(s: &Stmt, used: &mut HashSet<String>) {
         }
         StmtNode::ProducerConsumer { body, .. } => collect_stmt_names(body, used),
         StmtNode::Block(v) => v.iter().for_each(|x| collect_stmt_names(x, used)),
-        StmtNode::IfThenElse { then_case, else_case, .. } => {
+        StmtNode::IfThenElse {
+            then_case,
+            else_case,
+            ..
+        } => {
             collect_stmt_names(then_case, used);
             if let Some(e) = else_case {
                 collect_stmt_names(e, used);
@@ -337,7 +364,10 @@ mod tests {
         // only the outer repeated node is lifted, and "t0" is taken
         assert_eq!(r, "(let t1 = ((x + t0) * 2) in (t1 - t1))");
         let e = Expr::add(Expr::mul(a.clone(), a.clone()), a.clone());
-        assert_eq!(cse(&e).to_string(), "(let t1 = (x + t0) in ((t1 * t1) + t1))");
+        assert_eq!(
+            cse(&e).to_string(),
+            "(let t1 = (x + t0) in ((t1 * t1) + t1))"
+        );
     }
 
     #[test]
@@ -350,7 +380,12 @@ mod tests {
     #[test]
     fn stmt_cse() {
         let s = Expr::add(x(), y());
-        let st = Stmt::store("t0", Expr::mul(s.clone(), s.clone()), Expr::i32(0), Expr::bool_const(true));
+        let st = Stmt::store(
+            "t0",
+            Expr::mul(s.clone(), s.clone()),
+            Expr::i32(0),
+            Expr::bool_const(true),
+        );
         let r = cse_stmt(&st).to_string();
         assert_eq!(r, "t0[0] = (let t1 = (x + y) in (t1 * t1))\n");
     }

@@ -43,7 +43,11 @@ pub fn eval_int(e: &Expr, vars: &HashMap<String, i64>) -> Option<i64> {
             }
             let mask = (1i64 << bits) - 1;
             let w = v & mask;
-            Some(if e.ty().is_int() && (w >> (bits - 1)) & 1 == 1 { w - (1i64 << bits) } else { w })
+            Some(if e.ty().is_int() && (w >> (bits - 1)) & 1 == 1 {
+                w - (1i64 << bits)
+            } else {
+                w
+            })
         }
         ExprNode::Binary { op, a, b } => {
             let (x, y) = (eval_int(a, vars)?, eval_int(b, vars)?);
@@ -79,9 +83,11 @@ pub fn eval_int(e: &Expr, vars: &HashMap<String, i64>) -> Option<i64> {
             inner.insert(name.clone(), v);
             eval_int(body, &inner)
         }
-        ExprNode::Call { args, kind: CallKind::Intrinsic(Intrinsic::Likely | Intrinsic::LikelyIfInnermost), .. } => {
-            eval_int(&args[0], vars)
-        }
+        ExprNode::Call {
+            args,
+            kind: CallKind::Intrinsic(Intrinsic::Likely | Intrinsic::LikelyIfInnermost),
+            ..
+        } => eval_int(&args[0], vars),
         _ => None,
     }
 }

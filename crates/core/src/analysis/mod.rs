@@ -1,8 +1,8 @@
 //! Analyses over the IR: simplification, interval bounds, substitution.
 
 pub mod bounds;
-pub mod evaluate;
 pub mod cse;
+pub mod evaluate;
 pub mod simplify;
 pub mod substitute;
 

@@ -24,13 +24,19 @@ impl Substitute<'_> {
 impl Mutator for Substitute<'_> {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         match e.node() {
-            ExprNode::Variable { name, .. } => self.lookup(name).cloned().unwrap_or_else(|| e.clone()),
+            ExprNode::Variable { name, .. } => {
+                self.lookup(name).cloned().unwrap_or_else(|| e.clone())
+            }
             ExprNode::Let { name, value, body } => {
                 let v = self.mutate_expr(value);
                 self.hidden.push(name.clone());
                 let b = self.mutate_expr(body);
                 self.hidden.pop();
-                if v.same_as(value) && b.same_as(body) { e.clone() } else { Expr::let_(name.clone(), v, b) }
+                if v.same_as(value) && b.same_as(body) {
+                    e.clone()
+                } else {
+                    Expr::let_(name.clone(), v, b)
+                }
             }
             _ => mutate_expr_children(self, e),
         }
@@ -42,9 +48,19 @@ impl Mutator for Substitute<'_> {
                 self.hidden.push(name.clone());
                 let b = self.mutate_stmt(body);
                 self.hidden.pop();
-                if v.same_as(value) && b.same_as(body) { s.clone() } else { Stmt::let_stmt(name.clone(), v, b) }
+                if v.same_as(value) && b.same_as(body) {
+                    s.clone()
+                } else {
+                    Stmt::let_stmt(name.clone(), v, b)
+                }
             }
-            StmtNode::For { name, min, extent, for_type, body } => {
+            StmtNode::For {
+                name,
+                min,
+                extent,
+                for_type,
+                body,
+            } => {
                 let mn = self.mutate_expr(min);
                 let ex = self.mutate_expr(extent);
                 self.hidden.push(name.clone());
@@ -65,7 +81,11 @@ pub fn substitute_map(replacements: &HashMap<String, Expr>, e: &Expr) -> Expr {
     if replacements.is_empty() {
         return e.clone();
     }
-    Substitute { replacements, hidden: vec![] }.mutate_expr(e)
+    Substitute {
+        replacements,
+        hidden: vec![],
+    }
+    .mutate_expr(e)
 }
 
 pub fn substitute(name: &str, replacement: &Expr, e: &Expr) -> Expr {
@@ -78,7 +98,11 @@ pub fn substitute_map_in_stmt(replacements: &HashMap<String, Expr>, s: &Stmt) ->
     if replacements.is_empty() {
         return s.clone();
     }
-    Substitute { replacements, hidden: vec![] }.mutate_stmt(s)
+    Substitute {
+        replacements,
+        hidden: vec![],
+    }
+    .mutate_stmt(s)
 }
 
 pub fn substitute_in_stmt(name: &str, replacement: &Expr, s: &Stmt) -> Stmt {

@@ -29,23 +29,101 @@ pub fn equal_nodes(a: &Expr, b: &Expr, children: &mut dyn FnMut(&Expr, &Expr) ->
         (StringImm(x), StringImm(y)) => x == y,
         (Cast(x), Cast(y)) | (Reinterpret(x), Reinterpret(y)) | (Not(x), Not(y)) => c(x, y),
         (Variable { name: x, .. }, Variable { name: y, .. }) => x == y,
-        (Binary { op: o1, a: a1, b: b1 }, Binary { op: o2, a: a2, b: b2 }) => o1 == o2 && c(a1, a2) && c(b1, b2),
-        (Select { cond: c1, t: t1, f: f1 }, Select { cond: c2, t: t2, f: f2 }) => c(c1, c2) && c(t1, t2) && c(f1, f2),
-        (Load { name: n1, index: i1, predicate: p1 }, Load { name: n2, index: i2, predicate: p2 }) => {
-            n1 == n2 && c(i1, i2) && c(p1, p2)
+        (
+            Binary {
+                op: o1,
+                a: a1,
+                b: b1,
+            },
+            Binary {
+                op: o2,
+                a: a2,
+                b: b2,
+            },
+        ) => o1 == o2 && c(a1, a2) && c(b1, b2),
+        (
+            Select {
+                cond: c1,
+                t: t1,
+                f: f1,
+            },
+            Select {
+                cond: c2,
+                t: t2,
+                f: f2,
+            },
+        ) => c(c1, c2) && c(t1, t2) && c(f1, f2),
+        (
+            Load {
+                name: n1,
+                index: i1,
+                predicate: p1,
+            },
+            Load {
+                name: n2,
+                index: i2,
+                predicate: p2,
+            },
+        ) => n1 == n2 && c(i1, i2) && c(p1, p2),
+        (
+            Ramp {
+                base: b1,
+                stride: s1,
+                lanes: l1,
+            },
+            Ramp {
+                base: b2,
+                stride: s2,
+                lanes: l2,
+            },
+        ) => l1 == l2 && c(b1, b2) && c(s1, s2),
+        (
+            Broadcast {
+                value: v1,
+                lanes: l1,
+            },
+            Broadcast {
+                value: v2,
+                lanes: l2,
+            },
+        ) => l1 == l2 && c(v1, v2),
+        (
+            Let {
+                name: n1,
+                value: v1,
+                body: b1,
+            },
+            Let {
+                name: n2,
+                value: v2,
+                body: b2,
+            },
+        ) => n1 == n2 && c(v1, v2) && c(b1, b2),
+        (
+            Call {
+                name: n1,
+                args: a1,
+                kind: k1,
+            },
+            Call {
+                name: n2,
+                args: a2,
+                kind: k2,
+            },
+        ) => n1 == n2 && same_call_kind(k1, k2) && all(c, a1, a2),
+        (
+            Shuffle {
+                vectors: v1,
+                indices: i1,
+            },
+            Shuffle {
+                vectors: v2,
+                indices: i2,
+            },
+        ) => i1 == i2 && all(c, v1, v2),
+        (VectorReduce { op: o1, value: v1 }, VectorReduce { op: o2, value: v2 }) => {
+            o1 == o2 && c(v1, v2)
         }
-        (Ramp { base: b1, stride: s1, lanes: l1 }, Ramp { base: b2, stride: s2, lanes: l2 }) => {
-            l1 == l2 && c(b1, b2) && c(s1, s2)
-        }
-        (Broadcast { value: v1, lanes: l1 }, Broadcast { value: v2, lanes: l2 }) => l1 == l2 && c(v1, v2),
-        (Let { name: n1, value: v1, body: b1 }, Let { name: n2, value: v2, body: b2 }) => {
-            n1 == n2 && c(v1, v2) && c(b1, b2)
-        }
-        (Call { name: n1, args: a1, kind: k1 }, Call { name: n2, args: a2, kind: k2 }) => {
-            n1 == n2 && same_call_kind(k1, k2) && all(c, a1, a2)
-        }
-        (Shuffle { vectors: v1, indices: i1 }, Shuffle { vectors: v2, indices: i2 }) => i1 == i2 && all(c, v1, v2),
-        (VectorReduce { op: o1, value: v1 }, VectorReduce { op: o2, value: v2 }) => o1 == o2 && c(v1, v2),
         _ => false,
     }
 }
@@ -54,7 +132,9 @@ fn same_call_kind(a: &CallKind, b: &CallKind) -> bool {
     match (a, b) {
         (CallKind::Intrinsic(x), CallKind::Intrinsic(y)) => x == y,
         (CallKind::PureExtern, CallKind::PureExtern) | (CallKind::Extern, CallKind::Extern) => true,
-        (CallKind::Halide { value_index: x, .. }, CallKind::Halide { value_index: y, .. }) => x == y,
+        (CallKind::Halide { value_index: x, .. }, CallKind::Halide { value_index: y, .. }) => {
+            x == y
+        }
         (CallKind::Image { .. }, CallKind::Image { .. }) => true,
         _ => false,
     }

@@ -32,7 +32,10 @@ pub enum BinOp {
 
 impl BinOp {
     pub fn is_comparison(self) -> bool {
-        matches!(self, BinOp::EQ | BinOp::NE | BinOp::LT | BinOp::LE | BinOp::GT | BinOp::GE)
+        matches!(
+            self,
+            BinOp::EQ | BinOp::NE | BinOp::LT | BinOp::LE | BinOp::GT | BinOp::GE
+        )
     }
     pub fn is_logical(self) -> bool {
         matches!(self, BinOp::And | BinOp::Or)
@@ -40,7 +43,14 @@ impl BinOp {
     pub fn is_commutative(self) -> bool {
         matches!(
             self,
-            BinOp::Add | BinOp::Mul | BinOp::Min | BinOp::Max | BinOp::EQ | BinOp::NE | BinOp::And | BinOp::Or
+            BinOp::Add
+                | BinOp::Mul
+                | BinOp::Min
+                | BinOp::Max
+                | BinOp::EQ
+                | BinOp::NE
+                | BinOp::And
+                | BinOp::Or
         )
     }
     pub fn symbol(self) -> &'static str {
@@ -235,7 +245,10 @@ impl Intrinsic {
     }
     /// Pure intrinsics can be freely duplicated, hoisted and removed.
     pub fn is_pure(self) -> bool {
-        !matches!(self, Intrinsic::Print | Intrinsic::Require | Intrinsic::Error | Intrinsic::Undef)
+        !matches!(
+            self,
+            Intrinsic::Print | Intrinsic::Require | Intrinsic::Error | Intrinsic::Undef
+        )
     }
 }
 
@@ -247,9 +260,15 @@ pub enum CallKind {
     /// A call to a C function with possible side effects.
     Extern,
     /// A call to a Halide Func (before storage flattening).
-    Halide { func: Function, value_index: usize },
+    Halide {
+        func: Function,
+        value_index: usize,
+    },
     /// A read of an input image: a concrete Buffer or an ImageParam.
-    Image { buffer: Option<Buffer>, param: Option<Parameter> },
+    Image {
+        buffer: Option<Buffer>,
+        param: Option<Parameter>,
+    },
 }
 
 impl CallKind {
@@ -283,20 +302,56 @@ pub enum ExprNode {
     Cast(Expr),
     Reinterpret(Expr),
     /// A named variable. `param` links scalar pipeline parameters.
-    Variable { name: String, param: Option<Parameter> },
-    Binary { op: BinOp, a: Expr, b: Expr },
+    Variable {
+        name: String,
+        param: Option<Parameter>,
+    },
+    Binary {
+        op: BinOp,
+        a: Expr,
+        b: Expr,
+    },
     Not(Expr),
-    Select { cond: Expr, t: Expr, f: Expr },
+    Select {
+        cond: Expr,
+        t: Expr,
+        f: Expr,
+    },
     /// A (possibly vector) load from a flat buffer. `index` is in elements.
-    Load { name: String, index: Expr, predicate: Expr },
-    Ramp { base: Expr, stride: Expr, lanes: u16 },
-    Broadcast { value: Expr, lanes: u16 },
-    Let { name: String, value: Expr, body: Expr },
-    Call { name: String, args: Vec<Expr>, kind: CallKind },
+    Load {
+        name: String,
+        index: Expr,
+        predicate: Expr,
+    },
+    Ramp {
+        base: Expr,
+        stride: Expr,
+        lanes: u16,
+    },
+    Broadcast {
+        value: Expr,
+        lanes: u16,
+    },
+    Let {
+        name: String,
+        value: Expr,
+        body: Expr,
+    },
+    Call {
+        name: String,
+        args: Vec<Expr>,
+        kind: CallKind,
+    },
     /// Concatenate `vectors` and pick lanes by `indices`.
-    Shuffle { vectors: Vec<Expr>, indices: Vec<i32> },
+    Shuffle {
+        vectors: Vec<Expr>,
+        indices: Vec<i32>,
+    },
     /// Reduce groups of adjacent lanes of `value` to the result's lane count.
-    VectorReduce { op: VectorReduceOp, value: Expr },
+    VectorReduce {
+        op: VectorReduceOp,
+        value: Expr,
+    },
 }
 
 #[derive(Debug)]
@@ -358,12 +413,20 @@ impl Expr {
         debug_assert!(ty.is_int() && ty.is_scalar());
         // Wrap to the type's width, sign-extending.
         let shift = 64 - ty.bits as u32;
-        let v = if shift > 0 && shift < 64 { (v << shift) >> shift } else { v };
+        let v = if shift > 0 && shift < 64 {
+            (v << shift) >> shift
+        } else {
+            v
+        };
         Expr::new(ty, ExprNode::IntImm(v))
     }
     pub fn uint_imm(ty: Type, v: u64) -> Expr {
         debug_assert!(ty.is_uint() && ty.is_scalar());
-        let v = if ty.bits < 64 { v & ((1u64 << ty.bits) - 1) } else { v };
+        let v = if ty.bits < 64 {
+            v & ((1u64 << ty.bits) - 1)
+        } else {
+            v
+        };
         Expr::new(ty, ExprNode::UIntImm(v))
     }
     pub fn float_imm(ty: Type, v: f64) -> Expr {
@@ -402,7 +465,14 @@ impl Expr {
         let s = match e.code {
             TypeCode::Int => Expr::int_imm(e, e.max_int() as i64),
             TypeCode::UInt => Expr::uint_imm(e, e.max_int() as u64),
-            _ => Expr::float_imm(e, if e.bits == 32 { f32::MAX as f64 } else { f64::MAX }),
+            _ => Expr::float_imm(
+                e,
+                if e.bits == 32 {
+                    f32::MAX as f64
+                } else {
+                    f64::MAX
+                },
+            ),
         };
         Expr::broadcast_if(s, ty.lanes)
     }
@@ -411,7 +481,14 @@ impl Expr {
         let s = match e.code {
             TypeCode::Int => Expr::int_imm(e, e.min_int() as i64),
             TypeCode::UInt => Expr::uint_imm(e, 0),
-            _ => Expr::float_imm(e, if e.bits == 32 { f32::MIN as f64 } else { f64::MIN }),
+            _ => Expr::float_imm(
+                e,
+                if e.bits == 32 {
+                    f32::MIN as f64
+                } else {
+                    f64::MIN
+                },
+            ),
         };
         Expr::broadcast_if(s, ty.lanes)
     }
@@ -477,7 +554,11 @@ impl Expr {
     }
     pub fn as_intrinsic(&self, which: Intrinsic) -> Option<&[Expr]> {
         match self.node() {
-            ExprNode::Call { args, kind: CallKind::Intrinsic(i), .. } if *i == which => Some(args),
+            ExprNode::Call {
+                args,
+                kind: CallKind::Intrinsic(i),
+                ..
+            } if *i == which => Some(args),
             _ => None,
         }
     }
@@ -485,13 +566,25 @@ impl Expr {
     // ---- raw node constructors ---------------------------------------------
 
     pub fn var(ty: Type, name: impl Into<String>) -> Expr {
-        Expr::new(ty, ExprNode::Variable { name: name.into(), param: None })
+        Expr::new(
+            ty,
+            ExprNode::Variable {
+                name: name.into(),
+                param: None,
+            },
+        )
     }
     pub fn var_i32(name: impl Into<String>) -> Expr {
         Expr::var(Type::i32(), name)
     }
     pub fn param_var(ty: Type, name: impl Into<String>, param: Parameter) -> Expr {
-        Expr::new(ty, ExprNode::Variable { name: name.into(), param: Some(param) })
+        Expr::new(
+            ty,
+            ExprNode::Variable {
+                name: name.into(),
+                param: Some(param),
+            },
+        )
     }
     pub fn cast(ty: Type, value: Expr) -> Expr {
         if value.ty() == ty {
@@ -508,7 +601,11 @@ impl Expr {
     }
     pub fn binary(op: BinOp, a: Expr, b: Expr) -> Expr {
         debug_assert_eq!(a.ty(), b.ty(), "operand types of {op:?} differ: {a} vs {b}");
-        let ty = if op.is_comparison() || op.is_logical() { Type::bool().with_lanes(a.lanes()) } else { a.ty() };
+        let ty = if op.is_comparison() || op.is_logical() {
+            Type::bool().with_lanes(a.lanes())
+        } else {
+            a.ty()
+        };
         Expr::new(ty, ExprNode::Binary { op, a, b })
     }
     pub fn add(a: Expr, b: Expr) -> Expr {
@@ -564,11 +661,25 @@ impl Expr {
         Expr::new(t.ty(), ExprNode::Select { cond, t, f })
     }
     pub fn load(ty: Type, name: impl Into<String>, index: Expr, predicate: Expr) -> Expr {
-        Expr::new(ty, ExprNode::Load { name: name.into(), index, predicate })
+        Expr::new(
+            ty,
+            ExprNode::Load {
+                name: name.into(),
+                index,
+                predicate,
+            },
+        )
     }
     pub fn ramp(base: Expr, stride: Expr, lanes: u16) -> Expr {
         let ty = base.ty().with_lanes(base.lanes() * lanes);
-        Expr::new(ty, ExprNode::Ramp { base, stride, lanes })
+        Expr::new(
+            ty,
+            ExprNode::Ramp {
+                base,
+                stride,
+                lanes,
+            },
+        )
     }
     pub fn broadcast(value: Expr, lanes: u16) -> Expr {
         let ty = value.ty().with_lanes(value.lanes() * lanes);
@@ -583,10 +694,24 @@ impl Expr {
         }
     }
     pub fn let_(name: impl Into<String>, value: Expr, body: Expr) -> Expr {
-        Expr::new(body.ty(), ExprNode::Let { name: name.into(), value, body })
+        Expr::new(
+            body.ty(),
+            ExprNode::Let {
+                name: name.into(),
+                value,
+                body,
+            },
+        )
     }
     pub fn call(ty: Type, name: impl Into<String>, args: Vec<Expr>, kind: CallKind) -> Expr {
-        Expr::new(ty, ExprNode::Call { name: name.into(), args, kind })
+        Expr::new(
+            ty,
+            ExprNode::Call {
+                name: name.into(),
+                args,
+                kind,
+            },
+        )
     }
     pub fn intrinsic(ty: Type, which: Intrinsic, args: Vec<Expr>) -> Expr {
         Expr::call(ty, which.name(), args, CallKind::Intrinsic(which))

@@ -36,21 +36,68 @@ pub enum MemoryType {
 
 #[derive(Clone, Debug)]
 pub enum StmtNode {
-    LetStmt { name: String, value: Expr, body: Stmt },
+    LetStmt {
+        name: String,
+        value: Expr,
+        body: Stmt,
+    },
     /// If `condition` is false, evaluate `message` (an int32 error code
     /// producing call) and return it from the pipeline.
-    AssertStmt { condition: Expr, message: Expr },
-    ProducerConsumer { name: String, is_producer: bool, body: Stmt },
-    For { name: String, min: Expr, extent: Expr, for_type: ForType, body: Stmt },
-    Store { name: String, value: Expr, index: Expr, predicate: Expr },
+    AssertStmt {
+        condition: Expr,
+        message: Expr,
+    },
+    ProducerConsumer {
+        name: String,
+        is_producer: bool,
+        body: Stmt,
+    },
+    For {
+        name: String,
+        min: Expr,
+        extent: Expr,
+        for_type: ForType,
+        body: Stmt,
+    },
+    Store {
+        name: String,
+        value: Expr,
+        index: Expr,
+        predicate: Expr,
+    },
     /// Multi-dimensional store to a Func (before storage flattening).
-    Provide { name: String, values: Vec<Expr>, args: Vec<Expr>, predicate: Expr },
-    Allocate { name: String, ty: Type, memory_type: MemoryType, extents: Vec<Expr>, condition: Expr, body: Stmt },
-    Free { name: String },
+    Provide {
+        name: String,
+        values: Vec<Expr>,
+        args: Vec<Expr>,
+        predicate: Expr,
+    },
+    Allocate {
+        name: String,
+        ty: Type,
+        memory_type: MemoryType,
+        extents: Vec<Expr>,
+        condition: Expr,
+        body: Stmt,
+    },
+    Free {
+        name: String,
+    },
     /// Multi-dimensional allocation of a Func (before storage flattening).
-    Realize { name: String, types: Vec<Type>, memory_type: MemoryType, bounds: Vec<Range>, condition: Expr, body: Stmt },
+    Realize {
+        name: String,
+        types: Vec<Type>,
+        memory_type: MemoryType,
+        bounds: Vec<Range>,
+        condition: Expr,
+        body: Stmt,
+    },
     Block(Vec<Stmt>),
-    IfThenElse { condition: Expr, then_case: Stmt, else_case: Option<Stmt> },
+    IfThenElse {
+        condition: Expr,
+        then_case: Stmt,
+        else_case: Option<Stmt>,
+    },
     Evaluate(Expr),
 }
 
@@ -70,25 +117,64 @@ impl Stmt {
     }
 
     pub fn let_stmt(name: impl Into<String>, value: Expr, body: Stmt) -> Stmt {
-        Stmt::new(StmtNode::LetStmt { name: name.into(), value, body })
+        Stmt::new(StmtNode::LetStmt {
+            name: name.into(),
+            value,
+            body,
+        })
     }
     pub fn assert(condition: Expr, message: Expr) -> Stmt {
         Stmt::new(StmtNode::AssertStmt { condition, message })
     }
     pub fn producer(name: impl Into<String>, body: Stmt) -> Stmt {
-        Stmt::new(StmtNode::ProducerConsumer { name: name.into(), is_producer: true, body })
+        Stmt::new(StmtNode::ProducerConsumer {
+            name: name.into(),
+            is_producer: true,
+            body,
+        })
     }
     pub fn consumer(name: impl Into<String>, body: Stmt) -> Stmt {
-        Stmt::new(StmtNode::ProducerConsumer { name: name.into(), is_producer: false, body })
+        Stmt::new(StmtNode::ProducerConsumer {
+            name: name.into(),
+            is_producer: false,
+            body,
+        })
     }
-    pub fn for_loop(name: impl Into<String>, min: Expr, extent: Expr, for_type: ForType, body: Stmt) -> Stmt {
-        Stmt::new(StmtNode::For { name: name.into(), min, extent, for_type, body })
+    pub fn for_loop(
+        name: impl Into<String>,
+        min: Expr,
+        extent: Expr,
+        for_type: ForType,
+        body: Stmt,
+    ) -> Stmt {
+        Stmt::new(StmtNode::For {
+            name: name.into(),
+            min,
+            extent,
+            for_type,
+            body,
+        })
     }
     pub fn store(name: impl Into<String>, value: Expr, index: Expr, predicate: Expr) -> Stmt {
-        Stmt::new(StmtNode::Store { name: name.into(), value, index, predicate })
+        Stmt::new(StmtNode::Store {
+            name: name.into(),
+            value,
+            index,
+            predicate,
+        })
     }
-    pub fn provide(name: impl Into<String>, values: Vec<Expr>, args: Vec<Expr>, predicate: Expr) -> Stmt {
-        Stmt::new(StmtNode::Provide { name: name.into(), values, args, predicate })
+    pub fn provide(
+        name: impl Into<String>,
+        values: Vec<Expr>,
+        args: Vec<Expr>,
+        predicate: Expr,
+    ) -> Stmt {
+        Stmt::new(StmtNode::Provide {
+            name: name.into(),
+            values,
+            args,
+            predicate,
+        })
     }
     pub fn evaluate(e: Expr) -> Stmt {
         Stmt::new(StmtNode::Evaluate(e))
@@ -104,7 +190,11 @@ impl Stmt {
         }
     }
     pub fn if_then_else(condition: Expr, then_case: Stmt, else_case: Option<Stmt>) -> Stmt {
-        Stmt::new(StmtNode::IfThenElse { condition, then_case, else_case })
+        Stmt::new(StmtNode::IfThenElse {
+            condition,
+            then_case,
+            else_case,
+        })
     }
     /// A block of statements, flattening nested blocks and dropping no-ops.
     pub fn block(stmts: Vec<Stmt>) -> Stmt {

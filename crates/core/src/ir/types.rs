@@ -132,7 +132,9 @@ impl Type {
             return false;
         }
         match (other.code, self.code) {
-            (TypeCode::Int, TypeCode::Int) | (TypeCode::UInt, TypeCode::UInt) => other.bits <= self.bits,
+            (TypeCode::Int, TypeCode::Int) | (TypeCode::UInt, TypeCode::UInt) => {
+                other.bits <= self.bits
+            }
             (TypeCode::UInt, TypeCode::Int) => other.bits < self.bits,
             (TypeCode::Int, TypeCode::UInt) => other.bits == 1 && false,
             (TypeCode::Float, TypeCode::Float) => other.bits <= self.bits,
@@ -150,7 +152,9 @@ impl Type {
 
     pub fn can_represent_i64(self, v: i64) -> bool {
         match self.code {
-            TypeCode::Int | TypeCode::UInt => (v as i128) >= self.min_int() && (v as i128) <= self.max_int(),
+            TypeCode::Int | TypeCode::UInt => {
+                (v as i128) >= self.min_int() && (v as i128) <= self.max_int()
+            }
             TypeCode::Float | TypeCode::BFloat => true,
             TypeCode::Handle => false,
         }

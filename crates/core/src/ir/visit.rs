@@ -32,28 +32,50 @@ pub fn walk_stmt<V: Visitor + ?Sized>(v: &mut V, s: &Stmt) {
             v.visit_expr(message);
         }
         StmtNode::ProducerConsumer { body, .. } => v.visit_stmt(body),
-        StmtNode::For { min, extent, body, .. } => {
+        StmtNode::For {
+            min, extent, body, ..
+        } => {
             v.visit_expr(min);
             v.visit_expr(extent);
             v.visit_stmt(body);
         }
-        StmtNode::Store { value, index, predicate, .. } => {
+        StmtNode::Store {
+            value,
+            index,
+            predicate,
+            ..
+        } => {
             v.visit_expr(value);
             v.visit_expr(index);
             v.visit_expr(predicate);
         }
-        StmtNode::Provide { values, args, predicate, .. } => {
+        StmtNode::Provide {
+            values,
+            args,
+            predicate,
+            ..
+        } => {
             values.iter().for_each(|e| v.visit_expr(e));
             args.iter().for_each(|e| v.visit_expr(e));
             v.visit_expr(predicate);
         }
-        StmtNode::Allocate { extents, condition, body, .. } => {
+        StmtNode::Allocate {
+            extents,
+            condition,
+            body,
+            ..
+        } => {
             extents.iter().for_each(|e| v.visit_expr(e));
             v.visit_expr(condition);
             v.visit_stmt(body);
         }
         StmtNode::Free { .. } => {}
-        StmtNode::Realize { bounds, condition, body, .. } => {
+        StmtNode::Realize {
+            bounds,
+            condition,
+            body,
+            ..
+        } => {
             for r in bounds {
                 v.visit_expr(&r.min);
                 v.visit_expr(&r.extent);
@@ -62,7 +84,11 @@ pub fn walk_stmt<V: Visitor + ?Sized>(v: &mut V, s: &Stmt) {
             v.visit_stmt(body);
         }
         StmtNode::Block(stmts) => stmts.iter().for_each(|s| v.visit_stmt(s)),
-        StmtNode::IfThenElse { condition, then_case, else_case } => {
+        StmtNode::IfThenElse {
+            condition,
+            then_case,
+            else_case,
+        } => {
             v.visit_expr(condition);
             v.visit_stmt(then_case);
             if let Some(e) = else_case {
@@ -106,20 +132,36 @@ pub fn mutate_expr_children<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
         | ExprNode::Variable { .. } => e.clone(),
         ExprNode::Cast(a) => {
             let na = m.mutate_expr(a);
-            if na.same_as(a) { e.clone() } else { Expr::new(ty, ExprNode::Cast(na)) }
+            if na.same_as(a) {
+                e.clone()
+            } else {
+                Expr::new(ty, ExprNode::Cast(na))
+            }
         }
         ExprNode::Reinterpret(a) => {
             let na = m.mutate_expr(a);
-            if na.same_as(a) { e.clone() } else { Expr::new(ty, ExprNode::Reinterpret(na)) }
+            if na.same_as(a) {
+                e.clone()
+            } else {
+                Expr::new(ty, ExprNode::Reinterpret(na))
+            }
         }
         ExprNode::Not(a) => {
             let na = m.mutate_expr(a);
-            if na.same_as(a) { e.clone() } else { Expr::not(na) }
+            if na.same_as(a) {
+                e.clone()
+            } else {
+                Expr::not(na)
+            }
         }
         ExprNode::Binary { op, a, b } => {
             let na = m.mutate_expr(a);
             let nb = m.mutate_expr(b);
-            if na.same_as(a) && nb.same_as(b) { e.clone() } else { Expr::binary(*op, na, nb) }
+            if na.same_as(a) && nb.same_as(b) {
+                e.clone()
+            } else {
+                Expr::binary(*op, na, nb)
+            }
         }
         ExprNode::Select { cond, t, f } => {
             let nc = m.mutate_expr(cond);
@@ -131,7 +173,11 @@ pub fn mutate_expr_children<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
                 Expr::select(nc, nt, nf)
             }
         }
-        ExprNode::Load { name, index, predicate } => {
+        ExprNode::Load {
+            name,
+            index,
+            predicate,
+        } => {
             let ni = m.mutate_expr(index);
             let np = m.mutate_expr(predicate);
             if ni.same_as(index) && np.same_as(predicate) {
@@ -140,31 +186,59 @@ pub fn mutate_expr_children<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
                 Expr::load(ty.with_lanes(ni.lanes()), name.clone(), ni, np)
             }
         }
-        ExprNode::Ramp { base, stride, lanes } => {
+        ExprNode::Ramp {
+            base,
+            stride,
+            lanes,
+        } => {
             let nb = m.mutate_expr(base);
             let ns = m.mutate_expr(stride);
-            if nb.same_as(base) && ns.same_as(stride) { e.clone() } else { Expr::ramp(nb, ns, *lanes) }
+            if nb.same_as(base) && ns.same_as(stride) {
+                e.clone()
+            } else {
+                Expr::ramp(nb, ns, *lanes)
+            }
         }
         ExprNode::Broadcast { value, lanes } => {
             let nv = m.mutate_expr(value);
-            if nv.same_as(value) { e.clone() } else { Expr::broadcast(nv, *lanes) }
+            if nv.same_as(value) {
+                e.clone()
+            } else {
+                Expr::broadcast(nv, *lanes)
+            }
         }
         ExprNode::Let { name, value, body } => {
             let nv = m.mutate_expr(value);
             let nb = m.mutate_expr(body);
-            if nv.same_as(value) && nb.same_as(body) { e.clone() } else { Expr::let_(name.clone(), nv, nb) }
+            if nv.same_as(value) && nb.same_as(body) {
+                e.clone()
+            } else {
+                Expr::let_(name.clone(), nv, nb)
+            }
         }
         ExprNode::Call { name, args, kind } => {
             let (nargs, changed) = mutate_all(m, args);
-            if !changed { e.clone() } else { Expr::call(ty, name.clone(), nargs, kind.clone()) }
+            if !changed {
+                e.clone()
+            } else {
+                Expr::call(ty, name.clone(), nargs, kind.clone())
+            }
         }
         ExprNode::Shuffle { vectors, indices } => {
             let (nv, changed) = mutate_all(m, vectors);
-            if !changed { e.clone() } else { Expr::shuffle(nv, indices.clone()) }
+            if !changed {
+                e.clone()
+            } else {
+                Expr::shuffle(nv, indices.clone())
+            }
         }
         ExprNode::VectorReduce { op, value } => {
             let nv = m.mutate_expr(value);
-            if nv.same_as(value) { e.clone() } else { Expr::vector_reduce(*op, nv, ty.lanes) }
+            if nv.same_as(value) {
+                e.clone()
+            } else {
+                Expr::vector_reduce(*op, nv, ty.lanes)
+            }
         }
     }
 }
@@ -175,22 +249,44 @@ pub fn mutate_stmt_children<M: Mutator + ?Sized>(m: &mut M, s: &Stmt) -> Stmt {
         StmtNode::LetStmt { name, value, body } => {
             let nv = m.mutate_expr(value);
             let nb = m.mutate_stmt(body);
-            if nv.same_as(value) && nb.same_as(body) { s.clone() } else { Stmt::let_stmt(name.clone(), nv, nb) }
+            if nv.same_as(value) && nb.same_as(body) {
+                s.clone()
+            } else {
+                Stmt::let_stmt(name.clone(), nv, nb)
+            }
         }
         StmtNode::AssertStmt { condition, message } => {
             let nc = m.mutate_expr(condition);
             let nm = m.mutate_expr(message);
-            if nc.same_as(condition) && nm.same_as(message) { s.clone() } else { Stmt::assert(nc, nm) }
+            if nc.same_as(condition) && nm.same_as(message) {
+                s.clone()
+            } else {
+                Stmt::assert(nc, nm)
+            }
         }
-        StmtNode::ProducerConsumer { name, is_producer, body } => {
+        StmtNode::ProducerConsumer {
+            name,
+            is_producer,
+            body,
+        } => {
             let nb = m.mutate_stmt(body);
             if nb.same_as(body) {
                 s.clone()
             } else {
-                Stmt::new(StmtNode::ProducerConsumer { name: name.clone(), is_producer: *is_producer, body: nb })
+                Stmt::new(StmtNode::ProducerConsumer {
+                    name: name.clone(),
+                    is_producer: *is_producer,
+                    body: nb,
+                })
             }
         }
-        StmtNode::For { name, min, extent, for_type, body } => {
+        StmtNode::For {
+            name,
+            min,
+            extent,
+            for_type,
+            body,
+        } => {
             let nmin = m.mutate_expr(min);
             let next = m.mutate_expr(extent);
             let nb = m.mutate_stmt(body);
@@ -200,7 +296,12 @@ pub fn mutate_stmt_children<M: Mutator + ?Sized>(m: &mut M, s: &Stmt) -> Stmt {
                 Stmt::for_loop(name.clone(), nmin, next, *for_type, nb)
             }
         }
-        StmtNode::Store { name, value, index, predicate } => {
+        StmtNode::Store {
+            name,
+            value,
+            index,
+            predicate,
+        } => {
             let nv = m.mutate_expr(value);
             let ni = m.mutate_expr(index);
             let np = m.mutate_expr(predicate);
@@ -210,13 +311,29 @@ pub fn mutate_stmt_children<M: Mutator + ?Sized>(m: &mut M, s: &Stmt) -> Stmt {
                 Stmt::store(name.clone(), nv, ni, np)
             }
         }
-        StmtNode::Provide { name, values, args, predicate } => {
+        StmtNode::Provide {
+            name,
+            values,
+            args,
+            predicate,
+        } => {
             let (nv, c1) = mutate_all(m, values);
             let (na, c2) = mutate_all(m, args);
             let np = m.mutate_expr(predicate);
-            if !c1 && !c2 && np.same_as(predicate) { s.clone() } else { Stmt::provide(name.clone(), nv, na, np) }
+            if !c1 && !c2 && np.same_as(predicate) {
+                s.clone()
+            } else {
+                Stmt::provide(name.clone(), nv, na, np)
+            }
         }
-        StmtNode::Allocate { name, ty, memory_type, extents, condition, body } => {
+        StmtNode::Allocate {
+            name,
+            ty,
+            memory_type,
+            extents,
+            condition,
+            body,
+        } => {
             let (ne, c1) = mutate_all(m, extents);
             let nc = m.mutate_expr(condition);
             let nb = m.mutate_stmt(body);
@@ -234,7 +351,14 @@ pub fn mutate_stmt_children<M: Mutator + ?Sized>(m: &mut M, s: &Stmt) -> Stmt {
             }
         }
         StmtNode::Free { .. } => s.clone(),
-        StmtNode::Realize { name, types, memory_type, bounds, condition, body } => {
+        StmtNode::Realize {
+            name,
+            types,
+            memory_type,
+            bounds,
+            condition,
+            body,
+        } => {
             let mut changed = false;
             let nbounds: Vec<Range> = bounds
                 .iter()
@@ -270,9 +394,17 @@ pub fn mutate_stmt_children<M: Mutator + ?Sized>(m: &mut M, s: &Stmt) -> Stmt {
                     n
                 })
                 .collect();
-            if !changed { s.clone() } else { Stmt::block(ns) }
+            if !changed {
+                s.clone()
+            } else {
+                Stmt::block(ns)
+            }
         }
-        StmtNode::IfThenElse { condition, then_case, else_case } => {
+        StmtNode::IfThenElse {
+            condition,
+            then_case,
+            else_case,
+        } => {
             let nc = m.mutate_expr(condition);
             let nt = m.mutate_stmt(then_case);
             let ne = else_case.as_ref().map(|e| m.mutate_stmt(e));
@@ -289,7 +421,11 @@ pub fn mutate_stmt_children<M: Mutator + ?Sized>(m: &mut M, s: &Stmt) -> Stmt {
         }
         StmtNode::Evaluate(e) => {
             let ne = m.mutate_expr(e);
-            if ne.same_as(e) { s.clone() } else { Stmt::evaluate(ne) }
+            if ne.same_as(e) {
+                s.clone()
+            } else {
+                Stmt::evaluate(ne)
+            }
         }
     }
 }
@@ -312,7 +448,9 @@ pub fn for_each_child(e: &Expr, f: &mut dyn FnMut(&Expr)) {
             f(t);
             f(fv);
         }
-        ExprNode::Load { index, predicate, .. } => {
+        ExprNode::Load {
+            index, predicate, ..
+        } => {
             f(index);
             f(predicate);
         }

@@ -64,10 +64,18 @@ fn undefined_variable(e: &Expr, bound: &[String]) -> Option<String> {
             | ExprNode::StringImm(_) => None,
             ExprNode::Cast(a) | ExprNode::Reinterpret(a) | ExprNode::Not(a) => walk(a, bound),
             ExprNode::Binary { a, b, .. } => walk(a, bound).or_else(|| walk(b, bound)),
-            ExprNode::Select { cond, t, f } => walk(cond, bound).or_else(|| walk(t, bound)).or_else(|| walk(f, bound)),
-            ExprNode::Load { index, predicate, .. } => walk(index, bound).or_else(|| walk(predicate, bound)),
-            ExprNode::Ramp { base, stride, .. } => walk(base, bound).or_else(|| walk(stride, bound)),
-            ExprNode::Broadcast { value, .. } | ExprNode::VectorReduce { value, .. } => walk(value, bound),
+            ExprNode::Select { cond, t, f } => walk(cond, bound)
+                .or_else(|| walk(t, bound))
+                .or_else(|| walk(f, bound)),
+            ExprNode::Load {
+                index, predicate, ..
+            } => walk(index, bound).or_else(|| walk(predicate, bound)),
+            ExprNode::Ramp { base, stride, .. } => {
+                walk(base, bound).or_else(|| walk(stride, bound))
+            }
+            ExprNode::Broadcast { value, .. } | ExprNode::VectorReduce { value, .. } => {
+                walk(value, bound)
+            }
             ExprNode::Call { args, .. } => args.iter().find_map(|a| walk(a, bound)),
             ExprNode::Shuffle { vectors, .. } => vectors.iter().find_map(|a| walk(a, bound)),
         }
@@ -139,11 +147,21 @@ fn has_placeholder(args: &[Expr]) -> bool {
 pub fn image_call(buffer: &Buffer, args: Vec<Expr>) -> Result<Expr> {
     let name = buffer.name();
     if has_placeholder(&args) {
-        return Err(Error::unimplemented("implicit variables (hl._) in calls to Buffers"));
+        return Err(Error::unimplemented(
+            "implicit variables (hl._) in calls to Buffers",
+        ));
     }
     let dims = buffer.dimensions();
     if args.len() != dims {
-        let shown = Expr::call(buffer.ty(), name.clone(), args.clone(), CallKind::Image { buffer: None, param: None });
+        let shown = Expr::call(
+            buffer.ty(),
+            name.clone(),
+            args.clone(),
+            CallKind::Image {
+                buffer: None,
+                param: None,
+            },
+        );
         return Err(Error::user(format!(
             "Dimensionality mismatch accessing Buffer {name}. There were {} arguments, but the Buffer has {dims} dimensions:\n  {}\n",
             args.len(),
@@ -151,24 +169,41 @@ pub fn image_call(buffer: &Buffer, args: Vec<Expr>) -> Result<Expr> {
         )));
     }
     let args = check_call_args(&name, args)?;
-    Ok(Expr::call(buffer.ty(), name, args, CallKind::Image { buffer: Some(buffer.clone()), param: None }))
+    Ok(Expr::call(
+        buffer.ty(),
+        name,
+        args,
+        CallKind::Image {
+            buffer: Some(buffer.clone()),
+            param: None,
+        },
+    ))
 }
 
 impl Func {
     /// `Func()` / `Func("name")`.
     pub fn new(name: Option<&str>) -> Func {
-        Func { function: Function::new(unique_func_name(name)), required_dims: None }
+        Func {
+            function: Function::new(unique_func_name(name)),
+            required_dims: None,
+        }
     }
 
     /// `Func(required_types, required_dimensions, name)`.
     pub fn with_requirements(types: Vec<Type>, dims: usize, name: &str) -> Func {
         let f = Func::new(Some(name));
         f.function.write().output_types = types;
-        Func { required_dims: Some(dims), ..f }
+        Func {
+            required_dims: Some(dims),
+            ..f
+        }
     }
 
     pub fn from_function(function: Function) -> Func {
-        Func { function, required_dims: None }
+        Func {
+            function,
+            required_dims: None,
+        }
     }
 
     pub fn name(&self) -> String {
@@ -257,14 +292,21 @@ impl Func {
             )));
         }
         if values.is_empty() {
-            return Err(Error::user(format!("Func \"{name}\" defined with an empty Tuple.\n")));
+            return Err(Error::user(format!(
+                "Func \"{name}\" defined with an empty Tuple.\n"
+            )));
         }
         let mut arg_names = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
             match a.node() {
-                ExprNode::Variable { name: v, param: None } => {
+                ExprNode::Variable {
+                    name: v,
+                    param: None,
+                } => {
                     if v == "_" || is_implicit_name(v) {
-                        return Err(Error::unimplemented("implicit variables (hl._) in Func definitions"));
+                        return Err(Error::unimplemented(
+                            "implicit variables (hl._) in Func definitions",
+                        ));
                     }
                     arg_names.push(v.clone())
                 }
@@ -289,9 +331,13 @@ impl Func {
         for v in &values {
             if let Some(var) = undefined_variable(v, &arg_names) {
                 if var == "_" || is_implicit_name(&var) {
-                    return Err(Error::unimplemented("implicit variables (hl._) in Func definitions"));
+                    return Err(Error::unimplemented(
+                        "implicit variables (hl._) in Func definitions",
+                    ));
                 }
-                return Err(Error::user(format!("Undefined variable \"{var}\" in definition of Func \"{name}\"\n")));
+                return Err(Error::user(format!(
+                    "Undefined variable \"{var}\" in definition of Func \"{name}\"\n"
+                )));
             }
             if v.ty().is_handle() {
                 return Err(Error::unimplemented(format!(
@@ -352,12 +398,19 @@ impl Func {
             }
         }
         let args = check_call_args(&self.name(), args)?;
-        Ok(FuncRef { func: self.clone(), args })
+        Ok(FuncRef {
+            func: self.clone(),
+            args,
+        })
     }
 
     // ---- scheduling -----------------------------------------------------------------
 
-    fn with_stage<R>(&self, directive: &str, f: impl FnOnce(&mut StageSchedule, &str) -> Result<R>) -> Result<R> {
+    fn with_stage<R>(
+        &self,
+        directive: &str,
+        f: impl FnOnce(&mut StageSchedule, &str) -> Result<R>,
+    ) -> Result<R> {
         let name = self.name();
         if !self.defined() {
             return Err(Error::user(format!(
@@ -372,8 +425,17 @@ impl Func {
     }
 
     /// `split(old, outer, inner, factor, tail)`.
-    pub fn split(&self, old: &str, outer: &str, inner: &str, factor: Expr, tail: TailStrategy) -> Result<()> {
-        self.with_stage("split", |st, name| split_stage(st, name, old, outer, inner, factor, tail))
+    pub fn split(
+        &self,
+        old: &str,
+        outer: &str,
+        inner: &str,
+        factor: Expr,
+        tail: TailStrategy,
+    ) -> Result<()> {
+        self.with_stage("split", |st, name| {
+            split_stage(st, name, old, outer, inner, factor, tail)
+        })
     }
 
     /// `fuse(inner, outer, fused)`.
@@ -396,7 +458,11 @@ impl Func {
             let inner_name = dims[ii].var.clone();
             let fused_name = format!("{inner_name}.{fused}");
             dims[ii].var = fused_name.clone();
-            st.splits.push(Split::Fuse { inner: inner_name, outer: outer_dim.var, fused: fused_name });
+            st.splits.push(Split::Fuse {
+                inner: inner_name,
+                outer: outer_dim.var,
+                fused: fused_name,
+            });
             Ok(())
         })
     }
@@ -496,7 +562,12 @@ impl Func {
         let r = (|| {
             self.split(x, xo, xi, xfactor, tail)?;
             self.split(y, yo, yi, yfactor, tail)?;
-            self.reorder(&[xi.to_string(), yi.to_string(), xo.to_string(), yo.to_string()])
+            self.reorder(&[
+                xi.to_string(),
+                yi.to_string(),
+                xo.to_string(),
+                yo.to_string(),
+            ])
         })();
         if r.is_err() {
             self.function.write().stage = snapshot;
@@ -547,18 +618,25 @@ impl Func {
             if e.ty().is_int_or_uint() && e.ty().is_scalar() {
                 Ok(Expr::cast(crate::ir::Type::i32(), e))
             } else {
-                Err(Error::user(format!("The {what} of a bound on {name}.{var} must be an integer, not {}.\n", e.ty())))
+                Err(Error::user(format!(
+                    "The {what} of a bound on {name}.{var} must be an integer, not {}.\n",
+                    e.ty()
+                )))
             }
         };
         let min = min.map(|m| to_i32(m, "min")).transpose()?;
         let extent = to_i32(extent, "extent")?;
-        self.function.write().schedule.bounds.push(crate::schedule::Bound {
-            var: var.to_string(),
-            min,
-            extent: Some(extent),
-            modulus: None,
-            remainder: None,
-        });
+        self.function
+            .write()
+            .schedule
+            .bounds
+            .push(crate::schedule::Bound {
+                var: var.to_string(),
+                min,
+                extent: Some(extent),
+                modulus: None,
+                remainder: None,
+            });
         Ok(())
     }
 
@@ -582,7 +660,14 @@ impl Func {
     }
 
     fn loop_level_of(f: &Func, var: &str) -> Result<LoopLevel> {
-        let dims: Vec<String> = f.function.read().stage.dims.iter().map(|d| d.var.clone()).collect();
+        let dims: Vec<String> = f
+            .function
+            .read()
+            .stage
+            .dims
+            .iter()
+            .map(|d| d.var.clone())
+            .collect();
         let suffix = format!(".{var}");
         if !dims.iter().any(|d| d == var || d.ends_with(&suffix)) {
             return Err(Error::user(format!(
@@ -591,7 +676,11 @@ impl Func {
                 dims.join(" ")
             )));
         }
-        Ok(LoopLevel::At { func: f.name(), var: var.to_string(), stage: 0 })
+        Ok(LoopLevel::At {
+            func: f.name(),
+            var: var.to_string(),
+            stage: 0,
+        })
     }
 
     /// Halide's `print_loop_nest` for a Func whose producers are all inlined:
@@ -599,12 +688,18 @@ impl Func {
     pub fn loop_nest_string(&self) -> Result<String> {
         let name = self.name();
         if !self.defined() {
-            return Err(Error::user(format!("Func \"{name}\" has not been defined.\n")));
+            return Err(Error::user(format!(
+                "Func \"{name}\" has not been defined.\n"
+            )));
         }
         let mut callees = vec![];
         for v in self.function.values() {
             crate::ir::visit::for_each_expr(&v, &mut |e| {
-                if let ExprNode::Call { kind: CallKind::Halide { func, .. }, .. } = e.node() {
+                if let ExprNode::Call {
+                    kind: CallKind::Halide { func, .. },
+                    ..
+                } = e.node()
+                {
                     if !func.read().schedule.compute_level.is_inlined() {
                         callees.push(func.name());
                     }
@@ -723,8 +818,17 @@ fn split_stage(
         let mut descends: Vec<(String, Expr)> = vec![];
         for s in &st.splits {
             match s {
-                Split::Split { old, outer, inner, factor, tail } => {
-                    let parent = descends.iter().find(|(n, _)| n == old).map(|(_, f)| f.clone());
+                Split::Split {
+                    old,
+                    outer,
+                    inner,
+                    factor,
+                    tail,
+                } => {
+                    let parent = descends
+                        .iter()
+                        .find(|(n, _)| n == old)
+                        .map(|(_, f)| f.clone());
                     if *tail == TailStrategy::ShiftInwards {
                         descends.push((outer.clone(), factor.clone()));
                     } else if let Some(f) = parent {
@@ -733,19 +837,25 @@ fn split_stage(
                     }
                 }
                 Split::Rename { old, new } => {
-                    if let Some(f) = descends.iter().find(|(n, _)| n == old).map(|(_, f)| f.clone()) {
+                    if let Some(f) = descends
+                        .iter()
+                        .find(|(n, _)| n == old)
+                        .map(|(_, f)| f.clone())
+                    {
                         descends.push((new.clone(), f));
                     }
                 }
                 Split::Fuse { .. } => {}
             }
         }
-        let covered = descends.iter().rev().find(|(n, _)| *n == old_name).and_then(|(_, f)| {
-            match (f.as_int_const(), factor.as_int_const()) {
+        let covered = descends
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == old_name)
+            .and_then(|(_, f)| match (f.as_int_const(), factor.as_int_const()) {
                 (Some(a), Some(b)) => Some(a >= b),
                 _ => None,
-            }
-        });
+            });
         if covered == Some(true) {
             TailStrategy::RoundUp
         } else {
@@ -754,7 +864,13 @@ fn split_stage(
     } else {
         tail
     };
-    st.splits.push(Split::Split { old: old_name, outer: outer_name, inner: inner_name, factor, tail });
+    st.splits.push(Split::Split {
+        old: old_name,
+        outer: outer_name,
+        inner: inner_name,
+        factor,
+        tail,
+    });
     Ok(())
 }
 
@@ -764,7 +880,9 @@ impl FuncRef {
         let f = &self.func;
         let name = f.name();
         if !f.defined() {
-            return Err(Error::user(format!("Can't call Func \"{name}\" because it has not yet been defined.\n")));
+            return Err(Error::user(format!(
+                "Can't call Func \"{name}\" because it has not yet been defined.\n"
+            )));
         }
         if f.function.outputs() > 1 {
             return Err(Error::user(format!(
@@ -779,10 +897,14 @@ impl FuncRef {
         let f = &self.func;
         let name = f.name();
         if !f.defined() {
-            return Err(Error::user(format!("Can't call Func \"{name}\" because it has not yet been defined.\n")));
+            return Err(Error::user(format!(
+                "Can't call Func \"{name}\" because it has not yet been defined.\n"
+            )));
         }
         if has_placeholder(&self.args) {
-            return Err(Error::unimplemented("implicit variables (hl._) in Func calls"));
+            return Err(Error::unimplemented(
+                "implicit variables (hl._) in Func calls",
+            ));
         }
         let dims = f.function.dimensions();
         if self.args.len() != dims {
@@ -798,7 +920,15 @@ impl FuncRef {
                 types.len()
             )));
         };
-        Ok(Expr::call(*t, name, self.args.clone(), CallKind::Halide { func: f.function.clone(), value_index: i }))
+        Ok(Expr::call(
+            *t,
+            name,
+            self.args.clone(),
+            CallKind::Halide {
+                func: f.function.clone(),
+                value_index: i,
+            },
+        ))
     }
 
     /// `f[args] = values`.
@@ -814,42 +944,74 @@ mod tests {
     fn mk() -> Func {
         let f = Func::new(Some("f"));
         let (x, y) = (Expr::var_i32("x"), Expr::var_i32("y"));
-        f.define(vec![x.clone(), y.clone()], vec![Expr::add(x, y)]).unwrap();
+        f.define(vec![x.clone(), y.clone()], vec![Expr::add(x, y)])
+            .unwrap();
         f
     }
 
     fn dims(f: &Func) -> Vec<String> {
-        f.function.read().stage.dims.iter().map(|d| d.var.clone()).collect()
+        f.function
+            .read()
+            .stage
+            .dims
+            .iter()
+            .map(|d| d.var.clone())
+            .collect()
     }
 
     #[test]
     fn definition_errors() {
         let g = Func::new(Some("g"));
         let x = Expr::var_i32("x");
-        let e = g.define(vec![x.clone(), x.clone()], vec![x.clone()]).unwrap_err();
-        assert!(e.message.contains("arguments 1 and 0 both have the name \"x\""));
-        let e = g.define(vec![x.clone(), Expr::i32(1)], vec![x.clone()]).unwrap_err();
-        assert_eq!(e.message, format!("Argument 2 in initial definition of \"{}\" is not a Var.\n", g.name()));
-        let e = g.define(vec![x.clone()], vec![Expr::var_i32("y")]).unwrap_err();
+        let e = g
+            .define(vec![x.clone(), x.clone()], vec![x.clone()])
+            .unwrap_err();
+        assert!(e
+            .message
+            .contains("arguments 1 and 0 both have the name \"x\""));
+        let e = g
+            .define(vec![x.clone(), Expr::i32(1)], vec![x.clone()])
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            format!(
+                "Argument 2 in initial definition of \"{}\" is not a Var.\n",
+                g.name()
+            )
+        );
+        let e = g
+            .define(vec![x.clone()], vec![Expr::var_i32("y")])
+            .unwrap_err();
         assert!(e.message.starts_with("Undefined variable \"y\""));
         g.define(vec![x.clone()], vec![x.clone()]).unwrap();
         let e = g.define(vec![x.clone()], vec![x.clone()]).unwrap_err();
         assert_eq!(e.kind, crate::ErrorKind::Unimplemented);
         let e = g.call(vec![x.clone(), x.clone()]).unwrap_err();
-        assert!(e.message.contains("was called with 2 arguments, but was defined with 1"));
+        assert!(e
+            .message
+            .contains("was called with 2 arguments, but was defined with 1"));
         let e = g.call(vec![Expr::f32(1.5)]).unwrap_err();
-        assert!(e.message.starts_with("Implicit cast from float32 to int in argument 1"));
+        assert!(e
+            .message
+            .starts_with("Implicit cast from float32 to int in argument 1"));
     }
 
     #[test]
     fn split_vectorize_names() {
         let f = mk();
-        f.split("x", "xo", "xi", Expr::i32(8), TailStrategy::Auto).unwrap();
+        f.split("x", "xo", "xi", Expr::i32(8), TailStrategy::Auto)
+            .unwrap();
         assert_eq!(dims(&f), ["x.xi", "x.xo", "y", "__outermost"]);
-        let e = f.split("x", "xo", "xi", Expr::i32(8), TailStrategy::Auto).unwrap_err();
-        assert!(e.message.contains("can't create var xi using a split or tile"));
+        let e = f
+            .split("x", "xo", "xi", Expr::i32(8), TailStrategy::Auto)
+            .unwrap_err();
+        assert!(e
+            .message
+            .contains("can't create var xi using a split or tile"));
         assert!(e.message.ends_with("Vars: x.xi x.xo y __outermost\n"));
-        let e = f.split("z", "a", "b", Expr::i32(8), TailStrategy::Auto).unwrap_err();
+        let e = f
+            .split("z", "a", "b", Expr::i32(8), TailStrategy::Auto)
+            .unwrap_err();
         assert!(e.message.contains("could not find split dimension: z"));
         f.vectorize("xi").unwrap();
         f.reorder(&["xi".into(), "y".into(), "xo".into()]).unwrap();
@@ -858,8 +1020,17 @@ mod tests {
         assert!(e.message.contains("call to reorder references y twice"));
         let first = f.function.read().stage.splits[0].clone();
         match first {
-            Split::Split { old, outer, inner, tail, .. } => {
-                assert_eq!((old.as_str(), outer.as_str(), inner.as_str()), ("x", "x.xo", "x.xi"));
+            Split::Split {
+                old,
+                outer,
+                inner,
+                tail,
+                ..
+            } => {
+                assert_eq!(
+                    (old.as_str(), outer.as_str(), inner.as_str()),
+                    ("x", "x.xo", "x.xi")
+                );
                 assert_eq!(tail, TailStrategy::ShiftInwards);
             }
             _ => panic!(),
@@ -869,7 +1040,8 @@ mod tests {
     #[test]
     fn implicit_split_and_fuse() {
         let f = mk();
-        f.vectorize_by("x", Expr::i32(8), TailStrategy::Auto).unwrap();
+        f.vectorize_by("x", Expr::i32(8), TailStrategy::Auto)
+            .unwrap();
         let d = dims(&f);
         assert_eq!(d[1], "x.x");
         assert!(d[0].starts_with("x.v"));
@@ -884,9 +1056,22 @@ mod tests {
         g.fuse("x", "y", "t").unwrap();
         assert_eq!(dims(&g), ["x.t", "__outermost"]);
         let g = mk();
-        g.tile("x", "y", "xo", "yo", "xi", "yi", Expr::i32(8), Expr::i32(8), TailStrategy::Auto).unwrap();
+        g.tile(
+            "x",
+            "y",
+            "xo",
+            "yo",
+            "xi",
+            "yi",
+            Expr::i32(8),
+            Expr::i32(8),
+            TailStrategy::Auto,
+        )
+        .unwrap();
         assert_eq!(dims(&g), ["x.xi", "y.yi", "x.xo", "y.yo", "__outermost"]);
         let e = g.vectorize("zz").unwrap_err();
-        assert!(e.message.contains("could not find dimension zz to mark as vectorized"));
+        assert!(e
+            .message
+            .contains("could not find dimension zz to mark as vectorized"));
     }
 }

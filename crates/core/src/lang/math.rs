@@ -6,7 +6,9 @@
 
 use crate::error::{Error, Result};
 use crate::ir::{Expr, ExprNode, Intrinsic, MathFn, Type, TypeCode};
-use crate::lang::operators::{self as ops, binary, binary_int, cast, check_representable, match_types, Op};
+use crate::lang::operators::{
+    self as ops, binary, binary_int, cast, check_representable, match_types, Op,
+};
 use crate::lang::print::{expr_to_string as s, ir_type_name};
 
 fn math_call(which: MathFn, t: Type, args: Vec<Expr>) -> Expr {
@@ -32,19 +34,28 @@ pub fn unary_math(which: MathFn, x: Expr) -> Result<Expr> {
         MathFn::Erf => return erf(x),
         MathFn::FastSin | MathFn::FastCos | MathFn::FastExp | MathFn::FastLog => {
             if x.ty() != Type::float(32) {
-                return Err(Error::user(format!("{} only works for Float(32)", which.name())));
+                return Err(Error::user(format!(
+                    "{} only works for Float(32)",
+                    which.name()
+                )));
             }
             return Ok(math_call(which, x.ty(), vec![x]));
         }
         MathFn::FastInverse | MathFn::FastInverseSqrt => {
             let t = x.ty();
             if t != Type::float(32) && t != Type::float(16) {
-                return Err(Error::user(format!("{} only takes float16 or float32 arguments\n", which.name())));
+                return Err(Error::user(format!(
+                    "{} only takes float16 or float32 arguments\n",
+                    which.name()
+                )));
             }
             return Ok(math_call(which, t, vec![x]));
         }
         MathFn::Pow | MathFn::Atan2 | MathFn::Hypot | MathFn::FastPow => {
-            return Err(Error::internal(format!("{} takes two arguments", which.name())))
+            return Err(Error::internal(format!(
+                "{} takes two arguments",
+                which.name()
+            )))
         }
         _ => {}
     }
@@ -68,13 +79,20 @@ pub fn sqrt(x: Expr) -> Result<Expr> {
 
 /// Halide's `round`: round to nearest, ties to even; ints become float32.
 pub fn round(x: Expr) -> Result<Expr> {
-    let x = if x.ty().is_float() { x } else { cast(Type::float(32).with_lanes(x.lanes()), x)? };
+    let x = if x.ty().is_float() {
+        x
+    } else {
+        cast(Type::float(32).with_lanes(x.lanes()), x)?
+    };
     Ok(math_call(MathFn::Round, x.ty(), vec![x]))
 }
 
 fn float_class(which: MathFn, x: Expr) -> Result<Expr> {
     if !x.ty().is_float() {
-        return Err(Error::user(format!("{} only works for float", which.name())));
+        return Err(Error::user(format!(
+            "{} only works for float",
+            which.name()
+        )));
     }
     let t = Type::bool().with_lanes(x.lanes());
     let x = cast(math_float_type(x.ty()), x)?;
@@ -145,7 +163,9 @@ pub fn max_n(args: Vec<Expr>) -> Result<Expr> {
 
 fn fold_right(mut args: Vec<Expr>, op: Op, name: &str) -> Result<Expr> {
     if args.len() < 2 {
-        return Err(Error::value(format!("{name}() must have at least 2 arguments")));
+        return Err(Error::value(format!(
+            "{name}() must have at least 2 arguments"
+        )));
     }
     let mut acc = args.pop().unwrap();
     while let Some(a) = args.pop() {
@@ -228,7 +248,11 @@ pub fn abs(a: Expr) -> Result<Expr> {
     if t.is_uint() {
         return Ok(a);
     }
-    let rt = if t.is_int() { t.with_code(TypeCode::UInt) } else { t };
+    let rt = if t.is_int() {
+        t.with_code(TypeCode::UInt)
+    } else {
+        t
+    };
     Ok(Expr::intrinsic(rt, Intrinsic::Abs, vec![a]))
 }
 
@@ -239,7 +263,11 @@ pub fn absd(a: Expr, b: Expr) -> Result<Expr> {
     if t.is_float() {
         return abs(binary(Op::Sub, a, b)?);
     }
-    let rt = if t.is_int() { t.with_code(TypeCode::UInt) } else { t };
+    let rt = if t.is_int() {
+        t.with_code(TypeCode::UInt)
+    } else {
+        t
+    };
     Ok(Expr::intrinsic(rt, Intrinsic::Absd, vec![a, b]))
 }
 
@@ -294,7 +322,9 @@ pub fn select_n(args: Vec<Expr>) -> Result<Expr> {
         return Err(Error::value("select() must have at least 3 arguments"));
     }
     if args.len() % 2 == 0 {
-        return Err(Error::value("select() must have an odd number of arguments"));
+        return Err(Error::value(
+            "select() must have an odd number of arguments",
+        ));
     }
     let mut it = args.into_iter().rev();
     let mut acc = it.next().unwrap();
@@ -317,7 +347,9 @@ pub fn mux(id: Expr, values: Vec<Expr>) -> Result<Expr> {
     }
     let t = values[0].ty();
     if values.iter().any(|v| v.ty() != t) {
-        return Err(Error::user("mux() requires all the values to have the same type."));
+        return Err(Error::user(
+            "mux() requires all the values to have the same type.",
+        ));
     }
     let n = values.len();
     let mut acc = values[n - 1].clone();
@@ -358,7 +390,9 @@ pub fn lerp(zero_val: Expr, one_val: Expr, weight: Expr) -> Result<Expr> {
         )));
     }
     if !(zero_val.ty().is_float() || zero_val.ty().bits <= 32) {
-        return Err(Error::user("Lerping between 64-bit integers is not supported\n"));
+        return Err(Error::user(
+            "Lerping between 64-bit integers is not supported\n",
+        ));
     }
     if !zero_val.ty().is_float() {
         if let Some(w) = weight.as_float_const() {
@@ -375,7 +409,11 @@ pub fn lerp(zero_val: Expr, one_val: Expr, weight: Expr) -> Result<Expr> {
         zero_val = Expr::broadcast(zero_val, lanes);
         one_val = Expr::broadcast(one_val, lanes);
     }
-    let weight = if weight.lanes() != lanes { Expr::broadcast(weight, lanes) } else { weight };
+    let weight = if weight.lanes() != lanes {
+        Expr::broadcast(weight, lanes)
+    } else {
+        weight
+    };
     lower_lerp(zero_val, one_val, weight)
 }
 
@@ -388,8 +426,16 @@ fn lower_lerp(zero_val: Expr, one_val: Expr, weight: Expr) -> Result<Expr> {
     if result_type.is_int() {
         computation_type = Type::uint(result_type.bits).with_lanes(lanes);
         let b = cast(computation_type, Expr::type_min(result_type))?;
-        zero_val = binary(Op::Sub, Expr::new(computation_type, ExprNode::Cast(zero_val)), b.clone())?;
-        one_val = binary(Op::Sub, Expr::new(computation_type, ExprNode::Cast(one_val)), b.clone())?;
+        zero_val = binary(
+            Op::Sub,
+            Expr::new(computation_type, ExprNode::Cast(zero_val)),
+            b.clone(),
+        )?;
+        one_val = binary(
+            Op::Sub,
+            Expr::new(computation_type, ExprNode::Cast(one_val)),
+            b.clone(),
+        )?;
         bias = Some(b);
     }
 
@@ -425,7 +471,11 @@ fn lower_lerp(zero_val: Expr, one_val: Expr, weight: Expr) -> Result<Expr> {
         }
     } else if ct.is_float() {
         let denom = Expr::make_const_f64(ct, 2f64.powi(weight.ty().bits as i32) - 1.0);
-        let tw = binary(Op::Div, Expr::new(ct, ExprNode::Cast(weight.clone())), denom)?;
+        let tw = binary(
+            Op::Div,
+            Expr::new(ct, ExprNode::Cast(weight.clone())),
+            denom,
+        )?;
         inverse_weight = binary(Op::Sub, Expr::one(ct), tw.clone())?;
         typed_weight = tw;
     } else {
@@ -447,7 +497,11 @@ fn lower_lerp(zero_val: Expr, one_val: Expr, weight: Expr) -> Result<Expr> {
                 let w = Expr::new(ct, ExprNode::Cast(weight.clone()));
                 binary(Op::Mul, w, cast(ct, Expr::i32(scale as i32 as i64))?)?
             } else {
-                let d = binary(Op::Div, weight.clone(), cast(weight.ty(), Expr::i32(scale as i32 as i64))?)?;
+                let d = binary(
+                    Op::Div,
+                    weight.clone(),
+                    cast(weight.ty(), Expr::i32(scale as i32 as i64))?,
+                )?;
                 cast(ct, d)?
             }
         };
@@ -469,7 +523,11 @@ fn lower_lerp(zero_val: Expr, one_val: Expr, weight: Expr) -> Result<Expr> {
                 let wm = |a: Expr, b: Expr| -> Result<Expr> {
                     binary(Op::Mul, cast(wide, a)?, cast(wide, b)?)
                 };
-                let prod_sum = binary(Op::Add, wm(zero_val, inverse_weight)?, wm(one_val, typed_weight)?)?;
+                let prod_sum = binary(
+                    Op::Add,
+                    wm(zero_val, inverse_weight)?,
+                    wm(one_val, typed_weight)?,
+                )?;
                 let divisor = cast(Type::uint(bits).with_lanes(lanes), Expr::i32(-1))?;
                 let half = binary_int(Op::Div, divisor.clone(), 2, false)?;
                 let num = binary(Op::Add, prod_sum, half)?;
@@ -500,7 +558,9 @@ fn lower_lerp(zero_val: Expr, one_val: Expr, weight: Expr) -> Result<Expr> {
 fn int_unary(a: Expr, which: Intrinsic, fname: &str) -> Result<Expr> {
     let t = a.ty();
     if !(t.is_int() || t.is_uint()) {
-        return Err(Error::user(format!("Argument to {fname} must be an integer\n")));
+        return Err(Error::user(format!(
+            "Argument to {fname} must be an integer\n"
+        )));
     }
     Ok(Expr::intrinsic(t, which, vec![a]))
 }
@@ -517,14 +577,25 @@ pub fn count_trailing_zeros(a: Expr) -> Result<Expr> {
 
 fn round_to_zero(a: Expr, b: Expr, div: bool) -> Result<Expr> {
     let (a, b) = match_types(a, b)?;
-    let name = if div { "div_round_to_zero" } else { "mod_round_to_zero" };
+    let name = if div {
+        "div_round_to_zero"
+    } else {
+        "mod_round_to_zero"
+    };
     if a.ty().is_uint() {
         return binary(if div { Op::Div } else { Op::Mod }, a, b);
     }
     if !a.ty().is_int() {
-        return Err(Error::user(format!("First argument to {name} is not an integer: {}\n", s(&a))));
+        return Err(Error::user(format!(
+            "First argument to {name} is not an integer: {}\n",
+            s(&a)
+        )));
     }
-    let which = if div { Intrinsic::DivRoundToZero } else { Intrinsic::ModRoundToZero };
+    let which = if div {
+        Intrinsic::DivRoundToZero
+    } else {
+        Intrinsic::ModRoundToZero
+    };
     Ok(Expr::intrinsic(a.ty(), which, vec![a, b]))
 }
 
@@ -548,7 +619,11 @@ fn widen(t: Type) -> Type {
 
 pub fn widening_add(a: Expr, b: Expr) -> Result<Expr> {
     let (a, b) = match_types(a, b)?;
-    Ok(Expr::intrinsic(widen(a.ty()), Intrinsic::WideningAdd, vec![a, b]))
+    Ok(Expr::intrinsic(
+        widen(a.ty()),
+        Intrinsic::WideningAdd,
+        vec![a, b],
+    ))
 }
 
 pub fn widening_sub(a: Expr, b: Expr) -> Result<Expr> {
@@ -588,7 +663,11 @@ pub fn widening_mul(a: Expr, b: Expr) -> Result<Expr> {
 
 /// mul_shift_right / rounding_mul_shift_right with an Expr shift.
 pub fn mul_shift_right(a: Expr, b: Expr, q: Expr, rounding: bool) -> Result<Expr> {
-    let name = if rounding { "rounding_mul_shift_right" } else { "mul_shift_right" };
+    let name = if rounding {
+        "rounding_mul_shift_right"
+    } else {
+        "mul_shift_right"
+    };
     if !q.ty().is_uint() {
         return Err(Error::user(format!("{name} shift must be unsigned\n")));
     }
@@ -610,7 +689,11 @@ pub fn mul_shift_right(a: Expr, b: Expr, q: Expr, rounding: bool) -> Result<Expr
         (a, q)
     };
     let (a, b) = match_types(a, b)?;
-    let which = if rounding { Intrinsic::RoundingMulShiftRight } else { Intrinsic::MulShiftRight };
+    let which = if rounding {
+        Intrinsic::RoundingMulShiftRight
+    } else {
+        Intrinsic::MulShiftRight
+    };
     Ok(Expr::intrinsic(a.ty(), which, vec![a, b, q]))
 }
 
@@ -624,7 +707,11 @@ pub fn mul_shift_right_int(a: Expr, b: Expr, q: i32, rounding: bool) -> Result<E
 // ---- casts ---------------------------------------------------------------------------
 
 pub fn saturating_cast(t: Type, e: Expr) -> Result<Expr> {
-    let t = if e.lanes() > 1 && t.lanes == 1 { t.with_lanes(e.lanes()) } else { t };
+    let t = if e.lanes() > 1 && t.lanes == 1 {
+        t.with_lanes(e.lanes())
+    } else {
+        t
+    };
     Ok(Expr::intrinsic(t, Intrinsic::SaturatingCast, vec![e]))
 }
 
@@ -642,7 +729,11 @@ pub fn print(args: Vec<Expr>) -> Result<Expr> {
 /// `print_when(cond, args...)`: like print, but only prints when cond holds.
 pub fn print_when(cond: Expr, args: Vec<Expr>) -> Result<Expr> {
     let p = print(args.clone())?;
-    Ok(Expr::intrinsic(p.ty(), Intrinsic::IfThenElse, vec![cond, p, args[0].clone()]))
+    Ok(Expr::intrinsic(
+        p.ty(),
+        Intrinsic::IfThenElse,
+        vec![cond, p, args[0].clone()],
+    ))
 }
 
 pub fn likely(e: Expr) -> Expr {
@@ -668,11 +759,20 @@ mod tests {
 
     #[test]
     fn math_types() {
-        assert_eq!(expr_to_string(&floor(x()).unwrap()), "(float32)floor_f32(float32(x))");
+        assert_eq!(
+            expr_to_string(&floor(x()).unwrap()),
+            "(float32)floor_f32(float32(x))"
+        );
         let d = cast(Type::float(64), x()).unwrap();
         assert_eq!(sqrt(d).unwrap().ty(), Type::float(64));
-        assert_eq!(expr_to_string(&round(x()).unwrap()), "(float32)round(float32(x))");
-        assert_eq!(expr_to_string(&fract(x()).unwrap()), "(float32(x) - (float32)trunc_f32(float32(x)))");
+        assert_eq!(
+            expr_to_string(&round(x()).unwrap()),
+            "(float32)round(float32(x))"
+        );
+        assert_eq!(
+            expr_to_string(&fract(x()).unwrap()),
+            "(float32(x) - (float32)trunc_f32(float32(x)))"
+        );
         assert!(unary_math(MathFn::IsNan, x()).is_err());
     }
 
@@ -686,7 +786,10 @@ mod tests {
         let r = select_n(vec![c.clone(), x(), c, Expr::i32(2), Expr::i32(5)]).unwrap();
         assert_eq!(expr_to_string(&r), "select(x > 0, x, select(x > 0, 2, 5))");
         let r = clamp(u8x.clone(), Expr::i32(0), Expr::i32(10)).unwrap();
-        assert_eq!(expr_to_string(&r), "max(min(uint8(x), (uint8)10), (uint8)0)");
+        assert_eq!(
+            expr_to_string(&r),
+            "max(min(uint8(x), (uint8)10), (uint8)0)"
+        );
         assert!(clamp(u8x, Expr::i32(0), Expr::i32(300)).is_err());
     }
 
@@ -700,8 +803,16 @@ mod tests {
     #[test]
     fn lerp_types() {
         let u8x = cast(Type::uint(8), x()).unwrap();
-        assert_eq!(lerp(u8x.clone(), u8x.clone(), u8x.clone()).unwrap().ty(), Type::uint(8));
-        assert_eq!(lerp(Expr::i32(0), u8x.clone(), Expr::f32(0.5)).unwrap().ty(), Type::uint(8));
+        assert_eq!(
+            lerp(u8x.clone(), u8x.clone(), u8x.clone()).unwrap().ty(),
+            Type::uint(8)
+        );
+        assert_eq!(
+            lerp(Expr::i32(0), u8x.clone(), Expr::f32(0.5))
+                .unwrap()
+                .ty(),
+            Type::uint(8)
+        );
         assert!(lerp(u8x.clone(), u8x.clone(), Expr::f32(1.5)).is_err());
         let f = cast(Type::float(32), x()).unwrap();
         assert!(lerp(f.clone(), f, x()).is_err());
@@ -714,7 +825,10 @@ mod tests {
         let u8x = cast(Type::uint(8), x()).unwrap();
         let i8x = cast(Type::int(8), x()).unwrap();
         assert_eq!(widening_mul(i8x, u8x.clone()).unwrap().ty(), Type::int(16));
-        assert_eq!(widening_sub(u8x.clone(), u8x.clone()).unwrap().ty(), Type::int(16));
+        assert_eq!(
+            widening_sub(u8x.clone(), u8x.clone()).unwrap().ty(),
+            Type::int(16)
+        );
         assert_eq!(widening_add(u8x.clone(), u8x).unwrap().ty(), Type::uint(16));
     }
 }

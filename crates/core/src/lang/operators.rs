@@ -46,7 +46,9 @@ pub fn can_represent_i64(t: Type, v: i64) -> bool {
         TypeCode::Int | TypeCode::UInt => (v as i128) >= t.min_int() && (v as i128) <= t.max_int(),
         TypeCode::Float => match t.bits {
             16 => {
-                let h = Expr::float_imm(Type::float(16), v as f64).as_float_const().unwrap_or(f64::NAN);
+                let h = Expr::float_imm(Type::float(16), v as f64)
+                    .as_float_const()
+                    .unwrap_or(f64::NAN);
                 h == v as f64 && (h as i64) == v
             }
             32 => ((v as f32) as i64) == v && ((v as f32) as f64) == (v as f64),
@@ -110,7 +112,10 @@ pub fn cast(t: Type, a: Expr) -> Result<Expr> {
         }
         if let ExprNode::Broadcast { value, lanes } = a.node() {
             if *lanes == t.lanes {
-                return Ok(Expr::broadcast(cast(t.element_of(), value.clone())?, t.lanes));
+                return Ok(Expr::broadcast(
+                    cast(t.element_of(), value.clone())?,
+                    t.lanes,
+                ));
             }
         }
     }
@@ -152,14 +157,22 @@ fn match_lanes(a: Expr, b: Expr) -> Result<(Expr, Expr)> {
         let b = Expr::broadcast(b, la);
         Ok((a, b))
     } else if la != lb {
-        Err(Error::user(format!("Can't match types of differing widths: {} and {}\n", ir_type_name(a.ty()), ir_type_name(b.ty()))))
+        Err(Error::user(format!(
+            "Can't match types of differing widths: {} and {}\n",
+            ir_type_name(a.ty()),
+            ir_type_name(b.ty())
+        )))
     } else {
         Ok((a, b))
     }
 }
 
 fn widened(t: Type, bits: u8) -> Type {
-    let t = if t.code == TypeCode::BFloat { t.with_code(TypeCode::Float) } else { t };
+    let t = if t.code == TypeCode::BFloat {
+        t.with_code(TypeCode::Float)
+    } else {
+        t
+    };
     t.with_bits(bits)
 }
 
@@ -182,7 +195,11 @@ pub fn match_types(a: Expr, b: Expr) -> Result<(Expr, Expr)> {
         return Ok((a, b));
     }
     if a.ty().is_handle() || b.ty().is_handle() {
-        return Err(Error::user(format!("Can't do arithmetic on opaque pointer types: {}, {}\n", s(&a), s(&b))));
+        return Err(Error::user(format!(
+            "Can't do arithmetic on opaque pointer types: {}, {}\n",
+            s(&a),
+            s(&b)
+        )));
     }
     let (a, b) = match_lanes(a, b)?;
     let (ta, tb) = (a.ty(), b.ty());
@@ -215,10 +232,14 @@ pub fn match_types(a: Expr, b: Expr) -> Result<(Expr, Expr)> {
 fn match_types_bitwise(a: Expr, b: Expr, op_name: &str) -> Result<(Expr, Expr)> {
     let (ta, tb) = (a.ty(), b.ty());
     if !(ta.is_int() || ta.is_uint()) {
-        return Err(Error::user(format!("The first argument to {op_name} must be an integer or unsigned integer")));
+        return Err(Error::user(format!(
+            "The first argument to {op_name} must be an integer or unsigned integer"
+        )));
     }
     if !(tb.is_int() || tb.is_uint()) {
-        return Err(Error::user(format!("The second argument to {op_name} must be an integer or unsigned integer")));
+        return Err(Error::user(format!(
+            "The second argument to {op_name} must be an integer or unsigned integer"
+        )));
     }
     if ta.is_int() != tb.is_int() {
         return Err(Error::user(format!(
@@ -313,7 +334,11 @@ pub fn binary(op: Op, a: Expr, b: Expr) -> Result<Expr> {
         Op::Shl | Op::Shr => {
             let (a, b) = match_lanes(a, b)?;
             let (a, b) = match_bits(a, b)?;
-            let which = if op == Op::Shl { Intrinsic::ShiftLeft } else { Intrinsic::ShiftRight };
+            let which = if op == Op::Shl {
+                Intrinsic::ShiftLeft
+            } else {
+                Intrinsic::ShiftRight
+            };
             Ok(Expr::intrinsic(a.ty(), which, vec![a, b]))
         }
         _ => {
@@ -356,13 +381,21 @@ pub fn binary_int(op: Op, a: Expr, k: i32, int_on_left: bool) -> Result<Expr> {
                 return binary(op, Expr::i32(k64), a);
             }
             let ut = t.with_code(TypeCode::UInt);
-            let (op, amount) = if k >= 0 { (op, k64) } else { (if op == Op::Shl { Op::Shr } else { Op::Shl }, -k64) };
+            let (op, amount) = if k >= 0 {
+                (op, k64)
+            } else {
+                (if op == Op::Shl { Op::Shr } else { Op::Shl }, -k64)
+            };
             check_representable(ut, amount)?;
             binary(op, a, make_const(ut, amount))
         }
         Op::LogicalAnd | Op::LogicalOr => {
             let c = make_const(t, k64);
-            if int_on_left { binary(op, c, a) } else { binary(op, a, c) }
+            if int_on_left {
+                binary(op, c, a)
+            } else {
+                binary(op, a, c)
+            }
         }
         Op::BitAnd | Op::BitOr | Op::BitXor => {
             check_representable(t, k64)?;
@@ -378,7 +411,9 @@ pub fn binary_int(op: Op, a: Expr, k: i32, int_on_left: bool) -> Result<Expr> {
                     Op::BitOr => "bitwise or",
                     _ => "bitwise xor",
                 };
-                return Err(Error::user(format!("The {which} argument to {name} must be an integer or unsigned integer")));
+                return Err(Error::user(format!(
+                    "The {which} argument to {name} must be an integer or unsigned integer"
+                )));
             }
             bitwise_matched(op, x, y)
         }
@@ -400,7 +435,9 @@ pub fn neg(a: Expr) -> Result<Expr> {
 /// `~a` (bitwise not).
 pub fn bitwise_not(a: Expr) -> Result<Expr> {
     if !(a.ty().is_int() || a.ty().is_uint()) {
-        return Err(Error::user("Argument to bitwise not must be an integer or unsigned integer"));
+        return Err(Error::user(
+            "Argument to bitwise not must be an integer or unsigned integer",
+        ));
     }
     Ok(Expr::intrinsic(a.ty(), Intrinsic::BitwiseNot, vec![a]))
 }
@@ -454,11 +491,19 @@ pub fn pow(x: Expr, y: Expr) -> Result<Expr> {
         }
     }
     let xt = x.ty().element_of();
-    let ft = if xt == Type::float(64) || xt == Type::float(16) { xt } else { Type::float(32) };
+    let ft = if xt == Type::float(64) || xt == Type::float(16) {
+        xt
+    } else {
+        Type::float(32)
+    };
     let x = cast(ft.with_lanes(x.lanes()), x)?;
     let y = cast(ft.with_lanes(y.lanes()), y)?;
     let (x, y) = match_lanes(x, y)?;
-    Ok(Expr::intrinsic(x.ty(), Intrinsic::Math(MathFn::Pow), vec![x, y]))
+    Ok(Expr::intrinsic(
+        x.ty(),
+        Intrinsic::Math(MathFn::Pow),
+        vec![x, y],
+    ))
 }
 
 // ---- mixing with Python scalars -------------------------------------------------------
@@ -492,7 +537,9 @@ pub fn scalar_to_expr(o: &Operand) -> Expr {
     match o {
         Operand::Expr(e) => e.clone(),
         Operand::Int(v) if *v >= i32::MIN as i128 && *v <= i32::MAX as i128 => Expr::i32(*v as i64),
-        Operand::Int(v) if *v >= i64::MIN as i128 && *v <= i64::MAX as i128 => Expr::int_imm(Type::int(64), *v as i64),
+        Operand::Int(v) if *v >= i64::MIN as i128 && *v <= i64::MAX as i128 => {
+            Expr::int_imm(Type::int(64), *v as i64)
+        }
         Operand::Int(v) => Expr::f32(*v as f64),
         Operand::Float(f) => Expr::f32(*f),
     }
@@ -582,7 +629,9 @@ mod tests {
     #[test]
     fn bitwise_and_shift() {
         let err = binary(Op::BitAnd, u8x(), x()).unwrap_err();
-        assert!(err.message.starts_with("Arguments to bitwise and must be both be signed or both be unsigned."));
+        assert!(err
+            .message
+            .starts_with("Arguments to bitwise and must be both be signed or both be unsigned."));
         let r = py(Op::Shl, e(u8x()), Operand::Int(1)).unwrap();
         assert_eq!(expr_to_string(&r), "(uint8)shift_left(uint8(x), (uint8)1)");
         let r = py(Op::Shl, e(u8x()), Operand::Int(-1)).unwrap();
@@ -602,10 +651,16 @@ mod tests {
         let r = py_binary(PyOp::Pow, e(x()), Operand::Int(-1)).unwrap();
         assert_eq!(expr_to_string(&r), "(1/x)");
         let r = py_binary(PyOp::Pow, Operand::Int(2), e(x())).unwrap();
-        assert_eq!(expr_to_string(&r), "(float32)pow_f32(2.000000f, float32(x))");
+        assert_eq!(
+            expr_to_string(&r),
+            "(float32)pow_f32(2.000000f, float32(x))"
+        );
         let f = cast(Type::float(32), x()).unwrap();
         let r = py_binary(PyOp::FloorDiv, e(f), Operand::Int(2)).unwrap();
-        assert_eq!(expr_to_string(&r), "(float32)floor_f32(float32(x)/2.000000f)");
+        assert_eq!(
+            expr_to_string(&r),
+            "(float32)floor_f32(float32(x)/2.000000f)"
+        );
     }
 
     #[test]

@@ -41,8 +41,16 @@ pub fn format_float(v: f64) -> String {
         // C-style %e: mantissa with 6 digits, exponent with sign and >= 2 digits.
         let s = format!("{v:.6e}");
         let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
-        let (sign, digits) = if let Some(d) = exp.strip_prefix('-') { ('-', d) } else { ('+', exp) };
-        let digits = if digits.len() < 2 { format!("0{digits}") } else { digits.to_string() };
+        let (sign, digits) = if let Some(d) = exp.strip_prefix('-') {
+            ('-', d)
+        } else {
+            ('+', exp)
+        };
+        let digits = if digits.len() < 2 {
+            format!("0{digits}")
+        } else {
+            digits.to_string()
+        };
         return format!("{mant}e{sign}{digits}");
     }
     format!("{v:.6}")
@@ -128,7 +136,8 @@ impl Printer {
                 self.out.push(')');
             }
             ExprNode::Reinterpret(a) => {
-                self.out.push_str(&format!("reinterpret<{}>(", ir_type_name(ty)));
+                self.out
+                    .push_str(&format!("reinterpret<{}>(", ir_type_name(ty)));
                 self.print_no_parens(a);
                 self.out.push(')');
             }
@@ -138,8 +147,13 @@ impl Printer {
                 }
                 self.out.push_str(name);
             }
-            ExprNode::Binary { op: op @ (BinOp::Min | BinOp::Max), a, b } => {
-                self.out.push_str(if *op == BinOp::Min { "min(" } else { "max(" });
+            ExprNode::Binary {
+                op: op @ (BinOp::Min | BinOp::Max),
+                a,
+                b,
+            } => {
+                self.out
+                    .push_str(if *op == BinOp::Min { "min(" } else { "max(" });
                 self.print_no_parens(a);
                 self.out.push_str(", ");
                 self.print_no_parens(b);
@@ -186,7 +200,11 @@ impl Printer {
                 self.print_no_parens(index);
                 self.out.push(']');
             }
-            ExprNode::Ramp { base, stride, lanes } => {
+            ExprNode::Ramp {
+                base,
+                stride,
+                lanes,
+            } => {
                 self.out.push_str("ramp(");
                 self.print_no_parens(base);
                 self.out.push_str(", ");
@@ -236,7 +254,8 @@ impl Printer {
                 self.out.push_str(&format!(", {indices:?})"));
             }
             ExprNode::VectorReduce { op, value } => {
-                self.out.push_str(&format!("({})vector_reduce_{op:?}(", ir_type_name(ty)));
+                self.out
+                    .push_str(&format!("({})vector_reduce_{op:?}(", ir_type_name(ty)));
                 self.print_no_parens(value);
                 self.out.push(')');
             }
@@ -272,7 +291,10 @@ mod tests {
         let d = Expr::div(x.clone(), Expr::i32(2));
         assert_eq!(expr_to_string(&d), "(x/2)");
         let u = Expr::cast(Type::uint(8), x.clone());
-        assert_eq!(expr_to_string(&Expr::add(u.clone(), Expr::uint_imm(Type::uint(8), 3))), "(uint8(x) + (uint8)3)");
+        assert_eq!(
+            expr_to_string(&Expr::add(u.clone(), Expr::uint_imm(Type::uint(8), 3))),
+            "(uint8(x) + (uint8)3)"
+        );
         assert_eq!(expr_to_string(&Expr::bool_const(true)), "(uint1)1");
         assert_eq!(expr_to_string(&Expr::f32(1.5)), "1.500000f");
         assert_eq!(expr_to_string(&Expr::f64(0.1)), "0.100000");

@@ -29,7 +29,9 @@ pub fn unique_func_name(name: Option<&str>) -> String {
             drop(g);
             let n = unique_name('f');
             let mut g = NAME_COUNTS.lock().unwrap_or_else(|p| p.into_inner());
-            g.get_or_insert_with(HashMap::new).entry(n.clone()).or_insert(0);
+            g.get_or_insert_with(HashMap::new)
+                .entry(n.clone())
+                .or_insert(0);
             n
         }
         Some(name) => match map.get_mut(name) {
@@ -61,14 +63,20 @@ impl Var {
     }
     /// A Var with a fresh unique name (`v0`, `v1`, ...).
     pub fn fresh() -> Var {
-        Var { name: unique_name('v') }
+        Var {
+            name: unique_name('v'),
+        }
     }
     /// The implicit var `_n`.
     pub fn implicit(n: usize) -> Var {
-        Var { name: format!("_{n}") }
+        Var {
+            name: format!("_{n}"),
+        }
     }
     pub fn outermost() -> Var {
-        Var { name: OUTERMOST_NAME.to_string() }
+        Var {
+            name: OUTERMOST_NAME.to_string(),
+        }
     }
     pub fn name(&self) -> &str {
         &self.name
@@ -100,7 +108,10 @@ mod tests {
         let a = unique_func_name(Some("zz_test"));
         let b = unique_func_name(Some("zz_test"));
         let c = unique_func_name(Some("zz_test"));
-        assert_eq!((a.as_str(), b.as_str(), c.as_str()), ("zz_test", "zz_test$1", "zz_test$2"));
+        assert_eq!(
+            (a.as_str(), b.as_str(), c.as_str()),
+            ("zz_test", "zz_test$1", "zz_test$2")
+        );
         assert!(Var::new("_3").is_implicit());
         assert!(!Var::new("x").is_implicit());
         assert!(Var::fresh().name().starts_with('v'));

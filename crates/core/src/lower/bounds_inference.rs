@@ -27,7 +27,11 @@ use super::environment::Environment;
 fn produced_at_this_level(s: &Stmt, out: &mut Vec<String>) {
     match s.node() {
         StmtNode::For { .. } => {}
-        StmtNode::ProducerConsumer { name, is_producer: true, body } => {
+        StmtNode::ProducerConsumer {
+            name,
+            is_producer: true,
+            body,
+        } => {
             out.push(name.clone());
             produced_at_this_level(body, out);
         }
@@ -36,7 +40,11 @@ fn produced_at_this_level(s: &Stmt, out: &mut Vec<String>) {
         | StmtNode::Realize { body, .. }
         | StmtNode::Allocate { body, .. } => produced_at_this_level(body, out),
         StmtNode::Block(v) => v.iter().for_each(|x| produced_at_this_level(x, out)),
-        StmtNode::IfThenElse { then_case, else_case, .. } => {
+        StmtNode::IfThenElse {
+            then_case,
+            else_case,
+            ..
+        } => {
             produced_at_this_level(then_case, out);
             if let Some(e) = else_case {
                 produced_at_this_level(e, out);
@@ -54,11 +62,15 @@ fn realized_at_this_level(s: &Stmt, out: &mut Vec<String>) {
             out.push(name.clone());
             realized_at_this_level(body, out);
         }
-        StmtNode::ProducerConsumer { body, .. } | StmtNode::LetStmt { body, .. } | StmtNode::Allocate { body, .. } => {
-            realized_at_this_level(body, out)
-        }
+        StmtNode::ProducerConsumer { body, .. }
+        | StmtNode::LetStmt { body, .. }
+        | StmtNode::Allocate { body, .. } => realized_at_this_level(body, out),
         StmtNode::Block(v) => v.iter().for_each(|x| realized_at_this_level(x, out)),
-        StmtNode::IfThenElse { then_case, else_case, .. } => {
+        StmtNode::IfThenElse {
+            then_case,
+            else_case,
+            ..
+        } => {
             realized_at_this_level(then_case, out);
             if let Some(e) = else_case {
                 realized_at_this_level(e, out);
@@ -78,7 +90,10 @@ fn apply_user_bound(f: &Function, arg: &str, lo: Expr, hi: Expr) -> (Expr, Expr)
     };
     let lo = b.min.clone().unwrap_or(lo);
     match &b.extent {
-        Some(e) => (lo.clone(), Expr::sub(Expr::add(lo, e.clone()), Expr::i32(1))),
+        Some(e) => (
+            lo.clone(),
+            Expr::sub(Expr::add(lo, e.clone()), Expr::i32(1)),
+        ),
         None => (lo, hi),
     }
 }
@@ -119,7 +134,11 @@ impl BoundsInference<'_> {
             let output = self.is_output(name) && at_root;
             // The region consumers need (for an output: its buffer), in
             // terms of symbols defined outside this level.
-            let required = if output { None } else { box_required(&body, name, &empty) };
+            let required = if output {
+                None
+            } else {
+                box_required(&body, name, &empty)
+            };
             for (d, a) in args.iter().enumerate() {
                 let (lo, hi) = if output {
                     let min = var(format!("{name}.min.{d}"));
@@ -154,7 +173,10 @@ impl BoundsInference<'_> {
             for (d, a) in args.iter().enumerate() {
                 let iv = provided.as_ref().map(|r| r[d].clone());
                 let (lo, hi) = match iv {
-                    Some(Interval { min: Some(lo), max: Some(hi) }) => (lo, hi),
+                    Some(Interval {
+                        min: Some(lo),
+                        max: Some(hi),
+                    }) => (lo, hi),
                     _ => (var(format!("{p}{a}.min")), var(format!("{p}{a}.max"))),
                 };
                 lets.push((format!("{name}.{a}.min_realized"), simplify(&lo)));
@@ -212,7 +234,14 @@ struct Walk<'a, 'b> {
 
 impl Mutator for Walk<'_, '_> {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
-        if let StmtNode::For { name, min, extent, for_type, body } = s.node() {
+        if let StmtNode::For {
+            name,
+            min,
+            extent,
+            for_type,
+            body,
+        } = s.node()
+        {
             let b = self.mutate_stmt(body);
             let b = match self.bi.add_bounds(b.clone(), false) {
                 Ok(x) => x,
@@ -228,9 +257,21 @@ impl Mutator for Walk<'_, '_> {
 }
 
 pub fn bounds_inference(s: &Stmt, env: &Environment, outputs: &[Function]) -> Result<Stmt> {
-    let position = env.order.iter().enumerate().map(|(i, n)| (n.clone(), i)).collect();
-    let bi = BoundsInference { env, outputs, position };
-    let mut w = Walk { bi: &bi, error: None };
+    let position = env
+        .order
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.clone(), i))
+        .collect();
+    let bi = BoundsInference {
+        env,
+        outputs,
+        position,
+    };
+    let mut w = Walk {
+        bi: &bi,
+        error: None,
+    };
     let inner = w.mutate_stmt(s);
     if let Some(e) = w.error {
         return Err(e);

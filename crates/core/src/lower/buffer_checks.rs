@@ -23,7 +23,12 @@ pub fn input_images(env: &Environment) -> BTreeMap<String, usize> {
     for name in &env.order {
         for v in env.get(name).values() {
             for_each_expr(&v, &mut |e| {
-                if let ExprNode::Call { name, args, kind: CallKind::Image { .. } } = e.node() {
+                if let ExprNode::Call {
+                    name,
+                    args,
+                    kind: CallKind::Image { .. },
+                } = e.node()
+                {
                     out.insert(name.clone(), args.len());
                 }
             });
@@ -36,7 +41,12 @@ fn error_message(parts: Vec<Expr>) -> Expr {
     Expr::intrinsic(Type::i32(), Intrinsic::Error, parts)
 }
 
-fn range_checks(kind: &str, buf: &str, region: &[crate::analysis::bounds::Interval], out: &mut Vec<Stmt>) {
+fn range_checks(
+    kind: &str,
+    buf: &str,
+    region: &[crate::analysis::bounds::Interval],
+    out: &mut Vec<Stmt>,
+) {
     for (d, iv) in region.iter().enumerate() {
         let bmin = Expr::var_i32(format!("{buf}.min.{d}"));
         let bmax = Expr::sub(
@@ -113,6 +123,8 @@ pub fn require_dense_innermost(s: &Stmt, args: &[super::LoweredArgument]) -> Stm
         ));
         subs.insert(name, Expr::i32(1));
     }
-    asserts.push(crate::analysis::substitute::substitute_map_in_stmt(&subs, s));
+    asserts.push(crate::analysis::substitute::substitute_map_in_stmt(
+        &subs, s,
+    ));
     Stmt::block(asserts)
 }

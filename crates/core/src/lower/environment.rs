@@ -29,7 +29,11 @@ pub fn direct_callees(f: &Function) -> Vec<Function> {
     let mut out: Vec<Function> = vec![];
     for v in f.values() {
         for_each_expr(&v, &mut |e| {
-            if let ExprNode::Call { kind: CallKind::Halide { func, .. }, .. } = e.node() {
+            if let ExprNode::Call {
+                kind: CallKind::Halide { func, .. },
+                ..
+            } = e.node()
+            {
                 if !out.iter().any(|g| g.same_as(func)) {
                     out.push(func.clone());
                 }
@@ -76,7 +80,9 @@ pub fn build_environment(outputs: &[Function]) -> Result<Environment> {
             None => {}
         }
         if !f.has_pure_definition() {
-            return Err(Error::user(format!("Func {name} is used but has no definition.")));
+            return Err(Error::user(format!(
+                "Func {name} is used but has no definition."
+            )));
         }
         funcs.insert(name.clone(), f.clone());
         marks.insert(name.clone(), Mark::Visiting);
@@ -92,7 +98,10 @@ pub fn build_environment(outputs: &[Function]) -> Result<Environment> {
 
     for f in outputs {
         if !f.has_pure_definition() {
-            return Err(Error::user(format!("Can't realize undefined Func {}.", f.name())));
+            return Err(Error::user(format!(
+                "Can't realize undefined Func {}.",
+                f.name()
+            )));
         }
         visit(f, &mut funcs, &mut order, &mut marks, &mut vec![])?;
     }

@@ -79,14 +79,20 @@ struct PassLog {
 
 impl PassLog {
     fn new() -> PassLog {
-        let level = std::env::var("HL_DEBUG_CODEGEN").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+        let level = std::env::var("HL_DEBUG_CODEGEN")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
         PassLog { level }
     }
     fn run(&self, name: &str, s: Stmt, pass: impl FnOnce(&Stmt) -> Result<Stmt>) -> Result<Stmt> {
         let t = Instant::now();
         let out = pass(&s)?;
         if self.level >= 2 {
-            eprintln!("--- {name} ({:.3} ms) ---\n{out}", t.elapsed().as_secs_f64() * 1e3);
+            eprintln!(
+                "--- {name} ({:.3} ms) ---\n{out}",
+                t.elapsed().as_secs_f64() * 1e3
+            );
         } else if self.level >= 1 {
             eprintln!("{name}: {:.3} ms", t.elapsed().as_secs_f64() * 1e3);
         }
@@ -101,7 +107,15 @@ fn bound_input_buffers(env: &environment::Environment) -> Result<Vec<(String, Bu
     for name in &env.order {
         for v in env.get(name).values() {
             for_each_expr(&v, &mut |e| {
-                if let ExprNode::Call { name, kind: CallKind::Image { buffer: Some(b), .. }, .. } = e.node() {
+                if let ExprNode::Call {
+                    name,
+                    kind:
+                        CallKind::Image {
+                            buffer: Some(b), ..
+                        },
+                    ..
+                } = e.node()
+                {
                     match out.iter().find(|(n, _)| n == name) {
                         Some((_, existing)) if !existing.same_as(b) => {
                             err = Some(Error::user(format!(
@@ -111,7 +125,11 @@ fn bound_input_buffers(env: &environment::Environment) -> Result<Vec<(String, Bu
                         Some(_) => {}
                         None => out.push((name.clone(), b.clone())),
                     }
-                } else if let ExprNode::Call { kind: CallKind::Image { buffer: None, .. }, .. } = e.node() {
+                } else if let ExprNode::Call {
+                    kind: CallKind::Image { buffer: None, .. },
+                    ..
+                } = e.node()
+                {
                     err = Some(Error::unimplemented("ImageParam inputs"));
                 }
             });
@@ -134,23 +152,41 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
 
     let mut args: Vec<LoweredArgument> = input_buffers
         .iter()
-        .map(|(n, b)| LoweredArgument { name: n.clone(), kind: ArgumentKind::InputBuffer, ty: b.ty(), dimensions: b.dimensions() })
+        .map(|(n, b)| LoweredArgument {
+            name: n.clone(),
+            kind: ArgumentKind::InputBuffer,
+            ty: b.ty(),
+            dimensions: b.dimensions(),
+        })
         .collect();
     for o in outputs {
         let types = o.types();
         if types.len() != 1 {
             return Err(Error::unimplemented("Tuple-valued output Funcs"));
         }
-        args.push(LoweredArgument { name: o.name(), kind: ArgumentKind::OutputBuffer, ty: types[0], dimensions: o.dimensions() });
+        args.push(LoweredArgument {
+            name: o.name(),
+            kind: ArgumentKind::OutputBuffer,
+            ty: types[0],
+            dimensions: o.dimensions(),
+        });
     }
-    let mut s = log.run("schedule functions", Stmt::no_op(), |_| schedule_functions::schedule_functions(&env, outputs))?;
-    s = log.run("bounds inference", s, |s| bounds_inference::bounds_inference(s, &env, outputs))?;
+    let mut s = log.run("schedule functions", Stmt::no_op(), |_| {
+        schedule_functions::schedule_functions(&env, outputs)
+    })?;
+    s = log.run("bounds inference", s, |s| {
+        bounds_inference::bounds_inference(s, &env, outputs)
+    })?;
     let output_regions: Vec<Region> = outputs
         .iter()
         .map(|o| box_provided(&s, &o.name(), &Scope::new()).unwrap_or_default())
         .collect();
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
-    s = log.run("storage flattening", s, storage_flattening::storage_flattening)?;
+    s = log.run(
+        "storage flattening",
+        s,
+        storage_flattening::storage_flattening,
+    )?;
     // Halide constrains a bound Buffer's strides to the Buffer's own: only
     // require (and exploit) a dense innermost dimension where it has one,
     // so e.g. transposed NumPy views can be read.
@@ -158,11 +194,16 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
         .iter()
         .filter(|a| {
             a.kind != ArgumentKind::InputBuffer
-                || input_buffers.iter().find(|(n, _)| *n == a.name).map_or(true, |(_, b)| b.dim(0).map_or(true, |d| d.stride == 1))
+                || input_buffers
+                    .iter()
+                    .find(|(n, _)| *n == a.name)
+                    .map_or(true, |(_, b)| b.dim(0).map_or(true, |d| d.stride == 1))
         })
         .cloned()
         .collect();
-    s = log.run("dense innermost strides", s, |s| Ok(buffer_checks::require_dense_innermost(s, &dense_args)))?;
+    s = log.run("dense innermost strides", s, |s| {
+        Ok(buffer_checks::require_dense_innermost(s, &dense_args))
+    })?;
     s = log.run("unroll loops", s, unroll_loops::unroll_loops)?;
     s = log.run("vectorize loops", s, vectorize_loops::vectorize_loops)?;
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
@@ -170,5 +211,13 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
     s = log.run("strip likely", s, |s| Ok(partition_loops::strip_likely(s)))?;
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
 
-    Ok(Lowered { pipeline: LoweredPipeline { name: name.to_string(), args, body: s }, input_buffers, output_regions })
+    Ok(Lowered {
+        pipeline: LoweredPipeline {
+            name: name.to_string(),
+            args,
+            body: s,
+        },
+        input_buffers,
+        output_regions,
+    })
 }

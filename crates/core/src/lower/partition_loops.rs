@@ -25,7 +25,9 @@ use std::collections::HashSet;
 use crate::analysis::simplify::{can_prove, simplify_stmt};
 use crate::analysis::substitute::substitute;
 use crate::error::Result;
-use crate::ir::visit::{expr_uses_var, for_each_expr, for_each_expr_in_stmt, mutate_expr_children, mutate_stmt_children};
+use crate::ir::visit::{
+    expr_uses_var, for_each_expr, for_each_expr_in_stmt, mutate_expr_children, mutate_stmt_children,
+};
 use crate::ir::{BinOp, Expr, ExprNode, ForType, Intrinsic, Mutator, Stmt, StmtNode, Type};
 use crate::lower::unroll_loops::{const_int_value, fold_binary};
 
@@ -52,7 +54,9 @@ impl Mutator for StripLikely {
 }
 
 fn likely_arg(e: &Expr) -> Option<&Expr> {
-    e.as_intrinsic(Intrinsic::Likely).or_else(|| e.as_intrinsic(Intrinsic::LikelyIfInnermost)).map(|a| &a[0])
+    e.as_intrinsic(Intrinsic::Likely)
+        .or_else(|| e.as_intrinsic(Intrinsic::LikelyIfInnermost))
+        .map(|a| &a[0])
 }
 
 struct Partitioner;
@@ -63,7 +67,14 @@ impl Mutator for Partitioner {
     }
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         let out = mutate_stmt_children(self, s);
-        if let StmtNode::For { name, min, extent, for_type: ft @ (ForType::Serial | ForType::Parallel), body } = out.node() {
+        if let StmtNode::For {
+            name,
+            min,
+            extent,
+            for_type: ft @ (ForType::Serial | ForType::Parallel),
+            body,
+        } = out.node()
+        {
             if let Some(p) = partition(name, min, extent, *ft, body) {
                 return p;
             }
@@ -88,7 +99,10 @@ fn both(a: Option<Expr>, b: Option<Expr>, op: BinOp) -> Option<Expr> {
 }
 
 fn intersect(a: Interval, b: Interval) -> Interval {
-    Interval { lo: both(a.lo, b.lo, BinOp::Max), hi: both(a.hi, b.hi, BinOp::Min) }
+    Interval {
+        lo: both(a.lo, b.lo, BinOp::Max),
+        hi: both(a.hi, b.hi, BinOp::Min),
+    }
 }
 
 /// `e` as `k * var + rest` with a constant `k` and `rest` free of `var`.
@@ -99,13 +113,25 @@ fn linear(e: &Expr, var: &str) -> Option<(i64, Expr)> {
     let t = e.ty();
     match e.node() {
         ExprNode::Variable { name, .. } if name == var => Some((1, Expr::zero(t))),
-        ExprNode::Binary { op: op @ (BinOp::Add | BinOp::Sub), a, b } => {
+        ExprNode::Binary {
+            op: op @ (BinOp::Add | BinOp::Sub),
+            a,
+            b,
+        } => {
             let (ka, ra) = linear(a, var)?;
             let (kb, rb) = linear(b, var)?;
-            let k = if *op == BinOp::Add { ka.checked_add(kb)? } else { ka.checked_sub(kb)? };
+            let k = if *op == BinOp::Add {
+                ka.checked_add(kb)?
+            } else {
+                ka.checked_sub(kb)?
+            };
             Some((k, fold_binary(*op, ra, rb)))
         }
-        ExprNode::Binary { op: BinOp::Mul, a, b } => {
+        ExprNode::Binary {
+            op: BinOp::Mul,
+            a,
+            b,
+        } => {
             let (k, r, c) = if let Some(c) = const_int_value(b) {
                 let (k, r) = linear(a, var)?;
                 (k, r, c)
@@ -114,7 +140,10 @@ fn linear(e: &Expr, var: &str) -> Option<(i64, Expr)> {
                 let (k, r) = linear(b, var)?;
                 (k, r, c)
             };
-            Some((k.checked_mul(c)?, fold_binary(BinOp::Mul, r, Expr::make_const_i64(t, c))))
+            Some((
+                k.checked_mul(c)?,
+                fold_binary(BinOp::Mul, r, Expr::make_const_i64(t, c)),
+            ))
         }
         _ => likely_arg(e).and_then(|a| linear(a, var)),
     }
@@ -135,13 +164,23 @@ fn solve_negative(k: i64, r: Expr, strict: bool) -> Option<Interval> {
     let c = |v: i64| Expr::make_const_i64(t, v);
     if k > 0 {
         // k v <= -r - (strict as 1)  =>  v <= floor((-r - s) / k)
-        let n = fold_binary(BinOp::Sub, fold_binary(BinOp::Sub, c(0), r), c(strict as i64));
-        Some(Interval { lo: None, hi: Some(floor_div(n, k)) })
+        let n = fold_binary(
+            BinOp::Sub,
+            fold_binary(BinOp::Sub, c(0), r),
+            c(strict as i64),
+        );
+        Some(Interval {
+            lo: None,
+            hi: Some(floor_div(n, k)),
+        })
     } else if k < 0 {
         // |k| v >= r + s  =>  v >= ceil((r + s) / |k|) = floor((r + s + |k| - 1) / |k|)
         let m = k.checked_neg()?;
         let n = fold_binary(BinOp::Add, r, c(strict as i64 + m - 1));
-        Some(Interval { lo: Some(floor_div(n, m)), hi: None })
+        Some(Interval {
+            lo: Some(floor_div(n, m)),
+            hi: None,
+        })
     } else {
         None
     }
@@ -154,9 +193,18 @@ fn solve(c: &Expr, var: &str, ty: Type, bounds: &(Expr, Expr)) -> Option<Interva
         return solve(a, var, ty, bounds);
     }
     match c.node() {
-        ExprNode::Binary { op: BinOp::And, a, b } => Some(intersect(solve(a, var, ty, bounds)?, solve(b, var, ty, bounds)?)),
+        ExprNode::Binary {
+            op: BinOp::And,
+            a,
+            b,
+        } => Some(intersect(
+            solve(a, var, ty, bounds)?,
+            solve(b, var, ty, bounds)?,
+        )),
         ExprNode::Not(a) => solve(&negate(a)?, var, ty, bounds),
-        ExprNode::Binary { op, a, b } if op.is_comparison() => solve_cmp(*op, a, b, var, ty, bounds),
+        ExprNode::Binary { op, a, b } if op.is_comparison() => {
+            solve_cmp(*op, a, b, var, ty, bounds)
+        }
         _ => None,
     }
 }
@@ -172,14 +220,27 @@ fn flip(op: BinOp) -> BinOp {
 }
 
 fn is_min_max(e: &Expr) -> bool {
-    matches!(e.node(), ExprNode::Binary { op: BinOp::Min | BinOp::Max, .. })
+    matches!(
+        e.node(),
+        ExprNode::Binary {
+            op: BinOp::Min | BinOp::Max,
+            ..
+        }
+    )
 }
 
 /// A range on which `a op b` holds. Min/max operands are split: a
 /// condition that needs both of their sides intersects the two ranges; one
 /// that needs either side uses one of them (the likely one first), which
 /// under-approximates soundly.
-fn solve_cmp(op: BinOp, a: &Expr, b: &Expr, var: &str, ty: Type, bounds: &(Expr, Expr)) -> Option<Interval> {
+fn solve_cmp(
+    op: BinOp,
+    a: &Expr,
+    b: &Expr,
+    var: &str,
+    ty: Type,
+    bounds: &(Expr, Expr),
+) -> Option<Interval> {
     let a = likely_arg(a).unwrap_or(a);
     let b = likely_arg(b).unwrap_or(b);
     if a.ty() != ty {
@@ -188,17 +249,30 @@ fn solve_cmp(op: BinOp, a: &Expr, b: &Expr, var: &str, ty: Type, bounds: &(Expr,
     if is_min_max(b) && !is_min_max(a) {
         return solve_cmp(flip(op), b, a, var, ty, bounds);
     }
-    if let ExprNode::Binary { op: mm @ (BinOp::Min | BinOp::Max), a: p, b: q } = a.node() {
-        let (p, q) = if has_likely_tag(q, true) && !has_likely_tag(p, true) { (q, p) } else { (p, q) };
+    if let ExprNode::Binary {
+        op: mm @ (BinOp::Min | BinOp::Max),
+        a: p,
+        b: q,
+    } = a.node()
+    {
+        let (p, q) = if has_likely_tag(q, true) && !has_likely_tag(p, true) {
+            (q, p)
+        } else {
+            (p, q)
+        };
         let below = matches!(op, BinOp::LT | BinOp::LE);
         let above = matches!(op, BinOp::GT | BinOp::GE);
         let needs_both = (*mm == BinOp::Min && above) || (*mm == BinOp::Max && below);
         let needs_one = (*mm == BinOp::Min && below) || (*mm == BinOp::Max && above);
         if needs_both {
-            return Some(intersect(solve_cmp(op, p, b, var, ty, bounds)?, solve_cmp(op, q, b, var, ty, bounds)?));
+            return Some(intersect(
+                solve_cmp(op, p, b, var, ty, bounds)?,
+                solve_cmp(op, q, b, var, ty, bounds)?,
+            ));
         }
         if needs_one {
-            return solve_cmp(op, p, b, var, ty, bounds).or_else(|| solve_cmp(op, q, b, var, ty, bounds));
+            return solve_cmp(op, p, b, var, ty, bounds)
+                .or_else(|| solve_cmp(op, q, b, var, ty, bounds));
         }
         return None;
     }
@@ -211,7 +285,10 @@ fn solve_cmp(op: BinOp, a: &Expr, b: &Expr, var: &str, ty: Type, bounds: &(Expr,
         // Loop-invariant (`a - b == r`): all iterations or none.
         let c = Expr::binary(op, r, Expr::zero(ty));
         let lo = Expr::select(c, bounds.0.clone(), bounds.1.clone());
-        return Some(Interval { lo: Some(lo), hi: None });
+        return Some(Interval {
+            lo: Some(lo),
+            hi: None,
+        });
     }
     let neg = || fold_binary(BinOp::Sub, Expr::zero(ty), r.clone());
     match op {
@@ -221,7 +298,10 @@ fn solve_cmp(op: BinOp, a: &Expr, b: &Expr, var: &str, ty: Type, bounds: &(Expr,
         BinOp::GE => solve_negative(k.checked_neg()?, neg(), false),
         BinOp::EQ if k == 1 || k == -1 => {
             let v = if k == 1 { neg() } else { r.clone() };
-            Some(Interval { lo: Some(v.clone()), hi: Some(v) })
+            Some(Interval {
+                lo: Some(v.clone()),
+                hi: Some(v),
+            })
         }
         _ => None,
     }
@@ -229,11 +309,17 @@ fn solve_cmp(op: BinOp, a: &Expr, b: &Expr, var: &str, ty: Type, bounds: &(Expr,
 
 /// Is `e` a likely mark, or a min/max with a marked operand?
 fn has_likely_tag(e: &Expr, innermost: bool) -> bool {
-    if e.as_intrinsic(Intrinsic::Likely).is_some() || (innermost && e.as_intrinsic(Intrinsic::LikelyIfInnermost).is_some()) {
+    if e.as_intrinsic(Intrinsic::Likely).is_some()
+        || (innermost && e.as_intrinsic(Intrinsic::LikelyIfInnermost).is_some())
+    {
         return true;
     }
     match e.node() {
-        ExprNode::Binary { op: BinOp::Min | BinOp::Max, a, b } => has_likely_tag(a, innermost) || has_likely_tag(b, innermost),
+        ExprNode::Binary {
+            op: BinOp::Min | BinOp::Max,
+            a,
+            b,
+        } => has_likely_tag(a, innermost) || has_likely_tag(b, innermost),
         _ => false,
     }
 }
@@ -264,9 +350,10 @@ fn reads_state(e: &Expr) -> bool {
     for_each_expr(e, &mut |x| match x.node() {
         ExprNode::Load { .. } => found = true,
         ExprNode::Call { kind, .. } if !kind.is_pure() => found = true,
-        ExprNode::Call { kind: crate::ir::CallKind::Halide { .. } | crate::ir::CallKind::Image { .. }, .. } => {
-            found = true
-        }
+        ExprNode::Call {
+            kind: crate::ir::CallKind::Halide { .. } | crate::ir::CallKind::Image { .. },
+            ..
+        } => found = true,
         _ => {}
     });
     found
@@ -281,7 +368,11 @@ fn contains_loop(s: &Stmt) -> bool {
             | StmtNode::Allocate { body, .. }
             | StmtNode::Realize { body, .. } => walk(body),
             StmtNode::Block(v) => v.iter().any(walk),
-            StmtNode::IfThenElse { then_case, else_case, .. } => walk(then_case) || else_case.as_ref().is_some_and(walk),
+            StmtNode::IfThenElse {
+                then_case,
+                else_case,
+                ..
+            } => walk(then_case) || else_case.as_ref().is_some_and(walk),
             _ => false,
         }
     }
@@ -323,7 +414,11 @@ impl LikelyWalker {
     }
 
     fn bind(&mut self, name: &str, value: &Expr) {
-        let v = if self.replace.is_none() { self.expand(value).filter(|v| !reads_state(v)) } else { None };
+        let v = if self.replace.is_none() {
+            self.expand(value).filter(|v| !reads_state(v))
+        } else {
+            None
+        };
         self.lets.push((name.to_string(), v));
     }
 
@@ -358,7 +453,11 @@ fn fold_logic(e: Expr) -> Expr {
             }
             e
         }
-        ExprNode::Binary { op: BinOp::And, a, b } if e.ty().is_scalar() => {
+        ExprNode::Binary {
+            op: BinOp::And,
+            a,
+            b,
+        } if e.ty().is_scalar() => {
             if a.is_true() {
                 b.clone()
             } else if b.is_true() {
@@ -367,9 +466,11 @@ fn fold_logic(e: Expr) -> Expr {
                 e
             }
         }
-        ExprNode::Binary { op: BinOp::Or, a, b } if e.ty().is_scalar() && (a.is_true() || b.is_true()) => {
-            Expr::bool_const(true)
-        }
+        ExprNode::Binary {
+            op: BinOp::Or,
+            a,
+            b,
+        } if e.ty().is_scalar() && (a.is_true() || b.is_true()) => Expr::bool_const(true),
         ExprNode::Not(a) if a.ty().is_scalar() && a.is_true() => Expr::bool_const(false),
         _ => e,
     }
@@ -385,9 +486,18 @@ impl Mutator for LikelyWalker {
                 let c = likely_arg(e).unwrap().clone();
                 self.consider(n, &c);
             }
-            return if self.replacing(n) { Expr::bool_const(true) } else { ne };
+            return if self.replacing(n) {
+                Expr::bool_const(true)
+            } else {
+                ne
+            };
         }
-        if let ExprNode::Binary { op: op @ (BinOp::Min | BinOp::Max), a, b } = e.node() {
+        if let ExprNode::Binary {
+            op: op @ (BinOp::Min | BinOp::Max),
+            a,
+            b,
+        } = e.node()
+        {
             let side = if has_likely_tag(a, self.innermost) && t.is_scalar() && !t.is_bool() {
                 Some(0)
             } else if has_likely_tag(b, self.innermost) && t.is_scalar() && !t.is_bool() {
@@ -401,7 +511,11 @@ impl Mutator for LikelyWalker {
                 let (l, other) = if side == 0 { (a, b) } else { (b, a) };
                 if self.replace.is_none() {
                     let inner = l.clone();
-                    let cond = if *op == BinOp::Min { Expr::le(inner, other.clone()) } else { Expr::ge(inner, other.clone()) };
+                    let cond = if *op == BinOp::Min {
+                        Expr::le(inner, other.clone())
+                    } else {
+                        Expr::ge(inner, other.clone())
+                    };
                     self.consider(n, &cond);
                 }
                 if self.replacing(n) {
@@ -418,7 +532,11 @@ impl Mutator for LikelyWalker {
             self.bind(name, value);
             let nb = self.mutate_expr(body);
             self.lets.pop();
-            return if nv.same_as(value) && nb.same_as(body) { e.clone() } else { Expr::let_(name.clone(), nv, nb) };
+            return if nv.same_as(value) && nb.same_as(body) {
+                e.clone()
+            } else {
+                Expr::let_(name.clone(), nv, nb)
+            };
         }
         let ne = mutate_expr_children(self, e);
         if self.replace.is_some() && !ne.same_as(e) {
@@ -441,7 +559,13 @@ impl Mutator for LikelyWalker {
                     Stmt::let_stmt(name.clone(), nv, nb)
                 }
             }
-            StmtNode::For { name, min, extent, for_type, body } => {
+            StmtNode::For {
+                name,
+                min,
+                extent,
+                for_type,
+                body,
+            } => {
                 let nmin = self.mutate_expr(min);
                 let next = self.mutate_expr(extent);
                 self.lets.push((name.clone(), None));
@@ -455,7 +579,12 @@ impl Mutator for LikelyWalker {
             }
             StmtNode::IfThenElse { .. } => {
                 let ns = mutate_stmt_children(self, s);
-                if let StmtNode::IfThenElse { condition, then_case, else_case } = ns.node() {
+                if let StmtNode::IfThenElse {
+                    condition,
+                    then_case,
+                    else_case,
+                } = ns.node()
+                {
                     if self.replace.is_some() && condition.ty().is_scalar() {
                         if condition.is_true() {
                             return then_case.clone();
@@ -487,7 +616,10 @@ fn partition(name: &str, min: &Expr, extent: &Expr, ft: ForType, body: &Stmt) ->
         var: name.to_string(),
         ty,
         innermost,
-        bounds: (min.clone(), fold_binary(BinOp::Add, min.clone(), extent.clone())),
+        bounds: (
+            min.clone(),
+            fold_binary(BinOp::Add, min.clone(), extent.clone()),
+        ),
         replace: None,
         counter: 0,
         lets: vec![],
@@ -524,10 +656,22 @@ fn partition(name: &str, min: &Expr, extent: &Expr, ft: ForType, body: &Stmt) ->
     let epilogue_name = format!("{name}.epilogue");
     // Skip a side that provably never runs.
     let lo = range.lo.filter(|lo| !provably(BinOp::LE, lo, min));
-    let hi = range.hi.filter(|hi| !provably(BinOp::GE, &fold_binary(BinOp::Add, hi.clone(), Expr::one(ty)), &end));
+    let hi = range.hi.filter(|hi| {
+        !provably(
+            BinOp::GE,
+            &fold_binary(BinOp::Add, hi.clone(), Expr::one(ty)),
+            &end,
+        )
+    });
     if lo.is_none() && hi.is_none() {
         // The whole loop is the steady state.
-        return Some(Stmt::for_loop(name, min.clone(), extent.clone(), ft, steady_body));
+        return Some(Stmt::for_loop(
+            name,
+            min.clone(),
+            extent.clone(),
+            ft,
+            steady_body,
+        ));
     }
     let steady_start = match &lo {
         Some(_) => Expr::var(ty, prologue_name.clone()),
@@ -540,16 +684,42 @@ fn partition(name: &str, min: &Expr, extent: &Expr, ft: ForType, body: &Stmt) ->
     let extent_of = |a: &Expr, b: &Expr| fold_binary(BinOp::Sub, b.clone(), a.clone());
     let mut loops = vec![];
     if lo.is_some() {
-        loops.push(Stmt::for_loop(name, min.clone(), extent_of(min, &steady_start), ft, body.clone()));
+        loops.push(Stmt::for_loop(
+            name,
+            min.clone(),
+            extent_of(min, &steady_start),
+            ft,
+            body.clone(),
+        ));
     }
-    loops.push(Stmt::for_loop(name, steady_start.clone(), extent_of(&steady_start, &steady_end), ft, steady_body));
+    loops.push(Stmt::for_loop(
+        name,
+        steady_start.clone(),
+        extent_of(&steady_start, &steady_end),
+        ft,
+        steady_body,
+    ));
     if hi.is_some() {
-        loops.push(Stmt::for_loop(name, steady_end.clone(), extent_of(&steady_end, &end), ft, body.clone()));
+        loops.push(Stmt::for_loop(
+            name,
+            steady_end.clone(),
+            extent_of(&steady_end, &end),
+            ft,
+            body.clone(),
+        ));
     }
     let mut out = Stmt::block(loops);
     if let Some(hi) = hi {
         // Clamp the steady state's end to [steady_start, end].
-        let v = fold_binary(BinOp::Max, fold_binary(BinOp::Min, fold_binary(BinOp::Add, hi, Expr::one(ty)), end.clone()), steady_start);
+        let v = fold_binary(
+            BinOp::Max,
+            fold_binary(
+                BinOp::Min,
+                fold_binary(BinOp::Add, hi, Expr::one(ty)),
+                end.clone(),
+            ),
+            steady_start,
+        );
         out = Stmt::let_stmt(epilogue_name, v, out);
     }
     if let Some(lo) = lo {
@@ -598,7 +768,9 @@ mod tests {
     fn count_loops(s: &Stmt) -> usize {
         s.to_string()
             .lines()
-            .filter(|l| l.trim_start().starts_with("for (") || l.trim_start().starts_with("parallel ("))
+            .filter(|l| {
+                l.trim_start().starts_with("for (") || l.trim_start().starts_with("parallel (")
+            })
             .count()
     }
 
@@ -623,7 +795,10 @@ mod tests {
         let x = v("x");
         let n1 = Expr::sub(v("n"), c(1));
         let val = Expr::add(
-            ld("in", clamp_likely(Expr::sub(x.clone(), c(1)), c(0), n1.clone())),
+            ld(
+                "in",
+                clamp_likely(Expr::sub(x.clone(), c(1)), c(0), n1.clone()),
+            ),
             ld("in", clamp_likely(Expr::add(x.clone(), c(1)), c(0), n1)),
         );
         let s = Stmt::for_loop("x", c(0), v("n"), ForType::Serial, st("out", x, val));
@@ -632,9 +807,16 @@ mod tests {
         let text = p.to_string();
         // The steady state has no clamps left (whatever the simplifier's
         // spelling of x - 1).
-        let steady = text.lines().skip_while(|l| !l.starts_with("for (x, x.prologue")).nth(1).unwrap();
+        let steady = text
+            .lines()
+            .skip_while(|l| !l.starts_with("for (x, x.prologue"))
+            .nth(1)
+            .unwrap();
         assert!(steady.starts_with("  out[x] = (in[(x "), "{text}");
-        assert!(!steady.contains("min(") && !steady.contains("max(") && !steady.contains("likely"), "{text}");
+        assert!(
+            !steady.contains("min(") && !steady.contains("max(") && !steady.contains("likely"),
+            "{text}"
+        );
         assert!(text.contains("let x.prologue"), "{text}");
         assert!(text.contains("let x.epilogue"), "{text}");
         let settings: Vec<Vec<(&str, i64)>> = (0..12).map(|n| vec![("n", n)]).collect();
@@ -651,7 +833,15 @@ mod tests {
         let x = v("x");
         let i = Expr::sub(x.clone(), v("m"));
         let body = Stmt::block(vec![
-            st("out", i.clone(), Expr::select(Expr::likely(Expr::lt(x.clone(), v("w"))), ld("in", i.clone()), c(-1))),
+            st(
+                "out",
+                i.clone(),
+                Expr::select(
+                    Expr::likely(Expr::lt(x.clone(), v("w"))),
+                    ld("in", i.clone()),
+                    c(-1),
+                ),
+            ),
             Stmt::if_then_else(
                 Expr::likely(Expr::ge(x.clone(), c(3))),
                 st("out2", i.clone(), c(1)),
@@ -661,7 +851,10 @@ mod tests {
         let s = Stmt::for_loop("x", v("m"), v("e"), ForType::Serial, body);
         let p = partition_loops(&s).unwrap();
         assert_eq!(count_loops(&p), 3, "{p}");
-        assert!(p.to_string().contains("out[(x - m)] = in[(x - m)]\n"), "{p}");
+        assert!(
+            p.to_string().contains("out[(x - m)] = in[(x - m)]\n"),
+            "{p}"
+        );
         let mut settings = vec![];
         for m in [-2, 0, 4] {
             for e in [0, 1, 5, 10] {
@@ -682,7 +875,15 @@ mod tests {
             c(0),
             v("n"),
             ForType::Serial,
-            st("out", x.clone(), Expr::select(Expr::likely(Expr::lt(x.clone(), ld("in", c(0)))), c(1), c(2))),
+            st(
+                "out",
+                x.clone(),
+                Expr::select(
+                    Expr::likely(Expr::lt(x.clone(), ld("in", c(0)))),
+                    c(1),
+                    c(2),
+                ),
+            ),
         );
         assert!(partition_loops(&s).unwrap().same_as(&s));
         // Not linear.
@@ -691,7 +892,15 @@ mod tests {
             c(0),
             v("n"),
             ForType::Serial,
-            st("out", x.clone(), Expr::select(Expr::likely(Expr::lt(Expr::mul(x.clone(), x.clone()), c(9))), c(1), c(2))),
+            st(
+                "out",
+                x.clone(),
+                Expr::select(
+                    Expr::likely(Expr::lt(Expr::mul(x.clone(), x.clone()), c(9))),
+                    c(1),
+                    c(2),
+                ),
+            ),
         );
         assert!(partition_loops(&s2).unwrap().same_as(&s2));
         // No likely at all.
@@ -709,7 +918,11 @@ mod tests {
             st(
                 "out",
                 Expr::add(Expr::mul(y.clone(), c(8)), x.clone()),
-                Expr::select(Expr::likely(Expr::lt(v("t"), v("k"))), c(1), ld("in", x.clone())),
+                Expr::select(
+                    Expr::likely(Expr::lt(v("t"), v("k"))),
+                    c(1),
+                    ld("in", x.clone()),
+                ),
             ),
         );
         let s = Stmt::for_loop(
@@ -746,7 +959,11 @@ mod tests {
             let op = ops[rng.range(0, 4) as usize];
             let lhs = Expr::add(Expr::mul(c(k), x.clone()), Expr::add(c(r), v("q")));
             let cond = Expr::binary(op, lhs, Expr::mul(x.clone(), c(rng.range(-1, 1))));
-            let cond = if rng.range(0, 3) == 0 { Expr::not(cond) } else { cond };
+            let cond = if rng.range(0, 3) == 0 {
+                Expr::not(cond)
+            } else {
+                cond
+            };
             let i = Expr::sub(x.clone(), v("m"));
             let body = st("out", i, Expr::select(Expr::likely(cond), c(1), c(2)));
             let s = Stmt::for_loop("x", v("m"), v("e"), ForType::Serial, body);
@@ -772,7 +989,13 @@ mod tests {
             None,
         );
         let ext = Expr::div(Expr::add(v("n"), c(7)), c(8));
-        let s = Stmt::for_loop("xo", c(0), ext, ForType::Serial, Stmt::for_loop("xi", c(0), c(8), ForType::Vectorized, inner));
+        let s = Stmt::for_loop(
+            "xo",
+            c(0),
+            ext,
+            ForType::Serial,
+            Stmt::for_loop("xi", c(0), c(8), ForType::Vectorized, inner),
+        );
         let vec = vectorize_loops(&s).unwrap();
         let p = strip_likely(&partition_loops(&vec).unwrap());
         let text = p.to_string();
@@ -780,13 +1003,25 @@ mod tests {
         assert!(text.contains("for (xo, 0, xo.epilogue) {\n  out[ramp((xo * 8), 1, 8)] = (in[ramp((xo * 8), 1, 8)] * x8(3))\n}"), "{text}");
         for n in [0, 1, 7, 8, 9, 16, 23] {
             let settings = vec![vec![("n", n)]];
-            same(&s, &p, &[("in", n as usize), ("out", n as usize)], &settings);
+            same(
+                &s,
+                &p,
+                &[("in", n as usize), ("out", n as usize)],
+                &settings,
+            );
         }
     }
 
     #[test]
     fn strip_likely_removes_all() {
-        let e = Expr::add(Expr::likely(v("a")), Expr::intrinsic(Type::i32(), Intrinsic::LikelyIfInnermost, vec![Expr::likely(v("b"))]));
+        let e = Expr::add(
+            Expr::likely(v("a")),
+            Expr::intrinsic(
+                Type::i32(),
+                Intrinsic::LikelyIfInnermost,
+                vec![Expr::likely(v("b"))],
+            ),
+        );
         let s = strip_likely(&Stmt::evaluate(e));
         assert_eq!(s.to_string(), "(a + b)\n");
     }

@@ -47,7 +47,11 @@ impl DimNames {
         let suffix = format!(".{user}");
         let mut hits = self.map.iter().filter(|(k, _)| k.ends_with(&suffix));
         let first = hits.next();
-        if hits.next().is_some() { None } else { first.map(|(_, v)| v) }
+        if hits.next().is_some() {
+            None
+        } else {
+            first.map(|(_, v)| v)
+        }
     }
 }
 
@@ -60,12 +64,18 @@ pub fn dim_names(f: &Function) -> DimNames {
     map.insert(OUTERMOST.to_string(), OUTERMOST.to_string());
     for s in &c.stage.splits {
         match s {
-            Split::Split { old, outer, inner, .. } => {
+            Split::Split {
+                old, outer, inner, ..
+            } => {
                 let o = map.remove(old).unwrap_or_else(|| old.clone());
                 map.insert(outer.clone(), product_name(&o, old, outer));
                 map.insert(inner.clone(), product_name(&o, old, inner));
             }
-            Split::Fuse { inner, outer, fused } => {
+            Split::Fuse {
+                inner,
+                outer,
+                fused,
+            } => {
                 let i = map.remove(inner).unwrap_or_else(|| inner.clone());
                 map.remove(outer);
                 map.insert(fused.clone(), product_name(&i, inner, fused));
@@ -95,7 +105,9 @@ pub fn loop_level_name(level: &LoopLevel, env: &Environment) -> Result<Option<St
         LoopLevel::Inlined | LoopLevel::Root => Ok(None),
         LoopLevel::At { func, var, stage } => {
             let f = env.funcs.get(func).ok_or_else(|| {
-                Error::user(format!("Func {func} is used as a loop level but is not part of this pipeline."))
+                Error::user(format!(
+                    "Func {func} is used as a loop level but is not part of this pipeline."
+                ))
             })?;
             let names = dim_names(f);
             let internal = names.internal(var).or_else(|| names.find_suffix(var)).ok_or_else(|| {
@@ -120,12 +132,23 @@ pub fn build_produce(f: &Function) -> Result<Stmt> {
     let name = c.name.clone();
     let p = stage_prefix(&name);
     if c.values.len() != 1 {
-        return Err(Error::unimplemented(format!("Func {name} with a Tuple of {} values", c.values.len())));
+        return Err(Error::unimplemented(format!(
+            "Func {name} with a Tuple of {} values",
+            c.values.len()
+        )));
     }
 
     // The definition, with pure vars renamed to the stage's loop variables.
-    let renames: HashMap<String, Expr> = c.args.iter().map(|a| (a.clone(), var(format!("{p}{a}")))).collect();
-    let values: Vec<Expr> = c.values.iter().map(|v| substitute_map(&renames, v)).collect();
+    let renames: HashMap<String, Expr> = c
+        .args
+        .iter()
+        .map(|a| (a.clone(), var(format!("{p}{a}"))))
+        .collect();
+    let values: Vec<Expr> = c
+        .values
+        .iter()
+        .map(|v| substitute_map(&renames, v))
+        .collect();
     let args: Vec<Expr> = c.args.iter().map(|a| var(format!("{p}{a}"))).collect();
     let mut body = Stmt::provide(name.clone(), values, args, Expr::bool_const(true));
 
@@ -137,22 +160,36 @@ pub fn build_produce(f: &Function) -> Result<Stmt> {
         bound_lets.push((format!("{d}.loop_max"), var(format!("{d}.max"))));
         bound_lets.push((
             format!("{d}.loop_extent"),
-            Expr::add(Expr::sub(var(format!("{d}.max")), var(format!("{d}.min"))), Expr::i32(1)),
+            Expr::add(
+                Expr::sub(var(format!("{d}.max")), var(format!("{d}.min"))),
+                Expr::i32(1),
+            ),
         ));
     }
 
     // Definitions of split dimensions in terms of the new loops, innermost first.
     let mut defs: Vec<(String, Expr)> = vec![];
     let mut guards: Vec<Expr> = vec![];
-    let mut names: HashMap<String, String> = c.args.iter().map(|a| (a.clone(), a.clone())).collect();
+    let mut names: HashMap<String, String> =
+        c.args.iter().map(|a| (a.clone(), a.clone())).collect();
     for s in &c.stage.splits {
         match s {
-            Split::Split { old, outer, inner, factor, tail } => {
-                let o = names.remove(old).ok_or_else(|| Error::internal(format!("split of unknown dim {old}")))?;
+            Split::Split {
+                old,
+                outer,
+                inner,
+                factor,
+                tail,
+            } => {
+                let o = names
+                    .remove(old)
+                    .ok_or_else(|| Error::internal(format!("split of unknown dim {old}")))?;
                 let (on, inn) = (product_name(&o, old, outer), product_name(&o, old, inner));
                 let (od, outd, innd) = (format!("{p}{o}"), format!("{p}{on}"), format!("{p}{inn}"));
                 if factor.ty() != Type::i32() {
-                    return Err(Error::user(format!("Split factor {factor} of Func {name} must be an Int(32)")));
+                    return Err(Error::user(format!(
+                        "Split factor {factor} of Func {name} must be an Int(32)"
+                    )));
                 }
                 let old_extent = var(format!("{od}.loop_extent"));
                 let outer_extent = Expr::div(
@@ -161,10 +198,16 @@ pub fn build_produce(f: &Function) -> Result<Stmt> {
                 );
                 bound_lets.push((format!("{outd}.loop_min"), Expr::i32(0)));
                 bound_lets.push((format!("{outd}.loop_extent"), outer_extent.clone()));
-                bound_lets.push((format!("{outd}.loop_max"), Expr::sub(outer_extent, Expr::i32(1))));
+                bound_lets.push((
+                    format!("{outd}.loop_max"),
+                    Expr::sub(outer_extent, Expr::i32(1)),
+                ));
                 bound_lets.push((format!("{innd}.loop_min"), Expr::i32(0)));
                 bound_lets.push((format!("{innd}.loop_extent"), factor.clone()));
-                bound_lets.push((format!("{innd}.loop_max"), Expr::sub(factor.clone(), Expr::i32(1))));
+                bound_lets.push((
+                    format!("{innd}.loop_max"),
+                    Expr::sub(factor.clone(), Expr::i32(1)),
+                ));
                 let mut base = Expr::mul(var(&outd), factor.clone());
                 match resolve_tail(*tail) {
                     TailStrategy::ShiftInwards => {
@@ -172,10 +215,15 @@ pub fn build_produce(f: &Function) -> Result<Stmt> {
                     }
                     TailStrategy::RoundUp => {}
                     TailStrategy::GuardWithIf => {
-                        guards.push(Expr::likely(Expr::le(var(&od), var(format!("{od}.loop_max")))));
+                        guards.push(Expr::likely(Expr::le(
+                            var(&od),
+                            var(format!("{od}.loop_max")),
+                        )));
                     }
                     other => {
-                        return Err(Error::unimplemented(format!("TailStrategy::{other:?} on a pure definition")));
+                        return Err(Error::unimplemented(format!(
+                            "TailStrategy::{other:?} on a pure definition"
+                        )));
                     }
                 }
                 let value = Expr::add(Expr::add(base, var(&innd)), var(format!("{od}.loop_min")));
@@ -183,9 +231,17 @@ pub fn build_produce(f: &Function) -> Result<Stmt> {
                 names.insert(outer.clone(), on);
                 names.insert(inner.clone(), inn);
             }
-            Split::Fuse { inner, outer, fused } => {
-                let i = names.remove(inner).ok_or_else(|| Error::internal(format!("fuse of unknown dim {inner}")))?;
-                let o = names.remove(outer).ok_or_else(|| Error::internal(format!("fuse of unknown dim {outer}")))?;
+            Split::Fuse {
+                inner,
+                outer,
+                fused,
+            } => {
+                let i = names
+                    .remove(inner)
+                    .ok_or_else(|| Error::internal(format!("fuse of unknown dim {inner}")))?;
+                let o = names
+                    .remove(outer)
+                    .ok_or_else(|| Error::internal(format!("fuse of unknown dim {outer}")))?;
                 let fname = product_name(&i, inner, fused);
                 let (id, odim, fd) = (format!("{p}{i}"), format!("{p}{o}"), format!("{p}{fname}"));
                 let inner_extent = var(format!("{id}.loop_extent"));
@@ -196,13 +252,24 @@ pub fn build_produce(f: &Function) -> Result<Stmt> {
                 // Defined innermost-first, so the outer comes after the inner here.
                 defs.push((
                     id.clone(),
-                    Expr::add(Expr::modulo(var(&fd), inner_extent.clone()), var(format!("{id}.loop_min"))),
+                    Expr::add(
+                        Expr::modulo(var(&fd), inner_extent.clone()),
+                        var(format!("{id}.loop_min")),
+                    ),
                 ));
-                defs.push((odim.clone(), Expr::add(Expr::div(var(&fd), inner_extent), var(format!("{odim}.loop_min")))));
+                defs.push((
+                    odim.clone(),
+                    Expr::add(
+                        Expr::div(var(&fd), inner_extent),
+                        var(format!("{odim}.loop_min")),
+                    ),
+                ));
                 names.insert(fused.clone(), fname);
             }
             Split::Rename { old, new } => {
-                let o = names.remove(old).ok_or_else(|| Error::internal(format!("rename of unknown dim {old}")))?;
+                let o = names
+                    .remove(old)
+                    .ok_or_else(|| Error::internal(format!("rename of unknown dim {old}")))?;
                 let nn = product_name(&o, old, new);
                 for suffix in ["loop_min", "loop_extent", "loop_max"] {
                     bound_lets.push((format!("{p}{nn}.{suffix}"), var(format!("{p}{o}.{suffix}"))));
@@ -224,12 +291,21 @@ pub fn build_produce(f: &Function) -> Result<Stmt> {
     // The loops, innermost first.
     for d in &c.stage.dims {
         if d.var == OUTERMOST {
-            body = Stmt::for_loop(format!("{p}{OUTERMOST}"), Expr::i32(0), Expr::i32(1), ForType::Serial, body);
+            body = Stmt::for_loop(
+                format!("{p}{OUTERMOST}"),
+                Expr::i32(0),
+                Expr::i32(1),
+                ForType::Serial,
+                body,
+            );
             continue;
         }
-        let internal = names
-            .get(&d.var)
-            .ok_or_else(|| Error::internal(format!("Func {name} schedule mentions unknown dim {}", d.var)))?;
+        let internal = names.get(&d.var).ok_or_else(|| {
+            Error::internal(format!(
+                "Func {name} schedule mentions unknown dim {}",
+                d.var
+            ))
+        })?;
         let ln = format!("{p}{internal}");
         body = Stmt::for_loop(
             ln.clone(),
@@ -256,9 +332,19 @@ struct Inline<'a> {
 impl Mutator for Inline<'_> {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         let e2 = mutate_expr_children(self, e);
-        if let ExprNode::Call { name, args, kind: CallKind::Halide { .. } } = e2.node() {
+        if let ExprNode::Call {
+            name,
+            args,
+            kind: CallKind::Halide { .. },
+        } = e2.node()
+        {
             if name == self.name {
-                let m: HashMap<String, Expr> = self.args.iter().cloned().zip(args.iter().cloned()).collect();
+                let m: HashMap<String, Expr> = self
+                    .args
+                    .iter()
+                    .cloned()
+                    .zip(args.iter().cloned())
+                    .collect();
                 return substitute_map(&m, &self.value);
             }
         }
@@ -269,9 +355,16 @@ impl Mutator for Inline<'_> {
 pub fn inline_function(s: &Stmt, f: &Function) -> Result<Stmt> {
     let c = f.read();
     if c.values.len() != 1 {
-        return Err(Error::unimplemented(format!("Inlining Func {} with a Tuple of values", c.name)));
+        return Err(Error::unimplemented(format!(
+            "Inlining Func {} with a Tuple of values",
+            c.name
+        )));
     }
-    let mut m = Inline { name: &c.name, args: c.args.clone(), value: c.values[0].clone() };
+    let mut m = Inline {
+        name: &c.name,
+        args: c.args.clone(),
+        value: c.values[0].clone(),
+    };
     Ok(m.mutate_stmt(s))
 }
 
@@ -310,7 +403,14 @@ impl InjectRealization<'_> {
 
 impl Mutator for InjectRealization<'_> {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
-        if let StmtNode::For { name, min, extent, for_type, body } = s.node() {
+        if let StmtNode::For {
+            name,
+            min,
+            extent,
+            for_type,
+            body,
+        } = s.node()
+        {
             let is_compute = self.compute_loop.as_deref() == Some(name.as_str());
             let is_store = self.store_loop.as_deref() == Some(name.as_str());
             if is_compute || is_store {
@@ -337,12 +437,19 @@ pub fn schedule_functions(env: &Environment, outputs: &[Function]) -> Result<Stm
         let f = env.get(name);
         let (compute_level, store_level) = {
             let c = f.read();
-            (c.schedule.compute_level.clone(), c.schedule.store_level.clone())
+            (
+                c.schedule.compute_level.clone(),
+                c.schedule.store_level.clone(),
+            )
         };
         if is_output(name) {
             // Outputs are computed at root, whatever their schedule says.
             let produce = build_produce(f)?;
-            s = if first { produce } else { Stmt::block(vec![produce, s]) };
+            s = if first {
+                produce
+            } else {
+                Stmt::block(vec![produce, s])
+            };
             first = false;
             continue;
         }
@@ -352,7 +459,11 @@ pub fn schedule_functions(env: &Environment, outputs: &[Function]) -> Result<Stm
         }
         let produce = build_produce(f)?;
         let compute_loop = loop_level_name(&compute_level, env)?;
-        let store_level = if store_level.is_inlined() { compute_level.clone() } else { store_level };
+        let store_level = if store_level.is_inlined() {
+            compute_level.clone()
+        } else {
+            store_level
+        };
         let store_loop = loop_level_name(&store_level, env)?;
         let c = f.read();
         let types = f.types();
@@ -360,7 +471,10 @@ pub fn schedule_functions(env: &Environment, outputs: &[Function]) -> Result<Stm
             .args
             .iter()
             .map(|a| {
-                Range::new(var(format!("{name}.{a}.min_realized")), var(format!("{name}.{a}.extent_realized")))
+                Range::new(
+                    var(format!("{name}.{a}.min_realized")),
+                    var(format!("{name}.{a}.extent_realized")),
+                )
             })
             .collect();
         drop(c);

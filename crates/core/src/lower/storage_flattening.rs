@@ -32,34 +32,65 @@ struct Flatten {
 impl Mutator for Flatten {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         let e2 = mutate_expr_children(self, e);
-        if let ExprNode::Call { name, args, kind: CallKind::Halide { .. } | CallKind::Image { .. } } = e2.node() {
+        if let ExprNode::Call {
+            name,
+            args,
+            kind: CallKind::Halide { .. } | CallKind::Image { .. },
+        } = e2.node()
+        {
             if args.iter().any(|a| a.ty() != crate::ir::Type::i32()) {
-                self.error.get_or_insert(Error::internal(format!("non-Int(32) index into {name}")));
+                self.error
+                    .get_or_insert(Error::internal(format!("non-Int(32) index into {name}")));
             }
-            return Expr::load(e2.ty(), name.clone(), flat_index(name, args), Expr::bool_const(true));
+            return Expr::load(
+                e2.ty(),
+                name.clone(),
+                flat_index(name, args),
+                Expr::bool_const(true),
+            );
         }
         e2
     }
 
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         match s.node() {
-            StmtNode::Provide { name, values, args, predicate } => {
+            StmtNode::Provide {
+                name,
+                values,
+                args,
+                predicate,
+            } => {
                 if values.len() != 1 {
-                    self.error.get_or_insert(Error::unimplemented("Tuple-valued Funcs"));
+                    self.error
+                        .get_or_insert(Error::unimplemented("Tuple-valued Funcs"));
                     return s.clone();
                 }
                 let v = self.mutate_expr(&values[0]);
                 let a: Vec<Expr> = args.iter().map(|x| self.mutate_expr(x)).collect();
-                Stmt::store(name.clone(), v, flat_index(name, &a), self.mutate_expr(predicate))
+                Stmt::store(
+                    name.clone(),
+                    v,
+                    flat_index(name, &a),
+                    self.mutate_expr(predicate),
+                )
             }
-            StmtNode::Realize { name, types, memory_type, bounds, condition, body } => {
+            StmtNode::Realize {
+                name,
+                types,
+                memory_type,
+                bounds,
+                condition,
+                body,
+            } => {
                 if types.len() != 1 {
-                    self.error.get_or_insert(Error::unimplemented("Tuple-valued Funcs"));
+                    self.error
+                        .get_or_insert(Error::unimplemented("Tuple-valued Funcs"));
                     return s.clone();
                 }
                 let body = self.mutate_stmt(body);
-                let extents: Vec<Expr> =
-                    (0..bounds.len()).map(|d| Expr::var_i32(format!("{name}.extent.{d}"))).collect();
+                let extents: Vec<Expr> = (0..bounds.len())
+                    .map(|d| Expr::var_i32(format!("{name}.extent.{d}")))
+                    .collect();
                 let mut out = Stmt::new(StmtNode::Allocate {
                     name: name.clone(),
                     ty: types[0],

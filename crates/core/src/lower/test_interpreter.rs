@@ -50,9 +50,16 @@ pub fn run(s: &Stmt, mem: &Memory, scalars: &HashMap<String, i64>) -> Result<Mem
 
 /// Like `run`, also returning the lines printed by `print` calls.
 pub fn run_full(s: &Stmt, mem: &Memory, scalars: &HashMap<String, i64>) -> Result<Outcome, String> {
-    let mut st = State { mem: mem.clone(), env: scalars.iter().map(|(k, v)| (k.clone(), vec![*v])).collect(), log: vec![] };
+    let mut st = State {
+        mem: mem.clone(),
+        env: scalars.iter().map(|(k, v)| (k.clone(), vec![*v])).collect(),
+        log: vec![],
+    };
     st.exec(s)?;
-    Ok(Outcome { mem: st.mem, log: st.log })
+    Ok(Outcome {
+        mem: st.mem,
+        log: st.log,
+    })
 }
 
 struct State {
@@ -108,12 +115,16 @@ impl State {
         let t = e.ty();
         let lanes = t.lanes as usize;
         if t.is_float() {
-            return Err(format!("float values are not supported by the test interpreter: {e}"));
+            return Err(format!(
+                "float values are not supported by the test interpreter: {e}"
+            ));
         }
         Ok(match e.node() {
             ExprNode::IntImm(v) => vec![*v],
             ExprNode::UIntImm(v) => vec![*v as i64],
-            ExprNode::FloatImm(_) | ExprNode::StringImm(_) => return Err(format!("unsupported constant {e}")),
+            ExprNode::FloatImm(_) | ExprNode::StringImm(_) => {
+                return Err(format!("unsupported constant {e}"))
+            }
             ExprNode::Cast(a) => self.eval(a)?.into_iter().map(|v| wrap(t, v)).collect(),
             ExprNode::Reinterpret(_) => return Err("reinterpret unsupported".into()),
             ExprNode::Variable { name, .. } => self.lookup(name)?,
@@ -154,28 +165,45 @@ impl State {
                 let c = spread(self.eval(cond)?, lanes);
                 let x = spread(self.eval(tv)?, lanes);
                 let y = spread(self.eval(f)?, lanes);
-                (0..lanes).map(|i| if c[i] != 0 { x[i] } else { y[i] }).collect()
+                (0..lanes)
+                    .map(|i| if c[i] != 0 { x[i] } else { y[i] })
+                    .collect()
             }
-            ExprNode::Load { name, index, predicate } => {
+            ExprNode::Load {
+                name,
+                index,
+                predicate,
+            } => {
                 let idx = self.eval(index)?;
                 if idx.len() != lanes {
                     return Err(format!("load index lanes differ from load type: {e}"));
                 }
                 let p = spread(self.eval(predicate)?, lanes);
-                let buf = self.mem.get(name).ok_or_else(|| format!("unknown buffer {name}"))?;
+                let buf = self
+                    .mem
+                    .get(name)
+                    .ok_or_else(|| format!("unknown buffer {name}"))?;
                 let mut out = Vec::with_capacity(lanes);
                 for i in 0..lanes {
                     if p[i] == 0 {
                         out.push(0);
                     } else if idx[i] < 0 || idx[i] as usize >= buf.len() {
-                        return Err(format!("out-of-bounds load {name}[{}] (size {})", idx[i], buf.len()));
+                        return Err(format!(
+                            "out-of-bounds load {name}[{}] (size {})",
+                            idx[i],
+                            buf.len()
+                        ));
                     } else {
                         out.push(wrap(t.element_of(), buf[idx[i] as usize]));
                     }
                 }
                 out
             }
-            ExprNode::Ramp { base, stride, lanes: n } => {
+            ExprNode::Ramp {
+                base,
+                stride,
+                lanes: n,
+            } => {
                 let b = self.eval(base)?;
                 let s = spread(self.eval(stride)?, b.len());
                 let et = base.ty();
@@ -202,8 +230,14 @@ impl State {
                 self.env.pop();
                 r?
             }
-            ExprNode::Call { args, kind: CallKind::Intrinsic(i), .. } => match i {
-                Intrinsic::Likely | Intrinsic::LikelyIfInnermost | Intrinsic::PromiseClamped => self.eval(&args[0])?,
+            ExprNode::Call {
+                args,
+                kind: CallKind::Intrinsic(i),
+                ..
+            } => match i {
+                Intrinsic::Likely | Intrinsic::LikelyIfInnermost | Intrinsic::PromiseClamped => {
+                    self.eval(&args[0])?
+                }
                 Intrinsic::Print => {
                     let mut parts = vec![];
                     let mut first = None;
@@ -212,14 +246,23 @@ impl State {
                             parts.push(s.clone());
                         } else {
                             let v = self.eval(a)?;
-                            parts.push(v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","));
+                            parts.push(
+                                v.iter()
+                                    .map(|x| x.to_string())
+                                    .collect::<Vec<_>>()
+                                    .join(","),
+                            );
                             first.get_or_insert(v);
                         }
                     }
                     self.log.push(parts.join(" "));
                     spread(first.unwrap_or_else(|| vec![0]), lanes)
                 }
-                Intrinsic::Abs => self.eval(&args[0])?.into_iter().map(|v| wrap(t, v.wrapping_abs())).collect(),
+                Intrinsic::Abs => self
+                    .eval(&args[0])?
+                    .into_iter()
+                    .map(|v| wrap(t, v.wrapping_abs()))
+                    .collect(),
                 other => return Err(format!("intrinsic {other:?} unsupported")),
             },
             ExprNode::Call { .. } => return Err(format!("call unsupported: {e}")),
@@ -252,7 +295,13 @@ impl State {
                 }
             }
             StmtNode::ProducerConsumer { body, .. } => self.exec(body),
-            StmtNode::For { name, min, extent, body, .. } => {
+            StmtNode::For {
+                name,
+                min,
+                extent,
+                body,
+                ..
+            } => {
                 let m = self.scalar(min)?;
                 let n = self.scalar(extent)?;
                 for i in m..m + n {
@@ -263,7 +312,12 @@ impl State {
                 }
                 Ok(())
             }
-            StmtNode::Store { name, value, index, predicate } => {
+            StmtNode::Store {
+                name,
+                value,
+                index,
+                predicate,
+            } => {
                 let idx = self.eval(index)?;
                 let lanes = idx.len();
                 let v = self.eval(value)?;
@@ -272,20 +326,34 @@ impl State {
                 }
                 let p = spread(self.eval(predicate)?, lanes);
                 let et = value.ty().element_of();
-                let buf = self.mem.get_mut(name).ok_or_else(|| format!("unknown buffer {name}"))?;
+                let buf = self
+                    .mem
+                    .get_mut(name)
+                    .ok_or_else(|| format!("unknown buffer {name}"))?;
                 for i in 0..lanes {
                     if p[i] == 0 {
                         continue;
                     }
                     if idx[i] < 0 || idx[i] as usize >= buf.len() {
-                        return Err(format!("out-of-bounds store {name}[{}] (size {})", idx[i], buf.len()));
+                        return Err(format!(
+                            "out-of-bounds store {name}[{}] (size {})",
+                            idx[i],
+                            buf.len()
+                        ));
                     }
                     buf[idx[i] as usize] = wrap(et, v[i]);
                 }
                 Ok(())
             }
-            StmtNode::Provide { .. } | StmtNode::Realize { .. } => Err("provide/realize unsupported".into()),
-            StmtNode::Allocate { name, extents, body, .. } => {
+            StmtNode::Provide { .. } | StmtNode::Realize { .. } => {
+                Err("provide/realize unsupported".into())
+            }
+            StmtNode::Allocate {
+                name,
+                extents,
+                body,
+                ..
+            } => {
                 let mut size = 1i64;
                 for e in extents {
                     size *= self.scalar(e)?;
@@ -304,7 +372,11 @@ impl State {
             }
             StmtNode::Free { .. } => Ok(()),
             StmtNode::Block(v) => v.iter().try_for_each(|x| self.exec(x)),
-            StmtNode::IfThenElse { condition, then_case, else_case } => {
+            StmtNode::IfThenElse {
+                condition,
+                then_case,
+                else_case,
+            } => {
                 if self.scalar(condition)? != 0 {
                     self.exec(then_case)
                 } else if let Some(e) = else_case {

@@ -44,7 +44,14 @@ impl Mutator for Unroller {
         if self.error.is_some() {
             return s.clone();
         }
-        let StmtNode::For { name, min, extent, for_type: ForType::Unrolled, body } = s.node() else {
+        let StmtNode::For {
+            name,
+            min,
+            extent,
+            for_type: ForType::Unrolled,
+            body,
+        } = s.node()
+        else {
             return mutate_stmt_children(self, s);
         };
         let simplified = simplify(extent);
@@ -121,12 +128,27 @@ mod tests {
 
     #[test]
     fn folds_constants() {
-        let e = Expr::add(Expr::mul(Expr::i32(3), Expr::i32(4)), Expr::sub(Expr::i32(1), Expr::i32(10)));
+        let e = Expr::add(
+            Expr::mul(Expr::i32(3), Expr::i32(4)),
+            Expr::sub(Expr::i32(1), Expr::i32(10)),
+        );
         assert_eq!(const_int_value(&e), Some(3));
-        assert_eq!(const_int_value(&Expr::div(Expr::i32(-7), Expr::i32(2))), Some(-4));
-        assert_eq!(const_int_value(&Expr::modulo(Expr::i32(-7), Expr::i32(2))), Some(1));
-        assert_eq!(const_int_value(&Expr::div(Expr::i32(7), Expr::i32(0))), Some(0));
-        assert_eq!(const_int_value(&Expr::cast(Type::uint(8), Expr::i32(300))), Some(44));
+        assert_eq!(
+            const_int_value(&Expr::div(Expr::i32(-7), Expr::i32(2))),
+            Some(-4)
+        );
+        assert_eq!(
+            const_int_value(&Expr::modulo(Expr::i32(-7), Expr::i32(2))),
+            Some(1)
+        );
+        assert_eq!(
+            const_int_value(&Expr::div(Expr::i32(7), Expr::i32(0))),
+            Some(0)
+        );
+        assert_eq!(
+            const_int_value(&Expr::cast(Type::uint(8), Expr::i32(300))),
+            Some(44)
+        );
         assert_eq!(const_int_value(&x()), None);
         assert_eq!(fold_binary(BinOp::Add, x(), Expr::i32(0)).to_string(), "x");
         assert_eq!(fold_binary(BinOp::Mul, Expr::i32(1), x()).to_string(), "x");
@@ -142,9 +164,18 @@ mod tests {
             x(),
             one(),
         );
-        let s = Stmt::for_loop("x", Expr::i32(2), Expr::add(Expr::i32(1), Expr::i32(2)), ForType::Unrolled, body);
+        let s = Stmt::for_loop(
+            "x",
+            Expr::i32(2),
+            Expr::add(Expr::i32(1), Expr::i32(2)),
+            ForType::Unrolled,
+            body,
+        );
         let u = unroll_loops(&s).unwrap();
-        assert_eq!(u.to_string(), "out[2] = (in[2] + 2)\nout[3] = (in[3] + 3)\nout[4] = (in[4] + 4)\n");
+        assert_eq!(
+            u.to_string(),
+            "out[2] = (in[2] + 2)\nout[3] = (in[3] + 3)\nout[4] = (in[4] + 4)\n"
+        );
     }
 
     #[test]
@@ -155,14 +186,28 @@ mod tests {
             Expr::i32(0),
             Expr::i32(2),
             ForType::Unrolled,
-            Stmt::store("out", Expr::add(x(), y.clone()), Expr::add(Expr::mul(x(), Expr::i32(2)), y.clone()), one()),
+            Stmt::store(
+                "out",
+                Expr::add(x(), y.clone()),
+                Expr::add(Expr::mul(x(), Expr::i32(2)), y.clone()),
+                one(),
+            ),
         );
-        let s = Stmt::for_loop("x", Expr::var_i32("m"), Expr::i32(2), ForType::Unrolled, inner);
+        let s = Stmt::for_loop(
+            "x",
+            Expr::var_i32("m"),
+            Expr::i32(2),
+            ForType::Unrolled,
+            inner,
+        );
         let u = unroll_loops(&s).unwrap();
         let text = u.to_string();
         assert_eq!(text.lines().count(), 4, "{text}");
         assert!(!text.contains("unrolled"));
-        assert!(text.contains("out[(((m + 1) * 2) + 1)] = ((m + 1) + 1)"), "{text}");
+        assert!(
+            text.contains("out[(((m + 1) * 2) + 1)] = ((m + 1) + 1)"),
+            "{text}"
+        );
         // Semantics.
         let mut rng = Rng::new(7);
         let mut mem = HashMap::new();
@@ -177,21 +222,42 @@ mod tests {
 
     #[test]
     fn zero_extent_is_no_op() {
-        let s = Stmt::for_loop("x", Expr::i32(0), Expr::i32(0), ForType::Unrolled, Stmt::store("o", x(), x(), one()));
+        let s = Stmt::for_loop(
+            "x",
+            Expr::i32(0),
+            Expr::i32(0),
+            ForType::Unrolled,
+            Stmt::store("o", x(), x(), one()),
+        );
         assert!(unroll_loops(&s).unwrap().is_no_op());
     }
 
     #[test]
     fn non_constant_extent_is_error() {
-        let s = Stmt::for_loop("x", Expr::i32(0), Expr::var_i32("n"), ForType::Unrolled, Stmt::store("o", x(), x(), one()));
+        let s = Stmt::for_loop(
+            "x",
+            Expr::i32(0),
+            Expr::var_i32("n"),
+            ForType::Unrolled,
+            Stmt::store("o", x(), x(), one()),
+        );
         let err = unroll_loops(&s).unwrap_err();
         assert_eq!(err.kind, ErrorKind::User);
-        assert_eq!(err.message, "Can only unroll for loops over a constant extent. Loop over x has extent n.");
+        assert_eq!(
+            err.message,
+            "Can only unroll for loops over a constant extent. Loop over x has extent n."
+        );
     }
 
     #[test]
     fn other_loops_untouched() {
-        let s = Stmt::for_loop("x", Expr::i32(0), Expr::var_i32("n"), ForType::Serial, Stmt::store("o", x(), x(), one()));
+        let s = Stmt::for_loop(
+            "x",
+            Expr::i32(0),
+            Expr::var_i32("n"),
+            ForType::Serial,
+            Stmt::store("o", x(), x(), one()),
+        );
         assert!(unroll_loops(&s).unwrap().same_as(&s));
     }
 }

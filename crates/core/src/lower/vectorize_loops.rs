@@ -55,7 +55,14 @@ impl Mutator for FindVectorLoops {
         if self.error.is_some() {
             return s.clone();
         }
-        if let StmtNode::For { name, min, extent, for_type: ForType::Vectorized, body } = s.node() {
+        if let StmtNode::For {
+            name,
+            min,
+            extent,
+            for_type: ForType::Vectorized,
+            body,
+        } = s.node()
+        {
             return match vectorize_one(name, min, extent, body) {
                 Ok(b) => b,
                 Err(e) => {
@@ -79,7 +86,9 @@ fn vectorize_one(name: &str, min: &Expr, extent: &Expr, body: &Stmt) -> Result<S
         }
     };
     if !min.ty().is_scalar() || !min.ty().is_int_or_uint() {
-        return Err(Error::internal(format!("vectorized loop over {name} has a non-scalar or non-integer min {min}")));
+        return Err(Error::internal(format!(
+            "vectorized loop over {name} has a non-scalar or non-integer min {min}"
+        )));
     }
     let mut subs = VectorSubs {
         var: name.to_string(),
@@ -111,8 +120,12 @@ fn shape(e: &Expr) -> Shape {
         return Shape::Uniform(e.clone());
     }
     match e.node() {
-        ExprNode::Broadcast { value, .. } if value.ty().is_scalar() => Shape::Uniform(value.clone()),
-        ExprNode::Ramp { base, stride, .. } if base.ty().is_scalar() => Shape::Ramp(base.clone(), stride.clone()),
+        ExprNode::Broadcast { value, .. } if value.ty().is_scalar() => {
+            Shape::Uniform(value.clone())
+        }
+        ExprNode::Ramp { base, stride, .. } if base.ty().is_scalar() => {
+            Shape::Ramp(base.clone(), stride.clone())
+        }
         _ => Shape::Other,
     }
 }
@@ -122,7 +135,12 @@ fn widen(e: Expr, lanes: u16) -> Expr {
     if e.lanes() == lanes {
         e
     } else {
-        debug_assert_eq!(e.lanes(), 1, "widening a {}-lane vector to {lanes} lanes", e.lanes());
+        debug_assert_eq!(
+            e.lanes(),
+            1,
+            "widening a {}-lane vector to {lanes} lanes",
+            e.lanes()
+        );
         Expr::broadcast(e, lanes)
     }
 }
@@ -144,7 +162,9 @@ pub(crate) fn vector_binary(op: BinOp, a: Expr, b: Expr) -> Expr {
         }
     };
     match (shape(&a), shape(&b)) {
-        (Shape::Uniform(x), Shape::Uniform(y)) => return Expr::broadcast(fold_binary(op, x, y), lanes),
+        (Shape::Uniform(x), Shape::Uniform(y)) => {
+            return Expr::broadcast(fold_binary(op, x, y), lanes)
+        }
         (Shape::Ramp(b1, s1), Shape::Uniform(y)) if int => match op {
             BinOp::Add | BinOp::Sub => return ramp(fold_binary(op, b1, y), s1),
             BinOp::Mul => return ramp(fold_binary(op, b1, y.clone()), fold_binary(op, s1, y)),
@@ -178,7 +198,11 @@ pub(crate) fn lane_bounds(e: &Expr) -> Option<(Expr, Expr)> {
         Shape::Ramp(base, stride) => {
             let s = const_int_value(&stride)?;
             let n = e.lanes() / base.lanes();
-            let last = fold_binary(BinOp::Add, base.clone(), Expr::make_const_i64(base.ty(), s * (n as i64 - 1)));
+            let last = fold_binary(
+                BinOp::Add,
+                base.clone(),
+                Expr::make_const_i64(base.ty(), s * (n as i64 - 1)),
+            );
             if s >= 0 {
                 Some((base, last))
             } else {
@@ -195,13 +219,22 @@ pub(crate) fn all_lanes_true(c: &Expr) -> Option<Expr> {
     if c.ty().is_scalar() {
         return Some(c.clone());
     }
-    if let Some(args) = c.as_intrinsic(Intrinsic::Likely).or_else(|| c.as_intrinsic(Intrinsic::LikelyIfInnermost)) {
+    if let Some(args) = c
+        .as_intrinsic(Intrinsic::Likely)
+        .or_else(|| c.as_intrinsic(Intrinsic::LikelyIfInnermost))
+    {
         return all_lanes_true(&args[0]);
     }
     match c.node() {
         ExprNode::Broadcast { value, .. } if value.ty().is_scalar() => Some(value.clone()),
-        ExprNode::Binary { op: BinOp::And, a, b } => Some(Expr::and(all_lanes_true(a)?, all_lanes_true(b)?)),
-        ExprNode::Binary { op, a, b } if matches!(op, BinOp::LT | BinOp::LE | BinOp::GT | BinOp::GE) => {
+        ExprNode::Binary {
+            op: BinOp::And,
+            a,
+            b,
+        } => Some(Expr::and(all_lanes_true(a)?, all_lanes_true(b)?)),
+        ExprNode::Binary { op, a, b }
+            if matches!(op, BinOp::LT | BinOp::LE | BinOp::GT | BinOp::GE) =>
+        {
             let (amin, amax) = lane_bounds(a)?;
             let (bmin, bmax) = lane_bounds(b)?;
             Some(match op {
@@ -216,7 +249,10 @@ pub(crate) fn all_lanes_true(c: &Expr) -> Option<Expr> {
 }
 
 fn strip_top_likely(c: &Expr) -> Expr {
-    match c.as_intrinsic(Intrinsic::Likely).or_else(|| c.as_intrinsic(Intrinsic::LikelyIfInnermost)) {
+    match c
+        .as_intrinsic(Intrinsic::Likely)
+        .or_else(|| c.as_intrinsic(Intrinsic::LikelyIfInnermost))
+    {
         Some(args) => args[0].clone(),
         None => c.clone(),
     }
@@ -273,13 +309,20 @@ impl VectorSubs {
         let ty = self.min.ty();
         let v = fold_binary(BinOp::Add, self.min.clone(), Expr::var(ty, lane.clone()));
         body = substitute_in_stmt(&self.var, &v, &body);
-        Stmt::for_loop(lane, Expr::zero(ty), Expr::make_const_i64(ty, self.lanes as i64), ForType::Serial, body)
+        Stmt::for_loop(
+            lane,
+            Expr::zero(ty),
+            Expr::make_const_i64(ty, self.lanes as i64),
+            ForType::Serial,
+            body,
+        )
     }
 
     fn push_let(&mut self, name: &str, original: &Expr, widened: &Expr) -> bool {
         if widened.ty().is_vector() {
             self.scope.push((name.to_string(), Some(widened.clone())));
-            self.containing_lets.push((name.to_string(), original.clone()));
+            self.containing_lets
+                .push((name.to_string(), original.clone()));
             true
         } else {
             self.scope.push((name.to_string(), None));
@@ -303,12 +346,21 @@ impl VectorSubs {
     /// Add `cond` to the predicate of every vector load and store in `s`.
     /// `None` if `s` holds something that cannot be predicated.
     fn predicate(&self, s: &Stmt, cond: &Expr) -> Option<Stmt> {
-        let mut p = Predicator { cond: cond.clone(), valid: true };
+        let mut p = Predicator {
+            cond: cond.clone(),
+            valid: true,
+        };
         let out = p.mutate_stmt(s);
         p.valid.then_some(out)
     }
 
-    fn mutate_if(&mut self, s: &Stmt, condition: &Expr, then_case: &Stmt, else_case: &Option<Stmt>) -> Stmt {
+    fn mutate_if(
+        &mut self,
+        s: &Stmt,
+        condition: &Expr,
+        then_case: &Stmt,
+        else_case: &Option<Stmt>,
+    ) -> Stmt {
         let cond = self.mutate_expr(condition);
         let then_v = self.mutate_stmt(then_case);
         let else_v = else_case.as_ref().map(|e| self.mutate_stmt(e));
@@ -320,11 +372,17 @@ impl VectorSubs {
                     (None, None) => true,
                     _ => false,
                 };
-            return if same { s.clone() } else { Stmt::if_then_else(cond, then_v, else_v) };
+            return if same {
+                s.clone()
+            } else {
+                Stmt::if_then_else(cond, then_v, else_v)
+            };
         }
         let pcond = strip_top_likely(&cond);
         let predicated = self.predicate(&then_v, &pcond).and_then(|t| match &else_v {
-            Some(e) => self.predicate(e, &Expr::not(pcond.clone())).map(|e| Stmt::block(vec![t, e])),
+            Some(e) => self
+                .predicate(e, &Expr::not(pcond.clone()))
+                .map(|e| Stmt::block(vec![t, e])),
             None => Some(t),
         });
         let slow = match predicated {
@@ -386,13 +444,29 @@ impl VectorSubs {
             Expr::lt(v, widen(end, lanes)),
         );
         match self.predicate(&nbody, &inside) {
-            Some(pb) => Stmt::for_loop(name, lo.clone(), fold_binary(BinOp::Sub, hi, lo), for_type, pb),
+            Some(pb) => Stmt::for_loop(
+                name,
+                lo.clone(),
+                fold_binary(BinOp::Sub, hi, lo),
+                for_type,
+                pb,
+            ),
             None => self.scalarize(s),
         }
     }
 
     fn mutate_allocate(&mut self, s: &Stmt) -> Stmt {
-        let StmtNode::Allocate { name, ty, memory_type, extents, condition, body } = s.node() else { unreachable!() };
+        let StmtNode::Allocate {
+            name,
+            ty,
+            memory_type,
+            extents,
+            condition,
+            body,
+        } = s.node()
+        else {
+            unreachable!()
+        };
         let mut new_extents = vec![Expr::i32(self.lanes as i64)];
         for e in extents {
             let m = self.mutate_expr(e);
@@ -421,8 +495,17 @@ impl VectorSubs {
             return s.clone();
         }
         // Give each lane its own copy: name[i] -> name[i * lanes + lane].
-        let lane = fold_binary(BinOp::Sub, Expr::var(self.min.ty(), self.var.clone()), self.min.clone());
-        let rewritten = RewriteAllocAccess { name: name.clone(), lanes: self.lanes, lane }.mutate_stmt(body);
+        let lane = fold_binary(
+            BinOp::Sub,
+            Expr::var(self.min.ty(), self.var.clone()),
+            self.min.clone(),
+        );
+        let rewritten = RewriteAllocAccess {
+            name: name.clone(),
+            lanes: self.lanes,
+            lane,
+        }
+        .mutate_stmt(body);
         let nbody = self.mutate_stmt(&rewritten);
         Stmt::new(StmtNode::Allocate {
             name: name.clone(),
@@ -434,7 +517,14 @@ impl VectorSubs {
         })
     }
 
-    fn mutate_store(&mut self, s: &Stmt, name: &str, value: &Expr, index: &Expr, predicate: &Expr) -> Stmt {
+    fn mutate_store(
+        &mut self,
+        s: &Stmt,
+        name: &str,
+        value: &Expr,
+        index: &Expr,
+        predicate: &Expr,
+    ) -> Stmt {
         let nv = self.mutate_expr(value);
         let ni = self.mutate_expr(index);
         let np = self.mutate_expr(predicate);
@@ -508,7 +598,11 @@ impl Mutator for VectorSubs {
                 }
             }
             ExprNode::Select { cond, t, f } => {
-                let (nc, nt, nf) = (self.mutate_expr(cond), self.mutate_expr(t), self.mutate_expr(f));
+                let (nc, nt, nf) = (
+                    self.mutate_expr(cond),
+                    self.mutate_expr(t),
+                    self.mutate_expr(f),
+                );
                 if nc.same_as(cond) && nt.same_as(t) && nf.same_as(f) {
                     return e.clone();
                 }
@@ -520,14 +614,23 @@ impl Mutator for VectorSubs {
                     _ => Expr::select(widen(nc, lanes), widen(nt, lanes), widen(nf, lanes)),
                 }
             }
-            ExprNode::Load { name, index, predicate } => {
+            ExprNode::Load {
+                name,
+                index,
+                predicate,
+            } => {
                 let ni = self.mutate_expr(index);
                 let np = self.mutate_expr(predicate);
                 if ni.same_as(index) && np.same_as(predicate) {
                     return e.clone();
                 }
                 let lanes = ni.lanes().max(np.lanes());
-                Expr::load(e.ty().with_lanes(lanes), name.clone(), widen(ni, lanes), widen(np, lanes))
+                Expr::load(
+                    e.ty().with_lanes(lanes),
+                    name.clone(),
+                    widen(ni, lanes),
+                    widen(np, lanes),
+                )
             }
             ExprNode::Let { name, value, body } => {
                 let nv = self.mutate_expr(value);
@@ -551,7 +654,9 @@ impl Mutator for VectorSubs {
                 if lanes == 1 {
                     return Expr::call(e.ty(), name.clone(), nargs, kind.clone());
                 }
-                let has_string = nargs.iter().any(|a| matches!(a.node(), ExprNode::StringImm(_)));
+                let has_string = nargs
+                    .iter()
+                    .any(|a| matches!(a.node(), ExprNode::StringImm(_)));
                 if is_impure_call(kind) || has_string || matches!(kind, CallKind::Halide { .. }) {
                     self.needs_scalarize = true;
                     return e.clone();
@@ -560,14 +665,25 @@ impl Mutator for VectorSubs {
                 if matches!(kind, CallKind::Intrinsic(Intrinsic::IfThenElse)) && wide.len() >= 2 {
                     // Lazy select: a lane reads memory only on its taken side.
                     let cond = strip_top_likely(&wide[0]);
-                    wide[1] = Predicator { cond: cond.clone(), valid: true }.mutate_expr(&wide[1]);
+                    wide[1] = Predicator {
+                        cond: cond.clone(),
+                        valid: true,
+                    }
+                    .mutate_expr(&wide[1]);
                     if wide.len() > 2 {
-                        wide[2] = Predicator { cond: Expr::not(cond), valid: true }.mutate_expr(&wide[2]);
+                        wide[2] = Predicator {
+                            cond: Expr::not(cond),
+                            valid: true,
+                        }
+                        .mutate_expr(&wide[2]);
                     }
                 }
                 Expr::call(e.ty().with_lanes(lanes), name.clone(), wide, kind.clone())
             }
-            ExprNode::Ramp { .. } | ExprNode::Broadcast { .. } | ExprNode::Shuffle { .. } | ExprNode::VectorReduce { .. } => {
+            ExprNode::Ramp { .. }
+            | ExprNode::Broadcast { .. }
+            | ExprNode::Shuffle { .. }
+            | ExprNode::VectorReduce { .. } => {
                 let n = mutate_expr_children(self, e);
                 if !n.same_as(e) {
                     self.fail(Error::unimplemented(format!(
@@ -588,7 +704,12 @@ impl Mutator for VectorSubs {
         }
         let saved = std::mem::replace(&mut self.needs_scalarize, false);
         let mut out = match s.node() {
-            StmtNode::Store { name, value, index, predicate } => self.mutate_store(s, name, value, index, predicate),
+            StmtNode::Store {
+                name,
+                value,
+                index,
+                predicate,
+            } => self.mutate_store(s, name, value, index, predicate),
             StmtNode::LetStmt { name, value, body } => {
                 let nv = self.mutate_expr(value);
                 if self.needs_scalarize {
@@ -613,12 +734,18 @@ impl Mutator for VectorSubs {
                 }
                 s.clone()
             }
-            StmtNode::IfThenElse { condition, then_case, else_case } => {
-                self.mutate_if(s, condition, then_case, else_case)
-            }
-            StmtNode::For { name, min, extent, for_type, body } => {
-                self.mutate_for(s, name, min, extent, *for_type, body)
-            }
+            StmtNode::IfThenElse {
+                condition,
+                then_case,
+                else_case,
+            } => self.mutate_if(s, condition, then_case, else_case),
+            StmtNode::For {
+                name,
+                min,
+                extent,
+                for_type,
+                body,
+            } => self.mutate_for(s, name, min, extent, *for_type, body),
             StmtNode::Allocate { .. } => self.mutate_allocate(s),
             StmtNode::Provide { name, .. } | StmtNode::Realize { name, .. } => {
                 self.fail(Error::internal(format!(
@@ -646,7 +773,11 @@ struct RewriteAllocAccess {
 
 impl RewriteAllocAccess {
     fn index(&self, i: Expr) -> Expr {
-        let scaled = fold_binary(BinOp::Mul, i, Expr::make_const_i64(self.lane.ty(), self.lanes as i64));
+        let scaled = fold_binary(
+            BinOp::Mul,
+            i,
+            Expr::make_const_i64(self.lane.ty(), self.lanes as i64),
+        );
         fold_binary(BinOp::Add, scaled, self.lane.clone())
     }
 }
@@ -655,9 +786,16 @@ impl Mutator for RewriteAllocAccess {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         let e = mutate_expr_children(self, e);
         match e.node() {
-            ExprNode::Load { name, index, predicate } if *name == self.name && index.ty().is_scalar() => {
-                Expr::load(e.ty(), name.clone(), self.index(index.clone()), predicate.clone())
-            }
+            ExprNode::Load {
+                name,
+                index,
+                predicate,
+            } if *name == self.name && index.ty().is_scalar() => Expr::load(
+                e.ty(),
+                name.clone(),
+                self.index(index.clone()),
+                predicate.clone(),
+            ),
             _ => e,
         }
     }
@@ -669,9 +807,17 @@ impl Mutator for RewriteAllocAccess {
         }
         let s = mutate_stmt_children(self, s);
         match s.node() {
-            StmtNode::Store { name, value, index, predicate } if *name == self.name && index.ty().is_scalar() => {
-                Stmt::store(name.clone(), value.clone(), self.index(index.clone()), predicate.clone())
-            }
+            StmtNode::Store {
+                name,
+                value,
+                index,
+                predicate,
+            } if *name == self.name && index.ty().is_scalar() => Stmt::store(
+                name.clone(),
+                value.clone(),
+                self.index(index.clone()),
+                predicate.clone(),
+            ),
             _ => s,
         }
     }
@@ -700,7 +846,11 @@ impl Mutator for Predicator {
         }
         let e2 = mutate_expr_children(self, e);
         match e2.node() {
-            ExprNode::Load { name, index, predicate } if index.lanes() == self.cond.lanes() => {
+            ExprNode::Load {
+                name,
+                index,
+                predicate,
+            } if index.lanes() == self.cond.lanes() => {
                 Expr::load(e2.ty(), name.clone(), index.clone(), self.merge(predicate))
             }
             ExprNode::Call { kind, .. } if !kind.is_pure() => {
@@ -719,7 +869,12 @@ impl Mutator for Predicator {
             return s.clone();
         }
         match s.node() {
-            StmtNode::Store { name, value, index, predicate } => {
+            StmtNode::Store {
+                name,
+                value,
+                index,
+                predicate,
+            } => {
                 if index.lanes() != self.cond.lanes() {
                     // A store every lane makes to one place: cannot mask it.
                     self.valid = false;
@@ -780,10 +935,15 @@ mod tests {
             for (name, len) in bufs {
                 mem.insert(name.to_string(), random_memory(&mut rng, *len, -10, 10));
             }
-            let env: HashMap<String, i64> = scalars.iter().map(|(k, x)| (k.to_string(), *x)).collect();
+            let env: HashMap<String, i64> =
+                scalars.iter().map(|(k, x)| (k.to_string(), *x)).collect();
             let a = run_full(s, &mem, &env).unwrap_or_else(|e| panic!("original failed: {e}\n{s}"));
-            let b = run_full(&v, &mem, &env).unwrap_or_else(|e| panic!("vectorized failed: {e}\n{v}"));
-            assert_eq!(a, b, "mismatch for seed {seed}\noriginal:\n{s}\nvectorized:\n{v}");
+            let b =
+                run_full(&v, &mem, &env).unwrap_or_else(|e| panic!("vectorized failed: {e}\n{v}"));
+            assert_eq!(
+                a, b,
+                "mismatch for seed {seed}\noriginal:\n{s}\nvectorized:\n{v}"
+            );
         }
         v
     }
@@ -792,10 +952,17 @@ mod tests {
     fn basic_widening_prints() {
         // vectorized (x, 0, 8) { out[x] = in[x] * 2 + y }
         let x = i32v("x");
-        let body = st("out", x.clone(), Expr::add(Expr::mul(ld("in", x.clone()), c(2)), i32v("y")));
+        let body = st(
+            "out",
+            x.clone(),
+            Expr::add(Expr::mul(ld("in", x.clone()), c(2)), i32v("y")),
+        );
         let s = vloop("x", c(0), 8, body);
         let v = vectorize_loops(&s).unwrap();
-        assert_eq!(v.to_string(), "out[ramp(0, 1, 8)] = ((in[ramp(0, 1, 8)] * x8(2)) + x8(y))\n");
+        assert_eq!(
+            v.to_string(),
+            "out[ramp(0, 1, 8)] = ((in[ramp(0, 1, 8)] * x8(2)) + x8(y))\n"
+        );
         check_same(&s, &[("in", 8), ("out", 8)], &[("y", 3)], 5);
     }
 
@@ -803,12 +970,27 @@ mod tests {
     fn affine_index_stays_dense_ramp() {
         // out[x*1 + y*stride - m] = in[x*1 + y*stride - m], x in [m, m+8)
         let x = i32v("x");
-        let idx = Expr::sub(Expr::add(Expr::mul(x.clone(), c(1)), Expr::mul(i32v("y"), i32v("stride"))), i32v("m"));
+        let idx = Expr::sub(
+            Expr::add(
+                Expr::mul(x.clone(), c(1)),
+                Expr::mul(i32v("y"), i32v("stride")),
+            ),
+            i32v("m"),
+        );
         let s = vloop("x", i32v("m"), 8, st("out", idx.clone(), ld("in", idx)));
         let v = vectorize_loops(&s).unwrap();
         assert_eq!(v.to_string(), "out[ramp(((m + (y * stride)) - m), 1, 8)] = in[ramp(((m + (y * stride)) - m), 1, 8)]\n");
         // Strided and scaled indices stay ramps too.
-        let s2 = vloop("x", c(0), 4, st("out", Expr::mul(Expr::add(x.clone(), c(1)), c(3)), Expr::sub(c(10), x)));
+        let s2 = vloop(
+            "x",
+            c(0),
+            4,
+            st(
+                "out",
+                Expr::mul(Expr::add(x.clone(), c(1)), c(3)),
+                Expr::sub(c(10), x),
+            ),
+        );
         let v2 = vectorize_loops(&s2).unwrap();
         assert_eq!(v2.to_string(), "out[ramp(3, 3, 4)] = ramp(10, -1, 4)\n");
     }
@@ -829,7 +1011,18 @@ mod tests {
                     Stmt::let_stmt(
                         "r",
                         Expr::add(x.clone(), i32v("k")),
-                        st("out", x.clone(), Expr::add(i32v("u"), Expr::let_("q", Expr::mul(x, c(2)), Expr::add(i32v("q"), i32v("r"))))),
+                        st(
+                            "out",
+                            x.clone(),
+                            Expr::add(
+                                i32v("u"),
+                                Expr::let_(
+                                    "q",
+                                    Expr::mul(x, c(2)),
+                                    Expr::add(i32v("q"), i32v("r")),
+                                ),
+                            ),
+                        ),
                     ),
                 ),
             ),
@@ -850,15 +1043,36 @@ mod tests {
         //   if (likely(xo*8 + xi < n)) out[xo*8+xi] = in[xo*8+xi] + 1
         let xx = Expr::add(Expr::mul(i32v("xo"), c(8)), i32v("xi"));
         let cond = Expr::likely(Expr::lt(xx.clone(), i32v("n")));
-        let inner = Stmt::if_then_else(cond, st("out", xx.clone(), Expr::add(ld("in", xx), c(1))), None);
+        let inner = Stmt::if_then_else(
+            cond,
+            st("out", xx.clone(), Expr::add(ld("in", xx), c(1))),
+            None,
+        );
         let ext = Expr::div(Expr::add(i32v("n"), c(7)), c(8));
-        let s = Stmt::for_loop("xo", c(0), ext, ForType::Serial, vloop("xi", c(0), 8, inner));
+        let s = Stmt::for_loop(
+            "xo",
+            c(0),
+            ext,
+            ForType::Serial,
+            vloop("xi", c(0), 8, inner),
+        );
         for n in [1, 8, 13, 16, 21] {
-            let v = check_same(&s, &[("in", n as usize), ("out", n as usize)], &[("n", n)], 3);
+            let v = check_same(
+                &s,
+                &[("in", n as usize), ("out", n as usize)],
+                &[("n", n)],
+                3,
+            );
             let text = v.to_string();
             assert!(text.contains("if (likely((((xo * 8) + 7) < n)))"), "{text}");
-            assert!(text.contains("predicate ((ramp((xo * 8), 1, 8) < x8(n)))"), "{text}");
-            assert!(text.contains("(in[ramp((xo * 8), 1, 8)] if (ramp((xo * 8), 1, 8) < x8(n)))"), "{text}");
+            assert!(
+                text.contains("predicate ((ramp((xo * 8), 1, 8) < x8(n)))"),
+                "{text}"
+            );
+            assert!(
+                text.contains("(in[ramp((xo * 8), 1, 8)] if (ramp((xo * 8), 1, 8) < x8(n)))"),
+                "{text}"
+            );
         }
     }
 
@@ -890,7 +1104,10 @@ mod tests {
             Stmt::if_then_else(Expr::gt(i32v("y"), c(0)), st("out", x.clone(), x), None),
         );
         let v = check_same(&s, &[("out", 8)], &[("y", 1)], 1);
-        assert_eq!(v.to_string(), "if ((y > 0)) {\n  out[ramp(0, 1, 8)] = ramp(0, 1, 8)\n}\n");
+        assert_eq!(
+            v.to_string(),
+            "if ((y > 0)) {\n  out[ramp(0, 1, 8)] = ramp(0, 1, 8)\n}\n"
+        );
     }
 
     #[test]
@@ -900,7 +1117,10 @@ mod tests {
         let val = Expr::select(
             Expr::lt(a.clone(), i32v("y")),
             Expr::min(a.clone(), Expr::mul(x.clone(), c(2))),
-            Expr::max(Expr::cast(Type::i32(), Expr::cast(Type::int(8), Expr::mul(a, c(50)))), i32v("y")),
+            Expr::max(
+                Expr::cast(Type::i32(), Expr::cast(Type::int(8), Expr::mul(a, c(50)))),
+                i32v("y"),
+            ),
         );
         let s = vloop("x", c(2), 8, st("out", Expr::sub(x, c(2)), val));
         check_same(&s, &[("a", 10), ("out", 8)], &[("y", 2)], 10);
@@ -909,8 +1129,21 @@ mod tests {
     #[test]
     fn print_is_scalarized_in_lane_order() {
         let x = i32v("x");
-        let p = Expr::intrinsic(Type::i32(), Intrinsic::Print, vec![Expr::string("v"), ld("in", x.clone())]);
-        let s = vloop("x", c(0), 4, Stmt::let_stmt("t", Expr::add(x.clone(), c(1)), st("out", x, Expr::add(p, i32v("t")))));
+        let p = Expr::intrinsic(
+            Type::i32(),
+            Intrinsic::Print,
+            vec![Expr::string("v"), ld("in", x.clone())],
+        );
+        let s = vloop(
+            "x",
+            c(0),
+            4,
+            Stmt::let_stmt(
+                "t",
+                Expr::add(x.clone(), c(1)),
+                st("out", x, Expr::add(p, i32v("t"))),
+            ),
+        );
         let v = check_same(&s, &[("in", 4), ("out", 4)], &[], 2);
         assert!(v.to_string().contains("for (x.lane, 0, 4)"), "{v}");
         let mut mem = Memory::new();
@@ -925,7 +1158,15 @@ mod tests {
     fn vector_assert_is_scalarized() {
         let x = i32v("x");
         let err = Expr::intrinsic(Type::i32(), Intrinsic::Error, vec![Expr::string("bad")]);
-        let s = vloop("x", c(0), 4, Stmt::block(vec![Stmt::assert(Expr::lt(x.clone(), c(10)), err), st("out", x.clone(), x)]));
+        let s = vloop(
+            "x",
+            c(0),
+            4,
+            Stmt::block(vec![
+                Stmt::assert(Expr::lt(x.clone(), c(10)), err),
+                st("out", x.clone(), x),
+            ]),
+        );
         let v = check_same(&s, &[("out", 4)], &[], 1);
         assert!(v.to_string().contains("x.lane"), "{v}");
     }
@@ -935,14 +1176,27 @@ mod tests {
         // vectorized x: allocate tmp[4]; for k in [0,4): tmp[k] = in[x] + k; out[x] = tmp[1] * tmp[3]
         let x = i32v("x");
         let k = i32v("k");
-        let fill = Stmt::for_loop("k", c(0), c(4), ForType::Serial, st("tmp", k.clone(), Expr::add(ld("in", x.clone()), k)));
+        let fill = Stmt::for_loop(
+            "k",
+            c(0),
+            c(4),
+            ForType::Serial,
+            st("tmp", k.clone(), Expr::add(ld("in", x.clone()), k)),
+        );
         let body = Stmt::new(StmtNode::Allocate {
             name: "tmp".into(),
             ty: Type::i32(),
             memory_type: Default::default(),
             extents: vec![c(4)],
             condition: t(),
-            body: Stmt::block(vec![fill, st("out", x.clone(), Expr::mul(ld("tmp", c(1)), ld("tmp", c(3))))]),
+            body: Stmt::block(vec![
+                fill,
+                st(
+                    "out",
+                    x.clone(),
+                    Expr::mul(ld("tmp", c(1)), ld("tmp", c(3))),
+                ),
+            ]),
         });
         let s = vloop("x", c(0), 8, body);
         let v = check_same(&s, &[("in", 8), ("out", 8)], &[], 5);
@@ -956,23 +1210,62 @@ mod tests {
         // vectorized x in [0,8): out[x] = 0; for r in [x, 8 - x... ) out[x] += in[r]
         let x = i32v("x");
         let r = i32v("r");
-        let acc = st("out", x.clone(), Expr::add(ld("out", x.clone()), ld("in", r)));
-        let inner = Stmt::for_loop("r", Expr::div(x.clone(), c(2)), Expr::add(x.clone(), c(1)), ForType::Serial, acc);
-        let s = vloop("x", c(0), 8, Stmt::block(vec![st("out", x.clone(), c(0)), inner]));
+        let acc = st(
+            "out",
+            x.clone(),
+            Expr::add(ld("out", x.clone()), ld("in", r)),
+        );
+        let inner = Stmt::for_loop(
+            "r",
+            Expr::div(x.clone(), c(2)),
+            Expr::add(x.clone(), c(1)),
+            ForType::Serial,
+            acc,
+        );
+        let s = vloop(
+            "x",
+            c(0),
+            8,
+            Stmt::block(vec![st("out", x.clone(), c(0)), inner]),
+        );
         let v = check_same(&s, &[("in", 16), ("out", 8)], &[], 5);
         assert!(v.to_string().contains("for (r, "), "{v}");
         // A ramp min: the loop runs over the union of the lanes' ranges,
         // with a predicated body (no scalarization).
-        let acc = st("out", x.clone(), Expr::add(ld("out", x.clone()), ld("in", i32v("r"))));
-        let inner = Stmt::for_loop("r", x.clone(), Expr::sub(c(9), x.clone()), ForType::Serial, acc);
-        let s = vloop("x", c(0), 8, Stmt::block(vec![st("out", x.clone(), c(0)), inner]));
+        let acc = st(
+            "out",
+            x.clone(),
+            Expr::add(ld("out", x.clone()), ld("in", i32v("r"))),
+        );
+        let inner = Stmt::for_loop(
+            "r",
+            x.clone(),
+            Expr::sub(c(9), x.clone()),
+            ForType::Serial,
+            acc,
+        );
+        let s = vloop(
+            "x",
+            c(0),
+            8,
+            Stmt::block(vec![st("out", x.clone(), c(0)), inner]),
+        );
         let v = check_same(&s, &[("in", 16), ("out", 8)], &[], 5);
         let text = v.to_string();
         assert!(!text.contains("x.lane"), "{text}");
         assert!(text.contains("for (r, 0, 9) {"), "{text}");
-        assert!(text.contains("predicate (((x8(r) >= ramp(0, 1, 8)) && (x8(r) < x8(9))))"), "{text}");
+        assert!(
+            text.contains("predicate (((x8(r) >= ramp(0, 1, 8)) && (x8(r) < x8(9))))"),
+            "{text}"
+        );
         // Lane-invariant bounds stay as they are.
-        let inner2 = Stmt::for_loop("r", c(0), i32v("n"), ForType::Serial, st("out", x.clone(), Expr::add(ld("out", x.clone()), i32v("r"))));
+        let inner2 = Stmt::for_loop(
+            "r",
+            c(0),
+            i32v("n"),
+            ForType::Serial,
+            st("out", x.clone(), Expr::add(ld("out", x.clone()), i32v("r"))),
+        );
         let v2 = check_same(&vloop("x", c(0), 8, inner2), &[("out", 8)], &[("n", 3)], 1);
         assert!(v2.to_string().starts_with("for (r, 0, n) {"), "{v2}");
     }
@@ -985,10 +1278,19 @@ mod tests {
         let v = check_same(&s, &[("in", 8), ("out", 1)], &[], 3);
         assert!(v.to_string().contains("out[x8(0)]"), "{v}");
         // out[0] = out[0] + in[x] is a reduction across lanes: an error.
-        let s = vloop("x", c(0), 8, st("out", c(0), Expr::add(ld("out", c(0)), ld("in", x))));
+        let s = vloop(
+            "x",
+            c(0),
+            8,
+            st("out", c(0), Expr::add(ld("out", c(0)), ld("in", x))),
+        );
         let e = vectorize_loops(&s).unwrap_err();
         assert_eq!(e.kind, ErrorKind::User);
-        assert!(e.message.contains("reduction across vector lanes"), "{}", e.message);
+        assert!(
+            e.message.contains("reduction across vector lanes"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
@@ -996,22 +1298,44 @@ mod tests {
         // out[x] = if_then_else(x < n, in[x], 0) with in of size n: the
         // masked lanes must not load.
         let x = i32v("x");
-        let ite = Expr::intrinsic(Type::i32(), Intrinsic::IfThenElse, vec![Expr::lt(x.clone(), i32v("n")), ld("in", x.clone()), c(0)]);
+        let ite = Expr::intrinsic(
+            Type::i32(),
+            Intrinsic::IfThenElse,
+            vec![Expr::lt(x.clone(), i32v("n")), ld("in", x.clone()), c(0)],
+        );
         let s = vloop("x", c(0), 8, st("out", x, ite));
         let v = vectorize_loops(&s).unwrap();
-        assert!(v.to_string().contains("(in[ramp(0, 1, 8)] if (ramp(0, 1, 8) < x8(n)))"), "{v}");
+        assert!(
+            v.to_string()
+                .contains("(in[ramp(0, 1, 8)] if (ramp(0, 1, 8) < x8(n)))"),
+            "{v}"
+        );
     }
 
     #[test]
     fn errors() {
         let x = i32v("x");
-        let s = Stmt::for_loop("x", c(0), i32v("n"), ForType::Vectorized, st("out", x.clone(), x.clone()));
+        let s = Stmt::for_loop(
+            "x",
+            c(0),
+            i32v("n"),
+            ForType::Vectorized,
+            st("out", x.clone(), x.clone()),
+        );
         let e = vectorize_loops(&s).unwrap_err();
         assert_eq!(e.kind, ErrorKind::User);
-        assert_eq!(e.message, "Loop over x has extent n. Can only vectorize loops over a constant extent > 1");
+        assert_eq!(
+            e.message,
+            "Loop over x has extent n. Can only vectorize loops over a constant extent > 1"
+        );
         let s = vloop("x", c(0), 1, st("out", x.clone(), x.clone()));
         assert!(vectorize_loops(&s).is_err());
-        let inner = vloop("y", c(0), 4, st("out", Expr::add(x.clone(), i32v("y")), x.clone()));
+        let inner = vloop(
+            "y",
+            c(0),
+            4,
+            st("out", Expr::add(x.clone(), i32v("y")), x.clone()),
+        );
         let e = vectorize_loops(&vloop("x", c(0), 8, inner)).unwrap_err();
         assert!(e.message.contains("nested vectorization"), "{}", e.message);
     }

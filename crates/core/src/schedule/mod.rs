@@ -24,7 +24,11 @@ pub enum LoopLevel {
     Inlined,
     Root,
     /// Inside the loop over `var` of stage `stage` of Func `func`.
-    At { func: String, var: String, stage: usize },
+    At {
+        func: String,
+        var: String,
+        stage: usize,
+    },
 }
 
 impl LoopLevel {
@@ -48,10 +52,23 @@ impl LoopLevel {
 #[derive(Clone, Debug)]
 pub enum Split {
     /// `old` becomes `outer * factor + inner`.
-    Split { old: String, outer: String, inner: String, factor: Expr, tail: TailStrategy },
+    Split {
+        old: String,
+        outer: String,
+        inner: String,
+        factor: Expr,
+        tail: TailStrategy,
+    },
     /// `inner` and `outer` become one loop `fused`.
-    Fuse { inner: String, outer: String, fused: String },
-    Rename { old: String, new: String },
+    Fuse {
+        inner: String,
+        outer: String,
+        fused: String,
+    },
+    Rename {
+        old: String,
+        new: String,
+    },
 }
 
 /// A loop in a stage's loop nest. `dims` lists them innermost first.
@@ -76,10 +93,23 @@ pub struct StageSchedule {
 impl StageSchedule {
     /// The default schedule for pure args `args` (args[0] innermost).
     pub fn for_pure_args(args: &[String]) -> StageSchedule {
-        let mut dims: Vec<Dim> =
-            args.iter().map(|a| Dim { var: a.clone(), for_type: ForType::Serial, is_rvar: false }).collect();
-        dims.push(Dim { var: OUTERMOST.to_string(), for_type: ForType::Serial, is_rvar: false });
-        StageSchedule { splits: vec![], dims }
+        let mut dims: Vec<Dim> = args
+            .iter()
+            .map(|a| Dim {
+                var: a.clone(),
+                for_type: ForType::Serial,
+                is_rvar: false,
+            })
+            .collect();
+        dims.push(Dim {
+            var: OUTERMOST.to_string(),
+            for_type: ForType::Serial,
+            is_rvar: false,
+        });
+        StageSchedule {
+            splits: vec![],
+            dims,
+        }
     }
 }
 

@@ -12,7 +12,17 @@ use crate::ir::{BinOp, Expr};
 fn rules() -> &'static [Rule] {
     static R: OnceLock<Vec<Rule>> = OnceLock::new();
     R.get_or_init(|| {
-        let W { x, y, z, w, u, c0, c1, c2, .. } = wilds();
+        let W {
+            x,
+            y,
+            z,
+            w,
+            u,
+            c0,
+            c1,
+            c2,
+            ..
+        } = wilds();
         vec![
             rule(x + 0, x),
             rule((x + c0) + c1, x + (c0 + c1)),
@@ -45,8 +55,16 @@ fn rules() -> &'static [Rule] {
             rule_if(max(x, y - z) + z, max(x + z, y), no_overflow_p()),
             rule_if(min(y - z, x) + z, min(y, x + z), no_overflow_p()),
             rule_if(max(y - z, x) + z, max(y, x + z), no_overflow_p()),
-            rule_if(min(x + c0, y) + c1, min(x, y + c1), no_overflow_p() & (c0 + c1).eq(0)),
-            rule_if(max(x + c0, y) + c1, max(x, y + c1), no_overflow_p() & (c0 + c1).eq(0)),
+            rule_if(
+                min(x + c0, y) + c1,
+                min(x, y + c1),
+                no_overflow_p() & (c0 + c1).eq(0),
+            ),
+            rule_if(
+                max(x + c0, y) + c1,
+                max(x, y + c1),
+                no_overflow_p() & (c0 + c1).eq(0),
+            ),
         ]
     })
 }
@@ -66,10 +84,9 @@ impl Simplifier {
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::simplify::test_util::{x, y, i, s};
     use crate::analysis::simplify::simplify;
+    use crate::analysis::simplify::test_util::{i, s, x, y};
     use crate::ir::{Expr, Type};
-
 
     #[test]
     fn add_rules() {
@@ -79,8 +96,17 @@ mod tests {
         assert_eq!(s(Expr::add(Expr::add(x(), i(3)), y())), "((x + y) + 3)");
         assert_eq!(s(Expr::add(Expr::sub(x(), y()), y())), "x");
         assert_eq!(s(Expr::add(x(), x())), "(x*2)".replace("*", " * "));
-        assert_eq!(s(Expr::add(Expr::mul(x(), i(3)), Expr::mul(x(), i(5)))), "(x * 8)");
-        assert_eq!(s(Expr::add(Expr::mul(x(), y()), Expr::mul(Expr::var_i32("z"), y()))), "((x + z) * y)");
+        assert_eq!(
+            s(Expr::add(Expr::mul(x(), i(3)), Expr::mul(x(), i(5)))),
+            "(x * 8)"
+        );
+        assert_eq!(
+            s(Expr::add(
+                Expr::mul(x(), y()),
+                Expr::mul(Expr::var_i32("z"), y())
+            )),
+            "((x + z) * y)"
+        );
         assert_eq!(s(Expr::add(i(2), i(3))), "5");
         // wraps in narrow types
         let u8t = Type::uint(8);

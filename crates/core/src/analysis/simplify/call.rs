@@ -19,13 +19,19 @@ fn int_val(e: &Expr) -> Option<i128> {
 }
 
 fn bits_of(ty: Type, v: i128) -> u64 {
-    let mask = if ty.bits >= 64 { u64::MAX } else { (1u64 << ty.bits) - 1 };
+    let mask = if ty.bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << ty.bits) - 1
+    };
     (v as u64) & mask
 }
 
 impl Simplifier {
     pub(crate) fn simplify_call(&mut self, e: &Expr) -> Expr {
-        let ExprNode::Call { name, args, kind } = e.node() else { unreachable!() };
+        let ExprNode::Call { name, args, kind } = e.node() else {
+            unreachable!()
+        };
         let mut changed = false;
         let nargs: Vec<Expr> = args
             .iter()
@@ -70,7 +76,8 @@ impl Simplifier {
                     return Some(fold::make(ty, C::U(r)));
                 }
                 let (x, y) = (&a[0], &a[1]);
-                let all_ones = |e: &Expr| int_val(e).is_some_and(|v| bits_of(t, v) == bits_of(t, -1));
+                let all_ones =
+                    |e: &Expr| int_val(e).is_some_and(|v| bits_of(t, v) == bits_of(t, -1));
                 match op {
                     BitwiseAnd if y.is_zero() => Some(y.clone()),
                     BitwiseAnd if x.is_zero() => Some(x.clone()),
@@ -165,8 +172,14 @@ impl Simplifier {
                 };
                 Some(fold::make_int(ty, r as i128))
             }
-            Math(m) if ty.code == TypeCode::Float && (ty.bits == 32 || ty.bits == 64) && a.len() == 1 => {
-                let C::F(v) = fold::const_of(&a[0])? else { return None };
+            Math(m)
+                if ty.code == TypeCode::Float
+                    && (ty.bits == 32 || ty.bits == 64)
+                    && a.len() == 1 =>
+            {
+                let C::F(v) = fold::const_of(&a[0])? else {
+                    return None;
+                };
                 let f32ty = ty.bits == 32;
                 let r = match m {
                     MathFn::Sqrt => {
@@ -185,7 +198,9 @@ impl Simplifier {
                 Some(fold::make(ty, C::F(r)))
             }
             Math(m @ (MathFn::IsNan | MathFn::IsInf | MathFn::IsFinite)) if a.len() == 1 => {
-                let C::F(v) = fold::const_of(&a[0])? else { return None };
+                let C::F(v) = fold::const_of(&a[0])? else {
+                    return None;
+                };
                 let r = match m {
                     MathFn::IsNan => v.is_nan(),
                     MathFn::IsInf => v.is_infinite(),
@@ -202,9 +217,18 @@ impl Simplifier {
 pub(crate) fn call_info(s: &mut Simplifier, e: &Expr) -> Info {
     let ty = e.ty();
     let range = Info::type_range(ty);
-    let ExprNode::Call { args, kind: CallKind::Intrinsic(op), .. } = e.node() else { return range };
+    let ExprNode::Call {
+        args,
+        kind: CallKind::Intrinsic(op),
+        ..
+    } = e.node()
+    else {
+        return range;
+    };
     match op {
-        Intrinsic::Likely | Intrinsic::LikelyIfInnermost | Intrinsic::PromiseClamped if !args.is_empty() => {
+        Intrinsic::Likely | Intrinsic::LikelyIfInnermost | Intrinsic::PromiseClamped
+            if !args.is_empty() =>
+        {
             if args[0].ty() == ty {
                 s.info(&args[0])
             } else {
@@ -221,7 +245,10 @@ pub(crate) fn call_info(s: &mut Simplifier, e: &Expr) -> Info {
         }
         Intrinsic::BitwiseAnd if args.len() == 2 => {
             let (a, b) = (s.info(&args[0]), s.info(&args[1]));
-            let hi = match (a.is_nonneg().then_some(a.max).flatten(), b.is_nonneg().then_some(b.max).flatten()) {
+            let hi = match (
+                a.is_nonneg().then_some(a.max).flatten(),
+                b.is_nonneg().then_some(b.max).flatten(),
+            ) {
                 (Some(x), Some(y)) => Some(x.min(y)),
                 (x, y) => x.or(y),
             };
@@ -231,7 +258,9 @@ pub(crate) fn call_info(s: &mut Simplifier, e: &Expr) -> Info {
                 range
             }
         }
-        Intrinsic::Popcount | Intrinsic::CountLeadingZeros | Intrinsic::CountTrailingZeros if !args.is_empty() => {
+        Intrinsic::Popcount | Intrinsic::CountLeadingZeros | Intrinsic::CountTrailingZeros
+            if !args.is_empty() =>
+        {
             Info::bounds(Some(0), Some(args[0].ty().bits as i64)).fit(ty)
         }
         _ => range,
@@ -240,23 +269,43 @@ pub(crate) fn call_info(s: &mut Simplifier, e: &Expr) -> Info {
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::simplify::test_util::{s};
     use crate::analysis::simplify::simplify;
+    use crate::analysis::simplify::test_util::s;
     use crate::ir::{Expr, Intrinsic, MathFn, Type};
-
 
     #[test]
     fn intrinsic_folding() {
         let t = Type::i32();
         let c = |op, args: Vec<Expr>| Expr::intrinsic(t, op, args);
-        assert!(simplify(&c(Intrinsic::BitwiseAnd, vec![Expr::i32(12), Expr::i32(10)])).is_const_value(8));
-        assert!(simplify(&c(Intrinsic::BitwiseOr, vec![Expr::i32(12), Expr::i32(3)])).is_const_value(15));
-        assert!(simplify(&c(Intrinsic::BitwiseXor, vec![Expr::i32(12), Expr::i32(10)])).is_const_value(6));
+        assert!(simplify(&c(
+            Intrinsic::BitwiseAnd,
+            vec![Expr::i32(12), Expr::i32(10)]
+        ))
+        .is_const_value(8));
+        assert!(
+            simplify(&c(Intrinsic::BitwiseOr, vec![Expr::i32(12), Expr::i32(3)]))
+                .is_const_value(15)
+        );
+        assert!(simplify(&c(
+            Intrinsic::BitwiseXor,
+            vec![Expr::i32(12), Expr::i32(10)]
+        ))
+        .is_const_value(6));
         assert!(simplify(&c(Intrinsic::BitwiseNot, vec![Expr::i32(0)])).is_const_value(-1));
-        assert!(simplify(&c(Intrinsic::ShiftLeft, vec![Expr::i32(3), Expr::i32(4)])).is_const_value(48));
-        assert!(simplify(&c(Intrinsic::ShiftRight, vec![Expr::i32(-16), Expr::i32(2)])).is_const_value(-4));
+        assert!(
+            simplify(&c(Intrinsic::ShiftLeft, vec![Expr::i32(3), Expr::i32(4)])).is_const_value(48)
+        );
+        assert!(simplify(&c(
+            Intrinsic::ShiftRight,
+            vec![Expr::i32(-16), Expr::i32(2)]
+        ))
+        .is_const_value(-4));
         let u8t = Type::uint(8);
-        let e = Expr::intrinsic(u8t, Intrinsic::ShiftRight, vec![Expr::uint_imm(u8t, 200), Expr::uint_imm(u8t, 3)]);
+        let e = Expr::intrinsic(
+            u8t,
+            Intrinsic::ShiftRight,
+            vec![Expr::uint_imm(u8t, 200), Expr::uint_imm(u8t, 3)],
+        );
         assert!(simplify(&e).is_const_value(25));
         let e = Expr::intrinsic(Type::uint(32), Intrinsic::Abs, vec![Expr::i32(-5)]);
         assert!(simplify(&e).is_const_value(5));
@@ -264,12 +313,25 @@ mod tests {
         assert!(simplify(&e).is_const_value(8));
         let e = Expr::intrinsic(t, Intrinsic::CountLeadingZeros, vec![Expr::i32(1)]);
         assert!(simplify(&e).is_const_value(31));
-        let e = Expr::intrinsic(Type::float(32), Intrinsic::Math(MathFn::Sqrt), vec![Expr::f32(2.0)]);
+        let e = Expr::intrinsic(
+            Type::float(32),
+            Intrinsic::Math(MathFn::Sqrt),
+            vec![Expr::f32(2.0)],
+        );
         assert_eq!(simplify(&e).as_float_const(), Some(2f32.sqrt() as f64));
         let x = Expr::var_i32("x");
-        assert_eq!(s(c(Intrinsic::ShiftLeft, vec![x.clone(), Expr::i32(3)])), "(x * 8)");
-        assert_eq!(s(c(Intrinsic::ShiftRight, vec![x.clone(), Expr::i32(1)])), "(x / 2)");
-        assert_eq!(s(c(Intrinsic::BitwiseOr, vec![x.clone(), Expr::i32(0)])), "x");
+        assert_eq!(
+            s(c(Intrinsic::ShiftLeft, vec![x.clone(), Expr::i32(3)])),
+            "(x * 8)"
+        );
+        assert_eq!(
+            s(c(Intrinsic::ShiftRight, vec![x.clone(), Expr::i32(1)])),
+            "(x / 2)"
+        );
+        assert_eq!(
+            s(c(Intrinsic::BitwiseOr, vec![x.clone(), Expr::i32(0)])),
+            "x"
+        );
     }
 
     #[test]

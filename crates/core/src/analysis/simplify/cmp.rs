@@ -14,7 +14,15 @@ use crate::ir::{equal, BinOp, Expr, Type};
 fn lt_rules() -> &'static [Rule] {
     static R: OnceLock<Vec<Rule>> = OnceLock::new();
     R.get_or_init(|| {
-        let W { x, y, z, c0, c1, c2, .. } = wilds();
+        let W {
+            x,
+            y,
+            z,
+            c0,
+            c1,
+            c2,
+            ..
+        } = wilds();
         let nov = no_overflow_p;
         vec![
             rule(lt(max(x, y), x), 0),
@@ -57,7 +65,15 @@ fn lt_rules() -> &'static [Rule] {
 fn eq_rules() -> &'static [Rule] {
     static R: OnceLock<Vec<Rule>> = OnceLock::new();
     R.get_or_init(|| {
-        let W { x, y, z, c0, c1, c2, .. } = wilds();
+        let W {
+            x,
+            y,
+            z,
+            c0,
+            c1,
+            c2,
+            ..
+        } = wilds();
         let nov = no_overflow_p;
         vec![
             rule(eq(x + c0, c1), eq(x, c1 - c0)),
@@ -74,7 +90,11 @@ fn eq_rules() -> &'static [Rule] {
             rule(eq(y + x, x + z), eq(y, z)),
             rule(eq(x - y, x - z), eq(y, z)),
             rule(eq(x + c0, y + c1), eq(x, y + (c1 - c0))),
-            rule_if(eq(x * c0, c1), eq(x, c1 / c0), nov() & c0.ne(0) & (c1 % c0).eq(0)),
+            rule_if(
+                eq(x * c0, c1),
+                eq(x, c1 / c0),
+                nov() & c0.ne(0) & (c1 % c0).eq(0),
+            ),
             rule_if(eq(x * c0, c1), 0, nov() & c0.ne(0) & (c1 % c0).ne(0)),
             rule(eq(select(x, c0, c1), c2), select(x, eq(c0, c2), eq(c1, c2))),
         ]
@@ -82,7 +102,13 @@ fn eq_rules() -> &'static [Rule] {
 }
 
 impl Simplifier {
-    pub(crate) fn simplify_cmp(&mut self, op: BinOp, node: &Expr, a: &Expr, b: &Expr) -> Option<Expr> {
+    pub(crate) fn simplify_cmp(
+        &mut self,
+        op: BinOp,
+        node: &Expr,
+        a: &Expr,
+        b: &Expr,
+    ) -> Option<Expr> {
         let ty = a.ty();
         match op {
             BinOp::GT => return Some(self.mk_bin(BinOp::LT, b.clone(), a.clone())),
@@ -98,7 +124,11 @@ impl Simplifier {
         if ty.is_bool() {
             // boolean (in)equality
             if equal(a, b) {
-                return Some(if op == BinOp::NE || op == BinOp::LT { f() } else { t() });
+                return Some(if op == BinOp::NE || op == BinOp::LT {
+                    f()
+                } else {
+                    t()
+                });
             }
             if matches!(op, BinOp::EQ | BinOp::NE) {
                 if a.is_const() && !b.is_const() {
@@ -141,7 +171,9 @@ impl Simplifier {
             }
         } else {
             // EQ
-            if ia.max.zip(ib.min).is_some_and(|(x, y)| x < y) || ia.min.zip(ib.max).is_some_and(|(x, y)| x > y) {
+            if ia.max.zip(ib.min).is_some_and(|(x, y)| x < y)
+                || ia.min.zip(ib.max).is_some_and(|(x, y)| x > y)
+            {
                 return Some(f());
             }
             if a.is_const() && !b.is_const() {
@@ -153,7 +185,9 @@ impl Simplifier {
         if (no_overflow(ty) || op == BinOp::EQ) && !b.is_zero() && !(a.is_const() && b.is_const()) {
             // `None`: a constant overflowed while building the difference,
             // so nothing is known from it.
-            let id = self.difference_info(a, b).unwrap_or_else(super::Info::unknown);
+            let id = self
+                .difference_info(a, b)
+                .unwrap_or_else(super::Info::unknown);
             if op == BinOp::LT {
                 if id.max.is_some_and(|m| m < 0) {
                     return Some(t());
@@ -174,18 +208,39 @@ impl Simplifier {
             }
         } else if op == BinOp::EQ {
             let ia = self.info(a);
-            if b.is_zero() && (ia.min.is_some_and(|m| m > 0) || (ia.modulus > 1 && ia.remainder != 0)) {
+            if b.is_zero()
+                && (ia.min.is_some_and(|m| m > 0) || (ia.modulus > 1 && ia.remainder != 0))
+            {
                 return Some(f());
             }
         }
-        self.rewrite(node, if op == BinOp::LT { lt_rules() } else { eq_rules() })
+        self.rewrite(
+            node,
+            if op == BinOp::LT {
+                lt_rules()
+            } else {
+                eq_rules()
+            },
+        )
     }
 }
 
 /// If `r` is structurally the same binary node as `node`, return `node`.
 fn reuse_same(r: Expr, node: &Expr) -> Expr {
     use crate::ir::ExprNode;
-    if let (ExprNode::Binary { op: o1, a: a1, b: b1 }, ExprNode::Binary { op: o2, a: a2, b: b2 }) = (r.node(), node.node()) {
+    if let (
+        ExprNode::Binary {
+            op: o1,
+            a: a1,
+            b: b1,
+        },
+        ExprNode::Binary {
+            op: o2,
+            a: a2,
+            b: b2,
+        },
+    ) = (r.node(), node.node())
+    {
         if o1 == o2 && a1.same_as(a2) && b1.same_as(b2) {
             return node.clone();
         }
@@ -195,22 +250,27 @@ fn reuse_same(r: Expr, node: &Expr) -> Expr {
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::simplify::test_util::{x, y, i, s};
+    use crate::analysis::simplify::test_util::{i, s, x, y};
     use crate::analysis::simplify::{can_prove, simplify};
     use crate::ir::{Expr, Type};
-
 
     #[test]
     fn cmp_rules() {
         assert!(can_prove(&Expr::lt(x(), Expr::add(x(), i(1)))));
         assert!(can_prove(&Expr::le(x(), x())));
-        assert!(can_prove(&Expr::ne(Expr::mul(x(), i(2)), Expr::add(Expr::mul(y(), i(2)), i(1)))));
+        assert!(can_prove(&Expr::ne(
+            Expr::mul(x(), i(2)),
+            Expr::add(Expr::mul(y(), i(2)), i(1))
+        )));
         assert!(!can_prove(&Expr::lt(x(), y())));
         assert_eq!(s(Expr::gt(x(), y())), "(y < x)");
         assert_eq!(s(Expr::le(x(), i(10))), "(x <= 10)");
         assert_eq!(s(Expr::ge(x(), i(10))), "(10 <= x)");
         assert_eq!(s(Expr::lt(Expr::add(x(), i(3)), i(10))), "(x < 7)");
-        assert_eq!(s(Expr::lt(Expr::add(x(), i(3)), Expr::add(y(), i(5)))), "(x < (y + 2))");
+        assert_eq!(
+            s(Expr::lt(Expr::add(x(), i(3)), Expr::add(y(), i(5)))),
+            "(x < (y + 2))"
+        );
         assert_eq!(s(Expr::eq(Expr::add(x(), i(3)), i(10))), "(x == 7)");
         assert_eq!(s(Expr::ne(x(), i(3))), "(x != 3)");
         assert_eq!(s(Expr::lt(Expr::mul(x(), i(4)), i(10))), "(x < 3)");
@@ -225,7 +285,10 @@ mod tests {
         // int8 x < x + 1 is not provable (wraps at 127)
         let t = Type::int(8);
         let bx = Expr::var(t, "bx");
-        assert!(!can_prove(&Expr::lt(bx.clone(), Expr::add(bx, Expr::int_imm(t, 1)))));
+        assert!(!can_prove(&Expr::lt(
+            bx.clone(),
+            Expr::add(bx, Expr::int_imm(t, 1))
+        )));
         // float comparisons fold only on constants
         let fx = Expr::var(Type::float(32), "fx");
         assert_eq!(s(Expr::lt(fx.clone(), fx.clone())), "(fx < fx)");

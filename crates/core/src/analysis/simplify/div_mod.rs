@@ -18,17 +18,53 @@ fn div_rules() -> &'static [Rule] {
             rule(x / 1, x),
             rule(x / 0, 0),
             rule(0 / x, 0),
-            rule_if((x * c0) / c1, x * (c0 / c1), nov() & c1.gt(0) & (c0 % c1).eq(0)),
-            rule_if((x * c0) / c1, x / (c1 / c0), nov() & c0.gt(0) & c1.gt(0) & (c1 % c0).eq(0)),
-            rule_if((x * c0 + y) / c1, x * (c0 / c1) + y / c1, nov() & c1.gt(0) & (c0 % c1).eq(0)),
-            rule_if((y + x * c0) / c1, y / c1 + x * (c0 / c1), nov() & c1.gt(0) & (c0 % c1).eq(0)),
-            rule_if((x * c0 - y) / c1, x * (c0 / c1) + (0 - y) / c1, nov() & c1.gt(0) & (c0 % c1).eq(0)),
-            rule_if((y - x * c0) / c1, y / c1 - x * (c0 / c1), nov() & c1.gt(0) & (c0 % c1).eq(0)),
+            rule_if(
+                (x * c0) / c1,
+                x * (c0 / c1),
+                nov() & c1.gt(0) & (c0 % c1).eq(0),
+            ),
+            rule_if(
+                (x * c0) / c1,
+                x / (c1 / c0),
+                nov() & c0.gt(0) & c1.gt(0) & (c1 % c0).eq(0),
+            ),
+            rule_if(
+                (x * c0 + y) / c1,
+                x * (c0 / c1) + y / c1,
+                nov() & c1.gt(0) & (c0 % c1).eq(0),
+            ),
+            rule_if(
+                (y + x * c0) / c1,
+                y / c1 + x * (c0 / c1),
+                nov() & c1.gt(0) & (c0 % c1).eq(0),
+            ),
+            rule_if(
+                (x * c0 - y) / c1,
+                x * (c0 / c1) + (0 - y) / c1,
+                nov() & c1.gt(0) & (c0 % c1).eq(0),
+            ),
+            rule_if(
+                (y - x * c0) / c1,
+                y / c1 - x * (c0 / c1),
+                nov() & c1.gt(0) & (c0 % c1).eq(0),
+            ),
             // Euclidean division: (x + k*c1) / c1 == x / c1 + k for any
             // nonzero c1 (both signs).
-            rule_if((x + c0) / c1, x / c1 + c0 / c1, nov() & c1.ne(0) & (c0 % c1).eq(0)),
-            rule_if((x - c0) / c1, x / c1 - c0 / c1, nov() & c1.ne(0) & (c0 % c1).eq(0)),
-            rule_if((c0 - x) / c1, c0 / c1 + (0 - x) / c1, nov() & c1.ne(0) & (c0 % c1).eq(0)),
+            rule_if(
+                (x + c0) / c1,
+                x / c1 + c0 / c1,
+                nov() & c1.ne(0) & (c0 % c1).eq(0),
+            ),
+            rule_if(
+                (x - c0) / c1,
+                x / c1 - c0 / c1,
+                nov() & c1.ne(0) & (c0 % c1).eq(0),
+            ),
+            rule_if(
+                (c0 - x) / c1,
+                c0 / c1 + (0 - x) / c1,
+                nov() & c1.ne(0) & (c0 % c1).eq(0),
+            ),
             rule_if(
                 (x / c0) / c1,
                 x / (c0 * c1),
@@ -47,11 +83,31 @@ fn mod_rules() -> &'static [Rule] {
             rule(x % 1, 0),
             rule(x % 0, 0),
             rule(0 % x, 0),
-            rule_if((x * c0 + y) % c1, y % c1, nov() & c1.gt(0) & (c0 % c1).eq(0)),
-            rule_if((y + x * c0) % c1, y % c1, nov() & c1.gt(0) & (c0 % c1).eq(0)),
-            rule_if((x + c0) % c1, (x + c0 % c1) % c1, nov() & c1.gt(0) & (c0.ge(c1) | c0.lt(0))),
-            rule_if((x * c0) % c1, (x * (c0 % c1)) % c1, nov() & c1.gt(0) & (c0.ge(c1) | c0.lt(0))),
-            rule_if((x * c0) % c1, (x % (c1 / c0)) * c0, nov() & c0.gt(0) & c1.gt(0) & (c1 % c0).eq(0)),
+            rule_if(
+                (x * c0 + y) % c1,
+                y % c1,
+                nov() & c1.gt(0) & (c0 % c1).eq(0),
+            ),
+            rule_if(
+                (y + x * c0) % c1,
+                y % c1,
+                nov() & c1.gt(0) & (c0 % c1).eq(0),
+            ),
+            rule_if(
+                (x + c0) % c1,
+                (x + c0 % c1) % c1,
+                nov() & c1.gt(0) & (c0.ge(c1) | c0.lt(0)),
+            ),
+            rule_if(
+                (x * c0) % c1,
+                (x * (c0 % c1)) % c1,
+                nov() & c1.gt(0) & (c0.ge(c1) | c0.lt(0)),
+            ),
+            rule_if(
+                (x * c0) % c1,
+                (x % (c1 / c0)) * c0,
+                nov() & c0.gt(0) & c1.gt(0) & (c1 % c0).eq(0),
+            ),
             rule_if((x % c0) % c1, x % c1, c0.ne(0) & c1.gt(0) & (c0 % c1).eq(0)),
         ]
     })
@@ -66,7 +122,9 @@ impl Simplifier {
             }
             // As Halide: division by a float constant is a multiply by its
             // reciprocal (rounded in the type's precision).
-            if b.as_float_const().is_some() || matches!(super::fold::const_of(b), Some(super::fold::C::F(_))) {
+            if b.as_float_const().is_some()
+                || matches!(super::fold::const_of(b), Some(super::fold::C::F(_)))
+            {
                 let one = super::fold::make(b.ty(), super::fold::C::F(1.0));
                 if let Some(r) = super::fold::fold_bin(BinOp::Div, &one, b) {
                     return Some(self.mk_bin(BinOp::Mul, a.clone(), r));
@@ -112,10 +170,9 @@ impl Simplifier {
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::simplify::test_util::{x, y, i, s};
     use crate::analysis::simplify::simplify;
+    use crate::analysis::simplify::test_util::{i, s, x, y};
     use crate::ir::{Expr, Type};
-
 
     #[test]
     fn div_rules() {
@@ -123,20 +180,32 @@ mod tests {
         assert_eq!(s(Expr::div(x(), i(0))), "0");
         assert_eq!(s(Expr::div(i(-7), i(2))), "-4");
         assert_eq!(s(Expr::div(i(7), i(-2))), "-3");
-        assert_eq!(s(Expr::div(Expr::add(Expr::mul(x(), i(8)), y()), i(8))), "(x + (y / 8))");
+        assert_eq!(
+            s(Expr::div(Expr::add(Expr::mul(x(), i(8)), y()), i(8))),
+            "(x + (y / 8))"
+        );
         assert_eq!(s(Expr::div(Expr::mul(x(), i(8)), i(4))), "(x * 2)");
         assert_eq!(s(Expr::div(Expr::mul(x(), i(4)), i(8))), "(x / 2)");
         assert_eq!(s(Expr::div(Expr::add(x(), i(16)), i(8))), "((x / 8) + 2)");
         assert_eq!(s(Expr::div(Expr::div(x(), i(4)), i(2))), "(x / 8)");
         assert_eq!(s(Expr::div(Expr::add(x(), i(-16)), i(8))), "((x / 8) + -2)");
-        assert_eq!(s(Expr::div(Expr::add(x(), i(16)), i(-8))), "((x / -8) + -2)");
+        assert_eq!(
+            s(Expr::div(Expr::add(x(), i(16)), i(-8))),
+            "((x / -8) + -2)"
+        );
         assert_eq!(s(Expr::div(Expr::add(x(), i(3)), i(8))), "((x + 3) / 8)");
         assert_eq!(s(Expr::div(Expr::add(x(), i(8)), i(0))), "0");
-        assert_eq!(s(Expr::div(Expr::add(Expr::mul(x(), i(4)), i(2)), i(4))), "x");
+        assert_eq!(
+            s(Expr::div(Expr::add(Expr::mul(x(), i(4)), i(2)), i(4))),
+            "x"
+        );
         // not sound with wrap-around: left alone for uint8
         let u = Type::uint(8);
         let ux = Expr::var(u, "ux");
-        let e = Expr::div(Expr::add(Expr::mul(ux, Expr::uint_imm(u, 8)), Expr::uint_imm(u, 16)), Expr::uint_imm(u, 8));
+        let e = Expr::div(
+            Expr::add(Expr::mul(ux, Expr::uint_imm(u, 8)), Expr::uint_imm(u, 16)),
+            Expr::uint_imm(u, 8),
+        );
         assert_eq!(s(e), "(((ux * (uint8)8) + (uint8)16) / (uint8)8)");
     }
 
@@ -145,15 +214,24 @@ mod tests {
         assert_eq!(s(Expr::modulo(x(), i(1))), "0");
         assert_eq!(s(Expr::modulo(i(-7), i(3))), "2");
         assert_eq!(s(Expr::modulo(i(-7), i(-3))), "2");
-        assert_eq!(s(Expr::modulo(Expr::add(Expr::mul(x(), i(4)), i(2)), i(4))), "2");
-        assert_eq!(s(Expr::modulo(Expr::add(Expr::mul(x(), i(8)), y()), i(4))), "(y % 4)");
+        assert_eq!(
+            s(Expr::modulo(Expr::add(Expr::mul(x(), i(4)), i(2)), i(4))),
+            "2"
+        );
+        assert_eq!(
+            s(Expr::modulo(Expr::add(Expr::mul(x(), i(8)), y()), i(4))),
+            "(y % 4)"
+        );
         assert_eq!(s(Expr::modulo(Expr::add(x(), i(9)), i(4))), "((x + 1) % 4)");
         assert_eq!(s(Expr::modulo(Expr::modulo(x(), i(8)), i(4))), "(x % 4)");
         assert_eq!(s(Expr::modulo(Expr::mul(x(), i(4)), i(8))), "((x % 2) * 4)");
         // alignment survives wrap for powers of two
         let u = Type::uint(8);
         let ux = Expr::var(u, "ux");
-        let e = Expr::modulo(Expr::add(Expr::mul(ux, Expr::uint_imm(u, 4)), Expr::uint_imm(u, 3)), Expr::uint_imm(u, 4));
+        let e = Expr::modulo(
+            Expr::add(Expr::mul(ux, Expr::uint_imm(u, 4)), Expr::uint_imm(u, 3)),
+            Expr::uint_imm(u, 4),
+        );
         assert!(simplify(&e).is_const_value(3));
     }
 }

@@ -133,7 +133,8 @@ pub fn fold_bin(op: BinOp, a: &Expr, b: &Expr) -> Option<Expr> {
 pub fn fold_bin_checked(op: BinOp, a: &Expr, b: &Expr) -> Option<(Expr, bool)> {
     let (ca, cb) = (const_of(a)?, const_of(b)?);
     let ty = a.ty();
-    if !ty.is_float() && !ty.is_handle() && !ty.is_bool() && !op.is_comparison() && !op.is_logical() {
+    if !ty.is_float() && !ty.is_handle() && !ty.is_bool() && !op.is_comparison() && !op.is_logical()
+    {
         if let (Some(x), Some(y)) = (as_i128(ca), as_i128(cb)) {
             if super::info::no_overflow(ty) {
                 let exact = match op {
@@ -156,7 +157,9 @@ fn fold_bin_unchecked(op: BinOp, a: &Expr, b: &Expr, ca: C, cb: C) -> Option<Exp
     let _ = b;
     let ty = a.ty();
     if ty.is_float() {
-        let (C::F(x), C::F(y)) = (ca, cb) else { return None };
+        let (C::F(x), C::F(y)) = (ca, cb) else {
+            return None;
+        };
         return fold_float(op, ty, x, y);
     }
     if ty.is_handle() {
@@ -194,7 +197,12 @@ pub const SIGNED_INTEGER_OVERFLOW: &str = "signed_integer_overflow";
 
 /// The overflow marker of type `ty`.
 pub fn signed_integer_overflow(ty: Type) -> Expr {
-    Expr::call(ty, SIGNED_INTEGER_OVERFLOW.to_string(), vec![], crate::ir::CallKind::PureExtern)
+    Expr::call(
+        ty,
+        SIGNED_INTEGER_OVERFLOW.to_string(),
+        vec![],
+        crate::ir::CallKind::PureExtern,
+    )
 }
 
 /// Fold a cast of a constant.
@@ -274,17 +282,33 @@ mod tests {
         let a = Expr::int_imm(i8t, 100);
         let b = Expr::int_imm(i8t, 100);
         assert!(fold_bin(BinOp::Add, &a, &b).unwrap().is_const_value(-56));
-        assert!(fold_bin(BinOp::Div, &Expr::i32(-7), &Expr::i32(2)).unwrap().is_const_value(-4));
-        assert!(fold_bin(BinOp::Mod, &Expr::i32(-7), &Expr::i32(2)).unwrap().is_const_value(1));
-        assert!(fold_bin(BinOp::Div, &Expr::i32(-7), &Expr::i32(0)).unwrap().is_const_value(0));
+        assert!(fold_bin(BinOp::Div, &Expr::i32(-7), &Expr::i32(2))
+            .unwrap()
+            .is_const_value(-4));
+        assert!(fold_bin(BinOp::Mod, &Expr::i32(-7), &Expr::i32(2))
+            .unwrap()
+            .is_const_value(1));
+        assert!(fold_bin(BinOp::Div, &Expr::i32(-7), &Expr::i32(0))
+            .unwrap()
+            .is_const_value(0));
         let u = Type::uint(8);
-        assert!(fold_bin(BinOp::Sub, &Expr::uint_imm(u, 3), &Expr::uint_imm(u, 5)).unwrap().is_const_value(254));
+        assert!(
+            fold_bin(BinOp::Sub, &Expr::uint_imm(u, 3), &Expr::uint_imm(u, 5))
+                .unwrap()
+                .is_const_value(254)
+        );
         let f = fold_bin(BinOp::Add, &Expr::f32(0.1), &Expr::f32(0.2)).unwrap();
         assert_eq!(f.as_float_const().unwrap(), (0.1f32 + 0.2f32) as f64);
-        assert!(fold_bin(BinOp::LT, &Expr::i32(1), &Expr::i32(2)).unwrap().is_true());
+        assert!(fold_bin(BinOp::LT, &Expr::i32(1), &Expr::i32(2))
+            .unwrap()
+            .is_true());
         assert!(fold_cast(Type::bool(), &Expr::i32(3)).unwrap().is_true());
         assert!(fold_cast(Type::bool(), &Expr::i32(2)).unwrap().is_false());
-        assert!(fold_cast(Type::uint(8), &Expr::i32(-1)).unwrap().is_const_value(255));
-        assert!(fold_cast(Type::i32(), &Expr::f32(-2.7)).unwrap().is_const_value(-2));
+        assert!(fold_cast(Type::uint(8), &Expr::i32(-1))
+            .unwrap()
+            .is_const_value(255));
+        assert!(fold_cast(Type::i32(), &Expr::f32(-2.7))
+            .unwrap()
+            .is_const_value(-2));
     }
 }

@@ -35,7 +35,13 @@ impl Rng {
     }
 }
 
-const TYPES: [Type; 5] = [Type::int(32), Type::int(8), Type::uint(8), Type::int(16), Type::uint(16)];
+const TYPES: [Type; 5] = [
+    Type::int(32),
+    Type::int(8),
+    Type::uint(8),
+    Type::int(16),
+    Type::uint(16),
+];
 
 fn var_name(i: usize, ty: Type) -> String {
     format!("{}_{}", ["x", "y", "z"][i], ty)
@@ -64,11 +70,19 @@ const EXTREMES: [i64; 10] = [
 
 impl Gen {
     pub(crate) fn new(seed: u64) -> Gen {
-        Gen { rng: Rng::new(seed), lets: 0, extreme: false }
+        Gen {
+            rng: Rng::new(seed),
+            lets: 0,
+            extreme: false,
+        }
     }
 
     pub(crate) fn new_extreme(seed: u64) -> Gen {
-        Gen { rng: Rng::new(seed), lets: 0, extreme: true }
+        Gen {
+            rng: Rng::new(seed),
+            lets: 0,
+            extreme: true,
+        }
     }
 
     fn constant(&mut self, ty: Type) -> Expr {
@@ -79,7 +93,11 @@ impl Gen {
         let v = match self.rng.below(10) {
             0 => {
                 if ty.bits < 32 {
-                    if self.rng.below(2) == 0 { ty.max_int() as i64 } else { ty.min_int() as i64 }
+                    if self.rng.below(2) == 0 {
+                        ty.max_int() as i64
+                    } else {
+                        ty.min_int() as i64
+                    }
                 } else {
                     self.rng.range(-1000, 1000)
                 }
@@ -106,16 +124,28 @@ impl Gen {
             4 => Expr::mul(self.int_expr(ty, d), self.int_expr(ty, d)),
             5 => Expr::mul(self.int_expr(ty, d), self.constant(ty)),
             6 => {
-                let b = if self.rng.below(3) == 0 { self.int_expr(ty, d) } else { self.constant(ty) };
+                let b = if self.rng.below(3) == 0 {
+                    self.int_expr(ty, d)
+                } else {
+                    self.constant(ty)
+                };
                 Expr::div(self.int_expr(ty, d), b)
             }
             7 => {
-                let b = if self.rng.below(3) == 0 { self.int_expr(ty, d) } else { self.constant(ty) };
+                let b = if self.rng.below(3) == 0 {
+                    self.int_expr(ty, d)
+                } else {
+                    self.constant(ty)
+                };
                 Expr::modulo(self.int_expr(ty, d), b)
             }
             8 => Expr::min(self.int_expr(ty, d), self.int_expr(ty, d)),
             9 => Expr::max(self.int_expr(ty, d), self.int_expr(ty, d)),
-            10 => Expr::select(self.bool_expr(d), self.int_expr(ty, d), self.int_expr(ty, d)),
+            10 => Expr::select(
+                self.bool_expr(d),
+                self.int_expr(ty, d),
+                self.int_expr(ty, d),
+            ),
             11 => {
                 let other = TYPES[self.rng.below(TYPES.len() as u64) as usize];
                 Expr::cast(ty, self.int_expr(other, d))
@@ -147,7 +177,14 @@ impl Gen {
             _ => {
                 let ty = TYPES[self.rng.below(TYPES.len() as u64) as usize];
                 let (a, b) = (self.int_expr(ty, d), self.int_expr(ty, d));
-                let op = [BinOp::LT, BinOp::LE, BinOp::GT, BinOp::GE, BinOp::EQ, BinOp::NE][self.rng.below(6) as usize];
+                let op = [
+                    BinOp::LT,
+                    BinOp::LE,
+                    BinOp::GT,
+                    BinOp::GE,
+                    BinOp::EQ,
+                    BinOp::NE,
+                ][self.rng.below(6) as usize];
                 Expr::binary(op, a, b)
             }
         }
@@ -161,7 +198,12 @@ pub(crate) fn eval(e: &Expr, env: &mut HashMap<String, i128>, overflow: &mut boo
 }
 
 /// Evaluate lane `lane` of a (possibly vector) expression.
-pub(crate) fn eval_lane(e: &Expr, lane: i128, env: &mut HashMap<String, i128>, overflow: &mut bool) -> i128 {
+pub(crate) fn eval_lane(
+    e: &Expr,
+    lane: i128,
+    env: &mut HashMap<String, i128>,
+    overflow: &mut bool,
+) -> i128 {
     let eval = |e: &Expr, env: &mut HashMap<String, i128>, o: &mut bool| eval_lane(e, lane, env, o);
     let ty = e.ty();
     let wrap = |v: i128, overflow: &mut bool| -> i128 {
@@ -181,7 +223,9 @@ pub(crate) fn eval_lane(e: &Expr, lane: i128, env: &mut HashMap<String, i128>, o
     match e.node() {
         ExprNode::IntImm(v) => *v as i128,
         ExprNode::UIntImm(v) => *v as i128,
-        ExprNode::Variable { name, .. } => *env.get(name).unwrap_or_else(|| panic!("unbound {name}")),
+        ExprNode::Variable { name, .. } => {
+            *env.get(name).unwrap_or_else(|| panic!("unbound {name}"))
+        }
         ExprNode::Cast(a) => {
             let v = eval(a, env, overflow);
             if ty.is_bool() {
@@ -280,8 +324,14 @@ pub(crate) fn random_env(rng: &mut Rng) -> HashMap<String, i128> {
 
 #[test]
 fn fuzz_simplify_matches_interpreter() {
-    let seed: u64 = std::env::var("FH_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(12345);
-    let cases: usize = std::env::var("FH_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(4000);
+    let seed: u64 = std::env::var("FH_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(12345);
+    let cases: usize = std::env::var("FH_FUZZ_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4000);
     let mut gen = Gen::new(seed);
     let mut env_rng = Rng::new(seed ^ 777);
     let mut compared = 0usize;
@@ -315,9 +365,12 @@ fn fuzz_simplify_matches_interpreter() {
             }
             compared += 1;
             assert_eq!(
-                v1, v2,
+                v1,
+                v2,
                 "mismatch (case {case})\n  original:   {e}\n  simplified: {s}\n  env: {:?}",
-                env.iter().filter(|(k, _)| e.to_string().contains(k.as_str())).collect::<Vec<_>>()
+                env.iter()
+                    .filter(|(k, _)| e.to_string().contains(k.as_str()))
+                    .collect::<Vec<_>>()
             );
         }
     }
@@ -334,8 +387,14 @@ fn fuzz_simplify_matches_interpreter() {
 #[test]
 fn fuzz_extreme_constants() {
     use super::can_prove;
-    let seed: u64 = std::env::var("FH_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(31337);
-    let cases: usize = std::env::var("FH_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(4000);
+    let seed: u64 = std::env::var("FH_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(31337);
+    let cases: usize = std::env::var("FH_FUZZ_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4000);
     let mut gen = Gen::new_extreme(seed);
     let mut env_rng = Rng::new(seed ^ 4321);
     let t = Type::int(32);
@@ -350,15 +409,30 @@ fn fuzz_extreme_constants() {
                 let (k0, k1) = (gen.constant(t), gen.constant(t));
                 Expr::max(Expr::max(k0, s.clone()), Expr::min(k1, s))
             }
-            3 => Expr::select(gen.bool_expr(depth), gen.int_expr(t, depth), gen.int_expr(t, depth)),
+            3 => Expr::select(
+                gen.bool_expr(depth),
+                gen.int_expr(t, depth),
+                gen.int_expr(t, depth),
+            ),
             4 => Expr::sub(gen.int_expr(t, depth), gen.int_expr(t, depth)),
             _ => gen.int_expr(t, depth),
         };
         let s = simplify(&e);
         assert_eq!(s.ty(), e.ty(), "type changed: {e} -> {s}");
         // a comparison against another expression, for can_prove
-        let other = if gen.rng.below(2) == 0 { gen.constant(t) } else { gen.int_expr(t, 2) };
-        let op = [BinOp::LT, BinOp::LE, BinOp::GT, BinOp::GE, BinOp::EQ, BinOp::NE][gen.rng.below(6) as usize];
+        let other = if gen.rng.below(2) == 0 {
+            gen.constant(t)
+        } else {
+            gen.int_expr(t, 2)
+        };
+        let op = [
+            BinOp::LT,
+            BinOp::LE,
+            BinOp::GT,
+            BinOp::GE,
+            BinOp::EQ,
+            BinOp::NE,
+        ][gen.rng.below(6) as usize];
         let cond = Expr::binary(op, e.clone(), other);
         let sc = simplify(&cond);
         let p = sc.is_true();
@@ -375,23 +449,41 @@ fn fuzz_extreme_constants() {
                 }
             }
             let show = |env: &HashMap<String, i128>, x: &Expr| {
-                env.iter().filter(|(k, _)| x.to_string().contains(k.as_str())).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>()
+                env.iter()
+                    .filter(|(k, _)| x.to_string().contains(k.as_str()))
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
             };
             let (mut o1, mut o2) = (false, false);
             let v1 = eval(&e, &mut env, &mut o1);
             let v2 = eval(&s, &mut env, &mut o2);
             if !o1 && !o2 {
                 compared += 1;
-                assert_eq!(v1, v2, "mismatch (case {case})\n  original:   {e}\n  simplified: {s}\n  env: {:?}", show(&env, &e));
+                assert_eq!(
+                    v1,
+                    v2,
+                    "mismatch (case {case})\n  original:   {e}\n  simplified: {s}\n  env: {:?}",
+                    show(&env, &e)
+                );
             }
             let (mut o3, mut o4) = (false, false);
             let c1 = eval(&cond, &mut env, &mut o3);
             let c2 = eval(&sc, &mut env, &mut o4);
             if !o3 {
                 if p || np {
-                    assert_eq!(c1, p as i128, "wrong proof (case {case})\n  {cond}\n  => {sc}\n  env: {:?}", show(&env, &cond));
+                    assert_eq!(
+                        c1,
+                        p as i128,
+                        "wrong proof (case {case})\n  {cond}\n  => {sc}\n  env: {:?}",
+                        show(&env, &cond)
+                    );
                 } else if !o4 {
-                    assert_eq!(c1, c2, "mismatch (case {case})\n  {cond}\n  => {sc}\n  env: {:?}", show(&env, &cond));
+                    assert_eq!(
+                        c1,
+                        c2,
+                        "mismatch (case {case})\n  {cond}\n  => {sc}\n  env: {:?}",
+                        show(&env, &cond)
+                    );
                 }
             }
         }
@@ -439,7 +531,10 @@ fn no_blowup_on_deep_or_shared_exprs() {
         e = Expr::add(e, Expr::i32(i % 7));
     }
     let s = simplify(&e);
-    assert_eq!(s.to_string(), format!("(x + {})", (0..500).map(|i| i % 7).sum::<i64>()));
+    assert_eq!(
+        s.to_string(),
+        format!("(x + {})", (0..500).map(|i| i % 7).sum::<i64>())
+    );
     // heavy DAG sharing: 2^40 tree nodes, 40 distinct ones
     let mut e = x.clone();
     for _ in 0..40 {
@@ -456,12 +551,23 @@ fn no_blowup_on_deep_or_shared_exprs() {
     let mut body = Stmt::store("buf", Expr::i32(0), x.clone(), Expr::bool_const(true));
     for i in 0..300 {
         let v = Expr::var_i32(format!("l{i}"));
-        body = Stmt::block(vec![Stmt::store("buf", v.clone(), v.clone(), Expr::bool_const(true)), body]);
-        body = Stmt::let_stmt(format!("l{i}"), Expr::mul(x.clone(), Expr::var_i32(format!("w{i}"))), body);
+        body = Stmt::block(vec![
+            Stmt::store("buf", v.clone(), v.clone(), Expr::bool_const(true)),
+            body,
+        ]);
+        body = Stmt::let_stmt(
+            format!("l{i}"),
+            Expr::mul(x.clone(), Expr::var_i32(format!("w{i}"))),
+            body,
+        );
     }
     let s = Stmt::for_loop("x", Expr::i32(0), Expr::i32(100), ForType::Serial, body);
     let _ = super::simplify_stmt(&s);
-    assert!(t0.elapsed().as_secs_f64() < 20.0, "too slow: {:?}", t0.elapsed());
+    assert!(
+        t0.elapsed().as_secs_f64() < 20.0,
+        "too slow: {:?}",
+        t0.elapsed()
+    );
 }
 
 /// Turn a scalar expression into a 4-lane one: int32 `x` becomes a ramp,
@@ -482,22 +588,32 @@ fn widen(e: &Expr, stride: i64) -> Expr {
         }
         ExprNode::Binary { op, a, b } => Expr::binary(*op, widen(a, stride), widen(b, stride)),
         ExprNode::Not(a) => Expr::not(widen(a, stride)),
-        ExprNode::Select { cond, t, f } => Expr::select(widen(cond, stride), widen(t, stride), widen(f, stride)),
+        ExprNode::Select { cond, t, f } => {
+            Expr::select(widen(cond, stride), widen(t, stride), widen(f, stride))
+        }
         ExprNode::Cast(a) => Expr::cast(ty, widen(a, stride)),
-        ExprNode::Let { name, value, body } => Expr::let_(name.clone(), widen(value, stride), widen(body, stride)),
+        ExprNode::Let { name, value, body } => {
+            Expr::let_(name.clone(), widen(value, stride), widen(body, stride))
+        }
         _ => panic!("widen: unexpected {e}"),
     }
 }
 
 #[test]
 fn fuzz_vector_simplify_matches_interpreter() {
-    let seed: u64 = std::env::var("FH_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(2024);
+    let seed: u64 = std::env::var("FH_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2024);
     let mut gen = Gen::new(seed);
     let mut env_rng = Rng::new(88);
     let mut compared = 0usize;
     for case in 0..2000 {
         let ty = TYPES[case % TYPES.len()];
-        let e = widen(&gen.int_expr(ty, 2 + (case % 3) as u32), [1, 2, -1, 3][case % 4]);
+        let e = widen(
+            &gen.int_expr(ty, 2 + (case % 3) as u32),
+            [1, 2, -1, 3][case % 4],
+        );
         let s = simplify(&e);
         assert_eq!(s.ty(), e.ty(), "type changed: {e} -> {s}");
         for _ in 0..6 {
@@ -510,7 +626,10 @@ fn fuzz_vector_simplify_matches_interpreter() {
                     continue;
                 }
                 compared += 1;
-                assert_eq!(v1, v2, "lane {lane} mismatch (case {case})\n  original:   {e}\n  simplified: {s}");
+                assert_eq!(
+                    v1, v2,
+                    "lane {lane} mismatch (case {case})\n  original:   {e}\n  simplified: {s}"
+                );
             }
         }
     }

@@ -67,13 +67,28 @@ type Bound = Option<i128>;
 
 impl Info {
     pub fn unknown() -> Info {
-        Info { min: None, max: None, modulus: 1, remainder: 0 }
+        Info {
+            min: None,
+            max: None,
+            modulus: 1,
+            remainder: 0,
+        }
     }
     pub fn exact(v: i64) -> Info {
-        Info { min: Some(v), max: Some(v), modulus: 0, remainder: v }
+        Info {
+            min: Some(v),
+            max: Some(v),
+            modulus: 0,
+            remainder: v,
+        }
     }
     pub fn bounds(min: Option<i64>, max: Option<i64>) -> Info {
-        Info { min, max, modulus: 1, remainder: 0 }
+        Info {
+            min,
+            max,
+            modulus: 1,
+            remainder: 0,
+        }
     }
     /// The full range of an integer type (bools are [0, 1]).
     pub fn type_range(ty: Type) -> Info {
@@ -182,11 +197,22 @@ impl Info {
                 max = to_i64(adj).or(max);
             }
         }
-        Info { min, max, modulus, remainder }
+        Info {
+            min,
+            max,
+            modulus,
+            remainder,
+        }
     }
 
     pub fn fit(self, ty: Type) -> Info {
-        Info::make(ty, self.lo(), self.hi(), self.modulus as i128, self.remainder as i128)
+        Info::make(
+            ty,
+            self.lo(),
+            self.hi(),
+            self.modulus as i128,
+            self.remainder as i128,
+        )
     }
 
     pub fn add(ty: Type, a: &Info, b: &Info) -> Info {
@@ -231,7 +257,12 @@ impl Info {
                 }
             }
         };
-        let (m1, r1, m2, r2) = (a.modulus as i128, a.remainder as i128, b.modulus as i128, b.remainder as i128);
+        let (m1, r1, m2, r2) = (
+            a.modulus as i128,
+            a.remainder as i128,
+            b.modulus as i128,
+            b.remainder as i128,
+        );
         let m = gcd(gcd(m1 * m2, m1 * r2), m2 * r1);
         Info::make(ty, lo, hi, m, r1 * r2)
     }
@@ -262,7 +293,12 @@ impl Info {
             }
         } else if b.is_pos() {
             if let (Some(a0), Some(a1), Some(b0), Some(b1)) = (a.lo(), a.hi(), b.lo(), b.hi()) {
-                let c = [div_euclid(a0, b0), div_euclid(a0, b1), div_euclid(a1, b0), div_euclid(a1, b1)];
+                let c = [
+                    div_euclid(a0, b0),
+                    div_euclid(a0, b1),
+                    div_euclid(a1, b0),
+                    div_euclid(a1, b1),
+                ];
                 lo = c.iter().min().copied();
                 hi = c.iter().max().copied();
             } else if a.is_nonneg() {
@@ -341,7 +377,10 @@ impl Info {
     }
 
     fn union_align(a: &Info, b: &Info) -> (i128, i128) {
-        let m = gcd(gcd(a.modulus as i128, b.modulus as i128), a.remainder as i128 - b.remainder as i128);
+        let m = gcd(
+            gcd(a.modulus as i128, b.modulus as i128),
+            a.remainder as i128 - b.remainder as i128,
+        );
         (m, a.remainder as i128)
     }
 

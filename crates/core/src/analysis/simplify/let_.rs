@@ -26,7 +26,10 @@ impl Visitor for UsesVar<'_> {
                     self.found = true;
                 }
             }
-            ExprNode::IntImm(_) | ExprNode::UIntImm(_) | ExprNode::FloatImm(_) | ExprNode::StringImm(_) => {}
+            ExprNode::IntImm(_)
+            | ExprNode::UIntImm(_)
+            | ExprNode::FloatImm(_)
+            | ExprNode::StringImm(_) => {}
             _ => {
                 if self.seen.insert(expr_id(e)) {
                     crate::ir::visit::walk_expr(self, e);
@@ -42,13 +45,21 @@ impl Visitor for UsesVar<'_> {
 }
 
 pub(crate) fn expr_uses(e: &Expr, name: &str) -> bool {
-    let mut v = UsesVar { name, seen: HashSet::new(), found: false };
+    let mut v = UsesVar {
+        name,
+        seen: HashSet::new(),
+        found: false,
+    };
     v.visit_expr(e);
     v.found
 }
 
 pub(crate) fn stmt_uses(s: &Stmt, name: &str) -> bool {
-    let mut v = UsesVar { name, seen: HashSet::new(), found: false };
+    let mut v = UsesVar {
+        name,
+        seen: HashSet::new(),
+        found: false,
+    };
     v.visit_stmt(s);
     v.found
 }
@@ -56,11 +67,19 @@ pub(crate) fn stmt_uses(s: &Stmt, name: &str) -> bool {
 /// Is `v` cheap enough to substitute wherever its variable appears?
 pub(crate) fn should_substitute(v: &Expr) -> bool {
     match v.node() {
-        ExprNode::IntImm(_) | ExprNode::UIntImm(_) | ExprNode::FloatImm(_) | ExprNode::StringImm(_) => true,
+        ExprNode::IntImm(_)
+        | ExprNode::UIntImm(_)
+        | ExprNode::FloatImm(_)
+        | ExprNode::StringImm(_) => true,
         ExprNode::Variable { .. } => true,
-        ExprNode::Binary { op: BinOp::Add | BinOp::Sub | BinOp::Mul, a, b } => {
+        ExprNode::Binary {
+            op: BinOp::Add | BinOp::Sub | BinOp::Mul,
+            a,
+            b,
+        } => {
             !v.ty().is_float()
-                && ((a.as_variable().is_some() && b.is_const()) || (a.is_const() && b.as_variable().is_some()))
+                && ((a.as_variable().is_some() && b.is_const())
+                    || (a.is_const() && b.as_variable().is_some()))
         }
         ExprNode::Broadcast { value, .. } => should_substitute(value),
         ExprNode::Ramp { base, stride, .. } => should_substitute(base) && stride.is_const(),
@@ -121,10 +140,9 @@ impl Simplifier {
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::simplify::test_util::{x, i, s};
     use crate::analysis::simplify::simplify;
+    use crate::analysis::simplify::test_util::{i, s, x};
     use crate::ir::{Expr, Type};
-
 
     #[test]
     fn let_rules() {
@@ -132,12 +150,26 @@ mod tests {
         // constant substituted
         assert_eq!(s(Expr::let_("t", i(3), Expr::add(t.clone(), i(4)))), "7");
         // var + const substituted
-        assert_eq!(s(Expr::let_("t", Expr::add(x(), i(1)), Expr::sub(t.clone(), x()))), "1");
+        assert_eq!(
+            s(Expr::let_(
+                "t",
+                Expr::add(x(), i(1)),
+                Expr::sub(t.clone(), x())
+            )),
+            "1"
+        );
         // unused let removed
         let heavy = Expr::mul(x(), x());
         assert_eq!(s(Expr::let_("t", heavy.clone(), x())), "x");
         // used let kept
-        assert_eq!(s(Expr::let_("t", heavy.clone(), Expr::add(t.clone(), t.clone()))), "(let t = (x * x) in (t * 2))");
+        assert_eq!(
+            s(Expr::let_(
+                "t",
+                heavy.clone(),
+                Expr::add(t.clone(), t.clone())
+            )),
+            "(let t = (x * x) in (t * 2))"
+        );
         // facts of the value flow into the body
         let u8v = Expr::cast(Type::i32(), Expr::var(Type::uint(8), "p"));
         let body = Expr::lt(Expr::add(t.clone(), Expr::mul(t.clone(), i(2))), i(1000));

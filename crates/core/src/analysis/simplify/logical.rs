@@ -66,14 +66,27 @@ fn or_rules() -> &'static [Rule] {
 }
 
 impl Simplifier {
-    pub(crate) fn simplify_logical(&mut self, op: BinOp, node: &Expr, a: &Expr, b: &Expr) -> Option<Expr> {
+    pub(crate) fn simplify_logical(
+        &mut self,
+        op: BinOp,
+        node: &Expr,
+        a: &Expr,
+        b: &Expr,
+    ) -> Option<Expr> {
         if equal(a, b) {
             return Some(a.clone());
         }
         if a.is_const() && !b.is_const() {
             return Some(self.mk_bin(op, b.clone(), a.clone()));
         }
-        self.rewrite(node, if op == BinOp::And { and_rules() } else { or_rules() })
+        self.rewrite(
+            node,
+            if op == BinOp::And {
+                and_rules()
+            } else {
+                or_rules()
+            },
+        )
     }
 
     pub(crate) fn not_node(&mut self, a: Expr, orig: Option<&Expr>) -> Expr {
@@ -122,10 +135,9 @@ impl Simplifier {
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::simplify::test_util::{x, i, s};
     use crate::analysis::simplify::simplify;
+    use crate::analysis::simplify::test_util::{i, s, x};
     use crate::ir::{Expr, Type};
-
 
     #[test]
     fn logical_rules() {
@@ -138,12 +150,21 @@ mod tests {
         assert_eq!(s(Expr::not(Expr::not(b.clone()))), "b");
         assert_eq!(s(Expr::and(Expr::or(b.clone(), c.clone()), b.clone())), "b");
         assert_eq!(s(Expr::not(Expr::lt(x(), i(3)))), "(3 <= x)");
-        assert_eq!(s(Expr::and(Expr::lt(x(), i(3)), Expr::lt(x(), i(5)))), "(x < 3)");
-        assert_eq!(s(Expr::or(Expr::lt(x(), i(3)), Expr::lt(x(), i(5)))), "(x < 5)");
+        assert_eq!(
+            s(Expr::and(Expr::lt(x(), i(3)), Expr::lt(x(), i(5)))),
+            "(x < 3)"
+        );
+        assert_eq!(
+            s(Expr::or(Expr::lt(x(), i(3)), Expr::lt(x(), i(5)))),
+            "(x < 5)"
+        );
         assert!(simplify(&Expr::and(Expr::eq(x(), i(3)), Expr::eq(x(), i(5)))).is_false());
         assert!(simplify(&Expr::and(Expr::lt(x(), i(3)), Expr::lt(i(5), x()))).is_false());
         // float: !(a < b) is not (b <= a) because of NaN
         let f = Expr::var(Type::float(32), "f");
-        assert_eq!(s(Expr::not(Expr::lt(f.clone(), Expr::f32(1.0)))), "!(f < 1.0f)");
+        assert_eq!(
+            s(Expr::not(Expr::lt(f.clone(), Expr::f32(1.0)))),
+            "!(f < 1.0f)"
+        );
     }
 }

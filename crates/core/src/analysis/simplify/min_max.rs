@@ -12,7 +12,16 @@ use crate::ir::{equal, BinOp, Expr};
 fn min_rules() -> &'static [Rule] {
     static R: OnceLock<Vec<Rule>> = OnceLock::new();
     R.get_or_init(|| {
-        let W { x, y, z, w, u, c0, c1, .. } = wilds();
+        let W {
+            x,
+            y,
+            z,
+            w,
+            u,
+            c0,
+            c1,
+            ..
+        } = wilds();
         let nov = no_overflow_p;
         vec![
             rule(min(min(x, c0), c1), min(x, min(c0, c1))),
@@ -40,7 +49,10 @@ fn min_rules() -> &'static [Rule] {
             rule_if(min(x * c0, y * c0), max(x, y) * c0, nov() & c0.lt(0)),
             rule_if(min(x / c0, y / c0), min(x, y) / c0, c0.gt(0)),
             rule_if(min(x / c0, y / c0), max(x, y) / c0, c0.lt(0)),
-            rule(min(select(x, y, z), select(x, w, u)), select(x, min(y, w), min(z, u))),
+            rule(
+                min(select(x, y, z), select(x, w, u)),
+                select(x, min(y, w), min(z, u)),
+            ),
         ]
     })
 }
@@ -48,7 +60,16 @@ fn min_rules() -> &'static [Rule] {
 fn max_rules() -> &'static [Rule] {
     static R: OnceLock<Vec<Rule>> = OnceLock::new();
     R.get_or_init(|| {
-        let W { x, y, z, w, u, c0, c1, .. } = wilds();
+        let W {
+            x,
+            y,
+            z,
+            w,
+            u,
+            c0,
+            c1,
+            ..
+        } = wilds();
         let nov = no_overflow_p;
         vec![
             rule(max(max(x, c0), c1), max(x, max(c0, c1))),
@@ -73,7 +94,10 @@ fn max_rules() -> &'static [Rule] {
             rule_if(max(x * c0, y * c0), min(x, y) * c0, nov() & c0.lt(0)),
             rule_if(max(x / c0, y / c0), max(x, y) / c0, c0.gt(0)),
             rule_if(max(x / c0, y / c0), min(x, y) / c0, c0.lt(0)),
-            rule(max(select(x, y, z), select(x, w, u)), select(x, max(y, w), max(z, u))),
+            rule(
+                max(select(x, y, z), select(x, w, u)),
+                select(x, max(y, w), max(z, u)),
+            ),
         ]
     })
 }
@@ -108,7 +132,13 @@ impl Simplifier {
         None
     }
 
-    pub(crate) fn simplify_min_max(&mut self, op: BinOp, node: &Expr, a: &Expr, b: &Expr) -> Option<Expr> {
+    pub(crate) fn simplify_min_max(
+        &mut self,
+        op: BinOp,
+        node: &Expr,
+        a: &Expr,
+        b: &Expr,
+    ) -> Option<Expr> {
         let is_min = op == BinOp::Min;
         if equal(a, b) {
             return Some(a.clone());
@@ -133,28 +163,45 @@ impl Simplifier {
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::simplify::test_util::{x, y, i, s};
     use crate::analysis::simplify::simplify;
+    use crate::analysis::simplify::test_util::{i, s, x, y};
     use crate::ir::{Expr, Type};
-
 
     #[test]
     fn min_max_rules() {
         assert_eq!(s(Expr::min(x(), Expr::add(x(), i(1)))), "x");
         assert_eq!(s(Expr::max(x(), Expr::add(x(), i(1)))), "(x + 1)");
         assert_eq!(s(Expr::min(Expr::max(x(), i(3)), i(1))), "1");
-        assert_eq!(s(Expr::min(Expr::max(x(), i(1)), i(3))), "max(min(x, 3), 1)");
+        assert_eq!(
+            s(Expr::min(Expr::max(x(), i(1)), i(3))),
+            "max(min(x, 3), 1)"
+        );
         assert_eq!(s(Expr::min(Expr::min(x(), i(4)), i(2))), "min(x, 2)");
         assert_eq!(s(Expr::min(i(4), x())), "min(x, 4)");
         assert_eq!(s(Expr::max(Expr::min(x(), y()), x())), "x");
-        assert_eq!(s(Expr::min(Expr::add(x(), i(2)), Expr::add(y(), i(2)))), "(min(x, y) + 2)");
+        assert_eq!(
+            s(Expr::min(Expr::add(x(), i(2)), Expr::add(y(), i(2)))),
+            "(min(x, y) + 2)"
+        );
         assert_eq!(s(Expr::max(i(3), i(9))), "9");
         assert_eq!(s(Expr::min(Expr::add(x(), i(4)), i(10))), "(min(x, 6) + 4)");
-        assert_eq!(s(Expr::max(Expr::add(x(), i(-1)), i(0))), "(max(x, 1) + -1)");
-        assert_eq!(s(Expr::sub(Expr::min(Expr::add(x(), i(4)), i(10)), i(4))), "min(x, 6)");
+        assert_eq!(
+            s(Expr::max(Expr::add(x(), i(-1)), i(0))),
+            "(max(x, 1) + -1)"
+        );
+        assert_eq!(
+            s(Expr::sub(Expr::min(Expr::add(x(), i(4)), i(10)), i(4))),
+            "min(x, 6)"
+        );
         // c1 - c0 would overflow (the rule is skipped; bounds decide it)
-        assert_eq!(s(Expr::min(Expr::add(x(), i(4)), i(i32::MIN as i64))), "-2147483648");
-        assert_eq!(s(Expr::max(Expr::add(x(), i(-4)), i(i32::MAX as i64))), "2147483647");
+        assert_eq!(
+            s(Expr::min(Expr::add(x(), i(4)), i(i32::MIN as i64))),
+            "-2147483648"
+        );
+        assert_eq!(
+            s(Expr::max(Expr::add(x(), i(-4)), i(i32::MAX as i64))),
+            "2147483647"
+        );
         // uint: max(x, 0) is x
         let u = Type::uint(8);
         let ux = Expr::var(u, "ux");
@@ -175,7 +222,11 @@ mod tests {
         use crate::analysis::simplify::can_prove;
         let n = Expr::var_i32("n");
         let c = Expr::ge(n.clone(), i(0));
-        for (t, f) in [(i32::MIN as i64, i32::MAX as i64), (-(i32::MAX as i64), 7), (i32::MAX as i64, i32::MIN as i64)] {
+        for (t, f) in [
+            (i32::MIN as i64, i32::MAX as i64),
+            (-(i32::MAX as i64), 7),
+            (i32::MAX as i64, i32::MIN as i64),
+        ] {
             let sel = Expr::select(c.clone(), i(t), i(f));
             let e = Expr::max(i(1), sel.clone());
             let r = s(e.clone());
@@ -190,9 +241,17 @@ mod tests {
         }
         // x + c0 < c1 must not fold c1 - c0 with wrap-around
         let e = Expr::lt(Expr::add(x(), i(5)), i(i32::MIN as i64 + 2));
-        assert!(!can_prove(&e) && !simplify(&e).to_string().contains("2147483645"), "{}", simplify(&e));
+        assert!(
+            !can_prove(&e) && !simplify(&e).to_string().contains("2147483645"),
+            "{}",
+            simplify(&e)
+        );
         let e = Expr::lt(Expr::add(x(), i(-5)), i(i32::MAX as i64 - 2));
-        assert!(!simplify(&e).to_string().contains("-2147483"), "{}", simplify(&e));
+        assert!(
+            !simplify(&e).to_string().contains("-2147483"),
+            "{}",
+            simplify(&e)
+        );
         // int64 extremes
         let l = Type::int(64);
         let sel = Expr::select(c, Expr::int_imm(l, i64::MIN), Expr::int_imm(l, i64::MAX));

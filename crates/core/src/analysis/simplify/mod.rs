@@ -38,9 +38,9 @@ pub mod pattern;
 mod select;
 mod stmt;
 mod sub;
-mod vector;
 #[cfg(test)]
 mod test_util;
+mod vector;
 
 #[cfg(test)]
 pub(crate) mod fuzz_tests;
@@ -160,7 +160,11 @@ impl Simplifier {
         match e.node() {
             ExprNode::IntImm(v) => return Info::exact(*v),
             ExprNode::UIntImm(v) => {
-                return if *v <= i64::MAX as u64 { Info::exact(*v as i64) } else { Info::type_range(ty) };
+                return if *v <= i64::MAX as u64 {
+                    Info::exact(*v as i64)
+                } else {
+                    Info::type_range(ty)
+                };
             }
             ExprNode::Variable { name, .. } => {
                 return match self.var_fact(name).cloned() {
@@ -225,13 +229,21 @@ impl Simplifier {
                 let i = self.info(value);
                 i.fit(ty)
             }
-            ExprNode::Ramp { base, stride, lanes } => {
+            ExprNode::Ramp {
+                base,
+                stride,
+                lanes,
+            } => {
                 let (ib, is) = (self.info(base), self.info(stride));
                 let last = Info::mul(ty.element_of(), &is, &Info::exact(*lanes as i64 - 1));
                 let end = Info::add(ty.element_of(), &ib, &last);
                 let mut u = Info::union(ty.element_of(), &ib, &end);
                 // every lane is base + i*stride
-                let m = Info::add(ty.element_of(), &ib, &Info::mul(ty.element_of(), &is, &Info::bounds(None, None)));
+                let m = Info::add(
+                    ty.element_of(),
+                    &ib,
+                    &Info::mul(ty.element_of(), &is, &Info::bounds(None, None)),
+                );
                 u.modulus = m.modulus;
                 u.remainder = m.remainder;
                 u.fit(ty)
@@ -279,7 +291,10 @@ impl Simplifier {
 
     fn mutate_inner(&mut self, e: &Expr) -> Expr {
         match e.node() {
-            ExprNode::IntImm(_) | ExprNode::UIntImm(_) | ExprNode::FloatImm(_) | ExprNode::StringImm(_) => e.clone(),
+            ExprNode::IntImm(_)
+            | ExprNode::UIntImm(_)
+            | ExprNode::FloatImm(_)
+            | ExprNode::StringImm(_) => e.clone(),
             ExprNode::Variable { name, .. } => match self.var_fact(name).cloned() {
                 Some(VarFact::Replace(r)) => {
                     self.count_uses(&r);
@@ -305,7 +320,11 @@ impl Simplifier {
             ExprNode::Binary { op, a, b } => {
                 let na = self.mutate(a);
                 let nb = self.mutate(b);
-                let orig = if na.same_as(a) && nb.same_as(b) { Some(e) } else { None };
+                let orig = if na.same_as(a) && nb.same_as(b) {
+                    Some(e)
+                } else {
+                    None
+                };
                 self.bin(*op, na, nb, orig)
             }
             ExprNode::Not(a) => {
@@ -317,10 +336,18 @@ impl Simplifier {
                 let nc = self.mutate(cond);
                 let nt = self.mutate(t);
                 let nf = self.mutate(f);
-                let orig = if nc.same_as(cond) && nt.same_as(t) && nf.same_as(f) { Some(e) } else { None };
+                let orig = if nc.same_as(cond) && nt.same_as(t) && nf.same_as(f) {
+                    Some(e)
+                } else {
+                    None
+                };
                 self.select_node(nc, nt, nf, orig)
             }
-            ExprNode::Load { name, index, predicate } => {
+            ExprNode::Load {
+                name,
+                index,
+                predicate,
+            } => {
                 let ni = self.mutate(index);
                 let np = self.mutate(predicate);
                 if ni.same_as(index) && np.same_as(predicate) {
@@ -329,10 +356,18 @@ impl Simplifier {
                     Expr::load(e.ty().with_lanes(ni.lanes()), name.clone(), ni, np)
                 }
             }
-            ExprNode::Ramp { base, stride, lanes } => {
+            ExprNode::Ramp {
+                base,
+                stride,
+                lanes,
+            } => {
                 let nb = self.mutate(base);
                 let ns = self.mutate(stride);
-                let orig = if nb.same_as(base) && ns.same_as(stride) { Some(e) } else { None };
+                let orig = if nb.same_as(base) && ns.same_as(stride) {
+                    Some(e)
+                } else {
+                    None
+                };
                 self.ramp_node(nb, ns, *lanes, orig)
             }
             ExprNode::Broadcast { value, lanes } => {

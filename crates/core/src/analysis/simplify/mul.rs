@@ -10,7 +10,9 @@ use crate::ir::{BinOp, Expr};
 fn rules() -> &'static [Rule] {
     static R: OnceLock<Vec<Rule>> = OnceLock::new();
     R.get_or_init(|| {
-        let W { x, y, c0, c1, c2, .. } = wilds();
+        let W {
+            x, y, c0, c1, c2, ..
+        } = wilds();
         vec![
             rule(x * 0, 0),
             rule(x * 1, x),
@@ -48,10 +50,9 @@ impl Simplifier {
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::simplify::test_util::{x, i, s};
     use crate::analysis::simplify::simplify;
+    use crate::analysis::simplify::test_util::{i, s, x};
     use crate::ir::{Expr, Type};
-
 
     #[test]
     fn mul_rules() {

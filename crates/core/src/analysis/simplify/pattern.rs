@@ -179,7 +179,17 @@ pub struct W {
 }
 
 pub fn wilds() -> W {
-    W { x: wild(0), y: wild(1), z: wild(2), w: wild(3), u: wild(4), c0: cwild(0), c1: cwild(1), c2: cwild(2), c3: cwild(3) }
+    W {
+        x: wild(0),
+        y: wild(1),
+        z: wild(2),
+        w: wild(3),
+        u: wild(4),
+        c0: cwild(0),
+        c1: cwild(1),
+        c2: cwild(2),
+        c3: cwild(3),
+    }
 }
 
 pub struct Rule {
@@ -189,10 +199,18 @@ pub struct Rule {
 }
 
 pub fn rule(lhs: P, rhs: impl Into<P>) -> Rule {
-    Rule { lhs, rhs: rhs.into(), pred: None }
+    Rule {
+        lhs,
+        rhs: rhs.into(),
+        pred: None,
+    }
 }
 pub fn rule_if(lhs: P, rhs: impl Into<P>, pred: P) -> Rule {
-    Rule { lhs, rhs: rhs.into(), pred: Some(pred) }
+    Rule {
+        lhs,
+        rhs: rhs.into(),
+        pred: Some(pred),
+    }
 }
 
 pub struct Binds {
@@ -225,7 +243,9 @@ fn matches(p: P, e: &Expr, b: &mut Binds) -> bool {
         }
         PatNode::Lit(v) => !e.ty().is_float() && const_of(e).is_some() && e.is_const_value(*v),
         PatNode::Bin(op, pa, pb) => match e.node() {
-            ExprNode::Binary { op: eop, a, b: eb } if eop == op => matches(*pa, a, b) && matches(*pb, eb, b),
+            ExprNode::Binary { op: eop, a, b: eb } if eop == op => {
+                matches(*pa, a, b) && matches(*pb, eb, b)
+            }
             _ => false,
         },
         PatNode::Not(pa) => match e.node() {
@@ -233,7 +253,9 @@ fn matches(p: P, e: &Expr, b: &mut Binds) -> bool {
             _ => false,
         },
         PatNode::Select(pc, pt, pf) => match e.node() {
-            ExprNode::Select { cond, t, f } => matches(*pc, cond, b) && matches(*pt, t, b) && matches(*pf, f, b),
+            ExprNode::Select { cond, t, f } => {
+                matches(*pc, cond, b) && matches(*pt, t, b) && matches(*pf, f, b)
+            }
             _ => false,
         },
         PatNode::NoOverflow | PatNode::IsInt => false,
@@ -278,7 +300,9 @@ impl Simplifier {
                 // comparison operands get their type from their wildcards;
                 // arithmetic and logical operands share the result's type
                 let operand_hint = if op.is_comparison() { None } else { hint };
-                let t = pat_type(*x, b).or_else(|| pat_type(*y, b)).or(operand_hint)?;
+                let t = pat_type(*x, b)
+                    .or_else(|| pat_type(*y, b))
+                    .or(operand_hint)?;
                 let ex = self.build(*x, b, Some(t))?;
                 let ey = self.build(*y, b, Some(t))?;
                 if ex.ty() != ey.ty() {
@@ -297,8 +321,12 @@ impl Simplifier {
                 let ef = self.build(*f, b, Some(ty))?;
                 self.mk_select(ec, et, ef)
             }
-            PatNode::NoOverflow => Expr::make_const_i64(hint.unwrap_or(Type::bool()), no_overflow(b.op_ty) as i64),
-            PatNode::IsInt => Expr::make_const_i64(hint.unwrap_or(Type::bool()), b.op_ty.is_int() as i64),
+            PatNode::NoOverflow => {
+                Expr::make_const_i64(hint.unwrap_or(Type::bool()), no_overflow(b.op_ty) as i64)
+            }
+            PatNode::IsInt => {
+                Expr::make_const_i64(hint.unwrap_or(Type::bool()), b.op_ty.is_int() as i64)
+            }
         })
     }
 
@@ -311,7 +339,11 @@ impl Simplifier {
             _ => e.ty(),
         };
         for r in rules {
-            let mut b = Binds { w: Default::default(), c: Default::default(), op_ty };
+            let mut b = Binds {
+                w: Default::default(),
+                c: Default::default(),
+                op_ty,
+            };
             if !matches(r.lhs, e, &mut b) {
                 continue;
             }
@@ -320,10 +352,16 @@ impl Simplifier {
             // rewrite unsound: the rule is skipped.
             let saved = std::mem::replace(&mut self.overflowed, false);
             let ok = match r.pred {
-                Some(pred) => matches!(self.build(pred, &b, Some(Type::bool())), Some(v) if v.is_true()),
+                Some(pred) => {
+                    matches!(self.build(pred, &b, Some(Type::bool())), Some(v) if v.is_true())
+                }
                 None => true,
             };
-            let out = if ok && !self.overflowed { self.build(r.rhs, &b, Some(e.ty())) } else { None };
+            let out = if ok && !self.overflowed {
+                self.build(r.rhs, &b, Some(e.ty()))
+            } else {
+                None
+            };
             let bad = self.overflowed;
             self.overflowed = saved;
             if bad {

@@ -87,21 +87,37 @@ impl Simplifier {
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::simplify::test_util::{x, y, i, s};
     use crate::analysis::simplify::simplify;
+    use crate::analysis::simplify::test_util::{i, s, x, y};
     use crate::ir::{Expr, Type};
-
 
     #[test]
     fn select_rules() {
         let b = Expr::var(Type::bool(), "b");
         assert_eq!(s(Expr::select(Expr::bool_const(true), x(), y())), "x");
         assert_eq!(s(Expr::select(b.clone(), x(), x())), "x");
-        assert_eq!(s(Expr::select(Expr::not(b.clone()), x(), y())), "select(b, y, x)");
+        assert_eq!(
+            s(Expr::select(Expr::not(b.clone()), x(), y())),
+            "select(b, y, x)"
+        );
         assert_eq!(s(Expr::select(Expr::lt(x(), y()), x(), y())), "min(x, y)");
         assert_eq!(s(Expr::select(Expr::lt(x(), i(3)), i(3), x())), "max(x, 3)");
-        assert_eq!(s(Expr::select(b.clone(), Expr::add(x(), i(1)), Expr::add(x(), i(2)))), "(x + select(b, 1, 2))");
-        assert_eq!(s(Expr::select(b.clone(), Expr::bool_const(true), Expr::bool_const(false))), "b");
+        assert_eq!(
+            s(Expr::select(
+                b.clone(),
+                Expr::add(x(), i(1)),
+                Expr::add(x(), i(2))
+            )),
+            "(x + select(b, 1, 2))"
+        );
+        assert_eq!(
+            s(Expr::select(
+                b.clone(),
+                Expr::bool_const(true),
+                Expr::bool_const(false)
+            )),
+            "b"
+        );
         assert_eq!(s(Expr::select(Expr::lt(i(1), i(2)), x(), y())), "x");
         // select of constants with known sign folds through comparisons
         let e = Expr::lt(Expr::select(b, i(1), i(2)), i(5));

@@ -27,7 +27,11 @@ impl Simplifier {
                     Stmt::assert(c, m)
                 }
             }
-            StmtNode::ProducerConsumer { name, is_producer, body } => {
+            StmtNode::ProducerConsumer {
+                name,
+                is_producer,
+                body,
+            } => {
                 let b = self.mutate_stmt(body);
                 if b.is_no_op() {
                     return b;
@@ -35,10 +39,20 @@ impl Simplifier {
                 if b.same_as(body) {
                     s.clone()
                 } else {
-                    Stmt::new(StmtNode::ProducerConsumer { name: name.clone(), is_producer: *is_producer, body: b })
+                    Stmt::new(StmtNode::ProducerConsumer {
+                        name: name.clone(),
+                        is_producer: *is_producer,
+                        body: b,
+                    })
                 }
             }
-            StmtNode::For { name, min, extent, for_type, body } => {
+            StmtNode::For {
+                name,
+                min,
+                extent,
+                for_type,
+                body,
+            } => {
                 let mn = self.mutate(min);
                 let ex = self.mutate(extent);
                 let iext = self.info(&ex);
@@ -67,7 +81,12 @@ impl Simplifier {
                     Stmt::for_loop(name.clone(), mn, ex, *for_type, b)
                 }
             }
-            StmtNode::Store { name, value, index, predicate } => {
+            StmtNode::Store {
+                name,
+                value,
+                index,
+                predicate,
+            } => {
                 let p = self.mutate(predicate);
                 if p.is_false() {
                     return Stmt::no_op();
@@ -107,7 +126,11 @@ impl Simplifier {
                     Stmt::block(ns)
                 }
             }
-            StmtNode::IfThenElse { condition, then_case, else_case } => {
+            StmtNode::IfThenElse {
+                condition,
+                then_case,
+                else_case,
+            } => {
                 let c = self.mutate(condition);
                 if c.is_true() {
                     return self.mutate_stmt(then_case);
@@ -119,7 +142,9 @@ impl Simplifier {
                     };
                 }
                 let t = self.with_condition(&c, true, |sm| sm.mutate_stmt(then_case));
-                let e = else_case.as_ref().map(|e| self.with_condition(&c, false, |sm| sm.mutate_stmt(e)));
+                let e = else_case
+                    .as_ref()
+                    .map(|e| self.with_condition(&c, false, |sm| sm.mutate_stmt(e)));
                 let e = e.filter(|e| !e.is_no_op());
                 if t.is_no_op() && e.is_none() {
                     return Stmt::no_op();
@@ -159,7 +184,9 @@ impl Simplifier {
             return b;
         }
         match s.node() {
-            StmtNode::LetStmt { value, body: ob, .. } if value.same_as(&v) && ob.same_as(&b) => s.clone(),
+            StmtNode::LetStmt {
+                value, body: ob, ..
+            } if value.same_as(&v) && ob.same_as(&b) => s.clone(),
             _ => Stmt::let_stmt(name, v, b),
         }
     }
@@ -175,7 +202,12 @@ impl Simplifier {
     /// Run `f` knowing that `cond` is `truth`: simple comparisons of a
     /// variable against a constant-bounded expression tighten the
     /// variable's bounds (conjunctions when true, disjunctions when false).
-    fn with_condition<T>(&mut self, cond: &Expr, truth: bool, f: impl FnOnce(&mut Simplifier) -> T) -> T {
+    fn with_condition<T>(
+        &mut self,
+        cond: &Expr,
+        truth: bool,
+        f: impl FnOnce(&mut Simplifier) -> T,
+    ) -> T {
         let mut facts: Vec<(String, Info)> = vec![];
         self.learn(cond, truth, &mut facts);
         for (n, i) in &facts {
@@ -197,29 +229,44 @@ impl Simplifier {
         };
         let c = strip(c);
         match c.node() {
-            ExprNode::Binary { op: BinOp::And, a, b } if truth => {
+            ExprNode::Binary {
+                op: BinOp::And,
+                a,
+                b,
+            } if truth => {
                 self.learn(a, true, out);
                 self.learn(b, true, out);
             }
-            ExprNode::Binary { op: BinOp::Or, a, b } if !truth => {
+            ExprNode::Binary {
+                op: BinOp::Or,
+                a,
+                b,
+            } if !truth => {
                 self.learn(a, false, out);
                 self.learn(b, false, out);
             }
             ExprNode::Not(a) => self.learn(a, !truth, out),
-            ExprNode::Binary { op, a, b } if op.is_comparison() && (a.ty().is_int() || a.ty().is_uint()) => {
+            ExprNode::Binary { op, a, b }
+                if op.is_comparison() && (a.ty().is_int() || a.ty().is_uint()) =>
+            {
                 // normalize to `a OP b` holding
-                let (op, a, b) = if truth { (*op, a, b) } else { (negate(*op), a, b) };
-                let mut add = |sm: &mut Simplifier, var: &Expr, lo: Option<i64>, hi: Option<i64>| {
-                    if let Some(name) = var.as_variable() {
-                        if matches!(sm.var_fact(name), Some(VarFact::Replace(_))) {
-                            return;
-                        }
-                        let cur = sm.info(var);
-                        let ty: Type = var.ty();
-                        let n = Info::intersect(ty, &cur, &Info::bounds(lo, hi));
-                        out.push((name.to_string(), n));
-                    }
+                let (op, a, b) = if truth {
+                    (*op, a, b)
+                } else {
+                    (negate(*op), a, b)
                 };
+                let mut add =
+                    |sm: &mut Simplifier, var: &Expr, lo: Option<i64>, hi: Option<i64>| {
+                        if let Some(name) = var.as_variable() {
+                            if matches!(sm.var_fact(name), Some(VarFact::Replace(_))) {
+                                return;
+                            }
+                            let cur = sm.info(var);
+                            let ty: Type = var.ty();
+                            let n = Info::intersect(ty, &cur, &Info::bounds(lo, hi));
+                            out.push((name.to_string(), n));
+                        }
+                    };
                 let ia = self.info(a);
                 let ib = self.info(b);
                 match op {
@@ -265,8 +312,8 @@ fn negate(op: BinOp) -> BinOp {
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::simplify::test_util::{x, i};
     use crate::analysis::simplify::simplify_stmt;
+    use crate::analysis::simplify::test_util::{i, x};
     use crate::ir::{Expr, ForType, Stmt};
 
     fn store(v: Expr, idx: Expr) -> Stmt {
@@ -284,10 +331,16 @@ mod tests {
         let cond = Expr::lt(x(), i(10));
         let inner = Stmt::if_then_else(cond, body.clone(), Some(store(i(0), i(0))));
         let s = Stmt::for_loop("x", i(0), i(10), ForType::Serial, inner);
-        assert_eq!(simplify_stmt(&s).to_string(), "for (x, 0, 10) {\n  buf[x] = x\n}\n");
+        assert_eq!(
+            simplify_stmt(&s).to_string(),
+            "for (x, 0, 10) {\n  buf[x] = x\n}\n"
+        );
         let m = Expr::min(x(), i(20));
         let s = Stmt::for_loop("x", i(0), i(10), ForType::Serial, store(m, x()));
-        assert_eq!(simplify_stmt(&s).to_string(), "for (x, 0, 10) {\n  buf[x] = x\n}\n");
+        assert_eq!(
+            simplify_stmt(&s).to_string(),
+            "for (x, 0, 10) {\n  buf[x] = x\n}\n"
+        );
     }
 
     #[test]
@@ -297,9 +350,16 @@ mod tests {
         assert_eq!(simplify_stmt(&s).to_string(), "buf[0] = 5\n");
         let s = Stmt::let_stmt("t", Expr::mul(x(), x()), store(i(1), i(0)));
         assert_eq!(simplify_stmt(&s).to_string(), "buf[0] = 1\n");
-        let s = Stmt::if_then_else(Expr::lt(i(1), i(2)), store(i(1), i(0)), Some(store(i(2), i(0))));
+        let s = Stmt::if_then_else(
+            Expr::lt(i(1), i(2)),
+            store(i(1), i(0)),
+            Some(store(i(2), i(0))),
+        );
         assert_eq!(simplify_stmt(&s).to_string(), "buf[0] = 1\n");
-        let s = Stmt::block(vec![store(i(1), i(0)), Stmt::assert(Expr::bool_const(true), i(0))]);
+        let s = Stmt::block(vec![
+            store(i(1), i(0)),
+            Stmt::assert(Expr::bool_const(true), i(0)),
+        ]);
         assert_eq!(simplify_stmt(&s).to_string(), "buf[0] = 1\n");
         // facts learned from a condition
         let s = Stmt::if_then_else(
@@ -307,6 +367,9 @@ mod tests {
             store(Expr::min(x(), i(8)), i(0)),
             Some(store(Expr::max(x(), i(2)), i(0))),
         );
-        assert_eq!(simplify_stmt(&s).to_string(), "if ((x < 5)) {\n  buf[0] = x\n} else {\n  buf[0] = x\n}\n");
+        assert_eq!(
+            simplify_stmt(&s).to_string(),
+            "if ((x < 5)) {\n  buf[0] = x\n} else {\n  buf[0] = x\n}\n"
+        );
     }
 }

@@ -10,7 +10,17 @@ use crate::ir::{equal, Expr};
 fn rules() -> &'static [Rule] {
     static R: OnceLock<Vec<Rule>> = OnceLock::new();
     R.get_or_init(|| {
-        let W { x, y, z, w, u, c0, c1, c2, .. } = wilds();
+        let W {
+            x,
+            y,
+            z,
+            w,
+            u,
+            c0,
+            c1,
+            c2,
+            ..
+        } = wilds();
         vec![
             rule(x - 0, x),
             rule_if(x - c0, x + (0 - c0), is_int_p()),
@@ -101,36 +111,80 @@ impl Simplifier {
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::simplify::test_util::{x, y, i, s};
+    use crate::analysis::simplify::test_util::{i, s, x, y};
     use crate::ir::{Expr, Type};
-
 
     #[test]
     fn sub_rules() {
         assert_eq!(s(Expr::sub(x(), x())), "0");
         assert_eq!(s(Expr::sub(Expr::add(x(), i(3)), x())), "3");
         assert_eq!(s(Expr::sub(x(), i(3))), "(x + -3)");
-        assert_eq!(s(Expr::sub(Expr::add(x(), i(5)), Expr::add(y(), i(2)))), "((x - y) + 3)");
-        assert_eq!(s(Expr::sub(Expr::add(x(), y()), Expr::add(x(), i(1)))), "(y + -1)");
-        assert_eq!(s(Expr::sub(Expr::mul(x(), i(4)), Expr::mul(x(), i(3)))), "x");
-        assert_eq!(s(Expr::sub(x(), Expr::mul(Expr::div(x(), i(8)), i(8)))), "(x % 8)");
+        assert_eq!(
+            s(Expr::sub(Expr::add(x(), i(5)), Expr::add(y(), i(2)))),
+            "((x - y) + 3)"
+        );
+        assert_eq!(
+            s(Expr::sub(Expr::add(x(), y()), Expr::add(x(), i(1)))),
+            "(y + -1)"
+        );
+        assert_eq!(
+            s(Expr::sub(Expr::mul(x(), i(4)), Expr::mul(x(), i(3)))),
+            "x"
+        );
+        assert_eq!(
+            s(Expr::sub(x(), Expr::mul(Expr::div(x(), i(8)), i(8)))),
+            "(x % 8)"
+        );
         assert_eq!(s(Expr::sub(i(10), Expr::sub(i(4), x()))), "(x + 6)");
         let z = || Expr::var_i32("z");
         let w = || Expr::var_i32("w");
         // (a + b) - (a + c) through nested adds
-        assert_eq!(s(Expr::sub(Expr::add(Expr::add(x(), y()), z()), Expr::add(x(), w()))), "((y + z) - w)");
-        assert_eq!(s(Expr::sub(Expr::add(Expr::add(y(), x()), z()), x())), "(y + z)");
-        assert_eq!(s(Expr::sub(Expr::add(x(), y()), Expr::add(Expr::add(x(), z()), w()))), "(y - (z + w))");
-        assert_eq!(s(Expr::sub(Expr::add(Expr::add(x(), y()), i(4)), Expr::add(x(), i(1)))), "(y + 3)");
+        assert_eq!(
+            s(Expr::sub(
+                Expr::add(Expr::add(x(), y()), z()),
+                Expr::add(x(), w())
+            )),
+            "((y + z) - w)"
+        );
+        assert_eq!(
+            s(Expr::sub(Expr::add(Expr::add(y(), x()), z()), x())),
+            "(y + z)"
+        );
+        assert_eq!(
+            s(Expr::sub(
+                Expr::add(x(), y()),
+                Expr::add(Expr::add(x(), z()), w())
+            )),
+            "(y - (z + w))"
+        );
+        assert_eq!(
+            s(Expr::sub(
+                Expr::add(Expr::add(x(), y()), i(4)),
+                Expr::add(x(), i(1))
+            )),
+            "(y + 3)"
+        );
         // min(a, b) - a family
-        assert_eq!(s(Expr::sub(Expr::min(Expr::add(x(), i(8)), y()), x())), "min((y - x), 8)");
-        assert_eq!(s(Expr::sub(Expr::max(y(), Expr::add(x(), i(8))), x())), "max((y - x), 8)");
-        assert_eq!(s(Expr::sub(x(), Expr::min(Expr::add(x(), i(8)), y()))), "max((x - y), -8)");
+        assert_eq!(
+            s(Expr::sub(Expr::min(Expr::add(x(), i(8)), y()), x())),
+            "min((y - x), 8)"
+        );
+        assert_eq!(
+            s(Expr::sub(Expr::max(y(), Expr::add(x(), i(8))), x())),
+            "max((y - x), 8)"
+        );
+        assert_eq!(
+            s(Expr::sub(x(), Expr::min(Expr::add(x(), i(8)), y()))),
+            "max((x - y), -8)"
+        );
         assert_eq!(s(Expr::sub(Expr::min(x(), y()), x())), "min((y - x), 0)");
         assert_eq!(s(Expr::sub(Expr::min(x(), Expr::add(x(), i(3))), x())), "0");
         let u = Type::uint(16);
         let ux = Expr::var(u, "ux");
-        let e = Expr::sub(Expr::add(ux.clone(), Expr::uint_imm(u, 5)), Expr::uint_imm(u, 7));
+        let e = Expr::sub(
+            Expr::add(ux.clone(), Expr::uint_imm(u, 5)),
+            Expr::uint_imm(u, 7),
+        );
         // wraps: ux + 65534
         assert_eq!(s(e), "(ux + (uint16)65534)");
     }

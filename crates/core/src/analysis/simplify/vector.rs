@@ -14,9 +14,16 @@ impl Simplifier {
         }
         use ExprNode::{Broadcast, Ramp};
         match (a.node(), b.node()) {
-            (Broadcast { value: va, lanes: la }, Broadcast { value: vb, lanes: lb })
-                if la == lb && va.ty() == vb.ty() =>
-            {
+            (
+                Broadcast {
+                    value: va,
+                    lanes: la,
+                },
+                Broadcast {
+                    value: vb,
+                    lanes: lb,
+                },
+            ) if la == lb && va.ty() == vb.ty() => {
                 let inner = self.mk_bin(op, va.clone(), vb.clone());
                 return Some(Expr::broadcast(inner, *la));
             }
@@ -27,44 +34,108 @@ impl Simplifier {
             return None;
         }
         match (op, a.node(), b.node()) {
-            (BinOp::Add, Ramp { base, stride, lanes }, Broadcast { value, .. }) if value.ty() == base.ty() => {
+            (
+                BinOp::Add,
+                Ramp {
+                    base,
+                    stride,
+                    lanes,
+                },
+                Broadcast { value, .. },
+            ) if value.ty() == base.ty() => {
                 let nb = self.mk_bin(BinOp::Add, base.clone(), value.clone());
                 Some(self.ramp_node(nb, stride.clone(), *lanes, None))
             }
-            (BinOp::Add, Broadcast { value, .. }, Ramp { base, stride, lanes }) if value.ty() == base.ty() => {
+            (
+                BinOp::Add,
+                Broadcast { value, .. },
+                Ramp {
+                    base,
+                    stride,
+                    lanes,
+                },
+            ) if value.ty() == base.ty() => {
                 let nb = self.mk_bin(BinOp::Add, value.clone(), base.clone());
                 Some(self.ramp_node(nb, stride.clone(), *lanes, None))
             }
-            (BinOp::Sub, Ramp { base, stride, lanes }, Broadcast { value, .. }) if value.ty() == base.ty() => {
+            (
+                BinOp::Sub,
+                Ramp {
+                    base,
+                    stride,
+                    lanes,
+                },
+                Broadcast { value, .. },
+            ) if value.ty() == base.ty() => {
                 let nb = self.mk_bin(BinOp::Sub, base.clone(), value.clone());
                 Some(self.ramp_node(nb, stride.clone(), *lanes, None))
             }
-            (BinOp::Sub, Broadcast { value, .. }, Ramp { base, stride, lanes }) if value.ty() == base.ty() => {
+            (
+                BinOp::Sub,
+                Broadcast { value, .. },
+                Ramp {
+                    base,
+                    stride,
+                    lanes,
+                },
+            ) if value.ty() == base.ty() => {
                 let nb = self.mk_bin(BinOp::Sub, value.clone(), base.clone());
                 let zero = Expr::zero(stride.ty());
                 let ns = self.mk_bin(BinOp::Sub, zero, stride.clone());
                 Some(self.ramp_node(nb, ns, *lanes, None))
             }
-            (BinOp::Add | BinOp::Sub, Ramp { base: b1, stride: s1, lanes: l1 }, Ramp { base: b2, stride: s2, lanes: l2 })
-                if l1 == l2 && b1.ty() == b2.ty() =>
-            {
+            (
+                BinOp::Add | BinOp::Sub,
+                Ramp {
+                    base: b1,
+                    stride: s1,
+                    lanes: l1,
+                },
+                Ramp {
+                    base: b2,
+                    stride: s2,
+                    lanes: l2,
+                },
+            ) if l1 == l2 && b1.ty() == b2.ty() => {
                 let nb = self.mk_bin(op, b1.clone(), b2.clone());
                 let ns = self.mk_bin(op, s1.clone(), s2.clone());
                 Some(self.ramp_node(nb, ns, *l1, None))
             }
-            (BinOp::Mul, Ramp { base, stride, lanes }, Broadcast { value, .. }) if value.ty() == base.ty() => {
+            (
+                BinOp::Mul,
+                Ramp {
+                    base,
+                    stride,
+                    lanes,
+                },
+                Broadcast { value, .. },
+            ) if value.ty() == base.ty() => {
                 let nb = self.mk_bin(BinOp::Mul, base.clone(), value.clone());
                 let ns = self.mk_bin(BinOp::Mul, stride.clone(), value.clone());
                 Some(self.ramp_node(nb, ns, *lanes, None))
             }
-            (BinOp::Mul, Broadcast { value, .. }, Ramp { base, stride, lanes }) if value.ty() == base.ty() => {
+            (
+                BinOp::Mul,
+                Broadcast { value, .. },
+                Ramp {
+                    base,
+                    stride,
+                    lanes,
+                },
+            ) if value.ty() == base.ty() => {
                 let nb = self.mk_bin(BinOp::Mul, base.clone(), value.clone());
                 let ns = self.mk_bin(BinOp::Mul, stride.clone(), value.clone());
                 Some(self.ramp_node(nb, ns, *lanes, None))
             }
-            (BinOp::Div | BinOp::Mod, Ramp { base, stride, lanes }, Broadcast { value, .. })
-                if no_overflow(ty) && base.lanes() == 1 =>
-            {
+            (
+                BinOp::Div | BinOp::Mod,
+                Ramp {
+                    base,
+                    stride,
+                    lanes,
+                },
+                Broadcast { value, .. },
+            ) if no_overflow(ty) && base.lanes() == 1 => {
                 let d = value.as_int_const().filter(|d| *d > 0)?;
                 let s = stride.as_int_const()?;
                 let ib = self.info(base);
@@ -88,7 +159,13 @@ impl Simplifier {
         }
     }
 
-    pub(crate) fn ramp_node(&mut self, base: Expr, stride: Expr, lanes: u16, orig: Option<&Expr>) -> Expr {
+    pub(crate) fn ramp_node(
+        &mut self,
+        base: Expr,
+        stride: Expr,
+        lanes: u16,
+        orig: Option<&Expr>,
+    ) -> Expr {
         if stride.is_zero() {
             return Expr::broadcast(base, lanes);
         }
@@ -108,9 +185,8 @@ impl Simplifier {
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::simplify::test_util::{x, i, s};
+    use crate::analysis::simplify::test_util::{i, s, x};
     use crate::ir::Expr;
-
 
     #[test]
     fn vector_rules() {
@@ -127,6 +203,9 @@ mod tests {
         assert_eq!(s(Expr::div(r8.clone(), b(i(8)))), "x4(x)");
         assert_eq!(s(Expr::modulo(r8, b(i(8)))), "ramp(0, 1, 4)");
         // (x + 3) folded inside a broadcast
-        assert_eq!(s(Expr::add(b(Expr::add(x(), i(3))), b(i(4)))), "x4((x + 7))");
+        assert_eq!(
+            s(Expr::add(b(Expr::add(x(), i(3))), b(i(4)))),
+            "x4((x + 7))"
+        );
     }
 }
