@@ -72,3 +72,4 @@ def test_funcs_reading_input_buffers(hl):
     h[x] = one[hl.clamp(x - 1, 0, 2)] * 10
     out["clamped"] = h.realize([5])
     return out
+

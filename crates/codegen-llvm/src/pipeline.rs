@@ -13,7 +13,7 @@ use ferrohalide_core::analysis::evaluate::eval_int;
 use ferrohalide_core::buffer::Buffer;
 use ferrohalide_core::ir::Type;
 use ferrohalide_core::lang::function::Function;
-use ferrohalide_core::lower::environment::build_environment;
+use ferrohalide_core::lower::environment::{bound_input_buffers, build_environment};
 use ferrohalide_core::lower::{lower, ArgumentKind, Lowered};
 use ferrohalide_core::{Error, Result};
 use ferrohalide_runtime::halide_dimension_t;
@@ -21,12 +21,14 @@ use ferrohalide_runtime::halide_dimension_t;
 use crate::jit::{compile_jit, ArgValue, JitModule};
 use crate::target::JitTarget;
 
-/// What a compiled pipeline depends on.
+/// What a compiled pipeline depends on: the Funcs (identity and version)
+/// and, per bound input Buffer, what lowering specializes on (its type,
+/// rank, and whether its innermost stride is 1).
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct CacheKey {
     outputs: Vec<usize>,
     funcs: Vec<(usize, u64)>,
-    inputs: Vec<(String, Type, usize)>,
+    inputs: Vec<(String, Type, usize, bool)>,
 }
 
 pub struct Compiled {
@@ -44,19 +46,20 @@ fn cache_key(outputs: &[Function]) -> Result<CacheKey> {
     let env = build_environment(outputs)?;
     let mut funcs: Vec<(usize, u64)> = env.funcs.values().map(|f| (f.id(), f.version())).collect();
     funcs.sort();
-    Ok(CacheKey {
-        outputs: outputs.iter().map(|f| f.id()).collect(),
-        funcs,
-        inputs: vec![],
-    })
+    let inputs = bound_input_buffers(&env)?
+        .into_iter()
+        .map(|(n, b)| {
+            let dense = b.dim(0).map_or(true, |d| d.stride == 1);
+            (n, b.ty(), b.dimensions(), dense)
+        })
+        .collect();
+    Ok(CacheKey { outputs: outputs.iter().map(|f| f.id()).collect(), funcs, inputs })
 }
 
 /// Lower and compile `outputs`, or fetch the cached compilation.
 pub fn compile(outputs: &[Function]) -> Result<Rc<Compiled>> {
     let key = cache_key(outputs)?;
     if let Some(c) = CACHE.with(|c| c.borrow().get(&key).cloned()) {
-        // Input buffers bound in the algorithm can be replaced by others of
-        // the same type and rank without recompiling; the key covers that.
         return Ok(c);
     }
     let name = outputs.first().map(|f| f.name()).unwrap_or_default();

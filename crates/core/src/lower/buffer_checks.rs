@@ -7,35 +7,13 @@
 //! and dimension, whose failure message names the buffer, the dimension,
 //! and the accessed and available coordinates.
 
-use std::collections::BTreeMap;
 
 use super::environment::Environment;
 use crate::analysis::bounds::{box_provided, boxes_required, Scope};
 use crate::analysis::simplify::simplify;
 use crate::error::Result;
-use crate::ir::visit::for_each_expr;
-use crate::ir::{CallKind, Expr, ExprNode, Intrinsic, Stmt, Type};
+use crate::ir::{Expr, Intrinsic, Stmt, Type};
 use crate::lang::function::Function;
-
-/// Names and dimensionality of the images (input buffers) the pipeline reads.
-pub fn input_images(env: &Environment) -> BTreeMap<String, usize> {
-    let mut out = BTreeMap::new();
-    for name in &env.order {
-        for v in env.get(name).values() {
-            for_each_expr(&v, &mut |e| {
-                if let ExprNode::Call {
-                    name,
-                    args,
-                    kind: CallKind::Image { .. },
-                } = e.node()
-                {
-                    out.insert(name.clone(), args.len());
-                }
-            });
-        }
-    }
-    out
-}
 
 fn error_message(parts: Vec<Expr>) -> Expr {
     Expr::intrinsic(Type::i32(), Intrinsic::Error, parts)
@@ -85,9 +63,9 @@ fn range_checks(
 pub fn buffer_checks(s: &Stmt, env: &Environment, outputs: &[Function]) -> Result<Vec<Stmt>> {
     let mut checks = vec![];
     let empty = Scope::new();
-    let images = input_images(env);
+    let images = super::environment::bound_input_buffers(env)?;
     let required = boxes_required(s, &empty);
-    for name in images.keys() {
+    for (name, _) in &images {
         if let Some(region) = required.get(name) {
             range_checks("Input", name, region, &mut checks);
         }

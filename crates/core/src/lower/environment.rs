@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::visit::for_each_expr;
 use crate::ir::{CallKind, ExprNode};
@@ -106,4 +107,33 @@ pub fn build_environment(outputs: &[Function]) -> Result<Environment> {
         visit(f, &mut funcs, &mut order, &mut marks, &mut vec![])?;
     }
     Ok(Environment { funcs, order })
+}
+
+/// The concrete Buffers the pipeline's Funcs read (`buf[x, y]` on a Buffer),
+/// by name, sorted. Two different Buffers under one name are an error.
+pub fn bound_input_buffers(env: &Environment) -> Result<Vec<(String, Buffer)>> {
+    let mut out: Vec<(String, Buffer)> = vec![];
+    for name in &env.order {
+        for v in env.get(name).values() {
+            let mut err = None;
+            for_each_expr(&v, &mut |e| {
+                let ExprNode::Call { name, kind: CallKind::Image { buffer, .. }, .. } = e.node() else { return };
+                match (buffer, out.iter().find(|(n, _)| n == name)) {
+                    (None, _) => err = Some(Error::unimplemented("ImageParam inputs")),
+                    (Some(b), Some((_, existing))) if !existing.same_as(b) => {
+                        err = Some(Error::user(format!(
+                            "Two different Buffers named \"{name}\" are used in the same pipeline."
+                        )))
+                    }
+                    (Some(_), Some(_)) => {}
+                    (Some(b), None) => out.push((name.clone(), b.clone())),
+                }
+            });
+            if let Some(e) = err {
+                return Err(e);
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
 }

@@ -23,8 +23,7 @@ use std::time::Instant;
 use crate::analysis::bounds::{box_provided, Region, Scope};
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
-use crate::ir::visit::for_each_expr;
-use crate::ir::{CallKind, ExprNode, Stmt, Type};
+use crate::ir::{Stmt, Type};
 use crate::lang::function::Function;
 
 pub mod bounds_inference;
@@ -100,47 +99,6 @@ impl PassLog {
     }
 }
 
-/// The concrete Buffers read by the pipeline's Funcs, by name.
-fn bound_input_buffers(env: &environment::Environment) -> Result<Vec<(String, Buffer)>> {
-    let mut out: Vec<(String, Buffer)> = vec![];
-    let mut err = None;
-    for name in &env.order {
-        for v in env.get(name).values() {
-            for_each_expr(&v, &mut |e| {
-                if let ExprNode::Call {
-                    name,
-                    kind:
-                        CallKind::Image {
-                            buffer: Some(b), ..
-                        },
-                    ..
-                } = e.node()
-                {
-                    match out.iter().find(|(n, _)| n == name) {
-                        Some((_, existing)) if !existing.same_as(b) => {
-                            err = Some(Error::user(format!(
-                                "Two different Buffers named \"{name}\" are used in the same pipeline."
-                            )));
-                        }
-                        Some(_) => {}
-                        None => out.push((name.clone(), b.clone())),
-                    }
-                } else if let ExprNode::Call {
-                    kind: CallKind::Image { buffer: None, .. },
-                    ..
-                } = e.node()
-                {
-                    err = Some(Error::unimplemented("ImageParam inputs"));
-                }
-            });
-        }
-    }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    match err {
-        Some(e) => Err(e),
-        None => Ok(out),
-    }
-}
 
 /// Lower the pipeline computing `outputs` to a single loop nest, in
 /// Halide's pass order. Each line is one pass.
@@ -148,7 +106,7 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
     use crate::analysis::simplify::simplify_stmt;
     let log = PassLog::new();
     let env = environment::build_environment(outputs)?;
-    let input_buffers = bound_input_buffers(&env)?;
+    let input_buffers = environment::bound_input_buffers(&env)?;
 
     let mut args: Vec<LoweredArgument> = input_buffers
         .iter()
