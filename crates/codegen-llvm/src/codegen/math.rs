@@ -450,11 +450,13 @@ impl CodeGen {
             r = self.fma(self.fneg(kf), self.k(x, p), r);
         }
         let r2 = self.fmul(r, r);
-        // sin r = r (1 - r^2/3! + ...), cos r = 1 - r^2/2! + ..., |r| <= pi/4
+        // sin r = r (1 - r^2/3! + ...), cos r = 1 - r^2/2! + ..., |r| <= pi/4.
+        // Terms through r^11 leave a truncation error below 2e-10 relative,
+        // far under f32's half ULP (3e-8): these kernels only serve f32/f16.
         let mut sc = Vec::new();
         let mut cc = Vec::new();
         let mut f = 1.0f64;
-        for n in 1..=17u32 {
+        for n in 1..=11u32 {
             f *= n as f64;
             let term = 1.0 / f;
             let sign = if (n / 2) % 2 == 0 { 1.0 } else { -1.0 };
