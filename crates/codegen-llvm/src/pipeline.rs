@@ -53,7 +53,11 @@ fn cache_key(outputs: &[Function]) -> Result<CacheKey> {
             (n, b.ty(), b.dimensions(), dense)
         })
         .collect();
-    Ok(CacheKey { outputs: outputs.iter().map(|f| f.id()).collect(), funcs, inputs })
+    Ok(CacheKey {
+        outputs: outputs.iter().map(|f| f.id()).collect(),
+        funcs,
+        inputs,
+    })
 }
 
 /// Lower and compile `outputs`, or fetch the cached compilation.

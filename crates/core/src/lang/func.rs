@@ -139,19 +139,56 @@ fn check_call_args(name: &str, args: Vec<Expr>) -> Result<Vec<Expr>> {
         .collect()
 }
 
-fn has_placeholder(args: &[Expr]) -> bool {
-    args.iter().any(|a| a.as_variable() == Some("_"))
+fn is_placeholder(a: &Expr) -> bool {
+    a.as_variable() == Some("_")
+}
+
+/// Replace the placeholder `_` in call arguments by as many implicit vars
+/// (`_0`, `_1`, ...) as the callee's remaining dimensions, as Halide does:
+/// `g[x, _]` on a 3-D `g` is `g(x, _0, _1)`.
+fn expand_placeholder(callee: &str, args: Vec<Expr>, dims: usize) -> Result<Vec<Expr>> {
+    let holes = args.iter().filter(|a| is_placeholder(a)).count();
+    if holes == 0 {
+        return Ok(args);
+    }
+    let explicit = args.len() - holes;
+    if holes > 1 || explicit > dims {
+        return Err(Error::user(format!(
+            "Func \"{callee}\" was called with {} explicit arguments and {holes} placeholders (_), but was defined with {dims}\n",
+            explicit
+        )));
+    }
+    let mut out = Vec::with_capacity(dims);
+    for a in args {
+        if is_placeholder(&a) {
+            out.extend((0..dims - explicit).map(|i| Var::implicit(i).expr()));
+        } else {
+            out.push(a);
+        }
+    }
+    Ok(out)
+}
+
+/// One more than the largest implicit var (`_n`) mentioned in `values`.
+fn implicit_vars_used(values: &[Expr]) -> usize {
+    let mut n = 0;
+    for v in values {
+        crate::ir::visit::for_each_expr(v, &mut |e| {
+            if let Some(name) = e.as_variable() {
+                if is_implicit_name(name) {
+                    n = n.max(name[1..].parse::<usize>().map_or(0, |k| k + 1));
+                }
+            }
+        });
+    }
+    n
 }
 
 /// A read of a concrete Buffer at `args` (`buf[x, y]` with Expr args).
 pub fn image_call(buffer: &Buffer, args: Vec<Expr>) -> Result<Expr> {
     let name = buffer.name();
-    if has_placeholder(&args) {
-        return Err(Error::unimplemented(
-            "implicit variables (hl._) in calls to Buffers",
-        ));
-    }
     let dims = buffer.dimensions();
+    let args = expand_placeholder(&name, args, dims)?;
     if args.len() != dims {
         let shown = Expr::call(
             buffer.ty(),
@@ -296,6 +333,15 @@ impl Func {
                 "Func \"{name}\" defined with an empty Tuple.\n"
             )));
         }
+        // A placeholder `_` on the left stands for the implicit vars the
+        // right-hand side uses (`f[_] = g[_] * 2` defines f(_0, _1) for 2-D g).
+        let args = if args.iter().filter(|a| is_placeholder(a)).count() == 1 {
+            let used = implicit_vars_used(&values);
+            let explicit = args.len() - 1;
+            expand_placeholder(&name, args, explicit + used)?
+        } else {
+            args
+        };
         let mut arg_names = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
             match a.node() {
@@ -303,10 +349,10 @@ impl Func {
                     name: v,
                     param: None,
                 } => {
-                    if v == "_" || is_implicit_name(v) {
-                        return Err(Error::unimplemented(
-                            "implicit variables (hl._) in Func definitions",
-                        ));
+                    if v == "_" {
+                        return Err(Error::user(format!(
+                            "Func \"{name}\" is defined with more than one placeholder (_) argument.\n"
+                        )));
                     }
                     arg_names.push(v.clone())
                 }
@@ -330,10 +376,10 @@ impl Func {
         }
         for v in &values {
             if let Some(var) = undefined_variable(v, &arg_names) {
-                if var == "_" || is_implicit_name(&var) {
-                    return Err(Error::unimplemented(
-                        "implicit variables (hl._) in Func definitions",
-                    ));
+                if is_implicit_name(&var) {
+                    return Err(Error::user(format!(
+                        "The right-hand side of the definition of Func \"{name}\" uses the implicit variable {var}, but the left-hand side has no placeholder (_) to stand for it.\n"
+                    )));
                 }
                 return Err(Error::user(format!(
                     "Undefined variable \"{var}\" in definition of Func \"{name}\"\n"
@@ -389,7 +435,7 @@ impl Func {
     pub fn call(&self, args: Vec<Expr>) -> Result<FuncRef> {
         if self.defined() {
             let dims = self.function.dimensions();
-            if args.len() != dims && !has_placeholder(&args) {
+            if args.len() != dims && !args.iter().any(is_placeholder) {
                 return Err(Error::user(format!(
                     "Func \"{}\" was called with {} arguments, but was defined with {dims}\n",
                     self.name(),
@@ -901,16 +947,12 @@ impl FuncRef {
                 "Can't call Func \"{name}\" because it has not yet been defined.\n"
             )));
         }
-        if has_placeholder(&self.args) {
-            return Err(Error::unimplemented(
-                "implicit variables (hl._) in Func calls",
-            ));
-        }
         let dims = f.function.dimensions();
-        if self.args.len() != dims {
+        let args = expand_placeholder(&name, self.args.clone(), dims)?;
+        if args.len() != dims {
             return Err(Error::user(format!(
                 "Func \"{name}\" was called with {} arguments, but was defined with {dims}\n",
-                self.args.len()
+                args.len()
             )));
         }
         let types = f.function.output_types();
@@ -923,7 +965,7 @@ impl FuncRef {
         Ok(Expr::call(
             *t,
             name,
-            self.args.clone(),
+            args,
             CallKind::Halide {
                 func: f.function.clone(),
                 value_index: i,

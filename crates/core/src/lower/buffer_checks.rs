@@ -7,7 +7,6 @@
 //! and dimension, whose failure message names the buffer, the dimension,
 //! and the accessed and available coordinates.
 
-
 use super::environment::Environment;
 use crate::analysis::bounds::{box_provided, boxes_required, Scope};
 use crate::analysis::simplify::simplify;

@@ -117,7 +117,14 @@ pub fn bound_input_buffers(env: &Environment) -> Result<Vec<(String, Buffer)>> {
         for v in env.get(name).values() {
             let mut err = None;
             for_each_expr(&v, &mut |e| {
-                let ExprNode::Call { name, kind: CallKind::Image { buffer, .. }, .. } = e.node() else { return };
+                let ExprNode::Call {
+                    name,
+                    kind: CallKind::Image { buffer, .. },
+                    ..
+                } = e.node()
+                else {
+                    return;
+                };
                 match (buffer, out.iter().find(|(n, _)| n == name)) {
                     (None, _) => err = Some(Error::unimplemented("ImageParam inputs")),
                     (Some(b), Some((_, existing))) if !existing.same_as(b) => {

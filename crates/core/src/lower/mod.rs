@@ -99,7 +99,6 @@ impl PassLog {
     }
 }
 
-
 /// Lower the pipeline computing `outputs` to a single loop nest, in
 /// Halide's pass order. Each line is one pass.
 pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
