@@ -19,12 +19,6 @@ impl CodeGen {
         let t = e.ty();
         match kind {
             CallKind::Intrinsic(i) => self.codegen_intrinsic(*i, t, args),
-            CallKind::PureExtern if name == ferrohalide_core::analysis::simplify::fold::SIGNED_INTEGER_OVERFLOW => {
-                Err(Error::user(
-                    "Signed integer overflow occurred during constant-folding. Signed integer overflow for int32 and int64 is undefined behavior in Halide.\n"
-                        .to_string(),
-                ))
-            }
             CallKind::PureExtern | CallKind::Extern => {
                 let mut vals = Vec::with_capacity(args.len());
                 for a in args {
@@ -72,6 +66,10 @@ impl CodeGen {
             }
         };
         match i {
+            I::SignedIntegerOverflow => Err(Error::user(
+                "Signed integer overflow occurred during constant-folding. Signed integer overflow for int32 and int64 is undefined behavior in Halide.\n"
+                    .to_string(),
+            )),
             I::Likely | I::LikelyIfInnermost | I::PromiseClamped | I::StrictFloat => {
                 want(1)?;
                 self.codegen_expr(&args[0])

@@ -216,6 +216,9 @@ pub enum Intrinsic {
     /// Runtime error reporting: returns an error code (int32) after reporting.
     /// args: kind-specific values; name of the error in the StringImm arg 0.
     Error,
+    /// Left by the simplifier where constant folding a signed 32/64-bit
+    /// operation overflowed (undefined in Halide); code generation reports it.
+    SignedIntegerOverflow,
     /// Marks a pure value for the optimizer; returns arg 0.
     PromiseClamped,
     StrictFloat,

@@ -191,18 +191,10 @@ fn fold_bin_unchecked(op: BinOp, a: &Expr, b: &Expr, ca: C, cb: C) -> Option<Exp
     Some(make_int(ty, r))
 }
 
-/// Name of the marker Halide's simplifier leaves where constant folding of a
-/// signed 32/64-bit operation overflowed; code generation rejects it.
-pub const SIGNED_INTEGER_OVERFLOW: &str = "signed_integer_overflow";
-
-/// The overflow marker of type `ty`.
+/// The marker Halide's simplifier leaves where constant folding of a signed
+/// 32/64-bit operation overflowed; code generation rejects it.
 pub fn signed_integer_overflow(ty: Type) -> Expr {
-    Expr::call(
-        ty,
-        SIGNED_INTEGER_OVERFLOW.to_string(),
-        vec![],
-        crate::ir::CallKind::PureExtern,
-    )
+    Expr::intrinsic(ty, crate::ir::Intrinsic::SignedIntegerOverflow, vec![])
 }
 
 /// Fold a cast of a constant.

@@ -285,7 +285,10 @@ pub(crate) fn eval_lane(
         ExprNode::Call { args, .. } if e.as_intrinsic(crate::ir::Intrinsic::Likely).is_some() => {
             eval(&args[0], env, overflow)
         }
-        ExprNode::Call { name, .. } if name == super::fold::SIGNED_INTEGER_OVERFLOW => {
+        ExprNode::Call { .. }
+            if e.as_intrinsic(crate::ir::Intrinsic::SignedIntegerOverflow)
+                .is_some() =>
+        {
             // the simplifier's marker for a folded signed overflow
             *overflow = true;
             0
