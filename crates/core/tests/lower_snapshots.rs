@@ -96,3 +96,100 @@ fn vectorized_split_lowers_to_vector_store() {
     assert!(text.contains("ramp("));
     assert!(text.contains("parallel"));
 }
+
+#[test]
+fn environment_orders_producers_first_and_rejects_undefined_funcs() {
+    use ferrohalide_core::lower::environment::build_environment;
+    let f = define("f", &["x"], x());
+    let g = define("g", &["x"], Expr::add(call(&f, vec![x()]), Expr::i32(1)));
+    let h = define(
+        "h",
+        &["x"],
+        Expr::mul(call(&g, vec![x()]), call(&f, vec![x()])),
+    );
+    let env = build_environment(&[h.clone()]).unwrap();
+    assert_eq!(env.order, vec!["f", "g", "h"]);
+
+    let undefined = Function::new("u");
+    let bad = define(
+        "bad",
+        &["x"],
+        Expr::call(
+            Type::i32(),
+            "u",
+            vec![x()],
+            CallKind::Halide {
+                func: undefined,
+                value_index: 0,
+            },
+        ),
+    );
+    let Err(err) = build_environment(&[bad]) else {
+        panic!("an undefined Func must be an error")
+    };
+    assert!(
+        err.message.contains("Func u is used but has no definition"),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn storage_flattening_indexes_by_mins_and_strides() {
+    use ferrohalide_core::lower::storage_flattening::flat_index;
+    let idx = flat_index("f", &[x(), y()]);
+    assert_eq!(
+        idx.to_string(),
+        "(((x - f.min.0) * f.stride.0) + ((y - f.min.1) * f.stride.1))"
+    );
+    assert_eq!(flat_index("f", &[]).to_string(), "0");
+}
+
+#[test]
+fn user_bound_overrides_the_inferred_region() {
+    let f = define("f", &["x"], Expr::mul(x(), Expr::i32(2)));
+    let g = define(
+        "g",
+        &["x"],
+        Expr::add(
+            call(&f, vec![x()]),
+            call(&f, vec![Expr::add(x(), Expr::i32(1))]),
+        ),
+    );
+    {
+        let mut c = f.write();
+        c.schedule.compute_level = LoopLevel::Root;
+        c.schedule.store_level = LoopLevel::Root;
+        c.schedule.bounds.push(ferrohalide_core::schedule::Bound {
+            var: "x".into(),
+            min: Some(Expr::i32(-4)),
+            extent: Some(Expr::i32(64)),
+            modulus: None,
+            remainder: None,
+        });
+    }
+    let text = lower(&[g], "g").unwrap().pipeline.body.to_string();
+    assert!(text.contains("allocate f[int32 * 64]"), "{text}");
+    assert!(text.contains("for (f.s0.x, -4, 64)"), "{text}");
+}
+
+#[test]
+fn input_and_output_buffers_are_checked() {
+    let b =
+        ferrohalide_core::buffer::Buffer::new(Type::uint(8), &[10], Some("img".into())).unwrap();
+    let read = Expr::call(
+        Type::uint(8),
+        "img",
+        vec![Expr::add(x(), Expr::i32(1))],
+        CallKind::Image {
+            buffer: Some(b),
+            param: None,
+        },
+    );
+    let f = define("f", &["x"], read);
+    let l = lower(&[f], "f").unwrap();
+    let text = l.pipeline.body.to_string();
+    assert!(text.contains("Input buffer img is accessed at "), "{text}");
+    assert!(text.contains("Output buffer f is accessed at "), "{text}");
+    assert_eq!(l.input_buffers.len(), 1);
+}
