@@ -44,7 +44,7 @@ thread_local! {
 
 fn cache_key(outputs: &[Function]) -> Result<CacheKey> {
     let env = build_environment(outputs)?;
-    let mut funcs: Vec<(usize, u64)> = env.funcs.values().map(|f| (f.id(), f.version())).collect();
+    let mut funcs: Vec<(usize, u64)> = env.sources.iter().map(|f| (f.id(), f.version())).collect();
     funcs.sort();
     let inputs = bound_input_buffers(&env)?
         .into_iter()

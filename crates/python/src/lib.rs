@@ -8,6 +8,8 @@ pub mod py_buffer;
 pub mod py_expr;
 pub mod py_func;
 pub mod py_math;
+pub mod py_output_buffer;
+pub mod py_stage;
 pub mod py_type;
 pub mod py_var;
 
@@ -20,5 +22,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_func::register(m)?;
     py_math::register(m)?;
     py_buffer::register(m)?;
+    py_stage::register(m)?;
+    py_output_buffer::register(m)?;
     Ok(())
 }

@@ -2,14 +2,17 @@
 
 use pyo3::exceptions::{PyAttributeError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyCFunction, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use ferrohalide_core::ir::{Expr, Type};
+use ferrohalide_core::ir::{Expr, ForType, Type};
 use ferrohalide_core::lang::func::{image_call, Func, FuncRef};
+use ferrohalide_core::lang::output_buffer::{output_buffer, output_buffers};
 use ferrohalide_core::lang::var::Var;
 use ferrohalide_core::schedule::TailStrategy;
 
 use crate::errors::{unimplemented, HalideError, IntoPy};
+use crate::py_output_buffer::PyOutputImageParam;
+use crate::py_stage::{self, unimplemented_method, PyStage};
 use crate::py_buffer::{wrap_buffer, PyBuffer};
 use crate::py_expr::{py_to_expr, PyExpr};
 use crate::py_type::{type_from_py, PyType};
@@ -69,29 +72,6 @@ impl PyTailStrategy {
     }
 }
 
-/// `vectorize`/`unroll`/`parallel`: without a factor, mark the loop;
-/// with one, split it first.
-fn loop_directive<'py>(
-    slf: &Bound<'py, PyFunc>,
-    var: &Bound<'py, PyAny>,
-    factor: Option<&Bound<'py, PyAny>>,
-    tail: Option<PyTailStrategy>,
-    plain: fn(&Func, &str) -> ferrohalide_core::Result<()>,
-    split: fn(&Func, &str, Expr, TailStrategy) -> ferrohalide_core::Result<()>,
-) -> PyResult<Bound<'py, PyFunc>> {
-    let f = &slf.get().inner;
-    let v = var_name(var)?;
-    match factor {
-        None => plain(f, &v).py()?,
-        Some(k) => split(f, &v, py_to_expr(k)?, tail_of(tail)).py()?,
-    }
-    Ok(slf.clone())
-}
-
-fn tail_of(t: Option<PyTailStrategy>) -> TailStrategy {
-    t.map(|t| t.to_core()).unwrap_or(TailStrategy::Auto)
-}
-
 #[pyclass(name = "Func", module = "ferrohalide", frozen)]
 pub struct PyFunc {
     pub inner: Func,
@@ -121,7 +101,6 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "async_",
     "atomic",
     "bound_storage",
-    "clone_in",
     "compile_jit",
     "compile_to",
     "compile_to_assembly",
@@ -138,7 +117,6 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "compile_to_multitarget_static_library",
     "compile_to_object",
     "compile_to_static_library",
-    "compute_with",
     "copy_to_device",
     "copy_to_host",
     "debug_to_file",
@@ -154,14 +132,11 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "hexagon",
     "hoist_storage",
     "hoist_storage_root",
-    "in_",
     "infer_arguments",
     "infer_input_bounds",
     "memoize",
     "never_partition",
     "never_partition_all",
-    "output_buffer",
-    "output_buffers",
     "partition",
     "prefetch",
     "rename",
@@ -170,8 +145,6 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "rvars",
     "set_estimate",
     "set_estimates",
-    "specialize",
-    "specialize_fail",
     "store_in",
     "trace_loads",
     "trace_realizations",
@@ -458,15 +431,7 @@ impl PyFunc {
         factor: &Bound<'py, PyAny>,
         tail: Option<PyTailStrategy>,
     ) -> PyResult<Bound<'py, Self>> {
-        let f = &slf.get().inner;
-        f.split(
-            &var_name(old)?,
-            &var_name(outer)?,
-            &var_name(inner)?,
-            py_to_expr(factor)?,
-            tail_of(tail),
-        )
-        .py()?;
+        py_stage::split(&slf.get().inner.stage(), old, outer, inner, factor, tail)?;
         Ok(slf.clone())
     }
 
@@ -488,23 +453,7 @@ impl PyFunc {
         slf: &Bound<'py, Self>,
         args: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, Self>> {
-        let items: Vec<Bound<'py, PyAny>> = if args.len() == 1 {
-            let a0 = args.get_item(0)?;
-            if let Ok(l) = a0.cast::<PyList>() {
-                l.iter().collect()
-            } else if let Ok(t) = a0.cast::<PyTuple>() {
-                t.iter().collect()
-            } else {
-                vec![a0]
-            }
-        } else {
-            args.iter().collect()
-        };
-        let names = items
-            .iter()
-            .map(var_name)
-            .collect::<PyResult<Vec<String>>>()?;
-        slf.get().inner.reorder(&names).py()?;
+        py_stage::reorder(&slf.get().inner.stage(), args)?;
         Ok(slf.clone())
     }
 
@@ -516,63 +465,7 @@ impl PyFunc {
         args: &Bound<'py, PyTuple>,
         tail: Option<PyTailStrategy>,
     ) -> PyResult<Bound<'py, Self>> {
-        let mut items: Vec<Bound<'py, PyAny>> = args.iter().collect();
-        let mut tail = tail;
-        if let Some(last) = items.last() {
-            if let Ok(t) = last.extract::<PyTailStrategy>() {
-                tail = Some(t);
-                items.pop();
-            }
-        }
-        let f = &slf.get().inner;
-        match items.len() {
-            8 => {
-                let v = items[..6]
-                    .iter()
-                    .map(var_name)
-                    .collect::<PyResult<Vec<String>>>()?;
-                let (xf, yf) = (py_to_expr(&items[6])?, py_to_expr(&items[7])?);
-                f.tile(
-                    &v[0],
-                    &v[1],
-                    &v[2],
-                    &v[3],
-                    &v[4],
-                    &v[5],
-                    xf,
-                    yf,
-                    tail_of(tail),
-                )
-                .py()?;
-            }
-            6 => {
-                let v = items[..4]
-                    .iter()
-                    .map(var_name)
-                    .collect::<PyResult<Vec<String>>>()?;
-                let (xf, yf) = (py_to_expr(&items[4])?, py_to_expr(&items[5])?);
-                f.tile(
-                    &v[0],
-                    &v[1],
-                    &v[0],
-                    &v[1],
-                    &v[2],
-                    &v[3],
-                    xf,
-                    yf,
-                    tail_of(tail),
-                )
-                .py()?;
-            }
-            3 | 4 if items[0].cast::<PyList>().is_ok() => {
-                return Err(unimplemented("Func.tile with lists of Vars"));
-            }
-            _ => {
-                return Err(PyTypeError::new_err(
-                    "tile(): incompatible function arguments",
-                ))
-            }
-        }
+        py_stage::tile(&slf.get().inner.stage(), args, tail)?;
         Ok(slf.clone())
     }
 
@@ -583,7 +476,8 @@ impl PyFunc {
         factor: Option<&Bound<'py, PyAny>>,
         tail: Option<PyTailStrategy>,
     ) -> PyResult<Bound<'py, Self>> {
-        loop_directive(slf, var, factor, tail, Func::vectorize, Func::vectorize_by)
+        py_stage::loop_directive(&slf.get().inner.stage(), var, factor, tail, ForType::Vectorized)?;
+        Ok(slf.clone())
     }
 
     #[pyo3(signature = (var, factor=None, tail=None))]
@@ -593,7 +487,8 @@ impl PyFunc {
         factor: Option<&Bound<'py, PyAny>>,
         tail: Option<PyTailStrategy>,
     ) -> PyResult<Bound<'py, Self>> {
-        loop_directive(slf, var, factor, tail, Func::unroll, Func::unroll_by)
+        py_stage::loop_directive(&slf.get().inner.stage(), var, factor, tail, ForType::Unrolled)?;
+        Ok(slf.clone())
     }
 
     #[pyo3(signature = (var, task_size=None, tail=None))]
@@ -603,7 +498,8 @@ impl PyFunc {
         task_size: Option<&Bound<'py, PyAny>>,
         tail: Option<PyTailStrategy>,
     ) -> PyResult<Bound<'py, Self>> {
-        loop_directive(slf, var, task_size, tail, Func::parallel, Func::parallel_by)
+        py_stage::loop_directive(&slf.get().inner.stage(), var, task_size, tail, ForType::Parallel)?;
+        Ok(slf.clone())
     }
 
     fn serial<'py>(slf: &Bound<'py, Self>, var: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
@@ -670,6 +566,66 @@ impl PyFunc {
         Ok(slf.clone())
     }
 
+    // ---- wrappers, specializations, output buffers ----
+
+    /// `in_()`, `in_(g)` or `in_([g, h, ...])`.
+    #[pyo3(signature = (*args))]
+    fn in_(&self, args: &Bound<'_, PyTuple>) -> PyResult<PyFunc> {
+        let f = &self.inner;
+        let w = match consumers_from_py(args, "in_")? {
+            None => f.in_(),
+            Some(Consumers::One(g)) => f.in_func(&g),
+            Some(Consumers::Many(gs)) => f.in_funcs(&gs),
+        };
+        Ok(PyFunc { inner: w.py()? })
+    }
+
+    /// `clone_in(g)` or `clone_in([g, h, ...])`.
+    fn clone_in(&self, arg: &Bound<'_, PyAny>) -> PyResult<PyFunc> {
+        let args = PyTuple::new(arg.py(), [arg])?;
+        let f = &self.inner;
+        let w = match consumers_from_py(&args, "clone_in")? {
+            Some(Consumers::One(g)) => f.clone_in(&g),
+            Some(Consumers::Many(gs)) => f.clone_in_funcs(&gs),
+            None => unreachable!("one argument was given"),
+        };
+        Ok(PyFunc { inner: w.py()? })
+    }
+
+    fn specialize(&self, condition: &Bound<'_, PyAny>) -> PyResult<PyStage> {
+        Ok(PyStage {
+            inner: self.inner.specialize(py_to_expr(condition)?).py()?,
+        })
+    }
+
+    fn specialize_fail(&self, message: &str) -> PyResult<()> {
+        self.inner.specialize_fail(message).py()
+    }
+
+    /// Not implemented: raises for every overload.
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn compute_with(
+        &self,
+        _args: &Bound<'_, PyTuple>,
+        _kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<()> {
+        Err(unimplemented("Func.compute_with()"))
+    }
+
+    fn output_buffer(&self) -> PyResult<PyOutputImageParam> {
+        Ok(PyOutputImageParam {
+            inner: output_buffer(&self.inner.function).py()?,
+        })
+    }
+
+    fn output_buffers(&self) -> PyResult<Vec<PyOutputImageParam>> {
+        Ok(output_buffers(&self.inner.function)
+            .py()?
+            .into_iter()
+            .map(|inner| PyOutputImageParam { inner })
+            .collect())
+    }
+
     fn print_loop_nest(&self, py: Python<'_>) -> PyResult<()> {
         let s = self.inner.loop_nest_string().py()?;
         let sys = py.import("sys")?;
@@ -680,16 +636,7 @@ impl PyFunc {
 
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
         if UNIMPLEMENTED_FUNC_METHODS.contains(&name) {
-            let what = format!("Func.{name}()");
-            let f = PyCFunction::new_closure(
-                py,
-                None,
-                None,
-                move |_args: &Bound<'_, PyTuple>,
-                      _kw: Option<&Bound<'_, PyDict>>|
-                      -> PyResult<()> { Err(unimplemented(&what)) },
-            )?;
-            return Ok(f.into_any().unbind());
+            return unimplemented_method(py, format!("Func.{name}()"));
         }
         Err(PyAttributeError::new_err(format!(
             "'halide.Func' object has no attribute '{name}'"
@@ -698,6 +645,47 @@ impl PyFunc {
 
     fn __repr__(&self) -> String {
         format!("<halide.Func '{}'>", self.inner.name())
+    }
+}
+
+/// The consumers passed to `in_` / `clone_in`: none (global), one Func,
+/// or a list/tuple of Funcs.
+enum Consumers {
+    One(Func),
+    Many(Vec<Func>),
+}
+
+fn consumers_from_py(args: &Bound<'_, PyTuple>, method: &str) -> PyResult<Option<Consumers>> {
+    let bad = || {
+        PyTypeError::new_err(format!(
+            "{method}(): incompatible function arguments: expected a Func or a list of Funcs"
+        ))
+    };
+    match args.len() {
+        0 => Ok(None),
+        1 => {
+            let a = args.get_item(0)?;
+            if let Ok(f) = a.extract::<PyRef<PyFunc>>() {
+                return Ok(Some(Consumers::One(f.inner.clone())));
+            }
+            let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = a.cast::<PyList>() {
+                l.iter().collect()
+            } else if let Ok(t) = a.cast::<PyTuple>() {
+                t.iter().collect()
+            } else {
+                return Err(bad());
+            };
+            let fs = items
+                .iter()
+                .map(|i| {
+                    i.extract::<PyRef<PyFunc>>()
+                        .map(|f| f.inner.clone())
+                        .map_err(|_| bad())
+                })
+                .collect::<PyResult<Vec<Func>>>()?;
+            Ok(Some(Consumers::Many(fs)))
+        }
+        _ => Err(bad()),
     }
 }
 

@@ -1,8 +1,10 @@
 //! `Func`: the user's handle on a `Function` — definition (`f[x, y] = e`),
 //! calls (`f[x, y]` → `FuncRef` → a `Call` Expr), and the scheduling
 //! directives of the pure stage (split, fuse, reorder, tile, vectorize,
-//! unroll, parallel, serial, compute_root, compute_inline, store_root),
-//! with Halide's validation and error messages.
+//! unroll, parallel, serial — carried out by its `Stage`, stage.rs —
+//! compute_root, compute_inline, store_root), wrappers (`in_`, `clone_in`,
+//! wrapper.rs) and specializations, with Halide's validation and error
+//! messages.
 //!
 //! Schedule data written here (read by lowering):
 //! - `Function.stage.dims`: loops innermost first, `__outermost` last.
@@ -22,7 +24,9 @@ use crate::lang::function::Function;
 use crate::lang::operators::cast;
 use crate::lang::print::{expr_to_string, ir_type_name};
 use crate::lang::var::{is_implicit_name, unique_func_name, Var};
-use crate::schedule::{Dim, LoopLevel, Split, StageSchedule, TailStrategy, OUTERMOST};
+use crate::lang::stage::Stage;
+use crate::lang::wrapper::{get_wrapper, WrapperKind};
+use crate::schedule::{LoopLevel, Split, StageSchedule, TailStrategy, OUTERMOST};
 
 #[derive(Clone, Debug)]
 pub struct Func {
@@ -92,21 +96,6 @@ pub fn var_name_match(candidate: &str, var: &str) -> bool {
     candidate.len() > var.len()
         && candidate.ends_with(var)
         && candidate.as_bytes()[candidate.len() - var.len() - 1] == b'.'
-}
-
-fn dump_dims(dims: &[Dim]) -> String {
-    let mut s = String::from("Vars:");
-    for d in dims {
-        s.push(' ');
-        s.push_str(&d.var);
-    }
-    s.push('\n');
-    s
-}
-
-/// How Halide names a loop type in messages (`for`, `parallel`, ...).
-fn for_type_word(t: ForType) -> &'static str {
-    t.name()
 }
 
 /// Arguments to a Func or image call must be integers; non-Int(32) integer
@@ -452,22 +441,9 @@ impl Func {
 
     // ---- scheduling -----------------------------------------------------------------
 
-    fn with_stage<R>(
-        &self,
-        directive: &str,
-        f: impl FnOnce(&mut StageSchedule, &str) -> Result<R>,
-    ) -> Result<R> {
-        let name = self.name();
-        if !self.defined() {
-            return Err(Error::user(format!(
-                "In schedule for {name}: can't apply {directive} to Func \"{name}\" because it has not been defined yet.\n"
-            )));
-        }
-        // Work on a copy so a failing directive leaves the schedule untouched.
-        let mut stage = self.function.read().stage.clone();
-        let r = f(&mut stage, &name)?;
-        self.function.write().stage = stage;
-        Ok(r)
+    /// The Stage of the pure definition, which the loop directives below act on.
+    pub fn stage(&self) -> Stage {
+        Stage::pure(&self.function)
     }
 
     /// `split(old, outer, inner, factor, tail)`.
@@ -479,75 +455,22 @@ impl Func {
         factor: Expr,
         tail: TailStrategy,
     ) -> Result<()> {
-        self.with_stage("split", |st, name| {
-            split_stage(st, name, old, outer, inner, factor, tail)
-        })
+        self.stage().split(old, outer, inner, factor, tail)
     }
 
     /// `fuse(inner, outer, fused)`.
     pub fn fuse(&self, inner: &str, outer: &str, fused: &str) -> Result<()> {
-        self.with_stage("fuse", |st, name| {
-            let dims = &mut st.dims;
-            let Some(oi) = dims.iter().position(|d| var_name_match(&d.var, outer)) else {
-                return Err(Error::user(format!(
-                    "In schedule for {name}, could not find outer fuse dimension: {outer}\n{}",
-                    dump_dims(dims)
-                )));
-            };
-            let outer_dim = dims.remove(oi);
-            let Some(ii) = dims.iter().position(|d| var_name_match(&d.var, inner)) else {
-                return Err(Error::user(format!(
-                    "In schedule for {name}, could not find inner fuse dimension: {inner}\n{}",
-                    dump_dims(dims)
-                )));
-            };
-            let inner_name = dims[ii].var.clone();
-            let fused_name = format!("{inner_name}.{fused}");
-            dims[ii].var = fused_name.clone();
-            st.splits.push(Split::Fuse {
-                inner: inner_name,
-                outer: outer_dim.var,
-                fused: fused_name,
-            });
-            Ok(())
-        })
+        self.stage().fuse(inner, outer, fused)
     }
 
     /// `reorder(vars...)`, innermost first.
     pub fn reorder(&self, vars: &[String]) -> Result<()> {
-        self.with_stage("reorder", |st, name| {
-            let dims_old = st.dims.clone();
-            let mut idx = Vec::with_capacity(vars.len());
-            for (i, v) in vars.iter().enumerate() {
-                let found = dims_old.iter().rposition(|d| var_name_match(&d.var, v));
-                let Some(j) = found else {
-                    return Err(Error::user(format!(
-                        "In schedule for {name}, could not find var {v} to reorder in the argument list.\n{}",
-                        dump_dims(&dims_old)
-                    )));
-                };
-                if idx[..i].contains(&j) {
-                    return Err(Error::user(format!("In schedule for {name}, call to reorder references {v} twice.\n")));
-                }
-                idx.push(j);
-            }
-            let mut sorted = idx.clone();
-            sorted.sort_unstable();
-            let mut dims = dims_old.clone();
-            for (i, &s) in sorted.iter().enumerate() {
-                dims[s] = dims_old[idx[i]].clone();
-            }
-            if dims.last().map(|d| d.var.as_str()) != Some(OUTERMOST) {
-                return Err(Error::user("Var::outermost() may not be reordered inside any other var.\n"));
-            }
-            st.dims = dims;
-            Ok(())
-        })
+        self.stage().reorder(vars)
     }
 
     /// Set the loop type of every dim matching `var`.
     pub fn set_for_type(&self, var: &str, t: ForType) -> Result<()> {
-        self.with_stage(for_type_word(t), |st, name| set_dim_type(st, name, var, t))
+        self.stage().set_for_type(var, t)
     }
 
     pub fn serial(&self, var: &str) -> Result<()> {
@@ -565,29 +488,20 @@ impl Func {
 
     /// `vectorize(var, factor, tail)`: split off a fresh inner var and vectorize it.
     pub fn vectorize_by(&self, var: &str, factor: Expr, tail: TailStrategy) -> Result<()> {
-        self.with_stage("vectorize", |st, name| {
-            let tmp = Var::fresh();
-            split_stage(st, name, var, var, tmp.name(), factor, tail)?;
-            set_dim_type(st, name, tmp.name(), ForType::Vectorized)
-        })
+        self.stage()
+            .split_and_set_type(var, factor, tail, ForType::Vectorized, true)
     }
 
     /// `unroll(var, factor, tail)`.
     pub fn unroll_by(&self, var: &str, factor: Expr, tail: TailStrategy) -> Result<()> {
-        self.with_stage("unroll", |st, name| {
-            let tmp = Var::fresh();
-            split_stage(st, name, var, var, tmp.name(), factor, tail)?;
-            set_dim_type(st, name, tmp.name(), ForType::Unrolled)
-        })
+        self.stage()
+            .split_and_set_type(var, factor, tail, ForType::Unrolled, true)
     }
 
     /// `parallel(var, task_size, tail)`: split and parallelize the outer var.
     pub fn parallel_by(&self, var: &str, factor: Expr, tail: TailStrategy) -> Result<()> {
-        self.with_stage("parallel", |st, name| {
-            let tmp = Var::fresh();
-            split_stage(st, name, var, var, tmp.name(), factor, tail)?;
-            set_dim_type(st, name, var, ForType::Parallel)
-        })
+        self.stage()
+            .split_and_set_type(var, factor, tail, ForType::Parallel, false)
     }
 
     /// `tile(x, y, xo, yo, xi, yi, xfactor, yfactor, tail)`.
@@ -604,21 +518,8 @@ impl Func {
         yfactor: Expr,
         tail: TailStrategy,
     ) -> Result<()> {
-        let snapshot = self.function.read().stage.clone();
-        let r = (|| {
-            self.split(x, xo, xi, xfactor, tail)?;
-            self.split(y, yo, yi, yfactor, tail)?;
-            self.reorder(&[
-                xi.to_string(),
-                yi.to_string(),
-                xo.to_string(),
-                yo.to_string(),
-            ])
-        })();
-        if r.is_err() {
-            self.function.write().stage = snapshot;
-        }
-        r
+        self.stage()
+            .tile(x, y, xo, yo, xi, yi, xfactor, yfactor, tail)
     }
 
     /// `compute_root()`.
@@ -793,133 +694,6 @@ impl Func {
     }
 }
 
-fn set_dim_type(st: &mut StageSchedule, name: &str, var: &str, t: ForType) -> Result<()> {
-    let mut found = false;
-    for d in st.dims.iter_mut() {
-        if var_name_match(&d.var, var) {
-            found = true;
-            d.for_type = t;
-        }
-    }
-    if !found {
-        return Err(Error::user(format!(
-            "In schedule for {name}, could not find dimension {var} to mark as {} in vars for function\n{}",
-            for_type_word(t),
-            dump_dims(&st.dims)
-        )));
-    }
-    Ok(())
-}
-
-fn split_stage(
-    st: &mut StageSchedule,
-    name: &str,
-    old: &str,
-    outer: &str,
-    inner: &str,
-    factor: Expr,
-    tail: TailStrategy,
-) -> Result<()> {
-    if inner == outer {
-        return Err(Error::user(format!(
-            "In schedule for {name}, can't split {old} into {outer} and {inner} because the new Vars have the same name.\n{}",
-            dump_dims(&st.dims)
-        )));
-    }
-    for d in &st.dims {
-        for new_name in [inner, outer] {
-            if var_name_match(&d.var, new_name) && new_name != old {
-                return Err(Error::user(format!(
-                    "In schedule for {name}, can't create var {new_name} using a split or tile, because {new_name} is already used in this Func's schedule elsewhere.\n{}",
-                    dump_dims(&st.dims)
-                )));
-            }
-        }
-    }
-    let Some(i) = st.dims.iter().position(|d| var_name_match(&d.var, old)) else {
-        return Err(Error::user(format!(
-            "In schedule for {name}, could not find split dimension: {old}\n{}",
-            dump_dims(&st.dims)
-        )));
-    };
-    if !factor.ty().is_int() && !factor.ty().is_uint() {
-        return Err(Error::user(format!(
-            "In schedule for {name}, the split factor {} of {old} has type {}, but must be an integer.\n",
-            expr_to_string(&factor),
-            ir_type_name(factor.ty())
-        )));
-    }
-    let factor = cast(Type::i32(), factor)?;
-    let old_name = st.dims[i].var.clone();
-    let inner_name = format!("{old_name}.{inner}");
-    let outer_name = format!("{old_name}.{outer}");
-    let old_dim = st.dims[i].clone();
-    st.dims.insert(i, old_dim);
-    st.dims[i].var = inner_name.clone();
-    st.dims[i + 1].var = outer_name.clone();
-
-    let tail = if tail == TailStrategy::Auto {
-        // Pure definition: ShiftInwards, unless this var is the outer of an
-        // earlier ShiftInwards split whose factor is at least this one.
-        let mut descends: Vec<(String, Expr)> = vec![];
-        for s in &st.splits {
-            match s {
-                Split::Split {
-                    old,
-                    outer,
-                    inner,
-                    factor,
-                    tail,
-                } => {
-                    let parent = descends
-                        .iter()
-                        .find(|(n, _)| n == old)
-                        .map(|(_, f)| f.clone());
-                    if *tail == TailStrategy::ShiftInwards {
-                        descends.push((outer.clone(), factor.clone()));
-                    } else if let Some(f) = parent {
-                        descends.push((inner.clone(), f.clone()));
-                        descends.push((outer.clone(), f));
-                    }
-                }
-                Split::Rename { old, new } => {
-                    if let Some(f) = descends
-                        .iter()
-                        .find(|(n, _)| n == old)
-                        .map(|(_, f)| f.clone())
-                    {
-                        descends.push((new.clone(), f));
-                    }
-                }
-                Split::Fuse { .. } => {}
-            }
-        }
-        let covered = descends
-            .iter()
-            .rev()
-            .find(|(n, _)| *n == old_name)
-            .and_then(|(_, f)| match (f.as_int_const(), factor.as_int_const()) {
-                (Some(a), Some(b)) => Some(a >= b),
-                _ => None,
-            });
-        if covered == Some(true) {
-            TailStrategy::RoundUp
-        } else {
-            TailStrategy::ShiftInwards
-        }
-    } else {
-        tail
-    };
-    st.splits.push(Split::Split {
-        old: old_name,
-        outer: outer_name,
-        inner: inner_name,
-        factor,
-        tail,
-    });
-    Ok(())
-}
-
 impl FuncRef {
     /// The call as an Expr (single-valued Funcs only).
     pub fn to_expr(&self) -> Result<Expr> {
@@ -976,6 +750,82 @@ impl FuncRef {
     /// `f[args] = values`.
     pub fn define(&self, values: Vec<Expr>) -> Result<()> {
         self.func.define(self.args.clone(), values)
+    }
+}
+
+// ---- wrappers and specializations ------------------------------------------------
+
+impl Func {
+    /// `in_()`: the global wrapper, used by every consumer of this Func
+    /// that has no wrapper of its own.
+    pub fn in_(&self) -> Result<Func> {
+        get_wrapper(
+            self,
+            &format!("{}_global_wrapper", self.name()),
+            &[],
+            WrapperKind::In,
+        )
+    }
+
+    /// `in_(g)`: a wrapper used instead of this Func inside `g` only.
+    pub fn in_func(&self, g: &Func) -> Result<Func> {
+        get_wrapper(
+            self,
+            &format!("{}_in_{}", self.name(), g.name()),
+            std::slice::from_ref(g),
+            WrapperKind::In,
+        )
+    }
+
+    /// `in_([g, h, ...])`: one wrapper shared by the listed consumers.
+    pub fn in_funcs(&self, fs: &[Func]) -> Result<Func> {
+        if fs.is_empty() {
+            return Err(Error::user(
+                "Could not create a in wrapper for an empty list of Funcs\n",
+            ));
+        }
+        get_wrapper(
+            self,
+            &format!("{}_wrapper", self.name()),
+            fs,
+            WrapperKind::In,
+        )
+    }
+
+    /// `clone_in(g)`: a copy of this Func (definition and schedule) used
+    /// instead of it inside `g`.
+    pub fn clone_in(&self, g: &Func) -> Result<Func> {
+        get_wrapper(
+            self,
+            &format!("{}_clone_in_{}", self.name(), g.name()),
+            std::slice::from_ref(g),
+            WrapperKind::Clone,
+        )
+    }
+
+    /// `clone_in([g, h, ...])`: one copy shared by the listed consumers.
+    pub fn clone_in_funcs(&self, fs: &[Func]) -> Result<Func> {
+        if fs.is_empty() {
+            return Err(Error::user(
+                "Could not create a clone wrapper for an empty list of Funcs\n",
+            ));
+        }
+        get_wrapper(
+            self,
+            &format!("{}_clone", self.name()),
+            fs,
+            WrapperKind::Clone,
+        )
+    }
+
+    /// `specialize(condition)` on the pure definition.
+    pub fn specialize(&self, condition: Expr) -> Result<Stage> {
+        self.stage().specialize(condition)
+    }
+
+    /// `specialize_fail(message)` on the pure definition.
+    pub fn specialize_fail(&self, message: &str) -> Result<()> {
+        self.stage().specialize_fail(message)
     }
 }
 

@@ -23,6 +23,29 @@ pub struct FunctionContents {
     pub stage: StageSchedule,
     /// Bumped on every definition or schedule change, to invalidate JIT caches.
     pub version: u64,
+    /// Specializations of the pure definition, tried in order before its
+    /// default schedule (`stage`).
+    pub specializations: Vec<Specialization>,
+    /// Wrappers made by `in_`/`clone_in`: (consumer name, wrapper), the
+    /// empty name standing for the global wrapper. Several consumers may
+    /// share one wrapper. Kept in creation order: a wrapper's name counts the
+    /// entries that existed before it, as Halide's does.
+    pub wrappers: Vec<(String, Function)>,
+}
+
+/// One specialization of a definition: when `condition` holds, the
+/// definition runs with `stage` (and, recursively, its own
+/// specializations) instead of the schedule it was specialized from. Each
+/// definition owns its list, so update definitions will carry theirs the
+/// same way.
+#[derive(Clone, Debug)]
+pub struct Specialization {
+    pub condition: Expr,
+    pub stage: StageSchedule,
+    pub specializations: Vec<Specialization>,
+    /// Set by `specialize_fail`: reaching this specialization is a run-time
+    /// error with this message (its condition is then always true).
+    pub failure_message: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -46,7 +69,41 @@ impl Function {
             schedule: FuncSchedule::default(),
             stage: StageSchedule::default(),
             version: next_version(),
+            specializations: vec![],
+            wrappers: vec![],
         })))
+    }
+
+    /// A new Function named `name` with a copy of this one's definition,
+    /// schedule and specializations (`clone_in`, and lowering's private
+    /// copies). Wrappers are not copied: they are keyed by consumer, and a
+    /// copy is a different producer.
+    pub fn copy_as(&self, name: impl Into<String>) -> Function {
+        let c = self.read();
+        Function(Arc::new(RwLock::new(FunctionContents {
+            name: name.into(),
+            args: c.args.clone(),
+            values: c.values.clone(),
+            output_types: c.output_types.clone(),
+            schedule: c.schedule.clone(),
+            stage: c.stage.clone(),
+            version: next_version(),
+            specializations: c.specializations.clone(),
+            wrappers: vec![],
+        })))
+    }
+
+    /// Define `name(args) = values` directly, with a default schedule. For
+    /// definitions the front end builds itself (wrappers), whose arguments
+    /// may be implicit vars that user definitions can't name.
+    pub fn set_pure_definition(&self, args: Vec<String>, values: Vec<Expr>) {
+        let mut c = self.write();
+        c.output_types = values.iter().map(|v| v.ty()).collect();
+        c.values = values;
+        c.stage = StageSchedule::for_pure_args(&args);
+        c.schedule.storage_dims = args.clone();
+        c.args = args;
+        c.specializations.clear();
     }
 
     pub fn read(&self) -> RwLockReadGuard<'_, FunctionContents> {
@@ -86,6 +143,9 @@ impl Function {
         } else {
             c.output_types.clone()
         }
+    }
+    pub fn wrappers(&self) -> Vec<(String, Function)> {
+        self.read().wrappers.clone()
     }
     pub fn has_pure_definition(&self) -> bool {
         !self.read().values.is_empty()

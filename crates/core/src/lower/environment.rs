@@ -1,12 +1,17 @@
 //! Environment and realization order.
 //!
 //! Assumes: `outputs` are defined Funcs. Guarantees: every Func reachable
-//! from an output is in the environment, and `order` lists them so that each
+//! from an output is in the environment — after calls are redirected to
+//! wrappers (`wrap_calls`), so wrappers are reached and wrapped Funcs only
+//! where something still calls them — and `order` lists them so that each
 //! Func comes after every Func it calls (producers first, outputs last).
-//! Undefined Funcs and cycles of pure definitions are user errors.
+//! `sources` lists every Func the pipeline was built from (reachable
+//! through calls or wrappers), as the user holds them. Undefined Funcs and
+//! cycles of pure definitions are user errors.
 
 use std::collections::HashMap;
 
+use super::wrap_calls::wrap_calls;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::visit::for_each_expr;
@@ -17,6 +22,9 @@ pub struct Environment {
     pub funcs: HashMap<String, Function>,
     /// Producers first; the outputs are last.
     pub order: Vec<String>,
+    /// The user's Funcs this pipeline depends on (including wrappers that
+    /// end up unused): what a compiled pipeline must be cached against.
+    pub sources: Vec<Function>,
 }
 
 impl Environment {
@@ -44,7 +52,43 @@ pub fn direct_callees(f: &Function) -> Vec<Function> {
     out
 }
 
+fn same_name_error(name: &str) -> Error {
+    Error::user(format!(
+        "Two different Funcs named \"{name}\" are used in the same pipeline; give them distinct names."
+    ))
+}
+
+/// Every Func reachable from `outputs` through calls and wrappers, by name.
+fn collect_sources(outputs: &[Function]) -> Result<HashMap<String, Function>> {
+    let mut found: HashMap<String, Function> = HashMap::new();
+    let mut stack: Vec<Function> = outputs.to_vec();
+    while let Some(f) = stack.pop() {
+        let name = f.name();
+        if let Some(existing) = found.get(&name) {
+            if !existing.same_as(&f) {
+                return Err(same_name_error(&name));
+            }
+            continue;
+        }
+        found.insert(name, f.clone());
+        stack.extend(direct_callees(&f));
+        stack.extend(f.wrappers().into_iter().map(|(_, w)| w));
+    }
+    Ok(found)
+}
+
 pub fn build_environment(outputs: &[Function]) -> Result<Environment> {
+    for f in outputs {
+        if !f.has_pure_definition() {
+            return Err(Error::user(format!(
+                "Can't realize undefined Func {}.",
+                f.name()
+            )));
+        }
+    }
+    let sources = collect_sources(outputs)?;
+    let all = wrap_calls(&sources)?;
+
     let mut funcs: HashMap<String, Function> = HashMap::new();
     let mut order: Vec<String> = vec![];
     #[derive(PartialEq)]
@@ -55,24 +99,17 @@ pub fn build_environment(outputs: &[Function]) -> Result<Environment> {
     let mut marks: HashMap<String, Mark> = HashMap::new();
 
     fn visit(
-        f: &Function,
+        name: &str,
+        all: &HashMap<String, Function>,
         funcs: &mut HashMap<String, Function>,
         order: &mut Vec<String>,
         marks: &mut HashMap<String, Mark>,
         path: &mut Vec<String>,
     ) -> Result<()> {
-        let name = f.name();
-        if let Some(existing) = funcs.get(&name) {
-            if !existing.same_as(f) {
-                return Err(Error::user(format!(
-                    "Two different Funcs named \"{name}\" are used in the same pipeline; give them distinct names."
-                )));
-            }
-        }
-        match marks.get(&name) {
+        match marks.get(name) {
             Some(Mark::Done) => return Ok(()),
             Some(Mark::Visiting) => {
-                path.push(name.clone());
+                path.push(name.to_string());
                 return Err(Error::user(format!(
                     "Cycle in the pipeline: {} depend on each other.",
                     path.join(" -> ")
@@ -80,33 +117,34 @@ pub fn build_environment(outputs: &[Function]) -> Result<Environment> {
             }
             None => {}
         }
+        let f = &all[name];
         if !f.has_pure_definition() {
             return Err(Error::user(format!(
                 "Func {name} is used but has no definition."
             )));
         }
-        funcs.insert(name.clone(), f.clone());
-        marks.insert(name.clone(), Mark::Visiting);
-        path.push(name.clone());
+        funcs.insert(name.to_string(), f.clone());
+        marks.insert(name.to_string(), Mark::Visiting);
+        path.push(name.to_string());
         for g in direct_callees(f) {
-            visit(&g, funcs, order, marks, path)?;
+            visit(&g.name(), all, funcs, order, marks, path)?;
         }
         path.pop();
-        marks.insert(name.clone(), Mark::Done);
-        order.push(name);
+        marks.insert(name.to_string(), Mark::Done);
+        order.push(name.to_string());
         Ok(())
     }
 
     for f in outputs {
-        if !f.has_pure_definition() {
-            return Err(Error::user(format!(
-                "Can't realize undefined Func {}.",
-                f.name()
-            )));
-        }
-        visit(f, &mut funcs, &mut order, &mut marks, &mut vec![])?;
+        visit(&f.name(), &all, &mut funcs, &mut order, &mut marks, &mut vec![])?;
     }
-    Ok(Environment { funcs, order })
+    let mut sources: Vec<Function> = sources.into_values().collect();
+    sources.sort_by_key(|f| f.id());
+    Ok(Environment {
+        funcs,
+        order,
+        sources,
+    })
 }
 
 /// The concrete Buffers the pipeline's Funcs read (`buf[x, y]` on a Buffer),

@@ -31,6 +31,7 @@ pub mod buffer_checks;
 pub mod environment;
 pub mod schedule_functions;
 pub mod storage_flattening;
+pub mod wrap_calls;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArgumentKind {

@@ -18,9 +18,12 @@ use super::environment::Environment;
 use crate::analysis::substitute::substitute_map;
 use crate::error::{Error, Result};
 use crate::ir::visit::{mutate_expr_children, mutate_stmt_children};
-use crate::ir::{CallKind, Expr, ExprNode, ForType, Mutator, Range, Stmt, StmtNode, Type};
-use crate::lang::function::Function;
-use crate::schedule::{LoopLevel, Split, TailStrategy, OUTERMOST};
+use crate::ir::{
+    CallKind, Expr, ExprNode, ForType, Intrinsic, Mutator, Range, Stmt, StmtNode, Type,
+};
+use crate::lang::function::{Function, FunctionContents, Specialization};
+use crate::lang::stage::live_specializations;
+use crate::schedule::{LoopLevel, Split, StageSchedule, TailStrategy, OUTERMOST};
 
 /// The prefix of every loop and bound name of stage 0 of `f`.
 pub fn stage_prefix(func: &str) -> String {
@@ -126,17 +129,65 @@ fn resolve_tail(tail: TailStrategy) -> TailStrategy {
     }
 }
 
-/// Build `produce f { ... }` for the pure definition of `f`.
+/// Build `produce f { ... }` for the pure definition of `f`: the loop nest
+/// of its schedule or, when it has specializations, Halide's chain
+/// `if (c1) {nest 1} else if (c2) {nest 2} ... else {default nest}` (an
+/// assertion in place of the default after `specialize_fail`). Every
+/// branch defines its own loop bounds from the same `f.s0.v.min/max`, so
+/// bounds inference sees the union of what the branches write.
 pub fn build_produce(f: &Function) -> Result<Stmt> {
     let c = f.read();
-    let name = c.name.clone();
-    let p = stage_prefix(&name);
     if c.values.len() != 1 {
         return Err(Error::unimplemented(format!(
-            "Func {name} with a Tuple of {} values",
+            "Func {} with a Tuple of {} values",
+            c.name,
             c.values.len()
         )));
     }
+    let body = build_specialized_nest(&c, &c.stage, &c.specializations)?;
+    Ok(Stmt::producer(c.name.clone(), body))
+}
+
+/// The loop nest of a definition scheduled by `stage`, specialized by `specs`.
+fn build_specialized_nest(
+    c: &FunctionContents,
+    stage: &StageSchedule,
+    specs: &[Specialization],
+) -> Result<Stmt> {
+    // Constant conditions are pruned first (Halide's
+    // simplify_specializations); a final always-true one is the default.
+    let (live, default) = live_specializations(specs);
+    let mut s = match &default {
+        Some(d) => build_specialized_nest(c, &d.stage, &d.specializations)?,
+        None => build_loop_nest(c, stage)?,
+    };
+    for sp in live.iter().rev() {
+        s = match &sp.failure_message {
+            None => Stmt::if_then_else(
+                sp.condition.clone(),
+                build_specialized_nest(c, &sp.stage, &sp.specializations)?,
+                Some(s),
+            ),
+            // Only ever last, with a true condition: it replaces the default.
+            Some(msg) => Stmt::assert(
+                Expr::bool_const(false),
+                Expr::intrinsic(
+                    Type::i32(),
+                    Intrinsic::Error,
+                    vec![Expr::string(format!(
+                        "A schedule specialized with specialize_fail() was chosen: {msg}"
+                    ))],
+                ),
+            ),
+        };
+    }
+    Ok(s)
+}
+
+/// The loop nest computing the definition of `c` with the schedule `stage`.
+fn build_loop_nest(c: &FunctionContents, stage: &StageSchedule) -> Result<Stmt> {
+    let name = c.name.clone();
+    let p = stage_prefix(&name);
 
     // The definition, with pure vars renamed to the stage's loop variables.
     let renames: HashMap<String, Expr> = c
@@ -172,7 +223,7 @@ pub fn build_produce(f: &Function) -> Result<Stmt> {
     let mut guards: Vec<Expr> = vec![];
     let mut names: HashMap<String, String> =
         c.args.iter().map(|a| (a.clone(), a.clone())).collect();
-    for s in &c.stage.splits {
+    for s in &stage.splits {
         match s {
             Split::Split {
                 old,
@@ -289,7 +340,7 @@ pub fn build_produce(f: &Function) -> Result<Stmt> {
     }
 
     // The loops, innermost first.
-    for d in &c.stage.dims {
+    for d in &stage.dims {
         if d.var == OUTERMOST {
             body = Stmt::for_loop(
                 format!("{p}{OUTERMOST}"),
@@ -319,7 +370,7 @@ pub fn build_produce(f: &Function) -> Result<Stmt> {
     for (n, v) in bound_lets.into_iter().rev() {
         body = Stmt::let_stmt(n, v, body);
     }
-    Ok(Stmt::producer(name, body))
+    Ok(body)
 }
 
 /// Substitute calls to the inlined Func `f` by its definition.

@@ -1,0 +1,126 @@
+//! `hl.OutputImageParam` (`Func.output_buffer()`) and `hl.Dimension`.
+
+use pyo3::exceptions::PyAttributeError;
+use pyo3::prelude::*;
+
+use ferrohalide_core::lang::output_buffer::{Dimension, OutputImageParam};
+
+use crate::errors::IntoPy;
+use crate::py_expr::PyExpr;
+use crate::py_stage::unimplemented_method;
+use crate::py_type::PyType;
+
+/// Methods that constrain or annotate the buffer: not implemented yet.
+const UNIMPLEMENTED_OUTPUT_METHODS: &[&str] = &[
+    "host_alignment",
+    "parameter",
+    "set_estimates",
+    "set_host_alignment",
+    "store_in",
+];
+const UNIMPLEMENTED_DIMENSION_METHODS: &[&str] =
+    &["set_bounds", "set_estimate", "set_extent", "set_min", "set_stride"];
+
+#[pyclass(name = "OutputImageParam", module = "ferrohalide", frozen)]
+pub struct PyOutputImageParam {
+    pub inner: OutputImageParam,
+}
+
+#[pyclass(name = "Dimension", module = "ferrohalide", frozen)]
+pub struct PyDimension {
+    pub inner: Dimension,
+}
+
+fn expr(r: ferrohalide_core::Result<ferrohalide_core::ir::Expr>) -> PyResult<PyExpr> {
+    Ok(PyExpr::new(r.py()?))
+}
+
+#[pymethods]
+impl PyOutputImageParam {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+    fn dimensions(&self) -> usize {
+        self.inner.dimensions
+    }
+    fn r#type(&self) -> PyType {
+        PyType {
+            inner: self.inner.ty(),
+        }
+    }
+    fn defined(&self) -> bool {
+        true
+    }
+    fn dim(&self, i: i64) -> PyResult<PyDimension> {
+        Ok(PyDimension {
+            inner: self.inner.dim(i).py()?,
+        })
+    }
+    fn width(&self) -> PyResult<PyExpr> {
+        expr(self.inner.width())
+    }
+    fn height(&self) -> PyResult<PyExpr> {
+        expr(self.inner.height())
+    }
+    fn channels(&self) -> PyResult<PyExpr> {
+        expr(self.inner.channels())
+    }
+    fn left(&self) -> PyResult<PyExpr> {
+        expr(self.inner.left())
+    }
+    fn right(&self) -> PyResult<PyExpr> {
+        expr(self.inner.right())
+    }
+    fn top(&self) -> PyResult<PyExpr> {
+        expr(self.inner.top())
+    }
+    fn bottom(&self) -> PyResult<PyExpr> {
+        expr(self.inner.bottom())
+    }
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        if UNIMPLEMENTED_OUTPUT_METHODS.contains(&name) {
+            return unimplemented_method(py, format!("OutputImageParam.{name}()"));
+        }
+        Err(PyAttributeError::new_err(format!(
+            "'halide.OutputImageParam' object has no attribute '{name}'"
+        )))
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "<halide.OutputImageParam '{}', dims: {}, type: {}>",
+            self.inner.name(),
+            self.inner.dimensions,
+            self.inner.ty()
+        )
+    }
+}
+
+#[pymethods]
+impl PyDimension {
+    fn min(&self) -> PyExpr {
+        PyExpr::new(self.inner.min())
+    }
+    fn max(&self) -> PyExpr {
+        PyExpr::new(self.inner.max())
+    }
+    fn extent(&self) -> PyExpr {
+        PyExpr::new(self.inner.extent())
+    }
+    fn stride(&self) -> PyExpr {
+        PyExpr::new(self.inner.stride())
+    }
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        if UNIMPLEMENTED_DIMENSION_METHODS.contains(&name) {
+            return unimplemented_method(py, format!("Dimension.{name}()"));
+        }
+        Err(PyAttributeError::new_err(format!(
+            "'halide.Dimension' object has no attribute '{name}'"
+        )))
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyOutputImageParam>()?;
+    m.add_class::<PyDimension>()?;
+    Ok(())
+}

@@ -1,0 +1,306 @@
+//! `hl.Stage`: a definition of a Func or one of its specializations
+//! (what `Func.specialize` returns), with the loop directives. The
+//! argument forms shared with `hl.Func` (vectorize/unroll/parallel with or
+//! without a factor, tile's overloads) are parsed here once.
+
+use pyo3::exceptions::{PyAttributeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyCFunction, PyDict, PyList, PyTuple};
+
+use ferrohalide_core::ir::ForType;
+use ferrohalide_core::lang::stage::Stage;
+use ferrohalide_core::schedule::TailStrategy;
+
+use crate::errors::{unimplemented, IntoPy};
+use crate::py_expr::py_to_expr;
+use crate::py_func::{PyFunc, PyTailStrategy};
+use crate::py_var::var_name;
+
+/// Stage methods of Halide's API that ferrohalide does not implement yet.
+const UNIMPLEMENTED_STAGE_METHODS: &[&str] = &[
+    "allow_race_conditions",
+    "always_partition",
+    "always_partition_all",
+    "atomic",
+    "dump_argument_list",
+    "gpu",
+    "gpu_blocks",
+    "gpu_lanes",
+    "gpu_single_thread",
+    "gpu_threads",
+    "gpu_tile",
+    "hexagon",
+    "never_partition",
+    "never_partition_all",
+    "partition",
+    "prefetch",
+    "rename",
+    "rfactor",
+    "unscheduled",
+];
+
+fn tail_of(t: Option<PyTailStrategy>) -> TailStrategy {
+    t.map(|t| t.to_core()).unwrap_or(TailStrategy::Auto)
+}
+
+/// `vectorize`/`unroll`/`parallel` on `stage`: without a factor, mark the
+/// loop; with one, split it first (the new inner loop gets the type,
+/// except for `parallel`, where the outer one does).
+pub(crate) fn loop_directive(
+    stage: &Stage,
+    var: &Bound<'_, PyAny>,
+    factor: Option<&Bound<'_, PyAny>>,
+    tail: Option<PyTailStrategy>,
+    t: ForType,
+) -> PyResult<()> {
+    let v = var_name(var)?;
+    match factor {
+        None => stage.set_for_type(&v, t).py(),
+        Some(k) => stage
+            .split_and_set_type(&v, py_to_expr(k)?, tail_of(tail), t, t != ForType::Parallel)
+            .py(),
+    }
+}
+
+/// `split(old, outer, inner, factor, tail)` on `stage`.
+pub(crate) fn split(
+    stage: &Stage,
+    old: &Bound<'_, PyAny>,
+    outer: &Bound<'_, PyAny>,
+    inner: &Bound<'_, PyAny>,
+    factor: &Bound<'_, PyAny>,
+    tail: Option<PyTailStrategy>,
+) -> PyResult<()> {
+    stage
+        .split(
+            &var_name(old)?,
+            &var_name(outer)?,
+            &var_name(inner)?,
+            py_to_expr(factor)?,
+            tail_of(tail),
+        )
+        .py()
+}
+
+/// `reorder(v0, v1, ...)` or `reorder([v0, v1, ...])` on `stage`.
+pub(crate) fn reorder(stage: &Stage, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+    let items: Vec<Bound<'_, PyAny>> = if args.len() == 1 {
+        let a0 = args.get_item(0)?;
+        if let Ok(l) = a0.cast::<PyList>() {
+            l.iter().collect()
+        } else if let Ok(t) = a0.cast::<PyTuple>() {
+            t.iter().collect()
+        } else {
+            vec![a0]
+        }
+    } else {
+        args.iter().collect()
+    };
+    let names = items
+        .iter()
+        .map(var_name)
+        .collect::<PyResult<Vec<String>>>()?;
+    stage.reorder(&names).py()
+}
+
+/// `tile(x, y, xo, yo, xi, yi, xfactor, yfactor, tail=Auto)` or
+/// `tile(x, y, xi, yi, xfactor, yfactor, tail=Auto)` on `stage`.
+pub(crate) fn tile(
+    stage: &Stage,
+    args: &Bound<'_, PyTuple>,
+    tail: Option<PyTailStrategy>,
+) -> PyResult<()> {
+    let mut items: Vec<Bound<'_, PyAny>> = args.iter().collect();
+    let mut tail = tail;
+    if let Some(last) = items.last() {
+        if let Ok(t) = last.extract::<PyTailStrategy>() {
+            tail = Some(t);
+            items.pop();
+        }
+    }
+    match items.len() {
+        8 => {
+            let v = items[..6]
+                .iter()
+                .map(var_name)
+                .collect::<PyResult<Vec<String>>>()?;
+            let (xf, yf) = (py_to_expr(&items[6])?, py_to_expr(&items[7])?);
+            stage
+                .tile(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], xf, yf, tail_of(tail))
+                .py()
+        }
+        6 => {
+            let v = items[..4]
+                .iter()
+                .map(var_name)
+                .collect::<PyResult<Vec<String>>>()?;
+            let (xf, yf) = (py_to_expr(&items[4])?, py_to_expr(&items[5])?);
+            stage
+                .tile(&v[0], &v[1], &v[0], &v[1], &v[2], &v[3], xf, yf, tail_of(tail))
+                .py()
+        }
+        3 | 4 if items[0].cast::<PyList>().is_ok() => {
+            Err(unimplemented("Func.tile with lists of Vars"))
+        }
+        _ => Err(PyTypeError::new_err(
+            "tile(): incompatible function arguments",
+        )),
+    }
+}
+
+/// A callable that raises "`what` is not implemented", whatever its arguments.
+pub(crate) fn unimplemented_method(py: Python<'_>, what: String) -> PyResult<Py<PyAny>> {
+    let f = PyCFunction::new_closure(
+        py,
+        None,
+        None,
+        move |_args: &Bound<'_, PyTuple>, _kw: Option<&Bound<'_, PyDict>>| -> PyResult<()> {
+            Err(unimplemented(&what))
+        },
+    )?;
+    Ok(f.into_any().unbind())
+}
+
+#[pyclass(name = "Stage", module = "ferrohalide", frozen)]
+pub struct PyStage {
+    pub inner: Stage,
+}
+
+#[pymethods]
+impl PyStage {
+    /// `Stage(f)`: the pure definition of `f`.
+    #[new]
+    fn py_new(f: PyRef<'_, PyFunc>) -> PyStage {
+        PyStage {
+            inner: f.inner.stage(),
+        }
+    }
+
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+
+    #[pyo3(signature = (old, outer, inner, factor, tail=None))]
+    fn split<'py>(
+        slf: &Bound<'py, Self>,
+        old: &Bound<'py, PyAny>,
+        outer: &Bound<'py, PyAny>,
+        inner: &Bound<'py, PyAny>,
+        factor: &Bound<'py, PyAny>,
+        tail: Option<PyTailStrategy>,
+    ) -> PyResult<Bound<'py, Self>> {
+        split(&slf.get().inner, old, outer, inner, factor, tail)?;
+        Ok(slf.clone())
+    }
+
+    fn fuse<'py>(
+        slf: &Bound<'py, Self>,
+        inner: &Bound<'py, PyAny>,
+        outer: &Bound<'py, PyAny>,
+        fused: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        slf.get()
+            .inner
+            .fuse(&var_name(inner)?, &var_name(outer)?, &var_name(fused)?)
+            .py()?;
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (*args))]
+    fn reorder<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, Self>> {
+        reorder(&slf.get().inner, args)?;
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (*args, tail=None))]
+    fn tile<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        tail: Option<PyTailStrategy>,
+    ) -> PyResult<Bound<'py, Self>> {
+        tile(&slf.get().inner, args, tail)?;
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (var, factor=None, tail=None))]
+    fn vectorize<'py>(
+        slf: &Bound<'py, Self>,
+        var: &Bound<'py, PyAny>,
+        factor: Option<&Bound<'py, PyAny>>,
+        tail: Option<PyTailStrategy>,
+    ) -> PyResult<Bound<'py, Self>> {
+        loop_directive(&slf.get().inner, var, factor, tail, ForType::Vectorized)?;
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (var, factor=None, tail=None))]
+    fn unroll<'py>(
+        slf: &Bound<'py, Self>,
+        var: &Bound<'py, PyAny>,
+        factor: Option<&Bound<'py, PyAny>>,
+        tail: Option<PyTailStrategy>,
+    ) -> PyResult<Bound<'py, Self>> {
+        loop_directive(&slf.get().inner, var, factor, tail, ForType::Unrolled)?;
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (var, task_size=None, tail=None))]
+    fn parallel<'py>(
+        slf: &Bound<'py, Self>,
+        var: &Bound<'py, PyAny>,
+        task_size: Option<&Bound<'py, PyAny>>,
+        tail: Option<PyTailStrategy>,
+    ) -> PyResult<Bound<'py, Self>> {
+        loop_directive(&slf.get().inner, var, task_size, tail, ForType::Parallel)?;
+        Ok(slf.clone())
+    }
+
+    fn serial<'py>(slf: &Bound<'py, Self>, var: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        slf.get()
+            .inner
+            .set_for_type(&var_name(var)?, ForType::Serial)
+            .py()?;
+        Ok(slf.clone())
+    }
+
+    fn specialize(&self, condition: &Bound<'_, PyAny>) -> PyResult<PyStage> {
+        Ok(PyStage {
+            inner: self.inner.specialize(py_to_expr(condition)?).py()?,
+        })
+    }
+
+    fn specialize_fail(&self, message: &str) -> PyResult<()> {
+        self.inner.specialize_fail(message).py()
+    }
+
+    /// Not implemented: raises for every overload.
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn compute_with(
+        &self,
+        _args: &Bound<'_, PyTuple>,
+        _kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<()> {
+        Err(unimplemented("Stage.compute_with()"))
+    }
+
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        if UNIMPLEMENTED_STAGE_METHODS.contains(&name) {
+            return unimplemented_method(py, format!("Stage.{name}()"));
+        }
+        Err(PyAttributeError::new_err(format!(
+            "'halide.Stage' object has no attribute '{name}'"
+        )))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<halide.Stage '{}'>", self.inner.name())
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyStage>()?;
+    Ok(())
+}
