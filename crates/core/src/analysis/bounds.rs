@@ -446,6 +446,58 @@ impl BoxCollector {
             }
         }
         let region: Region = args.iter().map(|a| self.bounds(a)).collect();
+        self.add_region(name, region);
+    }
+
+    /// `cond` with lets resolved, if it depends on no loop variable (a
+    /// specialization condition over parameters): then which branch runs is
+    /// known before any loop, and each branch's boxes can be kept apart.
+    fn loop_invariant(&self, cond: &Expr) -> Option<Expr> {
+        let c = self.resolve(cond);
+        let mut varies = false;
+        crate::ir::visit::for_each_expr(&c, &mut |e| {
+            if let Some(v) = e.as_variable() {
+                varies |= self.scope.contains_key(v);
+            }
+        });
+        (!varies).then_some(c)
+    }
+
+    /// Boxes of `if (c) then else`: a Func touched by both branches gets
+    /// `select(c, then box, else box)` (not their union, which would claim
+    /// a region neither branch touches, e.g. a vectorized branch's shifted
+    /// tail when the other branch runs); one touched by a single branch
+    /// keeps that branch's box.
+    fn conditional(&mut self, c: &Expr, then_case: &Stmt, else_case: Option<&Stmt>) {
+        let outer = std::mem::take(&mut self.boxes);
+        self.stmt(then_case);
+        let then_boxes = std::mem::take(&mut self.boxes);
+        if let Some(e) = else_case {
+            self.stmt(e);
+        }
+        let mut else_boxes = std::mem::replace(&mut self.boxes, outer);
+        let pick = |a: &Option<Expr>, b: &Option<Expr>| match (a, b) {
+            (Some(a), Some(b)) => Some(Expr::select(c.clone(), a.clone(), b.clone())),
+            _ => None,
+        };
+        for (name, t) in then_boxes {
+            let region = match else_boxes.remove(&name) {
+                Some(e) if e.len() == t.len() => t
+                    .iter()
+                    .zip(&e)
+                    .map(|(a, b)| Interval::new(pick(&a.min, &b.min), pick(&a.max, &b.max)))
+                    .collect(),
+                Some(e) => region_union(&t, &e),
+                None => t,
+            };
+            self.add_region(&name, region);
+        }
+        for (name, e) in else_boxes {
+            self.add_region(&name, e);
+        }
+    }
+
+    fn add_region(&mut self, name: &str, region: Region) {
         let merged = match self.boxes.get(name) {
             Some(old) if old.len() == region.len() => region_union(old, &region),
             _ => region,
@@ -511,6 +563,10 @@ impl BoxCollector {
                 else_case,
             } => {
                 self.expr(condition);
+                if let Some(c) = self.loop_invariant(condition) {
+                    self.conditional(&c, then_case, else_case.as_ref());
+                    return;
+                }
                 let saved = self.scope.clone();
                 // Let-bound variables the condition constrains get an
                 // interval, which the refinement then tightens.
