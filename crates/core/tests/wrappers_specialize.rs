@@ -108,7 +108,9 @@ fn nested_specialization_is_nested_if() {
     let outer = g
         .specialize(Expr::gt(ob.width().unwrap(), Expr::i32(8)))
         .unwrap();
-    outer.set_for_type("y", ferrohalide_core::ir::ForType::Parallel).unwrap();
+    outer
+        .set_for_type("y", ferrohalide_core::ir::ForType::Parallel)
+        .unwrap();
     outer
         .specialize(Expr::gt(ob.height().unwrap(), Expr::i32(8)))
         .unwrap()
@@ -166,7 +168,12 @@ fn branch_boxes_are_selected_not_unioned() {
     assert!(lo.contains("select("), "{lo}");
     let s = build_produce(&g.function).unwrap();
     let provided = box_provided(&s, "spec_box", &Scope::new()).unwrap();
-    assert!(provided[0].min.as_ref().unwrap().to_string().contains("select("));
+    assert!(provided[0]
+        .min
+        .as_ref()
+        .unwrap()
+        .to_string()
+        .contains("select("));
 }
 
 #[test]
@@ -174,22 +181,37 @@ fn wrappers_redirect_calls_only_when_lowering() {
     let f = func2("wrap_f", Expr::add(x(), y()));
     let g = func2(
         "wrap_g",
-        Expr::add(call(&f, vec![x(), y()]), call(&f, vec![Expr::add(x(), Expr::i32(1)), y()])),
+        Expr::add(
+            call(&f, vec![x(), y()]),
+            call(&f, vec![Expr::add(x(), Expr::i32(1)), y()]),
+        ),
     );
     let h = func2("wrap_h", Expr::mul(call(&f, vec![x(), y()]), Expr::i32(2)));
-    let out = func2("wrap_out", Expr::add(call(&g, vec![x(), y()]), call(&h, vec![x(), y()])));
+    let out = func2(
+        "wrap_out",
+        Expr::add(call(&g, vec![x(), y()]), call(&h, vec![x(), y()])),
+    );
     let wg = f.in_func(&g).unwrap();
     let global = f.in_().unwrap();
     wg.compute_root();
 
     let env = build_environment(&[out.function.clone()]).unwrap();
     let names = &env.order;
-    let pos = |n: &str| names.iter().position(|m| m == n).unwrap_or_else(|| panic!("{n} missing"));
+    let pos = |n: &str| {
+        names
+            .iter()
+            .position(|m| m == n)
+            .unwrap_or_else(|| panic!("{n} missing"))
+    };
     // g calls its own wrapper, h the global one; both wrappers call f.
     assert!(pos("wrap_f") < pos(&wg.name()) && pos(&wg.name()) < pos("wrap_g"));
     assert!(pos("wrap_f") < pos(&global.name()) && pos(&global.name()) < pos("wrap_h"));
-    assert!(env.get("wrap_g").values()[0].to_string().contains(&wg.name()));
-    assert!(env.get("wrap_h").values()[0].to_string().contains(&global.name()));
+    assert!(env.get("wrap_g").values()[0]
+        .to_string()
+        .contains(&wg.name()));
+    assert!(env.get("wrap_h").values()[0]
+        .to_string()
+        .contains(&global.name()));
     // The user's definitions still call f.
     assert!(!g.function.values()[0].to_string().contains("in_"));
     assert!(env.sources.iter().any(|s| s.same_as(&wg.function)));
@@ -210,11 +232,18 @@ fn wrapper_chain_and_unused_custom_wrapper() {
     let w2 = w1.in_func(&q).unwrap();
     assert_eq!(w2.name(), "chain_p_in_chain_q$0_in_chain_q$0");
     let env = build_environment(&[q.function.clone()]).unwrap();
-    assert!(env.get("chain_q").values()[0].to_string().contains(&w2.name()));
-    assert!(env.get(&w2.name()).values()[0].to_string().contains(&w1.name()));
+    assert!(env.get("chain_q").values()[0]
+        .to_string()
+        .contains(&w2.name()));
+    assert!(env.get(&w2.name()).values()[0]
+        .to_string()
+        .contains(&w1.name()));
 
     let k = func2("chain_k", Expr::add(x(), y()));
-    let top = func2("chain_top", Expr::add(call(&q, vec![x(), y()]), call(&k, vec![x(), y()])));
+    let top = func2(
+        "chain_top",
+        Expr::add(call(&q, vec![x(), y()]), call(&k, vec![x(), y()])),
+    );
     p.in_func(&k).unwrap();
     let e = build_environment(&[top.function.clone()]).err().unwrap();
     assert_eq!(

@@ -11,10 +11,10 @@ use ferrohalide_core::lang::var::Var;
 use ferrohalide_core::schedule::TailStrategy;
 
 use crate::errors::{unimplemented, HalideError, IntoPy};
-use crate::py_output_buffer::PyOutputImageParam;
-use crate::py_stage::{self, unimplemented_method, PyStage};
 use crate::py_buffer::{wrap_buffer, PyBuffer};
 use crate::py_expr::{py_to_expr, PyExpr};
+use crate::py_output_buffer::PyOutputImageParam;
+use crate::py_stage::{self, unimplemented_method, PyStage};
 use crate::py_type::{type_from_py, PyType};
 use crate::py_var::{var_name, PyVar};
 
@@ -476,7 +476,13 @@ impl PyFunc {
         factor: Option<&Bound<'py, PyAny>>,
         tail: Option<PyTailStrategy>,
     ) -> PyResult<Bound<'py, Self>> {
-        py_stage::loop_directive(&slf.get().inner.stage(), var, factor, tail, ForType::Vectorized)?;
+        py_stage::loop_directive(
+            &slf.get().inner.stage(),
+            var,
+            factor,
+            tail,
+            ForType::Vectorized,
+        )?;
         Ok(slf.clone())
     }
 
@@ -487,7 +493,13 @@ impl PyFunc {
         factor: Option<&Bound<'py, PyAny>>,
         tail: Option<PyTailStrategy>,
     ) -> PyResult<Bound<'py, Self>> {
-        py_stage::loop_directive(&slf.get().inner.stage(), var, factor, tail, ForType::Unrolled)?;
+        py_stage::loop_directive(
+            &slf.get().inner.stage(),
+            var,
+            factor,
+            tail,
+            ForType::Unrolled,
+        )?;
         Ok(slf.clone())
     }
 
@@ -498,7 +510,13 @@ impl PyFunc {
         task_size: Option<&Bound<'py, PyAny>>,
         tail: Option<PyTailStrategy>,
     ) -> PyResult<Bound<'py, Self>> {
-        py_stage::loop_directive(&slf.get().inner.stage(), var, task_size, tail, ForType::Parallel)?;
+        py_stage::loop_directive(
+            &slf.get().inner.stage(),
+            var,
+            task_size,
+            tail,
+            ForType::Parallel,
+        )?;
         Ok(slf.clone())
     }
 

@@ -18,8 +18,13 @@ const UNIMPLEMENTED_OUTPUT_METHODS: &[&str] = &[
     "set_host_alignment",
     "store_in",
 ];
-const UNIMPLEMENTED_DIMENSION_METHODS: &[&str] =
-    &["set_bounds", "set_estimate", "set_extent", "set_min", "set_stride"];
+const UNIMPLEMENTED_DIMENSION_METHODS: &[&str] = &[
+    "set_bounds",
+    "set_estimate",
+    "set_extent",
+    "set_min",
+    "set_stride",
+];
 
 #[pyclass(name = "OutputImageParam", module = "ferrohalide", frozen)]
 pub struct PyOutputImageParam {

@@ -126,7 +126,17 @@ pub(crate) fn tile(
                 .collect::<PyResult<Vec<String>>>()?;
             let (xf, yf) = (py_to_expr(&items[6])?, py_to_expr(&items[7])?);
             stage
-                .tile(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], xf, yf, tail_of(tail))
+                .tile(
+                    &v[0],
+                    &v[1],
+                    &v[2],
+                    &v[3],
+                    &v[4],
+                    &v[5],
+                    xf,
+                    yf,
+                    tail_of(tail),
+                )
                 .py()
         }
         6 => {
@@ -136,7 +146,17 @@ pub(crate) fn tile(
                 .collect::<PyResult<Vec<String>>>()?;
             let (xf, yf) = (py_to_expr(&items[4])?, py_to_expr(&items[5])?);
             stage
-                .tile(&v[0], &v[1], &v[0], &v[1], &v[2], &v[3], xf, yf, tail_of(tail))
+                .tile(
+                    &v[0],
+                    &v[1],
+                    &v[0],
+                    &v[1],
+                    &v[2],
+                    &v[3],
+                    xf,
+                    yf,
+                    tail_of(tail),
+                )
                 .py()
         }
         3 | 4 if items[0].cast::<PyList>().is_ok() => {

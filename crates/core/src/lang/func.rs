@@ -23,8 +23,8 @@ use crate::ir::{CallKind, Expr, ExprNode, ForType, Type};
 use crate::lang::function::Function;
 use crate::lang::operators::cast;
 use crate::lang::print::{expr_to_string, ir_type_name};
-use crate::lang::var::{is_implicit_name, unique_func_name, Var};
 use crate::lang::stage::Stage;
+use crate::lang::var::{is_implicit_name, unique_func_name, Var};
 use crate::lang::wrapper::{get_wrapper, WrapperKind};
 use crate::schedule::{LoopLevel, Split, StageSchedule, TailStrategy, OUTERMOST};
 

@@ -107,14 +107,14 @@ impl OutputImageParam {
     /// dimensions (`what`: the accessor, `few`: how the message describes them).
     fn named_dim(&self, i: usize, what: &str, few: &str) -> Result<Dimension> {
         if self.dimensions <= i {
-            return Err(Error::user(format!(
-                "Can't ask for the {what} of {few}\n"
-            )));
+            return Err(Error::user(format!("Can't ask for the {what} of {few}\n")));
         }
         self.dim(i as i64)
     }
     pub fn width(&self) -> Result<Expr> {
-        Ok(self.named_dim(0, "width", "a zero-dimensional image")?.extent())
+        Ok(self
+            .named_dim(0, "width", "a zero-dimensional image")?
+            .extent())
     }
     pub fn height(&self) -> Result<Expr> {
         Ok(self
@@ -130,7 +130,9 @@ impl OutputImageParam {
         Ok(self.named_dim(0, "left", "a zero-dimensional image")?.min())
     }
     pub fn right(&self) -> Result<Expr> {
-        Ok(self.named_dim(0, "right", "a zero-dimensional image")?.max())
+        Ok(self
+            .named_dim(0, "right", "a zero-dimensional image")?
+            .max())
     }
     pub fn top(&self) -> Result<Expr> {
         Ok(self

@@ -337,7 +337,12 @@ pub(crate) fn dump_dims(dims: &[Dim]) -> String {
     s
 }
 
-pub(crate) fn set_dim_type(st: &mut StageSchedule, name: &str, var: &str, t: ForType) -> Result<()> {
+pub(crate) fn set_dim_type(
+    st: &mut StageSchedule,
+    name: &str,
+    var: &str,
+    t: ForType,
+) -> Result<()> {
     let mut found = false;
     for d in st.dims.iter_mut() {
         if var_name_match(&d.var, var) {

@@ -136,7 +136,14 @@ pub fn build_environment(outputs: &[Function]) -> Result<Environment> {
     }
 
     for f in outputs {
-        visit(&f.name(), &all, &mut funcs, &mut order, &mut marks, &mut vec![])?;
+        visit(
+            &f.name(),
+            &all,
+            &mut funcs,
+            &mut order,
+            &mut marks,
+            &mut vec![],
+        )?;
     }
     let mut sources: Vec<Function> = sources.into_values().collect();
     sources.sort_by_key(|f| f.id());

@@ -100,7 +100,11 @@ pub fn wrap_calls(funcs: &HashMap<String, Function>) -> Result<HashMap<String, F
                 }
             } else if funcs.contains_key(consumer) {
                 // (A consumer outside this pipeline never calls anything here.)
-                add_substitution(subs.entry(consumer.clone()).or_default(), wrapped_name, wrapper);
+                add_substitution(
+                    subs.entry(consumer.clone()).or_default(),
+                    wrapped_name,
+                    wrapper,
+                );
             }
         }
     }
