@@ -4,7 +4,7 @@ use pyo3::exceptions::{PyAttributeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use ferrohalide_core::ir::{Expr, ForType, Type};
+use ferrohalide_core::ir::{Expr, Type};
 use ferrohalide_core::lang::func::{image_call, Func, FuncRef};
 use ferrohalide_core::lang::output_buffer::{output_buffer, output_buffers};
 use ferrohalide_core::lang::var::Var;
@@ -13,10 +13,12 @@ use ferrohalide_core::schedule::TailStrategy;
 use crate::errors::{unimplemented, HalideError, IntoPy};
 use crate::py_buffer::{wrap_buffer, PyBuffer};
 use crate::py_expr::{py_to_expr, PyExpr};
-use crate::py_output_buffer::PyOutputImageParam;
-use crate::py_stage::{self, unimplemented_method, PyStage};
 use crate::py_type::{type_from_py, PyType};
 use crate::py_var::{var_name, PyVar};
+
+use crate::py_output_buffer::PyOutputImageParam;
+use crate::py_stage::{self, unimplemented_method, PyStage};
+use ferrohalide_core::ir::ForType;
 
 #[pyclass(name = "TailStrategy", module = "ferrohalide", eq, eq_int)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,6 +72,10 @@ impl PyTailStrategy {
             PyTailStrategy::Auto => TailStrategy::Auto,
         }
     }
+}
+
+pub(crate) fn tail_of(t: Option<PyTailStrategy>) -> TailStrategy {
+    t.map(|t| t.to_core()).unwrap_or(TailStrategy::Auto)
 }
 
 #[pyclass(name = "Func", module = "ferrohalide", frozen)]
@@ -584,6 +590,27 @@ impl PyFunc {
         Ok(slf.clone())
     }
 
+    fn print_loop_nest(&self, py: Python<'_>) -> PyResult<()> {
+        let s = self.inner.loop_nest_string().py()?;
+        let sys = py.import("sys")?;
+        // Halide prints the loop nest to stderr.
+        sys.getattr("stderr")?.call_method1("write", (s,))?;
+        Ok(())
+    }
+
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        if UNIMPLEMENTED_FUNC_METHODS.contains(&name) {
+            return unimplemented_method(py, format!("Func.{name}()"));
+        }
+        Err(PyAttributeError::new_err(format!(
+            "'halide.Func' object has no attribute '{name}'"
+        )))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<halide.Func '{}'>", self.inner.name())
+    }
+
     // ---- wrappers, specializations, output buffers ----
 
     /// `in_()`, `in_(g)` or `in_([g, h, ...])`.
@@ -642,27 +669,6 @@ impl PyFunc {
             .into_iter()
             .map(|inner| PyOutputImageParam { inner })
             .collect())
-    }
-
-    fn print_loop_nest(&self, py: Python<'_>) -> PyResult<()> {
-        let s = self.inner.loop_nest_string().py()?;
-        let sys = py.import("sys")?;
-        // Halide prints the loop nest to stderr.
-        sys.getattr("stderr")?.call_method1("write", (s,))?;
-        Ok(())
-    }
-
-    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        if UNIMPLEMENTED_FUNC_METHODS.contains(&name) {
-            return unimplemented_method(py, format!("Func.{name}()"));
-        }
-        Err(PyAttributeError::new_err(format!(
-            "'halide.Func' object has no attribute '{name}'"
-        )))
-    }
-
-    fn __repr__(&self) -> String {
-        format!("<halide.Func '{}'>", self.inner.name())
     }
 }
 

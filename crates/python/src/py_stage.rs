@@ -9,11 +9,10 @@ use pyo3::types::{PyCFunction, PyDict, PyList, PyTuple};
 
 use ferrohalide_core::ir::ForType;
 use ferrohalide_core::lang::stage::Stage;
-use ferrohalide_core::schedule::TailStrategy;
 
 use crate::errors::{unimplemented, IntoPy};
 use crate::py_expr::py_to_expr;
-use crate::py_func::{PyFunc, PyTailStrategy};
+use crate::py_func::{tail_of, PyFunc, PyTailStrategy};
 use crate::py_var::var_name;
 
 /// Stage methods of Halide's API that ferrohalide does not implement yet.
@@ -38,10 +37,6 @@ const UNIMPLEMENTED_STAGE_METHODS: &[&str] = &[
     "rfactor",
     "unscheduled",
 ];
-
-fn tail_of(t: Option<PyTailStrategy>) -> TailStrategy {
-    t.map(|t| t.to_core()).unwrap_or(TailStrategy::Auto)
-}
 
 /// `vectorize`/`unroll`/`parallel` on `stage`: without a factor, mark the
 /// loop; with one, split it first (the new inner loop gets the type,

@@ -1,10 +1,8 @@
 //! `Func`: the user's handle on a `Function` — definition (`f[x, y] = e`),
 //! calls (`f[x, y]` → `FuncRef` → a `Call` Expr), and the scheduling
 //! directives of the pure stage (split, fuse, reorder, tile, vectorize,
-//! unroll, parallel, serial — carried out by its `Stage`, stage.rs —
-//! compute_root, compute_inline, store_root), wrappers (`in_`, `clone_in`,
-//! wrapper.rs) and specializations, with Halide's validation and error
-//! messages.
+//! unroll, parallel, serial, compute_root, compute_inline, store_root),
+//! with Halide's validation and error messages.
 //!
 //! Schedule data written here (read by lowering):
 //! - `Function.stage.dims`: loops innermost first, `__outermost` last.
@@ -23,10 +21,8 @@ use crate::ir::{CallKind, Expr, ExprNode, ForType, Type};
 use crate::lang::function::Function;
 use crate::lang::operators::cast;
 use crate::lang::print::{expr_to_string, ir_type_name};
-use crate::lang::stage::Stage;
 use crate::lang::var::{is_implicit_name, unique_func_name, Var};
-use crate::lang::wrapper::{get_wrapper, WrapperKind};
-use crate::schedule::{LoopLevel, Split, StageSchedule, TailStrategy, OUTERMOST};
+use crate::schedule::{Dim, LoopLevel, Split, StageSchedule, TailStrategy, OUTERMOST};
 
 #[derive(Clone, Debug)]
 pub struct Func {
@@ -96,6 +92,21 @@ pub fn var_name_match(candidate: &str, var: &str) -> bool {
     candidate.len() > var.len()
         && candidate.ends_with(var)
         && candidate.as_bytes()[candidate.len() - var.len() - 1] == b'.'
+}
+
+pub(crate) fn dump_dims(dims: &[Dim]) -> String {
+    let mut s = String::from("Vars:");
+    for d in dims {
+        s.push(' ');
+        s.push_str(&d.var);
+    }
+    s.push('\n');
+    s
+}
+
+/// How Halide names a loop type in messages (`for`, `parallel`, ...).
+fn for_type_word(t: ForType) -> &'static str {
+    t.name()
 }
 
 /// Arguments to a Func or image call must be integers; non-Int(32) integer
@@ -441,9 +452,10 @@ impl Func {
 
     // ---- scheduling -----------------------------------------------------------------
 
-    /// The Stage of the pure definition, which the loop directives below act on.
-    pub fn stage(&self) -> Stage {
-        Stage::pure(&self.function)
+    /// The Stage of the pure definition, which carries out the loop
+    /// directives below (stage.rs).
+    pub fn stage(&self) -> crate::lang::stage::Stage {
+        crate::lang::stage::Stage::pure(&self.function)
     }
 
     /// `split(old, outer, inner, factor, tail)`.
@@ -518,8 +530,21 @@ impl Func {
         yfactor: Expr,
         tail: TailStrategy,
     ) -> Result<()> {
-        self.stage()
-            .tile(x, y, xo, yo, xi, yi, xfactor, yfactor, tail)
+        let snapshot = self.function.read().stage.clone();
+        let r = (|| {
+            self.split(x, xo, xi, xfactor, tail)?;
+            self.split(y, yo, yi, yfactor, tail)?;
+            self.reorder(&[
+                xi.to_string(),
+                yi.to_string(),
+                xo.to_string(),
+                yo.to_string(),
+            ])
+        })();
+        if r.is_err() {
+            self.function.write().stage = snapshot;
+        }
+        r
     }
 
     /// `compute_root()`.
@@ -694,6 +719,138 @@ impl Func {
     }
 }
 
+pub(crate) fn set_dim_type(
+    st: &mut StageSchedule,
+    name: &str,
+    var: &str,
+    t: ForType,
+) -> Result<()> {
+    let mut found = false;
+    for d in st.dims.iter_mut() {
+        if var_name_match(&d.var, var) {
+            found = true;
+            d.for_type = t;
+        }
+    }
+    if !found {
+        return Err(Error::user(format!(
+            "In schedule for {name}, could not find dimension {var} to mark as {} in vars for function\n{}",
+            for_type_word(t),
+            dump_dims(&st.dims)
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn split_stage(
+    st: &mut StageSchedule,
+    name: &str,
+    old: &str,
+    outer: &str,
+    inner: &str,
+    factor: Expr,
+    tail: TailStrategy,
+) -> Result<()> {
+    if inner == outer {
+        return Err(Error::user(format!(
+            "In schedule for {name}, can't split {old} into {outer} and {inner} because the new Vars have the same name.\n{}",
+            dump_dims(&st.dims)
+        )));
+    }
+    for d in &st.dims {
+        for new_name in [inner, outer] {
+            if var_name_match(&d.var, new_name) && new_name != old {
+                return Err(Error::user(format!(
+                    "In schedule for {name}, can't create var {new_name} using a split or tile, because {new_name} is already used in this Func's schedule elsewhere.\n{}",
+                    dump_dims(&st.dims)
+                )));
+            }
+        }
+    }
+    let Some(i) = st.dims.iter().position(|d| var_name_match(&d.var, old)) else {
+        return Err(Error::user(format!(
+            "In schedule for {name}, could not find split dimension: {old}\n{}",
+            dump_dims(&st.dims)
+        )));
+    };
+    if !factor.ty().is_int() && !factor.ty().is_uint() {
+        return Err(Error::user(format!(
+            "In schedule for {name}, the split factor {} of {old} has type {}, but must be an integer.\n",
+            expr_to_string(&factor),
+            ir_type_name(factor.ty())
+        )));
+    }
+    let factor = cast(Type::i32(), factor)?;
+    let old_name = st.dims[i].var.clone();
+    let inner_name = format!("{old_name}.{inner}");
+    let outer_name = format!("{old_name}.{outer}");
+    let old_dim = st.dims[i].clone();
+    st.dims.insert(i, old_dim);
+    st.dims[i].var = inner_name.clone();
+    st.dims[i + 1].var = outer_name.clone();
+
+    let tail = if tail == TailStrategy::Auto {
+        // Pure definition: ShiftInwards, unless this var is the outer of an
+        // earlier ShiftInwards split whose factor is at least this one.
+        let mut descends: Vec<(String, Expr)> = vec![];
+        for s in &st.splits {
+            match s {
+                Split::Split {
+                    old,
+                    outer,
+                    inner,
+                    factor,
+                    tail,
+                } => {
+                    let parent = descends
+                        .iter()
+                        .find(|(n, _)| n == old)
+                        .map(|(_, f)| f.clone());
+                    if *tail == TailStrategy::ShiftInwards {
+                        descends.push((outer.clone(), factor.clone()));
+                    } else if let Some(f) = parent {
+                        descends.push((inner.clone(), f.clone()));
+                        descends.push((outer.clone(), f));
+                    }
+                }
+                Split::Rename { old, new } => {
+                    if let Some(f) = descends
+                        .iter()
+                        .find(|(n, _)| n == old)
+                        .map(|(_, f)| f.clone())
+                    {
+                        descends.push((new.clone(), f));
+                    }
+                }
+                Split::Fuse { .. } => {}
+            }
+        }
+        let covered = descends
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == old_name)
+            .and_then(|(_, f)| match (f.as_int_const(), factor.as_int_const()) {
+                (Some(a), Some(b)) => Some(a >= b),
+                _ => None,
+            });
+        if covered == Some(true) {
+            TailStrategy::RoundUp
+        } else {
+            TailStrategy::ShiftInwards
+        }
+    } else {
+        tail
+    };
+    st.splits.push(Split::Split {
+        old: old_name,
+        outer: outer_name,
+        inner: inner_name,
+        factor,
+        tail,
+    });
+    Ok(())
+}
+
 impl FuncRef {
     /// The call as an Expr (single-valued Funcs only).
     pub fn to_expr(&self) -> Result<Expr> {
@@ -754,6 +911,8 @@ impl FuncRef {
 }
 
 // ---- wrappers and specializations ------------------------------------------------
+
+use crate::lang::wrapper::{get_wrapper, WrapperKind};
 
 impl Func {
     /// `in_()`: the global wrapper, used by every consumer of this Func
@@ -819,7 +978,7 @@ impl Func {
     }
 
     /// `specialize(condition)` on the pure definition.
-    pub fn specialize(&self, condition: Expr) -> Result<Stage> {
+    pub fn specialize(&self, condition: Expr) -> Result<crate::lang::stage::Stage> {
         self.stage().specialize(condition)
     }
 

@@ -12,13 +12,12 @@
 use crate::analysis::simplify::simplify;
 use crate::error::{Error, Result};
 use crate::ir::equality::equal;
-use crate::ir::{Expr, ExprNode, ForType, Type};
-use crate::lang::func::var_name_match;
+use crate::ir::{Expr, ExprNode, ForType};
+use crate::lang::func::{dump_dims, set_dim_type, split_stage, var_name_match};
 use crate::lang::function::{Function, FunctionContents, Specialization};
-use crate::lang::operators::cast;
-use crate::lang::print::{expr_to_string, ir_type_name};
+use crate::lang::print::expr_to_string;
 use crate::lang::var::Var;
-use crate::schedule::{Dim, Split, StageSchedule, TailStrategy, OUTERMOST};
+use crate::schedule::{Split, StageSchedule, TailStrategy, OUTERMOST};
 
 #[derive(Clone, Debug)]
 pub struct Stage {
@@ -325,40 +324,7 @@ pub fn live_specializations(
     (live, default)
 }
 
-// ---- schedule edits shared by every stage ------------------------------------------
-
-pub(crate) fn dump_dims(dims: &[Dim]) -> String {
-    let mut s = String::from("Vars:");
-    for d in dims {
-        s.push(' ');
-        s.push_str(&d.var);
-    }
-    s.push('\n');
-    s
-}
-
-pub(crate) fn set_dim_type(
-    st: &mut StageSchedule,
-    name: &str,
-    var: &str,
-    t: ForType,
-) -> Result<()> {
-    let mut found = false;
-    for d in st.dims.iter_mut() {
-        if var_name_match(&d.var, var) {
-            found = true;
-            d.for_type = t;
-        }
-    }
-    if !found {
-        return Err(Error::user(format!(
-            "In schedule for {name}, could not find dimension {var} to mark as {} in vars for function\n{}",
-            t.name(),
-            dump_dims(&st.dims)
-        )));
-    }
-    Ok(())
-}
+// ---- schedule edits (split_stage, set_dim_type and dump_dims are func.rs's) ---------
 
 fn reorder_stage(st: &mut StageSchedule, name: &str, vars: &[String]) -> Result<()> {
     let dims_old = st.dims.clone();
@@ -390,114 +356,5 @@ fn reorder_stage(st: &mut StageSchedule, name: &str, vars: &[String]) -> Result<
         ));
     }
     st.dims = dims;
-    Ok(())
-}
-
-pub(crate) fn split_stage(
-    st: &mut StageSchedule,
-    name: &str,
-    old: &str,
-    outer: &str,
-    inner: &str,
-    factor: Expr,
-    tail: TailStrategy,
-) -> Result<()> {
-    if inner == outer {
-        return Err(Error::user(format!(
-            "In schedule for {name}, can't split {old} into {outer} and {inner} because the new Vars have the same name.\n{}",
-            dump_dims(&st.dims)
-        )));
-    }
-    for d in &st.dims {
-        for new_name in [inner, outer] {
-            if var_name_match(&d.var, new_name) && new_name != old {
-                return Err(Error::user(format!(
-                    "In schedule for {name}, can't create var {new_name} using a split or tile, because {new_name} is already used in this Func's schedule elsewhere.\n{}",
-                    dump_dims(&st.dims)
-                )));
-            }
-        }
-    }
-    let Some(i) = st.dims.iter().position(|d| var_name_match(&d.var, old)) else {
-        return Err(Error::user(format!(
-            "In schedule for {name}, could not find split dimension: {old}\n{}",
-            dump_dims(&st.dims)
-        )));
-    };
-    if !factor.ty().is_int() && !factor.ty().is_uint() {
-        return Err(Error::user(format!(
-            "In schedule for {name}, the split factor {} of {old} has type {}, but must be an integer.\n",
-            expr_to_string(&factor),
-            ir_type_name(factor.ty())
-        )));
-    }
-    let factor = cast(Type::i32(), factor)?;
-    let old_name = st.dims[i].var.clone();
-    let inner_name = format!("{old_name}.{inner}");
-    let outer_name = format!("{old_name}.{outer}");
-    let old_dim = st.dims[i].clone();
-    st.dims.insert(i, old_dim);
-    st.dims[i].var = inner_name.clone();
-    st.dims[i + 1].var = outer_name.clone();
-
-    let tail = if tail == TailStrategy::Auto {
-        // Pure definition: ShiftInwards, unless this var is the outer of an
-        // earlier ShiftInwards split whose factor is at least this one.
-        let mut descends: Vec<(String, Expr)> = vec![];
-        for s in &st.splits {
-            match s {
-                Split::Split {
-                    old,
-                    outer,
-                    inner,
-                    factor,
-                    tail,
-                } => {
-                    let parent = descends
-                        .iter()
-                        .find(|(n, _)| n == old)
-                        .map(|(_, f)| f.clone());
-                    if *tail == TailStrategy::ShiftInwards {
-                        descends.push((outer.clone(), factor.clone()));
-                    } else if let Some(f) = parent {
-                        descends.push((inner.clone(), f.clone()));
-                        descends.push((outer.clone(), f));
-                    }
-                }
-                Split::Rename { old, new } => {
-                    if let Some(f) = descends
-                        .iter()
-                        .find(|(n, _)| n == old)
-                        .map(|(_, f)| f.clone())
-                    {
-                        descends.push((new.clone(), f));
-                    }
-                }
-                Split::Fuse { .. } => {}
-            }
-        }
-        let covered = descends
-            .iter()
-            .rev()
-            .find(|(n, _)| *n == old_name)
-            .and_then(|(_, f)| match (f.as_int_const(), factor.as_int_const()) {
-                (Some(a), Some(b)) => Some(a >= b),
-                _ => None,
-            });
-        if covered == Some(true) {
-            TailStrategy::RoundUp
-        } else {
-            TailStrategy::ShiftInwards
-        }
-    } else {
-        tail
-    };
-    st.splits.push(Split::Split {
-        old: old_name,
-        outer: outer_name,
-        inner: inner_name,
-        factor,
-        tail,
-    });
     Ok(())
 }

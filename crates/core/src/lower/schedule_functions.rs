@@ -18,12 +18,9 @@ use super::environment::Environment;
 use crate::analysis::substitute::substitute_map;
 use crate::error::{Error, Result};
 use crate::ir::visit::{mutate_expr_children, mutate_stmt_children};
-use crate::ir::{
-    CallKind, Expr, ExprNode, ForType, Intrinsic, Mutator, Range, Stmt, StmtNode, Type,
-};
-use crate::lang::function::{Function, FunctionContents, Specialization};
-use crate::lang::stage::live_specializations;
-use crate::schedule::{LoopLevel, Split, StageSchedule, TailStrategy, OUTERMOST};
+use crate::ir::{CallKind, Expr, ExprNode, ForType, Mutator, Range, Stmt, StmtNode, Type};
+use crate::lang::function::Function;
+use crate::schedule::{LoopLevel, Split, TailStrategy, OUTERMOST};
 
 /// The prefix of every loop and bound name of stage 0 of `f`.
 pub fn stage_prefix(func: &str) -> String {
@@ -129,12 +126,19 @@ fn resolve_tail(tail: TailStrategy) -> TailStrategy {
     }
 }
 
+// What building a produce needs beyond placement.
+use crate::ir::Intrinsic;
+use crate::lang::function::{FunctionContents, Specialization};
+use crate::lang::stage::live_specializations;
+use crate::schedule::StageSchedule;
+
 /// Build `produce f { ... }` for the pure definition of `f`: the loop nest
 /// of its schedule or, when it has specializations, Halide's chain
 /// `if (c1) {nest 1} else if (c2) {nest 2} ... else {default nest}` (an
 /// assertion in place of the default after `specialize_fail`). Every
-/// branch defines its own loop bounds from the same `f.s0.v.min/max`, so
-/// bounds inference sees the union of what the branches write.
+/// branch defines its own loop bounds from the same `f.s0.v.min/max`;
+/// bounds inference keeps the region each branch writes apart
+/// (`analysis/bounds.rs`, conditions that depend on no loop).
 pub fn build_produce(f: &Function) -> Result<Stmt> {
     let c = f.read();
     if c.values.len() != 1 {
