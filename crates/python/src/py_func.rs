@@ -18,7 +18,6 @@ use crate::py_var::{var_name, PyVar};
 
 use crate::py_output_buffer::PyOutputImageParam;
 use crate::py_stage::{self, unimplemented_method, PyStage};
-use ferrohalide_core::ir::ForType;
 
 #[pyclass(name = "TailStrategy", module = "ferrohalide", eq, eq_int)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +71,25 @@ impl PyTailStrategy {
             PyTailStrategy::Auto => TailStrategy::Auto,
         }
     }
+}
+
+/// `vectorize`/`unroll`/`parallel`: without a factor, mark the loop;
+/// with one, split it first.
+fn loop_directive<'py>(
+    slf: &Bound<'py, PyFunc>,
+    var: &Bound<'py, PyAny>,
+    factor: Option<&Bound<'py, PyAny>>,
+    tail: Option<PyTailStrategy>,
+    plain: fn(&Func, &str) -> ferrohalide_core::Result<()>,
+    split: fn(&Func, &str, Expr, TailStrategy) -> ferrohalide_core::Result<()>,
+) -> PyResult<Bound<'py, PyFunc>> {
+    let f = &slf.get().inner;
+    let v = var_name(var)?;
+    match factor {
+        None => plain(f, &v).py()?,
+        Some(k) => split(f, &v, py_to_expr(k)?, tail_of(tail)).py()?,
+    }
+    Ok(slf.clone())
 }
 
 pub(crate) fn tail_of(t: Option<PyTailStrategy>) -> TailStrategy {
@@ -482,14 +500,7 @@ impl PyFunc {
         factor: Option<&Bound<'py, PyAny>>,
         tail: Option<PyTailStrategy>,
     ) -> PyResult<Bound<'py, Self>> {
-        py_stage::loop_directive(
-            &slf.get().inner.stage(),
-            var,
-            factor,
-            tail,
-            ForType::Vectorized,
-        )?;
-        Ok(slf.clone())
+        loop_directive(slf, var, factor, tail, Func::vectorize, Func::vectorize_by)
     }
 
     #[pyo3(signature = (var, factor=None, tail=None))]
@@ -499,14 +510,7 @@ impl PyFunc {
         factor: Option<&Bound<'py, PyAny>>,
         tail: Option<PyTailStrategy>,
     ) -> PyResult<Bound<'py, Self>> {
-        py_stage::loop_directive(
-            &slf.get().inner.stage(),
-            var,
-            factor,
-            tail,
-            ForType::Unrolled,
-        )?;
-        Ok(slf.clone())
+        loop_directive(slf, var, factor, tail, Func::unroll, Func::unroll_by)
     }
 
     #[pyo3(signature = (var, task_size=None, tail=None))]
@@ -516,14 +520,7 @@ impl PyFunc {
         task_size: Option<&Bound<'py, PyAny>>,
         tail: Option<PyTailStrategy>,
     ) -> PyResult<Bound<'py, Self>> {
-        py_stage::loop_directive(
-            &slf.get().inner.stage(),
-            var,
-            task_size,
-            tail,
-            ForType::Parallel,
-        )?;
-        Ok(slf.clone())
+        loop_directive(slf, var, task_size, tail, Func::parallel, Func::parallel_by)
     }
 
     fn serial<'py>(slf: &Bound<'py, Self>, var: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
