@@ -254,3 +254,19 @@ def test_specialized_output_into_exact_buffers(hl):
         g.realize(buf)
         out["%dx%d" % (w, h)] = buf
     return out
+
+
+@differential(expect_error=True)
+def test_specialize_inlined_func(hl):
+    x, y, f, g = _pipeline(hl)
+    f.specialize(g.output_buffer().width() > 8).vectorize(x, 4)
+    g.realize([10, 3])
+
+
+@differential()
+def test_specialize_inlined_func_on_constant_true(hl):
+    """An always-true specialization is folded into the default schedule
+    before Halide checks inlined Funcs."""
+    x, y, f, g = _pipeline(hl)
+    f.specialize(hl.Expr(True))
+    return g.realize([10, 3])

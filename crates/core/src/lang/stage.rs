@@ -324,6 +324,13 @@ pub fn live_specializations(
     (live, default)
 }
 
+/// Whether any specialization survives the pruning of constant conditions
+/// (a final always-true one counts only through its own specializations).
+pub fn has_live_specializations(specs: &[Specialization]) -> bool {
+    let (live, default) = live_specializations(specs);
+    !live.is_empty() || default.is_some_and(|d| has_live_specializations(&d.specializations))
+}
+
 // ---- schedule edits (split_stage, set_dim_type and dump_dims are func.rs's) ---------
 
 fn reorder_stage(st: &mut StageSchedule, name: &str, vars: &[String]) -> Result<()> {

@@ -129,7 +129,7 @@ fn resolve_tail(tail: TailStrategy) -> TailStrategy {
 // What building a produce needs beyond placement.
 use crate::ir::Intrinsic;
 use crate::lang::function::{FunctionContents, Specialization};
-use crate::lang::stage::live_specializations;
+use crate::lang::stage::{has_live_specializations, live_specializations};
 use crate::schedule::StageSchedule;
 
 /// Build `produce f { ... }` for the pure definition of `f`: the loop nest
@@ -409,6 +409,13 @@ impl Mutator for Inline<'_> {
 
 pub fn inline_function(s: &Stmt, f: &Function) -> Result<Stmt> {
     let c = f.read();
+    // An inlined Func has no loop nest to specialize (Halide rejects it).
+    if has_live_specializations(&c.specializations) {
+        return Err(Error::user(format!(
+            "Function {} is scheduled inline, so it must not have any specializations. Specialize on the scheduled function instead.\n",
+            c.name
+        )));
+    }
     if c.values.len() != 1 {
         return Err(Error::unimplemented(format!(
             "Inlining Func {} with a Tuple of values",
