@@ -298,3 +298,11 @@ def test_compute_with_raises_not_implemented(form):
             f.compute_with(object())
         else:
             f.specialize(hl.Expr(True)).compute_with(g, y)
+
+
+@differential()
+def test_clone_of_undefined_func(hl):
+    x, y, f, g, h, out = _base(hl)
+    u = hl.Func("u")
+    c = u.clone_in(g)
+    return {"defined": c.defined(), "name": _named(c.name(), u, g)}

@@ -29,7 +29,10 @@ pub struct FunctionContents {
     /// Wrappers made by `in_`/`clone_in`: (consumer name, wrapper), the
     /// empty name standing for the global wrapper. Several consumers may
     /// share one wrapper. Kept in creation order: a wrapper's name counts the
-    /// entries that existed before it, as Halide's does.
+    /// entries that existed before it, as Halide's does. (An `in_` wrapper
+    /// calls this Function, so the two keep each other alive: Halide weakens
+    /// one side; here a wrapped Func and its wrappers are simply never freed,
+    /// a few small allocations per wrapper.)
     pub wrappers: Vec<(String, Function)>,
 }
 

@@ -92,8 +92,9 @@ pub fn get_wrapper(
 ) -> Result<Func> {
     let f = &wrapped.function;
     let fname = f.name();
-    if !f.has_pure_definition() {
-        // (Halide's text: it builds the wrapper's call from an undefined Func.)
+    if kind == WrapperKind::In && !f.has_pure_definition() {
+        // (Halide's text: it builds the wrapper's call from an undefined Func.
+        // A clone of an undefined Func is just another undefined Func.)
         return Err(Error::user(format!(
             "Can't construct a Tuple from a call to Func \"{fname}\" because it does not return a Tuple.\n"
         )));
