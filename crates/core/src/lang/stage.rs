@@ -43,8 +43,8 @@ fn definition_at<'a>(
     Some((stage, specs))
 }
 
-/// Halide's message for a specialization condition that mentions a Var:
-/// conditions are evaluated once per realization, outside every loop.
+/// The first Var (not a parameter) in a specialization condition, which
+/// Halide forbids: conditions are evaluated once, outside every loop.
 fn free_variable(e: &Expr) -> Option<String> {
     let mut found = None;
     crate::ir::visit::for_each_expr(e, &mut |x| {
@@ -82,12 +82,9 @@ impl Stage {
                 "In schedule for {name}: can't apply {directive} to Func \"{name}\" because it has not been defined yet.\n"
             )));
         }
-        let mut stage = {
-            let mut c = self.function.write();
-            let (st, _) = definition_at(&mut c, &self.path)
-                .ok_or_else(|| Error::internal("stage refers to a missing specialization"))?;
-            st.clone()
-        };
+        let mut stage = self
+            .schedule()
+            .ok_or_else(|| Error::internal("stage refers to a missing specialization"))?;
         let r = f(&mut stage, &name)?;
         let mut c = self.function.write();
         if let Some((st, _)) = definition_at(&mut c, &self.path) {
@@ -98,8 +95,15 @@ impl Stage {
 
     /// This stage's schedule (a copy).
     pub fn schedule(&self) -> Option<StageSchedule> {
-        let mut c = self.function.write();
-        definition_at(&mut c, &self.path).map(|(st, _)| st.clone())
+        let c = self.function.read();
+        let mut stage = &c.stage;
+        let mut specs = &c.specializations;
+        for &i in &self.path {
+            let s = specs.get(i)?;
+            stage = &s.stage;
+            specs = &s.specializations;
+        }
+        Some(stage.clone())
     }
 
     /// `split(old, outer, inner, factor, tail)`.
