@@ -1,7 +1,7 @@
 //! `hl.Func`, `hl.FuncRef`, `hl.FuncTupleElementRef`, `hl.TailStrategy`,
 //! `hl.MemoryType`.
 
-use pyo3::exceptions::{PyAttributeError, PyTypeError};
+use pyo3::exceptions::{PyAttributeError, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCFunction, PyDict, PyList, PyString, PyTuple};
 
@@ -816,23 +816,41 @@ impl PyFunc {
         slf: &Bound<'py, Self>,
         args: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, Self>> {
-        let items: Vec<Bound<'py, PyAny>> = match args.len() {
-            1 => {
-                let a0 = args.get_item(0)?;
-                if let Ok(l) = a0.cast::<PyList>() {
-                    l.iter().collect()
-                } else if let Ok(t) = a0.cast::<PyTuple>() {
-                    t.iter().collect()
-                } else {
-                    vec![a0]
-                }
-            }
-            _ => args.iter().collect(),
+        // A single list of Vars, else each argument must be a Var (Halide's
+        // bindings raise RuntimeError for anything else there).
+        let var_names = |items: Vec<Bound<'py, PyAny>>| -> Option<Vec<String>> {
+            items
+                .iter()
+                .map(|i| i.extract::<PyRef<PyVar>>().ok().map(|v| v.inner.name().to_string()))
+                .collect()
         };
-        let names = items
-            .iter()
-            .map(var_name)
-            .collect::<PyResult<Vec<String>>>()?;
+        let mut names = None;
+        if args.len() == 1 {
+            let a0 = args.get_item(0)?;
+            if let Ok(l) = a0.cast::<PyList>() {
+                names = var_names(l.iter().collect());
+            } else if let Ok(t) = a0.cast::<PyTuple>() {
+                names = var_names(t.iter().collect());
+            }
+        }
+        let names = match names {
+            Some(n) => n,
+            None => {
+                let mut out = vec![];
+                for a in args.iter() {
+                    match a.extract::<PyRef<PyVar>>() {
+                        Ok(v) => out.push(v.inner.name().to_string()),
+                        Err(_) => {
+                            return Err(PyRuntimeError::new_err(format!(
+                                "Unable to cast Python instance of type {} to C++ type '?' (#define PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for details)",
+                                a.get_type().repr()?
+                            )))
+                        }
+                    }
+                }
+                out
+            }
+        };
         slf.get().inner.reorder_storage(&names).py()?;
         Ok(slf.clone())
     }

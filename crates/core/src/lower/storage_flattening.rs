@@ -64,47 +64,44 @@ impl Flatten<'_> {
         self.error.get_or_insert(e);
     }
 
-    /// The intervals of the lets and loop variables on the path.
-    fn path_scope(&self) -> Scope {
-        let mut scope = Scope::new();
-        for entry in &self.path {
+    /// An upper bound of `e` (valid at this point of the path) that holds
+    /// for every iteration of the loops after `path[depth]`: innermost
+    /// first, substitute the lets (so correlated terms cancel, as in
+    /// `max - min + 1`) and take the maximum over the loops. `None` if
+    /// unbounded.
+    fn upper_bound_over_path(&self, depth: usize, e: &Expr) -> Option<Expr> {
+        let mut e = simplify(e);
+        for entry in self.path[depth..].iter().rev() {
             match entry {
                 PathEntry::Let(n, v) => {
-                    let iv = bounds_of_expr(v, &scope);
-                    scope.insert(n.clone(), iv);
+                    if crate::ir::visit::expr_uses_var(&e, n) {
+                        e = simplify(&substitute(n, v, &e));
+                    }
                 }
                 PathEntry::Loop(n, min, extent) => {
-                    let last = Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::i32(1));
-                    let iv = Interval::new(
-                        bounds_of_expr(min, &scope).min,
-                        bounds_of_expr(&last, &scope).max,
-                    );
-                    scope.insert(n.clone(), iv);
+                    if crate::ir::visit::expr_uses_var(&e, n) {
+                        let last =
+                            Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::i32(1));
+                        let mut scope = Scope::new();
+                        scope.insert(n.clone(), Interval::new(Some(min.clone()), Some(last)));
+                        e = simplify(&bounds_of_expr(&e, &scope).max?);
+                    }
                 }
             }
         }
-        scope
-    }
-
-    /// The constant upper bound of `e` at this point, if there is one.
-    fn constant_upper_bound(&self, e: &Expr, scope: &Scope) -> Option<i64> {
-        if let Some(k) = simplify(e).as_int_const() {
-            return Some(k);
-        }
-        bounds_of_expr(e, scope)
-            .max
-            .and_then(|m| simplify(&m).as_int_const())
+        Some(e)
     }
 
     /// Register storage must have a constant size: replace each extent by
     /// its constant upper bound (Halide allows one trailing run of unknown
     /// extents only if every later one is 1; the size must still be known).
     fn register_extents(&mut self, name: &str, extents: &[Expr]) -> Option<Vec<Expr>> {
-        let scope = self.path_scope();
         let mut out = Vec::with_capacity(extents.len());
         let mut found_unknown = false;
         for e in extents {
-            let bound = self.constant_upper_bound(e, &scope);
+            let bound = self
+                .upper_bound_over_path(0, e)
+                .and_then(|b| b.as_int_const());
             if found_unknown && bound != Some(1) {
                 self.fail(Error::user(format!(
                     "Was unable to infer constant upper bound on extent of realization {name}. Use Func::bound_extent to specify it manually."
@@ -137,29 +134,15 @@ impl Flatten<'_> {
         let depth = self.hoisted[h].depth;
         let mut bounded = Vec::with_capacity(extents.len());
         for e in extents {
-            // Innermost first: substitute the lets, take the loops' maximum.
-            let mut e = e.clone();
-            for entry in self.path[depth..].iter().rev() {
-                match entry {
-                    PathEntry::Let(n, v) => e = simplify(&substitute(n, v, &e)),
-                    PathEntry::Loop(n, min, extent) => {
-                        let last =
-                            Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::i32(1));
-                        let mut scope = Scope::new();
-                        scope.insert(n.clone(), Interval::new(Some(min.clone()), Some(last)));
-                        match bounds_of_expr(&e, &scope).max {
-                            Some(m) => e = simplify(&m),
-                            None => {
-                                self.fail(Error::user(format!(
-                                    "Couldn't infer the upper bound for the storage size of {name}, consider using bound_storage."
-                                )));
-                                return;
-                            }
-                        }
-                    }
+            match self.upper_bound_over_path(depth, e) {
+                Some(b) => bounded.push(b),
+                None => {
+                    self.fail(Error::user(format!(
+                        "Couldn't infer the upper bound for the storage size of {name}, consider using bound_storage."
+                    )));
+                    return;
                 }
             }
-            bounded.push(e);
         }
         let h = &mut self.hoisted[h];
         h.extents = Some(match h.extents.take() {
