@@ -130,7 +130,9 @@ fn find_allocation(body: &Stmt, name: &str) -> AllocInfo {
         asserts: vec![],
     };
     f.visit_stmt(body);
-    let mut info = f.info.unwrap_or_else(|| panic!("no allocation of {name} in\n{body}"));
+    let mut info = f
+        .info
+        .unwrap_or_else(|| panic!("no allocation of {name} in\n{body}"));
     info.lets = f.lets;
     info.asserts = f.asserts;
     info
@@ -159,7 +161,10 @@ fn let_value<'a>(info: &'a AllocInfo, name: &str) -> &'a Expr {
 
 /// The output `g` over [0, 10).
 fn g10(g: &Func) -> Vec<(String, i64)> {
-    vec![(format!("{}.min.0", g.name()), 0), (format!("{}.extent.0", g.name()), 10)]
+    vec![
+        (format!("{}.min.0", g.name()), 0),
+        (format!("{}.extent.0", g.name()), 10),
+    ]
 }
 
 /// The output `g` over [0, w) x [0, h).
@@ -187,7 +192,14 @@ fn align_bounds_rounds_the_realized_region() {
     f.align_bounds("x", Expr::i32(8), Expr::i32(0)).unwrap();
     let body = flattened(&g).unwrap();
     let info = find_allocation(&body, &f.name());
-    assert_eq!(eval(&info, let_value(&info, &format!("{}.min.0", f.name())), &g10(&g)), 0);
+    assert_eq!(
+        eval(
+            &info,
+            let_value(&info, &format!("{}.min.0", f.name())),
+            &g10(&g)
+        ),
+        0
+    );
     assert_eq!(eval(&info, &info.extents[0], &g10(&g)), 16);
 
     // Remainder 3: min down to -5, end up to 11.
@@ -196,7 +208,14 @@ fn align_bounds_rounds_the_realized_region() {
     f.align_bounds("x", Expr::i32(8), Expr::i32(3)).unwrap();
     let body = flattened(&g).unwrap();
     let info = find_allocation(&body, &f.name());
-    assert_eq!(eval(&info, let_value(&info, &format!("{}.min.0", f.name())), &g10(&g)), -5);
+    assert_eq!(
+        eval(
+            &info,
+            let_value(&info, &format!("{}.min.0", f.name())),
+            &g10(&g)
+        ),
+        -5
+    );
     assert_eq!(eval(&info, &info.extents[0], &g10(&g)), 16);
 }
 
@@ -207,7 +226,14 @@ fn align_extent_keeps_the_min() {
     f.align_extent("x", Expr::i32(4)).unwrap();
     let body = flattened(&g).unwrap();
     let info = find_allocation(&body, &f.name());
-    assert_eq!(eval(&info, let_value(&info, &format!("{}.min.0", f.name())), &g10(&g)), 0);
+    assert_eq!(
+        eval(
+            &info,
+            let_value(&info, &format!("{}.min.0", f.name())),
+            &g10(&g)
+        ),
+        0
+    );
     assert_eq!(eval(&info, &info.extents[0], &g10(&g)), 12);
 }
 
@@ -219,7 +245,14 @@ fn first_issued_bound_has_the_final_say() {
     f.align_bounds("x", Expr::i32(16), Expr::i32(0)).unwrap();
     let body = flattened(&g).unwrap();
     let info = find_allocation(&body, &f.name());
-    assert_eq!(eval(&info, let_value(&info, &format!("{}.min.0", f.name())), &g10(&g)), -2);
+    assert_eq!(
+        eval(
+            &info,
+            let_value(&info, &format!("{}.min.0", f.name())),
+            &g10(&g)
+        ),
+        -2
+    );
     assert_eq!(eval(&info, &info.extents[0], &g10(&g)), 20);
 }
 
@@ -247,11 +280,33 @@ fn reorder_storage_changes_strides() {
     let body = flattened(&g).unwrap();
     let info = find_allocation(&body, &f.name());
     let (w, h) = (
-        eval(&info, let_value(&info, &format!("{}.extent.0", f.name())), &sizes),
-        eval(&info, let_value(&info, &format!("{}.extent.1", f.name())), &sizes),
+        eval(
+            &info,
+            let_value(&info, &format!("{}.extent.0", f.name())),
+            &sizes,
+        ),
+        eval(
+            &info,
+            let_value(&info, &format!("{}.extent.1", f.name())),
+            &sizes,
+        ),
     );
-    assert_eq!(eval(&info, let_value(&info, &format!("{}.stride.0", f.name())), &sizes), 1);
-    assert_eq!(eval(&info, let_value(&info, &format!("{}.stride.1", f.name())), &sizes), w);
+    assert_eq!(
+        eval(
+            &info,
+            let_value(&info, &format!("{}.stride.0", f.name())),
+            &sizes
+        ),
+        1
+    );
+    assert_eq!(
+        eval(
+            &info,
+            let_value(&info, &format!("{}.stride.1", f.name())),
+            &sizes
+        ),
+        w
+    );
 
     let (f, g) = two_d();
     f.compute_root();
@@ -259,8 +314,22 @@ fn reorder_storage_changes_strides() {
     let sizes = g2d(&g, 5, 3);
     let body = flattened(&g).unwrap();
     let info = find_allocation(&body, &f.name());
-    assert_eq!(eval(&info, let_value(&info, &format!("{}.stride.1", f.name())), &sizes), 1);
-    assert_eq!(eval(&info, let_value(&info, &format!("{}.stride.0", f.name())), &sizes), h);
+    assert_eq!(
+        eval(
+            &info,
+            let_value(&info, &format!("{}.stride.1", f.name())),
+            &sizes
+        ),
+        1
+    );
+    assert_eq!(
+        eval(
+            &info,
+            let_value(&info, &format!("{}.stride.0", f.name())),
+            &sizes
+        ),
+        h
+    );
 }
 
 #[test]
@@ -341,7 +410,9 @@ fn invalid_placements_are_rejected_at_lowering_with_the_legal_ones() {
     let (f, g) = one_d();
     f.store_root();
     let e = flattened(&g).unwrap_err();
-    assert!(e.message.contains("is scheduled store_root(), but is inlined"));
+    assert!(e
+        .message
+        .contains("is scheduled store_root(), but is inlined"));
 
     let (f, g) = one_d();
     g.parallel("x").unwrap();

@@ -6,8 +6,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCFunction, PyDict, PyList, PyString, PyTuple};
 
 use ferrohalide_core::ir::{Expr, MemoryType, Type};
-use ferrohalide_core::lang::loop_level::LoopLevelHandle;
 use ferrohalide_core::lang::func::{image_call, Func, FuncRef};
+use ferrohalide_core::lang::loop_level::LoopLevelHandle;
 use ferrohalide_core::lang::var::Var;
 use ferrohalide_core::schedule::TailStrategy;
 
@@ -806,7 +806,10 @@ impl PyFunc {
         modulus: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, Self>> {
         let v = var_name(var)?;
-        slf.get().inner.align_extent(&v, py_to_expr(modulus)?).py()?;
+        slf.get()
+            .inner
+            .align_extent(&v, py_to_expr(modulus)?)
+            .py()?;
         Ok(slf.clone())
     }
 
@@ -821,7 +824,11 @@ impl PyFunc {
         let var_names = |items: Vec<Bound<'py, PyAny>>| -> Option<Vec<String>> {
             items
                 .iter()
-                .map(|i| i.extract::<PyRef<PyVar>>().ok().map(|v| v.inner.name().to_string()))
+                .map(|i| {
+                    i.extract::<PyRef<PyVar>>()
+                        .ok()
+                        .map(|v| v.inner.name().to_string())
+                })
                 .collect()
         };
         let mut names = None;

@@ -22,16 +22,14 @@
 
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
+use crate::ir::MemoryType;
 use crate::ir::{CallKind, Expr, ExprNode, ForType, Type};
 use crate::lang::function::Function;
+use crate::lang::loop_level::LoopLevelHandle;
 use crate::lang::operators::cast;
 use crate::lang::print::{expr_to_string, ir_type_name};
 use crate::lang::var::{is_implicit_name, unique_func_name, Var};
-use crate::ir::MemoryType;
-use crate::lang::loop_level::LoopLevelHandle;
-use crate::schedule::{
-    Dim, LevelSlot, LoopLevel, Split, StageSchedule, TailStrategy, OUTERMOST,
-};
+use crate::schedule::{Dim, LevelSlot, LoopLevel, Split, StageSchedule, TailStrategy, OUTERMOST};
 
 #[derive(Clone, Debug)]
 pub struct Func {
@@ -729,7 +727,14 @@ impl Func {
         let modulus = to_int32(modulus, "Can't represent modulus as int32\n")?;
         let remainder = to_int32(remainder, "Can't represent remainder as int32\n")?;
         let remainder = Expr::modulo(remainder, modulus.clone());
-        self.push_bound(var, "align bounds of", None, None, Some(modulus), Some(remainder))
+        self.push_bound(
+            var,
+            "align bounds of",
+            None,
+            None,
+            Some(modulus),
+            Some(remainder),
+        )
     }
 
     /// `align_extent(var, modulus)`: round the computed extent up to a

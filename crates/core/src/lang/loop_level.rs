@@ -59,7 +59,8 @@ impl LoopLevelHandle {
         c.value = value.clone();
         let id = self.id;
         // Forget slots that were re-scheduled since.
-        c.users.retain(|(f, slot)| f.read().schedule.handle_of(*slot) == Some(id));
+        c.users
+            .retain(|(f, slot)| f.read().schedule.handle_of(*slot) == Some(id));
         for (f, slot) in &c.users {
             f.write().schedule.set_level(*slot, value.clone(), Some(id));
         }

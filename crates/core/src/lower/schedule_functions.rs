@@ -19,10 +19,10 @@
 use std::collections::HashMap;
 
 use super::environment::Environment;
+use super::validate_schedule::validate_schedule;
 use crate::analysis::substitute::substitute_map;
 use crate::error::{Error, Result};
 use crate::ir::visit::{mutate_expr_children, mutate_stmt_children};
-use super::validate_schedule::validate_schedule;
 use crate::ir::{
     CallKind, Expr, ExprNode, ForType, MemoryType, Mutator, Range, Stmt, StmtNode, Type,
 };
@@ -412,8 +412,12 @@ impl Mutator for InjectRealization<'_> {
         }
         for c in containers.into_iter().rev() {
             b = match c.node() {
-                StmtNode::LetStmt { name, value, .. } => Stmt::let_stmt(name.clone(), value.clone(), b),
-                StmtNode::IfThenElse { condition, .. } => Stmt::if_then_else(condition.clone(), b, None),
+                StmtNode::LetStmt { name, value, .. } => {
+                    Stmt::let_stmt(name.clone(), value.clone(), b)
+                }
+                StmtNode::IfThenElse { condition, .. } => {
+                    Stmt::if_then_else(condition.clone(), b, None)
+                }
                 _ => unreachable!("only lets and ifs are peeled"),
             };
         }

@@ -80,8 +80,7 @@ impl Flatten<'_> {
                 }
                 PathEntry::Loop(n, min, extent) => {
                     if crate::ir::visit::expr_uses_var(&e, n) {
-                        let last =
-                            Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::i32(1));
+                        let last = Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::i32(1));
                         let mut scope = Scope::new();
                         scope.insert(n.clone(), Interval::new(Some(min.clone()), Some(last)));
                         e = simplify(&bounds_of_expr(&e, &scope).max?);

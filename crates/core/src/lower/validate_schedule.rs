@@ -116,7 +116,8 @@ impl Visitor for PrintUses<'_> {
                     self.last_was_ellipsis = false;
                     self.indent += 1;
                 } else if !self.last_was_ellipsis {
-                    self.out.push_str(&format!("{}...\n", " ".repeat(self.indent)));
+                    self.out
+                        .push_str(&format!("{}...\n", " ".repeat(self.indent)));
                     self.last_was_ellipsis = true;
                 }
                 walk_stmt(self, s);
@@ -265,7 +266,10 @@ pub fn validate_schedule(
         }
     }
     let mut err = String::new();
-    let mut ok = matches!((hoist_idx, store_idx, compute_idx), (Some(_), Some(_), Some(_)));
+    let mut ok = matches!(
+        (hoist_idx, store_idx, compute_idx),
+        (Some(_), Some(_), Some(_))
+    );
     if let (true, Some(si), Some(ci)) = (ok, store_idx, compute_idx) {
         if let Some(p) = (si + 1..=ci).find(|&i| sites[i].is_parallel) {
             err.push_str(&format!(

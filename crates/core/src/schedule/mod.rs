@@ -272,7 +272,11 @@ impl FuncSchedule {
     /// inlined store level means the compute level, an inlined hoist level
     /// the store level. An undefined level is an error.
     pub fn locked_levels(&self) -> crate::Result<LockedLevels> {
-        for l in [&self.compute_level, &self.store_level, &self.hoist_storage_level] {
+        for l in [
+            &self.compute_level,
+            &self.store_level,
+            &self.hoist_storage_level,
+        ] {
             if *l == LoopLevel::Undefined {
                 return Err(crate::Error::user(
                     "There should be no undefined LoopLevels at the start of lowering. (Did you mean to use LoopLevel::inlined() instead of LoopLevel() ?)",
