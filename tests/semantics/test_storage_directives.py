@@ -361,3 +361,11 @@ def test_directives_together(hl):
     b.compute_at(out, c).store_at(out, xo).hoist_storage(out, yo).align_bounds(x, 4).reorder_storage(c, x, y)
     a.compute_at(out, c).align_extent(x, 4).store_in(hl.MemoryType.Stack).bound_extent(c, 1)
     return out.realize([21, 13, 3])
+
+
+@differential()
+def test_store_in_stack_with_a_large_constant_size(hl):
+    """Too big for the stack: Halide (and ferrohalide) use the heap instead."""
+    f, g, x, y = _two_stage(hl)
+    f.compute_root().bound(x, 0, 4096).bound(y, 0, 600).store_in(hl.MemoryType.Stack)
+    return g.realize([64, 32])
