@@ -309,3 +309,54 @@ pub struct LockedLevels {
     pub store: LoopLevel,
     pub hoist: LoopLevel,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loop_level_matching_follows_halide() {
+        let at = |f: &str, v: &str| LoopLevel::at(f, v);
+        assert!(at("g", "xo").matches(&at("g", "x.xo")));
+        assert!(at("g", "x.xo").matches(&at("g", "xo")));
+        assert!(!at("g", "x").matches(&at("g", "xo")));
+        assert!(!at("g", "x").matches(&at("h", "x")));
+        let staged = LoopLevel::At {
+            func: "g".into(),
+            var: "x".into(),
+            stage: Some(0),
+        };
+        assert!(!staged.matches(&at("g", "x")));
+        assert!(LoopLevel::Root.matches(&LoopLevel::Root));
+        assert!(!LoopLevel::Root.matches(&LoopLevel::Inlined));
+
+        assert!(at("g", "xo").matches_loop("g.s0.x.xo"));
+        assert!(!at("g", "x").matches_loop("g.s0.x.xo"));
+        assert!(at("g", "x").matches_loop("g.s0.x.x"));
+        assert!(staged.matches_loop("g.s0.x"));
+        assert!(!staged.matches_loop("g.s1.x"));
+        assert!(!at("g", "x").matches_loop("gg.s0.x"));
+    }
+
+    #[test]
+    fn locked_levels_resolve_inlined_store_and_hoist() {
+        let mut s = FuncSchedule::default();
+        s.set_level(LevelSlot::Compute, LoopLevel::at("g", "x"), None);
+        let l = s.locked_levels().unwrap();
+        assert_eq!(l.store, LoopLevel::at("g", "x"));
+        assert_eq!(l.hoist, LoopLevel::at("g", "x"));
+        s.set_level(LevelSlot::Store, LoopLevel::Root, None);
+        let l = s.locked_levels().unwrap();
+        assert_eq!(
+            (l.store.clone(), l.hoist),
+            (LoopLevel::Root, LoopLevel::Root)
+        );
+        s.set_level(LevelSlot::HoistStorage, LoopLevel::Undefined, Some(7));
+        assert_eq!(s.handle_of(LevelSlot::HoistStorage), Some(7));
+        assert!(s
+            .locked_levels()
+            .unwrap_err()
+            .message
+            .contains("no undefined LoopLevels"));
+    }
+}
