@@ -110,14 +110,16 @@ def test_compute_at_where_the_consumer_reads_an_input(hl):
     """The producer is computed only where the consumer's loop runs, inside
     a GuardWithIf split's guard: reading the input never goes out of
     bounds."""
-    inp = buffer(hl, np.arange(20, dtype=np.int32) * 3)
+    # Exactly what g over [0, 18) needs: a producer computed for a
+    # guarded-out iteration would read past its end.
+    inp = buffer(hl, np.arange(19, dtype=np.int32) * 3, name="inp")
     x, xo, xi = hl.Var("x"), hl.Var("xo"), hl.Var("xi")
     out = {}
     for tail in ["GuardWithIf", "RoundUp", "ShiftInwards"]:
         for loop in ["xo", "xi"]:
             f, g = hl.Func("f"), hl.Func("g")
             f[x] = inp[x] * 2
-            g[x] = f[x] + 1
+            g[x] = f[x] + f[x + 1]
             g.split(x, xo, xi, 4, getattr(hl.TailStrategy, tail))
             f.compute_at(g, {"xo": xo, "xi": xi}[loop])
             out[tail + "/" + loop] = halide_error(hl, lambda: g.realize([18]))

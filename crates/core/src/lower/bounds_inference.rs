@@ -322,6 +322,18 @@ impl BoundsInference<'_> {
     }
 }
 
+/// Does `e` use a region symbol bounds inference defines (`f.s0.x.min`,
+/// `f.s0.x.max`)? Halide's test: any variable ending in `.min` or `.max`.
+fn uses_inferred_bounds(e: &Expr) -> bool {
+    let mut found = false;
+    crate::ir::visit::for_each_expr(e, &mut |x| {
+        if let Some(n) = x.as_variable() {
+            found |= n.ends_with(".min") || n.ends_with(".max");
+        }
+    });
+    found
+}
+
 struct Walk<'a, 'b> {
     bi: &'a BoundsInference<'b>,
     error: Option<crate::Error>,
@@ -337,14 +349,48 @@ impl Mutator for Walk<'_, '_> {
             body,
         } = s.node()
         {
-            let b = self.mutate_stmt(body);
-            let b = match self.bi.add_bounds(b.clone(), false) {
+            // Like Halide, define the bounds inside the lets and guards that
+            // open the loop body (split definitions, GuardWithIf guards), where
+            // schedule_functions put the producers: a guarded-out iteration
+            // then neither computes nor requires anything.
+            let mut wrappers: Vec<&Stmt> = vec![];
+            let mut inner = body;
+            loop {
+                match inner.node() {
+                    StmtNode::LetStmt { value, body, .. } if !uses_inferred_bounds(value) => {
+                        wrappers.push(inner);
+                        inner = body;
+                    }
+                    StmtNode::IfThenElse {
+                        condition,
+                        then_case,
+                        else_case: None,
+                    } if !uses_inferred_bounds(condition) => {
+                        wrappers.push(inner);
+                        inner = then_case;
+                    }
+                    _ => break,
+                }
+            }
+            let b = self.mutate_stmt(inner);
+            let mut b = match self.bi.add_bounds(b.clone(), false) {
                 Ok(x) => x,
                 Err(e) => {
                     self.error.get_or_insert(e);
                     b
                 }
             };
+            for w in wrappers.into_iter().rev() {
+                b = match w.node() {
+                    StmtNode::LetStmt { name, value, .. } => {
+                        Stmt::let_stmt(name.clone(), value.clone(), b)
+                    }
+                    StmtNode::IfThenElse { condition, .. } => {
+                        Stmt::if_then_else(condition.clone(), b, None)
+                    }
+                    _ => unreachable!("only lets and ifs are peeled"),
+                };
+            }
             return Stmt::for_loop(name.clone(), min.clone(), extent.clone(), *for_type, b);
         }
         mutate_stmt_children(self, s)
