@@ -82,7 +82,6 @@ for _name in [
     "ImageParam",
     "InputBuffer",
     "InputScalar",
-    "LoopLevel",
     "Module",
     "OutputBuffer",
     "OutputImageParam",

@@ -1,4 +1,6 @@
 """The placeholder `_` and implicit vars `_0`, `_1`, ... in definitions and calls."""
+import re
+
 import numpy as np
 
 from .harness import differential
@@ -21,7 +23,8 @@ def test_placeholder_expands_to_implicit_vars(hl):
     f.vectorize(hl._0, 2)
     return {
         "dims": [f.dimensions(), h.dimensions(), m.dimensions(), q.dimensions()],
-        "printed": str(g[hl._] + g[x, hl._]),
+        # Unique-name counters ("g$55") depend on the process history.
+        "printed": re.sub(r"\$\d+", "$N", str(g[hl._] + g[x, hl._])),
         "f": f.realize([3, 2]),
         "h": h.realize([3, 2]),
         "m": m.realize([3, 2]),

@@ -7,6 +7,7 @@ pub mod errors;
 pub mod py_buffer;
 pub mod py_expr;
 pub mod py_func;
+pub mod py_loop_level;
 pub mod py_math;
 pub mod py_output_buffer;
 pub mod py_stage;
@@ -20,6 +21,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_var::register(m)?;
     m.add_class::<py_expr::PyExpr>()?;
     py_func::register(m)?;
+    py_loop_level::register(m)?;
     py_math::register(m)?;
     py_buffer::register(m)?;
     py_stage::register(m)?;

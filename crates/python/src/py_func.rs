@@ -1,11 +1,13 @@
-//! `hl.Func`, `hl.FuncRef`, `hl.FuncTupleElementRef`, `hl.TailStrategy`.
+//! `hl.Func`, `hl.FuncRef`, `hl.FuncTupleElementRef`, `hl.TailStrategy`,
+//! `hl.MemoryType`.
 
-use pyo3::exceptions::{PyAttributeError, PyTypeError};
+use pyo3::exceptions::{PyAttributeError, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use ferrohalide_core::ir::{Expr, Type};
+use ferrohalide_core::ir::{Expr, MemoryType, Type};
 use ferrohalide_core::lang::func::{image_call, Func, FuncRef};
+use ferrohalide_core::lang::loop_level::LoopLevelHandle;
 use ferrohalide_core::lang::output_buffer::{output_buffer, output_buffers};
 use ferrohalide_core::lang::var::Var;
 use ferrohalide_core::schedule::TailStrategy;
@@ -13,6 +15,7 @@ use ferrohalide_core::schedule::TailStrategy;
 use crate::errors::{unimplemented, HalideError, IntoPy};
 use crate::py_buffer::{wrap_buffer, PyBuffer};
 use crate::py_expr::{py_to_expr, PyExpr};
+use crate::py_loop_level::PyLoopLevel;
 use crate::py_type::{type_from_py, PyType};
 use crate::py_var::{var_name, PyVar};
 
@@ -96,6 +99,93 @@ pub(crate) fn tail_of(t: Option<PyTailStrategy>) -> TailStrategy {
     t.map(|t| t.to_core()).unwrap_or(TailStrategy::Auto)
 }
 
+/// The two ways to name a placement: `(f, var)` or a LoopLevel.
+enum Placement {
+    At(Func, String),
+    Level(LoopLevelHandle),
+}
+
+fn placement_args(args: &Bound<'_, PyTuple>, method: &str) -> PyResult<Placement> {
+    let bad = || {
+        PyTypeError::new_err(format!(
+            "{method}(): incompatible function arguments. The following argument types are supported:\n    1. (self: halide.Func, f: halide.Func, var: halide.Var) -> halide.Func\n    2. (self: halide.Func, f: halide.Func, rvar: halide.RVar) -> halide.Func\n    3. (self: halide.Func, loop_level: halide.LoopLevel) -> halide.Func\n"
+        ))
+    };
+    match args.len() {
+        1 => {
+            let l = args.get_item(0)?;
+            let l = l.extract::<PyRef<PyLoopLevel>>().map_err(|_| bad())?;
+            Ok(Placement::Level(l.inner.clone()))
+        }
+        2 => {
+            let f = args.get_item(0)?;
+            let f = f.extract::<PyRef<PyFunc>>().map_err(|_| bad())?;
+            let v = args.get_item(1)?;
+            let v = v.extract::<PyRef<PyVar>>().map_err(|_| bad())?;
+            Ok(Placement::At(f.inner.clone(), v.inner.name().to_string()))
+        }
+        _ => Err(bad()),
+    }
+}
+
+#[pyclass(name = "MemoryType", module = "ferrohalide", eq, eq_int, hash, frozen)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PyMemoryType {
+    Auto = 0,
+    Heap = 1,
+    Stack = 2,
+    Register = 3,
+    GPUShared = 4,
+    GPUTexture = 5,
+    LockedCache = 6,
+    VTCM = 7,
+}
+
+#[pymethods]
+impl PyMemoryType {
+    #[classattr]
+    fn __members__(py: Python<'_>) -> PyResult<Py<PyDict>> {
+        let d = PyDict::new(py);
+        for m in [
+            PyMemoryType::Auto,
+            PyMemoryType::Heap,
+            PyMemoryType::Stack,
+            PyMemoryType::Register,
+            PyMemoryType::GPUShared,
+            PyMemoryType::GPUTexture,
+            PyMemoryType::LockedCache,
+            PyMemoryType::VTCM,
+        ] {
+            d.set_item(format!("{m:?}"), m)?;
+        }
+        Ok(d.unbind())
+    }
+    fn __repr__(&self) -> String {
+        format!("<MemoryType.{:?}: {}>", self, *self as i32)
+    }
+    fn __str__(&self) -> String {
+        format!("MemoryType.{:?}", self)
+    }
+    fn __int__(&self) -> i32 {
+        *self as i32
+    }
+}
+
+impl PyMemoryType {
+    pub fn to_core(self) -> MemoryType {
+        match self {
+            PyMemoryType::Auto => MemoryType::Auto,
+            PyMemoryType::Heap => MemoryType::Heap,
+            PyMemoryType::Stack => MemoryType::Stack,
+            PyMemoryType::Register => MemoryType::Register,
+            PyMemoryType::GPUShared => MemoryType::GPUShared,
+            PyMemoryType::GPUTexture => MemoryType::GPUTexture,
+            PyMemoryType::LockedCache => MemoryType::LockedCache,
+            PyMemoryType::VTCM => MemoryType::VTCM,
+        }
+    }
+}
+
 #[pyclass(name = "Func", module = "ferrohalide", frozen)]
 pub struct PyFunc {
     pub inner: Func,
@@ -116,8 +206,6 @@ pub struct PyFuncTupleElementRef {
 /// they exist and raise a HalideError naming the directive when called.
 const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "add_trace_tag",
-    "align_bounds",
-    "align_extent",
     "align_storage",
     "allow_race_conditions",
     "always_partition",
@@ -154,8 +242,6 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "gpu_threads",
     "gpu_tile",
     "hexagon",
-    "hoist_storage",
-    "hoist_storage_root",
     "infer_arguments",
     "infer_input_bounds",
     "memoize",
@@ -164,12 +250,10 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "partition",
     "prefetch",
     "rename",
-    "reorder_storage",
     "ring_buffer",
     "rvars",
     "set_estimate",
     "set_estimates",
-    "store_in",
     "trace_loads",
     "trace_realizations",
     "trace_stores",
@@ -543,6 +627,53 @@ impl PyFunc {
         slf.clone()
     }
 
+    fn hoist_storage_root<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
+        slf.get().inner.hoist_storage_root();
+        slf.clone()
+    }
+
+    /// `compute_at(f, var)` or `compute_at(loop_level)`.
+    #[pyo3(signature = (*args))]
+    fn compute_at<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let f = &slf.get().inner;
+        match placement_args(args, "compute_at")? {
+            Placement::At(g, v) => f.compute_at(&g, &v),
+            Placement::Level(l) => f.compute_at_level(&l),
+        }
+        Ok(slf.clone())
+    }
+
+    /// `store_at(f, var)` or `store_at(loop_level)`.
+    #[pyo3(signature = (*args))]
+    fn store_at<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let f = &slf.get().inner;
+        match placement_args(args, "store_at")? {
+            Placement::At(g, v) => f.store_at(&g, &v),
+            Placement::Level(l) => f.store_at_level(&l),
+        }
+        Ok(slf.clone())
+    }
+
+    /// `hoist_storage(f, var)` or `hoist_storage(loop_level)`.
+    #[pyo3(signature = (*args))]
+    fn hoist_storage<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let f = &slf.get().inner;
+        match placement_args(args, "hoist_storage")? {
+            Placement::At(g, v) => f.hoist_storage(&g, &v),
+            Placement::Level(l) => f.hoist_storage_level(&l),
+        }
+        Ok(slf.clone())
+    }
+
     fn bound<'py>(
         slf: &Bound<'py, Self>,
         var: &Bound<'py, PyAny>,
@@ -567,24 +698,90 @@ impl PyFunc {
         Ok(slf.clone())
     }
 
-    fn compute_at<'py>(
+    #[pyo3(signature = (var, modulus, remainder=None))]
+    fn align_bounds<'py>(
         slf: &Bound<'py, Self>,
-        f: PyRef<'py, PyFunc>,
         var: &Bound<'py, PyAny>,
+        modulus: &Bound<'py, PyAny>,
+        remainder: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
         let v = var_name(var)?;
-        slf.get().inner.compute_at(&f.inner, &v).py()?;
+        let remainder = match remainder {
+            Some(r) => py_to_expr(r)?,
+            None => Expr::i32(0),
+        };
+        slf.get()
+            .inner
+            .align_bounds(&v, py_to_expr(modulus)?, remainder)
+            .py()?;
         Ok(slf.clone())
     }
 
-    fn store_at<'py>(
+    fn align_extent<'py>(
         slf: &Bound<'py, Self>,
-        f: PyRef<'py, PyFunc>,
         var: &Bound<'py, PyAny>,
+        modulus: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, Self>> {
         let v = var_name(var)?;
-        slf.get().inner.store_at(&f.inner, &v).py()?;
+        slf.get()
+            .inner
+            .align_extent(&v, py_to_expr(modulus)?)
+            .py()?;
         Ok(slf.clone())
+    }
+
+    /// `reorder_storage(x, y, ...)` or `reorder_storage([x, y, ...])`.
+    #[pyo3(signature = (*args))]
+    fn reorder_storage<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, Self>> {
+        // A single list of Vars, else each argument must be a Var (Halide's
+        // bindings raise RuntimeError for anything else there).
+        let var_names = |items: Vec<Bound<'py, PyAny>>| -> Option<Vec<String>> {
+            items
+                .iter()
+                .map(|i| {
+                    i.extract::<PyRef<PyVar>>()
+                        .ok()
+                        .map(|v| v.inner.name().to_string())
+                })
+                .collect()
+        };
+        let mut names = None;
+        if args.len() == 1 {
+            let a0 = args.get_item(0)?;
+            if let Ok(l) = a0.cast::<PyList>() {
+                names = var_names(l.iter().collect());
+            } else if let Ok(t) = a0.cast::<PyTuple>() {
+                names = var_names(t.iter().collect());
+            }
+        }
+        let names = match names {
+            Some(n) => n,
+            None => {
+                let mut out = vec![];
+                for a in args.iter() {
+                    match a.extract::<PyRef<PyVar>>() {
+                        Ok(v) => out.push(v.inner.name().to_string()),
+                        Err(_) => {
+                            return Err(PyRuntimeError::new_err(format!(
+                                "Unable to cast Python instance of type {} to C++ type '?' (#define PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for details)",
+                                a.get_type().repr()?
+                            )))
+                        }
+                    }
+                }
+                out
+            }
+        };
+        slf.get().inner.reorder_storage(&names).py()?;
+        Ok(slf.clone())
+    }
+
+    fn store_in<'py>(slf: &Bound<'py, Self>, memory_type: PyMemoryType) -> Bound<'py, Self> {
+        slf.get().inner.store_in(memory_type.to_core());
+        slf.clone()
     }
 
     fn print_loop_nest(&self, py: Python<'_>) -> PyResult<()> {
@@ -771,5 +968,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyFuncRef>()?;
     m.add_class::<PyFuncTupleElementRef>()?;
     m.add_class::<PyTailStrategy>()?;
+    m.add_class::<PyMemoryType>()?;
     Ok(())
 }

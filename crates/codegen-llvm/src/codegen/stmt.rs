@@ -247,10 +247,13 @@ impl CodeGen {
             };
         }
         let const_bytes = const_elems.and_then(|n| n.checked_mul(elem_bytes));
+        // As Halide: registers always on the stack; any other constant size
+        // not asked to be on the heap if it fits (a large Stack request goes
+        // to the heap, as Halide's pseudostack does).
         let on_stack = match (memory_type, const_bytes) {
             (MemoryType::Heap, _) => false,
-            (MemoryType::Stack | MemoryType::Register, Some(_)) => true,
-            (MemoryType::Auto, Some(b)) => b <= MAX_STACK_ALLOCATION,
+            (MemoryType::Register, Some(_)) => true,
+            (_, Some(b)) => b <= MAX_STACK_ALLOCATION,
             _ => false,
         };
         if on_stack {

@@ -32,6 +32,12 @@ pub enum MemoryType {
     Heap,
     Stack,
     Register,
+    /// Device memory types: on a CPU target they are ordinary heap memory
+    /// (Halide accepts them there).
+    GPUShared,
+    GPUTexture,
+    LockedCache,
+    VTCM,
 }
 
 #[derive(Clone, Debug)]

@@ -1,8 +1,9 @@
 //! `Func`: the user's handle on a `Function` — definition (`f[x, y] = e`),
 //! calls (`f[x, y]` → `FuncRef` → a `Call` Expr), and the scheduling
 //! directives of the pure stage (split, fuse, reorder, tile, vectorize,
-//! unroll, parallel, serial, compute_root, compute_inline, store_root),
-//! with Halide's validation and error messages.
+//! unroll, parallel, serial), placement (compute_at/root/inline, store_at,
+//! hoist_storage) and storage/bounds directives (bound, align_bounds,
+//! reorder_storage, store_in), with Halide's validation and error messages.
 //!
 //! Schedule data written here (read by lowering):
 //! - `Function.stage.dims`: loops innermost first, `__outermost` last.
@@ -13,16 +14,22 @@
 //!   (`Split::Split { old: "x", outer: "x.xo", inner: "x.xi", .. }`,
 //!   `Split::Fuse { inner: "x.xi", outer: "y", fused: "x.xi.t" }`). The tail
 //!   strategy is already resolved (never `Auto`).
-//! - `Function.schedule.compute_level / store_level`.
+//! - `Function.schedule.compute_level / store_level / hoist_storage_level`:
+//!   as given, `Inlined` store/hoist levels meaning "same as the level
+//!   inside" (resolved at lowering, like Halide's `lock_loop_levels`).
+//! - `Function.schedule.bounds` (in issue order), `storage_dims` (storage
+//!   order, innermost first), `memory_type`.
 
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
+use crate::ir::MemoryType;
 use crate::ir::{CallKind, Expr, ExprNode, ForType, Type};
 use crate::lang::function::Function;
+use crate::lang::loop_level::LoopLevelHandle;
 use crate::lang::operators::cast;
 use crate::lang::print::{expr_to_string, ir_type_name};
 use crate::lang::var::{is_implicit_name, unique_func_name, Var};
-use crate::schedule::{Dim, LoopLevel, Split, StageSchedule, TailStrategy, OUTERMOST};
+use crate::schedule::{Dim, LevelSlot, LoopLevel, Split, StageSchedule, TailStrategy, OUTERMOST};
 
 #[derive(Clone, Debug)]
 pub struct Func {
@@ -137,6 +144,19 @@ fn check_call_args(name: &str, args: Vec<Expr>) -> Result<Vec<Expr>> {
             }
         })
         .collect()
+}
+
+/// A scalar schedule parameter as Int(32); `message` if its type doesn't
+/// fit (Halide's `Int(32).can_represent(type)`).
+fn to_int32(e: Expr, message: &str) -> Result<Expr> {
+    if !Type::i32().can_represent_type(e.ty()) {
+        return Err(Error::user(message));
+    }
+    if e.ty() == Type::i32() {
+        Ok(e)
+    } else {
+        cast(Type::i32(), e)
+    }
 }
 
 fn is_placeholder(a: &Expr) -> bool {
@@ -547,57 +567,128 @@ impl Func {
         r
     }
 
-    /// `compute_root()`.
-    pub fn compute_root(&self) {
-        let mut c = self.function.write();
-        c.schedule.compute_level = LoopLevel::Root;
-        if c.schedule.store_level.is_inlined() {
-            c.schedule.store_level = LoopLevel::Root;
-        }
+    // ---- placement ------------------------------------------------------------------
+    //
+    // As in Halide, placement is only recorded here; whether a level exists
+    // and encloses every use is checked when the pipeline is lowered
+    // (lower/validate_schedule.rs), because the consumer's loops may still
+    // change until then.
+
+    fn set_level(&self, slot: LevelSlot, level: LoopLevel) {
+        self.function.write().schedule.set_level(slot, level, None);
     }
 
-    /// `compute_inline()`.
+    /// `compute_at(f, var)`: compute this Func inside `f`'s loop over `var`.
+    pub fn compute_at(&self, f: &Func, var: &str) {
+        self.set_level(LevelSlot::Compute, LoopLevel::at(f.name(), var));
+    }
+
+    /// `compute_at(loop_level)`: follows later `set`s of the handle.
+    pub fn compute_at_level(&self, level: &LoopLevelHandle) {
+        level.attach(&self.function, LevelSlot::Compute);
+    }
+
+    /// `compute_root()`.
+    pub fn compute_root(&self) {
+        self.set_level(LevelSlot::Compute, LoopLevel::Root);
+    }
+
+    /// `compute_inline()`. The store level is left alone: a store_root()
+    /// with compute_inline() is an error at lowering, as in Halide.
     pub fn compute_inline(&self) {
-        let mut c = self.function.write();
-        c.schedule.compute_level = LoopLevel::Inlined;
-        c.schedule.store_level = LoopLevel::Inlined;
+        self.set_level(LevelSlot::Compute, LoopLevel::Inlined);
+    }
+
+    /// `store_at(f, var)`: allocate this Func's storage at `f`'s loop over `var`.
+    pub fn store_at(&self, f: &Func, var: &str) {
+        self.set_level(LevelSlot::Store, LoopLevel::at(f.name(), var));
+    }
+
+    pub fn store_at_level(&self, level: &LoopLevelHandle) {
+        level.attach(&self.function, LevelSlot::Store);
     }
 
     /// `store_root()`.
     pub fn store_root(&self) {
-        self.function.write().schedule.store_level = LoopLevel::Root;
+        self.set_level(LevelSlot::Store, LoopLevel::Root);
     }
 
+    /// `hoist_storage(f, var)`: make the allocation at `f`'s loop over
+    /// `var`, outside the store level, big enough for every store-level
+    /// region inside it.
+    pub fn hoist_storage(&self, f: &Func, var: &str) {
+        self.set_level(LevelSlot::HoistStorage, LoopLevel::at(f.name(), var));
+    }
+
+    pub fn hoist_storage_level(&self, level: &LoopLevelHandle) {
+        level.attach(&self.function, LevelSlot::HoistStorage);
+    }
+
+    /// `hoist_storage_root()`.
+    pub fn hoist_storage_root(&self) {
+        self.set_level(LevelSlot::HoistStorage, LoopLevel::Root);
+    }
+
+    // ---- bounds and storage ----------------------------------------------------------
+
     /// `bound(var, min, extent)`: this Func is computed over exactly
-    /// `[min, min + extent)` in `var`, whatever its consumers need.
+    /// `[min, min + extent)` in `var`, whatever its consumers need (they may
+    /// need no more: checked when the pipeline runs).
     pub fn bound(&self, var: &str, min: Expr, extent: Expr) -> Result<()> {
-        self.add_bound(var, Some(min), extent)
+        let min = to_int32(min, "Can't represent min bound in int32\n")?;
+        let extent = to_int32(extent, "Can't represent extent bound in int32\n")?;
+        self.push_bound(var, "bound", Some(min), Some(extent), None, None)
     }
 
     /// `bound_extent(var, extent)`: like `bound`, with the min left to inference.
     pub fn bound_extent(&self, var: &str, extent: Expr) -> Result<()> {
-        self.add_bound(var, None, extent)
+        let extent = to_int32(extent, "Can't represent extent bound in int32\n")?;
+        self.push_bound(var, "bound", None, Some(extent), None, None)
     }
 
-    fn add_bound(&self, var: &str, min: Option<Expr>, extent: Expr) -> Result<()> {
+    /// `align_bounds(var, modulus, remainder)`: widen the computed region
+    /// so its min is `remainder` mod `modulus` and its extent a multiple of
+    /// `modulus`.
+    pub fn align_bounds(&self, var: &str, modulus: Expr, remainder: Expr) -> Result<()> {
+        let modulus = to_int32(modulus, "Can't represent modulus as int32\n")?;
+        let remainder = to_int32(remainder, "Can't represent remainder as int32\n")?;
+        let remainder = Expr::modulo(remainder, modulus.clone());
+        self.push_bound(
+            var,
+            "align bounds of",
+            None,
+            None,
+            Some(modulus),
+            Some(remainder),
+        )
+    }
+
+    /// `align_extent(var, modulus)`: round the computed extent up to a
+    /// multiple of `modulus`, keeping the min.
+    pub fn align_extent(&self, var: &str, modulus: Expr) -> Result<()> {
+        let modulus = to_int32(modulus, "Can't represent modulus as int32\n")?;
+        self.push_bound(var, "align extent of", None, None, Some(modulus), None)
+    }
+
+    fn push_bound(
+        &self,
+        var: &str,
+        what: &str,
+        min: Option<Expr>,
+        extent: Option<Expr>,
+        modulus: Option<Expr>,
+        remainder: Option<Expr>,
+    ) -> Result<()> {
         let name = self.name();
         if !self.function.args().iter().any(|a| a == var) {
+            let verb = match what {
+                "bound" => "bound variable".to_string(),
+                w => format!("{w} variable"),
+            };
             return Err(Error::user(format!(
-                "Can't bound variable {var} of function {name} because {var} is not one of the pure variables of {name}.\n"
+                "Can't {verb} {var} of function {name} because {var} is not one of the pure variables of {name}.\n"
             )));
         }
-        let to_i32 = |e: Expr, what: &str| -> Result<Expr> {
-            if e.ty().is_int_or_uint() && e.ty().is_scalar() {
-                Ok(Expr::cast(crate::ir::Type::i32(), e))
-            } else {
-                Err(Error::user(format!(
-                    "The {what} of a bound on {name}.{var} must be an integer, not {}.\n",
-                    e.ty()
-                )))
-            }
-        };
-        let min = min.map(|m| to_i32(m, "min")).transpose()?;
-        let extent = to_i32(extent, "extent")?;
         self.function
             .write()
             .schedule
@@ -605,54 +696,64 @@ impl Func {
             .push(crate::schedule::Bound {
                 var: var.to_string(),
                 min,
-                extent: Some(extent),
-                modulus: None,
-                remainder: None,
+                extent,
+                modulus,
+                remainder,
             });
         Ok(())
     }
 
-    /// `compute_at(f, var)`: compute this Func inside `f`'s loop over `var`.
-    /// Whether that loop encloses every use is checked at lowering.
-    pub fn compute_at(&self, f: &Func, var: &str) -> Result<()> {
-        let level = Self::loop_level_of(f, var)?;
-        let mut c = self.function.write();
-        c.schedule.compute_level = level.clone();
-        if c.schedule.store_level.is_inlined() {
-            c.schedule.store_level = level;
+    /// `reorder_storage(vars...)`: the storage layout's dimension order,
+    /// innermost first. Like Halide, each var is moved in front of each
+    /// later one, pair by pair.
+    pub fn reorder_storage(&self, vars: &[String]) -> Result<()> {
+        if vars.len() < 2 {
+            return Err(Error::user(
+                "reorder_storage must have at least two dimensions in reorder list.\n",
+            ));
+        }
+        for start in 0..vars.len() {
+            for later in &vars[start + 1..] {
+                self.reorder_storage_pair(&vars[start], later)?;
+            }
         }
         Ok(())
     }
 
-    /// `store_at(f, var)`: allocate this Func's storage at `f`'s loop over `var`.
-    pub fn store_at(&self, f: &Func, var: &str) -> Result<()> {
-        let level = Self::loop_level_of(f, var)?;
-        self.function.write().schedule.store_level = level;
-        Ok(())
-    }
-
-    fn loop_level_of(f: &Func, var: &str) -> Result<LoopLevel> {
-        let dims: Vec<String> = f
-            .function
-            .read()
-            .stage
-            .dims
-            .iter()
-            .map(|d| d.var.clone())
-            .collect();
-        let suffix = format!(".{var}");
-        if !dims.iter().any(|d| d == var || d.ends_with(&suffix)) {
+    /// Put `x` before `y` in the storage order, if `y` comes first.
+    fn reorder_storage_pair(&self, x: &str, y: &str) -> Result<()> {
+        let name = self.name();
+        if x == y {
             return Err(Error::user(format!(
-                "Func {} has no loop over a variable named {var}; it can't be used as a loop level.\nLoops: {}",
-                f.name(),
-                dims.join(" ")
+                "In schedule for {name}, call to reorder_storage references {x} twice\n"
             )));
         }
-        Ok(LoopLevel::At {
-            func: f.name(),
-            var: var.to_string(),
-            stage: 0,
-        })
+        let mut c = self.function.write();
+        let dims = &mut c.schedule.storage_dims;
+        let mut y_at = None;
+        for i in 0..dims.len() {
+            if var_name_match(&dims[i], y) {
+                y_at = Some(i);
+            } else if var_name_match(&dims[i], x) {
+                if let Some(j) = y_at {
+                    dims.swap(i, j);
+                }
+                return Ok(());
+            }
+        }
+        let mut listed = String::from("Vars:");
+        for d in dims.iter() {
+            listed.push(' ');
+            listed.push_str(d);
+        }
+        Err(Error::user(format!(
+            "In schedule for {name}, could not find variables {x} and {y} to reorder.\n{listed}\n"
+        )))
+    }
+
+    /// `store_in(memory_type)`.
+    pub fn store_in(&self, memory_type: MemoryType) {
+        self.function.write().schedule.memory_type = memory_type;
     }
 
     /// Halide's `print_loop_nest` for a Func whose producers are all inlined:

@@ -3,6 +3,7 @@
 
 pub mod func;
 pub mod function;
+pub mod loop_level;
 pub mod math;
 pub mod operators;
 pub mod output_buffer;

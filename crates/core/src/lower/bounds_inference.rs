@@ -10,6 +10,11 @@
 //! expressed in terms of its consumers' regions. At the root, an output's
 //! region is its output buffer, and the checks that every buffer covers
 //! what the pipeline touches are added (see buffer_checks).
+//!
+//! The user's `bound`s replace the required region, `align_bounds` /
+//! `align_extent` widen it (so the realized region is aligned too); where
+//! a Func is stored, assertions check that each `bound` covers what its
+//! consumers need there (Halide's message, at run time).
 
 use std::collections::HashMap;
 
@@ -80,22 +85,89 @@ fn realized_at_this_level(s: &Stmt, out: &mut Vec<String>) {
     }
 }
 
-/// The region of `f` in dimension `arg` after the user's `bound` /
-/// `bound_extent`, given the inferred `[lo, hi]`. (Halide also asserts
-/// that a bound covers what consumers need; that check is not made yet.)
-fn apply_user_bound(f: &Function, arg: &str, lo: Expr, hi: Expr) -> (Expr, Expr) {
+/// The region of `f` computed in dimension `arg`, from the region `[lo,
+/// hi]` its consumers need, after the user's `bound`s and alignments.
+/// Halide applies them last-issued first (so the first issued has the final
+/// say); a bound with no min (`bound_extent`) only applies where `f` is
+/// both computed and stored (`extent_applies`), since elsewhere its min
+/// moves. Also returns the region just before the first-issued `bound`
+/// applies: the "required region" Halide's explicit-bounds check uses.
+fn apply_user_bounds(
+    f: &Function,
+    arg: &str,
+    mut lo: Expr,
+    mut hi: Expr,
+    extent_applies: bool,
+) -> (Expr, Expr, Option<(Expr, Expr)>) {
     let c = f.read();
-    let Some(b) = c.schedule.bounds.iter().rev().find(|b| b.var == arg) else {
-        return (lo, hi);
-    };
-    let lo = b.min.clone().unwrap_or(lo);
-    match &b.extent {
-        Some(e) => (
-            lo.clone(),
-            Expr::sub(Expr::add(lo, e.clone()), Expr::i32(1)),
-        ),
-        None => (lo, hi),
+    let one = || Expr::i32(1);
+    let mut unbounded = None;
+    for b in c.schedule.bounds.iter().rev().filter(|b| b.var == arg) {
+        if let Some(extent) = &b.extent {
+            unbounded = Some((lo.clone(), hi.clone()));
+            if b.min.is_some() || extent_applies {
+                let min = b.min.clone().unwrap_or_else(|| lo.clone());
+                hi = Expr::sub(Expr::add(min.clone(), extent.clone()), one());
+                lo = min;
+            }
+        }
+        if let Some(m) = &b.modulus {
+            if let Some(r) = &b.remainder {
+                // min down to r mod m, max + 1 up to r mod m.
+                lo = Expr::add(
+                    Expr::mul(Expr::div(Expr::sub(lo, r.clone()), m.clone()), m.clone()),
+                    r.clone(),
+                );
+                let end = Expr::sub(Expr::add(hi, one()), r.clone());
+                let end = Expr::div(Expr::add(end, Expr::sub(m.clone(), one())), m.clone());
+                hi = Expr::sub(Expr::add(Expr::mul(end, m.clone()), r.clone()), one());
+            } else {
+                let extent = Expr::add(Expr::sub(hi, lo.clone()), one());
+                let extent = Expr::mul(
+                    Expr::div(Expr::add(extent, Expr::sub(m.clone(), one())), m.clone()),
+                    m.clone(),
+                );
+                hi = Expr::sub(Expr::add(lo.clone(), extent), one());
+            }
+        }
     }
+    (lo, hi, unbounded)
+}
+
+/// Halide's explicit-bounds assertions: each `bound` on `arg` must cover
+/// the region required at `f`'s store level, `required` (the region as
+/// `apply_user_bounds` saw it before the first-issued bound).
+fn explicit_bound_checks(f: &Function, arg: &str, required: &(Expr, Expr)) -> Vec<Stmt> {
+    let c = f.read();
+    let (req_lo, req_hi) = (simplify(&required.0), simplify(&required.1));
+    c.schedule
+        .bounds
+        .iter()
+        .filter(|b| b.var == arg)
+        .filter_map(|b| {
+            let extent = b.extent.clone()?;
+            let min = simplify(&b.min.clone().unwrap_or_else(|| req_lo.clone()));
+            let max = simplify(&Expr::sub(Expr::add(min.clone(), extent), Expr::i32(1)));
+            let ok = Expr::and(
+                Expr::le(min.clone(), req_lo.clone()),
+                Expr::ge(max.clone(), req_hi.clone()),
+            );
+            Some(Stmt::assert(
+                ok,
+                buffer_checks::error_message(vec![
+                    Expr::string(format!("Bounds given for {} in {arg} (from ", c.name)),
+                    min,
+                    Expr::string(" to "),
+                    max,
+                    Expr::string(") do not cover required region (from "),
+                    req_lo.clone(),
+                    Expr::string(" to "),
+                    req_hi.clone(),
+                    Expr::string(")"),
+                ]),
+            ))
+        })
+        .collect()
 }
 
 struct BoundsInference<'a> {
@@ -126,6 +198,8 @@ impl BoundsInference<'_> {
         // Consumers first.
         funcs.sort_by_key(|f| std::cmp::Reverse(self.position.get(f).copied().unwrap_or(0)));
         let mut lets: Vec<(String, Expr)> = vec![];
+        // Explicit-bounds assertions of the Funcs stored here.
+        let mut checks: Vec<Stmt> = vec![];
         let empty = Scope::new();
         for name in &funcs {
             let f = self.env.get(name);
@@ -157,7 +231,12 @@ impl BoundsInference<'_> {
                         None => (Expr::i32(0), Expr::i32(-1)),
                     }
                 };
-                let (lo, hi) = apply_user_bound(f, a, lo, hi);
+                // An output is stored where it is computed (its buffer).
+                let stored_here = output || realized.contains(name);
+                let (lo, hi, unbounded) = apply_user_bounds(f, a, lo, hi, stored_here);
+                if let (Some(req), true, false) = (&unbounded, stored_here, output) {
+                    checks.extend(explicit_bound_checks(f, a, req));
+                }
                 lets.push((format!("{p}{a}.min"), simplify(&lo)));
                 lets.push((format!("{p}{a}.max"), simplify(&hi)));
             }
@@ -192,9 +271,21 @@ impl BoundsInference<'_> {
             if funcs.contains(name) {
                 continue;
             }
-            let args = self.env.get(name).args();
+            let f = self.env.get(name);
+            let args = f.args();
             let provided = box_provided(&body, name, &empty);
+            let required = box_required(&body, name, &empty);
             for (d, a) in args.iter().enumerate() {
+                // The bounds are checked here, against what this level needs.
+                if let Some(Interval {
+                    min: Some(lo),
+                    max: Some(hi),
+                }) = required.as_ref().map(|r| r[d].clone())
+                {
+                    if let (_, _, Some(req)) = apply_user_bounds(f, a, lo, hi, false) {
+                        checks.extend(explicit_bound_checks(f, a, &req));
+                    }
+                }
                 match provided.as_ref().map(|r| r[d].clone()) {
                     Some(Interval { min: Some(lo), max: Some(hi) }) => {
                         lets.push((format!("{name}.{a}.min_realized"), simplify(&lo)));
@@ -212,6 +303,10 @@ impl BoundsInference<'_> {
             }
         }
         let mut s = body;
+        if !checks.is_empty() {
+            checks.push(s);
+            s = Stmt::block(checks);
+        }
         if at_root {
             let checks = buffer_checks::buffer_checks(&s, self.env, self.outputs)?;
             if !checks.is_empty() {
@@ -225,6 +320,18 @@ impl BoundsInference<'_> {
         }
         Ok(s)
     }
+}
+
+/// Does `e` use a region symbol bounds inference defines (`f.s0.x.min`,
+/// `f.s0.x.max`)? Halide's test: any variable ending in `.min` or `.max`.
+fn uses_inferred_bounds(e: &Expr) -> bool {
+    let mut found = false;
+    crate::ir::visit::for_each_expr(e, &mut |x| {
+        if let Some(n) = x.as_variable() {
+            found |= n.ends_with(".min") || n.ends_with(".max");
+        }
+    });
+    found
 }
 
 struct Walk<'a, 'b> {
@@ -242,14 +349,48 @@ impl Mutator for Walk<'_, '_> {
             body,
         } = s.node()
         {
-            let b = self.mutate_stmt(body);
-            let b = match self.bi.add_bounds(b.clone(), false) {
+            // Like Halide, define the bounds inside the lets and guards that
+            // open the loop body (split definitions, GuardWithIf guards), where
+            // schedule_functions put the producers: a guarded-out iteration
+            // then neither computes nor requires anything.
+            let mut wrappers: Vec<&Stmt> = vec![];
+            let mut inner = body;
+            loop {
+                match inner.node() {
+                    StmtNode::LetStmt { value, body, .. } if !uses_inferred_bounds(value) => {
+                        wrappers.push(inner);
+                        inner = body;
+                    }
+                    StmtNode::IfThenElse {
+                        condition,
+                        then_case,
+                        else_case: None,
+                    } if !uses_inferred_bounds(condition) => {
+                        wrappers.push(inner);
+                        inner = then_case;
+                    }
+                    _ => break,
+                }
+            }
+            let b = self.mutate_stmt(inner);
+            let mut b = match self.bi.add_bounds(b.clone(), false) {
                 Ok(x) => x,
                 Err(e) => {
                     self.error.get_or_insert(e);
                     b
                 }
             };
+            for w in wrappers.into_iter().rev() {
+                b = match w.node() {
+                    StmtNode::LetStmt { name, value, .. } => {
+                        Stmt::let_stmt(name.clone(), value.clone(), b)
+                    }
+                    StmtNode::IfThenElse { condition, .. } => {
+                        Stmt::if_then_else(condition.clone(), b, None)
+                    }
+                    _ => unreachable!("only lets and ifs are peeled"),
+                };
+            }
             return Stmt::for_loop(name.clone(), min.clone(), extent.clone(), *for_type, b);
         }
         mutate_stmt_children(self, s)

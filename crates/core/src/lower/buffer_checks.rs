@@ -14,7 +14,7 @@ use crate::error::Result;
 use crate::ir::{Expr, Intrinsic, Stmt, Type};
 use crate::lang::function::Function;
 
-fn error_message(parts: Vec<Expr>) -> Expr {
+pub(crate) fn error_message(parts: Vec<Expr>) -> Expr {
     Expr::intrinsic(Type::i32(), Intrinsic::Error, parts)
 }
 

@@ -57,6 +57,7 @@ pub struct LoweredPipeline {
 
 pub mod partition_loops;
 pub mod unroll_loops;
+pub mod validate_schedule;
 pub mod vectorize_loops;
 
 /// A lowered pipeline plus the concrete input Buffers its Funcs read.
@@ -140,11 +141,9 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
         .map(|o| box_provided(&s, &o.name(), &Scope::new()).unwrap_or_default())
         .collect();
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
-    s = log.run(
-        "storage flattening",
-        s,
-        storage_flattening::storage_flattening,
-    )?;
+    s = log.run("storage flattening", s, |s| {
+        storage_flattening::storage_flattening(s, &env)
+    })?;
     // Halide constrains a bound Buffer's strides to the Buffer's own: only
     // require (and exploit) a dense innermost dimension where it has one,
     // so e.g. transposed NumPy views can be read.

@@ -3,24 +3,31 @@
 //! Realize for its storage, at its compute and store levels. Inlined Funcs
 //! are substituted into their callers. (Halide's ScheduleFunctions.cpp.)
 //!
-//! Assumes: a valid environment and realization order. Guarantees: the
-//! result is one Stmt in which every non-inlined Func has a
-//! `ProducerConsumer` pair and (outputs excepted) a `Realize`; loop
-//! variables are named `f.s0.v`; each stage's loops are bounded by
-//! `f.s0.v.loop_min/loop_extent` lets derived from the symbolic region
-//! `f.s0.v.min`/`f.s0.v.max` that bounds inference defines later. Realize
-//! bounds refer to `f.v.min_realized`/`f.v.extent_realized`, also defined by
-//! bounds inference.
+//! Assumes: a valid environment and realization order. Guarantees: every
+//! Func's placement was validated (lower/validate_schedule.rs) against the
+//! loops of its consumers; the result is one Stmt in which every used,
+//! non-inlined Func has a `ProducerConsumer` pair and (outputs excepted) a
+//! `Realize`; a Func whose storage is hoisted (`hoist_storage`) also has an
+//! `Allocate` of its name with no extents at the hoist level, whose size
+//! storage flattening fills in. Loop variables are named `f.s0.v`; each
+//! stage's loops are bounded by `f.s0.v.loop_min/loop_extent` lets derived
+//! from the symbolic region `f.s0.v.min`/`f.s0.v.max` that bounds
+//! inference defines later. Realize bounds refer to
+//! `f.v.min_realized`/`f.v.extent_realized`, also defined by bounds
+//! inference.
 
 use std::collections::HashMap;
 
 use super::environment::Environment;
+use super::validate_schedule::validate_schedule;
 use crate::analysis::substitute::substitute_map;
 use crate::error::{Error, Result};
 use crate::ir::visit::{mutate_expr_children, mutate_stmt_children};
-use crate::ir::{CallKind, Expr, ExprNode, ForType, Mutator, Range, Stmt, StmtNode, Type};
+use crate::ir::{
+    CallKind, Expr, ExprNode, ForType, MemoryType, Mutator, Range, Stmt, StmtNode, Type,
+};
 use crate::lang::function::Function;
-use crate::schedule::{LoopLevel, Split, TailStrategy, OUTERMOST};
+use crate::schedule::{LockedLevels, LoopLevel, Split, TailStrategy, OUTERMOST};
 
 /// The prefix of every loop and bound name of stage 0 of `f`.
 pub fn stage_prefix(func: &str) -> String {
@@ -31,64 +38,6 @@ fn var(name: impl Into<String>) -> Expr {
     Expr::var_i32(name)
 }
 
-/// Maps the user's dimension names (as the schedule spells them) to the
-/// internal, unique loop names of one stage.
-#[derive(Clone, Debug, Default)]
-pub struct DimNames {
-    map: HashMap<String, String>,
-}
-
-impl DimNames {
-    pub fn internal(&self, user: &str) -> Option<&String> {
-        self.map.get(user)
-    }
-    /// A dimension whose qualified name ends in `.user` (e.g. `xo` for `x.xo`).
-    pub fn find_suffix(&self, user: &str) -> Option<&String> {
-        let suffix = format!(".{user}");
-        let mut hits = self.map.iter().filter(|(k, _)| k.ends_with(&suffix));
-        let first = hits.next();
-        if hits.next().is_some() {
-            None
-        } else {
-            first.map(|(_, v)| v)
-        }
-    }
-}
-
-/// Internal loop names of one stage. The front end already gives split
-/// products unique, qualified names (`x.xo`, `x.xi`), which we keep; a
-/// product that reuses its parent's name is qualified here.
-pub fn dim_names(f: &Function) -> DimNames {
-    let c = f.read();
-    let mut map: HashMap<String, String> = c.args.iter().map(|a| (a.clone(), a.clone())).collect();
-    map.insert(OUTERMOST.to_string(), OUTERMOST.to_string());
-    for s in &c.stage.splits {
-        match s {
-            Split::Split {
-                old, outer, inner, ..
-            } => {
-                let o = map.remove(old).unwrap_or_else(|| old.clone());
-                map.insert(outer.clone(), product_name(&o, old, outer));
-                map.insert(inner.clone(), product_name(&o, old, inner));
-            }
-            Split::Fuse {
-                inner,
-                outer,
-                fused,
-            } => {
-                let i = map.remove(inner).unwrap_or_else(|| inner.clone());
-                map.remove(outer);
-                map.insert(fused.clone(), product_name(&i, inner, fused));
-            }
-            Split::Rename { old, new } => {
-                let o = map.remove(old).unwrap_or_else(|| old.clone());
-                map.insert(new.clone(), product_name(&o, old, new));
-            }
-        }
-    }
-    DimNames { map }
-}
-
 /// The internal name of a split/fuse product `new` of dimension `old`
 /// (internally `old_internal`): `new` itself unless it reuses `old`.
 fn product_name(old_internal: &str, old: &str, new: &str) -> String {
@@ -96,25 +45,6 @@ fn product_name(old_internal: &str, old: &str, new: &str) -> String {
         format!("{old_internal}.{new}")
     } else {
         new.to_string()
-    }
-}
-
-/// Resolve a LoopLevel to the name of the loop it refers to.
-pub fn loop_level_name(level: &LoopLevel, env: &Environment) -> Result<Option<String>> {
-    match level {
-        LoopLevel::Inlined | LoopLevel::Root => Ok(None),
-        LoopLevel::At { func, var, stage } => {
-            let f = env.funcs.get(func).ok_or_else(|| {
-                Error::user(format!(
-                    "Func {func} is used as a loop level but is not part of this pipeline."
-                ))
-            })?;
-            let names = dim_names(f);
-            let internal = names.internal(var).or_else(|| names.find_suffix(var)).ok_or_else(|| {
-                Error::user(format!("Func {func} has no loop over a variable named {var}, so it can't be used as a loop level."))
-            })?;
-            Ok(Some(format!("{func}.s{stage}.{internal}")))
-        }
     }
 }
 
@@ -430,16 +360,26 @@ pub fn inline_function(s: &Stmt, f: &Function) -> Result<Stmt> {
     Ok(m.mutate_stmt(s))
 }
 
-/// Insert `produce`/`consume` for `f` into the body of loop `loop_name`
-/// (or at the top when `None`), and its Realize at the store level.
+/// Inject one Func's realization into the loop nest of its consumers:
+/// `produce`/`consume` in the body of the compute-level loop, its Realize
+/// around the body of the store-level loop and, when its storage is
+/// hoisted further out, an Allocate of the same name (extents left to
+/// storage flattening) around the body of the hoist-level loop. Root
+/// levels are handled by the caller, around the whole Stmt.
+///
+/// Like Halide, injection goes inside the lets and `if`s that open a loop
+/// body (split definitions, GuardWithIf guards), so the Func is computed
+/// only where its consumer runs.
 struct InjectRealization<'a> {
     func: &'a str,
     produce: Stmt,
-    realize: Option<(Vec<Type>, Vec<Range>)>,
-    compute_loop: Option<String>,
-    store_loop: Option<String>,
+    types: Vec<Type>,
+    bounds: Vec<Range>,
+    memory_type: MemoryType,
+    levels: &'a LockedLevels,
     found_compute: bool,
     found_store: bool,
+    found_hoist: bool,
 }
 
 impl InjectRealization<'_> {
@@ -449,63 +389,135 @@ impl InjectRealization<'_> {
     }
     fn wrap_store(&mut self, body: Stmt) -> Stmt {
         self.found_store = true;
-        match &self.realize {
-            Some((types, bounds)) => Stmt::new(StmtNode::Realize {
-                name: self.func.to_string(),
-                types: types.clone(),
-                memory_type: Default::default(),
-                bounds: bounds.clone(),
-                condition: Expr::bool_const(true),
-                body,
-            }),
-            None => body,
+        Stmt::new(StmtNode::Realize {
+            name: self.func.to_string(),
+            types: self.types.clone(),
+            memory_type: self.memory_type,
+            bounds: self.bounds.clone(),
+            condition: Expr::bool_const(true),
+            body,
+        })
+    }
+    fn wrap_hoist(&mut self, body: Stmt) -> Stmt {
+        self.found_hoist = true;
+        if self.levels.hoist == self.levels.store {
+            return body;
         }
+        Stmt::new(StmtNode::Allocate {
+            name: self.func.to_string(),
+            ty: self.types[0],
+            memory_type: self.memory_type,
+            extents: vec![],
+            condition: Expr::bool_const(true),
+            body,
+        })
+    }
+    /// Wrap `s` at the root for the levels that are the root.
+    fn wrap_root(&mut self, mut s: Stmt) -> Stmt {
+        if self.levels.compute.is_root() {
+            s = self.wrap_compute(s);
+        }
+        if self.found_compute && self.levels.store.is_root() {
+            s = self.wrap_store(s);
+        }
+        if self.found_compute && self.levels.hoist.is_root() {
+            s = self.wrap_hoist(s);
+        }
+        s
     }
 }
 
 impl Mutator for InjectRealization<'_> {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
-        if let StmtNode::For {
+        let StmtNode::For {
             name,
             min,
             extent,
             for_type,
             body,
         } = s.node()
-        {
-            let is_compute = self.compute_loop.as_deref() == Some(name.as_str());
-            let is_store = self.store_loop.as_deref() == Some(name.as_str());
-            if is_compute || is_store {
-                let mut b = self.mutate_stmt(body);
-                if is_compute {
-                    b = self.wrap_compute(b);
+        else {
+            return mutate_stmt_children(self, s);
+        };
+        // Peel the lets and else-less ifs that open the loop body.
+        let mut containers: Vec<&Stmt> = vec![];
+        let mut inner = body;
+        loop {
+            match inner.node() {
+                StmtNode::LetStmt { body, .. } => {
+                    containers.push(inner);
+                    inner = body;
                 }
-                if is_store {
-                    b = self.wrap_store(b);
+                StmtNode::IfThenElse {
+                    then_case,
+                    else_case: None,
+                    ..
+                } => {
+                    containers.push(inner);
+                    inner = then_case;
                 }
-                return Stmt::for_loop(name.clone(), min.clone(), extent.clone(), *for_type, b);
+                _ => break,
             }
         }
-        mutate_stmt_children(self, s)
+        let mut b = self.mutate_stmt(inner);
+        if self.levels.compute.matches_loop(name) {
+            b = self.wrap_compute(b);
+        }
+        if self.found_compute && self.levels.store.matches_loop(name) {
+            b = self.wrap_store(b);
+        }
+        if self.found_compute && self.levels.hoist.matches_loop(name) {
+            b = self.wrap_hoist(b);
+        }
+        if b.same_as(inner) {
+            return s.clone();
+        }
+        for c in containers.into_iter().rev() {
+            b = match c.node() {
+                StmtNode::LetStmt { name, value, .. } => {
+                    Stmt::let_stmt(name.clone(), value.clone(), b)
+                }
+                StmtNode::IfThenElse { condition, .. } => {
+                    Stmt::if_then_else(condition.clone(), b, None)
+                }
+                _ => unreachable!("only lets and ifs are peeled"),
+            };
+        }
+        Stmt::for_loop(name.clone(), min.clone(), extent.clone(), *for_type, b)
     }
 }
 
-/// Build the whole loop nest of the pipeline.
+/// Build the whole loop nest of the pipeline: Funcs from the outputs back
+/// to the inputs, each placed (after validation) in the loops of its
+/// consumers, or inlined into them.
 pub fn schedule_functions(env: &Environment, outputs: &[Function]) -> Result<Stmt> {
     let is_output = |n: &str| outputs.iter().any(|o| o.name() == n);
+    // Halide's lock_loop_levels: every level resolved (and defined) before
+    // anything is built.
+    let mut locked: HashMap<String, LockedLevels> = HashMap::new();
+    for name in &env.order {
+        let levels = if is_output(name) {
+            // Outputs are computed and stored at root, whatever their schedule says.
+            LockedLevels {
+                compute: LoopLevel::Root,
+                store: LoopLevel::Root,
+                hoist: LoopLevel::Root,
+            }
+        } else {
+            env.get(name).read().schedule.locked_levels()?
+        };
+        locked.insert(name.clone(), levels);
+    }
     let mut s = Stmt::no_op();
     let mut first = true;
     for name in env.order.iter().rev() {
         let f = env.get(name);
-        let (compute_level, store_level) = {
-            let c = f.read();
-            (
-                c.schedule.compute_level.clone(),
-                c.schedule.store_level.clone(),
-            )
-        };
+        let levels = &locked[name];
+        if !validate_schedule(f, levels, &s, is_output(name))? {
+            // Nothing uses it.
+            continue;
+        }
         if is_output(name) {
-            // Outputs are computed at root, whatever their schedule says.
             let produce = build_produce(f)?;
             s = if first {
                 produce
@@ -515,22 +527,16 @@ pub fn schedule_functions(env: &Environment, outputs: &[Function]) -> Result<Stm
             first = false;
             continue;
         }
-        if compute_level.is_inlined() {
+        if levels.compute.is_inlined() {
             s = inline_function(&s, f)?;
             continue;
         }
         let produce = build_produce(f)?;
-        let compute_loop = loop_level_name(&compute_level, env)?;
-        let store_level = if store_level.is_inlined() {
-            compute_level.clone()
-        } else {
-            store_level
+        let (args, memory_type) = {
+            let c = f.read();
+            (c.args.clone(), c.schedule.memory_type)
         };
-        let store_loop = loop_level_name(&store_level, env)?;
-        let c = f.read();
-        let types = f.types();
-        let bounds: Vec<Range> = c
-            .args
+        let bounds: Vec<Range> = args
             .iter()
             .map(|a| {
                 Range::new(
@@ -539,37 +545,24 @@ pub fn schedule_functions(env: &Environment, outputs: &[Function]) -> Result<Stm
                 )
             })
             .collect();
-        drop(c);
         let mut inj = InjectRealization {
             func: name,
             produce,
-            realize: Some((types, bounds)),
-            compute_loop: compute_loop.clone(),
-            store_loop: store_loop.clone(),
+            types: f.types(),
+            bounds,
+            memory_type,
+            levels,
             found_compute: false,
             found_store: false,
+            found_hoist: false,
         };
         s = inj.mutate_stmt(&s);
-        if compute_loop.is_none() {
-            s = inj.wrap_compute(s);
-        }
-        if store_loop.is_none() {
-            s = inj.wrap_store(s);
-        }
-        if !inj.found_compute || !inj.found_store {
-            return Err(Error::user(format!(
-                "Func {name} is scheduled to be computed or stored at a loop that does not enclose its uses: {}",
-                compute_level_description(&compute_level)
+        s = inj.wrap_root(s);
+        if !(inj.found_compute && inj.found_store && inj.found_hoist) {
+            return Err(Error::internal(format!(
+                "Func {name} passed validation but its compute, store or hoist level was not found"
             )));
         }
     }
     Ok(s)
-}
-
-fn compute_level_description(l: &LoopLevel) -> String {
-    match l {
-        LoopLevel::Inlined => "inlined".into(),
-        LoopLevel::Root => "root".into(),
-        LoopLevel::At { func, var, .. } => format!("{func}.{var}"),
-    }
 }

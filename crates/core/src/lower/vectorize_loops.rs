@@ -728,8 +728,18 @@ impl Mutator for VectorSubs {
                     }
                 }
             }
-            StmtNode::AssertStmt { condition, .. } => {
-                if self.mutate_expr(condition).ty().is_vector() {
+            StmtNode::AssertStmt { condition, message } => {
+                // The message's values may vary across lanes even when the
+                // condition does not (e.g. an always-false check).
+                let varying_message = std::iter::once(self.var.as_str())
+                    .chain(
+                        self.scope
+                            .iter()
+                            .filter(|(_, w)| w.is_some())
+                            .map(|(n, _)| n.as_str()),
+                    )
+                    .any(|v| crate::ir::visit::expr_uses_var(message, v));
+                if varying_message || self.mutate_expr(condition).ty().is_vector() {
                     self.needs_scalarize = true;
                 }
                 s.clone()

@@ -18,20 +18,35 @@ pub enum TailStrategy {
     Auto,
 }
 
-/// Where a Func is computed or stored.
+/// Where a Func is computed or stored (Halide's LoopLevel, as a value).
+///
+/// A user's `hl.LoopLevel` is a mutable handle (`lang::loop_level`) whose
+/// current value is written into every schedule slot it was given to, so
+/// schedules hold plain values and lowering never sees a handle.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LoopLevel {
+    /// `LoopLevel()`: a placeholder that must be `set` before lowering.
+    Undefined,
     Inlined,
     Root,
-    /// Inside the loop over `var` of stage `stage` of Func `func`.
+    /// Inside the loop over `var` of Func `func`. `stage` is Halide's
+    /// stage index: `None` (Halide's -1) means "whichever stage has the
+    /// loop"; an explicit index only matches loops of that stage.
     At {
         func: String,
         var: String,
-        stage: usize,
+        stage: Option<usize>,
     },
 }
 
 impl LoopLevel {
+    pub fn at(func: impl Into<String>, var: impl Into<String>) -> LoopLevel {
+        LoopLevel::At {
+            func: func.into(),
+            var: var.into(),
+            stage: None,
+        }
+    }
     pub fn is_inlined(&self) -> bool {
         matches!(self, LoopLevel::Inlined)
     }
@@ -39,13 +54,82 @@ impl LoopLevel {
         matches!(self, LoopLevel::Root)
     }
     /// The loop name this level refers to in the lowered IR
-    /// (`func.s0.var`), or `None` for root/inlined.
+    /// (`func.s0.var`), or `None` for root/inlined. Split products keep
+    /// their qualified names in the IR (`func.s0.x.xo`), so use `matches_loop`
+    /// to find the loop.
     pub fn loop_name(&self) -> Option<String> {
         match self {
-            LoopLevel::At { func, var, stage } => Some(format!("{func}.s{stage}.{var}")),
+            LoopLevel::At { func, var, stage } => {
+                Some(format!("{func}.s{}.{var}", stage.unwrap_or(0)))
+            }
             _ => None,
         }
     }
+    /// Halide's `LoopLevel::match(string)`: is `loop` (a lowered loop name,
+    /// `func.sN.dims...var`) the loop this level designates?
+    pub fn matches_loop(&self, loop_name: &str) -> bool {
+        let LoopLevel::At { func, var, stage } = self else {
+            return false;
+        };
+        let prefix = match stage {
+            None => format!("{func}."),
+            Some(k) => format!("{func}.s{k}."),
+        };
+        loop_name.starts_with(&prefix) && loop_name.ends_with(&format!(".{var}"))
+    }
+    /// Halide's `LoopLevel::match(LoopLevel)`: the same Func and stage, and
+    /// var names equal or one a dotted suffix of the other (`x.xo` ~ `xo`).
+    pub fn matches(&self, other: &LoopLevel) -> bool {
+        match (self, other) {
+            (LoopLevel::Inlined, LoopLevel::Inlined) | (LoopLevel::Root, LoopLevel::Root) => true,
+            (
+                LoopLevel::At {
+                    func: f1,
+                    var: v1,
+                    stage: s1,
+                },
+                LoopLevel::At {
+                    func: f2,
+                    var: v2,
+                    stage: s2,
+                },
+            ) => {
+                f1 == f2
+                    && s1 == s2
+                    && (v1 == v2
+                        || v1.ends_with(&format!(".{v2}"))
+                        || v2.ends_with(&format!(".{v1}")))
+            }
+            _ => false,
+        }
+    }
+    /// Halide's `LoopLevel::to_string` (`func.var`, or `func.sN.var` with an
+    /// explicit stage); used in messages.
+    pub fn describe(&self) -> String {
+        match self {
+            LoopLevel::Undefined => ".__undefined_loop_level_var_name".into(),
+            LoopLevel::Inlined => ".".into(),
+            LoopLevel::Root => ".__root".into(),
+            LoopLevel::At {
+                func,
+                var,
+                stage: None,
+            } => format!("{func}.{var}"),
+            LoopLevel::At {
+                func,
+                var,
+                stage: Some(k),
+            } => format!("{func}.s{k}.{var}"),
+        }
+    }
+}
+
+/// The three placement slots of a Func's schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LevelSlot {
+    Compute,
+    Store,
+    HoistStorage,
 }
 
 /// One split, fuse or rename of loop dimensions, in the order issued.
@@ -113,7 +197,11 @@ impl StageSchedule {
     }
 }
 
-/// A user-given bound on a pure dimension (`f.bound(x, min, extent)`).
+/// A user-given bound on a pure dimension: `bound(x, min, extent)` and
+/// `bound_extent(x, extent)` set `min`/`extent`; `align_bounds(x, modulus,
+/// remainder)` and `align_extent(x, modulus)` set `modulus`/`remainder`.
+/// Kept in the order issued: bounds inference applies them last to first,
+/// so the first one issued has the final say (as in Halide).
 #[derive(Clone, Debug)]
 pub struct Bound {
     pub var: String,
@@ -127,11 +215,19 @@ pub struct Bound {
 #[derive(Clone, Debug)]
 pub struct FuncSchedule {
     pub compute_level: LoopLevel,
+    /// `Inlined` means "wherever it is computed" (resolved at lowering).
     pub store_level: LoopLevel,
     pub bounds: Vec<Bound>,
     /// Storage order, innermost first (defaults to the pure args).
     pub storage_dims: Vec<String>,
     pub memory_type: MemoryType,
+    /// Where the allocation is made, if further out than `store_level`
+    /// (`hoist_storage`); `Inlined` means "at the store level".
+    pub hoist_storage_level: LoopLevel,
+    /// For each slot set from a user `hl.LoopLevel`, that handle's id: a
+    /// later `set` on the handle rewrites the slot only while it still
+    /// holds this id.
+    pub level_handles: [Option<u64>; 3],
 }
 
 impl Default for FuncSchedule {
@@ -142,6 +238,125 @@ impl Default for FuncSchedule {
             bounds: vec![],
             storage_dims: vec![],
             memory_type: MemoryType::Auto,
+            hoist_storage_level: LoopLevel::Inlined,
+            level_handles: [None; 3],
         }
+    }
+}
+
+impl FuncSchedule {
+    pub fn level(&self, slot: LevelSlot) -> &LoopLevel {
+        match slot {
+            LevelSlot::Compute => &self.compute_level,
+            LevelSlot::Store => &self.store_level,
+            LevelSlot::HoistStorage => &self.hoist_storage_level,
+        }
+    }
+    pub fn level_mut(&mut self, slot: LevelSlot) -> &mut LoopLevel {
+        match slot {
+            LevelSlot::Compute => &mut self.compute_level,
+            LevelSlot::Store => &mut self.store_level,
+            LevelSlot::HoistStorage => &mut self.hoist_storage_level,
+        }
+    }
+    pub fn handle_of(&self, slot: LevelSlot) -> Option<u64> {
+        self.level_handles[slot as usize]
+    }
+    /// Set a slot to a plain value (`compute_root()`, `compute_at(f, x)`):
+    /// no handle refers to it any more.
+    pub fn set_level(&mut self, slot: LevelSlot, level: LoopLevel, handle: Option<u64>) {
+        *self.level_mut(slot) = level;
+        self.level_handles[slot as usize] = handle;
+    }
+    /// The levels as lowering sees them (Halide's `lock_loop_levels`): an
+    /// inlined store level means the compute level, an inlined hoist level
+    /// the store level. An undefined level is an error.
+    pub fn locked_levels(&self) -> crate::Result<LockedLevels> {
+        for l in [
+            &self.compute_level,
+            &self.store_level,
+            &self.hoist_storage_level,
+        ] {
+            if *l == LoopLevel::Undefined {
+                return Err(crate::Error::user(
+                    "There should be no undefined LoopLevels at the start of lowering. (Did you mean to use LoopLevel::inlined() instead of LoopLevel() ?)",
+                ));
+            }
+        }
+        let compute = self.compute_level.clone();
+        let store = if self.store_level.is_inlined() {
+            compute.clone()
+        } else {
+            self.store_level.clone()
+        };
+        let hoist = if self.hoist_storage_level.is_inlined() {
+            store.clone()
+        } else {
+            self.hoist_storage_level.clone()
+        };
+        Ok(LockedLevels {
+            compute,
+            store,
+            hoist,
+        })
+    }
+}
+
+/// A Func's placement with defaults resolved (see `locked_levels`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockedLevels {
+    pub compute: LoopLevel,
+    pub store: LoopLevel,
+    pub hoist: LoopLevel,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loop_level_matching_follows_halide() {
+        let at = |f: &str, v: &str| LoopLevel::at(f, v);
+        assert!(at("g", "xo").matches(&at("g", "x.xo")));
+        assert!(at("g", "x.xo").matches(&at("g", "xo")));
+        assert!(!at("g", "x").matches(&at("g", "xo")));
+        assert!(!at("g", "x").matches(&at("h", "x")));
+        let staged = LoopLevel::At {
+            func: "g".into(),
+            var: "x".into(),
+            stage: Some(0),
+        };
+        assert!(!staged.matches(&at("g", "x")));
+        assert!(LoopLevel::Root.matches(&LoopLevel::Root));
+        assert!(!LoopLevel::Root.matches(&LoopLevel::Inlined));
+
+        assert!(at("g", "xo").matches_loop("g.s0.x.xo"));
+        assert!(!at("g", "x").matches_loop("g.s0.x.xo"));
+        assert!(at("g", "x").matches_loop("g.s0.x.x"));
+        assert!(staged.matches_loop("g.s0.x"));
+        assert!(!staged.matches_loop("g.s1.x"));
+        assert!(!at("g", "x").matches_loop("gg.s0.x"));
+    }
+
+    #[test]
+    fn locked_levels_resolve_inlined_store_and_hoist() {
+        let mut s = FuncSchedule::default();
+        s.set_level(LevelSlot::Compute, LoopLevel::at("g", "x"), None);
+        let l = s.locked_levels().unwrap();
+        assert_eq!(l.store, LoopLevel::at("g", "x"));
+        assert_eq!(l.hoist, LoopLevel::at("g", "x"));
+        s.set_level(LevelSlot::Store, LoopLevel::Root, None);
+        let l = s.locked_levels().unwrap();
+        assert_eq!(
+            (l.store.clone(), l.hoist),
+            (LoopLevel::Root, LoopLevel::Root)
+        );
+        s.set_level(LevelSlot::HoistStorage, LoopLevel::Undefined, Some(7));
+        assert_eq!(s.handle_of(LevelSlot::HoistStorage), Some(7));
+        assert!(s
+            .locked_levels()
+            .unwrap_err()
+            .message
+            .contains("no undefined LoopLevels"));
     }
 }

@@ -1,0 +1,315 @@
+//! Schedule validation (after Halide's `validate_schedule`): is a Func's
+//! placement possible, given where its consumers ended up?
+//!
+//! Assumes: `s` is the loop nest schedule_functions has built so far, in
+//! which every consumer of `f` is already placed (or inlined); loops are
+//! named `func.sN.dims...var`; `levels` are locked (`FuncSchedule::
+//! locked_levels`), outputs already forced to the root.
+//! Guarantees: `Ok(true)` only if `f`'s hoist, store and compute levels are
+//! the root or loops that enclose every use of `f`, nested in that order,
+//! with no parallel or vectorized loop between the allocation and the
+//! computation; `Ok(false)` if nothing uses `f` (nothing to realize);
+//! otherwise a user error in Halide's words, listing the legal locations
+//! and the uses. An inlined Func must not have a storage level, nor
+//! parallel, vectorized or unrolled loops.
+
+use crate::error::{Error, Result};
+use crate::ir::visit::{walk_expr, walk_stmt, Visitor};
+use crate::ir::{CallKind, Expr, ExprNode, ForType, Stmt, StmtNode};
+use crate::lang::function::Function;
+use crate::schedule::{LockedLevels, LoopLevel, OUTERMOST};
+
+/// A place a Func could be computed or stored: the root or a loop.
+#[derive(Clone, Debug)]
+struct Site {
+    level: LoopLevel,
+    /// Parallel or vectorized: iterations may run at the same time.
+    is_parallel: bool,
+}
+
+/// The LoopLevel of a lowered loop `func.sN....var` (Halide names it by
+/// the Func and the last component only).
+fn site_of_loop(name: &str, for_type: ForType) -> Site {
+    let func = name.split('.').next().unwrap_or(name);
+    let var = name.rsplit('.').next().unwrap_or(name);
+    Site {
+        level: LoopLevel::at(func, var),
+        is_parallel: matches!(for_type, ForType::Parallel | ForType::Vectorized),
+    }
+}
+
+fn is_call_to(e: &Expr, func: &str) -> bool {
+    matches!(e.node(), ExprNode::Call { name, kind: CallKind::Halide { .. }, .. } if name == func)
+}
+
+/// The sites enclosing every use of `func`: the intersection of the loop
+/// stacks at its call sites (Halide's ComputeLegalSchedules).
+struct LegalSites<'a> {
+    func: &'a str,
+    stack: Vec<Site>,
+    allowed: Option<Vec<Site>>,
+}
+
+impl Visitor for LegalSites<'_> {
+    fn visit_stmt(&mut self, s: &Stmt) {
+        if let StmtNode::For { name, for_type, .. } = s.node() {
+            self.stack.push(site_of_loop(name, *for_type));
+            walk_stmt(self, s);
+            self.stack.pop();
+            return;
+        }
+        walk_stmt(self, s);
+    }
+    fn visit_expr(&mut self, e: &Expr) {
+        walk_expr(self, e);
+        if is_call_to(e, self.func) {
+            self.allowed = Some(match self.allowed.take() {
+                None => self.stack.clone(),
+                Some(prev) => self
+                    .stack
+                    .iter()
+                    .filter(|s| prev.iter().any(|p| s.level.matches(&p.level)))
+                    .cloned()
+                    .collect(),
+            });
+        }
+    }
+}
+
+fn stmt_uses_func(s: &Stmt, func: &str) -> bool {
+    struct Uses<'a> {
+        func: &'a str,
+        found: bool,
+    }
+    impl Visitor for Uses<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if is_call_to(e, self.func) {
+                self.found = true;
+            } else if !self.found {
+                walk_expr(self, e);
+            }
+        }
+    }
+    let mut u = Uses { func, found: false };
+    u.visit_stmt(s);
+    u.found
+}
+
+/// The uses of `func`, as the loops around them (Halide's PrintUsesOfFunc):
+/// loops not containing a use collapse to "...".
+struct PrintUses<'a> {
+    func: &'a str,
+    caller: String,
+    indent: usize,
+    last_was_ellipsis: bool,
+    out: String,
+}
+
+impl Visitor for PrintUses<'_> {
+    fn visit_stmt(&mut self, s: &Stmt) {
+        match s.node() {
+            StmtNode::For { name, body, .. } if !name.ends_with(OUTERMOST) => {
+                let old = self.indent;
+                if stmt_uses_func(body, self.func) {
+                    self.out
+                        .push_str(&format!("{}for {name}:\n", " ".repeat(self.indent)));
+                    self.last_was_ellipsis = false;
+                    self.indent += 1;
+                } else if !self.last_was_ellipsis {
+                    self.out
+                        .push_str(&format!("{}...\n", " ".repeat(self.indent)));
+                    self.last_was_ellipsis = true;
+                }
+                walk_stmt(self, s);
+                self.indent = old;
+            }
+            StmtNode::ProducerConsumer {
+                name,
+                is_producer: true,
+                body,
+            } => {
+                let old = std::mem::replace(&mut self.caller, name.clone());
+                self.visit_stmt(body);
+                self.caller = old;
+            }
+            _ => walk_stmt(self, s),
+        }
+    }
+    fn visit_expr(&mut self, e: &Expr) {
+        if is_call_to(e, self.func) {
+            self.out.push_str(&format!(
+                "{}{} uses {}\n",
+                " ".repeat(self.indent),
+                self.caller,
+                self.func
+            ));
+            self.last_was_ellipsis = false;
+        } else {
+            walk_expr(self, e);
+        }
+    }
+}
+
+fn var_in_source(var: &str) -> String {
+    if var == OUTERMOST {
+        "Var::outermost()".to_string()
+    } else {
+        var.to_string()
+    }
+}
+
+/// The schedule as the C++ a user would write (Halide's schedule_to_source).
+fn schedule_to_source(func: &str, store: &LoopLevel, compute: &LoopLevel) -> String {
+    let mut s = func.to_string();
+    if compute.is_inlined() {
+        s.push_str(".compute_inline()");
+    } else {
+        if !store.matches(compute) {
+            match store {
+                LoopLevel::At { func, var, .. } => {
+                    s.push_str(&format!(".store_at({func}, {})", var_in_source(var)))
+                }
+                _ => s.push_str(".store_root()"),
+            }
+        }
+        match compute {
+            LoopLevel::At { func, var, .. } => {
+                s.push_str(&format!(".compute_at({func}, {})", var_in_source(var)))
+            }
+            _ => s.push_str(".compute_root()"),
+        }
+    }
+    s.push(';');
+    s
+}
+
+/// An inlined Func may not have loop types or a storage schedule.
+fn validate_inlined(f: &Function, name: &str) -> Result<()> {
+    let c = f.read();
+    for d in &c.stage.dims {
+        let what = match d.for_type {
+            ForType::Parallel => "parallelize",
+            ForType::Unrolled => "unroll",
+            ForType::Vectorized => "vectorize",
+            ForType::Serial => continue,
+        };
+        return Err(Error::user(format!(
+            "Cannot {what} dimension {} of function {name} because the function is scheduled inline.\n",
+            d.var
+        )));
+    }
+    Ok(())
+}
+
+/// See the module comment.
+pub fn validate_schedule(
+    f: &Function,
+    levels: &LockedLevels,
+    s: &Stmt,
+    is_output: bool,
+) -> Result<bool> {
+    let name = f.name();
+    if is_output {
+        return Ok(true);
+    }
+    let mut legal = LegalSites {
+        func: &name,
+        stack: vec![Site {
+            level: LoopLevel::Root,
+            is_parallel: false,
+        }],
+        allowed: None,
+    };
+    legal.visit_stmt(s);
+    let Some(sites) = legal.allowed else {
+        return Ok(false);
+    };
+    let LockedLevels {
+        compute,
+        store,
+        hoist,
+    } = levels;
+    if compute.is_inlined() {
+        if store.is_root() {
+            return Err(Error::user(format!(
+                "Func \"{name}\" is scheduled store_root(), but is inlined. Funcs that use store_root must also call compute_root or compute_at.\n"
+            )));
+        } else if !store.is_inlined() {
+            return Err(Error::user(format!(
+                "Func \"{name}\" is scheduled store_at(), but is inlined. Funcs that use store_at must also call compute_at.\n"
+            )));
+        }
+        if hoist.is_root() {
+            return Err(Error::user(format!(
+                "Func \"{name}\" is scheduled hoist_storage_root(), but is inlined. Funcs that use hoist_storage_root must also call compute_root or compute_at.\n"
+            )));
+        } else if !hoist.is_inlined() {
+            return Err(Error::user(format!(
+                "Func \"{name}\" is scheduled hoist_storage(), but is inlined. Funcs that use hoist_storage_root must also call compute_at.\n"
+            )));
+        }
+        validate_inlined(f, &name)?;
+        return Ok(true);
+    }
+
+    // The last site matching each level, each inside the one before.
+    let (mut hoist_idx, mut store_idx, mut compute_idx) = (None, None, None);
+    for (i, site) in sites.iter().enumerate() {
+        if site.level.matches(hoist) {
+            hoist_idx = Some(i);
+        }
+        if site.level.matches(store) && hoist_idx.is_some() {
+            store_idx = Some(i);
+        }
+        if site.level.matches(compute) && store_idx.is_some() && hoist_idx.is_some() {
+            compute_idx = Some(i);
+        }
+    }
+    let mut err = String::new();
+    let mut ok = matches!(
+        (hoist_idx, store_idx, compute_idx),
+        (Some(_), Some(_), Some(_))
+    );
+    if let (true, Some(si), Some(ci)) = (ok, store_idx, compute_idx) {
+        if let Some(p) = (si + 1..=ci).find(|&i| sites[i].is_parallel) {
+            err.push_str(&format!(
+                "Func \"{name}\" is stored outside the parallel/vectorized/gpu_block loop over {} but computed within it. This is a potential race condition.\n",
+                sites[p].level.describe()
+            ));
+            ok = false;
+        }
+    }
+    if let (true, Some(hi), Some(ci)) = (ok, hoist_idx, compute_idx) {
+        if let Some(p) = (hi + 1..=ci).find(|&i| sites[i].is_parallel) {
+            err.push_str(&format!(
+                "Func \"{name}\" storage is hoisted outside the parallel/vectorized/gpu_block loop over {} but computed within it. This is a potential race condition.\n",
+                sites[p].level.describe()
+            ));
+            ok = false;
+        }
+    }
+    if ok {
+        return Ok(true);
+    }
+    err.push_str(&format!(
+        "Func \"{name}\" is computed at the following invalid location:\n  {}\nLegal locations for this function are:\n",
+        schedule_to_source(&name, store, compute)
+    ));
+    for site in &sites {
+        err.push_str(&format!(
+            "  {}\n",
+            schedule_to_source(&name, &site.level, &site.level)
+        ));
+    }
+    err.push_str(&format!("\"{name}\" is used in the following places:\n"));
+    let mut uses = PrintUses {
+        func: &name,
+        caller: String::new(),
+        indent: 1,
+        last_was_ellipsis: false,
+        out: String::new(),
+    };
+    uses.visit_stmt(s);
+    err.push_str(&uses.out);
+    Err(Error::user(err))
+}
