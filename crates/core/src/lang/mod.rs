@@ -9,5 +9,6 @@ pub mod output_buffer;
 pub mod parameter;
 pub mod print;
 pub mod stage;
+pub mod tuple;
 pub mod var;
 pub mod wrapper;

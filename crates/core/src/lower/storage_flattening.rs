@@ -6,10 +6,14 @@
 //! `f.extent.d` and `f.stride.d` lets (dimension 0 dense); Provides become
 //! Stores and calls become Loads, indexed `sum((arg_d - f.min.d) * f.stride.d)`.
 //! Output and input buffers use the same names, which the backend defines.
+//! A Tuple-valued Func has one buffer per element, `f.0`, `f.1`, ...: a
+//! Realize of several types makes one Allocate each, a Provide of several
+//! values one Store each, and a call to element `i` loads from `f.i`.
 
 use crate::error::{Error, Result};
 use crate::ir::visit::{mutate_expr_children, mutate_stmt_children};
 use crate::ir::{CallKind, Expr, ExprNode, Mutator, Stmt, StmtNode};
+use crate::lang::tuple::element_buffer_name;
 
 /// The flat element index of `args` in buffer `name`.
 pub fn flat_index(name: &str, args: &[Expr]) -> Expr {
@@ -35,17 +39,24 @@ impl Mutator for Flatten {
         if let ExprNode::Call {
             name,
             args,
-            kind: CallKind::Halide { .. } | CallKind::Image { .. },
+            kind,
         } = e2.node()
         {
+            let buffer = match kind {
+                CallKind::Halide { func, value_index } => {
+                    element_buffer_name(name, func.outputs(), *value_index)
+                }
+                CallKind::Image { .. } => name.clone(),
+                _ => return e2,
+            };
             if args.iter().any(|a| a.ty() != crate::ir::Type::i32()) {
                 self.error
                     .get_or_insert(Error::internal(format!("non-Int(32) index into {name}")));
             }
             return Expr::load(
                 e2.ty(),
-                name.clone(),
-                flat_index(name, args),
+                buffer.clone(),
+                flat_index(&buffer, args),
                 Expr::bool_const(true),
             );
         }
@@ -60,19 +71,31 @@ impl Mutator for Flatten {
                 args,
                 predicate,
             } => {
-                if values.len() != 1 {
-                    self.error
-                        .get_or_insert(Error::unimplemented("Tuple-valued Funcs"));
-                    return s.clone();
-                }
-                let v = self.mutate_expr(&values[0]);
                 let a: Vec<Expr> = args.iter().map(|x| self.mutate_expr(x)).collect();
-                Stmt::store(
-                    name.clone(),
-                    v,
-                    flat_index(name, &a),
-                    self.mutate_expr(predicate),
-                )
+                let predicate = self.mutate_expr(predicate);
+                if values.len() == 1 {
+                    let v = self.mutate_expr(&values[0]);
+                    return Stmt::store(name.clone(), v, flat_index(name, &a), predicate);
+                }
+                // A Tuple: one store per element, into its own buffer. Every
+                // value is computed before the first store, so a definition
+                // that reads the Func it writes (an update) sees old values.
+                let n = values.len();
+                let buffers: Vec<String> =
+                    (0..n).map(|i| element_buffer_name(name, n, i)).collect();
+                let stores: Vec<Stmt> = buffers
+                    .iter()
+                    .zip(values)
+                    .map(|(b, v)| {
+                        let value = Expr::var(v.ty(), format!("{b}.value"));
+                        Stmt::store(b.clone(), value, flat_index(b, &a), predicate.clone())
+                    })
+                    .collect();
+                let mut out = Stmt::block(stores);
+                for (b, v) in buffers.iter().zip(values).rev() {
+                    out = Stmt::let_stmt(format!("{b}.value"), self.mutate_expr(v), out);
+                }
+                out
             }
             StmtNode::Realize {
                 name,
@@ -82,38 +105,38 @@ impl Mutator for Flatten {
                 condition,
                 body,
             } => {
-                if types.len() != 1 {
-                    self.error
-                        .get_or_insert(Error::unimplemented("Tuple-valued Funcs"));
-                    return s.clone();
-                }
-                let body = self.mutate_stmt(body);
-                let extents: Vec<Expr> = (0..bounds.len())
-                    .map(|d| Expr::var_i32(format!("{name}.extent.{d}")))
-                    .collect();
-                let mut out = Stmt::new(StmtNode::Allocate {
-                    name: name.clone(),
-                    ty: types[0],
-                    memory_type: *memory_type,
-                    extents,
-                    condition: condition.clone(),
-                    body,
-                });
-                // Strides: dense, dimension 0 innermost.
-                for d in (0..bounds.len()).rev() {
-                    let stride = if d == 0 {
-                        Expr::i32(1)
-                    } else {
-                        Expr::mul(
-                            Expr::var_i32(format!("{name}.stride.{}", d - 1)),
-                            Expr::var_i32(format!("{name}.extent.{}", d - 1)),
-                        )
-                    };
-                    out = Stmt::let_stmt(format!("{name}.stride.{d}"), stride, out);
-                }
-                for (d, r) in bounds.iter().enumerate().rev() {
-                    out = Stmt::let_stmt(format!("{name}.extent.{d}"), r.extent.clone(), out);
-                    out = Stmt::let_stmt(format!("{name}.min.{d}"), r.min.clone(), out);
+                // One allocation per Tuple element (`f.0`, `f.1`, ...), the
+                // first outermost, each with its own min/extent/stride names.
+                let mut out = self.mutate_stmt(body);
+                for (i, ty) in types.iter().enumerate().rev() {
+                    let name = element_buffer_name(name, types.len(), i);
+                    let extents: Vec<Expr> = (0..bounds.len())
+                        .map(|d| Expr::var_i32(format!("{name}.extent.{d}")))
+                        .collect();
+                    out = Stmt::new(StmtNode::Allocate {
+                        name: name.clone(),
+                        ty: *ty,
+                        memory_type: *memory_type,
+                        extents,
+                        condition: condition.clone(),
+                        body: out,
+                    });
+                    // Strides: dense, dimension 0 innermost.
+                    for d in (0..bounds.len()).rev() {
+                        let stride = if d == 0 {
+                            Expr::i32(1)
+                        } else {
+                            Expr::mul(
+                                Expr::var_i32(format!("{name}.stride.{}", d - 1)),
+                                Expr::var_i32(format!("{name}.extent.{}", d - 1)),
+                            )
+                        };
+                        out = Stmt::let_stmt(format!("{name}.stride.{d}"), stride, out);
+                    }
+                    for (d, r) in bounds.iter().enumerate().rev() {
+                        out = Stmt::let_stmt(format!("{name}.extent.{d}"), r.extent.clone(), out);
+                        out = Stmt::let_stmt(format!("{name}.min.{d}"), r.min.clone(), out);
+                    }
                 }
                 out
             }
