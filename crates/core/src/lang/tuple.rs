@@ -218,7 +218,7 @@ mod tests {
         let r = select_tuple(&c, &a, &b).unwrap();
         assert_eq!(r.size(), 2);
         assert_eq!(r.values()[0].ty(), Type::i32());
-        assert_eq!(r.values()[1].ty(), Type::f32());
+        assert_eq!(r.values()[1].ty(), Type::float(32));
         let short = Tuple::new(vec![x()]).unwrap();
         let e = select_tuple(&c, &a, &short).unwrap_err();
         assert!(e.message.starts_with("select() on Tuples requires"));
@@ -266,11 +266,11 @@ mod tests {
             );
         }
         let t = Tuple::from_func_ref(&r).unwrap();
-        assert_eq!(t.values()[1].ty(), Type::f32());
+        assert_eq!(t.values()[1].ty(), Type::float(32));
         let g = Func::new(Some("sg"));
         g.define(vec![x()], vec![x()]).unwrap();
         let e = g.call(vec![x()]).unwrap().tuple_index(0).unwrap_err();
         assert!(e.message.contains("because it does not return a Tuple"));
-        assert_eq!(types_text(&[Type::i32(), Type::f32()]), "(int32, float32)");
+        assert_eq!(types_text(&[Type::i32(), Type::float(32)]), "(int32, float32)");
     }
 }

@@ -153,3 +153,155 @@ pub fn storage_flattening(s: &Stmt) -> Result<Stmt> {
         None => Ok(out),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::ir::{ForType, Range, Type};
+    use crate::lang::function::Function;
+    use crate::lower::vectorize_loops::test_interpreter::{run, Memory};
+
+    /// A two-valued Func `f` (int32, uint8), defined only so calls can name it.
+    fn pair() -> Function {
+        let f = Function::new("f");
+        f.set_pure_definition(
+            vec!["x".into()],
+            vec![Expr::var_i32("x"), Expr::cast(Type::uint(8), Expr::var_i32("x"))],
+        );
+        f
+    }
+
+    fn element(f: &Function, i: usize, x: Expr) -> Expr {
+        let ty = f.types()[i];
+        Expr::call(
+            ty,
+            "f",
+            vec![x],
+            CallKind::Halide {
+                func: f.clone(),
+                value_index: i,
+            },
+        )
+    }
+
+    fn x() -> Expr {
+        Expr::var_i32("x")
+    }
+
+    fn serial(body: Stmt) -> Stmt {
+        Stmt::for_loop("x", Expr::i32(0), Expr::i32(4), ForType::Serial, body)
+    }
+
+    /// `realize f over [0, 4) { body }`, flattened.
+    fn flatten_in_realize(f: &Function, body: Stmt) -> Stmt {
+        let realize = Stmt::new(StmtNode::Realize {
+            name: "f".into(),
+            types: f.types(),
+            memory_type: Default::default(),
+            bounds: vec![Range::new(Expr::i32(0), Expr::i32(4))],
+            condition: Expr::bool_const(true),
+            body,
+        });
+        storage_flattening(&realize).unwrap()
+    }
+
+    fn output_memory() -> (Memory, HashMap<String, i64>) {
+        let mem: Memory = [("out".to_string(), vec![0; 4])].into_iter().collect();
+        let scalars = [("out.min.0", 0), ("out.stride.0", 1)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        (mem, scalars)
+    }
+
+    #[test]
+    fn a_multi_value_realization_gets_one_allocation_per_element() {
+        let f = pair();
+        let produce = serial(Stmt::provide(
+            "f",
+            vec![
+                Expr::mul(x(), Expr::i32(100)),
+                Expr::cast(Type::uint(8), Expr::add(x(), Expr::i32(250))),
+            ],
+            vec![x()],
+            Expr::bool_const(true),
+        ));
+        // out(x) = f(x)[0] + int32(f(x)[1])
+        let consume = serial(Stmt::provide(
+            "out",
+            vec![Expr::add(
+                element(&f, 0, x()),
+                Expr::cast(Type::i32(), element(&f, 1, x())),
+            )],
+            vec![x()],
+            Expr::bool_const(true),
+        ));
+        let s = flatten_in_realize(&f, Stmt::block(vec![produce, consume]));
+        let text = s.to_string();
+        for part in [
+            "allocate f.0[int32",
+            "allocate f.1[uint8",
+            "let f.0.stride.0",
+            "let f.1.min.0",
+        ] {
+            assert!(text.contains(part), "missing `{part}` in\n{text}");
+        }
+        assert!(!text.contains("allocate f["), "{text}");
+        let (mem, scalars) = output_memory();
+        let out = run(&s, &mem, &scalars).unwrap();
+        // The uint8 element wraps: 250 + x mod 256.
+        let want: Vec<i64> = (0..4).map(|x| x * 100 + (250 + x) % 256).collect();
+        assert_eq!(out["out"], want);
+    }
+
+    #[test]
+    fn every_value_is_computed_before_any_element_is_stored() {
+        // f(x) = (x, x + 10), then f(x) = (f(x)[1], f(x)[0]) as an update
+        // would: the second store must see the first element's old value.
+        let f = Function::new("f");
+        f.set_pure_definition(vec!["x".into()], vec![x(), x()]);
+        let init = serial(Stmt::provide(
+            "f",
+            vec![x(), Expr::add(x(), Expr::i32(10))],
+            vec![x()],
+            Expr::bool_const(true),
+        ));
+        let swap = serial(Stmt::provide(
+            "f",
+            vec![element(&f, 1, x()), element(&f, 0, x())],
+            vec![x()],
+            Expr::bool_const(true),
+        ));
+        let read = serial(Stmt::provide(
+            "out",
+            vec![Expr::sub(
+                Expr::mul(element(&f, 0, x()), Expr::i32(100)),
+                element(&f, 1, x()),
+            )],
+            vec![x()],
+            Expr::bool_const(true),
+        ));
+        let s = flatten_in_realize(&f, Stmt::block(vec![init, swap, read]));
+        let (mem, scalars) = output_memory();
+        let out = run(&s, &mem, &scalars).unwrap();
+        let want: Vec<i64> = (0..4).map(|x| (x + 10) * 100 - x).collect();
+        assert_eq!(out["out"], want);
+    }
+
+    #[test]
+    fn single_values_keep_the_plain_name() {
+        assert_eq!(element_buffer_name("f", 1, 0), "f");
+        assert_eq!(element_buffer_name("f", 3, 2), "f.2");
+        let f = Function::new("f");
+        f.set_pure_definition(vec!["x".into()], vec![x()]);
+        let s = flatten_in_realize(
+            &f,
+            serial(Stmt::provide("f", vec![x()], vec![x()], Expr::bool_const(true))),
+        );
+        let text = s.to_string();
+        assert!(text.contains("allocate f[int32"), "{text}");
+        assert!(!text.contains("f.0"), "{text}");
+    }
+}
