@@ -14,7 +14,10 @@ fn pair(name: &str) -> Func {
     let f = Func::new(Some(name));
     f.define(
         vec![x()],
-        vec![Expr::mul(x(), Expr::i32(2)), Expr::cast(Type::float(32), x())],
+        vec![
+            Expr::mul(x(), Expr::i32(2)),
+            Expr::cast(Type::float(32), x()),
+        ],
     )
     .unwrap();
     f
@@ -40,8 +43,14 @@ fn a_tuple_output_has_one_buffer_argument_per_element() {
     );
     let text = l.pipeline.body.to_string();
     // The loops follow the first buffer; the second must have its shape.
-    assert!(text.contains("Constraint violated: tout.1.min.0 ("), "{text}");
-    assert!(text.contains("Constraint violated: tout.1.extent.0 ("), "{text}");
+    assert!(
+        text.contains("Constraint violated: tout.1.min.0 ("),
+        "{text}"
+    );
+    assert!(
+        text.contains("Constraint violated: tout.1.extent.0 ("),
+        "{text}"
+    );
     assert!(text.contains("tout.0["), "{text}");
     assert!(text.contains("tout.1["), "{text}");
 }

@@ -41,9 +41,7 @@ fn exprs_of<'py>(
     items: impl Iterator<Item = Bound<'py, PyAny>>,
     err: impl Fn(&Bound<'py, PyAny>) -> PyErr,
 ) -> PyResult<Vec<Expr>> {
-    items
-        .map(|i| py_to_expr(&i).map_err(|_| err(&i)))
-        .collect()
+    items.map(|i| py_to_expr(&i).map_err(|_| err(&i))).collect()
 }
 
 /// The values of a Python list when only Expr objects are accepted
@@ -186,8 +184,8 @@ pub fn mux_tuples(
     values: &Bound<'_, PyAny>,
 ) -> PyResult<Option<Py<PyAny>>> {
     if let Ok(t) = values.extract::<PyRef<PyHlTuple>>() {
-        let e = ferrohalide_core::lang::math::mux(py_to_expr(id)?, t.inner.values().to_vec())
-            .py()?;
+        let e =
+            ferrohalide_core::lang::math::mux(py_to_expr(id)?, t.inner.values().to_vec()).py()?;
         return Ok(Some(Py::new(py, PyExpr::new(e))?.into_any()));
     }
     let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = values.cast::<PyList>() {

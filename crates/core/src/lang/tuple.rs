@@ -262,7 +262,10 @@ mod tests {
         for bad in [-1, 2] {
             assert_eq!(
                 r.tuple_index(bad).unwrap_err().message,
-                format!("Tuple index out of range in reference to Func \"{}\".\n", f.name())
+                format!(
+                    "Tuple index out of range in reference to Func \"{}\".\n",
+                    f.name()
+                )
             );
         }
         let t = Tuple::from_func_ref(&r).unwrap();
@@ -271,6 +274,9 @@ mod tests {
         g.define(vec![x()], vec![x()]).unwrap();
         let e = g.call(vec![x()]).unwrap().tuple_index(0).unwrap_err();
         assert!(e.message.contains("because it does not return a Tuple"));
-        assert_eq!(types_text(&[Type::i32(), Type::float(32)]), "(int32, float32)");
+        assert_eq!(
+            types_text(&[Type::i32(), Type::float(32)]),
+            "(int32, float32)"
+        );
     }
 }

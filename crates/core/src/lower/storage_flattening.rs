@@ -36,12 +36,7 @@ struct Flatten {
 impl Mutator for Flatten {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         let e2 = mutate_expr_children(self, e);
-        if let ExprNode::Call {
-            name,
-            args,
-            kind,
-        } = e2.node()
-        {
+        if let ExprNode::Call { name, args, kind } = e2.node() {
             let buffer = match kind {
                 CallKind::Halide { func, value_index } => {
                     element_buffer_name(name, func.outputs(), *value_index)
@@ -168,7 +163,10 @@ mod tests {
         let f = Function::new("f");
         f.set_pure_definition(
             vec!["x".into()],
-            vec![Expr::var_i32("x"), Expr::cast(Type::uint(8), Expr::var_i32("x"))],
+            vec![
+                Expr::var_i32("x"),
+                Expr::cast(Type::uint(8), Expr::var_i32("x")),
+            ],
         );
         f
     }
@@ -298,7 +296,12 @@ mod tests {
         f.set_pure_definition(vec!["x".into()], vec![x()]);
         let s = flatten_in_realize(
             &f,
-            serial(Stmt::provide("f", vec![x()], vec![x()], Expr::bool_const(true))),
+            serial(Stmt::provide(
+                "f",
+                vec![x()],
+                vec![x()],
+                Expr::bool_const(true),
+            )),
         );
         let text = s.to_string();
         assert!(text.contains("allocate f[int32"), "{text}");
