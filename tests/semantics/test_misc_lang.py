@@ -15,7 +15,7 @@ from .input_helpers import arr, error_key, run_script
 @differential()
 def test_lambda_func_basic(hl):
     """lambda_func(v1, ..., vn, e) is a Func over those Vars (in that order), named
-    'lambda_<n>' with a global counter; lambda_func(e) with no Vars is 0-d."""
+    'lambda_<n>' with a global counter (plus '$<m>' if that Func name is taken); lambda_func(e) with no Vars is 0-d."""
     x, y = hl.Var("x"), hl.Var("y")
     g = hl.lambda_func(x, y, x + y * 10)
     h = hl.lambda_func(y, x, x + y * 10)  # argument order = the order given
@@ -27,7 +27,7 @@ def test_lambda_func_basic(hl):
         "k": arr(k.realize([])), "const": arr(c.realize([4])),
         "dims": [g.dimensions(), h.dimensions(), k.dimensions(), c.dimensions()],
         "args": [[str(v) for v in g.args()], [str(v) for v in h.args()]],
-        "names": [bool(re.fullmatch(r"lambda_\d+", n)) for n in names],
+        "names": [bool(re.fullmatch(r"lambda_\d+(\$\d+)?", n)) for n in names],
         "unique": len(set(names)) == 4,
     }
 
