@@ -682,3 +682,27 @@ def test_enough_cases():
 @pytest.mark.parametrize("name", NAMES)
 def test_bad_input(hl, name):
     return CASES[name](hl)
+
+
+@differential()
+def test_check_order(hl):
+    """One pipeline violating four run-time checks at once reports them in this
+    order, one per realize as each is fixed: input access, shape constraint, Param
+    range, require."""
+    x = hl.Var("x")
+    im = hl.ImageParam(hl.Int(32), 1, "im")
+    p = hl.Param(hl.Int(32), "p", 5)
+    p.set_range(0, 3)
+    im.dim(0).set_extent(4)
+    f = hl.Func("fo")
+    f[x] = hl.require(x < 2, im[x] + p)
+    keys = []
+    im.set(buffer(hl, np.zeros(2, np.int32)))
+    keys.append(error_key(hl, lambda: f.realize([3]), "Input buffer im", "accessed at 2"))
+    im.set(buffer(hl, np.zeros(5, np.int32)))
+    keys.append(error_key(hl, lambda: f.realize([3]), "Constraint violated", "im.extent.0"))
+    im.set(buffer(hl, np.arange(4, dtype=np.int32)))
+    keys.append(error_key(hl, lambda: f.realize([3]), "Parameter p", "at most 3"))
+    p.set(1)
+    keys.append(error_key(hl, lambda: f.realize([3]), "Requirement Failed"))
+    return keys, arr(f.realize([2]))
