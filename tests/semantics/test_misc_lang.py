@@ -3,7 +3,6 @@ print_when with several arguments, hl.evaluate (issue 5, item 5)."""
 import re
 
 import numpy as np
-import pytest
 
 from .harness import differential, buffer
 from .input_helpers import arr, error_key, run_script
@@ -15,7 +14,8 @@ from .input_helpers import arr, error_key, run_script
 @differential()
 def test_lambda_func_basic(hl):
     """lambda_func(v1, ..., vn, e) is a Func over those Vars (in that order), named
-    'lambda_<n>' with a global counter (plus '$<m>' if that Func name is taken); lambda_func(e) with no Vars is 0-d."""
+    'lambda_<n>' with a global counter (plus '$<m>' if that Func name is taken);
+    lambda_func(e) with no Vars is 0-d."""
     x, y = hl.Var("x"), hl.Var("y")
     g = hl.lambda_func(x, y, x + y * 10)
     h = hl.lambda_func(y, x, x + y * 10)  # argument order = the order given
@@ -135,7 +135,8 @@ h = hl.Func("h")
 h[x] = hl.print(hl.f64(x) / 8, hl.f32(-x) * 1e-3, hl.i16(-x))
 r3 = h.realize([2])
 sys.stdout.flush()
-sys.stderr.write("values %r %r %r\n" % (list(r), [list(r2[i, j] for i in range(3)) for j in range(2)], list(r3)))
+rows = [list(r2[i, j] for i in range(3)) for j in range(2)]
+sys.stderr.write("values %r %r %r\n" % (list(r), rows, list(r3)))
 """
 
 

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from .harness import differential, htype, npdtype, buffer, NUM_TYPES
+from .harness import differential, htype, npdtype, buffer
 from .input_helpers import arr, error_key
 
 # ---------------------------------------------------------------------------------

@@ -3,8 +3,6 @@ the host and JIT targets, HL_JIT_TARGET (issue 5, item 4).
 
 Host-specific details (the host's feature list, processor tuning) are never
 compared across implementations: only its os / arch / bits."""
-import pytest
-
 from .harness import differential, htype
 from .input_helpers import arr, error_key, run_script
 
