@@ -30,6 +30,8 @@ pub mod bounds_inference;
 pub mod buffer_checks;
 pub mod environment;
 pub mod schedule_functions;
+pub mod sliding_window;
+pub mod storage_folding;
 pub mod storage_flattening;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,11 +136,20 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
     s = log.run("bounds inference", s, |s| {
         bounds_inference::bounds_inference(s, &env, outputs)
     })?;
+    let mut slides = vec![];
+    s = log.run("sliding window", s, |s| {
+        let (out, made) = sliding_window::sliding_window(s, &env)?;
+        slides = made;
+        Ok(out)
+    })?;
     let output_regions: Vec<Region> = outputs
         .iter()
         .map(|o| box_provided(&s, &o.name(), &Scope::new()).unwrap_or_default())
         .collect();
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
+    s = log.run("storage folding", s, |s| {
+        storage_folding::storage_folding(s, &env, &slides)
+    })?;
     s = log.run(
         "storage flattening",
         s,

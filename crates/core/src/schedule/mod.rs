@@ -132,6 +132,17 @@ pub struct FuncSchedule {
     /// Storage order, innermost first (defaults to the pure args).
     pub storage_dims: Vec<String>,
     pub memory_type: MemoryType,
+    /// `fold_storage` requests, by pure dimension.
+    pub folds: Vec<StorageFold>,
+}
+
+/// A user-given storage fold (`f.fold_storage(var, factor, fold_forward)`):
+/// dimension `var` is stored modulo `factor`.
+#[derive(Clone, Debug)]
+pub struct StorageFold {
+    pub var: String,
+    pub factor: Expr,
+    pub fold_forward: bool,
 }
 
 impl Default for FuncSchedule {
@@ -142,6 +153,7 @@ impl Default for FuncSchedule {
             bounds: vec![],
             storage_dims: vec![],
             memory_type: MemoryType::Auto,
+            folds: vec![],
         }
     }
 }
