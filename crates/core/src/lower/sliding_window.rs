@@ -21,22 +21,23 @@
 //! `select(likely(v > v_min), max(min, max(v - 1) + 1), min)`; shrinking,
 //! the max becomes `select(likely(v > v_min), min(max, min(v - 1) - 1), max)`.
 //! Producers of `f` computed at the same level read `f`'s lets, so they
-//! shrink with it and may slide in turn. The Realize still covers
-//! everything written: if a split in `f` writes past the cut region (a
-//! RoundUp tail), its bounds grow to include that. The slides made are
-//! returned, for storage folding (which must not fold across them).
+//! shrink with it and may slide in turn. Every iteration still writes and
+//! reads inside what it did before the cut (dimensions split with RoundUp
+//! or fused are not cut, see `cut_stays_inside`), so the Realize's bounds
+//! and the buffer checks made by bounds inference stay valid. The slides
+//! made are returned, for storage folding (which must not fold across
+//! them).
 
 use std::collections::{HashMap, HashSet};
 
 use super::environment::Environment;
-use crate::analysis::bounds::{box_provided, Interval, Region, Scope};
 use crate::analysis::monotonic::{is_monotonic, Monotonic};
 use crate::analysis::simplify::{can_prove, simplify};
 use crate::analysis::substitute::substitute;
 use crate::error::Result;
-use crate::ir::equality::equal;
-use crate::ir::visit::{expr_uses_var, mutate_expr_children, mutate_stmt_children};
-use crate::ir::{Expr, ExprNode, ForType, Mutator, Range, Stmt, StmtNode};
+use crate::ir::visit::{expr_uses_var, mutate_stmt_children};
+use crate::ir::{Expr, ForType, Mutator, Stmt, StmtNode};
+use crate::lang::function::Function;
 use crate::schedule::{Split, TailStrategy};
 
 /// One sliding of a Func's dimension over a loop.
@@ -57,7 +58,6 @@ pub fn sliding_window(s: &Stmt, env: &Environment) -> Result<(Stmt, Vec<Slide>)>
         stack: vec![],
         pending: HashMap::new(),
         slides: vec![],
-        forbidden: HashSet::new(),
     };
     let out = m.mutate_stmt(s);
     Ok((out, m.slides))
@@ -85,12 +85,63 @@ struct SlidingWindow<'a> {
     /// New values of `f.s0.d.max` lets further down (shrinking slides).
     pending: HashMap<String, Expr>,
     slides: Vec<Slide>,
-    /// Funcs that must not slide (their Realize could not cover the writes).
-    forbidden: HashSet<String>,
 }
 
 fn var(name: &str) -> Expr {
     Expr::var_i32(name)
+}
+
+/// Does cutting the region of dimension `arg` of `f` keep its loop nest's
+/// writes (and so its reads) inside what the uncut region's iteration
+/// wrote? GuardWithIf writes exactly the region, and ShiftInwards writes
+/// whole tiles ending at the region's max, which the uncut region's tiles
+/// also covered. A RoundUp tile starting at the cut min can run past the
+/// max, into rows no bounds check or allocation accounted for, and a fused
+/// loop split with ShiftInwards can shift back across rows: such
+/// dimensions are not cut.
+fn cut_stays_inside(f: &Function, arg: &str) -> bool {
+    let c = f.read();
+    // The pure dimensions each loop dimension is made of.
+    let mut parts: HashMap<String, HashSet<String>> = c
+        .args
+        .iter()
+        .map(|a| (a.clone(), HashSet::from([a.clone()])))
+        .collect();
+    for s in &c.stage.splits {
+        match s {
+            Split::Split {
+                old,
+                outer,
+                inner,
+                tail,
+                ..
+            } => {
+                let p = parts.remove(old).unwrap_or_default();
+                if *tail == TailStrategy::RoundUp && p.contains(arg) {
+                    return false;
+                }
+                parts.insert(outer.clone(), p.clone());
+                parts.insert(inner.clone(), p);
+            }
+            Split::Fuse {
+                inner,
+                outer,
+                fused,
+            } => {
+                let mut p = parts.remove(inner).unwrap_or_default();
+                p.extend(parts.remove(outer).unwrap_or_default());
+                if p.contains(arg) {
+                    return false;
+                }
+                parts.insert(fused.clone(), p);
+            }
+            Split::Rename { old, new } => {
+                let p = parts.remove(old).unwrap_or_default();
+                parts.insert(new.clone(), p);
+            }
+        }
+    }
+    true
 }
 
 /// The value of the let `name` among the LetStmts heading `s`.
@@ -163,10 +214,11 @@ impl SlidingWindow<'_> {
         min_value: &Expr,
         body: &Stmt,
     ) -> Option<Expr> {
-        if self.forbidden.contains(func) {
+        let function = self.env.funcs.get(func)?;
+        let args = function.args();
+        if !cut_stays_inside(function, &args[d]) {
             return None;
         }
-        let args = self.env.funcs.get(func)?.args();
         let prefix = format!("{func}.s0.");
         // Every dimension's region, as it stands at the compute site.
         let mut regions: Vec<(Expr, Expr)> = vec![];
@@ -297,128 +349,6 @@ impl SlidingWindow<'_> {
             None
         }
     }
-
-    /// Can cutting the region of `func` make its loop nest write outside
-    /// what it wrote before? Only a RoundUp split can: it writes whole
-    /// multiples of its factor from the (now larger) min, while GuardWithIf
-    /// writes exactly the region and ShiftInwards never writes past the
-    /// region's max nor before the old min.
-    fn may_write_past_cut(&self, func: &str) -> bool {
-        self.env.funcs.get(func).is_some_and(|f| {
-            f.read().stage.splits.iter().any(|s| {
-                matches!(
-                    s,
-                    Split::Split {
-                        tail: TailStrategy::RoundUp,
-                        ..
-                    }
-                )
-            })
-        })
-    }
-
-    /// The bounds of the Realize of `func` (body `body`) after its slides
-    /// `slides`: grown where the cut regions' loops write outside the
-    /// realized region. `None` if the writes cannot be bounded.
-    fn realize_bounds(&self, func: &str, bounds: &[Range], body: &Stmt, slides: &[Slide]) -> Option<Vec<Range>> {
-        // The first iteration of each slid loop writes what it did before
-        // sliding; on the others, the cut applies. Bound each combination
-        // of first / other iterations separately, so each bound is exact
-        // enough to compare with the old one.
-        let mut written: Option<Region> = None;
-        for mask in 1u32..(1 << slides.len().min(8)) {
-            let mut m = SteadyState {
-                slides,
-                mask,
-            };
-            let b = m.mutate_stmt(body);
-            let r = box_provided(&b, func, &Scope::new())?;
-            written = Some(match written {
-                None => r,
-                Some(w) => w.iter().zip(&r).map(|(x, y)| x.union(y)).collect(),
-            });
-        }
-        let Some(written) = written else {
-            return Some(bounds.to_vec());
-        };
-        let mut out = vec![];
-        for (d, r) in bounds.iter().enumerate() {
-            let Interval {
-                min: Some(lo),
-                max: Some(hi),
-            } = written.get(d)?.clone()
-            else {
-                return None;
-            };
-            // The realized region's values are lets just outside the Realize.
-            let value = |e: &Expr| match e.as_variable() {
-                Some(n) => self.let_on_stack(n, 0).unwrap_or_else(|| e.clone()),
-                None => e.clone(),
-            };
-            let old_lo = value(&r.min);
-            let old_end = Expr::add(old_lo.clone(), value(&r.extent));
-            let inside_lo = can_prove(&Expr::ge(lo.clone(), old_lo));
-            let inside_hi = can_prove(&Expr::lt(hi.clone(), old_end));
-            if inside_lo && inside_hi {
-                out.push(r.clone());
-                continue;
-            }
-            let new_lo = simplify(&Expr::min(r.min.clone(), lo));
-            let end = Expr::add(r.min.clone(), r.extent.clone());
-            let new_end = Expr::max(end, Expr::add(hi, Expr::i32(1)));
-            out.push(Range::new(new_lo.clone(), simplify(&Expr::sub(new_end, new_lo))));
-        }
-        Some(out)
-    }
-}
-
-/// The body as run on the iterations where the slides in `mask` are past
-/// their first iteration (those loops start one later, their cut applies)
-/// and the others are on any iteration with the cut not applied (a
-/// superset of what those iterations write).
-struct SteadyState<'a> {
-    slides: &'a [Slide],
-    mask: u32,
-}
-
-impl Mutator for SteadyState<'_> {
-    fn mutate_expr(&mut self, e: &Expr) -> Expr {
-        if matches!(e.node(), ExprNode::Call { .. }) {
-            for (i, s) in self.slides.iter().enumerate() {
-                if equal(e, &s.steady) {
-                    return Expr::bool_const(self.mask & (1 << i) != 0);
-                }
-            }
-        }
-        mutate_expr_children(self, e)
-    }
-    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
-        if let StmtNode::For {
-            name,
-            min,
-            extent,
-            for_type,
-            body,
-        } = s.node()
-        {
-            let steady = self
-                .slides
-                .iter()
-                .enumerate()
-                .any(|(i, sl)| self.mask & (1 << i) != 0 && sl.loop_name == *name);
-            if steady {
-                let b = self.mutate_stmt(body);
-                return Stmt::for_loop(
-                    name.clone(),
-                    Expr::add(min.clone(), Expr::i32(1)),
-                    Expr::sub(extent.clone(), Expr::i32(1)),
-                    *for_type,
-                    b,
-                );
-            }
-        }
-        mutate_stmt_children(self, s)
-    }
 }
 
 impl Mutator for SlidingWindow<'_> {
@@ -475,46 +405,11 @@ impl Mutator for SlidingWindow<'_> {
                 self.stack.pop();
                 out
             }
-            StmtNode::Realize {
-                name,
-                types,
-                memory_type,
-                bounds,
-                condition,
-                body,
-            } => {
-                let first_slide = self.slides.len();
+            StmtNode::Realize { name, .. } => {
                 self.stack.push(Frame::Realize(name.clone()));
-                let mut b = self.mutate_stmt(body);
+                let out = mutate_stmt_children(self, s);
                 self.stack.pop();
-                let mine: Vec<Slide> = self.slides[first_slide..]
-                    .iter()
-                    .filter(|sl| sl.func == *name)
-                    .cloned()
-                    .collect();
-                let mut new_bounds = bounds.clone();
-                if !mine.is_empty() && self.may_write_past_cut(name) {
-                    match self.realize_bounds(name, bounds, &b, &mine) {
-                        Some(nb) => new_bounds = nb,
-                        None => {
-                            // Can't bound the writes: do this Func without sliding.
-                            self.slides.truncate(first_slide);
-                            self.forbidden.insert(name.clone());
-                            self.stack.push(Frame::Realize(name.clone()));
-                            b = self.mutate_stmt(body);
-                            self.stack.pop();
-                            self.forbidden.remove(name);
-                        }
-                    }
-                }
-                Stmt::new(StmtNode::Realize {
-                    name: name.clone(),
-                    types: types.clone(),
-                    memory_type: *memory_type,
-                    bounds: new_bounds,
-                    condition: condition.clone(),
-                    body: b,
-                })
+                out
             }
             _ => mutate_stmt_children(self, s),
         }
