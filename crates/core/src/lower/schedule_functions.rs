@@ -211,7 +211,16 @@ pub fn build_produce(f: &Function) -> Result<Stmt> {
                 let mut base = Expr::mul(var(&outd), factor.clone());
                 match resolve_tail(*tail) {
                     TailStrategy::ShiftInwards => {
-                        base = Expr::min(base, Expr::sub(old_extent, factor.clone()));
+                        // As Halide: the unshifted base is the likely case,
+                        // so loop partitioning peels the shifted last tile.
+                        base = Expr::min(
+                            Expr::intrinsic(
+                                base.ty(),
+                                crate::ir::Intrinsic::LikelyIfInnermost,
+                                vec![base],
+                            ),
+                            Expr::sub(old_extent, factor.clone()),
+                        );
                     }
                     TailStrategy::RoundUp => {}
                     TailStrategy::GuardWithIf => {

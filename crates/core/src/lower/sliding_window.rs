@@ -35,8 +35,8 @@ use crate::analysis::monotonic::{is_monotonic, Monotonic};
 use crate::analysis::simplify::{can_prove, simplify};
 use crate::analysis::substitute::substitute;
 use crate::error::Result;
-use crate::ir::visit::{expr_uses_var, mutate_stmt_children};
-use crate::ir::{Expr, ForType, Mutator, Stmt, StmtNode};
+use crate::ir::visit::{expr_uses_var, mutate_expr_children, mutate_stmt_children};
+use crate::ir::{Expr, ForType, Intrinsic, Mutator, Stmt, StmtNode};
 use crate::lang::function::Function;
 use crate::schedule::{Split, TailStrategy};
 
@@ -351,6 +351,27 @@ impl SlidingWindow<'_> {
     }
 }
 
+/// Within the body of a loop slid over, turns `likely_if_innermost` marks
+/// that depend on its variable (ShiftInwards clamps) into `likely`. Loop
+/// partitioning peels the loop's first iteration for the cut anyway; with
+/// the clamps marked, the same partition also peels the shifted last tile,
+/// so in the steady state the cut region has a constant size and the
+/// producer's loops over it vanish. (Halide gets there because its
+/// simplifier removes those unit loops first, making the loop innermost.)
+struct PromoteClamps<'a> {
+    var: &'a str,
+}
+
+impl Mutator for PromoteClamps<'_> {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        let e = mutate_expr_children(self, e);
+        match e.as_intrinsic(Intrinsic::LikelyIfInnermost) {
+            Some(args) if expr_uses_var(&args[0], self.var) => Expr::likely(args[0].clone()),
+            _ => e,
+        }
+    }
+}
+
 impl Mutator for SlidingWindow<'_> {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         e.clone()
@@ -370,8 +391,12 @@ impl Mutator for SlidingWindow<'_> {
                     extent: extent.clone(),
                     for_type: *for_type,
                 });
-                let b = self.mutate_stmt(body);
+                let first_slide = self.slides.len();
+                let mut b = self.mutate_stmt(body);
                 self.stack.pop();
+                if self.slides[first_slide..].iter().any(|sl| sl.loop_name == *name) {
+                    b = PromoteClamps { var: name }.mutate_stmt(&b);
+                }
                 if b.same_as(body) {
                     s.clone()
                 } else {
