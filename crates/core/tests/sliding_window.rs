@@ -59,9 +59,8 @@ fn let_line<'a>(text: &'a str, name: &str) -> &'a str {
 /// blur_x stored per strip and computed per vector of out.
 fn blur() -> (Func, Func) {
     let inp = Buffer::new(Type::uint(16), &[70, 70], Some("inp".into())).unwrap();
-    let at = |dx: i64, dy: i64| {
-        image_call(&inp, vec![add(v("x"), i(dx)), add(v("y"), i(dy))]).unwrap()
-    };
+    let at =
+        |dx: i64, dy: i64| image_call(&inp, vec![add(v("x"), i(dx)), add(v("y"), i(dy))]).unwrap();
     let three = || Expr::uint_imm(Type::uint(16), 3);
     let bx = define(
         "blur_x",
@@ -69,8 +68,13 @@ fn blur() -> (Func, Func) {
         Expr::div(add(add(at(0, 0), at(1, 0)), at(2, 0)), three()),
     );
     let c = |dy: i64| call(&bx, vec![v("x"), add(v("y"), i(dy))]);
-    let out = define("out", &["x", "y"], Expr::div(add(add(c(0), c(1)), c(2)), three()));
-    out.split("y", "y", "yi", i(32), TailStrategy::Auto).unwrap();
+    let out = define(
+        "out",
+        &["x", "y"],
+        Expr::div(add(add(c(0), c(1)), c(2)), three()),
+    );
+    out.split("y", "y", "yi", i(32), TailStrategy::Auto)
+        .unwrap();
     out.parallel("y").unwrap();
     out.vectorize_by("x", i(8), TailStrategy::Auto).unwrap();
     bx.store_at(&out, "y").unwrap();
@@ -86,12 +90,16 @@ fn blur_slides_along_yi_and_x() {
     let (slid, _) = passes(&out);
     let y_min = let_line(&slid, &format!("{b}.s0.y.min"));
     assert!(
-        y_min.contains(&format!("select(likely(({o}.s0.y.yi > {o}.s0.y.yi.loop_min)), max(")),
+        y_min.contains(&format!(
+            "select(likely(({o}.s0.y.yi > {o}.s0.y.yi.loop_min)), max("
+        )),
         "{y_min}"
     );
     let x_min = let_line(&slid, &format!("{b}.s0.x.min"));
     assert!(
-        x_min.contains(&format!("select(likely(({o}.s0.x.x > {o}.s0.x.x.loop_min)), max(")),
+        x_min.contains(&format!(
+            "select(likely(({o}.s0.x.x > {o}.s0.x.x.loop_min)), max("
+        )),
         "{x_min}"
     );
     // The maxes are untouched: the region grows at its max only.
@@ -109,8 +117,14 @@ fn blur_folds_y_to_four_rows() {
         .find(|l| l.trim_start().starts_with(&format!("realize {b}(")))
         .unwrap();
     assert!(realize.ends_with(", [0, 4]) {"), "{realize}");
-    assert!(folded.contains(&format!("{b}({b}.s0.x, ({b}.s0.y % 4))")), "{folded}");
-    assert!(folded.contains(&format!("{b}({o}.s0.x, (({o}.s0.y + 2) % 4))")), "{folded}");
+    assert!(
+        folded.contains(&format!("{b}({b}.s0.x, ({b}.s0.y % 4))")),
+        "{folded}"
+    );
+    assert!(
+        folded.contains(&format!("{b}({o}.s0.x, (({o}.s0.y + 2) % 4))")),
+        "{folded}"
+    );
     // x slid over the x loop, which runs inside yi (slid too): not folded.
     assert!(!realize.contains("[0, 8]"), "{realize}");
 
@@ -126,7 +140,11 @@ fn blur_folds_y_to_four_rows() {
 
 /// Lesson 8: `producer` stored at the root, computed per row of `consumer`.
 fn lesson_8() -> (Func, Func) {
-    let p = define("producer", &["x", "y"], add(Expr::mul(v("x"), i(7)), v("y")));
+    let p = define(
+        "producer",
+        &["x", "y"],
+        add(Expr::mul(v("x"), i(7)), v("y")),
+    );
     let q = |dx: i64, dy: i64| call(&p, vec![add(v("x"), i(dx)), add(v("y"), i(dy))]);
     let c = define(
         "consumer",
@@ -177,8 +195,11 @@ fn window_moving_down_cuts_the_max() {
     let (fnm, gn) = (f.name(), g.name());
     let (slid, folded) = passes(&g);
     assert!(!let_line(&slid, &format!("{fnm}.s0.y.min")).contains("select"));
-    assert!(let_line(&slid, &format!("{fnm}.s0.y.max"))
-        .contains(&format!("select(likely(({gn}.s0.y > {gn}.s0.y.loop_min)), min(")));
+    assert!(
+        let_line(&slid, &format!("{fnm}.s0.y.max")).contains(&format!(
+            "select(likely(({gn}.s0.y > {gn}.s0.y.loop_min)), min("
+        ))
+    );
     assert!(folded.contains("[0, 4]) {"), "{folded}");
 }
 
@@ -188,27 +209,41 @@ fn no_slide_when_the_window_is_not_monotonic() {
     let g = define(
         "g",
         &["x", "y"],
-        call(&f, vec![v("x"), Expr::modulo(Expr::mul(v("y"), i(7)), i(5))]),
+        call(
+            &f,
+            vec![v("x"), Expr::modulo(Expr::mul(v("y"), i(7)), i(5))],
+        ),
     );
     f.store_root();
     f.compute_at(&g, "y").unwrap();
     let (slid, folded) = passes(&g);
     assert!(!slid.contains("likely"), "{slid}");
     let fnm = f.name();
-    assert!(!folded.contains(&format!("{fnm}({fnm}.s0.x, ({fnm}.s0.y %")), "{folded}");
+    assert!(
+        !folded.contains(&format!("{fnm}({fnm}.s0.x, ({fnm}.s0.y %")),
+        "{folded}"
+    );
 }
 
 #[test]
 fn round_up_split_of_the_window_dimension_is_not_cut() {
     let (f, g) = per_row(&[0, 1], false);
-    f.split("y", "yo", "yi", i(4), TailStrategy::RoundUp).unwrap();
+    f.split("y", "yo", "yi", i(4), TailStrategy::RoundUp)
+        .unwrap();
     let (slid, _) = passes(&g);
-    assert!(!let_line(&slid, &format!("{}.s0.y.min", f.name())).contains("select"), "{slid}");
+    assert!(
+        !let_line(&slid, &format!("{}.s0.y.min", f.name())).contains("select"),
+        "{slid}"
+    );
     // A RoundUp split of the other dimension does not matter.
     let (f, g) = per_row(&[0, 1], false);
-    f.split("x", "xo", "xi", i(4), TailStrategy::RoundUp).unwrap();
+    f.split("x", "xo", "xi", i(4), TailStrategy::RoundUp)
+        .unwrap();
     let (slid, _) = passes(&g);
-    assert!(let_line(&slid, &format!("{}.s0.y.min", f.name())).contains("select"), "{slid}");
+    assert!(
+        let_line(&slid, &format!("{}.s0.y.min", f.name())).contains("select"),
+        "{slid}"
+    );
 }
 
 #[test]

@@ -122,7 +122,9 @@ impl Analysis<'_> {
             ExprNode::Call {
                 kind:
                     CallKind::Intrinsic(
-                        Intrinsic::Likely | Intrinsic::LikelyIfInnermost | Intrinsic::PromiseClamped,
+                        Intrinsic::Likely
+                        | Intrinsic::LikelyIfInnermost
+                        | Intrinsic::PromiseClamped,
                     ),
                 args,
                 ..
@@ -258,7 +260,10 @@ mod tests {
         assert_eq!(m(Expr::lt(v(), c())), Decreasing);
         assert_eq!(m(Expr::le(c(), v())), Increasing);
         assert_eq!(m(Expr::not(Expr::gt(v(), c()))), Decreasing);
-        assert_eq!(m(Expr::and(Expr::gt(v(), c()), Expr::ge(v(), i(3)))), Increasing);
+        assert_eq!(
+            m(Expr::and(Expr::gt(v(), c()), Expr::ge(v(), i(3)))),
+            Increasing
+        );
         assert_eq!(m(Expr::eq(v(), c())), Unknown);
     }
 
@@ -266,7 +271,10 @@ mod tests {
     fn selects() {
         let b = Expr::var(Type::bool(), "b");
         // An invariant condition: both branches decide.
-        assert_eq!(m(Expr::select(b.clone(), v(), Expr::add(v(), i(1)))), Increasing);
+        assert_eq!(
+            m(Expr::select(b.clone(), v(), Expr::add(v(), i(1)))),
+            Increasing
+        );
         assert_eq!(m(Expr::select(b, v(), Expr::sub(c(), v()))), Unknown);
         // The sliding-window shape: switches to a branch never below the other.
         let prev_max_plus_one = Expr::add(v(), i(2));
@@ -283,7 +291,11 @@ mod tests {
 
     #[test]
     fn lets_and_casts() {
-        let e = Expr::let_("t", Expr::mul(v(), i(2)), Expr::add(Expr::var_i32("t"), i(1)));
+        let e = Expr::let_(
+            "t",
+            Expr::mul(v(), i(2)),
+            Expr::add(Expr::var_i32("t"), i(1)),
+        );
         assert_eq!(m(e), Increasing);
         let shadow = Expr::let_("v", c(), Expr::var_i32("v"));
         assert_eq!(m(shadow), Constant);

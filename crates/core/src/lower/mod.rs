@@ -31,8 +31,8 @@ pub mod buffer_checks;
 pub mod environment;
 pub mod schedule_functions;
 pub mod sliding_window;
-pub mod storage_folding;
 pub mod storage_flattening;
+pub mod storage_folding;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArgumentKind {

@@ -24,9 +24,10 @@
 //! shrink with it and may slide in turn. Every iteration still writes and
 //! reads inside what it did before the cut (dimensions split with RoundUp
 //! or fused are not cut, see `cut_stays_inside`), so the Realize's bounds
-//! and the buffer checks made by bounds inference stay valid. The slides
-//! made are returned, for storage folding (which must not fold across
-//! them).
+//! and the buffer checks made by bounds inference stay valid. Inside a
+//! loop slid over, ShiftInwards clamps on its variable are marked `likely`
+//! (see `PromoteClamps`). The slides made are returned, for storage
+//! folding (which must not fold across them).
 
 use std::collections::{HashMap, HashSet};
 
@@ -46,8 +47,6 @@ pub struct Slide {
     pub func: String,
     pub dim: String,
     pub loop_name: String,
-    /// `likely(v > v_min)`: true on every iteration but the first.
-    pub steady: Expr,
 }
 
 /// Apply sliding window to every Func stored outside the loop it is
@@ -259,13 +258,6 @@ impl SlidingWindow<'_> {
                 }
                 _ => None,
             })?;
-        // The dependence may be on a loop outside any condition: no slide.
-        let depends_outside = self.stack[inside..first_candidate].iter().any(|f| {
-            matches!(f, Frame::Loop { name, .. } if expr_uses_var(&lo, name) || expr_uses_var(&hi, name))
-        });
-        if depends_outside {
-            return None;
-        }
         let Frame::Loop {
             for_type, extent, ..
         } = &self.stack[w_at]
@@ -292,7 +284,10 @@ impl SlidingWindow<'_> {
         }
         // No other dimension moves with w.
         for (i, (a, b)) in regions.iter().enumerate() {
-            if i != d && (expr_uses_var(&full(self, a), &w_name) || expr_uses_var(&full(self, b), &w_name)) {
+            if i != d
+                && (expr_uses_var(&full(self, a), &w_name)
+                    || expr_uses_var(&full(self, b), &w_name))
+            {
                 return None;
             }
         }
@@ -332,7 +327,6 @@ impl SlidingWindow<'_> {
             func: func.to_string(),
             dim: args[d].clone(),
             loop_name: w_name.clone(),
-            steady: steady.clone(),
         });
         if growing {
             let prev_max = local(self, &regions[d].1);
@@ -394,7 +388,10 @@ impl Mutator for SlidingWindow<'_> {
                 let first_slide = self.slides.len();
                 let mut b = self.mutate_stmt(body);
                 self.stack.pop();
-                if self.slides[first_slide..].iter().any(|sl| sl.loop_name == *name) {
+                if self.slides[first_slide..]
+                    .iter()
+                    .any(|sl| sl.loop_name == *name)
+                {
                     b = PromoteClamps { var: name }.mutate_stmt(&b);
                 }
                 if b.same_as(body) {

@@ -35,7 +35,9 @@ use crate::analysis::monotonic::{is_monotonic, Monotonic};
 use crate::analysis::simplify::{can_prove, simplify, Info, Simplifier, VarFact};
 use crate::analysis::substitute::substitute;
 use crate::error::{Error, Result};
-use crate::ir::visit::{expr_uses_var, mutate_expr_children, mutate_stmt_children, walk_expr, walk_stmt};
+use crate::ir::visit::{
+    expr_uses_var, mutate_expr_children, mutate_stmt_children, walk_expr, walk_stmt,
+};
 use crate::ir::{
     CallKind, Expr, ExprNode, ForType, Intrinsic, Mutator, Range, Stmt, StmtNode, Type, Visitor,
 };
@@ -252,9 +254,7 @@ impl FoldSearch<'_> {
             };
             self.folds.push((d, factor));
             // The next iteration's span starts after this one ends?
-            let next = |e: &Expr| {
-                substitute(v, &Expr::add(Expr::var_i32(v), Expr::i32(1)), e)
-            };
+            let next = |e: &Expr| substitute(v, &Expr::add(Expr::var_i32(v), Expr::i32(1)), e);
             let apart = if forward {
                 Expr::lt(hi.clone(), next(&lo))
             } else {
