@@ -287,3 +287,39 @@ fn vectorized_dimension_is_folded_only_on_request() {
     let requested = build(true);
     assert!(requested.contains("[0, 8]) {"), "{requested}");
 }
+
+/// The bodies of the loops over `name` in `text` (by indentation).
+fn loop_bodies(text: &str, name: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let head = format!("for ({name}, ");
+    let mut out = vec![];
+    for (i, l) in lines.iter().enumerate() {
+        if !l.trim_start().starts_with(&head) {
+            continue;
+        }
+        let indent = l.len() - l.trim_start().len();
+        let body: Vec<&str> = lines[i + 1..]
+            .iter()
+            .take_while(|b| b.len() - b.trim_start().len() > indent)
+            .copied()
+            .collect();
+        out.push(body.join("\n"));
+    }
+    out
+}
+
+#[test]
+fn blur_steady_state_computes_one_vector_without_loops() {
+    let (bx, out) = blur();
+    let (b, o) = (bx.name(), out.name());
+    let text = lower(&[out.function.clone()], &o)
+        .unwrap()
+        .pipeline
+        .body
+        .to_string();
+    let steady = loop_bodies(&text, &format!("{o}.s0.x.x"))
+        .into_iter()
+        .filter(|body| body.contains(&format!("produce {b}")) && !body.contains("for ("))
+        .count();
+    assert!(steady > 0, "{text}");
+}

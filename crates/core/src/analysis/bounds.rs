@@ -716,6 +716,22 @@ mod tests {
         assert_eq!(hi.as_uint_const(), Some(255), "{hi}");
     }
 
+    #[test]
+    fn likely_marks_are_kept() {
+        let mut scope = Scope::new();
+        scope.insert(
+            "x".into(),
+            Interval::new(Some(Expr::i32(0)), Some(Expr::var_i32("n"))),
+        );
+        let e = Expr::min(
+            Expr::likely(Expr::mul(x(), Expr::i32(8))),
+            Expr::var_i32("e"),
+        );
+        let iv = bounds_of_expr(&e, &scope);
+        let hi = iv.max.unwrap().to_string();
+        assert!(hi.contains("likely("), "{hi}");
+    }
+
     /// Tiny constant evaluator so this test doesn't depend on the simplifier.
     fn eval_const(e: &Expr) -> i64 {
         match e.node() {
