@@ -123,19 +123,6 @@ pub struct Bound {
     pub remainder: Option<Expr>,
 }
 
-/// Per-Func schedule: placement and storage.
-#[derive(Clone, Debug)]
-pub struct FuncSchedule {
-    pub compute_level: LoopLevel,
-    pub store_level: LoopLevel,
-    pub bounds: Vec<Bound>,
-    /// Storage order, innermost first (defaults to the pure args).
-    pub storage_dims: Vec<String>,
-    pub memory_type: MemoryType,
-    /// `fold_storage` requests, by pure dimension.
-    pub folds: Vec<StorageFold>,
-}
-
 /// A user-given storage fold (`f.fold_storage(var, factor, fold_forward)`):
 /// dimension `var` is stored modulo `factor`.
 #[derive(Clone, Debug)]
@@ -145,15 +132,28 @@ pub struct StorageFold {
     pub fold_forward: bool,
 }
 
+/// Per-Func schedule: placement and storage.
+#[derive(Clone, Debug)]
+pub struct FuncSchedule {
+    pub compute_level: LoopLevel,
+    pub store_level: LoopLevel,
+    pub bounds: Vec<Bound>,
+    /// `fold_storage` requests, by pure dimension.
+    pub folds: Vec<StorageFold>,
+    /// Storage order, innermost first (defaults to the pure args).
+    pub storage_dims: Vec<String>,
+    pub memory_type: MemoryType,
+}
+
 impl Default for FuncSchedule {
     fn default() -> Self {
         FuncSchedule {
             compute_level: LoopLevel::Inlined,
             store_level: LoopLevel::Inlined,
             bounds: vec![],
+            folds: vec![],
             storage_dims: vec![],
             memory_type: MemoryType::Auto,
-            folds: vec![],
         }
     }
 }
