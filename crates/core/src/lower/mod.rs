@@ -142,14 +142,15 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
         slides = made;
         Ok(out)
     })?;
+    s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
+    s = log.run("storage folding", s, |s| {
+        storage_folding::storage_folding(s, &env, &slides)
+    })?;
     let output_regions: Vec<Region> = outputs
         .iter()
         .map(|o| box_provided(&s, &o.name(), &Scope::new()).unwrap_or_default())
         .collect();
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
-    s = log.run("storage folding", s, |s| {
-        storage_folding::storage_folding(s, &env, &slides)
-    })?;
     s = log.run(
         "storage flattening",
         s,
