@@ -29,10 +29,10 @@ use crate::lang::function::Function;
 pub mod bounds_inference;
 pub mod buffer_checks;
 pub mod environment;
-pub mod schedule_functions;
 pub mod sliding_window;
-pub mod storage_flattening;
 pub mod storage_folding;
+pub mod schedule_functions;
+pub mod storage_flattening;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArgumentKind {
