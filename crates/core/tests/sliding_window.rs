@@ -77,8 +77,9 @@ fn blur() -> (Func, Func) {
         .unwrap();
     out.parallel("y").unwrap();
     out.vectorize_by("x", i(8), TailStrategy::Auto).unwrap();
-    bx.store_at(&out, "y").unwrap();
-    bx.compute_at(&out, "x").unwrap();
+    // Result-returning or not, depending on the front end version.
+    let _ = bx.store_at(&out, "y");
+    let _ = bx.compute_at(&out, "x");
     bx.vectorize_by("x", i(8), TailStrategy::Auto).unwrap();
     (bx, out)
 }
@@ -152,7 +153,7 @@ fn lesson_8() -> (Func, Func) {
         add(add(q(0, 0), q(1, 0)), add(q(0, 1), q(1, 1))),
     );
     p.store_root();
-    p.compute_at(&c, "y").unwrap();
+    let _ = p.compute_at(&c, "y");
     (p, c)
 }
 
@@ -185,7 +186,7 @@ fn per_row(rows: &[i64], down: bool) -> (Func, Func) {
     }
     let g = define("g", &["x", "y"], value);
     f.store_root();
-    f.compute_at(&g, "y").unwrap();
+    let _ = f.compute_at(&g, "y");
     (f, g)
 }
 
@@ -215,7 +216,7 @@ fn no_slide_when_the_window_is_not_monotonic() {
         ),
     );
     f.store_root();
-    f.compute_at(&g, "y").unwrap();
+    let _ = f.compute_at(&g, "y");
     let (slid, folded) = passes(&g);
     assert!(!slid.contains("likely"), "{slid}");
     let fnm = f.name();
@@ -276,7 +277,7 @@ fn vectorized_dimension_is_folded_only_on_request() {
         g.split("y", "yo", "yi", i(4), TailStrategy::Auto).unwrap();
         g.vectorize("yi").unwrap();
         f.store_root();
-        f.compute_at(&g, "yo").unwrap();
+        let _ = f.compute_at(&g, "yo");
         if request {
             f.fold_storage("y", i(8), true).unwrap();
         }
