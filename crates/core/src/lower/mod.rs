@@ -54,6 +54,27 @@ pub struct LoweredPipeline {
     pub body: Stmt,
 }
 
+/// Output formats of `compile_to_lowered_stmt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StmtOutputFormat {
+    Text,
+    Html,
+}
+
+impl LoweredPipeline {
+    /// The statement a backend compiles, as a function of its arguments
+    /// (inputs, then outputs), in the given format.
+    pub fn render(&self, format: StmtOutputFormat) -> String {
+        let args: Vec<String> = self.args.iter().map(|a| a.name.clone()).collect();
+        match format {
+            StmtOutputFormat::Text => crate::ir::printer::function_to_text(&self.name, &args, &self.body),
+            StmtOutputFormat::Html => {
+                crate::ir::printer_html::function_to_html(&self.name, &args, &self.body)
+            }
+        }
+    }
+}
+
 pub mod partition_loops;
 pub mod unroll_loops;
 pub mod vectorize_loops;
