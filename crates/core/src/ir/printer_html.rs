@@ -67,10 +67,11 @@ impl IrSink for HtmlSink<'_> {
         Ok(())
     }
     fn end_line(&mut self) -> fmt::Result {
+        // Newlines go between elements only: inside the `white-space: pre`
+        // lines they would show up as blank lines.
         if !self.in_summary {
-            self.out.push_str("</div>");
+            self.out.push_str("</div>\n");
         }
-        self.out.push('\n');
         Ok(())
     }
     fn open_block(&mut self) -> fmt::Result {
@@ -95,7 +96,8 @@ impl IrSink for HtmlSink<'_> {
 
 const STYLE: &str = "\
 body { font-family: sans-serif; margin: 1em; }
-.stmt { font-family: monospace; white-space: pre; line-height: 1.35; }
+.stmt { font-family: monospace; line-height: 1.35; }
+.ln, summary { white-space: pre; }
 .body { margin-left: 2ch; }
 summary { list-style: none; cursor: pointer; }
 summary::-webkit-details-marker { display: none; }

@@ -75,6 +75,20 @@ impl LoweredPipeline {
     }
 }
 
+/// What `compile_to_lowered_stmt` writes: `outputs` lowered, rendered in `format`.
+pub fn lowered_stmt(outputs: &[Function], format: StmtOutputFormat) -> Result<String> {
+    for o in outputs {
+        if !o.has_pure_definition() {
+            return Err(Error::user(format!(
+                "Can't compile Pipeline with undefined output Func: {}.",
+                o.name()
+            )));
+        }
+    }
+    let name = outputs.first().map(|f| f.name()).unwrap_or_default();
+    Ok(lower(outputs, &name)?.pipeline.render(format))
+}
+
 pub mod partition_loops;
 pub mod unroll_loops;
 pub mod vectorize_loops;
