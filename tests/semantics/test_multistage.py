@@ -84,9 +84,11 @@ def test_lesson8_schedules(hl, schedule):
     return {"%dx%d" % (w, h): consumer.realize([w, h]) for w, h in [(16, 16), (13, 7)]}
 
 
-# Float: sqrt, +, * in the same order in both; Halide and LLVM keep IEEE
-# semantics (no reassociation, no contraction), so the bound is 0 ULP.
-@differential(ulp=0)
+# Float: Halide's simplifier reorders float sums (it treats them as
+# associative unless strict_float is on); ferrohalide keeps the source order.
+# Four rounded terms summed in another order differ by at most a few ULP:
+# the bound is 4 ULP.
+@differential(ulp=4)
 @pytest.mark.parametrize("schedule", ["inline", "root", "at_x", "tiles",
                                       "parallel_tiles_vectorized"])
 def test_lesson8_float(hl, schedule):
