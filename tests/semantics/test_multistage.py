@@ -195,6 +195,62 @@ def test_shifted_output_tails(hl, mode, tail, where):
     return out
 
 
+def _more_schedules(hl, name, f, g, x, y):
+    xo, xi, yo, yi, fz = [hl.Var(n) for n in ["xo", "xi", "yo", "yi", "fz"]]
+    TS = hl.TailStrategy
+    if name == "fuse_parallel":
+        g.fuse(x, y, fz).parallel(fz)
+    elif name == "fuse_producer_root":
+        f.compute_root().fuse(x, y, fz).parallel(fz)
+        g.fuse(x, y, fz)
+    elif name == "producer_at_fused":
+        g.fuse(x, y, fz)
+        f.compute_at(g, fz)
+    elif name == "vectorize_guard_wider_than_crop":
+        g.vectorize(x, 8, TS.GuardWithIf)
+        f.compute_at(g, y).vectorize(x, 8, TS.GuardWithIf)
+    elif name == "unroll_guard":
+        g.unroll(x, 3, TS.GuardWithIf)
+    elif name == "producer_unroll_shift":
+        f.compute_at(g, y).unroll(x, 3, TS.ShiftInwards)
+    elif name == "bound_output":
+        g.bound(x, -3, 7)
+    elif name == "bound_producer":
+        f.compute_root().bound(x, -10, 30)
+    elif name == "split_y_reordered":
+        g.split(y, yo, yi, 2, TS.ShiftInwards).reorder(yi, x, yo)
+        f.compute_at(g, yo)
+    elif name == "store_at_y_compute_at_x":
+        f.store_at(g, y).compute_at(g, x)
+    elif name == "producer_vectorize_roundup_at_x":
+        f.compute_at(g, x).vectorize(x, 4, TS.RoundUp)
+    elif name == "producer_split_y_shift_at_y":
+        f.compute_at(g, y).split(y, yo, yi, 3, TS.ShiftInwards)
+
+
+MORE_SCHEDULES = ["fuse_parallel", "fuse_producer_root", "producer_at_fused",
+                  "vectorize_guard_wider_than_crop", "unroll_guard", "producer_unroll_shift",
+                  "bound_output", "bound_producer", "split_y_reordered",
+                  "store_at_y_compute_at_x", "producer_vectorize_roundup_at_x",
+                  "producer_split_y_shift_at_y"]
+
+
+@differential()
+@pytest.mark.parametrize("schedule", MORE_SCHEDULES)
+def test_shifted_output_more_schedules(hl, schedule):
+    """A crop (width 7, or 3 for the wide vectors) of a sentinel-filled buffer
+    whose mins are negative: the schedule writes exactly the crop."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x, y] = x * 3 + y * 7
+    g[x, y] = f[x - 1, y] + f[x + 1, y + 1] * 2
+    _more_schedules(hl, schedule, f, g, x, y)
+    w = 3 if schedule == "vectorize_guard_wider_than_crop" else 7
+    into, big = _shifted_target(hl, "cropped", hl.Int(32), w, 5, (-3, 4))
+    g.realize(into)
+    return big
+
+
 @differential()
 @pytest.mark.parametrize("schedule", ["root", "at_y", "tiles"])
 def test_shifted_input_and_output(hl, schedule):
