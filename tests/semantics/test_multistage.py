@@ -541,3 +541,24 @@ def test_random_plans_are_deterministic_and_varied():
     assert {p["mode"] for p in plans} == {"sizes", "set_min", "cropped"}
     tails = {s["tail"] for p in plans for s in p["scheds"] if s["kind"] != "none"}
     assert tails == set(TAILS)
+
+
+@differential()
+@pytest.mark.parametrize("mode", ["sizes", "set_min"])
+def test_producer_inside_guarded_tail(hl, mode):
+    """A producer computed inside the tail iterations of a GuardWithIf split,
+    where its consumer does nothing: its region is empty there (found by the
+    random pipelines: seed 258 allocated a negative size)."""
+    x, y = hl.Var("x"), hl.Var("y")
+    xo, xi, yo, yi = hl.Var("xo"), hl.Var("xi"), hl.Var("yo"), hl.Var("yi")
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x, y] = x + y * 100
+    g[x, y] = f[y, x] * 3 + f[y, x + 1]
+    g.split(y, yo, yi, 5, hl.TailStrategy.GuardWithIf).parallel(yo)
+    f.compute_at(g, yi).split(x, xo, xi, 3, hl.TailStrategy.RoundUp)
+    if mode == "sizes":
+        return g.realize([7, 26])
+    out = hl.Buffer(hl.Int(32), [7, 26])
+    out.set_min([-2, 5])
+    g.realize(out)
+    return out

@@ -98,6 +98,17 @@ fn apply_user_bound(f: &Function, arg: &str, lo: Expr, hi: Expr) -> (Expr, Expr)
     }
 }
 
+/// The allocation extent of a realized region `[lo, hi]`. The region is
+/// empty (hi < lo) where a producer is computed inside a loop iteration whose
+/// consumer does nothing, e.g. the tail of a GuardWithIf split: allocate
+/// nothing there rather than a negative size.
+fn realized_extent(hi: Expr, lo: Expr) -> Expr {
+    simplify(&Expr::max(
+        Expr::add(Expr::sub(hi, lo), Expr::i32(1)),
+        Expr::i32(0),
+    ))
+}
+
 struct BoundsInference<'a> {
     env: &'a Environment,
     outputs: &'a [Function],
@@ -182,7 +193,7 @@ impl BoundsInference<'_> {
                 lets.push((format!("{name}.{a}.min_realized"), simplify(&lo)));
                 lets.push((
                     format!("{name}.{a}.extent_realized"),
-                    simplify(&Expr::add(Expr::sub(hi, lo), Expr::i32(1))),
+                    realized_extent(hi, lo),
                 ));
             }
         }
@@ -200,7 +211,7 @@ impl BoundsInference<'_> {
                         lets.push((format!("{name}.{a}.min_realized"), simplify(&lo)));
                         lets.push((
                             format!("{name}.{a}.extent_realized"),
-                            simplify(&Expr::add(Expr::sub(hi, lo), Expr::i32(1))),
+                            realized_extent(hi, lo),
                         ));
                     }
                     _ => {
@@ -278,3 +289,7 @@ pub fn bounds_inference(s: &Stmt, env: &Environment, outputs: &[Function]) -> Re
     }
     bi.add_bounds(inner, true)
 }
+
+#[cfg(test)]
+#[path = "bounds_inference_empty_regions.rs"]
+mod empty_region_tests;
