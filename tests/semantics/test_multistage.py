@@ -596,3 +596,42 @@ def test_producer_inside_guarded_tail(hl, mode):
     out.set_min([-2, 5])
     g.realize(out)
     return out
+
+
+RACES = {
+    # (store level, compute level, consumer's parallel loop): legal?
+    "store_root_compute_at_parallel_y": False,
+    "store_root_compute_at_x_inside_parallel_y": False,
+    "store_root_compute_at_yi_inside_parallel_yo": False,
+    "store_at_parallel_yo_compute_at_yi": True,
+    "store_root_compute_at_vectorized_xo": True,
+}
+
+
+@differential()
+@pytest.mark.parametrize("case", list(RACES))
+def test_storage_outside_a_parallel_loop(hl, case):
+    """Storage outside a parallel loop that the computation is inside is a
+    race; Halide rejects the schedule with this message."""
+    import re
+    producer, consumer, x, y = _lesson8(hl)
+    xo, xi, yo, yi = hl.Var("xo"), hl.Var("xi"), hl.Var("yo"), hl.Var("yi")
+    if case == "store_root_compute_at_parallel_y":
+        consumer.parallel(y)
+        producer.store_root().compute_at(consumer, y)
+    elif case == "store_root_compute_at_x_inside_parallel_y":
+        consumer.parallel(y)
+        producer.store_root().compute_at(consumer, x)
+    elif case == "store_root_compute_at_yi_inside_parallel_yo":
+        consumer.split(y, yo, yi, 4).parallel(yo)
+        producer.store_root().compute_at(consumer, yi)
+    elif case == "store_at_parallel_yo_compute_at_yi":
+        consumer.split(y, yo, yi, 4).parallel(yo)
+        producer.store_at(consumer, yo).compute_at(consumer, yi)
+    else:
+        consumer.split(x, xo, xi, 4).vectorize(xi)
+        producer.store_root().compute_at(consumer, xo)
+    r = outcome(hl, lambda: consumer.realize([12, 9]))
+    if hasattr(r, "kind"):  # raised: the first sentence, without "$n" name suffixes
+        return [r.kind, re.sub(r"\$\d+", "", r.message.split(". ")[0])]
+    return r
