@@ -706,9 +706,22 @@ impl Func {
     }
 
     fn loop_level_of(f: &Func, var: &str) -> Result<LoopLevel> {
-        // As in Halide, the loop is looked up when the pipeline is lowered
-        // (schedule_functions::loop_level_name): `f` may be split or tiled
-        // after this call, creating the loop named here.
+        let dims: Vec<String> = f
+            .function
+            .read()
+            .stage
+            .dims
+            .iter()
+            .map(|d| d.var.clone())
+            .collect();
+        let suffix = format!(".{var}");
+        if !dims.iter().any(|d| d == var || d.ends_with(&suffix)) {
+            return Err(Error::user(format!(
+                "Func {} has no loop over a variable named {var}; it can't be used as a loop level.\nLoops: {}",
+                f.name(),
+                dims.join(" ")
+            )));
+        }
         Ok(LoopLevel::At {
             func: f.name(),
             var: var.to_string(),

@@ -30,7 +30,6 @@ pub mod bounds_inference;
 pub mod buffer_checks;
 pub mod environment;
 pub mod schedule_functions;
-pub mod storage_race_check;
 pub mod storage_flattening;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,7 +166,6 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
     let mut s = log.run("schedule functions", Stmt::no_op(), |_| {
         schedule_functions::schedule_functions(&env, outputs)
     })?;
-    storage_race_check::check_storage_races(&s)?;
     s = log.run("bounds inference", s, |s| {
         bounds_inference::bounds_inference(s, &env, outputs)
     })?;
