@@ -841,9 +841,9 @@ crate::expr_like_methods!(PyFuncTupleElementRef {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyFunc>()?;
+    m.add_class::<PyStmtOutputFormat>()?;
     m.add_class::<PyFuncRef>()?;
     m.add_class::<PyFuncTupleElementRef>()?;
     m.add_class::<PyTailStrategy>()?;
-    m.add_class::<PyStmtOutputFormat>()?;
     Ok(())
 }
