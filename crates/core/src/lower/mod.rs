@@ -76,10 +76,13 @@ impl LoweredPipeline {
 }
 
 /// What `compile_to_lowered_stmt` writes: `outputs` lowered, rendered in `format`.
-pub fn lowered_stmt(outputs: &[Function], format: StmtOutputFormat) -> Result<String> {
+pub fn lowered_stmt(
+    outputs: &[Function],
+    format: StmtOutputFormat,
+) -> crate::error::Result<String> {
     for o in outputs {
         if !o.has_pure_definition() {
-            return Err(Error::user(format!(
+            return Err(crate::error::Error::user(format!(
                 "Can't compile Pipeline with undefined output Func: {}.",
                 o.name()
             )));
