@@ -170,6 +170,17 @@ fn explicit_bound_checks(f: &Function, arg: &str, required: &(Expr, Expr)) -> Ve
         .collect()
 }
 
+/// The allocation extent of a realized region `[lo, hi]`. The region is
+/// empty (hi < lo) where a producer is computed inside a loop iteration whose
+/// consumer does nothing, e.g. the tail of a GuardWithIf split: allocate
+/// nothing there rather than a negative size.
+fn realized_extent(hi: Expr, lo: Expr) -> Expr {
+    simplify(&Expr::max(
+        Expr::add(Expr::sub(hi, lo), Expr::i32(1)),
+        Expr::i32(0),
+    ))
+}
+
 struct BoundsInference<'a> {
     env: &'a Environment,
     outputs: &'a [Function],
@@ -264,7 +275,7 @@ impl BoundsInference<'_> {
                 lets.push((format!("{name}.{a}.min_realized"), simplify(&lo)));
                 lets.push((
                     format!("{name}.{a}.extent_realized"),
-                    simplify(&Expr::add(Expr::sub(hi, lo), Expr::i32(1))),
+                    realized_extent(hi, lo),
                 ));
             }
         }
@@ -294,7 +305,7 @@ impl BoundsInference<'_> {
                         lets.push((format!("{name}.{a}.min_realized"), simplify(&lo)));
                         lets.push((
                             format!("{name}.{a}.extent_realized"),
-                            simplify(&Expr::add(Expr::sub(hi, lo), Expr::i32(1))),
+                            realized_extent(hi, lo),
                         ));
                     }
                     _ => {
@@ -422,3 +433,7 @@ pub fn bounds_inference(s: &Stmt, env: &Environment, outputs: &[Function]) -> Re
     }
     bi.add_bounds(inner, true)
 }
+
+#[cfg(test)]
+#[path = "bounds_inference_empty_regions.rs"]
+mod empty_region_tests;

@@ -29,6 +29,8 @@ use crate::lang::function::Function;
 pub mod bounds_inference;
 pub mod buffer_checks;
 pub mod environment;
+pub mod sliding_window;
+pub mod storage_folding;
 pub mod schedule_functions;
 pub mod storage_flattening;
 pub mod wrap_calls;
@@ -53,6 +55,44 @@ pub struct LoweredPipeline {
     pub name: String,
     pub args: Vec<LoweredArgument>,
     pub body: Stmt,
+}
+
+/// Output formats of `compile_to_lowered_stmt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StmtOutputFormat {
+    Text,
+    Html,
+}
+
+impl LoweredPipeline {
+    /// The statement a backend compiles, as a function of its arguments
+    /// (inputs, then outputs), in the given format.
+    pub fn render(&self, format: StmtOutputFormat) -> String {
+        let args: Vec<String> = self.args.iter().map(|a| a.name.clone()).collect();
+        match format {
+            StmtOutputFormat::Text => crate::ir::printer::function_to_text(&self.name, &args, &self.body),
+            StmtOutputFormat::Html => {
+                crate::ir::printer_html::function_to_html(&self.name, &args, &self.body)
+            }
+        }
+    }
+}
+
+/// What `compile_to_lowered_stmt` writes: `outputs` lowered, rendered in `format`.
+pub fn lowered_stmt(
+    outputs: &[Function],
+    format: StmtOutputFormat,
+) -> crate::error::Result<String> {
+    for o in outputs {
+        if !o.has_pure_definition() {
+            return Err(crate::error::Error::user(format!(
+                "Can't compile Pipeline with undefined output Func: {}.",
+                o.name()
+            )));
+        }
+    }
+    let name = outputs.first().map(|f| f.name()).unwrap_or_default();
+    Ok(lower(outputs, &name)?.pipeline.render(format))
 }
 
 pub mod partition_loops;
@@ -135,6 +175,16 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
     })?;
     s = log.run("bounds inference", s, |s| {
         bounds_inference::bounds_inference(s, &env, outputs)
+    })?;
+    let mut slides = vec![];
+    s = log.run("sliding window", s, |s| {
+        let (out, made) = sliding_window::sliding_window(s, &env)?;
+        slides = made;
+        Ok(out)
+    })?;
+    s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
+    s = log.run("storage folding", s, |s| {
+        storage_folding::storage_folding(s, &env, &slides)
     })?;
     let output_regions: Vec<Region> = outputs
         .iter()
