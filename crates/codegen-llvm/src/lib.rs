@@ -5,6 +5,7 @@
 //! - [`JitModule::run`] calls it with [`ArgValue`]s.
 //! - [`compile_to_assembly`] / [`compile_to_llvm_ir`] give the text forms.
 
+pub mod callable;
 pub mod codegen;
 pub mod jit;
 pub mod pipeline;

@@ -1,50 +1,65 @@
-//! Realizing Funcs from Rust: lower, JIT-compile (cached), run.
+//! Realizing Funcs from Rust: lower, JIT-compile (cached), bind the
+//! arguments, run.
 //!
 //! Compiled code is cached per thread, keyed by the identity and version of
 //! every Func in the pipeline (any definition or schedule change bumps a
-//! version) and by the types and dimensionality of the bound input buffers,
-//! so realizing the same Func again reuses its machine code.
+//! version), by what lowering specializes on in each bound input Buffer
+//! (type, rank, dense innermost dimension), by the Parameters' ranges and
+//! constraints (a process-wide version) and by the target. Param values and
+//! ImageParam buffers are arguments: changing them never recompiles.
+//!
+//! Arguments are checked before the pipeline runs, in Halide's order:
+//! missing values and null buffers, then each buffer's element type and
+//! dimensionality; the compiled code then checks regions, constraints and
+//! Param ranges itself (lower/buffer_checks.rs).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use ferrohalide_core::analysis::evaluate::eval_int;
 use ferrohalide_core::buffer::Buffer;
 use ferrohalide_core::ir::Type;
 use ferrohalide_core::lang::function::Function;
+use ferrohalide_core::lang::parameter::{immediate_value, ScalarInput};
 use ferrohalide_core::lang::print::ir_type_name;
 use ferrohalide_core::lang::tuple::{element_buffer_name, element_buffer_names};
+use ferrohalide_core::lower::arguments::InputBuffer;
 use ferrohalide_core::lower::environment::{bound_input_buffers, build_environment};
-use ferrohalide_core::lower::{lower, ArgumentKind, Lowered};
+use ferrohalide_core::lower::{lower_with, ArgumentKind, LowerOptions, Lowered, LoweredArgument};
+use ferrohalide_core::target::{feature, Target};
 use ferrohalide_core::{Error, Result};
 use ferrohalide_runtime::halide_dimension_t;
 
-use crate::jit::{compile_jit, ArgValue, JitModule};
+use crate::jit::{compile_jit, ArgValue, JitModule, ScalarValue};
 use crate::target::JitTarget;
 
-/// What a compiled pipeline depends on: the Funcs (identity and version)
-/// and, per bound input Buffer, what lowering specializes on (its type,
-/// rank, and whether its innermost stride is 1).
+/// What a compiled pipeline depends on: the Funcs (identity and version),
+/// per bound input Buffer what lowering specializes on (its type, rank,
+/// and whether its innermost stride is 1), the Parameters' constraints and
+/// the target.
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct CacheKey {
     outputs: Vec<usize>,
     funcs: Vec<(usize, u64)>,
     inputs: Vec<(String, Type, usize, bool)>,
+    constraints: u64,
+    target: String,
 }
 
 pub struct Compiled {
     pub lowered: Lowered,
     pub module: JitModule,
+    pub target: Target,
 }
 
 const CACHE_CAPACITY: usize = 64;
 
 thread_local! {
-    static CACHE: RefCell<HashMap<CacheKey, Rc<Compiled>>> = RefCell::new(HashMap::new());
+    static CACHE: RefCell<HashMap<CacheKey, Arc<Compiled>>> = RefCell::new(HashMap::new());
 }
 
-fn cache_key(outputs: &[Function]) -> Result<CacheKey> {
+fn cache_key(outputs: &[Function], target: &Target) -> Result<CacheKey> {
     let env = build_environment(outputs)?;
     let mut funcs: Vec<(usize, u64)> = env.sources.iter().map(|f| (f.id(), f.version())).collect();
     funcs.sort();
@@ -59,19 +74,40 @@ fn cache_key(outputs: &[Function]) -> Result<CacheKey> {
         outputs: outputs.iter().map(|f| f.id()).collect(),
         funcs,
         inputs,
+        constraints: ferrohalide_core::lang::parameter::constraints_version(),
+        target: target.to_string(),
     })
 }
 
-/// Lower and compile `outputs`, or fetch the cached compilation.
-pub fn compile(outputs: &[Function]) -> Result<Rc<Compiled>> {
-    let key = cache_key(outputs)?;
+/// The target a realization without an explicit one uses (and what
+/// `Target()`, the unknown target, stands for).
+pub fn resolve_target(target: Option<&Target>) -> Result<Target> {
+    crate::target::init_host_target();
+    match target {
+        Some(t) if *t != Target::default() => Ok(t.clone()),
+        _ => Target::jit_from_environment(),
+    }
+}
+
+/// Lower and compile `outputs` for `target`, or fetch the cached compilation.
+pub fn compile_for(outputs: &[Function], target: Option<&Target>) -> Result<Arc<Compiled>> {
+    let target = resolve_target(target)?;
+    let key = cache_key(outputs, &target)?;
     if let Some(c) = CACHE.with(|c| c.borrow().get(&key).cloned()) {
         return Ok(c);
     }
+    let jit_target = JitTarget::for_target(&target)?;
     let name = outputs.first().map(|f| f.name()).unwrap_or_default();
-    let lowered = lower(outputs, &name)?;
-    let module = compile_jit(&lowered.pipeline, &JitTarget::host())?;
-    let compiled = Rc::new(Compiled { lowered, module });
+    let options = LowerOptions {
+        no_asserts: target.has_feature(feature::NO_ASSERTS),
+    };
+    let lowered = lower_with(outputs, &name, &options)?;
+    let module = compile_jit(&lowered.pipeline, &jit_target)?;
+    let compiled = Arc::new(Compiled {
+        lowered,
+        module,
+        target,
+    });
     CACHE.with(|c| {
         let mut c = c.borrow_mut();
         if c.len() >= CACHE_CAPACITY {
@@ -82,23 +118,147 @@ pub fn compile(outputs: &[Function]) -> Result<Rc<Compiled>> {
     Ok(compiled)
 }
 
+/// Lower and compile `outputs` for the default JIT target (cached).
+pub fn compile(outputs: &[Function]) -> Result<Arc<Compiled>> {
+    compile_for(outputs, None)
+}
+
 /// Check the buffer passed for output buffer `name` (a value of `f`, of type `ty`).
 fn check_output_buffer(f: &Function, name: &str, ty: Type, b: &Buffer) -> Result<()> {
+    check_buffer("Output", name, ty, f.dimensions(), b)
+}
+
+/// A buffer argument must have the declared element type and rank.
+fn check_buffer(kind: &str, name: &str, ty: Type, dims: usize, b: &Buffer) -> Result<()> {
     if b.ty() != ty {
         return Err(Error::user(format!(
-            "Output buffer {name} has type {} but type of the buffer passed in is {}\n",
+            "{kind} buffer {name} has type {} but type of the buffer passed in is {}\n",
             ir_type_name(ty),
             ir_type_name(b.ty())
         )));
     }
-    if b.dimensions() != f.dimensions() {
+    if b.dimensions() != dims {
         return Err(Error::user(format!(
-            "Output buffer {name} requires a buffer of exactly {} dimensions, but the buffer passed in has {} dimensions\n",
-            f.dimensions(),
+            "{kind} buffer {name} requires a buffer of exactly {dims} dimensions, but the buffer passed in has {} dimensions\n",
             b.dimensions()
         )));
     }
     Ok(())
+}
+
+/// A value for one input of a pipeline.
+#[derive(Clone, Debug)]
+pub enum InputValue {
+    Scalar(ScalarInput),
+    Buffer(Buffer),
+}
+
+fn scalar_value(v: ScalarInput) -> ScalarValue {
+    match v {
+        ScalarInput::Int(i) if i < 0 => ScalarValue::Int(i as i64),
+        ScalarInput::Int(i) => ScalarValue::UInt(i as u64),
+        ScalarInput::Float(f) => ScalarValue::Float(f),
+        ScalarInput::Bool(b) => ScalarValue::Bool(b),
+    }
+}
+
+/// The values realize uses for the inputs: what the Params and
+/// ImageParams hold now, and the bound Buffers.
+fn stored_input(lowered: &Lowered, a: &LoweredArgument) -> Result<InputValue> {
+    if a.kind == ArgumentKind::InputScalar {
+        let p = lowered
+            .inputs
+            .scalars
+            .iter()
+            .find(|p| p.name() == a.name)
+            .ok_or_else(|| Error::internal(format!("missing scalar input {}", a.name)))?;
+        let v = p.scalar_for_run()?;
+        return immediate_value(&v)
+            .map(InputValue::Scalar)
+            .ok_or_else(|| Error::internal(format!("Param {} holds a non-constant", a.name)));
+    }
+    match lowered.inputs.buffers.iter().find(|b| b.name() == a.name) {
+        Some(InputBuffer::Bound(b)) => Ok(InputValue::Buffer(b.clone())),
+        Some(InputBuffer::Param(p)) => p
+            .buffer()
+            .map(InputValue::Buffer)
+            .ok_or_else(|| Error::user(format!("Buffer argument {} is nullptr\n", a.name))),
+        None => Err(Error::internal(format!("missing input buffer {}", a.name))),
+    }
+}
+
+/// Run a compiled pipeline: `input` gives the value of each input
+/// argument, `outputs` the output buffers in argument order.
+pub fn run(
+    compiled: &Compiled,
+    input: &mut dyn FnMut(&LoweredArgument) -> Result<InputValue>,
+    outputs: &[Buffer],
+) -> Result<()> {
+    let p = &compiled.lowered.pipeline;
+    let mut values: Vec<InputValue> = Vec::with_capacity(p.args.len());
+    let mut out_index = 0;
+    for a in &p.args {
+        values.push(match a.kind {
+            ArgumentKind::OutputBuffer => {
+                out_index += 1;
+                InputValue::Buffer(outputs.get(out_index - 1).cloned().ok_or_else(|| {
+                    Error::internal(format!("missing output buffer {}", a.name))
+                })?)
+            }
+            _ => input(a)?,
+        });
+    }
+    for (a, v) in p.args.iter().zip(&values) {
+        match (a.kind, v) {
+            (ArgumentKind::InputBuffer, InputValue::Buffer(b)) => {
+                check_buffer("Input", &a.name, a.ty, a.dimensions, b)?
+            }
+            (ArgumentKind::OutputBuffer, InputValue::Buffer(b)) => {
+                check_buffer("Output", &a.name, a.ty, a.dimensions, b)?
+            }
+            (ArgumentKind::InputScalar, InputValue::Scalar(_)) => {}
+            _ => {
+                return Err(Error::type_error(format!(
+                    "argument {} was given a value of the wrong kind",
+                    a.name
+                )))
+            }
+        }
+    }
+    // Build halide_buffer_t's for every buffer argument; keep their
+    // dimension arrays alive for the duration of the call.
+    let mut dims_storage: Vec<Vec<halide_dimension_t>> = vec![Vec::new(); values.len()];
+    let mut raws: Vec<Option<ferrohalide_runtime::halide_buffer_t>> = Vec::with_capacity(values.len());
+    for (i, v) in values.iter().enumerate() {
+        raws.push(match v {
+            InputValue::Buffer(b) => Some(b.raw(&mut dims_storage[i])),
+            InputValue::Scalar(_) => None,
+        });
+    }
+    let args: Vec<ArgValue> = raws
+        .iter_mut()
+        .zip(&values)
+        .map(|(r, v)| match (r, v) {
+            (Some(r), _) => ArgValue::Buffer(r as *mut _),
+            (None, InputValue::Scalar(s)) => ArgValue::Scalar(scalar_value(*s)),
+            (None, InputValue::Buffer(_)) => unreachable!("buffers have raw descriptors"),
+        })
+        .collect();
+    let debug = compiled.target.has_feature(feature::DEBUG);
+    if debug {
+        eprintln!("Entering Pipeline {}", p.name);
+        for (a, v) in p.args.iter().zip(&values) {
+            match v {
+                InputValue::Buffer(b) => eprintln!(" Buffer {}: {:?}", a.name, b.dims()),
+                InputValue::Scalar(s) => eprintln!(" Scalar {}: {s:?}", a.name),
+            }
+        }
+    }
+    let r = compiled.module.run(&args);
+    if debug {
+        eprintln!("Exiting Pipeline {}", p.name);
+    }
+    r
 }
 
 /// Realize `outputs` over a region of the given extents (mins 0), returning
@@ -108,6 +268,11 @@ fn check_output_buffer(f: &Function, name: &str, ty: Type, b: &Buffer) -> Result
 /// split that rounds up or shifts inwards), the storage is made large enough
 /// and the returned Buffer is a view of the requested region.
 pub fn realize(outputs: &[Function], sizes: &[i32]) -> Result<Vec<Buffer>> {
+    realize_for(outputs, sizes, None)
+}
+
+/// `realize` for an explicit target.
+pub fn realize_for(outputs: &[Function], sizes: &[i32], target: Option<&Target>) -> Result<Vec<Buffer>> {
     for f in outputs {
         if !f.has_pure_definition() {
             return Err(Error::user("Can't realize undefined Func."));
@@ -121,7 +286,15 @@ pub fn realize(outputs: &[Function], sizes: &[i32]) -> Result<Vec<Buffer>> {
             )));
         }
     }
-    let compiled = compile(outputs)?;
+    for (d, &e) in sizes.iter().enumerate() {
+        if e < 0 {
+            let name = outputs.first().map(|f| f.name()).unwrap_or_default();
+            return Err(Error::user(format!(
+                "The extents for buffer Output buffer {name} dimension {d} is negative ({e})\n"
+            )));
+        }
+    }
+    let compiled = compile_for(outputs, target)?;
     let mut full = vec![];
     let mut views = vec![];
     for (i, f) in outputs.iter().enumerate() {
@@ -168,7 +341,7 @@ pub fn realize(outputs: &[Function], sizes: &[i32]) -> Result<Vec<Buffer>> {
             full.push(b);
         }
     }
-    realize_into(outputs, &full)?;
+    realize_into_for(outputs, &full, target)?;
     Ok(views)
 }
 
@@ -183,6 +356,11 @@ fn crop_view(b: &Buffer, sizes: &[i32]) -> Result<Buffer> {
 /// Realize `outputs` into caller-provided buffers (one per output value,
 /// the elements of a Tuple in order).
 pub fn realize_into(outputs: &[Function], buffers: &[Buffer]) -> Result<()> {
+    realize_into_for(outputs, buffers, None)
+}
+
+/// `realize_into` for an explicit target.
+pub fn realize_into_for(outputs: &[Function], buffers: &[Buffer], target: Option<&Target>) -> Result<()> {
     for f in outputs {
         if !f.has_pure_definition() {
             return Err(Error::user(format!(
@@ -207,37 +385,21 @@ pub fn realize_into(outputs: &[Function], buffers: &[Buffer]) -> Result<()> {
             values.len()
         )));
     }
+    if let Some(first) = outputs.first() {
+        if let Some(f) = outputs.iter().find(|f| f.dimensions() != first.dimensions()) {
+            return Err(Error::user(format!(
+                "Can't realize Pipeline with outputs of different dimensionality: {} has {} dimensions but {} has {} dimensions.\n",
+                first.name(),
+                first.dimensions(),
+                f.name(),
+                f.dimensions()
+            )));
+        }
+    }
     for ((f, name, ty), b) in values.iter().zip(buffers) {
         check_output_buffer(f, name, *ty, b)?;
     }
-    let compiled = compile(outputs)?;
-    let p = &compiled.lowered.pipeline;
-
-    // Build halide_buffer_t's for every buffer argument; keep their
-    // dimension arrays alive for the duration of the call.
-    let mut dims_storage: Vec<Vec<halide_dimension_t>> = vec![Vec::new(); p.args.len()];
-    let mut raws = Vec::with_capacity(p.args.len());
-    let mut out_index = 0;
-    for (i, a) in p.args.iter().enumerate() {
-        let buf = match a.kind {
-            ArgumentKind::InputBuffer => compiled
-                .lowered
-                .input_buffers
-                .iter()
-                .find(|(n, _)| n == &a.name)
-                .map(|(_, b)| b.clone())
-                .ok_or_else(|| Error::internal(format!("missing input buffer {}", a.name)))?,
-            ArgumentKind::OutputBuffer => {
-                out_index += 1;
-                buffers[out_index - 1].clone()
-            }
-            ArgumentKind::InputScalar => return Err(Error::unimplemented("scalar Params")),
-        };
-        raws.push(buf.raw(&mut dims_storage[i]));
-    }
-    let mut args: Vec<ArgValue> = raws
-        .iter_mut()
-        .map(|r| ArgValue::Buffer(r as *mut _))
-        .collect();
-    compiled.module.run(&mut args)
+    let compiled = compile_for(outputs, target)?;
+    let lowered = &compiled.lowered;
+    run(&compiled, &mut |a| stored_input(lowered, a), buffers)
 }

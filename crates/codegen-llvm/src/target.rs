@@ -101,3 +101,157 @@ impl Default for JitTarget {
         JitTarget::host()
     }
 }
+
+// ---------------------------------------------------------------------------
+// Halide targets <-> LLVM CPU features
+// ---------------------------------------------------------------------------
+
+use ferrohalide_core::target::{arch, feature, os, Feature, Target, Tune, TUNES};
+use ferrohalide_core::{Error, Result};
+
+/// The ISA features of a Halide x86 target and the LLVM features each
+/// needs (a feature is usable when all of them are on).
+const X86_ISA: &[(Feature, &[&str])] = &[
+    (feature::SSE41, &["sse4.1"]),
+    (feature::AVX, &["avx"]),
+    (feature::AVX2, &["avx2"]),
+    (feature::FMA, &["fma"]),
+    (feature::F16C, &["f16c"]),
+    (feature::AVXVNNI, &["avxvnni"]),
+    (feature::AVX512, &["avx512f", "avx512cd"]),
+    (feature::AVX512_KNL, &["avx512f", "avx512cd", "avx512er", "avx512pf"]),
+    (
+        feature::AVX512_SKYLAKE,
+        &["avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq"],
+    ),
+    (
+        feature::AVX512_CANNONLAKE,
+        &["avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq", "avx512ifma", "avx512vbmi"],
+    ),
+    (
+        feature::AVX512_ZEN4,
+        &[
+            "avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq", "avx512ifma", "avx512vbmi",
+            "avx512vnni", "avx512bf16", "avx512vbmi2", "avx512bitalg", "avx512vpopcntdq",
+        ],
+    ),
+    (
+        feature::AVX512_ZEN5,
+        &[
+            "avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq", "avx512ifma", "avx512vbmi",
+            "avx512vnni", "avx512bf16", "avx512vbmi2", "avx512bitalg", "avx512vpopcntdq",
+            "avxvnni", "avx512vp2intersect",
+        ],
+    ),
+    (
+        feature::AVX512_SAPPHIRERAPIDS,
+        &[
+            "avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq", "avx512ifma", "avx512vbmi",
+            "avx512vnni", "avx512bf16", "avx512fp16", "avxvnni",
+        ],
+    ),
+];
+
+/// LLVM features that only exist as part of some vector ISA level: a
+/// target that does not ask for them gets them switched off, so e.g.
+/// `x86-64-linux-avx2` never uses AVX-512 even on an AVX-512 host.
+const X86_VECTOR_FEATURES: &[&str] = &[
+    "sse4.1", "sse4.2", "avx", "avx2", "fma", "f16c", "avxvnni", "avx512f", "avx512cd", "avx512er",
+    "avx512pf", "avx512vl", "avx512bw", "avx512dq", "avx512ifma", "avx512vbmi", "avx512vnni",
+    "avx512bf16", "avx512vbmi2", "avx512bitalg", "avx512vpopcntdq", "avx512vp2intersect",
+    "avx512fp16", "avx10.1-256", "avx10.1-512", "amx-tile", "amx-int8", "amx-bf16", "vaes",
+    "vpclmulqdq", "gfni", "evex512",
+];
+
+fn host_has(host: &JitTarget, names: &[&str]) -> bool {
+    names.iter().all(|n| host.has_feature(n))
+}
+
+fn host_tune(cpu: &str) -> Tune {
+    let want = format!("tune_{cpu}");
+    TUNES
+        .iter()
+        .find(|e| e.2 == want)
+        .map(|e| Tune(e.1))
+        .unwrap_or(Tune(0))
+}
+
+/// The Halide target of this machine, from the CPU LLVM detects.
+pub fn detect_host_target() -> Target {
+    let host = JitTarget::host();
+    let mut t = Target::new(os::LINUX, arch::X86, 64, host_tune(&host.cpu), &[]);
+    if !cfg!(target_os = "linux") {
+        t.os = if cfg!(target_os = "windows") { os::WINDOWS } else { os::OSX };
+    }
+    if !cfg!(target_arch = "x86_64") {
+        t.arch = arch::ARM;
+        return t;
+    }
+    for (f, needs) in X86_ISA {
+        if host_has(&host, needs) {
+            t.set_feature(*f, true);
+        }
+    }
+    t
+}
+
+/// Detect the host once and make it `Target::host()`.
+pub fn init_host_target() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| Target::set_host(detect_host_target()));
+}
+
+impl JitTarget {
+    /// What to generate code for, for a Halide target: the host CPU with
+    /// the vector features the target does not name switched off. Targets
+    /// for another machine (or asking for features this CPU lacks) are
+    /// refused, since their code cannot run here.
+    pub fn for_target(t: &Target) -> Result<JitTarget> {
+        init_host_target();
+        let host_t = Target::host();
+        if *t == Target::default() {
+            return Ok(JitTarget::host());
+        }
+        if !t.same_machine(&host_t) {
+            return Err(Error::user(format!(
+                "Cannot run code compiled for target {t} on this machine ({host_t}): the JIT needs the host's architecture, bit width and OS.\n"
+            )));
+        }
+        let host = JitTarget::host();
+        let isa = |x: &Target| -> Vec<bool> { X86_ISA.iter().map(|(f, _)| x.has_feature(*f)).collect() };
+        if isa(t) == isa(&host_t) {
+            return Ok(host);
+        }
+        let mut on: Vec<&str> = vec![];
+        for (f, needs) in X86_ISA {
+            if t.has_feature(*f) {
+                if !host_has(&host, needs) {
+                    return Err(Error::user(format!(
+                        "Cannot JIT-compile for target {t}: this CPU does not support {}.\n",
+                        f.as_str()
+                    )));
+                }
+                on.extend_from_slice(needs);
+            }
+        }
+        // AVX implies the SSE levels below it; AVX-512 the AVX levels.
+        if on.iter().any(|n| n.starts_with("avx")) {
+            on.extend_from_slice(&["sse4.1", "sse4.2", "avx"]);
+        }
+        if on.iter().any(|n| n.starts_with("avx512")) {
+            on.extend_from_slice(&["avx2", "fma", "f16c", "evex512"]);
+        }
+        let overrides: Vec<String> = X86_VECTOR_FEATURES
+            .iter()
+            .filter(|n| host.has_feature(n) || on.contains(n))
+            .map(|n| {
+                if on.contains(n) {
+                    format!("+{n}")
+                } else {
+                    format!("-{n}")
+                }
+            })
+            .collect();
+        Ok(host.with_feature_overrides(&overrides.join(",")))
+    }
+}

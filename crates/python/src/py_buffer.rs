@@ -383,7 +383,7 @@ impl PyBuffer {
         }
     }
 
-    fn undefined() -> PyBuffer {
+    pub(crate) fn undefined() -> PyBuffer {
         let inner = Buffer::from_parts(
             String::new(),
             Type::uint(8),

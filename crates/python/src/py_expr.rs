@@ -21,12 +21,40 @@ use crate::py_var::PyVar;
 #[derive(Clone)]
 pub struct PyExpr {
     pub inner: Expr,
+    /// Halide's undefined Expr (`hl.Expr()`): `inner` is a placeholder
+    /// that is never used (see `py_to_opt_expr`).
+    pub undefined: bool,
 }
 
 impl PyExpr {
     pub fn new(inner: Expr) -> PyExpr {
-        PyExpr { inner }
+        PyExpr {
+            inner,
+            undefined: false,
+        }
     }
+    /// `hl.Expr()`.
+    pub fn undefined() -> PyExpr {
+        PyExpr {
+            inner: Expr::i32(0),
+            undefined: true,
+        }
+    }
+    /// An optional Expr as Python sees it (None: undefined).
+    pub fn from_opt(e: Option<Expr>) -> PyExpr {
+        e.map_or_else(PyExpr::undefined, PyExpr::new)
+    }
+}
+
+/// A Python value for an API that accepts Halide's undefined Expr:
+/// `hl.Expr()` is `None`, anything else converts as `py_to_expr`.
+pub fn py_to_opt_expr(obj: &Bound<'_, PyAny>) -> PyResult<Option<Expr>> {
+    if let Ok(e) = obj.extract::<PyRef<PyExpr>>() {
+        if e.undefined {
+            return Ok(None);
+        }
+    }
+    py_to_expr(obj).map(Some)
 }
 
 /// Wrap an Expr as a Python `hl.Expr`.
@@ -51,7 +79,15 @@ pub fn warn_lossy_float(py: Python<'_>, v: f64) -> PyResult<()> {
 pub fn py_operand(obj: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
     let py = obj.py();
     if let Ok(e) = obj.extract::<PyRef<PyExpr>>() {
+        if e.undefined {
+            return Err(crate::errors::HalideError::new_err(
+                "Error: Undefined Expr used in an expression\n",
+            ));
+        }
         return Ok(Some(Operand::Expr(e.inner.clone())));
+    }
+    if let Some(e) = crate::py_param::param_operand(obj) {
+        return Ok(Some(Operand::Expr(e)));
     }
     if let Ok(v) = obj.extract::<PyRef<PyVar>>() {
         return Ok(Some(Operand::Expr(v.inner.expr())));
@@ -266,7 +302,7 @@ crate::expr_like_methods!(PyExpr {
     #[pyo3(signature = (value=None))]
     fn py_new(value: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         match value {
-            None => Err(crate::errors::unimplemented("undefined Exprs (hl.Expr() with no value)")),
+            None => Ok(PyExpr::undefined()),
             Some(v) if v.is_instance_of::<PyString>() => Ok(PyExpr::new(Expr::string(v.extract::<String>()?))),
             Some(v) => Ok(PyExpr::new(py_to_expr(v)?)),
         }
@@ -275,7 +311,7 @@ crate::expr_like_methods!(PyExpr {
         PyType { inner: self.inner.ty() }
     }
     fn defined(&self) -> bool {
-        true
+        !self.undefined
     }
     fn __bool__(&self) -> PyResult<bool> {
         Err(PyValueError::new_err(format!(
@@ -284,6 +320,9 @@ crate::expr_like_methods!(PyExpr {
         )))
     }
     fn __repr__(&self) -> String {
+        if self.undefined {
+            return "<undefined halide.Expr>".to_string();
+        }
         let tname = match self.inner.node() {
             // Halide types string constants as `const char *`.
             ferrohalide_core::ir::ExprNode::StringImm(_) => "char64".to_string(),

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use ferrohalide_core::lang::output_buffer::{Dimension, OutputImageParam};
 
 use crate::errors::IntoPy;
-use crate::py_expr::PyExpr;
+use crate::py_expr::{py_to_opt_expr, PyExpr};
 use crate::py_stage::unimplemented_method;
 use crate::py_type::PyType;
 
@@ -18,13 +18,6 @@ const UNIMPLEMENTED_OUTPUT_METHODS: &[&str] = &[
     "set_host_alignment",
     "store_in",
 ];
-const UNIMPLEMENTED_DIMENSION_METHODS: &[&str] = &[
-    "set_bounds",
-    "set_estimate",
-    "set_extent",
-    "set_min",
-    "set_stride",
-];
 
 #[pyclass(name = "OutputImageParam", module = "ferrohalide", frozen)]
 pub struct PyOutputImageParam {
@@ -34,6 +27,8 @@ pub struct PyOutputImageParam {
 #[pyclass(name = "Dimension", module = "ferrohalide", frozen)]
 pub struct PyDimension {
     pub inner: Dimension,
+    /// A dimension of an input (ImageParam): it can be constrained.
+    pub input: bool,
 }
 
 fn expr(r: ferrohalide_core::Result<ferrohalide_core::ir::Expr>) -> PyResult<PyExpr> {
@@ -59,6 +54,7 @@ impl PyOutputImageParam {
     fn dim(&self, i: i64) -> PyResult<PyDimension> {
         Ok(PyDimension {
             inner: self.inner.dim(i).py()?,
+            input: false,
         })
     }
     fn width(&self) -> PyResult<PyExpr> {
@@ -114,13 +110,57 @@ impl PyDimension {
     fn stride(&self) -> PyExpr {
         PyExpr::new(self.inner.stride())
     }
-    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        if UNIMPLEMENTED_DIMENSION_METHODS.contains(&name) {
-            return unimplemented_method(py, format!("Dimension.{name}()"));
+    // Constraints (ImageParam dimensions only; `hl.Expr()` removes one).
+    fn set_min<'py>(slf: &Bound<'py, Self>, min: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        let d = slf.get().constrainable("set_min")?;
+        d.set_min(py_to_opt_expr(min)?).py()?;
+        Ok(slf.clone())
+    }
+    fn set_extent<'py>(slf: &Bound<'py, Self>, extent: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        let d = slf.get().constrainable("set_extent")?;
+        d.set_extent(py_to_opt_expr(extent)?).py()?;
+        Ok(slf.clone())
+    }
+    fn set_stride<'py>(slf: &Bound<'py, Self>, stride: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        let d = slf.get().constrainable("set_stride")?;
+        d.set_stride(py_to_opt_expr(stride)?).py()?;
+        Ok(slf.clone())
+    }
+    fn set_bounds<'py>(
+        slf: &Bound<'py, Self>,
+        min: &Bound<'py, PyAny>,
+        extent: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let d = slf.get().constrainable("set_bounds")?;
+        d.set_bounds(py_to_opt_expr(min)?, py_to_opt_expr(extent)?).py()?;
+        Ok(slf.clone())
+    }
+    fn set_estimate<'py>(
+        slf: &Bound<'py, Self>,
+        min: &Bound<'py, PyAny>,
+        extent: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let d = slf.get().constrainable("set_estimate")?;
+        d.set_estimate(py_to_opt_expr(min)?, py_to_opt_expr(extent)?).py()?;
+        Ok(slf.clone())
+    }
+    fn dim(&self, i: i64) -> PyResult<PyDimension> {
+        Ok(PyDimension {
+            inner: self.inner.dim(i).py()?,
+            input: self.input,
+        })
+    }
+}
+
+impl PyDimension {
+    fn constrainable(&self, method: &str) -> PyResult<&Dimension> {
+        if self.input {
+            Ok(&self.inner)
+        } else {
+            Err(crate::errors::unimplemented(&format!(
+                "Dimension.{method}() on an output buffer"
+            )))
         }
-        Err(PyAttributeError::new_err(format!(
-            "'halide.Dimension' object has no attribute '{name}'"
-        )))
     }
 }
 

@@ -118,7 +118,7 @@ fn for_type_word(t: ForType) -> &'static str {
 
 /// Arguments to a Func or image call must be integers; non-Int(32) integer
 /// arguments are cast to Int(32).
-fn check_call_args(name: &str, args: Vec<Expr>) -> Result<Vec<Expr>> {
+pub(crate) fn check_call_args(name: &str, args: Vec<Expr>) -> Result<Vec<Expr>> {
     args.into_iter()
         .enumerate()
         .map(|(i, a)| {
@@ -166,7 +166,7 @@ fn is_placeholder(a: &Expr) -> bool {
 /// Replace the placeholder `_` in call arguments by as many implicit vars
 /// (`_0`, `_1`, ...) as the callee's remaining dimensions, as Halide does:
 /// `g[x, _]` on a 3-D `g` is `g(x, _0, _1)`.
-fn expand_placeholder(callee: &str, args: Vec<Expr>, dims: usize) -> Result<Vec<Expr>> {
+pub(crate) fn expand_placeholder(callee: &str, args: Vec<Expr>, dims: usize) -> Result<Vec<Expr>> {
     let holes = args.iter().filter(|a| is_placeholder(a)).count();
     if holes == 0 {
         return Ok(args);

@@ -13,3 +13,4 @@ pub mod stage;
 pub mod tuple;
 pub mod var;
 pub mod wrapper;
+pub mod image_param;

@@ -322,12 +322,7 @@ impl BoundsInference<'_> {
             s = Stmt::block(checks);
         }
         if at_root {
-            let checks = buffer_checks::buffer_checks(&s, self.env, self.outputs)?;
-            if !checks.is_empty() {
-                let mut v = checks;
-                v.push(s);
-                s = Stmt::block(v);
-            }
+            s = buffer_checks::add_buffer_checks(s, self.env, self.outputs)?;
         }
         for (n, v) in lets.into_iter().rev() {
             s = Stmt::let_stmt(n, v, s);

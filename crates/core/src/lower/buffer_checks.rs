@@ -1,18 +1,29 @@
-//! Buffer checks: assertions, evaluated before any work, that every input
-//! buffer contains the region the pipeline reads and every output buffer
-//! the region it writes (Halide's AddImageChecks.cpp, bounds part).
+//! Buffer and parameter checks (Halide's AddImageChecks.cpp and
+//! AddParameterChecks.cpp): assertions evaluated before any work, in
+//! Halide's order —
+//! 1. every input buffer contains the region the pipeline reads and every
+//!    output buffer the region it writes (the buffers' actual shapes);
+//! 2. the buffers satisfy their shape constraints (an ImageParam's
+//!    `dim(d).set_min/extent/stride`, the default `stride.0 == 1` of
+//!    ImageParams and outputs, a dense bound Buffer staying dense);
+//! 3. scalar Params lie within their ranges.
 //!
 //! Assumes: the root body after bounds inference, with Func calls and
-//! Provides not yet flattened. Guarantees: one AssertStmt per buffer, side
-//! and dimension, whose failure message names the buffer, the dimension,
-//! and the accessed and available coordinates.
+//! Provides not yet flattened. Guarantees: the checks, then the body with
+//! each constrained shape variable rebound to its constraint (so that, for
+//! instance, loads from a buffer with `stride.0 == 1` are dense), which is
+//! sound because the body only runs once the constraints hold. Element
+//! types, dimensionality and null buffers are checked by the caller before
+//! the pipeline runs.
 
+use super::arguments::{infer_inputs, InputBuffer};
 use super::environment::Environment;
 use crate::analysis::bounds::{box_provided, boxes_required, Scope};
 use crate::analysis::simplify::simplify;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ir::{Expr, Intrinsic, Stmt, Type};
 use crate::lang::function::Function;
+use crate::lang::print::expr_to_string;
 
 pub(crate) fn error_message(parts: Vec<Expr>) -> Expr {
     Expr::intrinsic(Type::i32(), Intrinsic::Error, parts)
@@ -23,8 +34,14 @@ fn range_checks(
     buf: &str,
     region: &[crate::analysis::bounds::Interval],
     out: &mut Vec<Stmt>,
-) {
+) -> Result<()> {
     for (d, iv) in region.iter().enumerate() {
+        if iv.min.is_none() || iv.max.is_none() {
+            // Unchecked reads could touch any memory: refuse to compile.
+            return Err(Error::user(format!(
+                "Buffer {buf} may be accessed in an unbounded way in dimension {d}\n"
+            )));
+        }
         let bmin = Expr::var_i32(format!("{buf}.min.{d}"));
         let bmax = Expr::sub(
             Expr::add(bmin.clone(), Expr::var_i32(format!("{buf}.extent.{d}"))),
@@ -57,29 +74,129 @@ fn range_checks(
             ));
         }
     }
+    Ok(())
 }
 
-pub fn buffer_checks(s: &Stmt, env: &Environment, outputs: &[Function]) -> Result<Vec<Stmt>> {
-    let mut checks = vec![];
+/// A shape constraint `name == value` on buffer shape variable `name`.
+struct Constraint {
+    name: String,
+    value: Expr,
+}
+
+fn constraint_check(c: &Constraint) -> Stmt {
+    let v = Expr::var_i32(c.name.clone());
+    Stmt::assert(
+        Expr::eq(v.clone(), c.value.clone()),
+        error_message(vec![
+            Expr::string(format!("Constraint violated: {} (", c.name)),
+            v,
+            Expr::string(format!(") == {} (", expr_to_string(&c.value))),
+            c.value.clone(),
+            Expr::string(")"),
+        ]),
+    )
+}
+
+/// `p >= min` / `p <= max` for a scalar Param with a range. Values are
+/// printed as 64-bit numbers (floats in `%e` style), as Halide does.
+fn param_range_checks(p: &crate::lang::parameter::Parameter, out: &mut Vec<Stmt>) {
+    let v = p.expr();
+    let wide = |e: Expr| {
+        let t = e.ty();
+        let w = if t.is_float() {
+            Type::float(64)
+        } else if t.is_uint() {
+            Type::uint(64)
+        } else {
+            Type::int(64)
+        };
+        Expr::cast(w, e)
+    };
+    let name = p.name();
+    for (bound, is_min) in [(p.min_value(), true), (p.max_value(), false)] {
+        let Some(b) = bound else { continue };
+        let (cond, words) = if is_min {
+            (Expr::ge(v.clone(), b.clone()), "at least")
+        } else {
+            (Expr::le(v.clone(), b.clone()), "at most")
+        };
+        out.push(Stmt::assert(
+            cond,
+            error_message(vec![
+                Expr::string(format!("Parameter {name} is ")),
+                wide(v.clone()),
+                Expr::string(format!(" but must be {words} ")),
+                wide(b),
+            ]),
+        ));
+    }
+}
+
+/// Put the checks in front of `s`, the root body (see the module doc).
+pub fn add_buffer_checks(s: Stmt, env: &Environment, outputs: &[Function]) -> Result<Stmt> {
     let empty = Scope::new();
-    let images = super::environment::bound_input_buffers(env)?;
-    let required = boxes_required(s, &empty);
-    for (name, _) in &images {
-        if let Some(region) = required.get(name) {
-            range_checks("Input", name, region, &mut checks);
+    let inputs = infer_inputs(&s, env, outputs)?;
+    let required = boxes_required(&s, &empty);
+    let mut checks = vec![];
+    let mut constraints: Vec<Constraint> = vec![];
+    for b in &inputs.buffers {
+        let name = b.name();
+        if let Some(region) = required.get(&name) {
+            range_checks("Input", &name, region, &mut checks)?;
+        }
+        match b {
+            InputBuffer::Param(p) => {
+                for (d, c) in p.constraints().into_iter().enumerate() {
+                    for (field, e) in [("min", c.min), ("extent", c.extent), ("stride", c.stride)] {
+                        if let Some(value) = e {
+                            constraints.push(Constraint {
+                                name: format!("{name}.{field}.{d}"),
+                                value,
+                            });
+                        }
+                    }
+                }
+            }
+            // Code for a bound Buffer is compiled for its layout (the cache
+            // key records whether it is dense).
+            InputBuffer::Bound(buf) => {
+                if buf.dim(0).is_ok_and(|d| d.stride == 1) {
+                    constraints.push(Constraint {
+                        name: format!("{name}.stride.0"),
+                        value: Expr::i32(1),
+                    });
+                }
+            }
         }
     }
     for o in outputs {
         let name = o.name();
         let buffers = crate::lang::tuple::element_buffer_names(o);
-        if let Some(region) = box_provided(s, &name, &empty) {
+        if let Some(region) = box_provided(&s, &name, &empty) {
             for b in &buffers {
-                range_checks("Output", b, &region, &mut checks);
+                range_checks("Output", b, &region, &mut checks)?;
             }
         }
         tuple_shape_checks(&buffers, o.dimensions(), &mut checks);
+        if o.dimensions() > 0 {
+            for b in &buffers {
+                constraints.push(Constraint {
+                    name: format!("{b}.stride.0"),
+                    value: Expr::i32(1),
+                });
+            }
+        }
     }
-    Ok(checks)
+    checks.extend(constraints.iter().map(constraint_check));
+    for p in &inputs.scalars {
+        param_range_checks(p, &mut checks);
+    }
+    let mut body = s;
+    for c in constraints.iter().rev() {
+        body = Stmt::let_stmt(c.name.clone(), c.value.clone(), body);
+    }
+    checks.push(body);
+    Ok(Stmt::block(checks))
 }
 
 /// The buffers of a Tuple output are written with one loop nest, sized by
@@ -109,30 +226,18 @@ fn tuple_shape_checks(buffers: &[String], dims: usize, out: &mut Vec<Stmt>) {
     }
 }
 
-/// Halide's default constraint: every buffer argument's innermost stride is
-/// 1. Assert it, then use the constant in the body so vector accesses to
-/// dimension 0 are dense. Assumes storage flattening is done.
-pub fn require_dense_innermost(s: &Stmt, args: &[super::LoweredArgument]) -> Stmt {
-    let mut asserts = vec![];
-    let mut subs = std::collections::HashMap::new();
-    for a in args {
-        if a.kind == super::ArgumentKind::InputScalar || a.dimensions == 0 {
-            continue;
+/// Halide's `no_asserts` target feature: drop every assertion.
+pub fn strip_asserts(s: &Stmt) -> Stmt {
+    use crate::ir::visit::mutate_stmt_children;
+    use crate::ir::{Mutator, StmtNode};
+    struct Strip;
+    impl Mutator for Strip {
+        fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+            match s.node() {
+                StmtNode::AssertStmt { .. } => Stmt::no_op(),
+                _ => mutate_stmt_children(self, s),
+            }
         }
-        let name = format!("{}.stride.0", a.name);
-        let v = Expr::var_i32(name.clone());
-        asserts.push(Stmt::assert(
-            Expr::eq(v.clone(), Expr::i32(1)),
-            error_message(vec![
-                Expr::string(format!("Constraint violated: {name} (")),
-                v,
-                Expr::string(") == 1 (1)"),
-            ]),
-        ));
-        subs.insert(name, Expr::i32(1));
     }
-    asserts.push(crate::analysis::substitute::substitute_map_in_stmt(
-        &subs, s,
-    ));
-    Stmt::block(asserts)
+    Strip.mutate_stmt(s)
 }

@@ -171,7 +171,8 @@ pub fn bound_input_buffers(env: &Environment) -> Result<Vec<(String, Buffer)>> {
                     return;
                 };
                 match (buffer, out.iter().find(|(n, _)| n == name)) {
-                    (None, _) => err = Some(Error::unimplemented("ImageParam inputs")),
+                    // ImageParams are bound when the pipeline runs.
+                    (None, _) => {}
                     (Some(b), Some((_, existing))) if !existing.same_as(b) => {
                         err = Some(Error::user(format!(
                             "Two different Buffers named \"{name}\" are used in the same pipeline."

@@ -26,6 +26,7 @@ use crate::error::Result;
 use crate::ir::{Stmt, Type};
 use crate::lang::function::Function;
 
+pub mod arguments;
 pub mod bounds_inference;
 pub mod buffer_checks;
 pub mod environment;
@@ -110,6 +111,8 @@ pub struct Lowered {
     /// buffer's `f.min.d` / `f.extent.d` (splits may write beyond what is
     /// asked for; `realize` allocates that much and returns a crop).
     pub output_regions: Vec<Region>,
+    /// The pipeline's inputs: ImageParams, bound Buffers and scalar Params.
+    pub inputs: arguments::Inputs,
 }
 
 /// Debug output: `HL_DEBUG_CODEGEN=2` (or higher) prints the IR after each
@@ -141,24 +144,49 @@ impl PassLog {
     }
 }
 
+/// What lowering depends on besides the Funcs (from the target).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LowerOptions {
+    /// Halide's `no_asserts`: no run-time checks at all.
+    pub no_asserts: bool,
+}
+
+/// Lower the pipeline computing `outputs` to a single loop nest, in
+/// Halide's pass order, with default options.
+pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
+    lower_with(outputs, name, &LowerOptions::default())
+}
+
 /// Lower the pipeline computing `outputs` to a single loop nest, in
 /// Halide's pass order. Each line is one pass.
-pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
+pub fn lower_with(outputs: &[Function], name: &str, options: &LowerOptions) -> Result<Lowered> {
     use crate::analysis::simplify::simplify_stmt;
     let log = PassLog::new();
     let env = environment::build_environment(outputs)?;
     let input_buffers = environment::bound_input_buffers(&env)?;
 
-    let mut args: Vec<LoweredArgument> = input_buffers
+    let mut s = log.run("schedule functions", Stmt::no_op(), |_| {
+        schedule_functions::schedule_functions(&env, outputs)
+    })?;
+    // Inputs (buffers, then scalars, each sorted by name), then one output
+    // buffer per value: `f`, or `f.0`, `f.1`, ... for a Tuple.
+    let inputs = arguments::infer_inputs(&s, &env, outputs)?;
+    let mut args: Vec<LoweredArgument> = inputs
+        .buffers
         .iter()
-        .map(|(n, b)| LoweredArgument {
-            name: n.clone(),
+        .map(|b| LoweredArgument {
+            name: b.name(),
             kind: ArgumentKind::InputBuffer,
             ty: b.ty(),
             dimensions: b.dimensions(),
         })
         .collect();
-    // One output buffer per value: `f`, or `f.0`, `f.1`, ... for a Tuple.
+    args.extend(inputs.scalars.iter().map(|p| LoweredArgument {
+        name: p.name(),
+        kind: ArgumentKind::InputScalar,
+        ty: p.ty(),
+        dimensions: 0,
+    }));
     for o in outputs {
         let names = crate::lang::tuple::element_buffer_names(o);
         for (name, ty) in names.into_iter().zip(o.types()) {
@@ -170,9 +198,6 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
             });
         }
     }
-    let mut s = log.run("schedule functions", Stmt::no_op(), |_| {
-        schedule_functions::schedule_functions(&env, outputs)
-    })?;
     s = log.run("bounds inference", s, |s| {
         bounds_inference::bounds_inference(s, &env, outputs)
     })?;
@@ -194,23 +219,9 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
     s = log.run("storage flattening", s, |s| {
         storage_flattening::storage_flattening(s, &env)
     })?;
-    // Halide constrains a bound Buffer's strides to the Buffer's own: only
-    // require (and exploit) a dense innermost dimension where it has one,
-    // so e.g. transposed NumPy views can be read.
-    let dense_args: Vec<LoweredArgument> = args
-        .iter()
-        .filter(|a| {
-            a.kind != ArgumentKind::InputBuffer
-                || input_buffers
-                    .iter()
-                    .find(|(n, _)| *n == a.name)
-                    .map_or(true, |(_, b)| b.dim(0).map_or(true, |d| d.stride == 1))
-        })
-        .cloned()
-        .collect();
-    s = log.run("dense innermost strides", s, |s| {
-        Ok(buffer_checks::require_dense_innermost(s, &dense_args))
-    })?;
+    if options.no_asserts {
+        s = log.run("strip asserts", s, |s| Ok(buffer_checks::strip_asserts(s)))?;
+    }
     s = log.run("unroll loops", s, unroll_loops::unroll_loops)?;
     s = log.run("vectorize loops", s, vectorize_loops::vectorize_loops)?;
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
@@ -226,5 +237,6 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
         },
         input_buffers,
         output_regions,
+        inputs,
     })
 }

@@ -1,0 +1,179 @@
+//! `ImageParam`: an input buffer of a pipeline, bound at realize time
+//! (`set`) or passed to a Callable. Reads are `Image` calls carrying the
+//! Parameter; its shape is the Int(32) variables `im.min.d`, `im.extent.d`,
+//! `im.stride.d` that lowering defines for every buffer argument, so one
+//! compiled pipeline serves inputs of any shape. Dimension constraints
+//! (`dim(d).set_min(...)`) are recorded on the Parameter and become
+//! run-time checks (lower/buffer_checks.rs).
+
+use crate::buffer::Buffer;
+use crate::error::{Error, Result};
+use crate::ir::{CallKind, Expr, Type};
+use crate::lang::func::{check_call_args, expand_placeholder};
+use crate::lang::output_buffer::{Dimension, OutputImageParam};
+use crate::lang::parameter::{unique_param_name, Parameter};
+
+#[derive(Clone, Debug)]
+pub struct ImageParam {
+    /// The shape accessors are those of an output buffer (Halide's
+    /// ImageParam derives from OutputImageParam).
+    pub base: OutputImageParam,
+}
+
+impl ImageParam {
+    /// `ImageParam(type, dims[, name])`; unnamed ones are `p<n>`.
+    pub fn new(ty: Type, dims: usize, name: Option<&str>) -> ImageParam {
+        let name = name.map(str::to_string).unwrap_or_else(unique_param_name);
+        ImageParam {
+            base: OutputImageParam {
+                param: Parameter::new(ty, true, dims, name),
+                dimensions: dims,
+            },
+        }
+    }
+    pub fn param(&self) -> &Parameter {
+        &self.base.param
+    }
+    pub fn name(&self) -> String {
+        self.base.name()
+    }
+    pub fn ty(&self) -> Type {
+        self.base.ty()
+    }
+    pub fn dimensions(&self) -> usize {
+        self.base.dimensions
+    }
+
+    /// `im[args]`: a read of the input. Halide reports errors here in
+    /// terms of the Func it wraps the parameter in, `<name>_im`.
+    pub fn call(&self, args: Vec<Expr>) -> Result<Expr> {
+        let name = self.name();
+        let func_name = format!("{name}_im");
+        let dims = self.dimensions();
+        let args = expand_placeholder(&func_name, args, dims)?;
+        if args.len() != dims {
+            return Err(Error::user(format!(
+                "Func \"{func_name}\" was called with {} arguments, but was defined with {dims}\n",
+                args.len()
+            )));
+        }
+        let args = check_call_args(&func_name, args)?;
+        Ok(Expr::call(
+            self.ty(),
+            name,
+            args,
+            CallKind::Image {
+                buffer: None,
+                param: Some(self.param().clone()),
+            },
+        ))
+    }
+
+    pub fn dim(&self, i: i64) -> Result<Dimension> {
+        self.base.dim(i)
+    }
+    pub fn set(&self, b: Buffer) -> Result<()> {
+        self.param().set_buffer(Some(b))
+    }
+    pub fn reset(&self) {
+        // Unbinding cannot fail.
+        let _ = self.param().set_buffer(None);
+    }
+    pub fn get(&self) -> Option<Buffer> {
+        self.param().buffer()
+    }
+}
+
+/// Constraints on one dimension of an input buffer. `None` removes the
+/// constraint (Halide's undefined Expr). The values must be Int(32)-like
+/// scalars; they are checked when the pipeline runs.
+impl Dimension {
+    fn constraint_expr(e: Option<Expr>) -> Result<Option<Expr>> {
+        match e {
+            None => Ok(None),
+            Some(e) if e.ty() == Type::i32() => Ok(Some(e)),
+            Some(e) if e.ty().is_int_or_uint() && e.ty().is_scalar() => {
+                Ok(Some(crate::lang::operators::cast(Type::i32(), e)?))
+            }
+            Some(e) => Err(Error::user(format!(
+                "Dimension constraints must be integers, not {}\n",
+                crate::lang::print::ir_type_name(e.ty())
+            ))),
+        }
+    }
+    pub fn set_min(&self, e: Option<Expr>) -> Result<()> {
+        let e = Self::constraint_expr(e)?;
+        self.param.constrain(self.index, |c| c.min = e);
+        Ok(())
+    }
+    pub fn set_extent(&self, e: Option<Expr>) -> Result<()> {
+        let e = Self::constraint_expr(e)?;
+        self.param.constrain(self.index, |c| c.extent = e);
+        Ok(())
+    }
+    pub fn set_stride(&self, e: Option<Expr>) -> Result<()> {
+        let e = Self::constraint_expr(e)?;
+        self.param.constrain(self.index, |c| c.stride = e);
+        Ok(())
+    }
+    pub fn set_bounds(&self, min: Option<Expr>, extent: Option<Expr>) -> Result<()> {
+        self.set_min(min)?;
+        self.set_extent(extent)
+    }
+    /// Estimates are recorded for autoschedulers only.
+    pub fn set_estimate(&self, min: Option<Expr>, extent: Option<Expr>) -> Result<()> {
+        let (min, extent) = (Self::constraint_expr(min)?, Self::constraint_expr(extent)?);
+        self.param.constrain(self.index, |c| {
+            c.min_estimate = min;
+            c.extent_estimate = extent;
+        });
+        Ok(())
+    }
+    /// `dim(i)` of the same parameter (so constraints chain).
+    pub fn dim(&self, i: i64) -> Result<Dimension> {
+        let dims = self.param.dimensions();
+        if i < 0 || i as usize >= dims {
+            return Err(Error::user(format!(
+                "Can't access dimension {i} of a {dims}-dimensional Parameter\n"
+            )));
+        }
+        Ok(Dimension {
+            param: self.param.clone(),
+            index: i as usize,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::print::expr_to_string;
+
+    #[test]
+    fn calls_and_accessors() {
+        let im = ImageParam::new(Type::uint(8), 2, Some("im"));
+        let x = Expr::var_i32("x");
+        let e = im.call(vec![x.clone(), Expr::i32(1)]).unwrap();
+        assert_eq!(e.ty(), Type::uint(8));
+        let err = im.call(vec![x]).unwrap_err();
+        assert!(err.message.contains("Func \"im_im\" was called with 1 arguments, but was defined with 2"));
+        assert_eq!(expr_to_string(&im.base.width().unwrap()), "im.extent.0");
+        assert!(im.dim(2).is_err());
+        let auto = ImageParam::new(Type::float(32), 1, None);
+        assert!(auto.name().starts_with('p'));
+    }
+
+    #[test]
+    fn constraints_chain_and_default_stride() {
+        let im = ImageParam::new(Type::int(32), 2, Some("im"));
+        let d0 = im.dim(0).unwrap();
+        d0.set_min(Some(Expr::i32(0))).unwrap();
+        d0.dim(1).unwrap().set_stride(Some(Expr::i32(4))).unwrap();
+        let c = im.param().constraints();
+        assert!(c[0].min.as_ref().unwrap().is_zero());
+        assert!(c[0].stride.as_ref().unwrap().is_one());
+        assert_eq!(c[1].stride.as_ref().unwrap().as_int_const(), Some(4));
+        d0.set_stride(None).unwrap();
+        assert!(im.param().constraints()[0].stride.is_none());
+    }
+}

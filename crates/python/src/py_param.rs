@@ -1,0 +1,264 @@
+//! `hl.Param` and `hl.ImageParam`: conversion of Python values and calls
+//! to `ferrohalide_core::lang::{parameter, image_param}`.
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use ferrohalide_core::ir::Expr;
+use ferrohalide_core::lang::image_param::ImageParam;
+use ferrohalide_core::lang::parameter::{unique_param_name, Parameter, ScalarInput};
+
+use crate::errors::{HalideError, IntoPy};
+use crate::py_buffer::{wrap_buffer, PyBuffer};
+use crate::py_expr::{py_to_expr, py_to_opt_expr, PyExpr};
+use crate::py_output_buffer::PyDimension;
+use crate::py_type::{type_from_py, PyType};
+
+#[pyclass(name = "Param", module = "ferrohalide", frozen)]
+pub struct PyParam {
+    pub inner: Parameter,
+}
+
+/// A Param used where an Expr is expected.
+pub fn param_operand(obj: &Bound<'_, PyAny>) -> Option<Expr> {
+    obj.extract::<PyRef<PyParam>>().ok().map(|p| p.inner.expr())
+}
+
+/// A Python number as a value for a scalar parameter (bool, int-like or
+/// float-like); anything else is Halide's TypeError. As in Halide's
+/// bindings, a Python float becomes a float32 first, whatever the
+/// parameter's type.
+pub fn scalar_input(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<ScalarInput> {
+    Ok(match python_number(obj, what)? {
+        ScalarInput::Float(f) => ScalarInput::Float(f as f32 as f64),
+        v => v,
+    })
+}
+
+/// A Python bool, int-like or float-like value, unconverted.
+pub fn python_number(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<ScalarInput> {
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(ScalarInput::Bool(obj.extract()?));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return Ok(match obj.extract::<i128>() {
+            Ok(v) => ScalarInput::Int(v),
+            Err(_) => ScalarInput::Float(obj.extract::<f64>()?),
+        });
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        return Ok(ScalarInput::Float(obj.extract()?));
+    }
+    if !obj.is_instance_of::<PyString>() {
+        if let Ok(i) = obj.call_method0("__index__").and_then(|v| v.extract::<i128>()) {
+            return Ok(ScalarInput::Int(i));
+        }
+        if let Ok(f) = obj.call_method0("__float__").and_then(|v| v.extract::<f64>()) {
+            return Ok(ScalarInput::Float(f));
+        }
+    }
+    Err(PyTypeError::new_err(format!(
+        "{what}(): incompatible function arguments: expected a bool, int or float, got {}",
+        type_name(obj)
+    )))
+}
+
+pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+}
+
+crate::expr_like_methods!(PyParam {
+    /// `Param(type)`, `Param(type, name)`, `Param(type, value)`,
+    /// `Param(type, name, value)`.
+    #[new]
+    #[pyo3(signature = (ty, a=None, b=None))]
+    fn py_new(ty: &Bound<'_, PyAny>, a: Option<&Bound<'_, PyAny>>, b: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let bad = || PyTypeError::new_err("__init__(): incompatible constructor arguments for halide.Param");
+        let ty = type_from_py(ty).map_err(|_| bad())?;
+        let (name, value) = match (a, b) {
+            (None, _) => (None, None),
+            (Some(a), None) if a.is_instance_of::<PyString>() => (Some(a.extract::<String>()?), None),
+            (Some(a), None) => (None, Some(a)),
+            (Some(a), Some(v)) => {
+                if !a.is_instance_of::<PyString>() || v.is_instance_of::<PyString>() {
+                    return Err(bad());
+                }
+                (Some(a.extract::<String>()?), Some(v))
+            }
+        };
+        let value = match value {
+            Some(v) => Some(scalar_input(v, "__init__").map_err(|_| bad())?),
+            None => None,
+        };
+        let p = Parameter::new(ty, false, 0, name.unwrap_or_else(unique_param_name));
+        if let Some(v) = value {
+            p.set_scalar(v).py()?;
+        }
+        Ok(PyParam { inner: p })
+    }
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+    fn r#type(&self) -> PyType {
+        PyType { inner: self.inner.ty() }
+    }
+    fn set(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.inner.set_scalar(scalar_input(value, "set")?).py()
+    }
+    fn set_estimate(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.inner.set_estimate(scalar_input(value, "set_estimate")?).py()
+    }
+    fn set_range(&self, min: &Bound<'_, PyAny>, max: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.inner.set_min_value(py_to_opt_expr(min)?).py()?;
+        self.inner.set_max_value(py_to_opt_expr(max)?).py()
+    }
+    fn set_min_value(&self, min: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.inner.set_min_value(py_to_opt_expr(min)?).py()
+    }
+    fn set_max_value(&self, max: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.inner.set_max_value(py_to_opt_expr(max)?).py()
+    }
+    fn min_value(&self) -> PyExpr {
+        PyExpr::from_opt(self.inner.min_value())
+    }
+    fn max_value(&self) -> PyExpr {
+        PyExpr::from_opt(self.inner.max_value())
+    }
+    fn __repr__(&self) -> String {
+        format!("<halide.Param '{}' type {}>", self.inner.name(), crate::py_type::type_name(self.inner.ty()))
+    }
+    fn __str__(&self) -> String {
+        self.__repr__()
+    }
+});
+
+#[pyclass(name = "ImageParam", module = "ferrohalide", frozen)]
+pub struct PyImageParam {
+    /// None for `ImageParam()`, Halide's undefined ImageParam.
+    pub inner: Option<ImageParam>,
+}
+
+impl PyImageParam {
+    pub fn get_inner(&self) -> PyResult<&ImageParam> {
+        self.inner
+            .as_ref()
+            .ok_or_else(|| HalideError::new_err("Error: Parameter is undefined\n"))
+    }
+}
+
+fn expr(r: ferrohalide_core::Result<Expr>) -> PyResult<PyExpr> {
+    Ok(PyExpr::new(r.py()?))
+}
+
+#[pymethods]
+impl PyImageParam {
+    /// `ImageParam()`, `ImageParam(type, dimensions[, name])`.
+    #[new]
+    #[pyo3(signature = (*args))]
+    fn py_new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
+        let bad = || PyTypeError::new_err("__init__(): incompatible constructor arguments for halide.ImageParam");
+        match args.len() {
+            0 => Ok(PyImageParam { inner: None }),
+            2 | 3 => {
+                let ty = type_from_py(&args.get_item(0)?).map_err(|_| bad())?;
+                let dims: usize = args.get_item(1)?.extract().map_err(|_| bad())?;
+                let name: Option<String> = match args.len() {
+                    3 => Some(args.get_item(2)?.extract().map_err(|_| bad())?),
+                    _ => None,
+                };
+                Ok(PyImageParam {
+                    inner: Some(ImageParam::new(ty, dims, name.as_deref())),
+                })
+            }
+            _ => Err(bad()),
+        }
+    }
+    fn defined(&self) -> bool {
+        self.inner.is_some()
+    }
+    fn name(&self) -> PyResult<String> {
+        Ok(self.get_inner()?.name())
+    }
+    fn r#type(&self) -> PyResult<PyType> {
+        Ok(PyType { inner: self.get_inner()?.ty() })
+    }
+    fn dimensions(&self) -> PyResult<usize> {
+        Ok(self.get_inner()?.dimensions())
+    }
+    /// Bind an `hl.Buffer` (its element type is checked now).
+    fn set(&self, buffer: &Bound<'_, PyAny>) -> PyResult<()> {
+        let b = buffer.extract::<PyRef<PyBuffer>>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "set(): incompatible function arguments: expected a halide.Buffer, got {}",
+                type_name(buffer)
+            ))
+        })?;
+        self.get_inner()?.set(b.inner.clone()).py()
+    }
+    fn get(&self, py: Python<'_>) -> PyResult<Py<PyBuffer>> {
+        match self.get_inner()?.get() {
+            Some(b) => wrap_buffer(py, b),
+            None => Py::new(py, PyBuffer::undefined()),
+        }
+    }
+    fn reset(&self) -> PyResult<()> {
+        self.get_inner()?.reset();
+        Ok(())
+    }
+    fn __getitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        let items: Vec<Bound<'_, PyAny>> = if let Ok(t) = key.cast::<PyTuple>() {
+            t.iter().collect()
+        } else if let Ok(l) = key.cast::<PyList>() {
+            l.iter().collect()
+        } else {
+            vec![key.clone()]
+        };
+        let args = items.iter().map(py_to_expr).collect::<PyResult<Vec<Expr>>>()?;
+        expr(self.get_inner()?.call(args))
+    }
+    fn dim(&self, i: i64) -> PyResult<PyDimension> {
+        Ok(PyDimension {
+            inner: self.get_inner()?.dim(i).py()?,
+            input: true,
+        })
+    }
+    fn width(&self) -> PyResult<PyExpr> {
+        expr(self.get_inner()?.base.width())
+    }
+    fn height(&self) -> PyResult<PyExpr> {
+        expr(self.get_inner()?.base.height())
+    }
+    fn channels(&self) -> PyResult<PyExpr> {
+        expr(self.get_inner()?.base.channels())
+    }
+    fn left(&self) -> PyResult<PyExpr> {
+        expr(self.get_inner()?.base.left())
+    }
+    fn right(&self) -> PyResult<PyExpr> {
+        expr(self.get_inner()?.base.right())
+    }
+    fn top(&self) -> PyResult<PyExpr> {
+        expr(self.get_inner()?.base.top())
+    }
+    fn bottom(&self) -> PyResult<PyExpr> {
+        expr(self.get_inner()?.base.bottom())
+    }
+    fn __repr__(&self) -> String {
+        match &self.inner {
+            None => "<halide.ImageParam undefined>".to_string(),
+            Some(im) => format!(
+                "<halide.ImageParam '{}', dims: {}, type: {}>",
+                im.name(),
+                im.dimensions(),
+                crate::py_type::type_name(im.ty())
+            ),
+        }
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyParam>()?;
+    m.add_class::<PyImageParam>()?;
+    Ok(())
+}
