@@ -297,15 +297,18 @@ pub fn realize_for(outputs: &[Function], sizes: &[i32], target: Option<&Target>)
     let compiled = compile_for(outputs, target)?;
     let mut full = vec![];
     let mut views = vec![];
-    for (i, f) in outputs.iter().enumerate() {
-        let name = f.name();
-        // The written region is in terms of the first output buffer's shape.
-        let first = element_buffer_name(&name, f.types().len(), 0);
-        let mut vars = HashMap::new();
+    // The written regions are in terms of the first buffer's shape of
+    // every output (an output others read is computed where they read it).
+    let mut vars = HashMap::new();
+    for f in outputs {
+        let first = element_buffer_name(&f.name(), f.types().len(), 0);
         for (d, &e) in sizes.iter().enumerate() {
             vars.insert(format!("{first}.min.{d}"), 0i64);
             vars.insert(format!("{first}.extent.{d}"), e as i64);
         }
+    }
+    for (i, f) in outputs.iter().enumerate() {
+        let name = f.name();
         let region = compiled
             .lowered
             .output_regions

@@ -11,6 +11,8 @@ pub mod py_loop_level;
 pub mod py_math;
 pub mod py_output_buffer;
 pub mod py_param;
+pub mod py_pipeline;
+pub mod py_target;
 pub mod py_stage;
 pub mod py_tuple;
 pub mod py_type;
@@ -30,5 +32,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_output_buffer::register(m)?;
     py_tuple::register(m)?;
     py_param::register(m)?;
+    py_target::register(m)?;
+    py_pipeline::register(m)?;
     Ok(())
 }

@@ -277,8 +277,25 @@ fn import_buffer(
     name: Option<String>,
     reverse_axes: bool,
 ) -> PyResult<Buffer> {
+    import_buffer_with(py, obj, name, reverse_axes, true)
+}
+
+/// Wrap the memory of a buffer-protocol object (zero-copy); a read-only
+/// object is accepted unless `writable` (then the exporter's error).
+pub(crate) fn import_buffer_with(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    name: Option<String>,
+    reverse_axes: bool,
+    writable: bool,
+) -> PyResult<Buffer> {
     let mut view: Box<ffi::Py_buffer> = Box::new(unsafe { std::mem::zeroed() });
-    let rc = unsafe { ffi::PyObject_GetBuffer(obj.as_ptr(), &mut *view, ffi::PyBUF_RECORDS) };
+    let flags = if writable {
+        ffi::PyBUF_RECORDS
+    } else {
+        ffi::PyBUF_RECORDS_RO
+    };
+    let rc = unsafe { ffi::PyObject_GetBuffer(obj.as_ptr(), &mut *view, flags) };
     if rc != 0 {
         return Err(PyErr::fetch(py));
     }
@@ -549,7 +566,7 @@ fn constructor_error() -> PyErr {
     )
 }
 
-fn supports_buffer_protocol(obj: &Bound<'_, PyAny>) -> bool {
+pub(crate) fn supports_buffer_protocol(obj: &Bound<'_, PyAny>) -> bool {
     unsafe { ffi::PyObject_CheckBuffer(obj.as_ptr()) != 0 }
 }
 

@@ -14,7 +14,7 @@ use ferrohalide_core::lower::StmtOutputFormat;
 use ferrohalide_core::schedule::TailStrategy;
 
 use crate::errors::{unimplemented, HalideError, IntoPy};
-use crate::py_buffer::{wrap_buffer, PyBuffer};
+use crate::py_buffer::PyBuffer;
 use crate::py_expr::{py_to_expr, PyExpr};
 use crate::py_loop_level::PyLoopLevel;
 use crate::py_type::{type_from_py, PyType};
@@ -256,12 +256,10 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "async_",
     "atomic",
     "bound_storage",
-    "compile_jit",
     "compile_to",
     "compile_to_assembly",
     "compile_to_bitcode",
     "compile_to_c",
-    "compile_to_callable",
     "compile_to_conceptual_stmt",
     "compile_to_file",
     "compile_to_header",
@@ -283,7 +281,6 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "gpu_threads",
     "gpu_tile",
     "hexagon",
-    "infer_arguments",
     "infer_input_bounds",
     "memoize",
     "never_partition",
@@ -345,49 +342,7 @@ fn func_values_from_py(value: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
     Ok(vec![py_to_expr(value)?])
 }
 
-fn sizes_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Option<Vec<i32>>> {
-    let items: Vec<Bound<'_, PyAny>> = if let Ok(t) = obj.cast::<PyTuple>() {
-        t.iter().collect()
-    } else if let Ok(l) = obj.cast::<PyList>() {
-        l.iter().collect()
-    } else {
-        return Ok(None);
-    };
-    let mut out = vec![];
-    for i in items {
-        match i.extract::<i32>() {
-            Ok(v) => out.push(v),
-            Err(_) => return Ok(None),
-        }
-    }
-    Ok(Some(out))
-}
 
-fn buffers_from_py(
-    obj: &Bound<'_, PyAny>,
-) -> PyResult<Option<Vec<ferrohalide_core::buffer::Buffer>>> {
-    if let Ok(b) = obj.extract::<PyRef<PyBuffer>>() {
-        return Ok(Some(vec![b.inner.clone()]));
-    }
-    let items: Vec<Bound<'_, PyAny>> = if let Ok(t) = obj.cast::<PyTuple>() {
-        t.iter().collect()
-    } else if let Ok(l) = obj.cast::<PyList>() {
-        l.iter().collect()
-    } else {
-        return Ok(None);
-    };
-    if items.is_empty() {
-        return Ok(None);
-    }
-    let mut out = vec![];
-    for i in items {
-        match i.extract::<PyRef<PyBuffer>>() {
-            Ok(b) => out.push(b.inner.clone()),
-            Err(_) => return Ok(None),
-        }
-    }
-    Ok(Some(out))
-}
 
 #[pymethods]
 impl PyFunc {
@@ -533,36 +488,31 @@ impl PyFunc {
         args: &Bound<'py, PyTuple>,
         target: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        if target.is_some_and(|t| !t.is_none()) {
-            return Err(unimplemented("Func.realize with an explicit target"));
-        }
         let function = self.inner.function.clone();
-        if args.is_empty() {
-            return realize_sizes(py, function, vec![]);
-        }
-        if args.len() > 1 {
-            return Err(PyTypeError::new_err(
-                "realize(): takes a list of sizes, a Buffer or a list of Buffers (and optionally target=)",
-            ));
-        }
-        let a0 = args.get_item(0)?;
-        if let Some(bufs) = buffers_from_py(&a0)? {
-            py.detach(|| ferrohalide_codegen_llvm::pipeline::realize_into(&[function], &bufs))
-                .py()?;
-            return Ok(py.None());
-        }
-        if let Some(sizes) = sizes_from_py(&a0)? {
-            return realize_sizes(py, function, sizes);
-        }
-        Err(PyTypeError::new_err(
-            "realize(): incompatible function arguments: expected a list of sizes, a Buffer or a list of Buffers",
-        ))
+        crate::py_pipeline::realize_py(py, vec![function], args, target)
+    }
+
+    #[pyo3(signature = (arguments, target=None))]
+    fn compile_to_callable(
+        &self,
+        arguments: &Bound<'_, PyAny>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::py_pipeline::PyCallable> {
+        crate::py_pipeline::compile_to_callable_py(vec![self.inner.function.clone()], arguments, target)
+    }
+
+    #[pyo3(signature = (target=None))]
+    fn compile_jit(&self, target: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        crate::py_pipeline::compile_jit_py(vec![self.inner.function.clone()], target)
+    }
+
+    fn infer_arguments(&self, py: Python<'_>) -> PyResult<Vec<crate::py_pipeline::PyArgument>> {
+        crate::py_pipeline::infer_arguments_py(py, &[self.inner.function.clone()])
     }
 
     /// Writes the final lowered statement. `arguments` lists the
-    /// pipeline's inputs; Buffers are the only kind that exists so far, and
-    /// every Buffer a Func reads is an argument anyway, so they are checked
-    /// and otherwise not needed.
+    /// pipeline's inputs (Buffers, Params, ImageParams); lowering finds
+    /// the inputs itself, so they are checked and otherwise not needed.
     #[pyo3(signature = (filename, arguments, fmt=PyStmtOutputFormat::Text, target=None))]
     fn compile_to_lowered_stmt(
         &self,
@@ -574,7 +524,7 @@ impl PyFunc {
     ) -> PyResult<()> {
         let incompatible = || {
             PyTypeError::new_err(
-                "compile_to_lowered_stmt(): incompatible function arguments: arguments must be a list of Buffers",
+                "compile_to_lowered_stmt(): incompatible function arguments: arguments must be a list of Buffers, Params and ImageParams",
             )
         };
         let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = arguments.cast::<PyList>() {
@@ -584,7 +534,12 @@ impl PyFunc {
         } else {
             return Err(incompatible());
         };
-        if items.iter().any(|a| a.extract::<PyRef<PyBuffer>>().is_err()) {
+        let is_argument = |a: &Bound<'_, PyAny>| {
+            a.extract::<PyRef<PyBuffer>>().is_ok()
+                || a.extract::<PyRef<crate::py_param::PyParam>>().is_ok()
+                || a.extract::<PyRef<crate::py_param::PyImageParam>>().is_ok()
+        };
+        if items.iter().any(|a| !is_argument(a)) {
             return Err(incompatible());
         }
         if target.is_some_and(|t| !t.is_none()) {
@@ -1008,24 +963,6 @@ fn define_with_implicit_args(f: &Func, dims: usize, value: Expr) -> PyResult<()>
     Ok(())
 }
 
-fn realize_sizes(
-    py: Python<'_>,
-    function: ferrohalide_core::lang::function::Function,
-    sizes: Vec<i32>,
-) -> PyResult<Py<PyAny>> {
-    let bufs = py
-        .detach(|| ferrohalide_codegen_llvm::pipeline::realize(&[function], &sizes))
-        .py()?;
-    let mut wrapped: Vec<Py<PyAny>> = Vec::with_capacity(bufs.len());
-    for b in bufs {
-        wrapped.push(wrap_buffer(py, b)?.into_any());
-    }
-    if wrapped.len() == 1 {
-        Ok(wrapped.pop().unwrap())
-    } else {
-        Ok(PyTuple::new(py, wrapped)?.into_any().unbind())
-    }
-}
 
 crate::expr_like_methods!(PyFuncRef {
     /// `f[args][i]`: element `i` of a call to a Tuple-valued Func.

@@ -219,11 +219,8 @@ impl BoundsInference<'_> {
             let output = self.is_output(name) && at_root;
             // The region consumers need (for an output: its buffer), in
             // terms of symbols defined outside this level.
-            let required = if output {
-                None
-            } else {
-                box_required(&body, name, &empty)
-            };
+            // An output other outputs read is also computed where they read it.
+            let required = box_required(&body, name, &empty);
             for (d, a) in args.iter().enumerate() {
                 let (lo, hi) = if output {
                     // A Tuple's loops follow its first buffer (`f.0`); the
@@ -231,7 +228,13 @@ impl BoundsInference<'_> {
                     let buf = crate::lang::tuple::element_buffer_name(name, f.types().len(), 0);
                     let min = var(format!("{buf}.min.{d}"));
                     let extent = var(format!("{buf}.extent.{d}"));
-                    (min.clone(), Expr::sub(Expr::add(min, extent), Expr::i32(1)))
+                    let max = Expr::sub(Expr::add(min.clone(), extent), Expr::i32(1));
+                    match required.as_ref().map(|r| r[d].clone()) {
+                        Some(Interval { min: Some(lo), max: Some(hi) }) => {
+                            (Expr::min(min, lo), Expr::max(max, hi))
+                        }
+                        _ => (min, max),
+                    }
                 } else {
                     match required.as_ref().map(|r| r[d].clone()) {
                         Some(Interval { min: Some(lo), max: Some(hi) }) => (lo, hi),

@@ -1,0 +1,434 @@
+//! `hl.Pipeline`, `hl.Callable`, `hl.Argument` / `hl.ArgumentKind`, and the
+//! realize entry point shared with `Func.realize`: Python values are
+//! converted here, everything else happens in
+//! `ferrohalide_codegen_llvm::{pipeline, callable}`.
+
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use ferrohalide_codegen_llvm::callable::{callable_scalar, compile_to_callable, Callable, ParamKind};
+use ferrohalide_codegen_llvm::pipeline::{self, InputValue};
+use ferrohalide_core::buffer::Buffer;
+use ferrohalide_core::ir::Type;
+use ferrohalide_core::lang::function::Function;
+use ferrohalide_core::lang::parameter::{Parameter, ScalarInput};
+use ferrohalide_core::lower::arguments::{pipeline_inputs, InputBuffer};
+use ferrohalide_core::target::Target;
+
+use crate::errors::{HalideError, IntoPy};
+use crate::py_buffer::{import_buffer_with, supports_buffer_protocol, wrap_buffer, PyBuffer};
+use crate::py_func::PyFunc;
+use crate::py_param::{PyImageParam, PyParam};
+use crate::py_target::target_from_py;
+use crate::py_type::PyType;
+
+fn opt_target(target: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Target>> {
+    match target {
+        Some(t) if !t.is_none() => Ok(Some(target_from_py(t)?)),
+        _ => Ok(None),
+    }
+}
+
+fn int_list(obj: &Bound<'_, PyAny>) -> Option<Vec<i32>> {
+    let items: Vec<Bound<'_, PyAny>> = if let Ok(t) = obj.cast::<PyTuple>() {
+        t.iter().collect()
+    } else if let Ok(l) = obj.cast::<PyList>() {
+        l.iter().collect()
+    } else {
+        return None;
+    };
+    items.iter().map(|i| i.extract::<i32>().ok()).collect()
+}
+
+fn buffer_list(obj: &Bound<'_, PyAny>) -> Option<Vec<Buffer>> {
+    if let Ok(b) = obj.extract::<PyRef<PyBuffer>>() {
+        return Some(vec![b.inner.clone()]);
+    }
+    let items: Vec<Bound<'_, PyAny>> = if let Ok(t) = obj.cast::<PyTuple>() {
+        t.iter().collect()
+    } else if let Ok(l) = obj.cast::<PyList>() {
+        l.iter().collect()
+    } else {
+        return None;
+    };
+    if items.is_empty() {
+        return None;
+    }
+    items
+        .iter()
+        .map(|i| i.extract::<PyRef<PyBuffer>>().ok().map(|b| b.inner.clone()))
+        .collect()
+}
+
+/// `realize(sizes | buffer | [buffers], target=)` for `outputs`:
+/// Buffers (one, or a tuple for several values) or None when realizing
+/// into given buffers. `tuple_result` makes even a single value a tuple
+/// when there are several outputs (Pipeline) .
+pub fn realize_py(
+    py: Python<'_>,
+    outputs: Vec<Function>,
+    args: &Bound<'_, PyTuple>,
+    target: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    // The target may also come second, positionally.
+    let (args, target) = match args.len() {
+        2 if args.get_item(1)?.extract::<PyRef<crate::py_target::PyTarget>>().is_ok() => {
+            let t = args.get_item(1)?;
+            (PyTuple::new(py, [args.get_item(0)?])?, Some(target_from_py(&t)?))
+        }
+        _ => (args.clone(), opt_target(target)?),
+    };
+    let sizes = match args.len() {
+        0 => Some(vec![]),
+        1 => {
+            let a0 = args.get_item(0)?;
+            if let Some(bufs) = buffer_list(&a0) {
+                py.detach(|| pipeline::realize_into_for(&outputs, &bufs, target.as_ref()))
+                    .py()?;
+                return Ok(py.None());
+            }
+            int_list(&a0)
+        }
+        _ => None,
+    };
+    let Some(sizes) = sizes else {
+        return Err(PyTypeError::new_err(
+            "realize(): incompatible function arguments: expected a list of sizes, a Buffer or a list of Buffers (and optionally target=)",
+        ));
+    };
+    let bufs = py
+        .detach(|| pipeline::realize_for(&outputs, &sizes, target.as_ref()))
+        .py()?;
+    let mut wrapped: Vec<Py<PyAny>> = Vec::with_capacity(bufs.len());
+    for b in bufs {
+        wrapped.push(wrap_buffer(py, b)?.into_any());
+    }
+    if wrapped.len() == 1 {
+        Ok(wrapped.pop().unwrap())
+    } else {
+        Ok(PyTuple::new(py, wrapped)?.into_any().unbind())
+    }
+}
+
+/// The Params / ImageParams given to `compile_to_callable`.
+fn callable_inputs(args: &Bound<'_, PyAny>) -> PyResult<Vec<Parameter>> {
+    let mut out = vec![];
+    for a in args.try_iter()? {
+        let a = a?;
+        if let Ok(p) = a.extract::<PyRef<PyParam>>() {
+            out.push(p.inner.clone());
+        } else if let Ok(im) = a.extract::<PyRef<PyImageParam>>() {
+            out.push(im.get_inner()?.param().clone());
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "compile_to_callable(): arguments must be Params or ImageParams, not {}",
+                crate::py_param::type_name(&a)
+            )));
+        }
+    }
+    Ok(out)
+}
+
+pub fn compile_to_callable_py(
+    outputs: Vec<Function>,
+    args: &Bound<'_, PyAny>,
+    target: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyCallable> {
+    let inputs = callable_inputs(args)?;
+    let target = opt_target(target)?;
+    let c = args
+        .py()
+        .detach(|| compile_to_callable(&outputs, &inputs, target.as_ref()))
+        .py()?;
+    Ok(PyCallable { inner: Arc::new(c) })
+}
+
+pub fn compile_jit_py(outputs: Vec<Function>, target: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    let target = opt_target(target)?;
+    pipeline::compile_for(&outputs, target.as_ref()).py()?;
+    Ok(())
+}
+
+pub fn infer_arguments_py(py: Python<'_>, outputs: &[Function]) -> PyResult<Vec<PyArgument>> {
+    let inputs = pipeline_inputs(outputs).py()?;
+    let mut out = vec![];
+    for b in &inputs.buffers {
+        if let InputBuffer::Param(_) = b {
+            out.push(PyArgument::new(py, b.name(), 1, b.dimensions(), b.ty())?);
+        }
+    }
+    for p in &inputs.scalars {
+        out.push(PyArgument::new(py, p.name(), 0, 0, p.ty())?);
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------
+// hl.Pipeline
+// ---------------------------------------------------------------------------
+
+#[pyclass(name = "Pipeline", module = "ferrohalide", frozen)]
+pub struct PyPipeline {
+    outputs: Vec<Function>,
+}
+
+impl PyPipeline {
+    fn outputs_or_err(&self) -> PyResult<Vec<Function>> {
+        if self.outputs.is_empty() {
+            return Err(HalideError::new_err("Error: Pipeline is undefined\n"));
+        }
+        Ok(self.outputs.clone())
+    }
+}
+
+#[pymethods]
+impl PyPipeline {
+    /// `Pipeline()`, `Pipeline(func)`, `Pipeline([funcs])`.
+    #[new]
+    #[pyo3(signature = (outputs=None))]
+    fn py_new(outputs: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let Some(o) = outputs else {
+            return Ok(PyPipeline { outputs: vec![] });
+        };
+        if let Ok(f) = o.extract::<PyRef<PyFunc>>() {
+            return Ok(PyPipeline {
+                outputs: vec![f.inner.function.clone()],
+            });
+        }
+        let mut fs = vec![];
+        for item in o.try_iter().map_err(|_| {
+            PyTypeError::new_err("__init__(): incompatible constructor arguments for halide.Pipeline")
+        })? {
+            let item = item?;
+            let f = item.extract::<PyRef<PyFunc>>().map_err(|_| {
+                PyTypeError::new_err("__init__(): incompatible constructor arguments for halide.Pipeline")
+            })?;
+            fs.push(f.inner.function.clone());
+        }
+        Ok(PyPipeline { outputs: fs })
+    }
+    fn defined(&self) -> bool {
+        !self.outputs.is_empty()
+    }
+    fn outputs(&self) -> Vec<PyFunc> {
+        self.outputs
+            .iter()
+            .map(|f| PyFunc {
+                inner: ferrohalide_core::lang::func::Func::from_function(f.clone()),
+            })
+            .collect()
+    }
+    #[pyo3(signature = (*args, target=None))]
+    fn realize(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        realize_py(py, self.outputs_or_err()?, args, target)
+    }
+    #[pyo3(signature = (target=None))]
+    fn compile_jit(&self, target: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        compile_jit_py(self.outputs_or_err()?, target)
+    }
+    #[pyo3(signature = (arguments, target=None))]
+    fn compile_to_callable(
+        &self,
+        arguments: &Bound<'_, PyAny>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyCallable> {
+        compile_to_callable_py(self.outputs_or_err()?, arguments, target)
+    }
+    fn infer_arguments(&self, py: Python<'_>) -> PyResult<Vec<PyArgument>> {
+        infer_arguments_py(py, &self.outputs_or_err()?)
+    }
+    fn __repr__(&self) -> String {
+        let names: Vec<String> = self.outputs.iter().map(|f| f.name()).collect();
+        format!("<halide.Pipeline [{}]>", names.join(", "))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// hl.Argument / hl.ArgumentKind
+// ---------------------------------------------------------------------------
+
+static ARGUMENT_KIND: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+#[pyclass(name = "Argument", module = "ferrohalide", frozen)]
+pub struct PyArgument {
+    #[pyo3(get)]
+    name: String,
+    #[pyo3(get)]
+    kind: Py<PyAny>,
+    #[pyo3(get)]
+    dimensions: usize,
+    ty: Type,
+}
+
+impl PyArgument {
+    fn new(py: Python<'_>, name: String, kind: u8, dimensions: usize, ty: Type) -> PyResult<PyArgument> {
+        let cls = ARGUMENT_KIND
+            .get(py)
+            .ok_or_else(|| PyTypeError::new_err("ArgumentKind is not initialized"))?;
+        Ok(PyArgument {
+            name,
+            kind: cls.bind(py).call1((kind,))?.unbind(),
+            dimensions,
+            ty,
+        })
+    }
+}
+
+#[pymethods]
+impl PyArgument {
+    #[getter]
+    fn r#type(&self) -> PyType {
+        PyType { inner: self.ty }
+    }
+    fn is_buffer(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.kind.bind(py).extract::<i64>()? != 0)
+    }
+    fn is_scalar(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.kind.bind(py).extract::<i64>()? == 0)
+    }
+    fn __repr__(&self) -> String {
+        format!("<halide.Argument '{}'>", self.name)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// hl.Callable
+// ---------------------------------------------------------------------------
+
+#[pyclass(name = "Callable", module = "ferrohalide", frozen)]
+pub struct PyCallable {
+    inner: Arc<Callable>,
+}
+
+fn py_type_repr(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .str()
+        .map(|s| s.to_string())
+        .unwrap_or_default()
+}
+
+/// A scalar for a Callable argument of type `ty`, accepted as pybind11's
+/// casters would (ints must fit, no floats for integers, NumPy scalars
+/// and 0-d arrays allowed); failures are Halide's "Unable to cast".
+fn callable_scalar_py(obj: &Bound<'_, PyAny>, ty: Type) -> PyResult<ScalarInput> {
+    let tname = py_type_repr(obj);
+    let fail = || {
+        HalideError::new_err(format!(
+            "Unable to cast Python instance of type {tname} to C++ type '?'"
+        ))
+    };
+    let v = python_scalar(obj).ok_or_else(fail)?;
+    callable_scalar(ty, v, &tname).map_err(|_| fail())
+}
+
+/// A Python or NumPy scalar (or 0-d array) as a ScalarInput.
+fn python_scalar(obj: &Bound<'_, PyAny>) -> Option<ScalarInput> {
+    if obj.is_none() || obj.is_instance_of::<PyString>() {
+        return None;
+    }
+    if obj.is_instance_of::<PyBool>() {
+        return obj.extract().ok().map(ScalarInput::Bool);
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return obj.extract::<i128>().ok().map(ScalarInput::Int);
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        return obj.extract().ok().map(ScalarInput::Float);
+    }
+    if let Ok(ndim) = obj.getattr("ndim") {
+        // NumPy scalars and arrays: only 0-d ones are scalars.
+        if ndim.extract::<i64>().ok()? != 0 {
+            return None;
+        }
+        let item = obj.call_method0("item").ok()?;
+        if item.is_instance_of::<PyBool>() || item.is_instance_of::<PyInt>() || item.is_instance_of::<PyFloat>() {
+            return python_scalar(&item);
+        }
+        return None;
+    }
+    if let Ok(i) = obj.call_method0("__index__").and_then(|v| v.extract::<i128>()) {
+        return Some(ScalarInput::Int(i));
+    }
+    obj.call_method0("__float__")
+        .and_then(|v| v.extract::<f64>())
+        .ok()
+        .map(ScalarInput::Float)
+}
+
+/// A buffer for a Callable argument: an `hl.Buffer` as is, or any
+/// buffer-protocol object with NumPy's axis order reversed.
+fn callable_buffer_py(obj: &Bound<'_, PyAny>, output: bool) -> PyResult<Buffer> {
+    if let Ok(b) = obj.extract::<PyRef<PyBuffer>>() {
+        if !b.defined {
+            return Err(HalideError::new_err(
+                "Error: Undefined buffer calling method raw_buffer\n",
+            ));
+        }
+        return Ok(b.inner.clone());
+    }
+    if !supports_buffer_protocol(obj) {
+        return Err(HalideError::new_err(format!(
+            "Object of type '{}' is not an instance of 'buffer'",
+            crate::py_param::type_name(obj)
+        )));
+    }
+    match import_buffer_with(obj.py(), obj, None, true, output) {
+        Ok(b) => Ok(b),
+        Err(e) if e.is_instance_of::<PyValueError>(obj.py()) => Err(e),
+        Err(e) => Err(HalideError::new_err(e.to_string())),
+    }
+}
+
+#[pymethods]
+impl PyCallable {
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__(&self, py: Python<'_>, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+        let positional: Vec<Bound<'_, PyAny>> = args.iter().collect();
+        let mut keywords = vec![];
+        if let Some(kw) = kwargs {
+            for (k, v) in kw.iter() {
+                keywords.push((k.extract::<String>()?, v));
+            }
+        }
+        let bound = self.inner.bind(positional, keywords).py()?;
+        let mut values = Vec::with_capacity(bound.len());
+        for (obj, p) in bound.iter().zip(self.inner.params()) {
+            values.push(match &p.kind {
+                ParamKind::Scalar(ty) => InputValue::Scalar(callable_scalar_py(obj, *ty)?),
+                ParamKind::InputBuffer(..) => InputValue::Buffer(callable_buffer_py(obj, false)?),
+                ParamKind::OutputBuffer(..) => InputValue::Buffer(callable_buffer_py(obj, true)?),
+            });
+        }
+        let c = self.inner.clone();
+        py.detach(move || c.call(values)).py()
+    }
+    fn __repr__(&self) -> String {
+        let names: Vec<&str> = self.inner.params().iter().map(|p| p.name.as_str()).collect();
+        format!("<halide.Callable ({})>", names.join(", "))
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    let kinds = crate::py_target::make_enum(
+        py,
+        "ArgumentKind",
+        &[("InputScalar", 0, ""), ("InputBuffer", 1, ""), ("OutputBuffer", 2, "")],
+        &[],
+    )?;
+    m.add("ArgumentKind", kinds.bind(py))?;
+    let _ = ARGUMENT_KIND.set(py, kinds);
+    m.add_class::<PyPipeline>()?;
+    m.add_class::<PyArgument>()?;
+    m.add_class::<PyCallable>()?;
+    Ok(())
+}
