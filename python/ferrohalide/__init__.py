@@ -128,14 +128,4 @@ for _name in [
         globals()[_name] = _make_unimplemented_function(_name)
 
 
-class BoundaryConditions:
-    """Halide's boundary conditions (not implemented yet)."""
-
-    constant_exterior = staticmethod(_make_unimplemented_function("BoundaryConditions.constant_exterior"))
-    repeat_edge = staticmethod(_make_unimplemented_function("BoundaryConditions.repeat_edge"))
-    repeat_image = staticmethod(_make_unimplemented_function("BoundaryConditions.repeat_image"))
-    mirror_image = staticmethod(_make_unimplemented_function("BoundaryConditions.mirror_image"))
-    mirror_interior = staticmethod(_make_unimplemented_function("BoundaryConditions.mirror_interior"))
-
-
 del _name

@@ -10,6 +10,7 @@ pub mod py_func;
 pub mod py_loop_level;
 pub mod py_math;
 pub mod py_output_buffer;
+pub mod py_boundary;
 pub mod py_param;
 pub mod py_pipeline;
 pub mod py_target;
@@ -34,5 +35,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_param::register(m)?;
     py_target::register(m)?;
     py_pipeline::register(m)?;
+    py_boundary::register(m)?;
     Ok(())
 }

@@ -736,6 +736,21 @@ pub fn print_when(cond: Expr, args: Vec<Expr>) -> Result<Expr> {
     ))
 }
 
+/// `require(cond, value, args...)`: `value` where `cond` holds; otherwise
+/// the pipeline fails with "Requirement Failed: (false) value args..."
+/// (Halide's message: the value and the arguments, space-separated).
+pub fn require(cond: Expr, value: Expr, args: Vec<Expr>) -> Result<Expr> {
+    if !cond.ty().is_bool() {
+        return Err(Error::user("Require condition must be a boolean type.\n"));
+    }
+    let mut call = vec![cond, value.clone(), Expr::string("Requirement Failed: (false) "), value.clone()];
+    for a in args {
+        call.push(Expr::string(" "));
+        call.push(a);
+    }
+    Ok(Expr::intrinsic(value.ty(), Intrinsic::Require, call))
+}
+
 pub fn likely(e: Expr) -> Expr {
     Expr::likely(e)
 }

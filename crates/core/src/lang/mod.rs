@@ -14,3 +14,5 @@ pub mod tuple;
 pub mod var;
 pub mod wrapper;
 pub mod image_param;
+pub mod boundary_conditions;
+pub mod lambda;

@@ -1,0 +1,233 @@
+//! `hl.BoundaryConditions` (a submodule, as in Halide's bindings),
+//! `hl.Range`, `hl.lambda_func` and `hl.require`: argument conversion for
+//! `ferrohalide_core::lang::{boundary_conditions, lambda, math}`.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString, PyTuple};
+
+use ferrohalide_core::ir::Expr;
+use ferrohalide_core::lang::boundary_conditions::{boundary_condition, Bound as Region, Kind, Source};
+
+use crate::errors::IntoPy;
+use crate::py_buffer::PyBuffer;
+use crate::py_expr::{py_to_expr, py_to_opt_expr, PyExpr};
+use crate::py_func::PyFunc;
+use crate::py_param::PyImageParam;
+use crate::py_var::PyVar;
+
+/// `hl.Range(min, extent)`: one dimension of a region; either side may be
+/// the undefined `hl.Expr()`.
+#[pyclass(name = "Range", module = "ferrohalide", frozen)]
+pub struct PyRange {
+    pub min: Option<Expr>,
+    pub extent: Option<Expr>,
+}
+
+#[pymethods]
+impl PyRange {
+    #[new]
+    #[pyo3(signature = (min=None, extent=None))]
+    fn py_new(min: Option<&Bound<'_, PyAny>>, extent: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let conv = |o: Option<&Bound<'_, PyAny>>| match o {
+            Some(o) => py_to_opt_expr(o),
+            None => Ok(None),
+        };
+        Ok(PyRange {
+            min: conv(min)?,
+            extent: conv(extent)?,
+        })
+    }
+    #[getter]
+    fn min(&self) -> PyExpr {
+        PyExpr::from_opt(self.min.clone())
+    }
+    #[getter]
+    fn extent(&self) -> PyExpr {
+        PyExpr::from_opt(self.extent.clone())
+    }
+    fn __repr__(&self) -> String {
+        let show = |e: &Option<Expr>| {
+            e.as_ref()
+                .map(ferrohalide_core::lang::print::expr_to_string)
+                .unwrap_or_else(|| "undefined".into())
+        };
+        format!("<halide.Range [{}, {}]>", show(&self.min), show(&self.extent))
+    }
+}
+
+fn incompatible(kind: Kind) -> PyErr {
+    PyTypeError::new_err(format!(
+        "{}(): incompatible function arguments: expected a Func, Buffer or ImageParam and a list of hl.Range or (min, extent) tuples",
+        kind.name()
+    ))
+}
+
+/// The bounds list: `hl.Range`s or `(min, extent)` tuples; both sides
+/// undefined leaves a dimension unbounded, one side undefined is invalid.
+fn bounds_from_py(kind: Kind, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Region>> {
+    let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = obj.cast::<PyList>() {
+        l.iter().collect()
+    } else if let Ok(t) = obj.cast::<PyTuple>() {
+        t.iter().collect()
+    } else {
+        return Err(incompatible(kind));
+    };
+    let mut out = vec![];
+    for item in items {
+        let (min, extent) = if let Ok(r) = item.extract::<PyRef<PyRange>>() {
+            (r.min.clone(), r.extent.clone())
+        } else if let Ok(t) = item.cast::<PyTuple>() {
+            if t.len() != 2 {
+                return Err(incompatible(kind));
+            }
+            let side = |o: Bound<'_, PyAny>| py_to_opt_expr(&o).map_err(|_| incompatible(kind));
+            (side(t.get_item(0)?)?, side(t.get_item(1)?)?)
+        } else {
+            return Err(incompatible(kind));
+        };
+        out.push(match (min, extent) {
+            (None, None) => None,
+            (Some(m), Some(e)) => Some((m, e)),
+            _ => return Err(PyValueError::new_err(format!("Invalid arguments to {}", kind.name()))),
+        });
+    }
+    Ok(out)
+}
+
+fn source_from_py(kind: Kind, obj: &Bound<'_, PyAny>, has_bounds: bool) -> PyResult<Source> {
+    if let Ok(f) = obj.extract::<PyRef<PyFunc>>() {
+        if !has_bounds {
+            return Err(incompatible(kind));
+        }
+        return Ok(Source::Func(f.inner.clone()));
+    }
+    if let Ok(b) = obj.extract::<PyRef<PyBuffer>>() {
+        if !b.defined {
+            return Err(PyValueError::new_err(format!("Invalid arguments to {}", kind.name())));
+        }
+        return Ok(Source::Buffer(b.inner.clone()));
+    }
+    if let Ok(im) = obj.extract::<PyRef<PyImageParam>>() {
+        return Ok(Source::ImageParam(im.get_inner()?.clone()));
+    }
+    if has_bounds {
+        Err(PyValueError::new_err(format!("Invalid arguments to {}", kind.name())))
+    } else {
+        Err(incompatible(kind))
+    }
+}
+
+fn apply(
+    kind: Kind,
+    source: &Bound<'_, PyAny>,
+    bounds: Option<&Bound<'_, PyAny>>,
+    exterior: Option<Expr>,
+) -> PyResult<PyFunc> {
+    let bounds = bounds.filter(|b| !b.is_none());
+    // The bounds are converted first: a malformed list is a TypeError
+    // whatever the source.
+    let regions = match bounds {
+        Some(b) => Some(bounds_from_py(kind, b)?),
+        None => None,
+    };
+    let src = source_from_py(kind, source, regions.is_some())?;
+    Ok(PyFunc {
+        inner: boundary_condition(kind, src, regions, exterior).py()?,
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (source, bounds=None))]
+fn repeat_edge(source: &Bound<'_, PyAny>, bounds: Option<&Bound<'_, PyAny>>) -> PyResult<PyFunc> {
+    apply(Kind::RepeatEdge, source, bounds, None)
+}
+
+#[pyfunction]
+#[pyo3(signature = (source, bounds=None))]
+fn repeat_image(source: &Bound<'_, PyAny>, bounds: Option<&Bound<'_, PyAny>>) -> PyResult<PyFunc> {
+    apply(Kind::RepeatImage, source, bounds, None)
+}
+
+#[pyfunction]
+#[pyo3(signature = (source, bounds=None))]
+fn mirror_image(source: &Bound<'_, PyAny>, bounds: Option<&Bound<'_, PyAny>>) -> PyResult<PyFunc> {
+    apply(Kind::MirrorImage, source, bounds, None)
+}
+
+#[pyfunction]
+#[pyo3(signature = (source, bounds=None))]
+fn mirror_interior(source: &Bound<'_, PyAny>, bounds: Option<&Bound<'_, PyAny>>) -> PyResult<PyFunc> {
+    apply(Kind::MirrorInterior, source, bounds, None)
+}
+
+#[pyfunction]
+#[pyo3(signature = (source, exterior, bounds=None))]
+fn constant_exterior(
+    source: &Bound<'_, PyAny>,
+    exterior: &Bound<'_, PyAny>,
+    bounds: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyFunc> {
+    let kind = Kind::ConstantExterior;
+    if exterior.is_instance_of::<PyTuple>() || exterior.is_instance_of::<PyList>() {
+        return Err(incompatible(kind));
+    }
+    if exterior.extract::<PyRef<crate::py_tuple::PyHlTuple>>().is_ok() {
+        return Err(PyValueError::new_err("Invalid arguments to constant_exterior"));
+    }
+    let value = py_to_expr(exterior).map_err(|_| incompatible(kind))?;
+    apply(kind, source, bounds, Some(value))
+}
+
+/// `lambda_func(v1, ..., vn, e)`.
+#[pyfunction]
+#[pyo3(signature = (*args))]
+fn lambda_func(args: &Bound<'_, PyTuple>) -> PyResult<PyFunc> {
+    let n = args.len();
+    if n == 0 {
+        return Err(PyValueError::new_err("Not enough arguments"));
+    }
+    let mut vars = vec![];
+    for i in 0..n - 1 {
+        let v = args.get_item(i)?;
+        let v = v.extract::<PyRef<PyVar>>().map_err(|_| {
+            pyo3::exceptions::PyRuntimeError::new_err(
+                "lambda_func(): every argument but the last must be a Var",
+            )
+        })?;
+        vars.push(v.inner.clone());
+    }
+    let e = py_to_expr(&args.get_item(n - 1)?)?;
+    Ok(PyFunc {
+        inner: ferrohalide_core::lang::lambda::lambda_func(&vars, e).py()?,
+    })
+}
+
+/// `require(condition, value, *args)`.
+#[pyfunction]
+#[pyo3(signature = (condition, value, *args))]
+fn require(condition: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> PyResult<PyExpr> {
+    if value.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(
+            "require(): incompatible function arguments: the value must be an Expr",
+        ));
+    }
+    let extra = args.iter().map(|a| py_to_expr(&a)).collect::<PyResult<Vec<Expr>>>()?;
+    let e = ferrohalide_core::lang::math::require(py_to_expr(condition)?, py_to_expr(value)?, extra);
+    Ok(PyExpr::new(e.py()?))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    let bc = PyModule::new(py, "BoundaryConditions")?;
+    bc.add_function(wrap_pyfunction!(constant_exterior, &bc)?)?;
+    bc.add_function(wrap_pyfunction!(repeat_edge, &bc)?)?;
+    bc.add_function(wrap_pyfunction!(repeat_image, &bc)?)?;
+    bc.add_function(wrap_pyfunction!(mirror_image, &bc)?)?;
+    bc.add_function(wrap_pyfunction!(mirror_interior, &bc)?)?;
+    m.add_submodule(&bc)?;
+    m.add_class::<PyRange>()?;
+    m.add_function(wrap_pyfunction!(lambda_func, m)?)?;
+    m.add_function(wrap_pyfunction!(require, m)?)?;
+    Ok(())
+}
