@@ -31,6 +31,12 @@ impl CodeGen {
         if t.is_handle() {
             return self.call_extern(names::POINTER_APPEND, p, &[dst, end, v]);
         }
+        if t.is_bool() {
+            // Halide prints bools as words.
+            let (yes, no) = (self.global_string("true"), self.global_string("false"));
+            let word = self.select(v, yes, no);
+            return self.call_extern(names::STRING_APPEND, p, &[dst, end, word]);
+        }
         if t.is_float() {
             let d = self.float_resize(v, self.t_f64());
             let sci = self.i32c(if t.bits == 64 { 1 } else { 0 });
