@@ -107,9 +107,12 @@ def test_expr_bool_raises_value_error():
         (x > 1) and (x < 3)  # noqa: B015
 
 
-def test_undefined_expr_is_unimplemented():
-    with pytest.raises(hl.HalideError, match="not implemented"):
-        hl.Expr()
+def test_undefined_expr():
+    e = hl.Expr()
+    assert not e.defined()
+    assert repr(e) == "<undefined halide.Expr>"
+    with pytest.raises(hl.HalideError):
+        e + 1
 
 
 def test_no_halide_import():
