@@ -9,14 +9,18 @@
 //! 3. scalar Params lie within their ranges.
 //!
 //! Assumes: the root body after bounds inference, with Func calls and
-//! Provides not yet flattened. Guarantees: the checks, then the body with
-//! each constrained shape variable rebound to its constraint (so that, for
-//! instance, loads from a buffer with `stride.0 == 1` are dense), which is
-//! sound because the body only runs once the constraints hold. Element
-//! types, dimensionality and null buffers are checked by the caller before
-//! the pipeline runs.
+//! Provides not yet flattened. Guarantees: the checks come first, then the
+//! body. Element types, dimensionality and null buffers are checked by the
+//! caller before the pipeline runs.
+//!
+//! `apply_shape_constraints` (after storage flattening, when buffer
+//! accesses mention the shape variables) then replaces each constrained
+//! shape variable by its constraint everywhere but in the assertions (so
+//! that, for instance, loads from a buffer with `stride.0 == 1` are
+//! dense); that is sound because the body only runs once the constraints
+//! hold.
 
-use super::arguments::{infer_inputs, InputBuffer};
+use super::arguments::{infer_inputs, InputBuffer, Inputs};
 use super::environment::Environment;
 use crate::analysis::bounds::{box_provided, boxes_required, Scope};
 use crate::analysis::simplify::simplify;
@@ -132,24 +136,21 @@ fn param_range_checks(p: &crate::lang::parameter::Parameter, out: &mut Vec<Stmt>
     }
 }
 
-/// Put the checks in front of `s`, the root body (see the module doc).
-pub fn add_buffer_checks(s: Stmt, env: &Environment, outputs: &[Function]) -> Result<Stmt> {
-    let empty = Scope::new();
-    let inputs = infer_inputs(&s, env, outputs)?;
-    let required = boxes_required(&s, &empty);
-    let mut checks = vec![];
-    let mut constraints: Vec<Constraint> = vec![];
+/// The shape constraints of the pipeline's buffers: each ImageParam's
+/// `dim(d).set_*` (including the default `stride.0 == 1`), `stride.0 == 1`
+/// for a bound Buffer that is dense (code for a bound Buffer is compiled
+/// for its layout; the cache key records whether it is dense) and for
+/// every output.
+fn shape_constraints(inputs: &Inputs, outputs: &[Function]) -> Vec<Constraint> {
+    let mut out = vec![];
     for b in &inputs.buffers {
         let name = b.name();
-        if let Some(region) = required.get(&name) {
-            range_checks("Input", &name, region, &mut checks)?;
-        }
         match b {
             InputBuffer::Param(p) => {
                 for (d, c) in p.constraints().into_iter().enumerate() {
                     for (field, e) in [("min", c.min), ("extent", c.extent), ("stride", c.stride)] {
                         if let Some(value) = e {
-                            constraints.push(Constraint {
+                            out.push(Constraint {
                                 name: format!("{name}.{field}.{d}"),
                                 value,
                             });
@@ -157,16 +158,37 @@ pub fn add_buffer_checks(s: Stmt, env: &Environment, outputs: &[Function]) -> Re
                     }
                 }
             }
-            // Code for a bound Buffer is compiled for its layout (the cache
-            // key records whether it is dense).
             InputBuffer::Bound(buf) => {
                 if buf.dim(0).is_ok_and(|d| d.stride == 1) {
-                    constraints.push(Constraint {
+                    out.push(Constraint {
                         name: format!("{name}.stride.0"),
                         value: Expr::i32(1),
                     });
                 }
             }
+        }
+    }
+    for o in outputs.iter().filter(|o| o.dimensions() > 0) {
+        for b in crate::lang::tuple::element_buffer_names(o) {
+            out.push(Constraint {
+                name: format!("{b}.stride.0"),
+                value: Expr::i32(1),
+            });
+        }
+    }
+    out
+}
+
+/// Put the checks in front of `s`, the root body (see the module doc).
+pub fn add_buffer_checks(s: Stmt, env: &Environment, outputs: &[Function]) -> Result<Stmt> {
+    let empty = Scope::new();
+    let inputs = infer_inputs(&s, env, outputs)?;
+    let required = boxes_required(&s, &empty);
+    let mut checks = vec![];
+    for b in &inputs.buffers {
+        let name = b.name();
+        if let Some(region) = required.get(&name) {
+            range_checks("Input", &name, region, &mut checks)?;
         }
     }
     for o in outputs {
@@ -178,25 +200,42 @@ pub fn add_buffer_checks(s: Stmt, env: &Environment, outputs: &[Function]) -> Re
             }
         }
         tuple_shape_checks(&buffers, o.dimensions(), &mut checks);
-        if o.dimensions() > 0 {
-            for b in &buffers {
-                constraints.push(Constraint {
-                    name: format!("{b}.stride.0"),
-                    value: Expr::i32(1),
-                });
-            }
-        }
     }
-    checks.extend(constraints.iter().map(constraint_check));
+    checks.extend(shape_constraints(&inputs, outputs).iter().map(constraint_check));
     for p in &inputs.scalars {
         param_range_checks(p, &mut checks);
     }
-    let mut body = s;
-    for c in constraints.iter().rev() {
-        body = Stmt::let_stmt(c.name.clone(), c.value.clone(), body);
-    }
-    checks.push(body);
+    checks.push(s);
     Ok(Stmt::block(checks))
+}
+
+/// Replace the constrained shape variables by their constraints outside
+/// the assertions (see the module doc). Assumes storage flattening is done.
+pub fn apply_shape_constraints(s: &Stmt, inputs: &Inputs, outputs: &[Function]) -> Stmt {
+    use crate::analysis::substitute::substitute_map;
+    use crate::ir::visit::{mutate_expr_children, mutate_stmt_children};
+    use crate::ir::{Mutator, StmtNode};
+    struct Apply(std::collections::HashMap<String, Expr>);
+    impl Mutator for Apply {
+        fn mutate_expr(&mut self, e: &Expr) -> Expr {
+            let e = mutate_expr_children(self, e);
+            match e.as_variable() {
+                Some(n) if self.0.contains_key(n) => substitute_map(&self.0, &e),
+                _ => e,
+            }
+        }
+        fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+            match s.node() {
+                StmtNode::AssertStmt { .. } => s.clone(),
+                _ => mutate_stmt_children(self, s),
+            }
+        }
+    }
+    let map = shape_constraints(inputs, outputs)
+        .into_iter()
+        .map(|c| (c.name, c.value))
+        .collect();
+    Apply(map).mutate_stmt(s)
 }
 
 /// The buffers of a Tuple output are written with one loop nest, sized by

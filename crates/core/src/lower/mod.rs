@@ -219,6 +219,9 @@ pub fn lower_with(outputs: &[Function], name: &str, options: &LowerOptions) -> R
     s = log.run("storage flattening", s, |s| {
         storage_flattening::storage_flattening(s, &env)
     })?;
+    s = log.run("shape constraints", s, |s| {
+        Ok(buffer_checks::apply_shape_constraints(s, &inputs, outputs))
+    })?;
     if options.no_asserts {
         s = log.run("strip asserts", s, |s| Ok(buffer_checks::strip_asserts(s)))?;
     }

@@ -14,10 +14,14 @@
 //! and a marked clamp becomes its likely operand, and the steady body is
 //! simplified. Conditions are solved only when they are linear in the loop
 //! variable with constant coefficients, built from comparisons, `&&`, `!`
-//! and lets bound inside the loop; conditions that read memory, call impure
+//! and lets bound inside the loop; a vector condition (after
+//! vectorization: `likely` ramps, clamps of ramps against broadcasts) is
+//! solved for all of its lanes at once through the lanes' bounds when
+//! those are linear (ramps with constant strides, broadcasts, sums of
+//! them); conditions that read memory, call impure
 //! functions or depend on inner loop variables are left alone, and a loop
-//! with nothing solvable is returned unchanged. Inner loops are partitioned
-//! before outer ones. `likely` wrappers are kept (the prologue and epilogue
+//! with nothing solvable is returned unchanged. Outer loops are partitioned
+//! before the loops inside each of their pieces. `likely` wrappers are kept (the prologue and epilogue
 //! still hold them); `strip_likely` removes them all afterwards.
 
 use std::collections::HashSet;
@@ -66,20 +70,54 @@ impl Mutator for Partitioner {
         e.clone()
     }
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
-        let out = mutate_stmt_children(self, s);
         if let StmtNode::For {
             name,
             min,
             extent,
             for_type: ft @ (ForType::Serial | ForType::Parallel),
             body,
-        } = out.node()
+        } = s.node()
         {
-            if let Some(p) = partition(name, min, extent, *ft, body) {
-                return p;
+            // Outer loops first: a steady state often makes an inner loop
+            // trivial (a producer computed per vector of its consumer gets
+            // a one-iteration loop once the consumer's clamps are gone),
+            // which the simplifier then removes instead of partitioning it.
+            if let Some(p) = partition(name, min, extent, *ft, body, 1) {
+                return InLoopBodies { name, p: self }.mutate_stmt(&p);
             }
         }
-        out
+        mutate_stmt_children(self, s)
+    }
+}
+
+/// Partitions the loops inside the bodies of the loops named `name` (the
+/// pieces of a loop just partitioned), not those loops themselves.
+struct InLoopBodies<'a> {
+    name: &'a str,
+    p: &'a mut Partitioner,
+}
+
+impl Mutator for InLoopBodies<'_> {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        e.clone()
+    }
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        match s.node() {
+            StmtNode::For {
+                name,
+                min,
+                extent,
+                for_type,
+                body,
+            } if name == self.name => Stmt::for_loop(
+                name.clone(),
+                min.clone(),
+                extent.clone(),
+                *for_type,
+                self.p.mutate_stmt(body),
+            ),
+            _ => mutate_stmt_children(self, s),
+        }
     }
 }
 
@@ -246,6 +284,15 @@ fn solve_cmp(
     if a.ty() != ty {
         return None;
     }
+    // `min(p, q) + r` is `min(p + r, q + r)`: bring min/max to the top so
+    // that they can be split below (clamped coordinates offset by a
+    // stencil tap look like this).
+    if let Some(a2) = hoist_min_max(a) {
+        return solve_cmp(op, &a2, b, var, ty, bounds);
+    }
+    if let Some(b2) = hoist_min_max(b) {
+        return solve_cmp(op, a, &b2, var, ty, bounds);
+    }
     if is_min_max(b) && !is_min_max(a) {
         return solve_cmp(flip(op), b, a, var, ty, bounds);
     }
@@ -305,6 +352,151 @@ fn solve_cmp(
         }
         _ => None,
     }
+}
+
+/// A scalar condition implying that the (possibly vector) condition `c`
+/// holds in all of its lanes: vector comparisons compare the lanes'
+/// extreme values (`lane_bounds`). `None` if that cannot be expressed.
+fn all_lanes(c: &Expr) -> Option<Expr> {
+    if c.ty().is_scalar() {
+        return Some(c.clone());
+    }
+    if let Some(a) = likely_arg(c) {
+        return all_lanes(a);
+    }
+    match c.node() {
+        ExprNode::Broadcast { value, .. } => all_lanes(value),
+        ExprNode::Binary {
+            op: BinOp::And,
+            a,
+            b,
+        } => Some(Expr::and(all_lanes(a)?, all_lanes(b)?)),
+        ExprNode::Binary { op, a, b } if op.is_comparison() => {
+            let (alo, ahi) = lane_bounds(a)?;
+            let (blo, bhi) = lane_bounds(b)?;
+            Some(match op {
+                BinOp::LT | BinOp::LE => Expr::binary(*op, ahi, blo),
+                BinOp::GT | BinOp::GE => Expr::binary(*op, alo, bhi),
+                BinOp::EQ if alo.same_as(&ahi) && blo.same_as(&bhi) => Expr::eq(alo, blo),
+                _ => return None,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The smallest and largest lane of an integer vector, as scalars, when
+/// it is built linearly from ramps with constant strides and broadcasts.
+fn lane_bounds(e: &Expr) -> Option<(Expr, Expr)> {
+    if e.ty().is_scalar() {
+        return Some((e.clone(), e.clone()));
+    }
+    if let Some(a) = likely_arg(e) {
+        // Keep the mark on the bounds: solve_cmp prefers marked operands.
+        let (lo, hi) = lane_bounds(a)?;
+        return Some((Expr::likely(lo), Expr::likely(hi)));
+    }
+    match e.node() {
+        ExprNode::Broadcast { value, .. } => lane_bounds(value),
+        ExprNode::Binary {
+            op: op @ (BinOp::Min | BinOp::Max),
+            a,
+            b,
+        } => {
+            let (alo, ahi) = lane_bounds(a)?;
+            let (blo, bhi) = lane_bounds(b)?;
+            Some((Expr::binary(*op, alo, blo), Expr::binary(*op, ahi, bhi)))
+        }
+        ExprNode::Ramp {
+            base,
+            stride,
+            lanes,
+        } if base.ty().is_scalar() => {
+            let s = const_int_value(stride)?;
+            let last = fold_binary(
+                BinOp::Add,
+                base.clone(),
+                Expr::make_const_i64(base.ty(), s.checked_mul(*lanes as i64 - 1)?),
+            );
+            Some(if s >= 0 {
+                (base.clone(), last)
+            } else {
+                (last, base.clone())
+            })
+        }
+        ExprNode::Binary {
+            op: BinOp::Add,
+            a,
+            b,
+        } => {
+            let (alo, ahi) = lane_bounds(a)?;
+            let (blo, bhi) = lane_bounds(b)?;
+            Some((
+                fold_binary(BinOp::Add, alo, blo),
+                fold_binary(BinOp::Add, ahi, bhi),
+            ))
+        }
+        ExprNode::Binary {
+            op: BinOp::Sub,
+            a,
+            b,
+        } => {
+            let (alo, ahi) = lane_bounds(a)?;
+            let (blo, bhi) = lane_bounds(b)?;
+            Some((
+                fold_binary(BinOp::Sub, alo, bhi),
+                fold_binary(BinOp::Sub, ahi, blo),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// `e` with a min/max under an addition or subtraction moved to the top
+/// (`min(p, q) + r` → `min(p + r, q + r)`, `r - min(p, q)` →
+/// `max(r - p, r - q)`), or `None` if there is none to move. A likely mark
+/// on `p` stays on the moved operand.
+fn hoist_min_max(e: &Expr) -> Option<Expr> {
+    let ExprNode::Binary {
+        op: op @ (BinOp::Add | BinOp::Sub),
+        a,
+        b,
+    } = e.node()
+    else {
+        return None;
+    };
+    let split = |m: &Expr| -> Option<(BinOp, Expr, Expr)> {
+        let m = hoist_min_max(m).unwrap_or_else(|| m.clone());
+        match m.node() {
+            ExprNode::Binary {
+                op: mm @ (BinOp::Min | BinOp::Max),
+                a,
+                b,
+            } => Some((*mm, a.clone(), b.clone())),
+            _ => None,
+        }
+    };
+    let apply = |x: &Expr, f: &dyn Fn(Expr) -> Expr| match likely_arg(x) {
+        Some(inner) => Expr::likely(f(inner.clone())),
+        None => f(x.clone()),
+    };
+    if let Some((mm, p, q)) = split(a) {
+        let r = b.clone();
+        let f = |x: Expr| Expr::binary(*op, x, r.clone());
+        return Some(Expr::binary(mm, apply(&p, &f), apply(&q, &f)));
+    }
+    if let Some((mm, p, q)) = split(b) {
+        let r = a.clone();
+        let f = |x: Expr| Expr::binary(*op, r.clone(), x);
+        // r - min(p, q) = max(r - p, r - q)
+        let mm = match (op, mm) {
+            (BinOp::Sub, BinOp::Min) => BinOp::Max,
+            (BinOp::Sub, _) => BinOp::Min,
+            (_, m) => m,
+        };
+        return Some(Expr::binary(mm, apply(&p, &f), apply(&q, &f)));
+    }
+    None
 }
 
 /// Is `e` a likely mark, or a min/max with a marked operand?
@@ -424,6 +616,8 @@ impl LikelyWalker {
 
     fn consider(&mut self, n: usize, cond: &Expr) {
         let Some(c) = self.expand(cond) else { return };
+        // A vector condition must hold in every lane.
+        let Some(c) = all_lanes(&c) else { return };
         if reads_state(&c) || !expr_uses_var(&c, &self.var) {
             return;
         }
@@ -479,7 +673,7 @@ fn fold_logic(e: Expr) -> Expr {
 impl Mutator for LikelyWalker {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         let t = e.ty();
-        if self.marks(e) && t.is_scalar() && t.is_bool() {
+        if self.marks(e) && t.is_bool() {
             let n = self.take_number();
             let ne = mutate_expr_children(self, e);
             if self.replace.is_none() {
@@ -487,7 +681,7 @@ impl Mutator for LikelyWalker {
                 self.consider(n, &c);
             }
             return if self.replacing(n) {
-                Expr::bool_const(true)
+                Expr::broadcast_if(Expr::bool_const(true), t.lanes)
             } else {
                 ne
             };
@@ -498,9 +692,9 @@ impl Mutator for LikelyWalker {
             b,
         } = e.node()
         {
-            let side = if has_likely_tag(a, self.innermost) && t.is_scalar() && !t.is_bool() {
+            let side = if has_likely_tag(a, self.innermost) && !t.is_bool() {
                 Some(0)
-            } else if has_likely_tag(b, self.innermost) && t.is_scalar() && !t.is_bool() {
+            } else if has_likely_tag(b, self.innermost) && !t.is_bool() {
                 Some(1)
             } else {
                 None
@@ -601,7 +795,19 @@ impl Mutator for LikelyWalker {
     }
 }
 
-fn partition(name: &str, min: &Expr, extent: &Expr, ft: ForType, body: &Stmt) -> Option<Stmt> {
+/// Partition the loop `name` (see the module doc). The steady state is
+/// partitioned again (`round` + 1) when simplifying it made more marks
+/// solvable: replacing the marks of this loop often turns an inner loop
+/// into a single iteration that the simplifier removes, exposing the marks
+/// that were inside it.
+fn partition(
+    name: &str,
+    min: &Expr,
+    extent: &Expr,
+    ft: ForType,
+    body: &Stmt,
+    round: usize,
+) -> Option<Stmt> {
     let ty = min.ty();
     if !(ty.is_int() && ty.bits >= 32 && ty.is_scalar()) {
         return None;
@@ -652,8 +858,13 @@ fn partition(name: &str, min: &Expr, extent: &Expr, ft: ForType, body: &Stmt) ->
     let steady_body = simplify_stmt(&replacer.mutate_stmt(body));
 
     let end = fold_binary(BinOp::Add, min.clone(), extent.clone());
-    let prologue_name = format!("{name}.prologue");
-    let epilogue_name = format!("{name}.epilogue");
+    let suffix = if round == 1 { String::new() } else { round.to_string() };
+    let prologue_name = format!("{name}.prologue{suffix}");
+    let epilogue_name = format!("{name}.epilogue{suffix}");
+    let steady_loop = |start: Expr, extent: Expr| {
+        partition(name, &start, &extent, ft, &steady_body, round + 1)
+            .unwrap_or_else(|| Stmt::for_loop(name, start, extent, ft, steady_body.clone()))
+    };
     // Skip a side that provably never runs.
     let lo = range.lo.filter(|lo| !provably(BinOp::LE, lo, min));
     let hi = range.hi.filter(|hi| {
@@ -665,13 +876,7 @@ fn partition(name: &str, min: &Expr, extent: &Expr, ft: ForType, body: &Stmt) ->
     });
     if lo.is_none() && hi.is_none() {
         // The whole loop is the steady state.
-        return Some(Stmt::for_loop(
-            name,
-            min.clone(),
-            extent.clone(),
-            ft,
-            steady_body,
-        ));
+        return Some(steady_loop(min.clone(), extent.clone()));
     }
     let steady_start = match &lo {
         Some(_) => Expr::var(ty, prologue_name.clone()),
@@ -692,12 +897,9 @@ fn partition(name: &str, min: &Expr, extent: &Expr, ft: ForType, body: &Stmt) ->
             body.clone(),
         ));
     }
-    loops.push(Stmt::for_loop(
-        name,
+    loops.push(steady_loop(
         steady_start.clone(),
         extent_of(&steady_start, &steady_end),
-        ft,
-        steady_body,
     ));
     if hi.is_some() {
         loops.push(Stmt::for_loop(
@@ -824,6 +1026,41 @@ mod tests {
         let stripped = strip_likely(&p);
         assert!(!stripped.to_string().contains("likely"), "{stripped}");
         same(&s, &stripped, &[("in", 12), ("out", 12)], &settings);
+    }
+
+    #[test]
+    fn vector_clamps_get_clean_steady_state() {
+        // for xo in [0, n): out[ramp(8 xo, 1, 8)] =
+        //     in[clamp(likely(ramp(8 xo - 1, 1, 8)), x8(0), x8(8 n - 1))]
+        let base = Expr::mul(v("xo"), c(8));
+        let lanes = |b: Expr| Expr::ramp(b, c(1), 8);
+        let x8 = |e: Expr| Expr::broadcast(e, 8);
+        let hi = Expr::sub(Expr::mul(v("n"), c(8)), c(1));
+        let idx = |d: i64| {
+            Expr::max(
+                Expr::min(Expr::likely(lanes(Expr::add(base.clone(), c(d)))), x8(hi.clone())),
+                x8(c(0)),
+            )
+        };
+        let ld8 = |i: Expr| Expr::load(Type::i32().with_lanes(8), "in", i, x8(t()));
+        let s = Stmt::for_loop(
+            "xo",
+            c(0),
+            v("n"),
+            ForType::Serial,
+            Stmt::store("out", Expr::add(ld8(idx(-1)), ld8(idx(1))), lanes(base), x8(t())),
+        );
+        let p = partition_loops(&s).unwrap();
+        assert_eq!(count_loops(&p), 3, "{p}");
+        let text = p.to_string();
+        let steady = text
+            .lines()
+            .skip_while(|l| !l.starts_with("for (xo, xo.prologue"))
+            .nth(1)
+            .unwrap();
+        assert!(!steady.contains("min(") && !steady.contains("max("), "{text}");
+        let settings: Vec<Vec<(&str, i64)>> = (0..5).map(|n| vec![("n", n)]).collect();
+        same(&s, &strip_likely(&p), &[("in", 40), ("out", 40)], &settings);
     }
 
     #[test]
