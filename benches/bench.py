@@ -90,6 +90,72 @@ def blur_sliding_x(hl, np):
     return blur_pipeline(hl, np, "sliding_x")
 
 
+def gaussian_input(np):
+    """tests/data/rgb.png, planar (c, y, x), tiled 4x4 (1024x1024x3) so the
+    run time is well above timer noise."""
+    import imageio.v2 as imageio
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "rgb.png")
+    rgb = np.asarray(imageio.imread(path))[:, :, :3]
+    return np.ascontiguousarray(np.tile(rgb, (4, 4, 1)).transpose(2, 0, 1))
+
+
+@case("gaussian 5x5 u8 RGB 1024x1024 (rgb.png tiled), repeat_edge, compile_to_callable")
+def gaussian_callable(hl, np):
+    planar = gaussian_input(np)
+    x, y, c, yo, yi = (hl.Var(n) for n in ["x", "y", "c", "yo", "yi"])
+    im = hl.ImageParam(hl.UInt(8), 3, "im")
+    clamped = hl.BoundaryConditions.repeat_edge(im)
+    taps = [(-2, 1), (-1, 4), (0, 6), (1, 4), (2, 1)]
+    gx, out = hl.Func("gx"), hl.Func("gauss")
+    gx[x, y, c] = sum(hl.u16(clamped[x + d, y, c]) * w for d, w in taps)
+    out[x, y, c] = hl.u8((sum(gx[x, y + d, c] * w for d, w in taps) + 128) // 256)
+    out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 16)
+    gx.store_at(out, yo).compute_at(out, yi).vectorize(x, 16)
+    call = out.compile_to_callable([im])
+    result = np.zeros_like(planar)
+    return lambda: call(planar, result)
+
+
+def edge_blur_pipeline(hl, np, what):
+    """The separable 3x3 blur of a 2560x1536 u16 image with repeat_edge on its
+    input (out: split y by 32, parallel, vectorize x 8; blur_x: store_at out
+    y, compute_at out x, vectorize x 8), or a plain copy of the image with
+    the same parallel/vector schedule: with a clamp-free steady state the
+    blur costs a small multiple of the copy."""
+    w, h = 2560, 1536
+    rng = np.random.default_rng(1)
+    data = rng.integers(0, 4096, size=(h, w), dtype=np.uint16)
+    inp = hl.Buffer(data)
+    x, y, yi = hl.Var("x"), hl.Var("y"), hl.Var("yi")
+    if what == "blur":
+        clamped = hl.BoundaryConditions.repeat_edge(inp)
+        bx, out = hl.Func("blur_x"), hl.Func("blur_y")
+        bx[x, y] = (clamped[x - 1, y] + clamped[x, y] + clamped[x + 1, y]) / 3
+        out[x, y] = (bx[x, y - 1] + bx[x, y] + bx[x, y + 1]) / 3
+        bx.store_at(out, y).compute_at(out, x).vectorize(x, 8)
+    else:
+        out = hl.Func("copy")
+        out[x, y] = inp[x, y]
+    out.split(y, y, yi, 32).parallel(y).vectorize(x, 8)
+    result = hl.Buffer(hl.UInt(16), [w, h])
+    return lambda: (data, out.realize(result))
+
+
+EDGE_BLUR = "blur 3x3 u16 2560x1536, repeat_edge, split y 32 parallel, vectorize x 8; blur_x store_at y, compute_at x"
+EDGE_COPY = "copy u16 2560x1536, split y 32 parallel, vectorize x 8"
+
+
+@case(EDGE_BLUR)
+def edge_blur(hl, np):
+    return edge_blur_pipeline(hl, np, "blur")
+
+
+@case(EDGE_COPY)
+def edge_copy(hl, np):
+    return edge_blur_pipeline(hl, np, "copy")
+
+
 def worker(module, runs, only):
     import numpy as np
 
@@ -168,6 +234,12 @@ def main():
                 break
             ratio = a[key] / b[key] if b[key] > 0 else float("inf")
             print(f"{name:52} {label:4} {a[key]*1e3:10.2f}ms {b[key]*1e3:10.2f}ms {ratio:7.2f}")
+    # The cost of the boundary condition: the blur against a plain copy of
+    # the same image, per implementation.
+    for module, res in out.items():
+        blur, copy = res.get(EDGE_BLUR, {}), res.get(EDGE_COPY, {})
+        if "run" in blur and "run" in copy and copy["run"] > 0:
+            print(f"{module}: repeat_edge blur / copy run time = {blur['run'] / copy['run']:.2f}")
 
 
 if __name__ == "__main__":

@@ -499,7 +499,7 @@ fn hoist_min_max(e: &Expr) -> Option<Expr> {
     None
 }
 
-/// Is `e` a likely mark, or a min/max with a marked operand?
+/// Is `e` a likely mark, or a min/max or sum with a marked operand?
 fn has_likely_tag(e: &Expr, innermost: bool) -> bool {
     if e.as_intrinsic(Intrinsic::Likely).is_some()
         || (innermost && e.as_intrinsic(Intrinsic::LikelyIfInnermost).is_some())
@@ -509,6 +509,14 @@ fn has_likely_tag(e: &Expr, innermost: bool) -> bool {
     match e.node() {
         ExprNode::Binary {
             op: BinOp::Min | BinOp::Max,
+            a,
+            b,
+        } => has_likely_tag(a, innermost) || has_likely_tag(b, innermost),
+        // The simplifier moves offsets into clamps
+        // (`max(likely(x), 0) - m` → `max(likely(x) - m, -m)`): the offset
+        // operand keeps the mark.
+        ExprNode::Binary {
+            op: BinOp::Add | BinOp::Sub,
             a,
             b,
         } => has_likely_tag(a, innermost) || has_likely_tag(b, innermost),
