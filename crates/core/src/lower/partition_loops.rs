@@ -82,7 +82,7 @@ impl Mutator for Partitioner {
             // trivial (a producer computed per vector of its consumer gets
             // a one-iteration loop once the consumer's clamps are gone),
             // which the simplifier then removes instead of partitioning it.
-            if let Some(p) = partition(name, min, extent, *ft, body, 1) {
+            if let Some(p) = partition(name, min, extent, *ft, body) {
                 return InLoopBodies { name, p: self }.mutate_stmt(&p);
             }
         }
@@ -803,23 +803,11 @@ impl Mutator for LikelyWalker {
     }
 }
 
-/// Partition the loop `name` (see the module doc). The steady state is
-/// partitioned again (`round` + 1) when simplifying it made more marks
-/// solvable: replacing the marks of this loop often turns an inner loop
-/// into a single iteration that the simplifier removes, exposing the marks
-/// that were inside it.
-fn partition(
-    name: &str,
-    min: &Expr,
-    extent: &Expr,
-    ft: ForType,
-    body: &Stmt,
-    round: usize,
-) -> Option<Stmt> {
+/// The range of iterations of loop `name` on which the solvable marks of
+/// `body` hold, and the simplified body with them replaced; `None` if no
+/// mark is solvable.
+fn steady_state(name: &str, min: &Expr, extent: &Expr, body: &Stmt) -> Option<(Interval, Stmt)> {
     let ty = min.ty();
-    if !(ty.is_int() && ty.bits >= 32 && ty.is_scalar()) {
-        return None;
-    }
     let mut has_likely = false;
     for_each_expr_in_stmt(body, &mut |e| has_likely |= likely_arg(e).is_some());
     if !has_likely {
@@ -863,16 +851,30 @@ fn partition(
         lets: vec![],
         found: vec![],
     };
-    let steady_body = simplify_stmt(&replacer.mutate_stmt(body));
+    Some((range, simplify_stmt(&replacer.mutate_stmt(body))))
+}
 
+/// Partition the loop `name` (see the module doc). Replacing the marks of
+/// a loop often turns an inner loop into a single iteration that the
+/// simplifier removes, exposing the marks that were inside it: the steady
+/// state is solved again until nothing more is found, and the ranges
+/// intersected, so the loop still splits into at most three pieces.
+fn partition(name: &str, min: &Expr, extent: &Expr, ft: ForType, body: &Stmt) -> Option<Stmt> {
+    let ty = min.ty();
+    if !(ty.is_int() && ty.bits >= 32 && ty.is_scalar()) {
+        return None;
+    }
+    let (mut range, mut steady_body) = steady_state(name, min, extent, body)?;
+    // Each round removes at least one mark, so this terminates.
+    while let Some((r, b)) = steady_state(name, min, extent, &steady_body) {
+        range = intersect(range, r);
+        steady_body = b;
+    }
     let end = fold_binary(BinOp::Add, min.clone(), extent.clone());
-    let suffix = if round == 1 { String::new() } else { round.to_string() };
-    let prologue_name = format!("{name}.prologue{suffix}");
-    let epilogue_name = format!("{name}.epilogue{suffix}");
-    let steady_loop = |start: Expr, extent: Expr| {
-        partition(name, &start, &extent, ft, &steady_body, round + 1)
-            .unwrap_or_else(|| Stmt::for_loop(name, start, extent, ft, steady_body.clone()))
-    };
+    let prologue_name = format!("{name}.prologue");
+    let epilogue_name = format!("{name}.epilogue");
+    let steady_loop =
+        |start: Expr, extent: Expr| Stmt::for_loop(name, start, extent, ft, steady_body.clone());
     // Skip a side that provably never runs.
     let lo = range.lo.filter(|lo| !provably(BinOp::LE, lo, min));
     let hi = range.hi.filter(|hi| {
