@@ -9,7 +9,9 @@ use std::sync::Arc;
 use ferrohalide_core::buffer::Buffer;
 use ferrohalide_core::ir::Type;
 use ferrohalide_core::lang::function::Function;
-use ferrohalide_core::lang::parameter::{scalar_immediate, immediate_value, Parameter, ScalarInput};
+use ferrohalide_core::lang::parameter::{
+    immediate_value, scalar_immediate, Parameter, ScalarInput,
+};
 use ferrohalide_core::lang::tuple::element_buffer_names;
 use ferrohalide_core::lower::arguments::InputBuffer;
 use ferrohalide_core::lower::ArgumentKind;
@@ -42,7 +44,11 @@ pub struct Callable {
 
 /// Compile `outputs` to be called with `inputs` (Params and ImageParams,
 /// in call order) followed by the output buffers.
-pub fn compile_to_callable(outputs: &[Function], inputs: &[Parameter], target: Option<&Target>) -> Result<Callable> {
+pub fn compile_to_callable(
+    outputs: &[Function],
+    inputs: &[Parameter],
+    target: Option<&Target>,
+) -> Result<Callable> {
     let compiled = compile_for(outputs, target)?;
     let lowered = &compiled.lowered;
     for p in &lowered.inputs.scalars {
@@ -173,7 +179,9 @@ impl Callable {
     /// Run with one value per argument, in positional order.
     pub fn call(&self, values: Vec<InputValue>) -> Result<()> {
         if values.len() != self.params.len() {
-            return Err(Error::internal("Callable called with the wrong number of values"));
+            return Err(Error::internal(
+                "Callable called with the wrong number of values",
+            ));
         }
         let mut inputs = vec![];
         let mut outputs: Vec<Buffer> = vec![];
@@ -181,7 +189,10 @@ impl Callable {
             match (&p.kind, v) {
                 (ParamKind::OutputBuffer(..), InputValue::Buffer(b)) => outputs.push(b),
                 (ParamKind::OutputBuffer(..), _) => {
-                    return Err(Error::type_error(format!("output {} must be a buffer", p.name)))
+                    return Err(Error::type_error(format!(
+                        "output {} must be a buffer",
+                        p.name
+                    )))
                 }
                 (_, v) => inputs.push((p.name.clone(), v)),
             }
@@ -197,7 +208,14 @@ impl Callable {
                 match inputs.iter().find(|(n, v)| *n == a.name && kind_ok(v)) {
                     Some((_, v)) => Ok(v.clone()),
                     // Bound Buffers are part of the pipeline, not arguments.
-                    None => match self.compiled.lowered.inputs.buffers.iter().find(|b| b.name() == a.name) {
+                    None => match self
+                        .compiled
+                        .lowered
+                        .inputs
+                        .buffers
+                        .iter()
+                        .find(|b| b.name() == a.name)
+                    {
                         Some(InputBuffer::Bound(b)) => Ok(InputValue::Buffer(b.clone())),
                         _ => Err(Error::internal(format!("no value for argument {}", a.name))),
                     },

@@ -55,6 +55,13 @@ pub struct Compiled {
 
 const CACHE_CAPACITY: usize = 64;
 
+static COMPILATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many pipelines this process has JIT-compiled (cache misses).
+pub fn compilations() -> u64 {
+    COMPILATIONS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 thread_local! {
     static CACHE: RefCell<HashMap<CacheKey, Arc<Compiled>>> = RefCell::new(HashMap::new());
 }
@@ -103,6 +110,7 @@ pub fn compile_for(outputs: &[Function], target: Option<&Target>) -> Result<Arc<
     };
     let lowered = lower_with(outputs, &name, &options)?;
     let module = compile_jit(&lowered.pipeline, &jit_target)?;
+    COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let compiled = Arc::new(Compiled {
         lowered,
         module,
@@ -195,19 +203,30 @@ pub fn run(
     outputs: &[Buffer],
 ) -> Result<()> {
     let p = &compiled.lowered.pipeline;
-    let mut values: Vec<InputValue> = Vec::with_capacity(p.args.len());
+    // Scalars first: a Param without a value is reported before an
+    // unbound ImageParam.
+    let mut slots: Vec<Option<InputValue>> = vec![None; p.args.len()];
+    for (slot, a) in slots.iter_mut().zip(&p.args) {
+        if a.kind == ArgumentKind::InputScalar {
+            *slot = Some(input(a)?);
+        }
+    }
     let mut out_index = 0;
-    for a in &p.args {
-        values.push(match a.kind {
+    for (slot, a) in slots.iter_mut().zip(&p.args) {
+        match a.kind {
             ArgumentKind::OutputBuffer => {
                 out_index += 1;
-                InputValue::Buffer(outputs.get(out_index - 1).cloned().ok_or_else(|| {
-                    Error::internal(format!("missing output buffer {}", a.name))
-                })?)
+                *slot = Some(InputValue::Buffer(
+                    outputs.get(out_index - 1).cloned().ok_or_else(|| {
+                        Error::internal(format!("missing output buffer {}", a.name))
+                    })?,
+                ));
             }
-            _ => input(a)?,
-        });
+            ArgumentKind::InputBuffer => *slot = Some(input(a)?),
+            ArgumentKind::InputScalar => {}
+        }
     }
+    let values: Vec<InputValue> = slots.into_iter().flatten().collect();
     for (a, v) in p.args.iter().zip(&values) {
         match (a.kind, v) {
             (ArgumentKind::InputBuffer, InputValue::Buffer(b)) => {
@@ -228,7 +247,8 @@ pub fn run(
     // Build halide_buffer_t's for every buffer argument; keep their
     // dimension arrays alive for the duration of the call.
     let mut dims_storage: Vec<Vec<halide_dimension_t>> = vec![Vec::new(); values.len()];
-    let mut raws: Vec<Option<ferrohalide_runtime::halide_buffer_t>> = Vec::with_capacity(values.len());
+    let mut raws: Vec<Option<ferrohalide_runtime::halide_buffer_t>> =
+        Vec::with_capacity(values.len());
     for (i, v) in values.iter().enumerate() {
         raws.push(match v {
             InputValue::Buffer(b) => Some(b.raw(&mut dims_storage[i])),
@@ -272,7 +292,11 @@ pub fn realize(outputs: &[Function], sizes: &[i32]) -> Result<Vec<Buffer>> {
 }
 
 /// `realize` for an explicit target.
-pub fn realize_for(outputs: &[Function], sizes: &[i32], target: Option<&Target>) -> Result<Vec<Buffer>> {
+pub fn realize_for(
+    outputs: &[Function],
+    sizes: &[i32],
+    target: Option<&Target>,
+) -> Result<Vec<Buffer>> {
     for f in outputs {
         if !f.has_pure_definition() {
             return Err(Error::user("Can't realize undefined Func."));
@@ -363,7 +387,11 @@ pub fn realize_into(outputs: &[Function], buffers: &[Buffer]) -> Result<()> {
 }
 
 /// `realize_into` for an explicit target.
-pub fn realize_into_for(outputs: &[Function], buffers: &[Buffer], target: Option<&Target>) -> Result<()> {
+pub fn realize_into_for(
+    outputs: &[Function],
+    buffers: &[Buffer],
+    target: Option<&Target>,
+) -> Result<()> {
     for f in outputs {
         if !f.has_pure_definition() {
             return Err(Error::user(format!(
@@ -389,7 +417,10 @@ pub fn realize_into_for(outputs: &[Function], buffers: &[Buffer], target: Option
         )));
     }
     if let Some(first) = outputs.first() {
-        if let Some(f) = outputs.iter().find(|f| f.dimensions() != first.dimensions()) {
+        if let Some(f) = outputs
+            .iter()
+            .find(|f| f.dimensions() != first.dimensions())
+        {
             return Err(Error::user(format!(
                 "Can't realize Pipeline with outputs of different dimensionality: {} has {} dimensions but {} has {} dimensions.\n",
                 first.name(),

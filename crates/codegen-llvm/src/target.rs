@@ -119,35 +119,76 @@ const X86_ISA: &[(Feature, &[&str])] = &[
     (feature::F16C, &["f16c"]),
     (feature::AVXVNNI, &["avxvnni"]),
     (feature::AVX512, &["avx512f", "avx512cd"]),
-    (feature::AVX512_KNL, &["avx512f", "avx512cd", "avx512er", "avx512pf"]),
+    (
+        feature::AVX512_KNL,
+        &["avx512f", "avx512cd", "avx512er", "avx512pf"],
+    ),
     (
         feature::AVX512_SKYLAKE,
         &["avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq"],
     ),
     (
         feature::AVX512_CANNONLAKE,
-        &["avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq", "avx512ifma", "avx512vbmi"],
+        &[
+            "avx512f",
+            "avx512cd",
+            "avx512vl",
+            "avx512bw",
+            "avx512dq",
+            "avx512ifma",
+            "avx512vbmi",
+        ],
     ),
     (
         feature::AVX512_ZEN4,
         &[
-            "avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq", "avx512ifma", "avx512vbmi",
-            "avx512vnni", "avx512bf16", "avx512vbmi2", "avx512bitalg", "avx512vpopcntdq",
+            "avx512f",
+            "avx512cd",
+            "avx512vl",
+            "avx512bw",
+            "avx512dq",
+            "avx512ifma",
+            "avx512vbmi",
+            "avx512vnni",
+            "avx512bf16",
+            "avx512vbmi2",
+            "avx512bitalg",
+            "avx512vpopcntdq",
         ],
     ),
     (
         feature::AVX512_ZEN5,
         &[
-            "avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq", "avx512ifma", "avx512vbmi",
-            "avx512vnni", "avx512bf16", "avx512vbmi2", "avx512bitalg", "avx512vpopcntdq",
-            "avxvnni", "avx512vp2intersect",
+            "avx512f",
+            "avx512cd",
+            "avx512vl",
+            "avx512bw",
+            "avx512dq",
+            "avx512ifma",
+            "avx512vbmi",
+            "avx512vnni",
+            "avx512bf16",
+            "avx512vbmi2",
+            "avx512bitalg",
+            "avx512vpopcntdq",
+            "avxvnni",
+            "avx512vp2intersect",
         ],
     ),
     (
         feature::AVX512_SAPPHIRERAPIDS,
         &[
-            "avx512f", "avx512cd", "avx512vl", "avx512bw", "avx512dq", "avx512ifma", "avx512vbmi",
-            "avx512vnni", "avx512bf16", "avx512fp16", "avxvnni",
+            "avx512f",
+            "avx512cd",
+            "avx512vl",
+            "avx512bw",
+            "avx512dq",
+            "avx512ifma",
+            "avx512vbmi",
+            "avx512vnni",
+            "avx512bf16",
+            "avx512fp16",
+            "avxvnni",
         ],
     ),
 ];
@@ -156,11 +197,38 @@ const X86_ISA: &[(Feature, &[&str])] = &[
 /// target that does not ask for them gets them switched off, so e.g.
 /// `x86-64-linux-avx2` never uses AVX-512 even on an AVX-512 host.
 const X86_VECTOR_FEATURES: &[&str] = &[
-    "sse4.1", "sse4.2", "avx", "avx2", "fma", "f16c", "avxvnni", "avx512f", "avx512cd", "avx512er",
-    "avx512pf", "avx512vl", "avx512bw", "avx512dq", "avx512ifma", "avx512vbmi", "avx512vnni",
-    "avx512bf16", "avx512vbmi2", "avx512bitalg", "avx512vpopcntdq", "avx512vp2intersect",
-    "avx512fp16", "avx10.1-256", "avx10.1-512", "amx-tile", "amx-int8", "amx-bf16", "vaes",
-    "vpclmulqdq", "gfni", "evex512",
+    "sse4.1",
+    "sse4.2",
+    "avx",
+    "avx2",
+    "fma",
+    "f16c",
+    "avxvnni",
+    "avx512f",
+    "avx512cd",
+    "avx512er",
+    "avx512pf",
+    "avx512vl",
+    "avx512bw",
+    "avx512dq",
+    "avx512ifma",
+    "avx512vbmi",
+    "avx512vnni",
+    "avx512bf16",
+    "avx512vbmi2",
+    "avx512bitalg",
+    "avx512vpopcntdq",
+    "avx512vp2intersect",
+    "avx512fp16",
+    "avx10.1-256",
+    "avx10.1-512",
+    "amx-tile",
+    "amx-int8",
+    "amx-bf16",
+    "vaes",
+    "vpclmulqdq",
+    "gfni",
+    "evex512",
 ];
 
 fn host_has(host: &JitTarget, names: &[&str]) -> bool {
@@ -181,7 +249,11 @@ pub fn detect_host_target() -> Target {
     let host = JitTarget::host();
     let mut t = Target::new(os::LINUX, arch::X86, 64, host_tune(&host.cpu), &[]);
     if !cfg!(target_os = "linux") {
-        t.os = if cfg!(target_os = "windows") { os::WINDOWS } else { os::OSX };
+        t.os = if cfg!(target_os = "windows") {
+            os::WINDOWS
+        } else {
+            os::OSX
+        };
     }
     if !cfg!(target_arch = "x86_64") {
         t.arch = arch::ARM;
@@ -218,7 +290,8 @@ impl JitTarget {
             )));
         }
         let host = JitTarget::host();
-        let isa = |x: &Target| -> Vec<bool> { X86_ISA.iter().map(|(f, _)| x.has_feature(*f)).collect() };
+        let isa =
+            |x: &Target| -> Vec<bool> { X86_ISA.iter().map(|(f, _)| x.has_feature(*f)).collect() };
         if isa(t) == isa(&host_t) {
             return Ok(host);
         }

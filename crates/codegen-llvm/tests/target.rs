@@ -20,9 +20,13 @@ fn assembly_for(target: &str) -> Option<String> {
     let input = ImageParam::new(Type::float(32), 1, Some("inp"));
     let f = Func::new(Some("target_test_f"));
     let x = Expr::var_i32("x");
-    let v = Expr::add(Expr::mul(input.call(vec![x.clone()]).unwrap(), Expr::f32(3.0)), Expr::f32(1.0));
+    let v = Expr::add(
+        Expr::mul(input.call(vec![x.clone()]).unwrap(), Expr::f32(3.0)),
+        Expr::f32(1.0),
+    );
     f.define(vec![x], vec![v]).unwrap();
-    f.vectorize_by("x", Expr::i32(16), TailStrategy::ShiftInwards).unwrap();
+    f.vectorize_by("x", Expr::i32(16), TailStrategy::ShiftInwards)
+        .unwrap();
     let lowered = lower(&[f.function.clone()], "target_test").unwrap();
     Some(compile_to_assembly(&lowered.pipeline, &jt).unwrap())
 }
@@ -33,7 +37,10 @@ fn avx2_target_emits_no_avx512() {
         return;
     };
     assert!(asm.contains("ymm"), "expected 256-bit vectors:\n{asm}");
-    assert!(!asm.contains("zmm"), "AVX-512 register in avx2 code:\n{asm}");
+    assert!(
+        !asm.contains("zmm"),
+        "AVX-512 register in avx2 code:\n{asm}"
+    );
 }
 
 #[test]
@@ -42,8 +49,14 @@ fn baseline_target_emits_no_avx() {
         return;
     };
     assert!(asm.contains("xmm"));
-    assert!(!asm.contains("ymm") && !asm.contains("zmm"), "AVX register in SSE2 code:\n{asm}");
-    assert!(!asm.contains("vmul"), "VEX-encoded instruction in SSE2 code:\n{asm}");
+    assert!(
+        !asm.contains("ymm") && !asm.contains("zmm"),
+        "AVX register in SSE2 code:\n{asm}"
+    );
+    assert!(
+        !asm.contains("vmul"),
+        "VEX-encoded instruction in SSE2 code:\n{asm}"
+    );
 }
 
 #[test]
@@ -52,5 +65,7 @@ fn host_target_and_foreign_targets() {
     let host = Target::host();
     assert!(JitTarget::for_target(&host).is_ok());
     let err = JitTarget::for_target(&Target::parse("arm-64-linux").unwrap()).unwrap_err();
-    assert!(err.message.contains("Cannot run code compiled for target arm-64-linux"));
+    assert!(err
+        .message
+        .contains("Cannot run code compiled for target arm-64-linux"));
 }

@@ -320,9 +320,9 @@ impl Target {
 
     /// The machine we run on (without `jit`).
     pub fn host() -> Target {
-        HOST.get().cloned().unwrap_or_else(|| {
-            Target::new(os::LINUX, arch::X86, 64, Tune(0), &[feature::SSE41])
-        })
+        HOST.get()
+            .cloned()
+            .unwrap_or_else(|| Target::new(os::LINUX, arch::X86, 64, Tune(0), &[feature::SSE41]))
     }
 
     /// Parse a target string. `""` is the host; `host` may begin the string.
@@ -422,7 +422,10 @@ impl Target {
     }
     /// The features that are set, in value order.
     pub fn features(&self) -> Vec<Feature> {
-        (0..128u8).map(Feature).filter(|f| self.has_feature(*f)).collect()
+        (0..128u8)
+            .map(Feature)
+            .filter(|f| self.has_feature(*f))
+            .collect()
     }
 
     pub fn has_gpu_feature(&self) -> bool {
@@ -509,7 +512,13 @@ impl Target {
 impl std::fmt::Display for Target {
     /// `arch-bits-os[-tune]-features`, features sorted by name.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}-{}-{}", self.arch.as_str(), self.bits, self.os.as_str())?;
+        write!(
+            f,
+            "{}-{}-{}",
+            self.arch.as_str(),
+            self.bits,
+            self.os.as_str()
+        )?;
         if self.tune.0 != 0 {
             write!(f, "-{}", self.tune.as_str())?;
         }
@@ -544,13 +553,27 @@ mod tests {
     fn parse_and_print() {
         assert_eq!(canon("x86-64-linux-sse41-avx"), "x86-64-linux-avx-sse41");
         assert_eq!(canon("linux-x86-64"), "x86-64-linux");
-        assert_eq!(canon("x86-64-linux-tune_znver4-avx2"), "x86-64-linux-tune_znver4-avx2");
+        assert_eq!(
+            canon("x86-64-linux-tune_znver4-avx2"),
+            "x86-64-linux-tune_znver4-avx2"
+        );
         assert_eq!(canon("x86-64-linux-tune_generic"), "x86-64-linux");
         assert_eq!(canon("x86-64-linux-trace_all"), "x86-64-linux-trace_all");
         assert_eq!(Target::default().to_string(), "arch_unknown-0-os_unknown");
-        for bad in ["x86-64", "linux", "x86-65-linux", "x86-64-linux-linux", "X86-64-LINUX", "-x86-64-linux", "x86-64-linux-"] {
+        for bad in [
+            "x86-64",
+            "linux",
+            "x86-65-linux",
+            "x86-64-linux-linux",
+            "X86-64-LINUX",
+            "-x86-64-linux",
+            "x86-64-linux-",
+        ] {
             assert!(!Target::validate(bad), "{bad}");
-            assert!(Target::parse(bad).unwrap_err().message.starts_with("Did not understand Halide target"));
+            assert!(Target::parse(bad)
+                .unwrap_err()
+                .message
+                .starts_with("Did not understand Halide target"));
         }
     }
 

@@ -7,7 +7,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
 use ferrohalide_core::ir::Expr;
-use ferrohalide_core::lang::boundary_conditions::{boundary_condition, Bound as Region, Kind, Source};
+use ferrohalide_core::lang::boundary_conditions::{
+    boundary_condition, Bound as Region, Kind, Source,
+};
 
 use crate::errors::IntoPy;
 use crate::py_buffer::PyBuffer;
@@ -52,7 +54,11 @@ impl PyRange {
                 .map(ferrohalide_core::lang::print::expr_to_string)
                 .unwrap_or_else(|| "undefined".into())
         };
-        format!("<halide.Range [{}, {}]>", show(&self.min), show(&self.extent))
+        format!(
+            "<halide.Range [{}, {}]>",
+            show(&self.min),
+            show(&self.extent)
+        )
     }
 }
 
@@ -89,7 +95,12 @@ fn bounds_from_py(kind: Kind, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Region>> {
         out.push(match (min, extent) {
             (None, None) => None,
             (Some(m), Some(e)) => Some((m, e)),
-            _ => return Err(PyValueError::new_err(format!("Invalid arguments to {}", kind.name()))),
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "Invalid arguments to {}",
+                    kind.name()
+                )))
+            }
         });
     }
     Ok(out)
@@ -104,7 +115,10 @@ fn source_from_py(kind: Kind, obj: &Bound<'_, PyAny>, has_bounds: bool) -> PyRes
     }
     if let Ok(b) = obj.extract::<PyRef<PyBuffer>>() {
         if !b.defined {
-            return Err(PyValueError::new_err(format!("Invalid arguments to {}", kind.name())));
+            return Err(PyValueError::new_err(format!(
+                "Invalid arguments to {}",
+                kind.name()
+            )));
         }
         return Ok(Source::Buffer(b.inner.clone()));
     }
@@ -112,7 +126,10 @@ fn source_from_py(kind: Kind, obj: &Bound<'_, PyAny>, has_bounds: bool) -> PyRes
         return Ok(Source::ImageParam(im.get_inner()?.clone()));
     }
     if has_bounds {
-        Err(PyValueError::new_err(format!("Invalid arguments to {}", kind.name())))
+        Err(PyValueError::new_err(format!(
+            "Invalid arguments to {}",
+            kind.name()
+        )))
     } else {
         Err(incompatible(kind))
     }
@@ -157,7 +174,10 @@ fn mirror_image(source: &Bound<'_, PyAny>, bounds: Option<&Bound<'_, PyAny>>) ->
 
 #[pyfunction]
 #[pyo3(signature = (source, bounds=None))]
-fn mirror_interior(source: &Bound<'_, PyAny>, bounds: Option<&Bound<'_, PyAny>>) -> PyResult<PyFunc> {
+fn mirror_interior(
+    source: &Bound<'_, PyAny>,
+    bounds: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyFunc> {
     apply(Kind::MirrorInterior, source, bounds, None)
 }
 
@@ -172,8 +192,13 @@ fn constant_exterior(
     if exterior.is_instance_of::<PyTuple>() || exterior.is_instance_of::<PyList>() {
         return Err(incompatible(kind));
     }
-    if exterior.extract::<PyRef<crate::py_tuple::PyHlTuple>>().is_ok() {
-        return Err(PyValueError::new_err("Invalid arguments to constant_exterior"));
+    if exterior
+        .extract::<PyRef<crate::py_tuple::PyHlTuple>>()
+        .is_ok()
+    {
+        return Err(PyValueError::new_err(
+            "Invalid arguments to constant_exterior",
+        ));
     }
     let value = py_to_expr(exterior).map_err(|_| incompatible(kind))?;
     apply(kind, source, bounds, Some(value))
@@ -206,14 +231,22 @@ fn lambda_func(args: &Bound<'_, PyTuple>) -> PyResult<PyFunc> {
 /// `require(condition, value, *args)`.
 #[pyfunction]
 #[pyo3(signature = (condition, value, *args))]
-fn require(condition: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> PyResult<PyExpr> {
+fn require(
+    condition: &Bound<'_, PyAny>,
+    value: &Bound<'_, PyAny>,
+    args: &Bound<'_, PyTuple>,
+) -> PyResult<PyExpr> {
     if value.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err(
             "require(): incompatible function arguments: the value must be an Expr",
         ));
     }
-    let extra = args.iter().map(|a| py_to_expr(&a)).collect::<PyResult<Vec<Expr>>>()?;
-    let e = ferrohalide_core::lang::math::require(py_to_expr(condition)?, py_to_expr(value)?, extra);
+    let extra = args
+        .iter()
+        .map(|a| py_to_expr(&a))
+        .collect::<PyResult<Vec<Expr>>>()?;
+    let e =
+        ferrohalide_core::lang::math::require(py_to_expr(condition)?, py_to_expr(value)?, extra);
     Ok(PyExpr::new(e.py()?))
 }
 

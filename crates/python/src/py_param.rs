@@ -51,10 +51,16 @@ pub fn python_number(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<ScalarInput
         return Ok(ScalarInput::Float(obj.extract()?));
     }
     if !obj.is_instance_of::<PyString>() {
-        if let Ok(i) = obj.call_method0("__index__").and_then(|v| v.extract::<i128>()) {
+        if let Ok(i) = obj
+            .call_method0("__index__")
+            .and_then(|v| v.extract::<i128>())
+        {
             return Ok(ScalarInput::Int(i));
         }
-        if let Ok(f) = obj.call_method0("__float__").and_then(|v| v.extract::<f64>()) {
+        if let Ok(f) = obj
+            .call_method0("__float__")
+            .and_then(|v| v.extract::<f64>())
+        {
             return Ok(ScalarInput::Float(f));
         }
     }
@@ -65,7 +71,10 @@ pub fn python_number(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<ScalarInput
 }
 
 pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default()
 }
 
 crate::expr_like_methods!(PyParam {
@@ -157,7 +166,11 @@ impl PyImageParam {
     #[new]
     #[pyo3(signature = (*args))]
     fn py_new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
-        let bad = || PyTypeError::new_err("__init__(): incompatible constructor arguments for halide.ImageParam");
+        let bad = || {
+            PyTypeError::new_err(
+                "__init__(): incompatible constructor arguments for halide.ImageParam",
+            )
+        };
         match args.len() {
             0 => Ok(PyImageParam { inner: None }),
             2 | 3 => {
@@ -181,7 +194,9 @@ impl PyImageParam {
         Ok(self.get_inner()?.name())
     }
     fn r#type(&self) -> PyResult<PyType> {
-        Ok(PyType { inner: self.get_inner()?.ty() })
+        Ok(PyType {
+            inner: self.get_inner()?.ty(),
+        })
     }
     fn dimensions(&self) -> PyResult<usize> {
         Ok(self.get_inner()?.dimensions())
@@ -214,7 +229,10 @@ impl PyImageParam {
         } else {
             vec![key.clone()]
         };
-        let args = items.iter().map(py_to_expr).collect::<PyResult<Vec<Expr>>>()?;
+        let args = items
+            .iter()
+            .map(py_to_expr)
+            .collect::<PyResult<Vec<Expr>>>()?;
         expr(self.get_inner()?.call(args))
     }
     fn dim(&self, i: i64) -> PyResult<PyDimension> {

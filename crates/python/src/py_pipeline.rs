@@ -10,7 +10,9 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use ferrohalide_codegen_llvm::callable::{callable_scalar, compile_to_callable, Callable, ParamKind};
+use ferrohalide_codegen_llvm::callable::{
+    callable_scalar, compile_to_callable, Callable, ParamKind,
+};
 use ferrohalide_codegen_llvm::pipeline::{self, InputValue};
 use ferrohalide_core::buffer::Buffer;
 use ferrohalide_core::ir::Type;
@@ -76,9 +78,16 @@ pub fn realize_py(
 ) -> PyResult<Py<PyAny>> {
     // The target may also come second, positionally.
     let (args, target) = match args.len() {
-        2 if args.get_item(1)?.extract::<PyRef<crate::py_target::PyTarget>>().is_ok() => {
+        2 if args
+            .get_item(1)?
+            .extract::<PyRef<crate::py_target::PyTarget>>()
+            .is_ok() =>
+        {
             let t = args.get_item(1)?;
-            (PyTuple::new(py, [args.get_item(0)?])?, Some(target_from_py(&t)?))
+            (
+                PyTuple::new(py, [args.get_item(0)?])?,
+                Some(target_from_py(&t)?),
+            )
         }
         _ => (args.clone(), opt_target(target)?),
     };
@@ -201,11 +210,15 @@ impl PyPipeline {
         }
         let mut fs = vec![];
         for item in o.try_iter().map_err(|_| {
-            PyTypeError::new_err("__init__(): incompatible constructor arguments for halide.Pipeline")
+            PyTypeError::new_err(
+                "__init__(): incompatible constructor arguments for halide.Pipeline",
+            )
         })? {
             let item = item?;
             let f = item.extract::<PyRef<PyFunc>>().map_err(|_| {
-                PyTypeError::new_err("__init__(): incompatible constructor arguments for halide.Pipeline")
+                PyTypeError::new_err(
+                    "__init__(): incompatible constructor arguments for halide.Pipeline",
+                )
             })?;
             fs.push(f.inner.function.clone());
         }
@@ -270,7 +283,13 @@ pub struct PyArgument {
 }
 
 impl PyArgument {
-    fn new(py: Python<'_>, name: String, kind: u8, dimensions: usize, ty: Type) -> PyResult<PyArgument> {
+    fn new(
+        py: Python<'_>,
+        name: String,
+        kind: u8,
+        dimensions: usize,
+        ty: Type,
+    ) -> PyResult<PyArgument> {
         let cls = ARGUMENT_KIND
             .get(py)
             .ok_or_else(|| PyTypeError::new_err("ArgumentKind is not initialized"))?;
@@ -350,12 +369,18 @@ fn python_scalar(obj: &Bound<'_, PyAny>) -> Option<ScalarInput> {
             return None;
         }
         let item = obj.call_method0("item").ok()?;
-        if item.is_instance_of::<PyBool>() || item.is_instance_of::<PyInt>() || item.is_instance_of::<PyFloat>() {
+        if item.is_instance_of::<PyBool>()
+            || item.is_instance_of::<PyInt>()
+            || item.is_instance_of::<PyFloat>()
+        {
             return python_scalar(&item);
         }
         return None;
     }
-    if let Ok(i) = obj.call_method0("__index__").and_then(|v| v.extract::<i128>()) {
+    if let Ok(i) = obj
+        .call_method0("__index__")
+        .and_then(|v| v.extract::<i128>())
+    {
         return Some(ScalarInput::Int(i));
     }
     obj.call_method0("__float__")
@@ -391,7 +416,12 @@ fn callable_buffer_py(obj: &Bound<'_, PyAny>, output: bool) -> PyResult<Buffer> 
 #[pymethods]
 impl PyCallable {
     #[pyo3(signature = (*args, **kwargs))]
-    fn __call__(&self, py: Python<'_>, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<()> {
         let positional: Vec<Bound<'_, PyAny>> = args.iter().collect();
         let mut keywords = vec![];
         if let Some(kw) = kwargs {
@@ -412,7 +442,12 @@ impl PyCallable {
         py.detach(move || c.call(values)).py()
     }
     fn __repr__(&self) -> String {
-        let names: Vec<&str> = self.inner.params().iter().map(|p| p.name.as_str()).collect();
+        let names: Vec<&str> = self
+            .inner
+            .params()
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
         format!("<halide.Callable ({})>", names.join(", "))
     }
 }
@@ -422,7 +457,11 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let kinds = crate::py_target::make_enum(
         py,
         "ArgumentKind",
-        &[("InputScalar", 0, ""), ("InputBuffer", 1, ""), ("OutputBuffer", 2, "")],
+        &[
+            ("InputScalar", 0, ""),
+            ("InputBuffer", 1, ""),
+            ("OutputBuffer", 2, ""),
+        ],
         &[],
     )?;
     m.add("ArgumentKind", kinds.bind(py))?;

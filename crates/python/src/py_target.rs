@@ -17,7 +17,12 @@ static ARCH_ENUM: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static TUNE_ENUM: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static FEATURE_ENUM: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
-pub(crate) fn make_enum(py: Python<'_>, name: &str, table: &[(&str, u8, &str)], extra: &[(&str, u8)]) -> PyResult<Py<PyAny>> {
+pub(crate) fn make_enum(
+    py: Python<'_>,
+    name: &str,
+    table: &[(&str, u8, &str)],
+    extra: &[(&str, u8)],
+) -> PyResult<Py<PyAny>> {
     let members = PyList::empty(py);
     for (n, v, _) in table {
         members.append((*n, *v))?;
@@ -33,7 +38,10 @@ pub(crate) fn make_enum(py: Python<'_>, name: &str, table: &[(&str, u8, &str)], 
     Ok(e.unbind())
 }
 
-fn enum_class<'py>(py: Python<'py>, cell: &'static PyOnceLock<Py<PyAny>>) -> PyResult<&'py Bound<'py, PyAny>> {
+fn enum_class<'py>(
+    py: Python<'py>,
+    cell: &'static PyOnceLock<Py<PyAny>>,
+) -> PyResult<&'py Bound<'py, PyAny>> {
     cell.get(py)
         .map(|e| e.bind(py))
         .ok_or_else(|| PyTypeError::new_err("target enums are not initialized"))
@@ -45,12 +53,19 @@ fn member(py: Python<'_>, cell: &'static PyOnceLock<Py<PyAny>>, v: u8) -> PyResu
 
 /// The integer value of an enum member of `cell`'s class (a TypeError for
 /// anything else, as pybind11 does).
-fn enum_value(obj: &Bound<'_, PyAny>, cell: &'static PyOnceLock<Py<PyAny>>, what: &str) -> PyResult<i64> {
+fn enum_value(
+    obj: &Bound<'_, PyAny>,
+    cell: &'static PyOnceLock<Py<PyAny>>,
+    what: &str,
+) -> PyResult<i64> {
     let cls = enum_class(obj.py(), cell)?;
     if !obj.is_instance(cls)? {
         return Err(PyTypeError::new_err(format!(
             "incompatible function arguments: expected a {what}, got {}",
-            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
         )));
     }
     obj.extract::<i64>()
@@ -85,9 +100,13 @@ impl PyTarget {
     #[new]
     #[pyo3(signature = (*args))]
     fn py_new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
-        let bad = || PyTypeError::new_err("__init__(): incompatible constructor arguments for halide.Target");
+        let bad = || {
+            PyTypeError::new_err("__init__(): incompatible constructor arguments for halide.Target")
+        };
         match args.len() {
-            0 => Ok(PyTarget { inner: Target::default() }),
+            0 => Ok(PyTarget {
+                inner: Target::default(),
+            }),
             1 => {
                 let a = args.get_item(0)?;
                 if !a.is_instance_of::<PyString>() {
@@ -99,7 +118,8 @@ impl PyTarget {
             }
             3..=5 => {
                 let os = enum_value(&args.get_item(0)?, &OS_ENUM, "TargetOS").map_err(|_| bad())?;
-                let arch = enum_value(&args.get_item(1)?, &ARCH_ENUM, "TargetArch").map_err(|_| bad())?;
+                let arch =
+                    enum_value(&args.get_item(1)?, &ARCH_ENUM, "TargetArch").map_err(|_| bad())?;
                 let bits: i32 = args.get_item(2)?.extract().map_err(|_| bad())?;
                 let mut tune = Tune(0);
                 let mut features = vec![];
@@ -234,7 +254,9 @@ impl PyTarget {
 #[pyfunction]
 fn get_host_target() -> PyTarget {
     ferrohalide_codegen_llvm::target::init_host_target();
-    PyTarget { inner: Target::host() }
+    PyTarget {
+        inner: Target::host(),
+    }
 }
 
 #[pyfunction]
@@ -260,7 +282,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         (&OS_ENUM, "TargetOS", OSES, &[][..]),
         (&ARCH_ENUM, "TargetArch", ARCHES, &[][..]),
         (&TUNE_ENUM, "TargetProcessorTune", TUNES, &[][..]),
-        (&FEATURE_ENUM, "TargetFeature", FEATURES, &[("HVX", 35u8), ("FeatureEnd", 101u8)][..]),
+        (
+            &FEATURE_ENUM,
+            "TargetFeature",
+            FEATURES,
+            &[("HVX", 35u8), ("FeatureEnd", 101u8)][..],
+        ),
     ] {
         let e = make_enum(py, name, table, extra)?;
         m.add(name, e.bind(py))?;

@@ -133,7 +133,11 @@ fn coordinate(kind: Kind, x: Expr, min: Expr, extent: Expr) -> Result<Expr> {
                 Expr::sub(t.clone(), last.clone()),
                 Expr::sub(last.clone(), t),
             );
-            clamp(Expr::add(Expr::sub(last, dist), min.clone()), min.clone(), max.clone())?
+            clamp(
+                Expr::add(Expr::sub(last, dist), min.clone()),
+                min.clone(),
+                max.clone(),
+            )?
         }
     };
     Ok(Expr::select(outside, wrapped, Expr::likely(inside)))
@@ -192,7 +196,11 @@ pub fn boundary_condition(
     let call = Func::from_function(source.clone()).call(coords)?;
     let mut values = vec![];
     for i in 0..types.len() {
-        values.push(if types.len() == 1 { call.to_expr()? } else { call.element(i)? });
+        values.push(if types.len() == 1 {
+            call.to_expr()?
+        } else {
+            call.element(i)?
+        });
     }
     if kind == Kind::ConstantExterior {
         let value = exterior.ok_or_else(|| invalid(kind))?;
@@ -220,12 +228,28 @@ mod tests {
 
     #[test]
     fn coordinates_follow_halide_definitions() {
-        let row = |k: Kind, m: i64, e: i64| -> Vec<i64> { (-4..8).map(|x| coord(k, x, m, e)).collect() };
-        assert_eq!(row(Kind::RepeatEdge, 0, 4), vec![0, 0, 0, 0, 0, 1, 2, 3, 3, 3, 3, 3]);
-        assert_eq!(row(Kind::RepeatImage, 0, 4), vec![0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3]);
-        assert_eq!(row(Kind::MirrorImage, 0, 4), vec![3, 2, 1, 0, 0, 1, 2, 3, 3, 2, 1, 0]);
-        assert_eq!(row(Kind::MirrorInterior, 0, 4), vec![2, 3, 2, 1, 0, 1, 2, 3, 2, 1, 0, 1]);
+        let row =
+            |k: Kind, m: i64, e: i64| -> Vec<i64> { (-4..8).map(|x| coord(k, x, m, e)).collect() };
+        assert_eq!(
+            row(Kind::RepeatEdge, 0, 4),
+            vec![0, 0, 0, 0, 0, 1, 2, 3, 3, 3, 3, 3]
+        );
+        assert_eq!(
+            row(Kind::RepeatImage, 0, 4),
+            vec![0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3]
+        );
+        assert_eq!(
+            row(Kind::MirrorImage, 0, 4),
+            vec![3, 2, 1, 0, 0, 1, 2, 3, 3, 2, 1, 0]
+        );
+        assert_eq!(
+            row(Kind::MirrorInterior, 0, 4),
+            vec![2, 3, 2, 1, 0, 1, 2, 3, 2, 1, 0, 1]
+        );
         assert_eq!(row(Kind::MirrorInterior, 3, 1), vec![3; 12]);
-        assert_eq!(row(Kind::MirrorImage, 1, 2), vec![1, 1, 2, 2, 1, 1, 2, 2, 1, 1, 2, 2]);
+        assert_eq!(
+            row(Kind::MirrorImage, 1, 2),
+            vec![1, 1, 2, 2, 1, 1, 2, 2, 1, 1, 2, 2]
+        );
     }
 }

@@ -156,7 +156,9 @@ mod tests {
         let e = im.call(vec![x.clone(), Expr::i32(1)]).unwrap();
         assert_eq!(e.ty(), Type::uint(8));
         let err = im.call(vec![x]).unwrap_err();
-        assert!(err.message.contains("Func \"im_im\" was called with 1 arguments, but was defined with 2"));
+        assert!(err
+            .message
+            .contains("Func \"im_im\" was called with 1 arguments, but was defined with 2"));
         assert_eq!(expr_to_string(&im.base.width().unwrap()), "im.extent.0");
         assert!(im.dim(2).is_err());
         let auto = ImageParam::new(Type::float(32), 1, None);

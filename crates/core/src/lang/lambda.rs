@@ -29,7 +29,9 @@ pub fn lambda_func(vars: &[Var], e: Expr) -> Result<Func> {
 /// cannot name (Halide wraps Buffers and ImageParams this way).
 pub fn lambda_over_implicit_vars(n: usize, e: Expr) -> Function {
     let f = Function::new(lambda_name());
-    let args = (0..n).map(|i| Var::implicit(i).name().to_string()).collect();
+    let args = (0..n)
+        .map(|i| Var::implicit(i).name().to_string())
+        .collect();
     f.set_pure_definition(args, vec![e]);
     f
 }
@@ -44,6 +46,8 @@ mod tests {
         let f = lambda_func(&[x.clone()], Expr::add(x.expr(), Expr::i32(1))).unwrap();
         assert!(f.name().starts_with("lambda_"));
         let err = lambda_func(&[x], Expr::var_i32("y")).unwrap_err();
-        assert!(err.message.starts_with("Undefined variable \"y\" in definition of Func \"lambda_"));
+        assert!(err
+            .message
+            .starts_with("Undefined variable \"y\" in definition of Func \"lambda_"));
     }
 }

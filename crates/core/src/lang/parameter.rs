@@ -123,7 +123,9 @@ fn shortest_float(f: f64) -> String {
 pub fn scalar_immediate(ty: Type, v: ScalarInput) -> Result<Expr> {
     let ty = ty.element_of();
     match (ty.code, v) {
-        (TypeCode::Float | TypeCode::BFloat, ScalarInput::Int(i)) => Ok(Expr::float_imm(ty, i as f64)),
+        (TypeCode::Float | TypeCode::BFloat, ScalarInput::Int(i)) => {
+            Ok(Expr::float_imm(ty, i as f64))
+        }
         (TypeCode::Float | TypeCode::BFloat, ScalarInput::Float(f)) => Ok(Expr::float_imm(ty, f)),
         (TypeCode::Float | TypeCode::BFloat, ScalarInput::Bool(b)) => {
             Ok(Expr::float_imm(ty, b as u8 as f64))
@@ -146,7 +148,11 @@ pub fn scalar_immediate(ty: Type, v: ScalarInput) -> Result<Expr> {
             let bits = ty.bits as u32;
             let lo = -(1i128 << (bits - 1).min(126));
             let hi = (1i128 << bits.min(126)) - 1;
-            let ok = if ty.is_bool() { i == 0 || i == 1 } else { i >= lo && i <= hi };
+            let ok = if ty.is_bool() {
+                i == 0 || i == 1
+            } else {
+                i >= lo && i <= hi
+            };
             if !ok {
                 return Err(lossy(v, ty));
             }
@@ -173,7 +179,8 @@ pub fn immediate_value(e: &Expr) -> Option<ScalarInput> {
 
 impl Parameter {
     pub fn new(ty: Type, is_buffer: bool, dimensions: usize, name: impl Into<String>) -> Parameter {
-        let mut constraints = vec![DimConstraint::default(); if is_buffer { dimensions } else { 0 }];
+        let mut constraints =
+            vec![DimConstraint::default(); if is_buffer { dimensions } else { 0 }];
         if let Some(c) = constraints.first_mut() {
             c.stride = Some(Expr::i32(1));
         }
@@ -358,7 +365,9 @@ mod tests {
         assert_eq!(p.min_value().unwrap().ty(), Type::int(32));
         let q = Parameter::new(Type::int(32), false, 0, "q");
         let err = p.set_max_value(Some(q.expr())).unwrap_err();
-        assert!(err.message.contains("Max value for parameter p must be constant: q"));
+        assert!(err
+            .message
+            .contains("Max value for parameter p must be constant: q"));
     }
 
     #[test]
@@ -366,7 +375,9 @@ mod tests {
         let p = Parameter::new(Type::uint(8), true, 2, "im");
         let b = Buffer::new(Type::int(32), &[3, 3], Some("b".into())).unwrap();
         let err = p.set_buffer(Some(b)).unwrap_err();
-        assert!(err.message.contains("Can't bind ImageParam im of type uint8 to Buffer b of type int32"));
+        assert!(err
+            .message
+            .contains("Can't bind ImageParam im of type uint8 to Buffer b of type int32"));
         assert!(p.constraints()[0].stride.as_ref().unwrap().is_one());
     }
 }

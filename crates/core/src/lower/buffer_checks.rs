@@ -201,7 +201,11 @@ pub fn add_buffer_checks(s: Stmt, env: &Environment, outputs: &[Function]) -> Re
         }
         tuple_shape_checks(&buffers, o.dimensions(), &mut checks);
     }
-    checks.extend(shape_constraints(&inputs, outputs).iter().map(constraint_check));
+    checks.extend(
+        shape_constraints(&inputs, outputs)
+            .iter()
+            .map(constraint_check),
+    );
     for p in &inputs.scalars {
         param_range_checks(p, &mut checks);
     }
@@ -279,4 +283,37 @@ pub fn strip_asserts(s: &Stmt) -> Stmt {
         }
     }
     Strip.mutate_stmt(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::{Expr, Type};
+    use crate::lang::func::Func;
+    use crate::lang::image_param::ImageParam;
+    use crate::lang::parameter::Parameter;
+
+    #[test]
+    fn checks_in_halide_order_and_constraints_applied_outside_them() {
+        let im = ImageParam::new(Type::int(32), 1, Some("bc_im"));
+        im.dim(0).unwrap().set_extent(Some(Expr::i32(4))).unwrap();
+        let p = Parameter::new(Type::int(32), false, 0, "bc_p");
+        p.set_max_value(Some(Expr::i32(3))).unwrap();
+        let f = Func::new(Some("bc_f"));
+        let x = Expr::var_i32("x");
+        let v = Expr::add(im.call(vec![x.clone()]).unwrap(), p.expr());
+        f.define(vec![x], vec![v]).unwrap();
+        let l = crate::lower::lower(&[f.function.clone()], "bc").unwrap();
+        let text = l.pipeline.body.to_string();
+        let at = |s: &str| {
+            text.find(s)
+                .unwrap_or_else(|| panic!("{s} missing:\n{text}"))
+        };
+        assert!(at("Input buffer bc_im is accessed") < at("Constraint violated: bc_im.extent.0"));
+        assert!(at("Constraint violated: bc_im.stride.0") < at("Parameter bc_p is "));
+        // Outside the assertions the constrained stride is the constant 1.
+        let body: Vec<&str> = text.lines().filter(|l| !l.contains("assert(")).collect();
+        assert!(!body.iter().any(|l| l.contains("bc_im.stride.0")), "{text}");
+        let names: Vec<String> = l.pipeline.args.iter().map(|a| a.name.clone()).collect();
+        assert_eq!(names, ["bc_im", "bc_p", "bc_f"]);
+    }
 }
