@@ -134,6 +134,14 @@ crate::expr_like_methods!(PyParam {
     fn max_value(&self) -> PyExpr {
         PyExpr::from_opt(self.inner.max_value())
     }
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        if name == "parameter" {
+            return crate::py_stage::unimplemented_method(py, "Param.parameter()".to_string());
+        }
+        Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+            "'halide.Param' object has no attribute '{name}'"
+        )))
+    }
     fn __repr__(&self) -> String {
         format!("<halide.Param '{}' type {}>", self.inner.name(), crate::py_type::type_name(self.inner.ty()))
     }
@@ -261,6 +269,23 @@ impl PyImageParam {
     }
     fn bottom(&self) -> PyResult<PyExpr> {
         expr(self.get_inner()?.base.bottom())
+    }
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        const UNIMPLEMENTED: &[&str] = &[
+            "host_alignment",
+            "in_",
+            "parameter",
+            "set_estimates",
+            "set_host_alignment",
+            "store_in",
+            "trace_loads",
+        ];
+        if UNIMPLEMENTED.contains(&name) {
+            return crate::py_stage::unimplemented_method(py, format!("ImageParam.{name}()"));
+        }
+        Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+            "'halide.ImageParam' object has no attribute '{name}'"
+        )))
     }
     fn __repr__(&self) -> String {
         match &self.inner {

@@ -259,6 +259,66 @@ impl PyPipeline {
     fn infer_arguments(&self, py: Python<'_>) -> PyResult<Vec<PyArgument>> {
         infer_arguments_py(py, &self.outputs_or_err()?)
     }
+    /// Writes the final lowered statement (`arguments` are found by
+    /// lowering itself and otherwise unused).
+    #[pyo3(signature = (filename, arguments, fmt=None, target=None))]
+    fn compile_to_lowered_stmt(
+        &self,
+        py: Python<'_>,
+        filename: String,
+        arguments: &Bound<'_, PyAny>,
+        fmt: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let _ = (arguments, target);
+        let html = match fmt {
+            Some(f) if !f.is_none() => {
+                f.extract::<crate::py_func::PyStmtOutputFormat>()?
+                    == crate::py_func::PyStmtOutputFormat::HTML
+            }
+            _ => false,
+        };
+        let format = if html {
+            ferrohalide_core::lower::StmtOutputFormat::Html
+        } else {
+            ferrohalide_core::lower::StmtOutputFormat::Text
+        };
+        let outputs = self.outputs_or_err()?;
+        let text = py
+            .detach(|| ferrohalide_core::lower::lowered_stmt(&outputs, format))
+            .py()?;
+        std::fs::write(&filename, text)
+            .map_err(|e| HalideError::new_err(format!("Error: Can't write {filename}: {e}\n")))
+    }
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        const UNIMPLEMENTED: &[&str] = &[
+            "add_requirement",
+            "apply_autoscheduler",
+            "compile_to",
+            "compile_to_assembly",
+            "compile_to_bitcode",
+            "compile_to_c",
+            "compile_to_file",
+            "compile_to_header",
+            "compile_to_llvm_assembly",
+            "compile_to_module",
+            "compile_to_multitarget_object_files",
+            "compile_to_multitarget_static_library",
+            "compile_to_object",
+            "compile_to_static_library",
+            "get_func",
+            "infer_input_bounds",
+            "print_loop_nest",
+            "set_jit_externs",
+            "trace_pipeline",
+        ];
+        if UNIMPLEMENTED.contains(&name) {
+            return crate::py_stage::unimplemented_method(py, format!("Pipeline.{name}()"));
+        }
+        Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+            "'halide.Pipeline' object has no attribute '{name}'"
+        )))
+    }
     fn __repr__(&self) -> String {
         let names: Vec<String> = self.outputs.iter().map(|f| f.name()).collect();
         format!("<halide.Pipeline [{}]>", names.join(", "))

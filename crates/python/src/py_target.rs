@@ -243,6 +243,14 @@ impl PyTarget {
     fn __ne__(&self, other: &Bound<'_, PyAny>) -> bool {
         !self.__eq__(other)
     }
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        if ["supports_type", "supports_device_api"].contains(&name) {
+            return crate::py_stage::unimplemented_method(py, format!("Target.{name}()"));
+        }
+        Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+            "'halide.Target' object has no attribute '{name}'"
+        )))
+    }
     fn __hash__(&self) -> u64 {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
