@@ -217,7 +217,13 @@ impl PyImageParam {
                 type_name(buffer)
             ))
         })?;
-        self.get_inner()?.set(b.inner.clone()).py()
+        let im = self.get_inner()?;
+        if !b.defined {
+            // As in Halide: accepted, and reported as a null buffer when run.
+            im.reset();
+            return Ok(());
+        }
+        im.set(b.inner.clone()).py()
     }
     fn get(&self, py: Python<'_>) -> PyResult<Py<PyBuffer>> {
         match self.get_inner()?.get() {

@@ -46,24 +46,40 @@ fn int_list(obj: &Bound<'_, PyAny>) -> Option<Vec<i32>> {
     items.iter().map(|i| i.extract::<i32>().ok()).collect()
 }
 
-fn buffer_list(obj: &Bound<'_, PyAny>) -> Option<Vec<Buffer>> {
+/// Output buffers given to realize: one `hl.Buffer` or a list of them
+/// (`None` if `obj` is something else); an undefined Buffer is Halide's
+/// error.
+fn buffer_list(obj: &Bound<'_, PyAny>) -> PyResult<Option<Vec<Buffer>>> {
+    let defined = |b: &PyBuffer| {
+        if b.defined {
+            Ok(b.inner.clone())
+        } else {
+            Err(HalideError::new_err(
+                "Error: Undefined buffer calling method raw_buffer\n",
+            ))
+        }
+    };
     if let Ok(b) = obj.extract::<PyRef<PyBuffer>>() {
-        return Some(vec![b.inner.clone()]);
+        return Ok(Some(vec![defined(&b)?]));
     }
     let items: Vec<Bound<'_, PyAny>> = if let Ok(t) = obj.cast::<PyTuple>() {
         t.iter().collect()
     } else if let Ok(l) = obj.cast::<PyList>() {
         l.iter().collect()
     } else {
-        return None;
+        return Ok(None);
     };
     if items.is_empty() {
-        return None;
+        return Ok(None);
     }
-    items
-        .iter()
-        .map(|i| i.extract::<PyRef<PyBuffer>>().ok().map(|b| b.inner.clone()))
-        .collect()
+    let mut out = vec![];
+    for i in &items {
+        match i.extract::<PyRef<PyBuffer>>() {
+            Ok(b) => out.push(defined(&b)?),
+            Err(_) => return Ok(None),
+        }
+    }
+    Ok(Some(out))
 }
 
 /// `realize(sizes | buffer | [buffers], target=)` for `outputs`:
@@ -95,7 +111,7 @@ pub fn realize_py(
         0 => Some(vec![]),
         1 => {
             let a0 = args.get_item(0)?;
-            if let Some(bufs) = buffer_list(&a0) {
+            if let Some(bufs) = buffer_list(&a0)? {
                 py.detach(|| pipeline::realize_into_for(&outputs, &bufs, target.as_ref()))
                     .py()?;
                 return Ok(py.None());
