@@ -425,8 +425,8 @@ def test_pure_vectorize_default_tail_into_caller_buffer(hl):
 # ---------------------------------------------------------------------------------
 @differential()
 def test_rfactor_intermediate_func(hl):
-    """rfactor(r.y, u) returns a Func named <f>_intm (made unique with a $n
-    suffix if taken) over (f's pure vars..., u),
+    """rfactor(r.y, u) returns a Func named <f>_intm (the exact spelling varies
+    when f's name has a $n suffix: not compared) over (f's pure vars..., u),
     with one update over the remaining RVars; f keeps r.y as its only RVar."""
     x, u = hl.Var("x"), hl.Var("u")
     img = _img(hl)
@@ -436,7 +436,8 @@ def test_rfactor_intermediate_func(hl):
     f[x] += img[r.x, r.y] * (x + 1)
     intm = f.update().rfactor(r.y, u)
     return {
-        "name": intm.name().startswith(f.name() + "_intm"),
+        "name": (intm.name().startswith(f.name().split("$")[0]),
+                 intm.name().count("_intm")),
         "args": [a.name() for a in intm.args()],
         "dims": intm.dimensions(),
         "type": intm.type(),
@@ -452,7 +453,7 @@ def test_rfactor_intermediate_func(hl):
 def test_rfactor_two_rvars_and_chained(hl):
     """rfactor([(r.y, u), (r.x, v)]) puts the new vars after the pure ones, the
     innermost RVar's first; rfactor of an intermediate gives <f>_intm_intm
-    (up to $n uniquifying suffixes)."""
+    (up to uniquifying suffixes)."""
     x, u, v, w = hl.Var("x"), hl.Var("u"), hl.Var("v"), hl.Var("w")
     img = _img(hl)
     r = hl.RDom([(0, 8), (0, 6)])
@@ -471,7 +472,7 @@ def test_rfactor_two_rvars_and_chained(hl):
         "both_args": [a.name() for a in both.args()],
         "both_rvars": len(both.rvars(0)),
         "f_rvars": len(f.rvars(0)),
-        "chained_name": (gii.name().startswith(g.name() + "_intm"),
+        "chained_name": (gii.name().startswith(g.name().split("$")[0]),
                          gii.name().count("_intm")),
         "chained_args": [a.name() for a in gii.args()],
         "f": f.realize([3]),
