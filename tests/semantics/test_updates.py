@@ -396,6 +396,39 @@ def test_undef_leaves_values_unchanged(hl):
 
 
 @differential()
+def test_undef_in_select_is_a_conditional_update(hl):
+    """hl.select(c, hl.undef(t), v): points where c holds keep their value; an
+    undef anywhere inside an arithmetic expression makes the whole update a
+    no-op."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f = hl.Func("f")
+    f[x, y] = x * 10 + y
+    f[x, y] = hl.select((x + y) % 3 == 0, hl.undef(hl.Int(32)), -f[x, y])
+    g = hl.Func("g")
+    g[x] = x + 1
+    g[x] = hl.undef(hl.Int(32)) + 5
+    g[x] = g[x] + hl.undef(hl.Int(32))
+    r = hl.RDom([(0, 6)])
+    h = hl.Func("h")
+    h[x] = 0
+    h[r.x % 3] = hl.select(r.x > 2, h[r.x % 3] + r.x, hl.undef(hl.Int(32)))
+    return f.realize([5, 3]), g.realize([3]), h.realize([3])
+
+
+@differential()
+def test_undef_of_wrong_type_phase(hl):
+    """hl.undef must have the Func's type: HalideError at the update."""
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = x
+
+    def define():
+        f[x] = hl.undef(hl.Float(32))
+
+    return _phase(hl, [("define", define)])
+
+
+@differential()
 def test_undef_pure_definition_then_full_update(hl):
     """A pure definition of hl.undef followed by updates that write every point
     it is realized at."""
