@@ -2,7 +2,6 @@
 hl.select over tuples, realize returning / filling several Buffers, required
 types and dimensions, and the type / size checks between definitions."""
 import numpy as np
-import pytest
 
 from .harness import Tol, buffer, differential
 

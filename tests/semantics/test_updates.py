@@ -5,7 +5,7 @@ test_update_schedules.py.)"""
 import numpy as np
 import pytest
 
-from .harness import Tol, buffer, differential, htype
+from .harness import buffer, differential, htype
 
 
 def _kind(hl, exc):
