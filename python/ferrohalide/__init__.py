@@ -31,11 +31,16 @@ def vars(names: str):  # noqa: A001 - Halide's name
 
 
 def evaluate(e):
-    """Evaluate a scalar Expr (it may not depend on Vars) and return its value."""
+    """Evaluate a scalar Expr, or a Python tuple of them (they may not depend
+    on Vars), and return its value (a tuple of values for a tuple)."""
+    if isinstance(e, Tuple):
+        raise ValueError("Expected an Expr or tuple-of-Expr.")
     f = _Func()
     f[()] = e
-    buf = f.realize([])
-    return buf[()]
+    result = f.realize([])
+    if isinstance(result, tuple):
+        return tuple(b[()] for b in result)
+    return result[()]
 
 
 # ---------------------------------------------------------------------------
@@ -94,7 +99,6 @@ for _name in [
     "Range",
     "Stage",
     "Target",
-    "Tuple",
     "VarOrRVar",
 ]:
     if _name not in globals():

@@ -13,6 +13,8 @@ use ferrohalide_core::analysis::evaluate::eval_int;
 use ferrohalide_core::buffer::Buffer;
 use ferrohalide_core::ir::Type;
 use ferrohalide_core::lang::function::Function;
+use ferrohalide_core::lang::print::ir_type_name;
+use ferrohalide_core::lang::tuple::{element_buffer_name, element_buffer_names};
 use ferrohalide_core::lower::environment::{bound_input_buffers, build_environment};
 use ferrohalide_core::lower::{lower, ArgumentKind, Lowered};
 use ferrohalide_core::{Error, Result};
@@ -80,25 +82,20 @@ pub fn compile(outputs: &[Function]) -> Result<Rc<Compiled>> {
     Ok(compiled)
 }
 
-fn check_output_buffer(f: &Function, b: &Buffer) -> Result<()> {
-    let types = f.types();
-    let ty = types[0];
+/// Check the buffer passed for output buffer `name` (a value of `f`, of type `ty`).
+fn check_output_buffer(f: &Function, name: &str, ty: Type, b: &Buffer) -> Result<()> {
     if b.ty() != ty {
         return Err(Error::user(format!(
-            "Output buffer {} has type {} but type of the output Func {} is {}",
-            b.name(),
-            b.ty(),
-            f.name(),
-            ty
+            "Output buffer {name} has type {} but type of the buffer passed in is {}\n",
+            ir_type_name(ty),
+            ir_type_name(b.ty())
         )));
     }
     if b.dimensions() != f.dimensions() {
         return Err(Error::user(format!(
-            "Output buffer {} has {} dimensions but the output Func {} has {}",
-            b.name(),
-            b.dimensions(),
-            f.name(),
-            f.dimensions()
+            "Output buffer {name} requires a buffer of exactly {} dimensions, but the buffer passed in has {} dimensions\n",
+            f.dimensions(),
+            b.dimensions()
         )));
     }
     Ok(())
@@ -129,10 +126,12 @@ pub fn realize(outputs: &[Function], sizes: &[i32]) -> Result<Vec<Buffer>> {
     let mut views = vec![];
     for (i, f) in outputs.iter().enumerate() {
         let name = f.name();
+        // The written region is in terms of the first output buffer's shape.
+        let first = element_buffer_name(&name, f.types().len(), 0);
         let mut vars = HashMap::new();
         for (d, &e) in sizes.iter().enumerate() {
-            vars.insert(format!("{name}.min.{d}"), 0i64);
-            vars.insert(format!("{name}.extent.{d}"), e as i64);
+            vars.insert(format!("{first}.min.{d}"), 0i64);
+            vars.insert(format!("{first}.extent.{d}"), e as i64);
         }
         let region = compiled
             .lowered
@@ -181,23 +180,35 @@ fn crop_view(b: &Buffer, sizes: &[i32]) -> Result<Buffer> {
     Ok(v)
 }
 
-/// Realize `outputs` into caller-provided buffers (one per output value).
+/// Realize `outputs` into caller-provided buffers (one per output value,
+/// the elements of a Tuple in order).
 pub fn realize_into(outputs: &[Function], buffers: &[Buffer]) -> Result<()> {
-    if outputs.len() != buffers.len() {
-        return Err(Error::user(format!(
-            "realize was given {} buffers for {} outputs",
-            buffers.len(),
-            outputs.len()
-        )));
-    }
-    for (f, b) in outputs.iter().zip(buffers) {
+    for f in outputs {
         if !f.has_pure_definition() {
             return Err(Error::user(format!(
                 "Can't realize undefined Func {}.",
                 f.name()
             )));
         }
-        check_output_buffer(f, b)?;
+    }
+    let values: Vec<(&Function, String, Type)> = outputs
+        .iter()
+        .flat_map(|f| {
+            element_buffer_names(f)
+                .into_iter()
+                .zip(f.types())
+                .map(move |(n, t)| (f, n, t))
+        })
+        .collect();
+    if values.len() != buffers.len() {
+        return Err(Error::user(format!(
+            "Realization requires {} output(s) but pipeline produces {} result(s).\n",
+            buffers.len(),
+            values.len()
+        )));
+    }
+    for ((f, name, ty), b) in values.iter().zip(buffers) {
+        check_output_buffer(f, name, *ty, b)?;
     }
     let compiled = compile(outputs)?;
     let p = &compiled.lowered.pipeline;

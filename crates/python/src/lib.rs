@@ -11,6 +11,7 @@ pub mod py_loop_level;
 pub mod py_math;
 pub mod py_output_buffer;
 pub mod py_stage;
+pub mod py_tuple;
 pub mod py_type;
 pub mod py_var;
 
@@ -26,5 +27,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_buffer::register(m)?;
     py_stage::register(m)?;
     py_output_buffer::register(m)?;
+    py_tuple::register(m)?;
     Ok(())
 }

@@ -285,11 +285,8 @@ fn func_args_from_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
 }
 
 fn func_values_from_py(value: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
-    if let Ok(t) = value.cast::<PyTuple>() {
-        return t.iter().map(|v| py_to_expr(&v)).collect();
-    }
-    if let Ok(l) = value.cast::<PyList>() {
-        return l.iter().map(|v| py_to_expr(&v)).collect();
+    if let Some(values) = crate::py_tuple::definition_values(value)? {
+        return Ok(values);
     }
     if value.extract::<PyRef<PyFunc>>().is_ok()
         || value.is_instance_of::<PyString>()
@@ -303,13 +300,6 @@ fn func_values_from_py(value: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
                 .map(|n| n.to_string())
                 .unwrap_or_default()
         )));
-    }
-    // A FuncRef to a Tuple-valued Func defines a Tuple.
-    if let Ok(r) = value.extract::<PyRef<PyFuncRef>>() {
-        let n = r.inner.func.function.outputs();
-        if r.inner.func.defined() && n > 1 {
-            return (0..n).map(|i| r.inner.element(i).py()).collect();
-        }
     }
     Ok(vec![py_to_expr(value)?])
 }
@@ -942,18 +932,13 @@ fn realize_sizes(
 }
 
 crate::expr_like_methods!(PyFuncRef {
+    /// `f[args][i]`: element `i` of a call to a Tuple-valued Func.
     fn __getitem__(&self, index: i64) -> PyResult<PyFuncTupleElementRef> {
-        let n = self.inner.func.function.outputs() as i64;
-        if index < 0 || (self.inner.func.defined() && index >= n) {
-            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
-                "Tuple index {index} out of range for Func \"{}\" with {n} values",
-                self.inner.func.name()
-            )));
-        }
-        Ok(PyFuncTupleElementRef { inner: self.inner.clone(), index: index as usize })
+        let index = self.inner.tuple_index(index).py()?;
+        Ok(PyFuncTupleElementRef { inner: self.inner.clone(), index })
     }
     fn size(&self) -> usize {
-        self.inner.func.function.outputs()
+        self.inner.size()
     }
 });
 

@@ -116,9 +116,11 @@ concise_casts!(
     cast_u8_sat = "u8_sat" => Type::uint(8), true; cast_u16_sat = "u16_sat" => Type::uint(16), true; cast_u32_sat = "u32_sat" => Type::uint(32), true; cast_u64_sat = "u64_sat" => Type::uint(64), true;
 );
 
+/// `select(c0, v0, ..., default)` on Exprs, or on Tuples (py_tuple.rs),
+/// which return a Python tuple of Exprs.
 #[pyfunction]
 #[pyo3(signature = (*args))]
-fn select(args: &Bound<'_, PyTuple>) -> R {
+fn select(args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
     if args.len() < 3 {
         return Err(PyValueError::new_err(
             "select() must have at least 3 arguments",
@@ -129,7 +131,11 @@ fn select(args: &Bound<'_, PyTuple>) -> R {
             "select() must have an odd number of arguments",
         ));
     }
-    ok(math::select_n(exprs(args)?))
+    if let Some(t) = crate::py_tuple::select_tuples(args)? {
+        return Ok(t);
+    }
+    let e = ok(math::select_n(crate::py_tuple::select_args_as_exprs(args)?))?;
+    Ok(Py::new(args.py(), e)?.into_any())
 }
 
 #[pyfunction]
@@ -174,8 +180,12 @@ fn absd(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> R {
 fn lerp(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, w: &Bound<'_, PyAny>) -> R {
     ok(math::lerp(py_to_expr(a)?, py_to_expr(b)?, py_to_expr(w)?))
 }
+/// `mux(id, [exprs])`; `mux(id, tuple)` and `mux(id, [tuples])` in py_tuple.rs.
 #[pyfunction]
-fn mux(id: &Bound<'_, PyAny>, values: &Bound<'_, PyAny>) -> R {
+fn mux(id: &Bound<'_, PyAny>, values: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    if let Some(r) = crate::py_tuple::mux_tuples(id.py(), id, values)? {
+        return Ok(r);
+    }
     let vals: Vec<Expr> = if let Ok(l) = values.cast::<PyList>() {
         l.iter().map(|v| py_to_expr(&v)).collect::<PyResult<_>>()?
     } else if let Ok(t) = values.cast::<PyTuple>() {
@@ -185,7 +195,8 @@ fn mux(id: &Bound<'_, PyAny>, values: &Bound<'_, PyAny>) -> R {
             "mux(): values must be a list of Exprs",
         ));
     };
-    ok(math::mux(py_to_expr(id)?, vals))
+    let e = ok(math::mux(py_to_expr(id)?, vals))?;
+    Ok(Py::new(id.py(), e)?.into_any())
 }
 #[pyfunction]
 fn logical_not(a: &Bound<'_, PyAny>) -> R {

@@ -413,23 +413,15 @@ impl Func {
             }
         }
         let required = self.function.output_types();
-        if !required.is_empty() {
-            if required.len() != values.len() {
-                return Err(Error::user(format!(
-                    "Func \"{name}\" is constrained to have exactly {} values, but is defined with {} values.\n",
-                    required.len(),
-                    values.len()
-                )));
-            }
-            for (t, v) in required.iter().zip(&values) {
-                if *t != v.ty() {
-                    return Err(Error::user(format!(
-                        "Func \"{name}\" is constrained to only hold values of type {} but is defined with values of type {}.\n",
-                        ir_type_name(*t),
-                        ir_type_name(v.ty())
-                    )));
-                }
-            }
+        let given: Vec<Type> = values.iter().map(|v| v.ty()).collect();
+        if !required.is_empty() && required != given {
+            // One message for a wrong count or a wrong type, as in Halide.
+            use crate::lang::tuple::types_text;
+            return Err(Error::user(format!(
+                "Func \"{name}\" is constrained to only hold values of type {} but is defined with values of type {}.\n",
+                types_text(&required),
+                types_text(&given)
+            )));
         }
         if let Some(d) = self.required_dims {
             if d != arg_names.len() {

@@ -10,5 +10,6 @@ pub mod output_buffer;
 pub mod parameter;
 pub mod print;
 pub mod stage;
+pub mod tuple;
 pub mod var;
 pub mod wrapper;

@@ -215,8 +215,11 @@ impl BoundsInference<'_> {
             };
             for (d, a) in args.iter().enumerate() {
                 let (lo, hi) = if output {
-                    let min = var(format!("{name}.min.{d}"));
-                    let extent = var(format!("{name}.extent.{d}"));
+                    // A Tuple's loops follow its first buffer (`f.0`); the
+                    // others must match it (buffer_checks).
+                    let buf = crate::lang::tuple::element_buffer_name(name, f.types().len(), 0);
+                    let min = var(format!("{buf}.min.{d}"));
+                    let extent = var(format!("{buf}.extent.{d}"));
                     (min.clone(), Expr::sub(Expr::add(min, extent), Expr::i32(1)))
                 } else {
                     match required.as_ref().map(|r| r[d].clone()) {

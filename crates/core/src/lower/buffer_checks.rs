@@ -71,11 +71,42 @@ pub fn buffer_checks(s: &Stmt, env: &Environment, outputs: &[Function]) -> Resul
     }
     for o in outputs {
         let name = o.name();
+        let buffers = crate::lang::tuple::element_buffer_names(o);
         if let Some(region) = box_provided(s, &name, &empty) {
-            range_checks("Output", &name, &region, &mut checks);
+            for b in &buffers {
+                range_checks("Output", b, &region, &mut checks);
+            }
         }
+        tuple_shape_checks(&buffers, o.dimensions(), &mut checks);
     }
     Ok(checks)
+}
+
+/// The buffers of a Tuple output are written with one loop nest, sized by
+/// the first: as in Halide, the others must have its mins and extents.
+fn tuple_shape_checks(buffers: &[String], dims: usize, out: &mut Vec<Stmt>) {
+    let Some((first, rest)) = buffers.split_first() else {
+        return;
+    };
+    for b in rest {
+        for d in 0..dims {
+            for field in ["min", "extent"] {
+                let mine = format!("{b}.{field}.{d}");
+                let theirs = format!("{first}.{field}.{d}");
+                let (v, w) = (Expr::var_i32(mine.clone()), Expr::var_i32(theirs.clone()));
+                out.push(Stmt::assert(
+                    Expr::eq(v.clone(), w.clone()),
+                    error_message(vec![
+                        Expr::string(format!("Constraint violated: {mine} (")),
+                        v,
+                        Expr::string(format!(") == {theirs} (")),
+                        w,
+                        Expr::string(")"),
+                    ]),
+                ));
+            }
+        }
+    }
 }
 
 /// Halide's default constraint: every buffer argument's innermost stride is

@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use crate::analysis::bounds::{box_provided, Region, Scope};
 use crate::buffer::Buffer;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ir::{Stmt, Type};
 use crate::lang::function::Function;
 
@@ -118,17 +118,17 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
             dimensions: b.dimensions(),
         })
         .collect();
+    // One output buffer per value: `f`, or `f.0`, `f.1`, ... for a Tuple.
     for o in outputs {
-        let types = o.types();
-        if types.len() != 1 {
-            return Err(Error::unimplemented("Tuple-valued output Funcs"));
+        let names = crate::lang::tuple::element_buffer_names(o);
+        for (name, ty) in names.into_iter().zip(o.types()) {
+            args.push(LoweredArgument {
+                name,
+                kind: ArgumentKind::OutputBuffer,
+                ty,
+                dimensions: o.dimensions(),
+            });
         }
-        args.push(LoweredArgument {
-            name: o.name(),
-            kind: ArgumentKind::OutputBuffer,
-            ty: types[0],
-            dimensions: o.dimensions(),
-        });
     }
     let mut s = log.run("schedule functions", Stmt::no_op(), |_| {
         schedule_functions::schedule_functions(&env, outputs)

@@ -71,13 +71,6 @@ use crate::schedule::StageSchedule;
 /// (`analysis/bounds.rs`, conditions that depend on no loop).
 pub fn build_produce(f: &Function) -> Result<Stmt> {
     let c = f.read();
-    if c.values.len() != 1 {
-        return Err(Error::unimplemented(format!(
-            "Func {} with a Tuple of {} values",
-            c.name,
-            c.values.len()
-        )));
-    }
     let body = build_specialized_nest(&c, &c.stage, &c.specializations)?;
     Ok(Stmt::producer(c.name.clone(), body))
 }
@@ -307,11 +300,14 @@ fn build_loop_nest(c: &FunctionContents, stage: &StageSchedule) -> Result<Stmt> 
     Ok(body)
 }
 
-/// Substitute calls to the inlined Func `f` by its definition.
+/// Substitute calls to the inlined Func `f` by its definition: a call to
+/// element `i` of a Tuple-valued Func gets value `i`.
 struct Inline<'a> {
     name: &'a str,
     args: Vec<String>,
-    value: Expr,
+    values: Vec<Expr>,
+    /// A call to an element the Func does not have (never made by the front end).
+    bad_index: Option<usize>,
 }
 
 impl Mutator for Inline<'_> {
@@ -320,7 +316,7 @@ impl Mutator for Inline<'_> {
         if let ExprNode::Call {
             name,
             args,
-            kind: CallKind::Halide { .. },
+            kind: CallKind::Halide { value_index, .. },
         } = e2.node()
         {
             if name == self.name {
@@ -330,7 +326,10 @@ impl Mutator for Inline<'_> {
                     .cloned()
                     .zip(args.iter().cloned())
                     .collect();
-                return substitute_map(&m, &self.value);
+                match self.values.get(*value_index) {
+                    Some(v) => return substitute_map(&m, v),
+                    None => self.bad_index = Some(*value_index),
+                }
             }
         }
         e2
@@ -346,18 +345,21 @@ pub fn inline_function(s: &Stmt, f: &Function) -> Result<Stmt> {
             c.name
         )));
     }
-    if c.values.len() != 1 {
-        return Err(Error::unimplemented(format!(
-            "Inlining Func {} with a Tuple of values",
-            c.name
-        )));
-    }
     let mut m = Inline {
         name: &c.name,
         args: c.args.clone(),
-        value: c.values[0].clone(),
+        values: c.values.clone(),
+        bad_index: None,
     };
-    Ok(m.mutate_stmt(s))
+    let out = m.mutate_stmt(s);
+    if let Some(i) = m.bad_index {
+        return Err(Error::internal(format!(
+            "call to element {i} of Func {}, which has {} values",
+            c.name,
+            c.values.len()
+        )));
+    }
+    Ok(out)
 }
 
 /// Inject one Func's realization into the loop nest of its consumers:

@@ -14,6 +14,9 @@
 //! largest region the Realize takes inside it. Provides become Stores and
 //! calls become Loads, indexed `sum((arg_d - f.min.d) * f.stride.d)`.
 //! Output and input buffers use the same names, which the backend defines.
+//! A Tuple-valued Func has one buffer per element, `f.0`, `f.1`, ...: a
+//! Realize of several types makes one Allocate each, a Provide of several
+//! values one Store each, and a call to element `i` loads from `f.i`.
 
 use super::environment::Environment;
 use crate::analysis::bounds::{bounds_of_expr, Interval, Scope};
@@ -22,6 +25,7 @@ use crate::analysis::substitute::substitute;
 use crate::error::{Error, Result};
 use crate::ir::visit::{mutate_expr_children, mutate_stmt_children};
 use crate::ir::{CallKind, Expr, ExprNode, MemoryType, Mutator, Range, Stmt, StmtNode, Type};
+use crate::lang::tuple::element_buffer_name;
 
 /// The flat element index of `args` in buffer `name`.
 pub fn flat_index(name: &str, args: &[Expr]) -> Expr {
@@ -173,8 +177,10 @@ impl Flatten<'_> {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn flatten_realize(
         &mut self,
+        func: &str,
         name: &str,
         ty: Type,
         memory_type: MemoryType,
@@ -207,7 +213,7 @@ impl Flatten<'_> {
             })
         };
         // Strides: dense, in storage order.
-        let perm = self.storage_permutation(name, bounds.len());
+        let perm = self.storage_permutation(func, bounds.len());
         for i in (0..perm.len()).rev() {
             let stride = if i == 0 {
                 Expr::i32(1)
@@ -231,19 +237,21 @@ impl Flatten<'_> {
 impl Mutator for Flatten<'_> {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         let e2 = mutate_expr_children(self, e);
-        if let ExprNode::Call {
-            name,
-            args,
-            kind: CallKind::Halide { .. } | CallKind::Image { .. },
-        } = e2.node()
-        {
+        if let ExprNode::Call { name, args, kind } = e2.node() {
+            let buffer = match kind {
+                CallKind::Halide { func, value_index } => {
+                    element_buffer_name(name, func.outputs(), *value_index)
+                }
+                CallKind::Image { .. } => name.clone(),
+                _ => return e2,
+            };
             if args.iter().any(|a| a.ty() != Type::i32()) {
                 self.fail(Error::internal(format!("non-Int(32) index into {name}")));
             }
             return Expr::load(
                 e2.ty(),
-                name.clone(),
-                flat_index(name, args),
+                buffer.clone(),
+                flat_index(&buffer, args),
                 Expr::bool_const(true),
             );
         }
@@ -258,18 +266,31 @@ impl Mutator for Flatten<'_> {
                 args,
                 predicate,
             } => {
-                if values.len() != 1 {
-                    self.fail(Error::unimplemented("Tuple-valued Funcs"));
-                    return s.clone();
-                }
-                let v = self.mutate_expr(&values[0]);
                 let a: Vec<Expr> = args.iter().map(|x| self.mutate_expr(x)).collect();
-                Stmt::store(
-                    name.clone(),
-                    v,
-                    flat_index(name, &a),
-                    self.mutate_expr(predicate),
-                )
+                let predicate = self.mutate_expr(predicate);
+                if values.len() == 1 {
+                    let v = self.mutate_expr(&values[0]);
+                    return Stmt::store(name.clone(), v, flat_index(name, &a), predicate);
+                }
+                // A Tuple: one store per element, into its own buffer. Every
+                // value is computed before the first store, so a definition
+                // that reads the Func it writes (an update) sees old values.
+                let n = values.len();
+                let buffers: Vec<String> =
+                    (0..n).map(|i| element_buffer_name(name, n, i)).collect();
+                let stores: Vec<Stmt> = buffers
+                    .iter()
+                    .zip(values)
+                    .map(|(b, v)| {
+                        let value = Expr::var(v.ty(), format!("{b}.value"));
+                        Stmt::store(b.clone(), value, flat_index(b, &a), predicate.clone())
+                    })
+                    .collect();
+                let mut out = Stmt::block(stores);
+                for (b, v) in buffers.iter().zip(values).rev() {
+                    out = Stmt::let_stmt(format!("{b}.value"), self.mutate_expr(v), out);
+                }
+                out
             }
             StmtNode::LetStmt { name, value, body } => {
                 let value = self.mutate_expr(value);
@@ -336,12 +357,20 @@ impl Mutator for Flatten<'_> {
                 condition,
                 body,
             } => {
-                if types.len() != 1 {
-                    self.fail(Error::unimplemented("Tuple-valued Funcs"));
-                    return s.clone();
+                let mut out = self.mutate_stmt(body);
+                if types.len() > 1 && self.hoisted.iter().any(|h| h.name == *name) {
+                    self.fail(Error::unimplemented(format!(
+                        "hoist_storage of the Tuple-valued Func {name}"
+                    )));
+                    return out;
                 }
-                let body = self.mutate_stmt(body);
-                self.flatten_realize(name, types[0], *memory_type, bounds, condition, body)
+                // One allocation per Tuple element (`f.0`, `f.1`, ...), the
+                // first outermost, each with its own min/extent/stride names.
+                for (i, ty) in types.iter().enumerate().rev() {
+                    let buffer = element_buffer_name(name, types.len(), i);
+                    out = self.flatten_realize(name, &buffer, *ty, *memory_type, bounds, condition, out);
+                }
+                out
             }
             _ => mutate_stmt_children(self, s),
         }
@@ -359,5 +388,170 @@ pub fn storage_flattening(s: &Stmt, env: &Environment) -> Result<Stmt> {
     match f.error {
         Some(e) => Err(e),
         None => Ok(out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::ir::{ForType, Range, Type};
+    use crate::lang::function::Function;
+    use crate::lower::vectorize_loops::test_interpreter::{run, Memory};
+
+    /// A two-valued Func `f` (int32, uint8), defined only so calls can name it.
+    fn pair() -> Function {
+        let f = Function::new("f");
+        f.set_pure_definition(
+            vec!["x".into()],
+            vec![
+                Expr::var_i32("x"),
+                Expr::cast(Type::uint(8), Expr::var_i32("x")),
+            ],
+        );
+        f
+    }
+
+    fn element(f: &Function, i: usize, x: Expr) -> Expr {
+        let ty = f.types()[i];
+        Expr::call(
+            ty,
+            "f",
+            vec![x],
+            CallKind::Halide {
+                func: f.clone(),
+                value_index: i,
+            },
+        )
+    }
+
+    fn x() -> Expr {
+        Expr::var_i32("x")
+    }
+
+    fn serial(body: Stmt) -> Stmt {
+        Stmt::for_loop("x", Expr::i32(0), Expr::i32(4), ForType::Serial, body)
+    }
+
+    /// `realize f over [0, 4) { body }`, flattened.
+    fn flatten_in_realize(f: &Function, body: Stmt) -> Stmt {
+        let realize = Stmt::new(StmtNode::Realize {
+            name: "f".into(),
+            types: f.types(),
+            memory_type: Default::default(),
+            bounds: vec![Range::new(Expr::i32(0), Expr::i32(4))],
+            condition: Expr::bool_const(true),
+            body,
+        });
+        let env = crate::lower::environment::Environment {
+            funcs: [("f".to_string(), f.clone())].into_iter().collect(),
+            order: vec!["f".into()],
+            sources: vec![],
+        };
+        storage_flattening(&realize, &env).unwrap()
+    }
+
+    fn output_memory() -> (Memory, HashMap<String, i64>) {
+        let mem: Memory = [("out".to_string(), vec![0; 4])].into_iter().collect();
+        let scalars = [("out.min.0", 0), ("out.stride.0", 1)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        (mem, scalars)
+    }
+
+    #[test]
+    fn a_multi_value_realization_gets_one_allocation_per_element() {
+        let f = pair();
+        let produce = serial(Stmt::provide(
+            "f",
+            vec![
+                Expr::mul(x(), Expr::i32(100)),
+                Expr::cast(Type::uint(8), Expr::add(x(), Expr::i32(250))),
+            ],
+            vec![x()],
+            Expr::bool_const(true),
+        ));
+        // out(x) = f(x)[0] + int32(f(x)[1])
+        let consume = serial(Stmt::provide(
+            "out",
+            vec![Expr::add(
+                element(&f, 0, x()),
+                Expr::cast(Type::i32(), element(&f, 1, x())),
+            )],
+            vec![x()],
+            Expr::bool_const(true),
+        ));
+        let s = flatten_in_realize(&f, Stmt::block(vec![produce, consume]));
+        let text = s.to_string();
+        for part in [
+            "allocate f.0[int32",
+            "allocate f.1[uint8",
+            "let f.0.stride.0",
+            "let f.1.min.0",
+        ] {
+            assert!(text.contains(part), "missing `{part}` in\n{text}");
+        }
+        assert!(!text.contains("allocate f["), "{text}");
+        let (mem, scalars) = output_memory();
+        let out = run(&s, &mem, &scalars).unwrap();
+        // The uint8 element wraps: 250 + x mod 256.
+        let want: Vec<i64> = (0..4).map(|x| x * 100 + (250 + x) % 256).collect();
+        assert_eq!(out["out"], want);
+    }
+
+    #[test]
+    fn every_value_is_computed_before_any_element_is_stored() {
+        // f(x) = (x, x + 10), then f(x) = (f(x)[1], f(x)[0]) as an update
+        // would: the second store must see the first element's old value.
+        let f = Function::new("f");
+        f.set_pure_definition(vec!["x".into()], vec![x(), x()]);
+        let init = serial(Stmt::provide(
+            "f",
+            vec![x(), Expr::add(x(), Expr::i32(10))],
+            vec![x()],
+            Expr::bool_const(true),
+        ));
+        let swap = serial(Stmt::provide(
+            "f",
+            vec![element(&f, 1, x()), element(&f, 0, x())],
+            vec![x()],
+            Expr::bool_const(true),
+        ));
+        let read = serial(Stmt::provide(
+            "out",
+            vec![Expr::sub(
+                Expr::mul(element(&f, 0, x()), Expr::i32(100)),
+                element(&f, 1, x()),
+            )],
+            vec![x()],
+            Expr::bool_const(true),
+        ));
+        let s = flatten_in_realize(&f, Stmt::block(vec![init, swap, read]));
+        let (mem, scalars) = output_memory();
+        let out = run(&s, &mem, &scalars).unwrap();
+        let want: Vec<i64> = (0..4).map(|x| (x + 10) * 100 - x).collect();
+        assert_eq!(out["out"], want);
+    }
+
+    #[test]
+    fn single_values_keep_the_plain_name() {
+        assert_eq!(element_buffer_name("f", 1, 0), "f");
+        assert_eq!(element_buffer_name("f", 3, 2), "f.2");
+        let f = Function::new("f");
+        f.set_pure_definition(vec!["x".into()], vec![x()]);
+        let s = flatten_in_realize(
+            &f,
+            serial(Stmt::provide(
+                "f",
+                vec![x()],
+                vec![x()],
+                Expr::bool_const(true),
+            )),
+        );
+        let text = s.to_string();
+        assert!(text.contains("allocate f[int32"), "{text}");
+        assert!(!text.contains("f.0"), "{text}");
     }
 }
