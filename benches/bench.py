@@ -1,7 +1,7 @@
 """Benchmarks: the same pipelines and schedules under ferrohalide and the
 reference Halide, each in its own subprocess, reported side by side.
 
-Usage: python benches/bench.py [--runs N] [--rounds R]
+Usage: python benches/bench.py [--runs N] [--rounds R] [--only TEXT]
 
 For each case it prints the JIT compile time (first realize minus the median
 run time: both implementations compile lazily on first use) and the median
@@ -57,6 +57,12 @@ def blur_pipeline(hl, np, schedule):
         yo, yi = hl.Var("yo"), hl.Var("yi")
         by.split(y, yo, yi, 32).parallel(yo).vectorize(x, 16)
         bx.store_at(by, yo).compute_at(by, yi).vectorize(x, 16)
+    elif schedule == "sliding_x":
+        # blur_x computed per vector of blur_y: it slides along both yi
+        # and x, and its storage folds to 4 rows.
+        yi = hl.Var("yi")
+        by.split(y, y, yi, 32).parallel(y).vectorize(x, 8)
+        bx.store_at(by, y).compute_at(by, x).vectorize(x, 8)
     else:
         by.vectorize(x, 16).parallel(y)
     # Halide's Buffer does not keep the NumPy array alive: the closure does.
@@ -78,12 +84,20 @@ def blur_sliding(hl, np):
     return blur_pipeline(hl, np, "sliding")
 
 
-def worker(module, runs):
+@case("blur 3x3 u16 2560x1536: out split y by 32, parallel y, vectorize x 8; "
+      "blur_x store_at out y, compute_at out x, vectorize x 8")
+def blur_sliding_x(hl, np):
+    return blur_pipeline(hl, np, "sliding_x")
+
+
+def worker(module, runs, only):
     import numpy as np
 
     hl = __import__(module)
     results = {}
     for name, build in CASES.items():
+        if only and only not in name:
+            continue
         try:
             run = build(hl, np)
             t0 = time.perf_counter()
@@ -102,10 +116,10 @@ def worker(module, runs):
     print(json.dumps(results))
 
 
-def median_results(results):
+def median_results(results, names):
     """Per case and metric, the median over rounds (an error if any round failed)."""
     merged = {}
-    for name in CASES:
+    for name in names:
         runs = [r.get(name, {"error": "no result"}) for r in results]
         errors = [r["error"] for r in runs if "error" in r]
         if errors or not runs:
@@ -119,10 +133,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", default="", help="run only the cases whose name contains TEXT")
     ap.add_argument("--worker", default=None)
     args = ap.parse_args()
     if args.worker:
-        worker(args.worker, args.runs)
+        worker(args.worker, args.runs, args.only)
         return
     # The machines are noisy: alternate the implementations over several
     # rounds, each in a fresh process, and report the median per case.
@@ -130,7 +145,8 @@ def main():
     for _ in range(args.rounds):
         for module in rounds:
             p = subprocess.run(
-                [sys.executable, __file__, "--worker", module, "--runs", str(args.runs)],
+                [sys.executable, __file__, "--worker", module, "--runs", str(args.runs),
+                 "--only", args.only],
                 capture_output=True,
                 text=True,
                 env=dict(os.environ),
@@ -139,9 +155,10 @@ def main():
                 print(f"{module} worker failed:\n{p.stderr}", file=sys.stderr)
                 continue
             rounds[module].append(json.loads(p.stdout.strip().splitlines()[-1]))
-    out = {module: median_results(results) for module, results in rounds.items()}
+    names = [n for n in CASES if args.only in n]
+    out = {module: median_results(results, names) for module, results in rounds.items()}
     print(f"{'case':52} {'':4} {'ferrohalide':>12} {'reference':>12} {'ratio':>7}")
-    for name in CASES:
+    for name in names:
         a = out["ferrohalide"].get(name, {"error": "no result"})
         b = out["halide"].get(name, {"error": "no result"})
         for key, label in [("compile", "jit"), ("run", "run")]:

@@ -234,7 +234,6 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "debug_to_file",
     "define_extern",
     "extern_function_name",
-    "fold_storage",
     "gpu",
     "gpu_blocks",
     "gpu_lanes",
@@ -674,6 +673,21 @@ impl PyFunc {
         slf.get()
             .inner
             .bound(&v, py_to_expr(min)?, py_to_expr(extent)?)
+            .py()?;
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (var, extent, fold_forward = true))]
+    fn fold_storage<'py>(
+        slf: &Bound<'py, Self>,
+        var: &Bound<'py, PyAny>,
+        extent: &Bound<'py, PyAny>,
+        fold_forward: bool,
+    ) -> PyResult<Bound<'py, Self>> {
+        let v = var_name(var)?;
+        slf.get()
+            .inner
+            .fold_storage(&v, py_to_expr(extent)?, fold_forward)
             .py()?;
         Ok(slf.clone())
     }

@@ -203,10 +203,13 @@ impl CodeGen {
     pub(crate) fn binary(&self, op: BinOp, a: Val, b: Val, t: Type) -> Result<Val> {
         let fl = t.is_float();
         let signed = t.is_int();
+        let no_overflow = signed && t.bits >= 32;
         Ok(match op {
             BinOp::Add => {
                 if fl {
                     self.fadd(a, b)
+                } else if no_overflow {
+                    self.add_nsw(a, b)
                 } else {
                     self.add(a, b)
                 }
@@ -214,6 +217,8 @@ impl CodeGen {
             BinOp::Sub => {
                 if fl {
                     self.fsub(a, b)
+                } else if no_overflow {
+                    self.sub_nsw(a, b)
                 } else {
                     self.sub(a, b)
                 }
@@ -221,6 +226,8 @@ impl CodeGen {
             BinOp::Mul => {
                 if fl {
                     self.fmul(a, b)
+                } else if no_overflow {
+                    self.mul_nsw(a, b)
                 } else {
                     self.mul(a, b)
                 }

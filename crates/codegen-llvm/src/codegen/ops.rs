@@ -199,6 +199,18 @@ impl CodeGen {
     pub(crate) fn add(&self, a: Val, b: Val) -> Val {
         self.binop(Op::LLVMAdd, a, b)
     }
+    /// Signed arithmetic that does not overflow (Halide's rule for signed
+    /// 32/64-bit integers): lets LLVM widen index arithmetic into 64-bit
+    /// addressing and induction variables.
+    pub(crate) fn add_nsw(&self, a: Val, b: Val) -> Val {
+        unsafe { LLVMBuildNSWAdd(self.b, a, b, NONAME) }
+    }
+    pub(crate) fn sub_nsw(&self, a: Val, b: Val) -> Val {
+        unsafe { LLVMBuildNSWSub(self.b, a, b, NONAME) }
+    }
+    pub(crate) fn mul_nsw(&self, a: Val, b: Val) -> Val {
+        unsafe { LLVMBuildNSWMul(self.b, a, b, NONAME) }
+    }
     pub(crate) fn sub(&self, a: Val, b: Val) -> Val {
         self.binop(Op::LLVMSub, a, b)
     }

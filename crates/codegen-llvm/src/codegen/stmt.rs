@@ -118,7 +118,9 @@ impl CodeGen {
         let lo = self.codegen_expr(min)?;
         let ext = self.codegen_expr(extent)?;
         let ext = self.int_resize(ext, self.type_of(lo), true);
-        let hi = self.add(lo, ext);
+        // Loop counters do not overflow (Halide's rule), which lets LLVM
+        // widen them and the indices derived from them to 64 bits.
+        let hi = self.add_nsw(lo, ext);
         let pre = self.current_block();
         let loop_bb = self.new_block(&format!("{name}.loop"));
         let after = self.new_block(&format!("{name}.end"));
@@ -131,7 +133,7 @@ impl CodeGen {
         let r = self.codegen_stmt(body);
         self.pop_sym(name);
         r?;
-        let next = self.add(i, self.cint(ty, 1));
+        let next = self.add_nsw(i, self.cint(ty, 1));
         let end_bb = self.current_block();
         self.add_incoming(i, next, end_bb);
         let more = self.icmp(IP::LLVMIntNE, next, hi);

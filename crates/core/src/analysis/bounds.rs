@@ -201,9 +201,14 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
             bounds_of_expr(body, &inner)
         }
         ExprNode::Call { args, kind, .. } => match kind {
-            CallKind::Intrinsic(
-                Intrinsic::Likely | Intrinsic::LikelyIfInnermost | Intrinsic::PromiseClamped,
-            ) => bounds_of_expr(&args[0], scope),
+            CallKind::Intrinsic(which @ (Intrinsic::Likely | Intrinsic::LikelyIfInnermost)) => {
+                // The bounds keep the mark (as Halide's do), so loops over
+                // regions derived from a likely clamp partition the same way.
+                let ia = bounds_of_expr(&args[0], scope);
+                let mark = |x: Expr| Expr::intrinsic(x.ty(), *which, vec![x]);
+                Interval::new(map_opt(&ia.min, mark), map_opt(&ia.max, mark))
+            }
+            CallKind::Intrinsic(Intrinsic::PromiseClamped) => bounds_of_expr(&args[0], scope),
             CallKind::Intrinsic(Intrinsic::Abs)
                 if ty.is_int_or_uint() && no_overflow(args[0].ty()) =>
             {
@@ -765,6 +770,22 @@ mod tests {
         let iv = bounds_of_expr(&e, &Scope::new());
         let hi = iv.max.unwrap();
         assert_eq!(hi.as_uint_const(), Some(255), "{hi}");
+    }
+
+    #[test]
+    fn likely_marks_are_kept() {
+        let mut scope = Scope::new();
+        scope.insert(
+            "x".into(),
+            Interval::new(Some(Expr::i32(0)), Some(Expr::var_i32("n"))),
+        );
+        let e = Expr::min(
+            Expr::likely(Expr::mul(x(), Expr::i32(8))),
+            Expr::var_i32("e"),
+        );
+        let iv = bounds_of_expr(&e, &scope);
+        let hi = iv.max.unwrap().to_string();
+        assert!(hi.contains("likely("), "{hi}");
     }
 
     /// Tiny constant evaluator so this test doesn't depend on the simplifier.

@@ -3,6 +3,7 @@
 pub mod bounds;
 pub mod cse;
 pub mod evaluate;
+pub mod monotonic;
 pub mod simplify;
 pub mod substitute;
 

@@ -810,6 +810,35 @@ impl Func {
         out.push_str(&format!("{base}(...) = ...\n"));
         Ok(out)
     }
+
+    /// `fold_storage(var, factor, fold_forward)`: store dimension `var`
+    /// modulo `factor` (a circular buffer), where the loop it is computed
+    /// in walks that dimension monotonically; lowering checks that each
+    /// iteration's footprint fits (see lower/storage_folding).
+    pub fn fold_storage(&self, var: &str, factor: Expr, fold_forward: bool) -> Result<()> {
+        let name = self.name();
+        let args = self.function.args();
+        if !args.iter().any(|a| a == var) {
+            return Err(Error::user(format!(
+                "In schedule for {name}, could not find var {var} to fold the storage of.\nVars: {}\n",
+                args.join(" ")
+            )));
+        }
+        if factor.ty() != crate::ir::Type::i32() {
+            return Err(Error::user(format!(
+                "The fold factor of {name}.{var} must be an Int(32), not {}.\n",
+                factor.ty()
+            )));
+        }
+        let mut c = self.function.write();
+        c.schedule.folds.retain(|f| f.var != var);
+        c.schedule.folds.push(crate::schedule::StorageFold {
+            var: var.to_string(),
+            factor,
+            fold_forward,
+        });
+        Ok(())
+    }
 }
 
 pub(crate) fn set_dim_type(

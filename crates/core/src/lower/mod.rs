@@ -29,6 +29,8 @@ use crate::lang::function::Function;
 pub mod bounds_inference;
 pub mod buffer_checks;
 pub mod environment;
+pub mod sliding_window;
+pub mod storage_folding;
 pub mod schedule_functions;
 pub mod storage_flattening;
 pub mod wrap_calls;
@@ -135,6 +137,16 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
     })?;
     s = log.run("bounds inference", s, |s| {
         bounds_inference::bounds_inference(s, &env, outputs)
+    })?;
+    let mut slides = vec![];
+    s = log.run("sliding window", s, |s| {
+        let (out, made) = sliding_window::sliding_window(s, &env)?;
+        slides = made;
+        Ok(out)
+    })?;
+    s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
+    s = log.run("storage folding", s, |s| {
+        storage_folding::storage_folding(s, &env, &slides)
     })?;
     let output_regions: Vec<Region> = outputs
         .iter()

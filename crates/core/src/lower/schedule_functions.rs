@@ -189,7 +189,16 @@ fn build_loop_nest(c: &FunctionContents, stage: &StageSchedule) -> Result<Stmt> 
                 let mut base = Expr::mul(var(&outd), factor.clone());
                 match resolve_tail(*tail) {
                     TailStrategy::ShiftInwards => {
-                        base = Expr::min(base, Expr::sub(old_extent, factor.clone()));
+                        // As Halide: the unshifted base is the likely case,
+                        // so loop partitioning peels the shifted last tile.
+                        base = Expr::min(
+                            Expr::intrinsic(
+                                base.ty(),
+                                crate::ir::Intrinsic::LikelyIfInnermost,
+                                vec![base],
+                            ),
+                            Expr::sub(old_extent, factor.clone()),
+                        );
                     }
                     TailStrategy::RoundUp => {}
                     TailStrategy::GuardWithIf => {

@@ -211,6 +211,15 @@ pub struct Bound {
     pub remainder: Option<Expr>,
 }
 
+/// A user-given storage fold (`f.fold_storage(var, factor, fold_forward)`):
+/// dimension `var` is stored modulo `factor`.
+#[derive(Clone, Debug)]
+pub struct StorageFold {
+    pub var: String,
+    pub factor: Expr,
+    pub fold_forward: bool,
+}
+
 /// Per-Func schedule: placement and storage.
 #[derive(Clone, Debug)]
 pub struct FuncSchedule {
@@ -218,6 +227,8 @@ pub struct FuncSchedule {
     /// `Inlined` means "wherever it is computed" (resolved at lowering).
     pub store_level: LoopLevel,
     pub bounds: Vec<Bound>,
+    /// `fold_storage` requests, by pure dimension.
+    pub folds: Vec<StorageFold>,
     /// Storage order, innermost first (defaults to the pure args).
     pub storage_dims: Vec<String>,
     pub memory_type: MemoryType,
@@ -236,6 +247,7 @@ impl Default for FuncSchedule {
             compute_level: LoopLevel::Inlined,
             store_level: LoopLevel::Inlined,
             bounds: vec![],
+            folds: vec![],
             storage_dims: vec![],
             memory_type: MemoryType::Auto,
             hoist_storage_level: LoopLevel::Inlined,

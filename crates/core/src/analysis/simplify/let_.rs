@@ -105,6 +105,7 @@ impl Simplifier {
         }
         let info = self.info(value);
         self.push_var(name, VarFact::Info(info));
+        self.set_let_value(name, value.clone());
         let saved = self.uses.insert(name.to_string(), 0);
         self.tracked.push(name.to_string());
         let r = body(self);

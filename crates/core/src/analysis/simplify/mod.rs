@@ -94,6 +94,9 @@ pub struct Simplifier {
     /// clears it first and discards its result if it got set: a wrapped
     /// constant there is not the exact value the reasoning assumes.
     pub(crate) overflowed: bool,
+    /// Per name in scope (parallel to `vars`), the value of a let kept as
+    /// a variable, so differences of two such lets can cancel.
+    let_values: HashMap<String, Vec<Option<Expr>>>,
 }
 
 impl Default for Simplifier {
@@ -115,6 +118,7 @@ impl Simplifier {
             tracked: vec![],
             depth: 0,
             overflowed: false,
+            let_values: HashMap::new(),
         }
     }
 
@@ -122,6 +126,10 @@ impl Simplifier {
 
     pub(crate) fn push_var(&mut self, name: &str, fact: VarFact) {
         self.vars.entry(name.to_string()).or_default().push(fact);
+        self.let_values
+            .entry(name.to_string())
+            .or_default()
+            .push(None);
         self.version_stack.push(self.version);
         self.version = self.next_version;
         self.next_version += 1;
@@ -134,7 +142,26 @@ impl Simplifier {
                 self.vars.remove(name);
             }
         }
+        if let Some(v) = self.let_values.get_mut(name) {
+            v.pop();
+            if v.is_empty() {
+                self.let_values.remove(name);
+            }
+        }
         self.version = self.version_stack.pop().unwrap_or(0);
+    }
+
+    /// Record the value of the let most recently pushed as `name`.
+    pub(crate) fn set_let_value(&mut self, name: &str, value: Expr) {
+        if let Some(top) = self.let_values.get_mut(name).and_then(|v| v.last_mut()) {
+            *top = Some(value);
+        }
+    }
+
+    /// The value of `e`, if it is a variable bound by a let in scope.
+    pub(crate) fn let_value(&self, e: &Expr) -> Option<Expr> {
+        let name = e.as_variable()?;
+        self.let_values.get(name)?.last()?.clone()
     }
 
     pub(crate) fn var_fact(&self, name: &str) -> Option<&VarFact> {

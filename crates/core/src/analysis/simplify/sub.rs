@@ -105,7 +105,22 @@ impl Simplifier {
         if equal(a, b) {
             return Some(Expr::zero(ty));
         }
+        if let Some(d) = self.constant_let_difference(a, b) {
+            return Some(d);
+        }
         self.rewrite(node, rules())
+    }
+}
+
+impl Simplifier {
+    /// `a - b` for two variables bound by lets in scope whose values
+    /// differ by a constant (a region's max and min, say): that constant.
+    fn constant_let_difference(&mut self, a: &Expr, b: &Expr) -> Option<Expr> {
+        let (va, vb) = (self.let_value(a)?, self.let_value(b)?);
+        let saved = std::mem::replace(&mut self.overflowed, false);
+        let d = self.mk_bin(crate::ir::BinOp::Sub, va, vb);
+        let bad = std::mem::replace(&mut self.overflowed, saved);
+        (d.is_const() && !bad).then_some(d)
     }
 }
 
@@ -187,5 +202,14 @@ mod tests {
         );
         // wraps: ux + 65534
         assert_eq!(s(e), "(ux + (uint16)65534)");
+        // lets whose values differ by a constant
+        let heavy = Expr::mul(x(), y());
+        let body = Expr::sub(Expr::var_i32("hi"), Expr::var_i32("lo"));
+        let e = Expr::let_(
+            "lo",
+            heavy.clone(),
+            Expr::let_("hi", Expr::add(heavy, i(7)), body),
+        );
+        assert_eq!(s(e), "7");
     }
 }

@@ -1,0 +1,439 @@
+//! Sliding window (the idea of Halide's SlidingWindow.cpp, written anew):
+//! a Func stored outside a serial loop but computed inside it does not
+//! recompute, on each iteration, what the previous iteration already
+//! computed into the same storage.
+//!
+//! Assumes: the output of bounds_inference. A Func `f` computed inside a
+//! loop has the lets `f.s0.d.min` / `f.s0.d.max` (the region its consumers
+//! need) at the top of its compute loop's body, in dimension order, and its
+//! loop nest is bounded by them; its Realize encloses the compute level;
+//! a Func's lets come after those of its consumers computed at the same
+//! level, and may refer to them.
+//!
+//! Guarantees: for each Func `f` and dimension `d`, let `v` be the
+//! innermost loop between f's Realize and its compute site (the compute
+//! loop included) on which d's required region depends. If `v` is serial,
+//! the region's min and max both move the same way as `v` grows, no other
+//! dimension's region depends on `v`, no loop between `v` and the compute
+//! site has bounds that depend on `v`, and no condition sits between them,
+//! then on every iteration but the first the region is cut to what the
+//! previous iteration did not compute: growing, the min becomes
+//! `select(likely(v > v_min), max(min, max(v - 1) + 1), min)`; shrinking,
+//! the max becomes `select(likely(v > v_min), min(max, min(v - 1) - 1), max)`.
+//! Producers of `f` computed at the same level read `f`'s lets, so they
+//! shrink with it and may slide in turn. Every iteration still writes and
+//! reads inside what it did before the cut (dimensions split with RoundUp
+//! or fused are not cut, see `cut_stays_inside`), so the Realize's bounds
+//! and the buffer checks made by bounds inference stay valid. Inside a
+//! loop slid over, ShiftInwards clamps on its variable are marked `likely`
+//! (see `PromoteClamps`). The slides made are returned, for storage
+//! folding (which must not fold across them).
+
+use std::collections::{HashMap, HashSet};
+
+use super::environment::Environment;
+use crate::analysis::monotonic::{is_monotonic, Monotonic};
+use crate::analysis::simplify::{can_prove, simplify};
+use crate::analysis::substitute::substitute;
+use crate::error::Result;
+use crate::ir::visit::{expr_uses_var, mutate_expr_children, mutate_stmt_children};
+use crate::ir::{Expr, ForType, Intrinsic, Mutator, Stmt, StmtNode};
+use crate::lang::function::Function;
+use crate::schedule::{Split, TailStrategy};
+
+/// One sliding of a Func's dimension over a loop.
+#[derive(Clone, Debug)]
+pub struct Slide {
+    pub func: String,
+    pub dim: String,
+    pub loop_name: String,
+}
+
+/// Apply sliding window to every Func stored outside the loop it is
+/// computed in. Returns the new Stmt and the slides made.
+pub fn sliding_window(s: &Stmt, env: &Environment) -> Result<(Stmt, Vec<Slide>)> {
+    let mut m = SlidingWindow {
+        env,
+        stack: vec![],
+        pending: HashMap::new(),
+        slides: vec![],
+    };
+    let out = m.mutate_stmt(s);
+    Ok((out, m.slides))
+}
+
+/// What encloses the node being visited.
+enum Frame {
+    Loop {
+        name: String,
+        min: Expr,
+        extent: Expr,
+        for_type: ForType,
+    },
+    Let {
+        name: String,
+        value: Expr,
+    },
+    Realize(String),
+    Condition,
+}
+
+struct SlidingWindow<'a> {
+    env: &'a Environment,
+    stack: Vec<Frame>,
+    /// New values of `f.s0.d.max` lets further down (shrinking slides).
+    pending: HashMap<String, Expr>,
+    slides: Vec<Slide>,
+}
+
+fn var(name: &str) -> Expr {
+    Expr::var_i32(name)
+}
+
+/// Does cutting the region of dimension `arg` of `f` keep its loop nest's
+/// writes (and so its reads) inside what the uncut region's iteration
+/// wrote? GuardWithIf writes exactly the region, and ShiftInwards writes
+/// whole tiles ending at the region's max, which the uncut region's tiles
+/// also covered. A RoundUp tile starting at the cut min can run past the
+/// max, into rows no bounds check or allocation accounted for, and a fused
+/// loop split with ShiftInwards can shift back across rows: such
+/// dimensions are not cut.
+fn cut_stays_inside(f: &Function, arg: &str) -> bool {
+    let c = f.read();
+    // The pure dimensions each loop dimension is made of.
+    let mut parts: HashMap<String, HashSet<String>> = c
+        .args
+        .iter()
+        .map(|a| (a.clone(), HashSet::from([a.clone()])))
+        .collect();
+    for s in &c.stage.splits {
+        match s {
+            Split::Split {
+                old,
+                outer,
+                inner,
+                tail,
+                ..
+            } => {
+                let p = parts.remove(old).unwrap_or_default();
+                if *tail == TailStrategy::RoundUp && p.contains(arg) {
+                    return false;
+                }
+                parts.insert(outer.clone(), p.clone());
+                parts.insert(inner.clone(), p);
+            }
+            Split::Fuse {
+                inner,
+                outer,
+                fused,
+            } => {
+                let mut p = parts.remove(inner).unwrap_or_default();
+                p.extend(parts.remove(outer).unwrap_or_default());
+                if p.contains(arg) {
+                    return false;
+                }
+                parts.insert(fused.clone(), p);
+            }
+            Split::Rename { old, new } => {
+                let p = parts.remove(old).unwrap_or_default();
+                parts.insert(new.clone(), p);
+            }
+        }
+    }
+    true
+}
+
+/// The value of the let `name` among the LetStmts heading `s`.
+fn let_ahead(s: &Stmt, name: &str) -> Option<Expr> {
+    let mut cur = s;
+    while let StmtNode::LetStmt {
+        name: n,
+        value,
+        body,
+    } = cur.node()
+    {
+        if n == name {
+            return Some(value.clone());
+        }
+        cur = body;
+    }
+    None
+}
+
+impl SlidingWindow<'_> {
+    /// `e` with the lets of `stack[from..to]` substituted, innermost first.
+    fn expand(&self, e: &Expr, from: usize, to: usize) -> Expr {
+        let mut e = e.clone();
+        for f in self.stack[from..to].iter().rev() {
+            if let Frame::Let { name, value } = f {
+                if expr_uses_var(&e, name) {
+                    e = substitute(name, value, &e);
+                }
+            }
+        }
+        e
+    }
+
+    /// The innermost let called `name` on the stack from index `from`.
+    fn let_on_stack(&self, name: &str, from: usize) -> Option<Expr> {
+        self.stack[from..].iter().rev().find_map(|f| match f {
+            Frame::Let { name: n, value } if n == name => Some(value.clone()),
+            _ => None,
+        })
+    }
+
+    /// If `name` is `f.s0.d.min` for a Func `f` realized around here:
+    /// (f, index of d, index of f's Realize frame).
+    fn parse_min_let(&self, name: &str) -> Option<(String, usize, usize)> {
+        for (i, f) in self.stack.iter().enumerate().rev() {
+            let Frame::Realize(func) = f else { continue };
+            let Some(rest) = name
+                .strip_prefix(func.as_str())
+                .and_then(|r| r.strip_prefix(".s0."))
+                .and_then(|r| r.strip_suffix(".min"))
+            else {
+                continue;
+            };
+            let args = self.env.funcs.get(func)?.args();
+            if let Some(d) = args.iter().position(|a| a == rest) {
+                return Some((func.clone(), d, i));
+            }
+        }
+        None
+    }
+
+    /// Try to slide dimension `d` of `func`, whose min let has value
+    /// `min_value` and heads `body`. Returns the min's new value, if it
+    /// changes (a shrinking slide records the max's new value in `pending`).
+    fn try_slide(
+        &mut self,
+        func: &str,
+        d: usize,
+        realize_at: usize,
+        min_value: &Expr,
+        body: &Stmt,
+    ) -> Option<Expr> {
+        let function = self.env.funcs.get(func)?;
+        let args = function.args();
+        if !cut_stays_inside(function, &args[d]) {
+            return None;
+        }
+        let prefix = format!("{func}.s0.");
+        // Every dimension's region, as it stands at the compute site.
+        let mut regions: Vec<(Expr, Expr)> = vec![];
+        for (i, a) in args.iter().enumerate() {
+            let (mn, mx) = (format!("{prefix}{a}.min"), format!("{prefix}{a}.max"));
+            let lookup = |n: &str| {
+                self.let_on_stack(n, realize_at)
+                    .or_else(|| let_ahead(body, n))
+            };
+            let lo = if i == d {
+                min_value.clone()
+            } else {
+                lookup(&mn)?
+            };
+            regions.push((lo, lookup(&mx)?));
+        }
+        let top = self.stack.len();
+        let inside = realize_at + 1;
+        let full = |me: &Self, e: &Expr| simplify(&me.expand(e, inside, top));
+        let (lo, hi) = (full(self, &regions[d].0), full(self, &regions[d].1));
+
+        // Loops that may carry values between iterations: inside the
+        // Realize and inside any condition (a skipped iteration computes
+        // nothing).
+        let first_candidate = self.stack[inside..]
+            .iter()
+            .rposition(|f| matches!(f, Frame::Condition))
+            .map_or(inside, |i| inside + i + 1);
+        let (w_at, w_name, w_min) = self.stack[first_candidate..]
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(i, f)| match f {
+                Frame::Loop { name, min, .. }
+                    if expr_uses_var(&lo, name) || expr_uses_var(&hi, name) =>
+                {
+                    Some((first_candidate + i, name.clone(), min.clone()))
+                }
+                _ => None,
+            })?;
+        let Frame::Loop {
+            for_type, extent, ..
+        } = &self.stack[w_at]
+        else {
+            return None;
+        };
+        if !matches!(for_type, ForType::Serial | ForType::Unrolled) {
+            return None;
+        }
+        let w_extent = simplify(&self.expand(extent, inside, w_at));
+        if w_extent.as_int_const().is_some_and(|e| e <= 1) {
+            return None;
+        }
+        let (mlo, mhi) = (is_monotonic(&lo, &w_name), is_monotonic(&hi, &w_name));
+        let growing = if mlo.is_non_decreasing() && mhi.is_non_decreasing() {
+            true
+        } else if mlo.is_non_increasing() && mhi.is_non_increasing() {
+            false
+        } else {
+            return None;
+        };
+        if mlo == Monotonic::Constant && mhi == Monotonic::Constant {
+            return None;
+        }
+        // No other dimension moves with w.
+        for (i, (a, b)) in regions.iter().enumerate() {
+            if i != d
+                && (expr_uses_var(&full(self, a), &w_name)
+                    || expr_uses_var(&full(self, b), &w_name))
+            {
+                return None;
+            }
+        }
+        // Loops inside w run over the same range on every iteration of w.
+        for i in w_at + 1..top {
+            if let Frame::Loop { min, extent, .. } = &self.stack[i] {
+                let mn = self.expand(min, inside, i);
+                let ex = self.expand(extent, inside, i);
+                if expr_uses_var(&mn, &w_name) || expr_uses_var(&ex, &w_name) {
+                    return None;
+                }
+            }
+        }
+        // w's min must mean the same at the compute site.
+        let shadowed = self.stack[w_at + 1..].iter().any(|f| match f {
+            Frame::Let { name, .. } | Frame::Loop { name, .. } => expr_uses_var(&w_min, name),
+            _ => false,
+        });
+        if shadowed {
+            return None;
+        }
+        let wv = var(&w_name);
+        let prev = |e: &Expr| substitute(&w_name, &Expr::sub(wv.clone(), Expr::i32(1)), e);
+        // Pointless if consecutive iterations never overlap.
+        let disjoint = if growing {
+            Expr::gt(lo.clone(), prev(&hi))
+        } else {
+            Expr::lt(hi.clone(), prev(&lo))
+        };
+        if can_prove(&disjoint) {
+            return None;
+        }
+        let steady = Expr::likely(Expr::gt(wv.clone(), w_min));
+        // The previous iteration's bound, in terms of names in scope here.
+        let local = |me: &Self, e: &Expr| prev(&me.expand(e, w_at + 1, top));
+        self.slides.push(Slide {
+            func: func.to_string(),
+            dim: args[d].clone(),
+            loop_name: w_name.clone(),
+        });
+        if growing {
+            let prev_max = local(self, &regions[d].1);
+            let cut = Expr::max(min_value.clone(), Expr::add(prev_max, Expr::i32(1)));
+            Some(Expr::select(steady, cut, min_value.clone()))
+        } else {
+            let max_value = regions[d].1.clone();
+            let prev_min = local(self, &regions[d].0);
+            let cut = Expr::min(max_value.clone(), Expr::sub(prev_min, Expr::i32(1)));
+            self.pending.insert(
+                format!("{prefix}{}.max", args[d]),
+                Expr::select(steady, cut, max_value),
+            );
+            None
+        }
+    }
+}
+
+/// Within the body of a loop slid over, turns `likely_if_innermost` marks
+/// that depend on its variable (ShiftInwards clamps) into `likely`. Loop
+/// partitioning peels the loop's first iteration for the cut anyway; with
+/// the clamps marked, the same partition also peels the shifted last tile,
+/// so in the steady state the cut region has a constant size and the
+/// producer's loops over it vanish. (Halide gets there because its
+/// simplifier removes those unit loops first, making the loop innermost.)
+struct PromoteClamps<'a> {
+    var: &'a str,
+}
+
+impl Mutator for PromoteClamps<'_> {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        let e = mutate_expr_children(self, e);
+        match e.as_intrinsic(Intrinsic::LikelyIfInnermost) {
+            Some(args) if expr_uses_var(&args[0], self.var) => Expr::likely(args[0].clone()),
+            _ => e,
+        }
+    }
+}
+
+impl Mutator for SlidingWindow<'_> {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        e.clone()
+    }
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        match s.node() {
+            StmtNode::For {
+                name,
+                min,
+                extent,
+                for_type,
+                body,
+            } => {
+                self.stack.push(Frame::Loop {
+                    name: name.clone(),
+                    min: min.clone(),
+                    extent: extent.clone(),
+                    for_type: *for_type,
+                });
+                let first_slide = self.slides.len();
+                let mut b = self.mutate_stmt(body);
+                self.stack.pop();
+                if self.slides[first_slide..]
+                    .iter()
+                    .any(|sl| sl.loop_name == *name)
+                {
+                    b = PromoteClamps { var: name }.mutate_stmt(&b);
+                }
+                if b.same_as(body) {
+                    s.clone()
+                } else {
+                    Stmt::for_loop(name.clone(), min.clone(), extent.clone(), *for_type, b)
+                }
+            }
+            StmtNode::LetStmt { name, value, body } => {
+                let mut v = value.clone();
+                if let Some(p) = self.pending.remove(name) {
+                    v = p;
+                } else if let Some((func, d, at)) = self.parse_min_let(name) {
+                    if let Some(nv) = self.try_slide(&func, d, at, value, body) {
+                        v = nv;
+                    }
+                }
+                self.stack.push(Frame::Let {
+                    name: name.clone(),
+                    value: v.clone(),
+                });
+                let b = self.mutate_stmt(body);
+                self.stack.pop();
+                if b.same_as(body) && v.same_as(value) {
+                    s.clone()
+                } else {
+                    Stmt::let_stmt(name.clone(), v, b)
+                }
+            }
+            StmtNode::IfThenElse { .. } => {
+                self.stack.push(Frame::Condition);
+                let out = mutate_stmt_children(self, s);
+                self.stack.pop();
+                out
+            }
+            StmtNode::Realize { name, .. } => {
+                self.stack.push(Frame::Realize(name.clone()));
+                let out = mutate_stmt_children(self, s);
+                self.stack.pop();
+                out
+            }
+            _ => mutate_stmt_children(self, s),
+        }
+    }
+}
