@@ -10,6 +10,7 @@ pub mod py_func;
 pub mod py_loop_level;
 pub mod py_math;
 pub mod py_output_buffer;
+pub mod py_rdom;
 pub mod py_stage;
 pub mod py_tuple;
 pub mod py_type;
@@ -28,5 +29,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_stage::register(m)?;
     py_output_buffer::register(m)?;
     py_tuple::register(m)?;
+    py_rdom::register(m)?;
     Ok(())
 }

@@ -28,8 +28,14 @@ use crate::lang::function::Function;
 use crate::lang::loop_level::LoopLevelHandle;
 use crate::lang::operators::cast;
 use crate::lang::print::{expr_to_string, ir_type_name};
+use crate::lang::stage::VarOrRVar;
 use crate::lang::var::{is_implicit_name, unique_func_name, Var};
 use crate::schedule::{Dim, LevelSlot, LoopLevel, Split, StageSchedule, TailStrategy, OUTERMOST};
+
+/// A Var named in a directive of the pure definition.
+fn v(name: &str) -> VarOrRVar {
+    VarOrRVar::var(name)
+}
 
 #[derive(Clone, Debug)]
 pub struct Func {
@@ -45,10 +51,16 @@ pub struct FuncRef {
     pub args: Vec<Expr>,
 }
 
-fn undefined_variable(e: &Expr, bound: &[String]) -> Option<String> {
+/// The first Var `e` uses that is neither in `bound` nor bound by a Let
+/// inside `e` (parameters and RVars are not Vars).
+pub(crate) fn undefined_variable(e: &Expr, bound: &[String]) -> Option<String> {
     fn walk(e: &Expr, bound: &mut Vec<String>) -> Option<String> {
         match e.node() {
-            ExprNode::Variable { name, param: None } => {
+            ExprNode::Variable {
+                name,
+                param: None,
+                rdom: None,
+            } => {
                 if bound.iter().any(|b| b == name) {
                     None
                 } else {
@@ -340,13 +352,12 @@ impl Func {
         Ok(v[0].clone())
     }
 
-    /// `f[args] = values` (one value, or several for a Tuple).
+    /// `f[args] = values` (one value, or several for a Tuple): the pure
+    /// definition, or an update if the Func already has one (update.rs).
     pub fn define(&self, args: Vec<Expr>, values: Vec<Expr>) -> Result<()> {
         let name = self.name();
         if self.defined() {
-            return Err(Error::unimplemented(format!(
-                "Update definitions (Func \"{name}\" already has a pure definition; defining it again)"
-            )));
+            return crate::lang::update::define_update(self, args, values);
         }
         if values.is_empty() {
             return Err(Error::user(format!(
@@ -368,6 +379,7 @@ impl Func {
                 ExprNode::Variable {
                     name: v,
                     param: None,
+                    rdom: None,
                 } => {
                     if v == "_" {
                         return Err(Error::user(format!(
@@ -392,6 +404,13 @@ impl Func {
                         arg_names[i]
                     )));
                 }
+            }
+        }
+        for v in &values {
+            if crate::lang::rdom::uses_rvars(v) {
+                return Err(Error::user(format!(
+                    "In pure definition of Func \"{name}\":\nReduction domain referenced in pure function definition.\n"
+                )));
             }
         }
         for v in &values {
@@ -431,6 +450,7 @@ impl Func {
                 )));
             }
         }
+        crate::lang::update::freeze_callees(&self.function, &values);
         let mut c = self.function.write();
         c.output_types = values.iter().map(|v| v.ty()).collect();
         c.values = values;
@@ -479,22 +499,24 @@ impl Func {
         factor: Expr,
         tail: TailStrategy,
     ) -> Result<()> {
-        self.stage().split(old, outer, inner, factor, tail)
+        self.stage()
+            .split(&v(old), &v(outer), &v(inner), factor, tail)
     }
 
     /// `fuse(inner, outer, fused)`.
     pub fn fuse(&self, inner: &str, outer: &str, fused: &str) -> Result<()> {
-        self.stage().fuse(inner, outer, fused)
+        self.stage().fuse(&v(inner), &v(outer), &v(fused))
     }
 
     /// `reorder(vars...)`, innermost first.
     pub fn reorder(&self, vars: &[String]) -> Result<()> {
-        self.stage().reorder(vars)
+        let vars: Vec<VarOrRVar> = vars.iter().map(|n| v(n)).collect();
+        self.stage().reorder(&vars)
     }
 
     /// Set the loop type of every dim matching `var`.
     pub fn set_for_type(&self, var: &str, t: ForType) -> Result<()> {
-        self.stage().set_for_type(var, t)
+        self.stage().set_for_type(&v(var), t)
     }
 
     pub fn serial(&self, var: &str) -> Result<()> {
@@ -513,19 +535,19 @@ impl Func {
     /// `vectorize(var, factor, tail)`: split off a fresh inner var and vectorize it.
     pub fn vectorize_by(&self, var: &str, factor: Expr, tail: TailStrategy) -> Result<()> {
         self.stage()
-            .split_and_set_type(var, factor, tail, ForType::Vectorized, true)
+            .split_and_set_type(&v(var), factor, tail, ForType::Vectorized, true)
     }
 
     /// `unroll(var, factor, tail)`.
     pub fn unroll_by(&self, var: &str, factor: Expr, tail: TailStrategy) -> Result<()> {
         self.stage()
-            .split_and_set_type(var, factor, tail, ForType::Unrolled, true)
+            .split_and_set_type(&v(var), factor, tail, ForType::Unrolled, true)
     }
 
     /// `parallel(var, task_size, tail)`: split and parallelize the outer var.
     pub fn parallel_by(&self, var: &str, factor: Expr, tail: TailStrategy) -> Result<()> {
         self.stage()
-            .split_and_set_type(var, factor, tail, ForType::Parallel, false)
+            .split_and_set_type(&v(var), factor, tail, ForType::Parallel, false)
     }
 
     /// `tile(x, y, xo, yo, xi, yi, xfactor, yfactor, tail)`.
@@ -542,21 +564,17 @@ impl Func {
         yfactor: Expr,
         tail: TailStrategy,
     ) -> Result<()> {
-        let snapshot = self.function.read().stage.clone();
-        let r = (|| {
-            self.split(x, xo, xi, xfactor, tail)?;
-            self.split(y, yo, yi, yfactor, tail)?;
-            self.reorder(&[
-                xi.to_string(),
-                yi.to_string(),
-                xo.to_string(),
-                yo.to_string(),
-            ])
-        })();
-        if r.is_err() {
-            self.function.write().stage = snapshot;
-        }
-        r
+        self.stage().tile(
+            &v(x),
+            &v(y),
+            &v(xo),
+            &v(yo),
+            &v(xi),
+            &v(yi),
+            xfactor,
+            yfactor,
+            tail,
+        )
     }
 
     // ---- placement ------------------------------------------------------------------

@@ -6,7 +6,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use crate::ir::{Expr, Type};
+use crate::ir::{Expr, ExprNode, Type};
+use crate::lang::rdom::ReductionDomain;
 use crate::schedule::{FuncSchedule, StageSchedule};
 
 #[derive(Debug)]
@@ -34,6 +35,42 @@ pub struct FunctionContents {
     /// one side; here a wrapped Func and its wrappers are simply never freed,
     /// a few small allocations per wrapper.)
     pub wrappers: Vec<(String, Function)>,
+    /// Update definitions, in the order they run after the pure one.
+    pub updates: Vec<UpdateDefinition>,
+    /// Used by another Func's definition or realized: no more updates.
+    pub frozen: bool,
+}
+
+/// An update definition `f(args) = values`: stage `i + 1` of the Func for
+/// `updates[i]`. It runs once per point of `domain` (the RDom whose RVars
+/// it mentions, predicate included) and of its pure variables (the args
+/// that are the pure arg of their position), and has its own schedule and
+/// specializations, like the pure definition.
+#[derive(Clone, Debug)]
+pub struct UpdateDefinition {
+    pub args: Vec<Expr>,
+    pub values: Vec<Expr>,
+    pub domain: Option<ReductionDomain>,
+    pub stage: StageSchedule,
+    pub specializations: Vec<Specialization>,
+}
+
+impl UpdateDefinition {
+    /// The names of the args that are the pure var of their position.
+    pub fn pure_vars(&self, pure_args: &[String]) -> Vec<String> {
+        self.args
+            .iter()
+            .zip(pure_args)
+            .filter_map(|(a, p)| match a.node() {
+                ExprNode::Variable {
+                    name,
+                    param: None,
+                    rdom: None,
+                } if name == p => Some(name.clone()),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 /// One specialization of a definition: when `condition` holds, the
@@ -74,6 +111,8 @@ impl Function {
             version: next_version(),
             specializations: vec![],
             wrappers: vec![],
+            updates: vec![],
+            frozen: false,
         })))
     }
 
@@ -93,6 +132,8 @@ impl Function {
             version: next_version(),
             specializations: c.specializations.clone(),
             wrappers: vec![],
+            updates: c.updates.clone(),
+            frozen: false,
         })))
     }
 
@@ -107,6 +148,7 @@ impl Function {
         c.schedule.storage_dims = args.clone();
         c.args = args;
         c.specializations.clear();
+        c.updates.clear();
     }
 
     pub fn read(&self) -> RwLockReadGuard<'_, FunctionContents> {
@@ -149,6 +191,40 @@ impl Function {
     }
     pub fn wrappers(&self) -> Vec<(String, Function)> {
         self.read().wrappers.clone()
+    }
+    pub fn updates(&self) -> Vec<UpdateDefinition> {
+        self.read().updates.clone()
+    }
+    pub fn has_updates(&self) -> bool {
+        !self.read().updates.is_empty()
+    }
+    /// Every Expr of every definition: pure values, update args and
+    /// values, and the bounds and predicates of update domains (where
+    /// calls to other Funcs and images can appear).
+    pub fn definition_exprs(&self) -> Vec<Expr> {
+        let c = self.read();
+        let mut out = c.values.clone();
+        for u in &c.updates {
+            out.extend(u.args.iter().cloned());
+            out.extend(u.values.iter().cloned());
+            if let Some(d) = &u.domain {
+                out.push(d.predicate());
+                for v in d.vars() {
+                    out.push(v.min);
+                    out.push(v.extent);
+                }
+            }
+        }
+        out
+    }
+    /// Mark as used (by another definition or a realization): Halide then
+    /// forbids new update definitions. Not a schedule change, so the
+    /// version stays.
+    pub fn freeze(&self) {
+        self.0.write().unwrap_or_else(|p| p.into_inner()).frozen = true;
+    }
+    pub fn is_frozen(&self) -> bool {
+        self.read().frozen
     }
     pub fn has_pure_definition(&self) -> bool {
         !self.read().values.is_empty()
