@@ -11,6 +11,7 @@ pub mod py_loop_level;
 pub mod py_math;
 pub mod py_output_buffer;
 pub mod py_rdom;
+pub mod py_reduction;
 pub mod py_stage;
 pub mod py_tuple;
 pub mod py_type;
@@ -30,5 +31,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_output_buffer::register(m)?;
     py_tuple::register(m)?;
     py_rdom::register(m)?;
+    py_reduction::register(m)?;
     Ok(())
 }

@@ -206,8 +206,8 @@ fn identity(op: BinOp, t: Type) -> Expr {
     match op {
         BinOp::Add => Expr::zero(t),
         BinOp::Mul => Expr::one(t),
-        BinOp::Min => Expr::type_max(t),
-        _ => Expr::type_min(t),
+        BinOp::Min => crate::lang::reduction::highest(t),
+        _ => crate::lang::reduction::lowest(t),
     }
 }
 

@@ -10,6 +10,7 @@ pub mod output_buffer;
 pub mod parameter;
 pub mod print;
 pub mod rdom;
+pub mod reduction;
 pub mod stage;
 pub mod tuple;
 pub mod update;

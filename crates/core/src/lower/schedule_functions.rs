@@ -60,6 +60,7 @@ fn resolve_tail(tail: TailStrategy) -> TailStrategy {
 // What building a produce needs beyond placement.
 use crate::ir::Intrinsic;
 use crate::lang::function::{FunctionContents, Specialization};
+use crate::analysis::parallel_rvar::can_parallelize_rvar;
 use crate::lang::rdom::ReductionVariable;
 use crate::lower::remove_undef::{remove_undef, undef_to_zero, Stores};
 use crate::lang::stage::{has_live_specializations, live_specializations};
@@ -402,11 +403,20 @@ fn build_loop_nest(
             ))
         })?;
         let ln = format!("{p}{internal}");
+        let for_type = if index > 0 && stage.atomic && racy_dim(f, c, index, stage, &d.var) {
+            // An atomic update over RVars whose iterations may touch the
+            // same point: without atomic read-modify-write operations in
+            // the backend, the loop runs serially, which computes the same
+            // result (the operator is associative and commutative).
+            ForType::Serial
+        } else {
+            d.for_type
+        };
         body = Stmt::for_loop(
             ln.clone(),
             var(format!("{ln}.loop_min")),
             var(format!("{ln}.loop_extent")),
-            d.for_type,
+            for_type,
             body,
         );
     }
@@ -415,6 +425,26 @@ fn build_loop_nest(
         body = Stmt::let_stmt(n, v, body);
     }
     Ok(body)
+}
+
+/// Is `dim` of update stage `index` made of an RVar whose iterations may
+/// touch the same point (analysis/parallel_rvar.rs)?
+fn racy_dim(
+    f: &Function,
+    c: &FunctionContents,
+    index: usize,
+    stage: &StageSchedule,
+    dim: &str,
+) -> bool {
+    let u = &c.updates[index - 1];
+    let rvars: Vec<String> = u.domain.iter().flat_map(|d| d.vars()).map(|v| v.name).collect();
+    let mut initial = rvars.clone();
+    initial.extend(u.pure_vars(&c.args));
+    let sources = crate::lang::stage::dim_sources(stage, &initial);
+    sources.get(dim).is_some_and(|src| {
+        src.iter()
+            .any(|s| rvars.contains(s) && !can_parallelize_rvar(f, u, s))
+    })
 }
 
 /// Substitute calls to the inlined Func `f` by its definition: a call to
