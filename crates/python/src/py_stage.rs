@@ -30,7 +30,6 @@ const UNIMPLEMENTED_STAGE_METHODS: &[&str] = &[
     "never_partition_all",
     "partition",
     "prefetch",
-    "rfactor",
 ];
 
 /// `vectorize`/`unroll`/`parallel` on `stage`: without a factor, mark the
@@ -245,6 +244,44 @@ impl PyStage {
     fn unscheduled<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
         slf.get().inner.unscheduled().py()?;
         Ok(slf.clone())
+    }
+
+    /// `rfactor(rvar, var)` or `rfactor([(rvar, var), ...])`: returns the
+    /// intermediate Func.
+    #[pyo3(signature = (*args))]
+    fn rfactor(&self, args: &Bound<'_, PyTuple>) -> PyResult<PyFunc> {
+        let bad = || PyTypeError::new_err("rfactor(): incompatible function arguments: expected (RVar, Var) or a list of (RVar, Var) pairs");
+        let pair = |r: &Bound<'_, PyAny>, v: &Bound<'_, PyAny>| -> PyResult<(VarOrRVar, String)> {
+            let v = v.extract::<PyRef<crate::py_var::PyVar>>().map_err(|_| bad())?;
+            Ok((var_or_rvar(r)?, v.inner.name().to_string()))
+        };
+        let pairs = match args.len() {
+            2 => vec![pair(&args.get_item(0)?, &args.get_item(1)?)?],
+            1 => {
+                let a = args.get_item(0)?;
+                let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = a.cast::<PyList>() {
+                    l.iter().collect()
+                } else if let Ok(t) = a.cast::<PyTuple>() {
+                    t.iter().collect()
+                } else {
+                    return Err(bad());
+                };
+                items
+                    .iter()
+                    .map(|it| {
+                        let t = it.cast::<PyTuple>().map_err(|_| bad())?;
+                        if t.len() != 2 {
+                            return Err(bad());
+                        }
+                        pair(&t.get_item(0)?, &t.get_item(1)?)
+                    })
+                    .collect::<PyResult<Vec<_>>>()?
+            }
+            _ => return Err(bad()),
+        };
+        Ok(PyFunc {
+            inner: self.inner.rfactor(&pairs).py()?,
+        })
     }
 
     fn dump_argument_list(&self) -> String {

@@ -106,13 +106,24 @@ impl Matcher<'_> {
         }
     }
 
-    /// Element `i` as an independent `op(x_i, y)`: (op, y).
+    /// Element `i` as an independent `op(x_i, y)`: (op, y). A chain of
+    /// one operator (`x + a + b`) counts: the old value is one of its
+    /// operands and `y` the rest, in order.
     fn element(&self, e: &Expr, i: usize) -> Option<(BinOp, Expr)> {
         match e.node() {
-            ExprNode::Binary { op, a, b }
+            ExprNode::Binary { op, .. }
                 if matches!(op, BinOp::Add | BinOp::Mul | BinOp::Min | BinOp::Max) =>
             {
-                Some((*op, self.with_old(a, b, i)?))
+                let mut terms = vec![];
+                flatten(*op, e, &mut terms);
+                let at = terms.iter().position(|t| self.old_value(t) == Some(i))?;
+                terms.remove(at);
+                if terms.is_empty() || terms.iter().any(|t| self.reads_func(t)) {
+                    return None;
+                }
+                let mut rest = terms.into_iter();
+                let first = rest.next()?;
+                Some((*op, rest.fold(first, |acc, t| Expr::binary(*op, acc, t))))
             }
             ExprNode::Select { cond, t, f } => {
                 let y = self.with_old(t, f, i)?;
@@ -199,6 +210,17 @@ impl Matcher<'_> {
             product(u, 0).is_some_and(|k| equal(&k, &yb)) && product(v, 1).is_some_and(|k| equal(&k, &ya))
         };
         (ok(r, s) || ok(s, r)).then_some((ya, yb))
+    }
+}
+
+/// The operands of a chain of `op`s (`(a + b) + c` gives a, b, c).
+fn flatten(op: BinOp, e: &Expr, out: &mut Vec<Expr>) {
+    match e.node() {
+        ExprNode::Binary { op: o, a, b } if *o == op => {
+            flatten(op, a, out);
+            flatten(op, b, out);
+        }
+        _ => out.push(e.clone()),
     }
 }
 

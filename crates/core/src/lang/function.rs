@@ -53,6 +53,11 @@ pub struct UpdateDefinition {
     pub domain: Option<ReductionDomain>,
     pub stage: StageSchedule,
     pub specializations: Vec<Specialization>,
+    /// Variables the definition's args, values and domain predicate use
+    /// that stand for expressions of its loop variables, in order (each
+    /// may use the ones before): the RVars rfactor split away, e.g.
+    /// `r$x = ro * 64 + ri`. Lowering defines them inside the loops.
+    pub lets: Vec<(String, Expr)>,
 }
 
 impl UpdateDefinition {
@@ -205,6 +210,7 @@ impl Function {
         let c = self.read();
         let mut out = c.values.clone();
         for u in &c.updates {
+            out.extend(u.lets.iter().map(|(_, v)| v.clone()));
             out.extend(u.args.iter().cloned());
             out.extend(u.values.iter().cloned());
             if let Some(d) = &u.domain {

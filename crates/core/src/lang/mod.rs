@@ -11,6 +11,7 @@ pub mod parameter;
 pub mod print;
 pub mod rdom;
 pub mod reduction;
+pub mod rfactor;
 pub mod stage;
 pub mod tuple;
 pub mod update;

@@ -113,6 +113,21 @@ impl ReductionDomain {
         }))))
     }
 
+    /// A domain with the given variables (names as given) and predicate;
+    /// for the domains `rfactor` splits a reduction into.
+    pub fn from_vars(vars: Vec<ReductionVariable>) -> ReductionDomain {
+        ReductionDomain(Arc::new(RwLock::new(RDomContents {
+            vars,
+            predicate: None,
+            frozen: true,
+        })))
+    }
+
+    /// Replace the predicate (of a domain `from_vars` made).
+    pub fn set_predicate(&self, predicate: Option<Expr>) {
+        self.write().predicate = predicate;
+    }
+
     fn read(&self) -> RwLockReadGuard<'_, RDomContents> {
         self.0.read().unwrap_or_else(|p| p.into_inner())
     }

@@ -113,6 +113,7 @@ pub fn define_update(f: &Func, args: Vec<Expr>, values: Vec<Expr>) -> Result<()>
         domain: None,
         stage: StageSchedule::default(),
         specializations: vec![],
+        lets: vec![],
     };
     let pure_vars = update.pure_vars(&pure_args);
     let all: Vec<&Expr> = args.iter().chain(values.iter()).collect();

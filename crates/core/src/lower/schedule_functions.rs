@@ -135,6 +135,7 @@ struct DefinitionBody {
     stores: Option<(Expr, Vec<Expr>)>,
     pure_vars: Vec<String>,
     rvars: Vec<ReductionVariable>,
+    lets: Vec<(String, Expr)>,
 }
 
 fn definition_body(f: &Function, c: &FunctionContents, index: usize) -> DefinitionBody {
@@ -144,6 +145,7 @@ fn definition_body(f: &Function, c: &FunctionContents, index: usize) -> Definiti
             stores: Some((Expr::bool_const(true), undef_to_zero(&c.values))),
             pure_vars: c.args.clone(),
             rvars: vec![],
+            lets: vec![],
         };
     }
     let u = &c.updates[index - 1];
@@ -176,6 +178,7 @@ fn definition_body(f: &Function, c: &FunctionContents, index: usize) -> Definiti
         stores,
         pure_vars: u.pure_vars(&c.args),
         rvars: u.domain.as_ref().map(|d| d.vars()).unwrap_or_default(),
+        lets: u.lets.clone(),
     }
 }
 
@@ -199,6 +202,7 @@ fn build_loop_nest(
         .pure_vars
         .iter()
         .chain(def.rvars.iter().map(|r| &r.name))
+        .chain(def.lets.iter().map(|(n, _)| n))
         .map(|a| (a.clone(), var(format!("{p}{a}"))))
         .collect();
     let args: Vec<Expr> = def.args.iter().map(|a| substitute_map(&renames, a)).collect();
@@ -207,11 +211,15 @@ fn build_loop_nest(
         Some((condition, values)) => {
             let values: Vec<Expr> = values.iter().map(|v| substitute_map(&renames, v)).collect();
             let provide = Stmt::provide(name.clone(), values, args, Expr::bool_const(true));
-            if condition.is_true() {
+            let mut s = if condition.is_true() {
                 provide
             } else {
                 Stmt::if_then_else(substitute_map(&renames, condition), provide, None)
+            };
+            for (n, v) in def.lets.iter().rev() {
+                s = Stmt::let_stmt(format!("{p}{n}"), substitute_map(&renames, v), s);
             }
+            s
         }
     };
 
