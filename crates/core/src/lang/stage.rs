@@ -296,22 +296,23 @@ impl Stage {
                     dump_dims(dims)
                 )));
             };
+            // Halide's order: the outer dim is removed before the inner
+            // one is looked up (its message lists the dims without it).
+            let outer_dim = dims.remove(oi);
             let Some(ii) = dims.iter().position(|d| var_name_match(&d.var, inner)) else {
                 return Err(Error::user(format!(
                     "In schedule for {name}, could not find inner fuse dimension: {inner}\n{}",
                     dump_dims(dims)
                 )));
             };
-            let any_rvar = dims[oi].is_rvar || dims[ii].is_rvar;
+            let any_rvar = outer_dim.is_rvar || dims[ii].is_rvar;
             if update && any_rvar && !fused_rvar {
-                let rv = if dims[oi].is_rvar { &dims[oi] } else { &dims[ii] };
+                let rv = if outer_dim.is_rvar { &outer_dim } else { &dims[ii] };
                 return Err(Error::user(format!(
                     "Can't fuse Var {fused} from RVar {}\n",
                     rv.var
                 )));
             }
-            let outer_dim = dims.remove(oi);
-            let ii = dims.iter().position(|d| var_name_match(&d.var, inner)).unwrap_or(ii);
             let inner_name = dims[ii].var.clone();
             let fused_name = format!("{inner_name}.{fused}");
             dims[ii].var = fused_name.clone();
