@@ -49,6 +49,23 @@ pub struct VarOrRVar {
     pub is_rvar: bool,
 }
 
+/// A plain name is a Var (the pure definition's directives take names).
+impl From<&str> for VarOrRVar {
+    fn from(name: &str) -> VarOrRVar {
+        VarOrRVar::var(name)
+    }
+}
+impl From<&String> for VarOrRVar {
+    fn from(name: &String) -> VarOrRVar {
+        VarOrRVar::var(name.as_str())
+    }
+}
+impl From<&VarOrRVar> for VarOrRVar {
+    fn from(v: &VarOrRVar) -> VarOrRVar {
+        v.clone()
+    }
+}
+
 impl VarOrRVar {
     pub fn var(name: impl Into<String>) -> VarOrRVar {
         VarOrRVar {
@@ -266,12 +283,13 @@ impl Stage {
     /// `split(old, outer, inner, factor, tail)`.
     pub fn split(
         &self,
-        old: &VarOrRVar,
-        outer: &VarOrRVar,
-        inner: &VarOrRVar,
+        old: impl Into<VarOrRVar>,
+        outer: impl Into<VarOrRVar>,
+        inner: impl Into<VarOrRVar>,
         factor: Expr,
         tail: TailStrategy,
     ) -> Result<()> {
+        let (old, outer, inner) = (&old.into(), &outer.into(), &inner.into());
         let update = self.is_update();
         self.with_schedule("split", |st, name| {
             let tail = if update {
@@ -284,7 +302,13 @@ impl Stage {
     }
 
     /// `fuse(inner, outer, fused)`.
-    pub fn fuse(&self, inner: &VarOrRVar, outer: &VarOrRVar, fused: &VarOrRVar) -> Result<()> {
+    pub fn fuse(
+        &self,
+        inner: impl Into<VarOrRVar>,
+        outer: impl Into<VarOrRVar>,
+        fused: impl Into<VarOrRVar>,
+    ) -> Result<()> {
+        let (inner, outer, fused) = (&inner.into(), &outer.into(), &fused.into());
         let update = self.is_update();
         let fused_rvar = fused.is_rvar;
         self.with_schedule("fuse", |st, name| {
@@ -327,7 +351,8 @@ impl Stage {
     }
 
     /// `rename(old, new)`.
-    pub fn rename(&self, old: &VarOrRVar, new: &VarOrRVar) -> Result<()> {
+    pub fn rename(&self, old: impl Into<VarOrRVar>, new: impl Into<VarOrRVar>) -> Result<()> {
+        let (old, new) = (&old.into(), &new.into());
         self.with_schedule("rename", |st, name| {
             let Some(i) = Stage::find_dim(st, &old.name) else {
                 return Err(Error::user(format!(
@@ -368,8 +393,11 @@ impl Stage {
 
     /// `reorder(vars...)`, innermost first. In an update, two impure RVars
     /// may only change order if the update is associative and commutative.
-    pub fn reorder(&self, vars: &[VarOrRVar]) -> Result<()> {
-        let names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
+    pub fn reorder<'a, T>(&self, vars: &'a [T]) -> Result<()>
+    where
+        &'a T: Into<VarOrRVar>,
+    {
+        let names: Vec<String> = vars.iter().map(|v| v.into().name).collect();
         let before = self.schedule();
         self.with_schedule("reorder", |st, name| reorder_stage(st, name, &names))?;
         if let (true, Some(before)) = (self.is_update(), before) {
@@ -425,7 +453,8 @@ impl Stage {
 
     /// Set the loop type of every dim matching `var`. Making an RVar of an
     /// update parallel or vectorized needs proof that it is race-free.
-    pub fn set_for_type(&self, var: &VarOrRVar, t: ForType) -> Result<()> {
+    pub fn set_for_type(&self, var: impl Into<VarOrRVar>, t: ForType) -> Result<()> {
+        let var = &var.into();
         let parallel = matches!(t, ForType::Parallel | ForType::Vectorized);
         let update = self.is_update();
         let check = |me: &Stage, st: &StageSchedule| -> Result<()> {
@@ -473,12 +502,13 @@ impl Stage {
     /// (`vectorize`/`unroll`/`parallel` with a factor).
     pub fn split_and_set_type(
         &self,
-        var: &VarOrRVar,
+        var: impl Into<VarOrRVar>,
         factor: Expr,
         tail: TailStrategy,
         t: ForType,
         inner_gets_type: bool,
     ) -> Result<()> {
+        let var = &var.into();
         let before = self.schedule();
         let is_rvar = before
             .as_ref()
@@ -507,16 +537,24 @@ impl Stage {
     #[allow(clippy::too_many_arguments)]
     pub fn tile(
         &self,
-        x: &VarOrRVar,
-        y: &VarOrRVar,
-        xo: &VarOrRVar,
-        yo: &VarOrRVar,
-        xi: &VarOrRVar,
-        yi: &VarOrRVar,
+        x: impl Into<VarOrRVar>,
+        y: impl Into<VarOrRVar>,
+        xo: impl Into<VarOrRVar>,
+        yo: impl Into<VarOrRVar>,
+        xi: impl Into<VarOrRVar>,
+        yi: impl Into<VarOrRVar>,
         xfactor: Expr,
         yfactor: Expr,
         tail: TailStrategy,
     ) -> Result<()> {
+        let (x, y, xo, yo, xi, yi) = (
+            &x.into(),
+            &y.into(),
+            &xo.into(),
+            &yo.into(),
+            &xi.into(),
+            &yi.into(),
+        );
         let before = self.schedule();
         let r = (|| {
             self.split(x, xo, xi, xfactor, tail)?;
