@@ -17,8 +17,8 @@ use crate::errors::{unimplemented, HalideError, IntoPy};
 use crate::py_buffer::{wrap_buffer, PyBuffer};
 use crate::py_expr::{py_to_expr, PyExpr};
 use crate::py_loop_level::PyLoopLevel;
-use crate::py_type::{type_from_py, PyType};
 use crate::py_rdom::{var_or_rvar, PyRVar};
+use crate::py_type::{type_from_py, PyType};
 use crate::py_var::{var_name, PyVar};
 
 use crate::py_output_buffer::PyOutputImageParam;
@@ -472,33 +472,67 @@ impl PyFunc {
         self.inner.num_update_definitions()
     }
     fn update_args(&self, i: usize) -> PyResult<Vec<PyExpr>> {
-        Ok(self.inner.update_args(i).py()?.into_iter().map(PyExpr::new).collect())
+        Ok(self
+            .inner
+            .update_args(i)
+            .py()?
+            .into_iter()
+            .map(PyExpr::new)
+            .collect())
     }
     fn update_values<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyTuple>> {
-        let vals: Vec<PyExpr> = self.inner.update_values(i).py()?.into_iter().map(PyExpr::new).collect();
+        let vals: Vec<PyExpr> = self
+            .inner
+            .update_values(i)
+            .py()?
+            .into_iter()
+            .map(PyExpr::new)
+            .collect();
         PyTuple::new(py, vals)
     }
     fn update_value(&self, i: usize) -> PyResult<PyExpr> {
         Ok(PyExpr::new(self.inner.update_value(i).py()?))
     }
     fn rvars(&self, i: usize) -> PyResult<Vec<PyRVar>> {
-        Ok(self.inner.rvars(i).py()?.into_iter().map(|inner| PyRVar { inner }).collect())
+        Ok(self
+            .inner
+            .rvars(i)
+            .py()?
+            .into_iter()
+            .map(|inner| PyRVar { inner })
+            .collect())
     }
     /// `update(i=0)`: the Stage of update definition `i`.
     #[pyo3(signature = (i=0))]
     fn update(&self, i: i64) -> PyResult<PyStage> {
-        let i = usize::try_from(i).map_err(|_| {
-            HalideError::new_err("Error: Call to update with a negative index.\n")
-        })?;
-        Ok(PyStage { inner: self.inner.update(i).py()? })
+        let i = usize::try_from(i)
+            .map_err(|_| HalideError::new_err("Error: Call to update with a negative index.\n"))?;
+        Ok(PyStage {
+            inner: self.inner.update(i).py()?,
+        })
     }
-    fn rename<'py>(slf: &Bound<'py, Self>, old: &Bound<'py, PyAny>, new: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
-        slf.get().inner.stage().rename(&var_or_rvar(old)?, &var_or_rvar(new)?).py()?;
+    fn rename<'py>(
+        slf: &Bound<'py, Self>,
+        old: &Bound<'py, PyAny>,
+        new: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        slf.get()
+            .inner
+            .stage()
+            .rename(&var_or_rvar(old)?, &var_or_rvar(new)?)
+            .py()?;
         Ok(slf.clone())
     }
     #[pyo3(signature = (override_associativity_test=false))]
-    fn atomic<'py>(slf: &Bound<'py, Self>, override_associativity_test: bool) -> PyResult<Bound<'py, Self>> {
-        slf.get().inner.stage().atomic(override_associativity_test).py()?;
+    fn atomic<'py>(
+        slf: &Bound<'py, Self>,
+        override_associativity_test: bool,
+    ) -> PyResult<Bound<'py, Self>> {
+        slf.get()
+            .inner
+            .stage()
+            .atomic(override_associativity_test)
+            .py()?;
         Ok(slf.clone())
     }
     fn allow_race_conditions<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
@@ -521,7 +555,11 @@ impl PyFunc {
         if let Ok(u) = value.extract::<PyRef<PyUnevaluatedFuncRefExpr>>() {
             // `f[x] op= e` on an undefined Func (see PyUnevaluatedFuncRefExpr).
             let same_args = u.target.args.len() == args.len()
-                && u.target.args.iter().zip(&args).all(|(a, b)| ferrohalide_core::ir::equality::equal(a, b));
+                && u.target
+                    .args
+                    .iter()
+                    .zip(&args)
+                    .all(|(a, b)| ferrohalide_core::ir::equality::equal(a, b));
             if !u.target.func.function.same_as(&self.inner.function) || !same_args {
                 u.target.to_expr().py()?;
             }

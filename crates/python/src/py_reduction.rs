@@ -34,7 +34,12 @@ fn reduce(
     let (rdom, e) = match items.as_slice() {
         [e] => (None, e),
         [r, e] => (
-            Some(r.extract::<PyRef<PyRDom>>().map_err(|_| bad())?.inner.clone()),
+            Some(
+                r.extract::<PyRef<PyRDom>>()
+                    .map_err(|_| bad())?
+                    .inner
+                    .clone(),
+            ),
             e,
         ),
         _ => return Err(bad()),

@@ -210,7 +210,11 @@ impl PyStage {
     ) -> PyResult<Bound<'py, Self>> {
         slf.get()
             .inner
-            .fuse(&var_or_rvar(inner)?, &var_or_rvar(outer)?, &var_or_rvar(fused)?)
+            .fuse(
+                &var_or_rvar(inner)?,
+                &var_or_rvar(outer)?,
+                &var_or_rvar(fused)?,
+            )
             .py()?;
         Ok(slf.clone())
     }
@@ -250,9 +254,13 @@ impl PyStage {
     /// intermediate Func.
     #[pyo3(signature = (*args))]
     fn rfactor(&self, args: &Bound<'_, PyTuple>) -> PyResult<PyFunc> {
-        let bad = || PyTypeError::new_err("rfactor(): incompatible function arguments: expected (RVar, Var) or a list of (RVar, Var) pairs");
+        let bad = || {
+            PyTypeError::new_err("rfactor(): incompatible function arguments: expected (RVar, Var) or a list of (RVar, Var) pairs")
+        };
         let pair = |r: &Bound<'_, PyAny>, v: &Bound<'_, PyAny>| -> PyResult<(VarOrRVar, String)> {
-            let v = v.extract::<PyRef<crate::py_var::PyVar>>().map_err(|_| bad())?;
+            let v = v
+                .extract::<PyRef<crate::py_var::PyVar>>()
+                .map_err(|_| bad())?;
             Ok((var_or_rvar(r)?, v.inner.name().to_string()))
         };
         let pairs = match args.len() {

@@ -141,7 +141,14 @@ impl Matcher<'_> {
                     _ => return None,
                 };
                 let picks_y = equal(t, &y);
-                Some((if y_smaller == picks_y { BinOp::Min } else { BinOp::Max }, y))
+                Some((
+                    if y_smaller == picks_y {
+                        BinOp::Min
+                    } else {
+                        BinOp::Max
+                    },
+                    y,
+                ))
             }
             _ => None,
         }
@@ -207,7 +214,8 @@ impl Matcher<'_> {
             return None;
         };
         let ok = |u: &Expr, v: &Expr| {
-            product(u, 0).is_some_and(|k| equal(&k, &yb)) && product(v, 1).is_some_and(|k| equal(&k, &ya))
+            product(u, 0).is_some_and(|k| equal(&k, &yb))
+                && product(v, 1).is_some_and(|k| equal(&k, &ya))
         };
         (ok(r, s) || ok(s, r)).then_some((ya, yb))
     }
@@ -281,10 +289,7 @@ pub fn prove_associativity(func: &Function, update: usize) -> Option<Associative
             Expr::gt(x0.clone(), y0.clone())
         };
         return Some(AssociativeOp {
-            pattern: vec![
-                Expr::binary(op, x0, y0),
-                Expr::select(cmp, x1, y1),
-            ],
+            pattern: vec![Expr::binary(op, x0, y0), Expr::select(cmp, x1, y1)],
             identities: vec![identity(op, types[0]), Expr::zero(types[1])],
             ys: vec![v, idx],
             commutative: true,
@@ -294,7 +299,10 @@ pub fn prove_associativity(func: &Function, update: usize) -> Option<Associative
         if let Some((a, b)) = m.complex_product(e0, e1) {
             return Some(AssociativeOp {
                 pattern: vec![
-                    Expr::sub(Expr::mul(x0.clone(), y0.clone()), Expr::mul(x1.clone(), y1.clone())),
+                    Expr::sub(
+                        Expr::mul(x0.clone(), y0.clone()),
+                        Expr::mul(x1.clone(), y1.clone()),
+                    ),
                     Expr::add(Expr::mul(x0, y1), Expr::mul(x1, y0)),
                 ],
                 identities: vec![Expr::one(types[0]), Expr::zero(types[1])],
@@ -304,4 +312,76 @@ pub fn prove_associativity(func: &Function, update: usize) -> Option<Associative
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::func::Func;
+    use crate::lang::rdom::ReductionDomain;
+
+    /// f() = init; f() = update(old values, r), over r in [0, 8).
+    fn reduction(name: &str, init: Vec<Expr>, update: impl Fn(&[Expr], Expr) -> Vec<Expr>) -> Func {
+        let r = ReductionDomain::new(None, vec![(Expr::i32(0), Expr::i32(8))]).unwrap();
+        let f = Func::new(Some(name));
+        f.define(vec![], init.clone()).unwrap();
+        let call = f.call(vec![]).unwrap();
+        let old: Vec<Expr> = (0..init.len()).map(|i| call.element(i).unwrap()).collect();
+        f.define(vec![], update(&old, r.rvar(0).unwrap().expr()))
+            .unwrap();
+        f
+    }
+
+    #[test]
+    fn recognized_operators() {
+        let add = reduction("assoc_add", vec![Expr::i32(0)], |o, r| {
+            vec![Expr::add(Expr::add(o[0].clone(), r.clone()), Expr::i32(1))]
+        });
+        let op = prove_associativity(&add.function, 0).unwrap();
+        assert!(op.commutative);
+        // The new value is the rest of the chain: `r + 1`.
+        assert!(op.ys[0].to_string().ends_with("$x + 1)"), "{}", op.ys[0]);
+        let argmin = reduction(
+            "assoc_argmin",
+            vec![Expr::i32(100), Expr::i32(0)],
+            |o, r| {
+                let v = Expr::mul(r.clone(), Expr::i32(3));
+                vec![
+                    Expr::min(o[0].clone(), v.clone()),
+                    Expr::select(Expr::lt(o[0].clone(), v), o[1].clone(), r),
+                ]
+            },
+        );
+        assert!(prove_associativity(&argmin.function, 0).is_some());
+        let cmul = reduction("assoc_cmul", vec![Expr::i32(1), Expr::i32(0)], |o, r| {
+            let d = Expr::add(r.clone(), Expr::i32(1));
+            vec![
+                Expr::sub(
+                    Expr::mul(o[0].clone(), r.clone()),
+                    Expr::mul(o[1].clone(), d.clone()),
+                ),
+                Expr::add(Expr::mul(o[0].clone(), d), Expr::mul(o[1].clone(), r)),
+            ]
+        });
+        assert!(prove_associativity(&cmul.function, 0).is_some());
+    }
+
+    #[test]
+    fn rejected_operators() {
+        let sub = reduction("assoc_sub", vec![Expr::i32(0)], |o, r| {
+            vec![Expr::sub(o[0].clone(), r)]
+        });
+        assert!(prove_associativity(&sub.function, 0).is_none());
+        let poly = reduction("assoc_poly", vec![Expr::i32(0)], |o, r| {
+            vec![Expr::add(Expr::mul(o[0].clone(), Expr::i32(2)), r)]
+        });
+        assert!(prove_associativity(&poly.function, 0).is_none());
+        let ge = reduction("assoc_ge", vec![Expr::i32(0), Expr::i32(0)], |o, r| {
+            vec![
+                Expr::max(o[0].clone(), r.clone()),
+                Expr::select(Expr::ge(o[0].clone(), r.clone()), o[1].clone(), r),
+            ]
+        });
+        assert!(prove_associativity(&ge.function, 0).is_none());
+    }
 }

@@ -12,9 +12,9 @@
 //! very same expression there. Then the point written by one iteration
 //! differs from every point another iteration writes or reads.
 
+use crate::ir::equality::equal;
 use crate::ir::visit::for_each_expr;
 use crate::ir::{BinOp, CallKind, Expr, ExprNode};
-use crate::ir::equality::equal;
 use crate::lang::function::{Function, UpdateDefinition};
 
 /// The coefficient of `var` in `e` if `e` is `a * var + b` with `b`
@@ -96,7 +96,9 @@ pub fn can_parallelize_rvar(func: &Function, update: &UpdateDefinition, rvar: &s
     let loads = self_references(func, &reads_from);
     update.args.iter().enumerate().any(|(i, a)| {
         linear_coefficient(a, rvar).is_some_and(|c| c != 0)
-            && loads.iter().all(|l| l.get(i).is_some_and(|li| equal(li, a)))
+            && loads
+                .iter()
+                .all(|l| l.get(i).is_some_and(|li| equal(li, a)))
     })
 }
 
@@ -115,6 +117,9 @@ mod tests {
             linear_coefficient(&Expr::add(r(), Expr::var_i32("x")), "r"),
             None
         );
-        assert_eq!(linear_coefficient(&Expr::sub(Expr::i32(7), r()), "r"), Some(-1));
+        assert_eq!(
+            linear_coefficient(&Expr::sub(Expr::i32(7), r()), "r"),
+            Some(-1)
+        );
     }
 }

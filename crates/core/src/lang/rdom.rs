@@ -319,13 +319,12 @@ mod tests {
 
     #[test]
     fn names_and_bounds() {
-        let r = ReductionDomain::new(
-            Some("dom"),
-            vec![(Expr::i32(0), Expr::i32(3)); 6],
-        )
-        .unwrap();
+        let r = ReductionDomain::new(Some("dom"), vec![(Expr::i32(0), Expr::i32(3)); 6]).unwrap();
         let names: Vec<String> = r.vars().into_iter().map(|v| v.name).collect();
-        assert_eq!(names, ["dom$x", "dom$y", "dom$z", "dom$w", "dom$4", "dom$5"]);
+        assert_eq!(
+            names,
+            ["dom$x", "dom$y", "dom$z", "dom$w", "dom$4", "dom$5"]
+        );
         let u8 = Expr::uint_imm(Type::uint(8), 250);
         let r = ReductionDomain::new(None, vec![(u8.clone(), u8)]).unwrap();
         assert_eq!(r.vars()[0].min.ty(), Type::i32());
@@ -346,7 +345,10 @@ mod tests {
         let rx = r.rvar(0).unwrap().expr();
         r.where_(Expr::lt(rx.clone(), Expr::i32(1))).unwrap();
         r.where_(Expr::gt(rx.clone(), Expr::i32(0))).unwrap();
-        assert_eq!(expr_to_string(&r.predicate()), format!("(({0} < 1) && ({0} > 0))", r.vars()[0].name));
+        assert_eq!(
+            expr_to_string(&r.predicate()),
+            format!("(({0} < 1) && ({0} > 0))", r.vars()[0].name)
+        );
         assert!(r.where_(Expr::add(rx.clone(), Expr::i32(1))).is_err());
         r.freeze();
         assert!(r.where_(Expr::lt(rx, Expr::i32(1))).is_err());

@@ -163,7 +163,11 @@ pub fn inline_reduction(
         Reduction::ArgMax | Reduction::ArgMin => {
             let n = domain.dimensions();
             let mut init: Vec<Expr> = vec![Expr::i32(0); n];
-            init.push(if kind == Reduction::ArgMax { lowest(t) } else { highest(t) });
+            init.push(if kind == Reduction::ArgMax {
+                lowest(t)
+            } else {
+                highest(t)
+            });
             f.define(pure_args.clone(), init)?;
             let value = old(n)?;
             // Strictly better: ties keep the first point.
@@ -174,7 +178,10 @@ pub fn inline_reduction(
             };
             let mut update = vec![];
             for i in 0..n {
-                let r = domain.rvar(i).map(|r| r.expr()).unwrap_or_else(|| Expr::i32(0));
+                let r = domain
+                    .rvar(i)
+                    .map(|r| r.expr())
+                    .unwrap_or_else(|| Expr::i32(0));
                 update.push(select(better.clone(), r, old(i)?)?);
             }
             update.push(select(better, body, value)?);

@@ -103,7 +103,10 @@ fn split_domain(st: &StageSchedule, rvars: &[ReductionVariable]) -> Result<Split
                 (Some((mi, ei)), Some((mo, eo))) => {
                     bounds.insert(fused.clone(), (Expr::i32(0), Expr::mul(ei.clone(), eo)));
                     let f = v(fused);
-                    lets.push((inner.clone(), Expr::add(Expr::modulo(f.clone(), ei.clone()), mi)));
+                    lets.push((
+                        inner.clone(),
+                        Expr::add(Expr::modulo(f.clone(), ei.clone()), mi),
+                    ));
                     lets.push((outer.clone(), Expr::add(Expr::div(f, ei), mo)));
                 }
                 _ => {
@@ -183,18 +186,15 @@ impl Stage {
             let c = self.function.read();
             (c.updates[k].clone(), c.args.clone())
         };
-        let rvars: Vec<ReductionVariable> =
-            u.domain.as_ref().map(|d| d.vars()).unwrap_or_default();
+        let rvars: Vec<ReductionVariable> = u.domain.as_ref().map(|d| d.vars()).unwrap_or_default();
         let split = split_domain(&st, &rvars)?;
 
         // Which RVar dims are named, and the Var each becomes.
         let mut named: HashMap<String, String> = HashMap::new();
         for (rv, var) in pairs {
-            let Some(d) = split
-                .dims
-                .iter()
-                .find(|d| var_name_match(&d.qualified, &rv.name) && !named.contains_key(&d.qualified))
-            else {
+            let Some(d) = split.dims.iter().find(|d| {
+                var_name_match(&d.qualified, &rv.name) && !named.contains_key(&d.qualified)
+            }) else {
                 return Err(Error::user(format!(
                     "In schedule for {name}: can't perform rfactor() on {} since either it is not in the reduction domain, or has already been consumed by another scheduling directive\n{dump}",
                     rv.name
@@ -304,14 +304,21 @@ impl Stage {
             .dims
             .iter()
             .filter(|d| !d.is_rvar || named.contains_key(&d.var))
-            .map(|d| if d.is_rvar { rename(d, None) } else { d.clone() })
+            .map(|d| {
+                if d.is_rvar {
+                    rename(d, None)
+                } else {
+                    d.clone()
+                }
+            })
             .collect();
         // f's update now runs over every pure var.
         let sources = crate::lang::stage::dim_sources(&st, &pure_args);
         for a in &pure_args {
-            let present = st.dims.iter().any(|d| {
-                !d.is_rvar && sources.get(&d.var).is_some_and(|s| s.contains(a))
-            });
+            let present = st
+                .dims
+                .iter()
+                .any(|d| !d.is_rvar && sources.get(&d.var).is_some_and(|s| s.contains(a)));
             if !present {
                 let at = f_dims.len() - 1;
                 f_dims.insert(

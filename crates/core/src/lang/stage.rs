@@ -331,7 +331,11 @@ impl Stage {
             };
             let any_rvar = outer_dim.is_rvar || dims[ii].is_rvar;
             if update && any_rvar && !fused_rvar {
-                let rv = if outer_dim.is_rvar { &outer_dim } else { &dims[ii] };
+                let rv = if outer_dim.is_rvar {
+                    &outer_dim
+                } else {
+                    &dims[ii]
+                };
                 return Err(Error::user(format!(
                     "Can't fuse Var {fused} from RVar {}\n",
                     rv.var

@@ -149,7 +149,9 @@ pub fn define_update(f: &Func, args: Vec<Expr>, values: Vec<Expr>) -> Result<()>
                     return;
                 }
                 for (i, lhs) in args.iter().enumerate() {
-                    let pure = pure_vars.iter().any(|p| Some(p.as_str()) == lhs.as_variable())
+                    let pure = pure_vars
+                        .iter()
+                        .any(|p| Some(p.as_str()) == lhs.as_variable())
                         && lhs.as_variable() == Some(pure_args[i].as_str());
                     if pure && call_args[i].as_variable() != lhs.as_variable() {
                         bad_self_ref = true;
@@ -291,9 +293,7 @@ mod tests {
     fn update_checks() {
         let f = pure_func("upd_checks");
         let self_ref = |a: Expr| f.call(vec![a]).unwrap().to_expr().unwrap();
-        let e = f
-            .define(vec![x()], vec![Expr::f32(0.5)])
-            .unwrap_err();
+        let e = f.define(vec![x()], vec![Expr::f32(0.5)]).unwrap_err();
         assert!(e
             .message
             .contains("Tuple element 0 of update definition has type float32, but pure definition has type int32"));
@@ -307,13 +307,18 @@ mod tests {
         assert!(e.message.starts_with("Undefined variable \"y\""));
         f.define(vec![x()], vec![Expr::mul(self_ref(x()), Expr::i32(2))])
             .unwrap();
-        f.define(vec![Expr::i32(3)], vec![Expr::add(self_ref(Expr::i32(3)), self_ref(x()))])
-            .unwrap_err();
+        f.define(
+            vec![Expr::i32(3)],
+            vec![Expr::add(self_ref(Expr::i32(3)), self_ref(x()))],
+        )
+        .unwrap_err();
         assert_eq!(f.num_update_definitions(), 1);
         let g = Func::new(Some("upd_user"));
         g.define(vec![x()], vec![self_ref(x())]).unwrap();
         let e = f.define(vec![x()], vec![x()]).unwrap_err();
-        assert!(e.message.contains("cannot be given a new update definition"));
+        assert!(e
+            .message
+            .contains("cannot be given a new update definition"));
     }
 
     #[test]

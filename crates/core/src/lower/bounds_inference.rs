@@ -271,7 +271,10 @@ impl BoundsInference<'_> {
                     },
                 );
                 for (d, a) in args.iter().enumerate() {
-                    let (lo, hi) = (var(format!("{name}.s{k}.{a}.min")), var(format!("{name}.s{k}.{a}.max")));
+                    let (lo, hi) = (
+                        var(format!("{name}.s{k}.{a}.min")),
+                        var(format!("{name}.s{k}.{a}.max")),
+                    );
                     let (lo, hi) = match touched.as_ref().map(|r| r[d].clone()) {
                         None => (lo, hi),
                         Some(Interval {

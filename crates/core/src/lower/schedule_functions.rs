@@ -58,12 +58,12 @@ fn resolve_tail(tail: TailStrategy) -> TailStrategy {
 }
 
 // What building a produce needs beyond placement.
+use crate::analysis::parallel_rvar::can_parallelize_rvar;
 use crate::ir::Intrinsic;
 use crate::lang::function::{FunctionContents, Specialization};
-use crate::analysis::parallel_rvar::can_parallelize_rvar;
 use crate::lang::rdom::ReductionVariable;
-use crate::lower::remove_undef::{remove_undef, undef_to_zero, Stores};
 use crate::lang::stage::{has_live_specializations, live_specializations};
+use crate::lower::remove_undef::{remove_undef, undef_to_zero, Stores};
 use crate::schedule::StageSchedule;
 
 /// Build `produce f { s0; s1; ... }`: one loop nest per definition (the
@@ -76,7 +76,13 @@ use crate::schedule::StageSchedule;
 /// depend on no loop).
 pub fn build_produce(f: &Function) -> Result<Stmt> {
     let c = f.read();
-    let mut stages = vec![build_specialized_nest(f, &c, 0, &c.stage, &c.specializations)?];
+    let mut stages = vec![build_specialized_nest(
+        f,
+        &c,
+        0,
+        &c.stage,
+        &c.specializations,
+    )?];
     for (i, u) in c.updates.iter().enumerate() {
         stages.push(build_specialized_nest(
             f,
@@ -167,6 +173,7 @@ fn definition_body(f: &Function, c: &FunctionContents, index: usize) -> Definiti
         Stores::Values { condition, values } => {
             let predicate = u.domain.as_ref().map(|d| d.predicate());
             let condition = match predicate {
+                Some(p) if condition.is_true() => p,
                 Some(p) if !p.is_true() => Expr::and(p, condition),
                 _ => condition,
             };
@@ -205,7 +212,11 @@ fn build_loop_nest(
         .chain(def.lets.iter().map(|(n, _)| n))
         .map(|a| (a.clone(), var(format!("{p}{a}"))))
         .collect();
-    let args: Vec<Expr> = def.args.iter().map(|a| substitute_map(&renames, a)).collect();
+    let args: Vec<Expr> = def
+        .args
+        .iter()
+        .map(|a| substitute_map(&renames, a))
+        .collect();
     let mut body = match &def.stores {
         None => Stmt::no_op(),
         Some((condition, values)) => {
@@ -246,7 +257,6 @@ fn build_loop_nest(
         ));
         bound_lets.push((format!("{d}.loop_extent"), r.extent.clone()));
     }
-
 
     // Definitions of split dimensions in terms of the new loops, innermost first.
     let mut defs: Vec<(String, Expr)> = vec![];
@@ -445,7 +455,12 @@ fn racy_dim(
     dim: &str,
 ) -> bool {
     let u = &c.updates[index - 1];
-    let rvars: Vec<String> = u.domain.iter().flat_map(|d| d.vars()).map(|v| v.name).collect();
+    let rvars: Vec<String> = u
+        .domain
+        .iter()
+        .flat_map(|d| d.vars())
+        .map(|v| v.name)
+        .collect();
     let mut initial = rvars.clone();
     initial.extend(u.pure_vars(&c.args));
     let sources = crate::lang::stage::dim_sources(stage, &initial);

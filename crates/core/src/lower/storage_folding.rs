@@ -89,9 +89,10 @@ impl Mutator for StorageFolding<'_> {
         // accesses are not all of the windowed kind this pass proves).
         if f.has_updates() {
             if !f.read().schedule.folds.is_empty() {
-                self.error.get_or_insert(crate::error::Error::unimplemented(format!(
-                    "fold_storage on Func {name}, which has update definitions,"
-                )));
+                self.error
+                    .get_or_insert(crate::error::Error::unimplemented(format!(
+                        "fold_storage on Func {name}, which has update definitions,"
+                    )));
             }
             return Stmt::new(StmtNode::Realize {
                 name: name.clone(),
