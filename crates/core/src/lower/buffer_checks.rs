@@ -66,6 +66,13 @@ pub fn buffer_checks(s: &Stmt, env: &Environment, outputs: &[Function]) -> Resul
     let required = boxes_required(s, &empty);
     for (name, _) in &images {
         if let Some(region) = required.get(name) {
+            // An index bounds analysis cannot bound (e.g. an int32 value
+            // read from an image) could be anything: Halide rejects it.
+            if let Some(d) = region.iter().position(|iv| !iv.is_bounded()) {
+                return Err(crate::error::Error::user(format!(
+                    "Buffer {name} may be accessed in an unbounded way in dimension {d}\n"
+                )));
+            }
             range_checks("Input", name, region, &mut checks);
         }
     }
