@@ -11,6 +11,7 @@ use ferrohalide_core::lang::loop_level::LoopLevelHandle;
 use ferrohalide_core::lang::operators::{Op, Operand};
 use ferrohalide_core::lang::output_buffer::{output_buffer, output_buffers};
 use ferrohalide_core::lang::var::Var;
+use ferrohalide_core::lower::StmtOutputFormat;
 use ferrohalide_core::schedule::TailStrategy;
 
 use crate::errors::{unimplemented, HalideError, IntoPy};
@@ -74,6 +75,48 @@ impl PyTailStrategy {
             PyTailStrategy::ShiftInwardsAndBlend => TailStrategy::ShiftInwardsAndBlend,
             PyTailStrategy::RoundUpAndBlend => TailStrategy::RoundUpAndBlend,
             PyTailStrategy::Auto => TailStrategy::Auto,
+        }
+    }
+}
+
+/// `hl.StmtOutputFormat`, the formats of `compile_to_lowered_stmt`.
+#[pyclass(name = "StmtOutputFormat", module = "ferrohalide", eq, eq_int)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PyStmtOutputFormat {
+    Text = 0,
+    HTML = 1,
+}
+
+#[pymethods]
+impl PyStmtOutputFormat {
+    #[classattr]
+    fn __members__(py: Python<'_>) -> PyResult<Py<PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("Text", PyStmtOutputFormat::Text)?;
+        d.set_item("HTML", PyStmtOutputFormat::HTML)?;
+        Ok(d.unbind())
+    }
+    #[getter]
+    fn name(&self) -> String {
+        format!("{self:?}")
+    }
+    #[getter]
+    fn value(&self) -> i32 {
+        *self as i32
+    }
+    fn __repr__(&self) -> String {
+        format!("<StmtOutputFormat.{:?}: {}>", self, *self as i32)
+    }
+    fn __str__(&self) -> String {
+        format!("StmtOutputFormat.{:?}", self)
+    }
+}
+
+impl PyStmtOutputFormat {
+    fn to_core(self) -> StmtOutputFormat {
+        match self {
+            PyStmtOutputFormat::Text => StmtOutputFormat::Text,
+            PyStmtOutputFormat::HTML => StmtOutputFormat::Html,
         }
     }
 }
@@ -233,7 +276,6 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "compile_to_file",
     "compile_to_header",
     "compile_to_llvm_assembly",
-    "compile_to_lowered_stmt",
     "compile_to_module",
     "compile_to_multitarget_object_files",
     "compile_to_multitarget_static_library",
@@ -600,6 +642,46 @@ impl PyFunc {
         Err(PyTypeError::new_err(
             "realize(): incompatible function arguments: expected a list of sizes, a Buffer or a list of Buffers",
         ))
+    }
+
+    /// Writes the final lowered statement. `arguments` lists the
+    /// pipeline's inputs; Buffers are the only kind that exists so far, and
+    /// every Buffer a Func reads is an argument anyway, so they are checked
+    /// and otherwise not needed.
+    #[pyo3(signature = (filename, arguments, fmt=PyStmtOutputFormat::Text, target=None))]
+    fn compile_to_lowered_stmt(
+        &self,
+        py: Python<'_>,
+        filename: String,
+        arguments: &Bound<'_, PyAny>,
+        fmt: PyStmtOutputFormat,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let incompatible = || {
+            PyTypeError::new_err(
+                "compile_to_lowered_stmt(): incompatible function arguments: arguments must be a list of Buffers",
+            )
+        };
+        let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = arguments.cast::<PyList>() {
+            l.iter().collect()
+        } else if let Ok(t) = arguments.cast::<PyTuple>() {
+            t.iter().collect()
+        } else {
+            return Err(incompatible());
+        };
+        if items.iter().any(|a| a.extract::<PyRef<PyBuffer>>().is_err()) {
+            return Err(incompatible());
+        }
+        if target.is_some_and(|t| !t.is_none()) {
+            return Err(unimplemented("Func.compile_to_lowered_stmt with an explicit target"));
+        }
+        let function = self.inner.function.clone();
+        let text = py
+            .detach(|| ferrohalide_core::lower::lowered_stmt(&[function], fmt.to_core()))
+            .py()?;
+        std::fs::write(&filename, text).map_err(|e| {
+            HalideError::new_err(format!("Error: Can't write {filename}: {e}\n"))
+        })
     }
 
     // ---- scheduling ----
@@ -1049,6 +1131,7 @@ crate::expr_like_methods!(PyFuncTupleElementRef {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyFunc>()?;
+    m.add_class::<PyStmtOutputFormat>()?;
     m.add_class::<PyFuncRef>()?;
     m.add_class::<PyFuncTupleElementRef>()?;
     m.add_class::<PyUnevaluatedFuncRefExpr>()?;

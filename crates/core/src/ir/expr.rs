@@ -738,6 +738,9 @@ impl Expr {
     pub fn likely(e: Expr) -> Expr {
         Expr::intrinsic(e.ty(), Intrinsic::Likely, vec![e])
     }
+    pub fn likely_if_innermost(e: Expr) -> Expr {
+        Expr::intrinsic(e.ty(), Intrinsic::LikelyIfInnermost, vec![e])
+    }
     pub fn shuffle(vectors: Vec<Expr>, indices: Vec<i32>) -> Expr {
         let ty = vectors[0].ty().with_lanes(indices.len() as u16);
         Expr::new(ty, ExprNode::Shuffle { vectors, indices })

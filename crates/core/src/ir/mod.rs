@@ -4,6 +4,7 @@
 pub mod equality;
 pub mod expr;
 pub mod printer;
+pub mod printer_html;
 pub mod stmt;
 pub mod types;
 pub mod visit;

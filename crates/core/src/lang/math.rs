@@ -741,7 +741,7 @@ pub fn likely(e: Expr) -> Expr {
 }
 
 pub fn likely_if_innermost(e: Expr) -> Expr {
-    Expr::intrinsic(e.ty(), Intrinsic::LikelyIfInnermost, vec![e])
+    Expr::likely_if_innermost(e)
 }
 
 pub fn undef(t: Type) -> Expr {

@@ -175,6 +175,17 @@ fn explicit_bound_checks(f: &Function, arg: &str, required: &(Expr, Expr)) -> Ve
         .collect()
 }
 
+/// The allocation extent of a realized region `[lo, hi]`. The region is
+/// empty (hi < lo) where a producer is computed inside a loop iteration whose
+/// consumer does nothing, e.g. the tail of a GuardWithIf split: allocate
+/// nothing there rather than a negative size.
+fn realized_extent(hi: Expr, lo: Expr) -> Expr {
+    simplify(&Expr::max(
+        Expr::add(Expr::sub(hi, lo), Expr::i32(1)),
+        Expr::i32(0),
+    ))
+}
+
 struct BoundsInference<'a> {
     env: &'a Environment,
     outputs: &'a [Function],
@@ -313,7 +324,7 @@ impl BoundsInference<'_> {
                 lets.push((format!("{name}.{a}.min_realized"), simplify(&lo)));
                 lets.push((
                     format!("{name}.{a}.extent_realized"),
-                    simplify(&Expr::add(Expr::sub(hi, lo), Expr::i32(1))),
+                    realized_extent(hi, lo),
                 ));
             }
         }
@@ -343,7 +354,7 @@ impl BoundsInference<'_> {
                         lets.push((format!("{name}.{a}.min_realized"), simplify(&lo)));
                         lets.push((
                             format!("{name}.{a}.extent_realized"),
-                            simplify(&Expr::add(Expr::sub(hi, lo), Expr::i32(1))),
+                            realized_extent(hi, lo),
                         ));
                     }
                     _ => {
@@ -471,3 +482,7 @@ pub fn bounds_inference(s: &Stmt, env: &Environment, outputs: &[Function]) -> Re
     }
     bi.add_bounds(inner, true)
 }
+
+#[cfg(test)]
+#[path = "bounds_inference_empty_regions.rs"]
+mod empty_region_tests;

@@ -57,6 +57,44 @@ pub struct LoweredPipeline {
     pub body: Stmt,
 }
 
+/// Output formats of `compile_to_lowered_stmt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StmtOutputFormat {
+    Text,
+    Html,
+}
+
+impl LoweredPipeline {
+    /// The statement a backend compiles, as a function of its arguments
+    /// (inputs, then outputs), in the given format.
+    pub fn render(&self, format: StmtOutputFormat) -> String {
+        let args: Vec<String> = self.args.iter().map(|a| a.name.clone()).collect();
+        match format {
+            StmtOutputFormat::Text => crate::ir::printer::function_to_text(&self.name, &args, &self.body),
+            StmtOutputFormat::Html => {
+                crate::ir::printer_html::function_to_html(&self.name, &args, &self.body)
+            }
+        }
+    }
+}
+
+/// What `compile_to_lowered_stmt` writes: `outputs` lowered, rendered in `format`.
+pub fn lowered_stmt(
+    outputs: &[Function],
+    format: StmtOutputFormat,
+) -> crate::error::Result<String> {
+    for o in outputs {
+        if !o.has_pure_definition() {
+            return Err(crate::error::Error::user(format!(
+                "Can't compile Pipeline with undefined output Func: {}.",
+                o.name()
+            )));
+        }
+    }
+    let name = outputs.first().map(|f| f.name()).unwrap_or_default();
+    Ok(lower(outputs, &name)?.pipeline.render(format))
+}
+
 pub mod partition_loops;
 pub mod unroll_loops;
 pub mod validate_schedule;

@@ -358,6 +358,9 @@ impl State {
                 for e in extents {
                     size *= self.scalar(e)?;
                 }
+                if size < 0 {
+                    return Err(format!("allocation of {name} with negative size {size}"));
+                }
                 let old = self.mem.insert(name.clone(), vec![0; size.max(0) as usize]);
                 let r = self.exec(body);
                 match old {

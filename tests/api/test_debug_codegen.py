@@ -1,0 +1,50 @@
+"""HL_DEBUG_CODEGEN=2 dumps the statement after every lowering pass (stderr)."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+SCRIPT = """
+import ferrohalide as hl
+x, y = hl.Var("x"), hl.Var("y")
+f = hl.Func("stage_one")
+f[x, y] = x + y
+g = hl.Func("stage_two")
+g[x, y] = f[x, y] * 2 + f[x + 1, y]
+f.compute_at(g, y).vectorize(x, 4)
+g.unroll(x, 2)
+print(int(g.realize([8, 3])[7, 2]))
+"""
+
+# Passes every pipeline goes through, in order (others may run in between).
+PASSES = ["schedule functions", "bounds inference", "storage flattening",
+          "unroll loops", "vectorize loops", "partition loops"]
+
+
+def run(level):
+    pytest.importorskip("ferrohalide")
+    env = dict(os.environ, HL_DEBUG_CODEGEN=str(level))
+    return subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
+def test_level_2_prints_the_ir_after_each_pass():
+    p = run(2)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == str((7 + 2) * 2 + 8 + 2)
+    headers = [line for line in p.stderr.splitlines() if line.startswith("--- ")]
+    names = [h[4:].split(" (")[0] for h in headers]
+    it = iter(names)
+    assert all(any(n == want for n in it) for want in PASSES), names
+    # Each header is followed by that pass's statement.
+    after_schedule = p.stderr.split("--- schedule functions", 1)[1]
+    assert "produce stage_two {" in after_schedule.split("--- ", 1)[0]
+    after_vectorize = p.stderr.split("--- vectorize loops", 1)[1].split("--- ", 1)[0]
+    assert "ramp(" in after_vectorize
+
+
+def test_level_0_is_silent():
+    p = run(0)
+    assert p.returncode == 0, p.stderr
+    assert "--- " not in p.stderr
