@@ -6,8 +6,9 @@
 //! stage, the region of `f` its consumers at that level need, with every
 //! loop inside the level ranging over its full extent; for an earlier
 //! stage, that region plus every point the later stages read or write of
-//! `f` (so the pure definition covers everything its updates touch) — and `f.v.min_realized` / `f.v.extent_realized`, the region its
-//! loop nest actually writes (larger than required when splits round up).
+//! `f` (so the pure definition covers everything its updates touch) — and
+//! `f.v.min_realized` / `f.v.extent_realized`, the region its loop nests
+//! actually write (larger than required when splits round up).
 //! Consumers are handled before producers, so a producer's region can be
 //! expressed in terms of its consumers' regions. At the root, an output's
 //! region is its output buffer, and the checks that every buffer covers
@@ -319,7 +320,11 @@ impl BoundsInference<'_> {
                         min: Some(lo),
                         max: Some(hi),
                     }) => (lo, hi),
-                    _ => (var(format!("{p}{a}.min")), var(format!("{p}{a}.max"))),
+                    // The pure stage's region covers every stage's.
+                    _ => (
+                        var(format!("{name}.s0.{a}.min")),
+                        var(format!("{name}.s0.{a}.max")),
+                    ),
                 };
                 lets.push((format!("{name}.{a}.min_realized"), simplify(&lo)));
                 lets.push((
