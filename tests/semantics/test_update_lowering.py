@@ -114,28 +114,34 @@ def test_histogram_consumed_by_another_func(hl):
     return g.realize([4])
 
 
-def _loop_nest(hl, f):
-    """print_loop_nest output (written to file descriptor 2 by the reference,
-    to sys.stderr by ferrohalide), with numbered names (v<N>, r<N>)
-    normalized."""
+def _captured(fd, action):
+    """What `action()` writes to file descriptor `fd` (1 or 2) or to the
+    matching sys stream, with numbered names (v<N>, r<N>, uniquifying $<N> suffixes) normalized."""
     import os
     import re
     import sys
     import tempfile
-    sys.stderr.flush()
-    saved = os.dup(2)
+    stream = sys.stdout if fd == 1 else sys.stderr
+    redirect = contextlib.redirect_stdout if fd == 1 else contextlib.redirect_stderr
+    stream.flush()
+    saved = os.dup(fd)
     with tempfile.TemporaryFile(mode="w+") as tmp:
-        os.dup2(tmp.fileno(), 2)
+        os.dup2(tmp.fileno(), fd)
         try:
-            with contextlib.redirect_stderr(tmp):
-                f.print_loop_nest()
-                sys.stderr.flush()
+            with redirect(tmp):
+                action()
+                tmp.flush()
         finally:
-            os.dup2(saved, 2)
+            os.dup2(saved, fd)
             os.close(saved)
         tmp.seek(0)
         text = tmp.read()
+    text = re.sub(r"\$\d+", "", text)
     return re.sub(r"\b([vr])\d+\b", r"\1N", text)
+
+
+def _loop_nest(hl, f):
+    return _captured(2, f.print_loop_nest)
 
 
 @differential()
@@ -165,3 +171,54 @@ def test_unbounded_read_of_an_input_buffer(hl):
     except hl.HalideError as exc:
         return "unbounded" in str(exc)
     return "no error"
+
+
+@differential()
+def test_func_with_updates_left_inline(hl):
+    """A Func with an update cannot be inlined: left inline (or explicitly
+    compute_inline) it is computed where it is used; store_root() on it is
+    the inlined-Func error at realize."""
+    x = hl.Var("x")
+    out = []
+    for sched in ["default", "inline", "pure_vectorized", "store_root"]:
+        f = hl.Func("f")
+        f[x] = x
+        f[x] += 1
+        if sched == "inline":
+            f.compute_inline()
+        elif sched == "pure_vectorized":
+            f.vectorize(x, 4)
+        elif sched == "store_root":
+            f.store_root()
+        g = hl.Func("g")
+        g[x] = f[x] * 2
+        try:
+            out.append(_captured(1, lambda: g.realize([3])) or g.realize([3]))
+        except hl.HalideError:
+            out.append("HalideError")
+    return out
+
+
+@differential()
+def test_update_warnings_on_stdout(hl):
+    """The warnings Halide prints on stdout: a pure update that hides the
+    definition before it, and an update left unscheduled while another
+    definition of its Func is scheduled (unscheduled() silences it)."""
+    x = hl.Var("x")
+
+    def hides():
+        f = hl.Func("hides")
+        f[x] = x
+        f[x] = x * 2
+
+    def unscheduled(silence):
+        f = hl.Func("uns")
+        f[x] = x
+        f[x] += 1
+        f.vectorize(x, 4)
+        if silence:
+            f.update().unscheduled()
+        f.realize([8])
+
+    return [_captured(1, hides), _captured(1, lambda: unscheduled(False)),
+            _captured(1, lambda: unscheduled(True))]

@@ -605,7 +605,8 @@ impl Stage {
                 "Stage::unscheduled called on an update definition with a schedule\n",
             ));
         }
-        Ok(())
+        // Deliberately unscheduled: no "not scheduled" warning.
+        self.with_flags(|st| st.touched = true)
     }
 
     /// `dump_argument_list()`: the loop dims, innermost first.

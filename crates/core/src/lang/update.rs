@@ -166,6 +166,30 @@ pub fn define_update(f: &Func, args: Vec<Expr>, values: Vec<Expr>) -> Result<()>
         )));
     }
 
+    let all_pure = pure_vars.len() == pure_args.len()
+        && args
+            .iter()
+            .zip(&pure_args)
+            .all(|(a, p)| a.as_variable() == Some(p.as_str()));
+    let reads_itself = all.iter().any(|e| {
+        let mut found = false;
+        for_each_expr(e, &mut |x| {
+            if let ExprNode::Call {
+                kind: CallKind::Halide { func, .. },
+                ..
+            } = x.node()
+            {
+                found |= func.same_as(function);
+            }
+        });
+        found
+    });
+    if all_pure && !reads_itself && domain.is_none() {
+        crate::error::user_warning(&format!(
+            "{}Update definition completely hides earlier definitions,  because all the arguments are pure, it contains no self-references,  and no reduction domain. This may be an accidental re-definition of  an already-defined function.\n",
+            in_update()
+        ));
+    }
     freeze_callees(function, &checked);
     if let Some(d) = &domain {
         d.freeze();

@@ -668,6 +668,22 @@ impl Mutator for InjectRealization<'_> {
     }
 }
 
+/// Halide's warning for an update left unscheduled while another
+/// definition of its Func was scheduled (`unscheduled()` silences it).
+fn warn_unscheduled_updates(env: &Environment) {
+    for name in &env.order {
+        let c = env.get(name).read();
+        let any = c.stage.touched || c.updates.iter().any(|u| u.stage.touched);
+        for (i, u) in c.updates.iter().enumerate() {
+            if any && !u.stage.touched {
+                crate::error::user_warning(&format!(
+                    "Update definition {i} of function {name} has not been scheduled, even though some other definitions have been. You may have forgotten to schedule it. If this was intentional, call {name}.update({i}).unscheduled() to suppress this warning.\n"
+                ));
+            }
+        }
+    }
+}
+
 /// Does `s` call Func `func`?
 fn stmt_calls(s: &Stmt, func: &str) -> bool {
     let mut found = false;
@@ -688,6 +704,7 @@ fn stmt_calls(s: &Stmt, func: &str) -> bool {
 /// to the inputs, each placed (after validation) in the loops of its
 /// consumers, or inlined into them.
 pub fn schedule_functions(env: &Environment, outputs: &[Function]) -> Result<Stmt> {
+    warn_unscheduled_updates(env);
     let is_output = |n: &str| outputs.iter().any(|o| o.name() == n);
     // Halide's lock_loop_levels: every level resolved (and defined) before
     // anything is built.
@@ -714,7 +731,14 @@ pub fn schedule_functions(env: &Environment, outputs: &[Function]) -> Result<Stm
         // it is computed and stored at the innermost loop around all its
         // uses.
         let innermost;
-        if levels.compute.is_inlined() && f.has_updates() && !is_output(name) {
+        // (A storage level given to such a Func is still the error
+        // validation reports for inlined Funcs.)
+        if levels.compute.is_inlined()
+            && levels.store.is_inlined()
+            && levels.hoist.is_inlined()
+            && f.has_updates()
+            && !is_output(name)
+        {
             let Some(site) = innermost_use_site(name, &s) else {
                 continue;
             };
