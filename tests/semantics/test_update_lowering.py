@@ -222,3 +222,39 @@ def test_update_warnings_on_stdout(hl):
 
     return [_captured(1, hides), _captured(1, lambda: unscheduled(False)),
             _captured(1, lambda: unscheduled(True))]
+
+
+@differential()
+def test_wrappers_and_clones_of_funcs_with_updates(hl):
+    """in_() of a producer used by a consumer's update, clone_in() and the
+    global wrapper of a Func with an update: each copy's update reads the
+    copy itself."""
+    x = hl.Var("x")
+    r = hl.RDom([(0, 3)])
+    f = hl.Func("f")
+    f[x] = x * 2
+    g = hl.Func("g")
+    g[x] = f[x]
+    g[x] += f[x + r.x]
+    f.in_(g).compute_root()
+    a = g.realize([4])
+
+    p = hl.Func("p")
+    p[x] = x * 2
+    p[x] += r.x
+    c1 = hl.Func("c1")
+    c1[x] = p[x] + 1
+    c2 = hl.Func("c2")
+    c2[x] = p[x] * 3
+    out = hl.Func("out")
+    out[x] = c1[x] + c2[x]
+    p.clone_in(c1).compute_root()
+    b = out.realize([4])
+
+    q = hl.Func("q")
+    q[x] = x * 2
+    q[x] += r.x
+    h = hl.Func("h")
+    h[x] = q[x] + 1
+    q.in_().compute_root()
+    return a, b, h.realize([4])

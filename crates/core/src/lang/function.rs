@@ -6,7 +6,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use crate::ir::{Expr, ExprNode, Type};
+use crate::ir::visit::mutate_expr_children;
+use crate::ir::{CallKind, Expr, ExprNode, Mutator, Type};
 use crate::lang::rdom::ReductionDomain;
 use crate::schedule::{FuncSchedule, StageSchedule};
 
@@ -96,6 +97,35 @@ pub struct Specialization {
 #[derive(Clone, Debug)]
 pub struct Function(Arc<RwLock<FunctionContents>>);
 
+/// Calls to `from` become calls to `to` (named `name`).
+struct RedirectSelf<'a> {
+    from: &'a Function,
+    to: &'a Function,
+    name: String,
+}
+
+impl Mutator for RedirectSelf<'_> {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        let e = mutate_expr_children(self, e);
+        match e.node() {
+            ExprNode::Call {
+                args,
+                kind: CallKind::Halide { func, value_index },
+                ..
+            } if func.same_as(self.from) => Expr::call(
+                e.ty(),
+                self.name.clone(),
+                args.clone(),
+                CallKind::Halide {
+                    func: self.to.clone(),
+                    value_index: *value_index,
+                },
+            ),
+            _ => e,
+        }
+    }
+}
+
 static NEXT_VERSION: AtomicU64 = AtomicU64::new(1);
 
 /// A process-wide counter; any change to any Function takes a fresh value,
@@ -127,7 +157,7 @@ impl Function {
     /// copy is a different producer.
     pub fn copy_as(&self, name: impl Into<String>) -> Function {
         let c = self.read();
-        Function(Arc::new(RwLock::new(FunctionContents {
+        let copy = Function(Arc::new(RwLock::new(FunctionContents {
             name: name.into(),
             args: c.args.clone(),
             values: c.values.clone(),
@@ -139,7 +169,23 @@ impl Function {
             wrappers: vec![],
             updates: c.updates.clone(),
             frozen: false,
-        })))
+        })));
+        drop(c);
+        // An update's references to the Func itself become references to
+        // the copy.
+        if copy.has_updates() {
+            let mut r = RedirectSelf {
+                from: self,
+                to: &copy,
+                name: copy.name(),
+            };
+            let mut d = copy.0.write().unwrap_or_else(|p| p.into_inner());
+            for u in &mut d.updates {
+                u.args = u.args.iter().map(|a| r.mutate_expr(a)).collect();
+                u.values = u.values.iter().map(|v| r.mutate_expr(v)).collect();
+            }
+        }
+        copy
     }
 
     /// Define `name(args) = values` directly, with a default schedule. For
