@@ -75,6 +75,18 @@ impl std::error::Error for Error {}
 
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// A warning for the user, printed where Halide prints its warnings: the
+/// process's standard output.
+pub fn user_warning(message: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = write!(out, "Warning: {message}");
+    if !message.ends_with('\n') {
+        let _ = writeln!(out);
+    }
+    let _ = out.flush();
+}
+
 /// Return early with a user error: `user_error!("bad {}", x)`.
 #[macro_export]
 macro_rules! user_error {

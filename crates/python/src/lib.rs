@@ -14,6 +14,8 @@ pub mod py_boundary;
 pub mod py_param;
 pub mod py_pipeline;
 pub mod py_target;
+pub mod py_rdom;
+pub mod py_reduction;
 pub mod py_stage;
 pub mod py_tuple;
 pub mod py_type;
@@ -36,5 +38,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_target::register(m)?;
     py_pipeline::register(m)?;
     py_boundary::register(m)?;
+    py_rdom::register(m)?;
+    py_reduction::register(m)?;
     Ok(())
 }

@@ -98,6 +98,9 @@ pub fn py_operand(obj: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
     if let Ok(r) = obj.extract::<PyRef<PyFuncTupleElementRef>>() {
         return Ok(Some(Operand::Expr(r.inner.element(r.index).py()?)));
     }
+    if let Some(e) = crate::py_rdom::rdom_operand(obj)? {
+        return Ok(Some(Operand::Expr(e)));
+    }
     if obj.is_instance_of::<PyBool>() {
         return Ok(Some(Operand::Int(obj.extract::<bool>()? as i128)));
     }
@@ -154,13 +157,22 @@ pub fn binop(
     let py = this.py();
     if !reflected {
         if let Ok(r) = this.extract::<PyRef<PyFuncRef>>() {
-            if !r.inner.func.defined()
-                && matches!(op, PyOp::Bin(Op::Add | Op::Sub | Op::Mul | Op::Div))
+            if let (false, PyOp::Bin(bop @ (Op::Add | Op::Sub | Op::Mul | Op::Div))) =
+                (r.inner.func.defined(), op)
             {
-                return Err(crate::errors::unimplemented(&format!(
-                    "Arithmetic on a reference to the undefined Func \"{}\" (as in `f[x] += ...`: update definitions)",
-                    r.inner.func.name()
-                )));
+                // `f[x] += e` on an undefined Func: Python evaluates
+                // `f[x] + e`, then assigns it to `f[x]`, which defines f.
+                if let Some(rhs) = py_operand(other)? {
+                    return Ok(Py::new(
+                        py,
+                        crate::py_func::PyUnevaluatedFuncRefExpr {
+                            target: r.inner.clone(),
+                            op: bop,
+                            rhs,
+                        },
+                    )?
+                    .into_any());
+                }
             }
         }
     }

@@ -8,6 +8,7 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use ferrohalide_core::ir::{Expr, MemoryType, Type};
 use ferrohalide_core::lang::func::{image_call, Func, FuncRef};
 use ferrohalide_core::lang::loop_level::LoopLevelHandle;
+use ferrohalide_core::lang::operators::{Op, Operand};
 use ferrohalide_core::lang::output_buffer::{output_buffer, output_buffers};
 use ferrohalide_core::lang::var::Var;
 use ferrohalide_core::lower::StmtOutputFormat;
@@ -17,6 +18,7 @@ use crate::errors::{unimplemented, HalideError, IntoPy};
 use crate::py_buffer::PyBuffer;
 use crate::py_expr::{py_to_expr, PyExpr};
 use crate::py_loop_level::PyLoopLevel;
+use crate::py_rdom::{var_or_rvar, PyRVar};
 use crate::py_type::{type_from_py, PyType};
 use crate::py_var::{var_name, PyVar};
 
@@ -164,8 +166,8 @@ fn placement_args(args: &Bound<'_, PyTuple>, method: &str) -> PyResult<Placement
             let f = args.get_item(0)?;
             let f = f.extract::<PyRef<PyFunc>>().map_err(|_| bad())?;
             let v = args.get_item(1)?;
-            let v = v.extract::<PyRef<PyVar>>().map_err(|_| bad())?;
-            Ok(Placement::At(f.inner.clone(), v.inner.name().to_string()))
+            let v = var_or_rvar(&v).map_err(|_| bad())?;
+            Ok(Placement::At(f.inner.clone(), v.name))
         }
         _ => Err(bad()),
     }
@@ -239,6 +241,16 @@ pub struct PyFuncRef {
     pub inner: FuncRef,
 }
 
+/// `f[args] op e` where `f` is not defined yet: Python's `f[args] op= e`
+/// computes this, then assigns it to `f[args]`, which defines `f` with the
+/// identity of `op` and adds the update (Halide's binding does the same).
+#[pyclass(name = "_UnevaluatedFuncRefExpr", module = "ferrohalide", frozen)]
+pub struct PyUnevaluatedFuncRefExpr {
+    pub target: FuncRef,
+    pub op: Op,
+    pub rhs: Operand,
+}
+
 #[pyclass(name = "FuncTupleElementRef", module = "ferrohalide", frozen)]
 pub struct PyFuncTupleElementRef {
     pub inner: FuncRef,
@@ -250,11 +262,9 @@ pub struct PyFuncTupleElementRef {
 const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "add_trace_tag",
     "align_storage",
-    "allow_race_conditions",
     "always_partition",
     "always_partition_all",
     "async_",
-    "atomic",
     "bound_storage",
     "compile_to",
     "compile_to_assembly",
@@ -287,18 +297,12 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "never_partition_all",
     "partition",
     "prefetch",
-    "rename",
     "ring_buffer",
-    "rvars",
     "set_estimate",
     "set_estimates",
     "trace_loads",
     "trace_realizations",
     "trace_stores",
-    "update",
-    "update_args",
-    "update_value",
-    "update_values",
 ];
 
 fn func_args_from_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
@@ -459,10 +463,78 @@ impl PyFunc {
         PyTuple::new(py, vals)
     }
     fn has_update_definition(&self) -> bool {
-        false
+        self.inner.has_update_definition()
     }
     fn num_update_definitions(&self) -> usize {
-        0
+        self.inner.num_update_definitions()
+    }
+    fn update_args(&self, i: usize) -> PyResult<Vec<PyExpr>> {
+        Ok(self
+            .inner
+            .update_args(i)
+            .py()?
+            .into_iter()
+            .map(PyExpr::new)
+            .collect())
+    }
+    fn update_values<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyTuple>> {
+        let vals: Vec<PyExpr> = self
+            .inner
+            .update_values(i)
+            .py()?
+            .into_iter()
+            .map(PyExpr::new)
+            .collect();
+        PyTuple::new(py, vals)
+    }
+    fn update_value(&self, i: usize) -> PyResult<PyExpr> {
+        Ok(PyExpr::new(self.inner.update_value(i).py()?))
+    }
+    fn rvars(&self, i: usize) -> PyResult<Vec<PyRVar>> {
+        Ok(self
+            .inner
+            .rvars(i)
+            .py()?
+            .into_iter()
+            .map(|inner| PyRVar { inner })
+            .collect())
+    }
+    /// `update(i=0)`: the Stage of update definition `i`.
+    #[pyo3(signature = (i=0))]
+    fn update(&self, i: i64) -> PyResult<PyStage> {
+        let i = usize::try_from(i)
+            .map_err(|_| HalideError::new_err("Error: Call to update with a negative index.\n"))?;
+        Ok(PyStage {
+            inner: self.inner.update(i).py()?,
+        })
+    }
+    fn rename<'py>(
+        slf: &Bound<'py, Self>,
+        old: &Bound<'py, PyAny>,
+        new: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        slf.get()
+            .inner
+            .stage()
+            .rename(&var_or_rvar(old)?, &var_or_rvar(new)?)
+            .py()?;
+        Ok(slf.clone())
+    }
+    #[pyo3(signature = (override_associativity_test=false))]
+    fn atomic<'py>(
+        slf: &Bound<'py, Self>,
+        override_associativity_test: bool,
+    ) -> PyResult<Bound<'py, Self>> {
+        slf.get()
+            .inner
+            .stage()
+            .atomic(override_associativity_test)
+            .py()?;
+        Ok(slf.clone())
+    }
+    fn allow_race_conditions<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        slf.get().inner.stage().allow_race_conditions().py()?;
+        Ok(slf.clone())
     }
     fn is_extern(&self) -> bool {
         false
@@ -477,6 +549,19 @@ impl PyFunc {
 
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let args = func_args_from_key(key)?;
+        if let Ok(u) = value.extract::<PyRef<PyUnevaluatedFuncRefExpr>>() {
+            // `f[x] op= e` on an undefined Func (see PyUnevaluatedFuncRefExpr).
+            let same_args = u.target.args.len() == args.len()
+                && u.target
+                    .args
+                    .iter()
+                    .zip(&args)
+                    .all(|(a, b)| ferrohalide_core::ir::equality::equal(a, b));
+            if !u.target.func.function.same_as(&self.inner.function) || !same_args {
+                u.target.to_expr().py()?;
+            }
+            return u.target.compound_update(u.op, u.rhs.clone()).py();
+        }
         let values = func_values_from_py(value)?;
         self.inner.define(args, values).py()
     }
@@ -986,6 +1071,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyStmtOutputFormat>()?;
     m.add_class::<PyFuncRef>()?;
     m.add_class::<PyFuncTupleElementRef>()?;
+    m.add_class::<PyUnevaluatedFuncRefExpr>()?;
     m.add_class::<PyTailStrategy>()?;
     m.add_class::<PyMemoryType>()?;
     Ok(())

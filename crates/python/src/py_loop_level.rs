@@ -12,7 +12,6 @@ use ferrohalide_core::schedule::LoopLevel;
 
 use crate::errors::IntoPy;
 use crate::py_func::PyFunc;
-use crate::py_var::PyVar;
 
 #[pyclass(name = "LoopLevel", module = "ferrohalide", frozen)]
 pub struct PyLoopLevel {
@@ -38,7 +37,7 @@ impl PyLoopLevel {
             [] if stage.is_none() => LoopLevel::Undefined,
             [f, v] => {
                 let f = f.extract::<PyRef<PyFunc>>().map_err(|_| bad())?;
-                let v = v.extract::<PyRef<PyVar>>().map_err(|_| bad())?;
+                let v = crate::py_rdom::var_or_rvar(v).map_err(|_| bad())?;
                 // Halide's -1: no particular stage.
                 let stage = match stage {
                     None => None,
@@ -49,7 +48,7 @@ impl PyLoopLevel {
                 };
                 LoopLevel::At {
                     func: f.inner.name(),
-                    var: v.inner.name().to_string(),
+                    var: v.name,
                     stage,
                 }
             }

@@ -8,20 +8,17 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCFunction, PyDict, PyList, PyTuple};
 
 use ferrohalide_core::ir::ForType;
-use ferrohalide_core::lang::stage::Stage;
+use ferrohalide_core::lang::stage::{Stage, VarOrRVar};
 
 use crate::errors::{unimplemented, IntoPy};
 use crate::py_expr::py_to_expr;
 use crate::py_func::{tail_of, PyFunc, PyTailStrategy};
-use crate::py_var::var_name;
+use crate::py_rdom::var_or_rvar;
 
 /// Stage methods of Halide's API that ferrohalide does not implement yet.
 const UNIMPLEMENTED_STAGE_METHODS: &[&str] = &[
-    "allow_race_conditions",
     "always_partition",
     "always_partition_all",
-    "atomic",
-    "dump_argument_list",
     "gpu",
     "gpu_blocks",
     "gpu_lanes",
@@ -33,9 +30,6 @@ const UNIMPLEMENTED_STAGE_METHODS: &[&str] = &[
     "never_partition_all",
     "partition",
     "prefetch",
-    "rename",
-    "rfactor",
-    "unscheduled",
 ];
 
 /// `vectorize`/`unroll`/`parallel` on `stage`: without a factor, mark the
@@ -48,7 +42,7 @@ pub(crate) fn loop_directive(
     tail: Option<PyTailStrategy>,
     t: ForType,
 ) -> PyResult<()> {
-    let v = var_name(var)?;
+    let v = var_or_rvar(var)?;
     match factor {
         None => stage.set_for_type(&v, t).py(),
         Some(k) => stage
@@ -68,9 +62,9 @@ pub(crate) fn split(
 ) -> PyResult<()> {
     stage
         .split(
-            &var_name(old)?,
-            &var_name(outer)?,
-            &var_name(inner)?,
+            &var_or_rvar(old)?,
+            &var_or_rvar(outer)?,
+            &var_or_rvar(inner)?,
             py_to_expr(factor)?,
             tail_of(tail),
         )
@@ -93,8 +87,8 @@ pub(crate) fn reorder(stage: &Stage, args: &Bound<'_, PyTuple>) -> PyResult<()> 
     };
     let names = items
         .iter()
-        .map(var_name)
-        .collect::<PyResult<Vec<String>>>()?;
+        .map(var_or_rvar)
+        .collect::<PyResult<Vec<VarOrRVar>>>()?;
     stage.reorder(&names).py()
 }
 
@@ -117,8 +111,8 @@ pub(crate) fn tile(
         8 => {
             let v = items[..6]
                 .iter()
-                .map(var_name)
-                .collect::<PyResult<Vec<String>>>()?;
+                .map(var_or_rvar)
+                .collect::<PyResult<Vec<VarOrRVar>>>()?;
             let (xf, yf) = (py_to_expr(&items[6])?, py_to_expr(&items[7])?);
             stage
                 .tile(
@@ -137,8 +131,8 @@ pub(crate) fn tile(
         6 => {
             let v = items[..4]
                 .iter()
-                .map(var_name)
-                .collect::<PyResult<Vec<String>>>()?;
+                .map(var_or_rvar)
+                .collect::<PyResult<Vec<VarOrRVar>>>()?;
             let (xf, yf) = (py_to_expr(&items[4])?, py_to_expr(&items[5])?);
             stage
                 .tile(
@@ -216,9 +210,90 @@ impl PyStage {
     ) -> PyResult<Bound<'py, Self>> {
         slf.get()
             .inner
-            .fuse(&var_name(inner)?, &var_name(outer)?, &var_name(fused)?)
+            .fuse(
+                &var_or_rvar(inner)?,
+                &var_or_rvar(outer)?,
+                &var_or_rvar(fused)?,
+            )
             .py()?;
         Ok(slf.clone())
+    }
+
+    fn rename<'py>(
+        slf: &Bound<'py, Self>,
+        old: &Bound<'py, PyAny>,
+        new: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        slf.get()
+            .inner
+            .rename(&var_or_rvar(old)?, &var_or_rvar(new)?)
+            .py()?;
+        Ok(slf.clone())
+    }
+
+    #[pyo3(signature = (override_associativity_test=false))]
+    fn atomic<'py>(
+        slf: &Bound<'py, Self>,
+        override_associativity_test: bool,
+    ) -> PyResult<Bound<'py, Self>> {
+        slf.get().inner.atomic(override_associativity_test).py()?;
+        Ok(slf.clone())
+    }
+
+    fn allow_race_conditions<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        slf.get().inner.allow_race_conditions().py()?;
+        Ok(slf.clone())
+    }
+
+    fn unscheduled<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        slf.get().inner.unscheduled().py()?;
+        Ok(slf.clone())
+    }
+
+    /// `rfactor(rvar, var)` or `rfactor([(rvar, var), ...])`: returns the
+    /// intermediate Func.
+    #[pyo3(signature = (*args))]
+    fn rfactor(&self, args: &Bound<'_, PyTuple>) -> PyResult<PyFunc> {
+        let bad = || {
+            PyTypeError::new_err("rfactor(): incompatible function arguments: expected (RVar, Var) or a list of (RVar, Var) pairs")
+        };
+        let pair = |r: &Bound<'_, PyAny>, v: &Bound<'_, PyAny>| -> PyResult<(VarOrRVar, String)> {
+            let v = v
+                .extract::<PyRef<crate::py_var::PyVar>>()
+                .map_err(|_| bad())?;
+            Ok((var_or_rvar(r)?, v.inner.name().to_string()))
+        };
+        let pairs = match args.len() {
+            2 => vec![pair(&args.get_item(0)?, &args.get_item(1)?)?],
+            1 => {
+                let a = args.get_item(0)?;
+                let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = a.cast::<PyList>() {
+                    l.iter().collect()
+                } else if let Ok(t) = a.cast::<PyTuple>() {
+                    t.iter().collect()
+                } else {
+                    return Err(bad());
+                };
+                items
+                    .iter()
+                    .map(|it| {
+                        let t = it.cast::<PyTuple>().map_err(|_| bad())?;
+                        if t.len() != 2 {
+                            return Err(bad());
+                        }
+                        pair(&t.get_item(0)?, &t.get_item(1)?)
+                    })
+                    .collect::<PyResult<Vec<_>>>()?
+            }
+            _ => return Err(bad()),
+        };
+        Ok(PyFunc {
+            inner: self.inner.rfactor(&pairs).py()?,
+        })
+    }
+
+    fn dump_argument_list(&self) -> String {
+        self.inner.dump_argument_list()
     }
 
     #[pyo3(signature = (*args))]
@@ -276,7 +351,7 @@ impl PyStage {
     fn serial<'py>(slf: &Bound<'py, Self>, var: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         slf.get()
             .inner
-            .set_for_type(&var_name(var)?, ForType::Serial)
+            .set_for_type(&var_or_rvar(var)?, ForType::Serial)
             .py()?;
         Ok(slf.clone())
     }

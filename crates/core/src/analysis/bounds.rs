@@ -43,9 +43,11 @@ impl Interval {
     pub fn is_bounded(&self) -> bool {
         self.min.is_some() && self.max.is_some()
     }
-    /// The range of all values of a type (unbounded for floats).
+    /// The range of all values of a type: only for types of at most 16
+    /// bits, as in Halide (a 32-bit value, e.g. an index read from an
+    /// image, is unbounded for all practical purposes).
     pub fn of_type(ty: Type) -> Interval {
-        if ty.is_int_or_uint() || ty.is_bool() {
+        if (ty.is_int_or_uint() && ty.bits <= 16) || ty.is_bool() {
             Interval::new(
                 Some(Expr::type_min(ty.element_of())),
                 Some(Expr::type_max(ty.element_of())),
@@ -72,6 +74,15 @@ fn zip_opt(a: &Option<Expr>, b: &Option<Expr>, f: fn(Expr, Expr) -> Expr) -> Opt
     match (a, b) {
         (Some(a), Some(b)) => Some(f(a.clone(), b.clone())),
         _ => None,
+    }
+}
+
+/// `f(a, b)` if both are bounded, else whichever is.
+fn either_opt(a: &Option<Expr>, b: &Option<Expr>, f: fn(Expr, Expr) -> Expr) -> Option<Expr> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(f(a.clone(), b.clone())),
+        (Some(x), None) | (None, Some(x)) => Some(x.clone()),
+        (None, None) => None,
     }
 }
 
@@ -254,12 +265,14 @@ fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> I
             zip_opt(&ia.min, &ib.max, Expr::sub),
             zip_opt(&ia.max, &ib.min, Expr::sub),
         ),
+        // An unbounded side does not unbound the other operand's side:
+        // min(a, 10) is at most 10 whatever a is.
         BinOp::Min => Interval::new(
             zip_opt(&ia.min, &ib.min, Expr::min),
-            zip_opt(&ia.max, &ib.max, Expr::min),
+            either_opt(&ia.max, &ib.max, Expr::min),
         ),
         BinOp::Max => Interval::new(
-            zip_opt(&ia.min, &ib.min, Expr::max),
+            either_opt(&ia.min, &ib.min, Expr::max),
             zip_opt(&ia.max, &ib.max, Expr::max),
         ),
         BinOp::Mul => {
@@ -414,6 +427,16 @@ enum Touch {
     Required,
     /// Writes: Provide nodes.
     Provided,
+    /// Both.
+    Touched,
+}
+
+/// Which loops `box_touched` looks in: only accesses inside (`inside`) or
+/// outside (`!inside`) some loop whose name starts with `prefix` count.
+#[derive(Clone, Debug)]
+pub struct LoopFilter {
+    pub prefix: String,
+    pub inside: bool,
 }
 
 struct BoxCollector {
@@ -425,6 +448,9 @@ struct BoxCollector {
     touch: Touch,
     boxes: HashMap<String, Region>,
     only: Option<String>,
+    loops: Option<LoopFilter>,
+    /// How many enclosing loops match `loops.prefix`.
+    matching_loops: usize,
 }
 
 impl BoxCollector {
@@ -447,6 +473,11 @@ impl BoxCollector {
     fn add(&mut self, name: &str, args: &[Expr]) {
         if let Some(o) = &self.only {
             if o != name {
+                return;
+            }
+        }
+        if let Some(l) = &self.loops {
+            if (self.matching_loops > 0) != l.inside {
                 return;
             }
         }
@@ -524,7 +555,7 @@ impl BoxCollector {
                 for a in args {
                     self.expr(a);
                 }
-                if self.touch == Touch::Required
+                if self.touch != Touch::Provided
                     && matches!(kind, CallKind::Halide { .. } | CallKind::Image { .. })
                 {
                     self.add(name, args);
@@ -559,7 +590,13 @@ impl BoxCollector {
                 let old = self
                     .scope
                     .insert(name.clone(), Interval::new(lo.min, hi.max));
+                let matching = self
+                    .loops
+                    .as_ref()
+                    .is_some_and(|l| name.starts_with(&l.prefix));
+                self.matching_loops += matching as usize;
                 self.stmt(body);
+                self.matching_loops -= matching as usize;
                 restore(&mut self.scope, name, old);
             }
             StmtNode::IfThenElse {
@@ -604,7 +641,7 @@ impl BoxCollector {
                     self.expr(v);
                 }
                 self.expr(predicate);
-                if self.touch == Touch::Provided {
+                if self.touch != Touch::Required {
                     self.add(name, args);
                 }
             }
@@ -704,12 +741,24 @@ impl crate::ir::Visitor for StmtWalker<'_> {
 }
 
 fn collect(s: &Stmt, scope: &Scope, touch: Touch, only: Option<&str>) -> HashMap<String, Region> {
+    collect_filtered(s, scope, touch, only, None)
+}
+
+fn collect_filtered(
+    s: &Stmt,
+    scope: &Scope,
+    touch: Touch,
+    only: Option<&str>,
+    loops: Option<LoopFilter>,
+) -> HashMap<String, Region> {
     let mut c = BoxCollector {
         scope: scope.clone(),
         lets: vec![],
         touch,
         boxes: HashMap::new(),
         only: only.map(String::from),
+        loops,
+        matching_loops: 0,
     };
     c.stmt(s);
     c.boxes
@@ -731,6 +780,28 @@ pub fn box_required(s: &Stmt, name: &str, scope: &Scope) -> Option<Region> {
 /// Region of Func `name` written (Provide) by `s`.
 pub fn box_provided(s: &Stmt, name: &str, scope: &Scope) -> Option<Region> {
     collect(s, scope, Touch::Provided, Some(name)).remove(name)
+}
+
+/// Region of Func `name` read by `s`, counting only the accesses the loop
+/// filter selects.
+pub fn box_required_filtered(
+    s: &Stmt,
+    name: &str,
+    scope: &Scope,
+    loops: LoopFilter,
+) -> Option<Region> {
+    collect_filtered(s, scope, Touch::Required, Some(name), Some(loops)).remove(name)
+}
+
+/// Region of Func `name` read or written by `s`, counting only the
+/// accesses the loop filter selects.
+pub fn box_touched_filtered(
+    s: &Stmt,
+    name: &str,
+    scope: &Scope,
+    loops: LoopFilter,
+) -> Option<Region> {
+    collect_filtered(s, scope, Touch::Touched, Some(name), Some(loops)).remove(name)
 }
 
 /// Region of each Func / image read by an expression.

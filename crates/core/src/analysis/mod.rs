@@ -1,9 +1,11 @@
 //! Analyses over the IR: simplification, interval bounds, substitution.
 
+pub mod associativity;
 pub mod bounds;
 pub mod cse;
 pub mod evaluate;
 pub mod monotonic;
+pub mod parallel_rvar;
 pub mod simplify;
 pub mod substitute;
 

@@ -10,6 +10,7 @@ use super::types::{Type, TypeCode};
 use crate::buffer::Buffer;
 use crate::lang::function::Function;
 use crate::lang::parameter::Parameter;
+use crate::lang::rdom::ReductionDomain;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinOp {
@@ -304,10 +305,12 @@ pub enum ExprNode {
     StringImm(String),
     Cast(Expr),
     Reinterpret(Expr),
-    /// A named variable. `param` links scalar pipeline parameters.
+    /// A named variable. `param` links scalar pipeline parameters; `rdom`
+    /// marks a reduction variable (an RVar) and links its domain.
     Variable {
         name: String,
         param: Option<Parameter>,
+        rdom: Option<ReductionDomain>,
     },
     Binary {
         op: BinOp,
@@ -574,6 +577,18 @@ impl Expr {
             ExprNode::Variable {
                 name: name.into(),
                 param: None,
+                rdom: None,
+            },
+        )
+    }
+    /// A reduction variable of `rdom` (always Int(32)).
+    pub fn rvar(name: impl Into<String>, rdom: ReductionDomain) -> Expr {
+        Expr::new(
+            Type::i32(),
+            ExprNode::Variable {
+                name: name.into(),
+                param: None,
+                rdom: Some(rdom),
             },
         )
     }
@@ -586,6 +601,7 @@ impl Expr {
             ExprNode::Variable {
                 name: name.into(),
                 param: Some(param),
+                rdom: None,
             },
         )
     }

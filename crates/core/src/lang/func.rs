@@ -28,8 +28,14 @@ use crate::lang::function::Function;
 use crate::lang::loop_level::LoopLevelHandle;
 use crate::lang::operators::cast;
 use crate::lang::print::{expr_to_string, ir_type_name};
+use crate::lang::stage::VarOrRVar;
 use crate::lang::var::{is_implicit_name, unique_func_name, Var};
 use crate::schedule::{Dim, LevelSlot, LoopLevel, Split, StageSchedule, TailStrategy, OUTERMOST};
+
+/// A Var named in a directive of the pure definition.
+fn v(name: &str) -> VarOrRVar {
+    VarOrRVar::var(name)
+}
 
 #[derive(Clone, Debug)]
 pub struct Func {
@@ -45,10 +51,16 @@ pub struct FuncRef {
     pub args: Vec<Expr>,
 }
 
-fn undefined_variable(e: &Expr, bound: &[String]) -> Option<String> {
+/// The first Var `e` uses that is neither in `bound` nor bound by a Let
+/// inside `e` (parameters and RVars are not Vars).
+pub(crate) fn undefined_variable(e: &Expr, bound: &[String]) -> Option<String> {
     fn walk(e: &Expr, bound: &mut Vec<String>) -> Option<String> {
         match e.node() {
-            ExprNode::Variable { name, param: None } => {
+            ExprNode::Variable {
+                name,
+                param: None,
+                rdom: None,
+            } => {
                 if bound.iter().any(|b| b == name) {
                     None
                 } else {
@@ -340,13 +352,12 @@ impl Func {
         Ok(v[0].clone())
     }
 
-    /// `f[args] = values` (one value, or several for a Tuple).
+    /// `f[args] = values` (one value, or several for a Tuple): the pure
+    /// definition, or an update if the Func already has one (update.rs).
     pub fn define(&self, args: Vec<Expr>, values: Vec<Expr>) -> Result<()> {
         let name = self.name();
         if self.defined() {
-            return Err(Error::unimplemented(format!(
-                "Update definitions (Func \"{name}\" already has a pure definition; defining it again)"
-            )));
+            return crate::lang::update::define_update(self, args, values);
         }
         if values.is_empty() {
             return Err(Error::user(format!(
@@ -368,6 +379,7 @@ impl Func {
                 ExprNode::Variable {
                     name: v,
                     param: None,
+                    rdom: None,
                 } => {
                     if v == "_" {
                         return Err(Error::user(format!(
@@ -392,6 +404,13 @@ impl Func {
                         arg_names[i]
                     )));
                 }
+            }
+        }
+        for v in &values {
+            if crate::lang::rdom::uses_rvars(v) {
+                return Err(Error::user(format!(
+                    "In pure definition of Func \"{name}\":\nReduction domain referenced in pure function definition.\n"
+                )));
             }
         }
         for v in &values {
@@ -431,6 +450,7 @@ impl Func {
                 )));
             }
         }
+        crate::lang::update::freeze_callees(&self.function, &values);
         let mut c = self.function.write();
         c.output_types = values.iter().map(|v| v.ty()).collect();
         c.values = values;
@@ -479,22 +499,24 @@ impl Func {
         factor: Expr,
         tail: TailStrategy,
     ) -> Result<()> {
-        self.stage().split(old, outer, inner, factor, tail)
+        self.stage()
+            .split(&v(old), &v(outer), &v(inner), factor, tail)
     }
 
     /// `fuse(inner, outer, fused)`.
     pub fn fuse(&self, inner: &str, outer: &str, fused: &str) -> Result<()> {
-        self.stage().fuse(inner, outer, fused)
+        self.stage().fuse(&v(inner), &v(outer), &v(fused))
     }
 
     /// `reorder(vars...)`, innermost first.
     pub fn reorder(&self, vars: &[String]) -> Result<()> {
-        self.stage().reorder(vars)
+        let vars: Vec<VarOrRVar> = vars.iter().map(|n| v(n)).collect();
+        self.stage().reorder(&vars)
     }
 
     /// Set the loop type of every dim matching `var`.
     pub fn set_for_type(&self, var: &str, t: ForType) -> Result<()> {
-        self.stage().set_for_type(var, t)
+        self.stage().set_for_type(&v(var), t)
     }
 
     pub fn serial(&self, var: &str) -> Result<()> {
@@ -513,19 +535,19 @@ impl Func {
     /// `vectorize(var, factor, tail)`: split off a fresh inner var and vectorize it.
     pub fn vectorize_by(&self, var: &str, factor: Expr, tail: TailStrategy) -> Result<()> {
         self.stage()
-            .split_and_set_type(var, factor, tail, ForType::Vectorized, true)
+            .split_and_set_type(&v(var), factor, tail, ForType::Vectorized, true)
     }
 
     /// `unroll(var, factor, tail)`.
     pub fn unroll_by(&self, var: &str, factor: Expr, tail: TailStrategy) -> Result<()> {
         self.stage()
-            .split_and_set_type(var, factor, tail, ForType::Unrolled, true)
+            .split_and_set_type(&v(var), factor, tail, ForType::Unrolled, true)
     }
 
     /// `parallel(var, task_size, tail)`: split and parallelize the outer var.
     pub fn parallel_by(&self, var: &str, factor: Expr, tail: TailStrategy) -> Result<()> {
         self.stage()
-            .split_and_set_type(var, factor, tail, ForType::Parallel, false)
+            .split_and_set_type(&v(var), factor, tail, ForType::Parallel, false)
     }
 
     /// `tile(x, y, xo, yo, xi, yi, xfactor, yfactor, tail)`.
@@ -542,21 +564,17 @@ impl Func {
         yfactor: Expr,
         tail: TailStrategy,
     ) -> Result<()> {
-        let snapshot = self.function.read().stage.clone();
-        let r = (|| {
-            self.split(x, xo, xi, xfactor, tail)?;
-            self.split(y, yo, yi, yfactor, tail)?;
-            self.reorder(&[
-                xi.to_string(),
-                yi.to_string(),
-                xo.to_string(),
-                yo.to_string(),
-            ])
-        })();
-        if r.is_err() {
-            self.function.write().stage = snapshot;
-        }
-        r
+        self.stage().tile(
+            &v(x),
+            &v(y),
+            &v(xo),
+            &v(yo),
+            &v(xi),
+            &v(yi),
+            xfactor,
+            yfactor,
+            tail,
+        )
     }
 
     // ---- placement ------------------------------------------------------------------
@@ -758,14 +776,17 @@ impl Func {
             )));
         }
         let mut callees = vec![];
-        for v in self.function.values() {
+        for v in self.function.definition_exprs() {
             crate::ir::visit::for_each_expr(&v, &mut |e| {
                 if let ExprNode::Call {
                     kind: CallKind::Halide { func, .. },
                     ..
                 } = e.node()
                 {
-                    if !func.read().schedule.compute_level.is_inlined() {
+                    // A Func with updates is computed even when inline.
+                    let computed =
+                        !func.read().schedule.compute_level.is_inlined() || func.has_updates();
+                    if computed && !func.same_as(&self.function) {
                         callees.push(func.name());
                     }
                 }
@@ -781,33 +802,46 @@ impl Func {
         // Halide prints the Func's base name, without the `$n` uniquifier.
         let base = name.split('$').next().unwrap_or(&name).to_string();
         let mut out = format!("produce {base}:\n");
-        let mut indent = 1;
-        for d in c.stage.dims.iter().rev() {
-            if d.var == OUTERMOST {
-                continue;
-            }
-            let word = match d.for_type {
-                ForType::Serial => "for",
-                ForType::Parallel => "parallel",
-                ForType::Vectorized => "vectorized",
-                ForType::Unrolled => "unrolled",
-            };
-            let mut range = String::new();
-            for s in &c.stage.splits {
-                if let Split::Split { inner, factor, .. } = s {
-                    if *inner == d.var {
-                        if let Some(k) = factor.as_int_const() {
-                            range = format!(" in [0, {}]", k - 1);
-                        }
-                    }
+        let mut stages: Vec<(&StageSchedule, Vec<(String, Option<(i64, i64)>)>)> =
+            vec![(&c.stage, c.args.iter().map(|a| (a.clone(), None)).collect())];
+        for u in &c.updates {
+            // RVars with constant bounds print their range.
+            let mut initial: Vec<(String, Option<(i64, i64)>)> = u
+                .domain
+                .iter()
+                .flat_map(|d| d.vars())
+                .map(|v| {
+                    let b = v.min.as_int_const().zip(v.extent.as_int_const());
+                    (v.name, b)
+                })
+                .collect();
+            initial.extend(u.pure_vars(&c.args).into_iter().map(|v| (v, None)));
+            stages.push((&u.stage, initial));
+        }
+        for (stage, initial) in stages {
+            let bounds = constant_dim_bounds(stage, &initial);
+            let mut indent = 1;
+            for d in stage.dims.iter().rev() {
+                if d.var == OUTERMOST {
+                    continue;
                 }
+                let word = match d.for_type {
+                    ForType::Serial => "for",
+                    ForType::Parallel => "parallel",
+                    ForType::Vectorized => "vectorized",
+                    ForType::Unrolled => "unrolled",
+                };
+                let range = match bounds.get(&d.var).copied().flatten() {
+                    Some((min, extent)) => format!(" in [{min}, {}]", min + extent - 1),
+                    None => String::new(),
+                };
+                out.push_str(&"  ".repeat(indent));
+                out.push_str(&format!("{word} {}{range}:\n", printed_dim_name(&d.var)));
+                indent += 1;
             }
             out.push_str(&"  ".repeat(indent));
-            out.push_str(&format!("{word} {}{range}:\n", d.var));
-            indent += 1;
+            out.push_str(&format!("{base}(...) = ...\n"));
         }
-        out.push_str(&"  ".repeat(indent));
-        out.push_str(&format!("{base}(...) = ...\n"));
         Ok(out)
     }
 
@@ -839,6 +873,58 @@ impl Func {
         });
         Ok(())
     }
+}
+
+/// A loop name as `print_loop_nest` shows it: each component without its
+/// `$` suffix (`r$x.a` is `r.a`).
+fn printed_dim_name(dim: &str) -> String {
+    dim.split('.')
+        .map(|c| c.split('$').next().unwrap_or(c))
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// The (min, extent) of each dim of `stage` that is a known constant,
+/// from the constant bounds of its initial dims and its splits.
+fn constant_dim_bounds(
+    stage: &StageSchedule,
+    initial: &[(String, Option<(i64, i64)>)],
+) -> std::collections::HashMap<String, Option<(i64, i64)>> {
+    let mut b: std::collections::HashMap<String, Option<(i64, i64)>> =
+        initial.iter().cloned().collect();
+    for s in &stage.splits {
+        match s {
+            Split::Split {
+                old,
+                outer,
+                inner,
+                factor,
+                ..
+            } => {
+                let k = factor.as_int_const().filter(|k| *k > 0);
+                let e = b.remove(old).flatten().map(|(_, e)| e);
+                b.insert(inner.clone(), k.map(|k| (0, k)));
+                b.insert(
+                    outer.clone(),
+                    e.zip(k).map(|(e, k)| (0, (e + k - 1).div_euclid(k))),
+                );
+            }
+            Split::Fuse {
+                inner,
+                outer,
+                fused,
+            } => {
+                let i = b.remove(inner).flatten();
+                let o = b.remove(outer).flatten();
+                b.insert(fused.clone(), i.zip(o).map(|(i, o)| (0, i.1 * o.1)));
+            }
+            Split::Rename { old, new } => {
+                let x = b.remove(old).flatten();
+                b.insert(new.clone(), x);
+            }
+        }
+    }
+    b
 }
 
 pub(crate) fn set_dim_type(
@@ -1157,8 +1243,9 @@ mod tests {
             .unwrap_err();
         assert!(e.message.starts_with("Undefined variable \"y\""));
         g.define(vec![x.clone()], vec![x.clone()]).unwrap();
-        let e = g.define(vec![x.clone()], vec![x.clone()]).unwrap_err();
-        assert_eq!(e.kind, crate::ErrorKind::Unimplemented);
+        // A second definition is an update.
+        g.define(vec![x.clone()], vec![x.clone()]).unwrap();
+        assert_eq!(g.num_update_definitions(), 1);
         let e = g.call(vec![x.clone(), x.clone()]).unwrap_err();
         assert!(e
             .message

@@ -6,7 +6,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use crate::ir::{Expr, Type};
+use crate::ir::visit::mutate_expr_children;
+use crate::ir::{CallKind, Expr, ExprNode, Mutator, Type};
+use crate::lang::rdom::ReductionDomain;
 use crate::schedule::{FuncSchedule, StageSchedule};
 
 #[derive(Debug)]
@@ -34,6 +36,47 @@ pub struct FunctionContents {
     /// one side; here a wrapped Func and its wrappers are simply never freed,
     /// a few small allocations per wrapper.)
     pub wrappers: Vec<(String, Function)>,
+    /// Update definitions, in the order they run after the pure one.
+    pub updates: Vec<UpdateDefinition>,
+    /// Used by another Func's definition or realized: no more updates.
+    pub frozen: bool,
+}
+
+/// An update definition `f(args) = values`: stage `i + 1` of the Func for
+/// `updates[i]`. It runs once per point of `domain` (the RDom whose RVars
+/// it mentions, predicate included) and of its pure variables (the args
+/// that are the pure arg of their position), and has its own schedule and
+/// specializations, like the pure definition.
+#[derive(Clone, Debug)]
+pub struct UpdateDefinition {
+    pub args: Vec<Expr>,
+    pub values: Vec<Expr>,
+    pub domain: Option<ReductionDomain>,
+    pub stage: StageSchedule,
+    pub specializations: Vec<Specialization>,
+    /// Variables the definition's args, values and domain predicate use
+    /// that stand for expressions of its loop variables, in order (each
+    /// may use the ones before): the RVars rfactor split away, e.g.
+    /// `r$x = ro * 64 + ri`. Lowering defines them inside the loops.
+    pub lets: Vec<(String, Expr)>,
+}
+
+impl UpdateDefinition {
+    /// The names of the args that are the pure var of their position.
+    pub fn pure_vars(&self, pure_args: &[String]) -> Vec<String> {
+        self.args
+            .iter()
+            .zip(pure_args)
+            .filter_map(|(a, p)| match a.node() {
+                ExprNode::Variable {
+                    name,
+                    param: None,
+                    rdom: None,
+                } if name == p => Some(name.clone()),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 /// One specialization of a definition: when `condition` holds, the
@@ -53,6 +96,35 @@ pub struct Specialization {
 
 #[derive(Clone, Debug)]
 pub struct Function(Arc<RwLock<FunctionContents>>);
+
+/// Calls to `from` become calls to `to` (named `name`).
+struct RedirectSelf<'a> {
+    from: &'a Function,
+    to: &'a Function,
+    name: String,
+}
+
+impl Mutator for RedirectSelf<'_> {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        let e = mutate_expr_children(self, e);
+        match e.node() {
+            ExprNode::Call {
+                args,
+                kind: CallKind::Halide { func, value_index },
+                ..
+            } if func.same_as(self.from) => Expr::call(
+                e.ty(),
+                self.name.clone(),
+                args.clone(),
+                CallKind::Halide {
+                    func: self.to.clone(),
+                    value_index: *value_index,
+                },
+            ),
+            _ => e,
+        }
+    }
+}
 
 static NEXT_VERSION: AtomicU64 = AtomicU64::new(1);
 
@@ -74,6 +146,8 @@ impl Function {
             version: next_version(),
             specializations: vec![],
             wrappers: vec![],
+            updates: vec![],
+            frozen: false,
         })))
     }
 
@@ -83,7 +157,7 @@ impl Function {
     /// copy is a different producer.
     pub fn copy_as(&self, name: impl Into<String>) -> Function {
         let c = self.read();
-        Function(Arc::new(RwLock::new(FunctionContents {
+        let copy = Function(Arc::new(RwLock::new(FunctionContents {
             name: name.into(),
             args: c.args.clone(),
             values: c.values.clone(),
@@ -93,7 +167,25 @@ impl Function {
             version: next_version(),
             specializations: c.specializations.clone(),
             wrappers: vec![],
-        })))
+            updates: c.updates.clone(),
+            frozen: false,
+        })));
+        drop(c);
+        // An update's references to the Func itself become references to
+        // the copy.
+        if copy.has_updates() {
+            let mut r = RedirectSelf {
+                from: self,
+                to: &copy,
+                name: copy.name(),
+            };
+            let mut d = copy.0.write().unwrap_or_else(|p| p.into_inner());
+            for u in &mut d.updates {
+                u.args = u.args.iter().map(|a| r.mutate_expr(a)).collect();
+                u.values = u.values.iter().map(|v| r.mutate_expr(v)).collect();
+            }
+        }
+        copy
     }
 
     /// Define `name(args) = values` directly, with a default schedule. For
@@ -107,6 +199,7 @@ impl Function {
         c.schedule.storage_dims = args.clone();
         c.args = args;
         c.specializations.clear();
+        c.updates.clear();
     }
 
     pub fn read(&self) -> RwLockReadGuard<'_, FunctionContents> {
@@ -149,6 +242,41 @@ impl Function {
     }
     pub fn wrappers(&self) -> Vec<(String, Function)> {
         self.read().wrappers.clone()
+    }
+    pub fn updates(&self) -> Vec<UpdateDefinition> {
+        self.read().updates.clone()
+    }
+    pub fn has_updates(&self) -> bool {
+        !self.read().updates.is_empty()
+    }
+    /// Every Expr of every definition: pure values, update args and
+    /// values, and the bounds and predicates of update domains (where
+    /// calls to other Funcs and images can appear).
+    pub fn definition_exprs(&self) -> Vec<Expr> {
+        let c = self.read();
+        let mut out = c.values.clone();
+        for u in &c.updates {
+            out.extend(u.lets.iter().map(|(_, v)| v.clone()));
+            out.extend(u.args.iter().cloned());
+            out.extend(u.values.iter().cloned());
+            if let Some(d) = &u.domain {
+                out.push(d.predicate());
+                for v in d.vars() {
+                    out.push(v.min);
+                    out.push(v.extent);
+                }
+            }
+        }
+        out
+    }
+    /// Mark as used (by another definition or a realization): Halide then
+    /// forbids new update definitions. Not a schedule change, so the
+    /// version stays.
+    pub fn freeze(&self) {
+        self.0.write().unwrap_or_else(|p| p.into_inner()).frozen = true;
+    }
+    pub fn is_frozen(&self) -> bool {
+        self.read().frozen
     }
     pub fn has_pure_definition(&self) -> bool {
         !self.read().values.is_empty()

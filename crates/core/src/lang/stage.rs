@@ -1,13 +1,25 @@
-//! `Stage`: one definition of a Func (today only the pure one) or one of
-//! its specializations, and the directives that shape its loop nest (split,
-//! fuse, reorder, tile, loop types) plus `specialize` / `specialize_fail`.
-//! `Func`'s loop directives act on the Stage of its pure definition; the
-//! Stage that `specialize` returns applies them to that specialization's
-//! own copy of the schedule.
+//! `Stage`: one definition of a Func (the pure one, index 0, or update
+//! definition `i - 1` at index `i`) or one of its specializations, and the
+//! directives that shape its loop nest (split, fuse, rename, reorder, tile,
+//! loop types) plus `specialize` / `specialize_fail`, `atomic`,
+//! `allow_race_conditions` and `unscheduled`. `Func`'s loop directives act
+//! on the Stage of its pure definition; `Func.update(i)` returns an
+//! update's Stage.
+//!
+//! Update stages follow Halide's legality rules, checked by the directive
+//! itself: RVars stay RVars (split, fuse and rename products), split tails
+//! must not compute points outside the domain (RVars: GuardWithIf,
+//! Predicate or Auto; never ShiftInwards in an update), RVars may only be
+//! made parallel or vectorized when no two iterations can touch the same
+//! point (`analysis/parallel_rvar.rs`) or the stage is `atomic` and its
+//! operator associative and commutative (`analysis/associativity.rs`), and
+//! two impure RVars may only swap order under the same proof.
 //!
 //! Schedule data written here (read by lowering): the `StageSchedule` of the
 //! definition or specialization (see `func.rs` for the naming of dims and
 //! splits) and the `Specialization` lists of `Function`.
+
+use std::collections::HashMap;
 
 use crate::analysis::simplify::simplify;
 use crate::error::{Error, Result};
@@ -25,16 +37,69 @@ pub struct Stage {
     /// Where the schedule lives: indices into nested specialization lists,
     /// outermost first; empty for the definition itself.
     pub path: Vec<usize>,
+    /// Which definition: 0 for the pure one, `i + 1` for update `i`.
+    pub index: usize,
 }
 
-/// The schedule and specialization list at `path` (the definition's own
-/// when `path` is empty).
+/// A loop dimension named in a directive: a Var or an RVar (Halide's
+/// `VarOrRVar`). Update stages check that RVars stay RVars.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VarOrRVar {
+    pub name: String,
+    pub is_rvar: bool,
+}
+
+/// A plain name is a Var (the pure definition's directives take names).
+impl From<&str> for VarOrRVar {
+    fn from(name: &str) -> VarOrRVar {
+        VarOrRVar::var(name)
+    }
+}
+impl From<&String> for VarOrRVar {
+    fn from(name: &String) -> VarOrRVar {
+        VarOrRVar::var(name.as_str())
+    }
+}
+impl From<&VarOrRVar> for VarOrRVar {
+    fn from(v: &VarOrRVar) -> VarOrRVar {
+        v.clone()
+    }
+}
+
+impl VarOrRVar {
+    pub fn var(name: impl Into<String>) -> VarOrRVar {
+        VarOrRVar {
+            name: name.into(),
+            is_rvar: false,
+        }
+    }
+    pub fn rvar(name: impl Into<String>) -> VarOrRVar {
+        VarOrRVar {
+            name: name.into(),
+            is_rvar: true,
+        }
+    }
+    fn kind(&self) -> &'static str {
+        if self.is_rvar {
+            "RVar"
+        } else {
+            "Var"
+        }
+    }
+}
+
+/// The schedule and specialization list of definition `index` at `path`.
 fn definition_at<'a>(
     c: &'a mut FunctionContents,
+    index: usize,
     path: &[usize],
 ) -> Option<(&'a mut StageSchedule, &'a mut Vec<Specialization>)> {
-    let mut stage = &mut c.stage;
-    let mut specs = &mut c.specializations;
+    let (mut stage, mut specs) = if index == 0 {
+        (&mut c.stage, &mut c.specializations)
+    } else {
+        let u = c.updates.get_mut(index - 1)?;
+        (&mut u.stage, &mut u.specializations)
+    };
     for &i in path {
         let s = specs.get_mut(i)?;
         stage = &mut s.stage;
@@ -48,25 +113,77 @@ fn definition_at<'a>(
 fn free_variable(e: &Expr) -> Option<String> {
     let mut found = None;
     crate::ir::visit::for_each_expr(e, &mut |x| {
-        if let ExprNode::Variable { name, param: None } = x.node() {
+        if let ExprNode::Variable {
+            name, param: None, ..
+        } = x.node()
+        {
             found.get_or_insert_with(|| name.clone());
         }
     });
     found
 }
 
+/// The dims of the definition's default loop nest that each current dim
+/// is made of (through splits, fuses and renames).
+pub fn dim_sources(st: &StageSchedule, initial: &[String]) -> HashMap<String, Vec<String>> {
+    let mut parts: HashMap<String, Vec<String>> = initial
+        .iter()
+        .map(|a| (a.clone(), vec![a.clone()]))
+        .collect();
+    for s in &st.splits {
+        match s {
+            Split::Split {
+                old, outer, inner, ..
+            } => {
+                let p = parts.remove(old).unwrap_or_default();
+                parts.insert(outer.clone(), p.clone());
+                parts.insert(inner.clone(), p);
+            }
+            Split::Fuse {
+                inner,
+                outer,
+                fused,
+            } => {
+                let mut p = parts.remove(inner).unwrap_or_default();
+                p.extend(parts.remove(outer).unwrap_or_default());
+                parts.insert(fused.clone(), p);
+            }
+            Split::Rename { old, new } => {
+                let p = parts.remove(old).unwrap_or_default();
+                parts.insert(new.clone(), p);
+            }
+        }
+    }
+    parts
+}
+
 impl Stage {
     /// The pure definition of `function`.
     pub fn pure(function: &Function) -> Stage {
+        Stage::of_definition(function, 0)
+    }
+
+    /// Definition `index` of `function` (0 pure, `i + 1` update `i`).
+    pub fn of_definition(function: &Function, index: usize) -> Stage {
         Stage {
             function: function.clone(),
             path: vec![],
+            index,
         }
     }
 
-    /// Halide's stage name: the Func's name for its pure definition.
+    fn is_update(&self) -> bool {
+        self.index > 0
+    }
+
+    /// Halide's stage name: `f` for the pure definition, `f.update(i)`.
     pub fn name(&self) -> String {
-        self.function.name()
+        let f = self.function.name();
+        if self.is_update() {
+            format!("{f}.update({})", self.index - 1)
+        } else {
+            f
+        }
     }
 
     /// Apply `f` to a copy of this stage's schedule and store the result,
@@ -86,8 +203,9 @@ impl Stage {
             .schedule()
             .ok_or_else(|| Error::internal("stage refers to a missing specialization"))?;
         let r = f(&mut stage, &name)?;
+        stage.touched = true;
         let mut c = self.function.write();
-        if let Some((st, _)) = definition_at(&mut c, &self.path) {
+        if let Some((st, _)) = definition_at(&mut c, self.index, &self.path) {
             *st = stage;
         }
         Ok(r)
@@ -96,8 +214,12 @@ impl Stage {
     /// This stage's schedule (a copy).
     pub fn schedule(&self) -> Option<StageSchedule> {
         let c = self.function.read();
-        let mut stage = &c.stage;
-        let mut specs = &c.specializations;
+        let (mut stage, mut specs) = if self.index == 0 {
+            (&c.stage, &c.specializations)
+        } else {
+            let u = c.updates.get(self.index - 1)?;
+            (&u.stage, &u.specializations)
+        };
         for &i in &self.path {
             let s = specs.get(i)?;
             stage = &s.stage;
@@ -106,23 +228,91 @@ impl Stage {
         Some(stage.clone())
     }
 
+    /// The names of the dims of the definition's default loop nest.
+    fn initial_dims(&self) -> Vec<String> {
+        let c = self.function.read();
+        if self.index == 0 {
+            c.args.clone()
+        } else {
+            let u = &c.updates[self.index - 1];
+            let mut dims: Vec<String> = u
+                .domain
+                .iter()
+                .flat_map(|d| d.vars().into_iter().map(|v| v.name))
+                .collect();
+            dims.extend(u.pure_vars(&c.args));
+            dims
+        }
+    }
+
+    /// Whether no two iterations of the loop over `dim` of this (update)
+    /// stage can touch the same point of the Func: true for dims made of
+    /// pure vars and of RVars the analysis proves safe.
+    fn dim_is_pure(&self, st: &StageSchedule, dim: &str) -> bool {
+        if !self.is_update() {
+            return true;
+        }
+        let sources = dim_sources(st, &self.initial_dims());
+        let Some(src) = sources.get(dim) else {
+            return true;
+        };
+        let c = self.function.read();
+        let u = &c.updates[self.index - 1];
+        let rvars: Vec<String> = u
+            .domain
+            .iter()
+            .flat_map(|d| d.vars().into_iter().map(|v| v.name))
+            .collect();
+        src.iter().all(|s| {
+            !rvars.contains(s)
+                || crate::analysis::parallel_rvar::can_parallelize_rvar(&self.function, u, s)
+        })
+    }
+
+    /// Is the update's operator proven associative and commutative?
+    fn is_commutative_reduction(&self) -> bool {
+        crate::analysis::associativity::prove_associativity(&self.function, self.index - 1)
+            .is_some_and(|op| op.commutative)
+    }
+
+    /// The dim matching `v`, with its kind.
+    fn find_dim(st: &StageSchedule, v: &str) -> Option<usize> {
+        st.dims.iter().position(|d| var_name_match(&d.var, v))
+    }
+
     /// `split(old, outer, inner, factor, tail)`.
     pub fn split(
         &self,
-        old: &str,
-        outer: &str,
-        inner: &str,
+        old: impl Into<VarOrRVar>,
+        outer: impl Into<VarOrRVar>,
+        inner: impl Into<VarOrRVar>,
         factor: Expr,
         tail: TailStrategy,
     ) -> Result<()> {
+        let (old, outer, inner) = (&old.into(), &outer.into(), &inner.into());
+        let update = self.is_update();
         self.with_schedule("split", |st, name| {
-            split_stage(st, name, old, outer, inner, factor, tail)
+            let tail = if update {
+                update_split_tail(st, old, outer, inner, tail)?
+            } else {
+                tail
+            };
+            split_stage(st, name, &old.name, &outer.name, &inner.name, factor, tail)
         })
     }
 
     /// `fuse(inner, outer, fused)`.
-    pub fn fuse(&self, inner: &str, outer: &str, fused: &str) -> Result<()> {
+    pub fn fuse(
+        &self,
+        inner: impl Into<VarOrRVar>,
+        outer: impl Into<VarOrRVar>,
+        fused: impl Into<VarOrRVar>,
+    ) -> Result<()> {
+        let (inner, outer, fused) = (&inner.into(), &outer.into(), &fused.into());
+        let update = self.is_update();
+        let fused_rvar = fused.is_rvar;
         self.with_schedule("fuse", |st, name| {
+            let (inner, outer, fused) = (&inner.name, &outer.name, &fused.name);
             let dims = &mut st.dims;
             let Some(oi) = dims.iter().position(|d| var_name_match(&d.var, outer)) else {
                 return Err(Error::user(format!(
@@ -130,6 +320,8 @@ impl Stage {
                     dump_dims(dims)
                 )));
             };
+            // Halide's order: the outer dim is removed before the inner
+            // one is looked up (its message lists the dims without it).
             let outer_dim = dims.remove(oi);
             let Some(ii) = dims.iter().position(|d| var_name_match(&d.var, inner)) else {
                 return Err(Error::user(format!(
@@ -137,9 +329,22 @@ impl Stage {
                     dump_dims(dims)
                 )));
             };
+            let any_rvar = outer_dim.is_rvar || dims[ii].is_rvar;
+            if update && any_rvar && !fused_rvar {
+                let rv = if outer_dim.is_rvar {
+                    &outer_dim
+                } else {
+                    &dims[ii]
+                };
+                return Err(Error::user(format!(
+                    "Can't fuse Var {fused} from RVar {}\n",
+                    rv.var
+                )));
+            }
             let inner_name = dims[ii].var.clone();
             let fused_name = format!("{inner_name}.{fused}");
             dims[ii].var = fused_name.clone();
+            dims[ii].is_rvar = any_rvar;
             st.splits.push(Split::Fuse {
                 inner: inner_name,
                 outer: outer_dim.var,
@@ -149,14 +354,151 @@ impl Stage {
         })
     }
 
-    /// `reorder(vars...)`, innermost first.
-    pub fn reorder(&self, vars: &[String]) -> Result<()> {
-        self.with_schedule("reorder", |st, name| reorder_stage(st, name, vars))
+    /// `rename(old, new)`.
+    pub fn rename(&self, old: impl Into<VarOrRVar>, new: impl Into<VarOrRVar>) -> Result<()> {
+        let (old, new) = (&old.into(), &new.into());
+        self.with_schedule("rename", |st, name| {
+            let Some(i) = Stage::find_dim(st, &old.name) else {
+                return Err(Error::user(format!(
+                    "In schedule for {name}, could not find rename dimension: {}\n{}",
+                    old.name,
+                    dump_dims(&st.dims)
+                )));
+            };
+            let d = &st.dims[i];
+            if d.is_rvar != new.is_rvar {
+                let from = if d.is_rvar { "RVar" } else { "Var" };
+                return Err(Error::user(format!(
+                    "In schedule for {name}, can't rename {from} {} to {} {}\n",
+                    old.name,
+                    new.kind(),
+                    new.name
+                )));
+            }
+            if st.dims.iter().any(|d| var_name_match(&d.var, &new.name)) {
+                return Err(Error::user(format!(
+                    "In schedule for {name}, can't rename {} to {} because {} is already used in this Func's schedule elsewhere.\n{}",
+                    old.name,
+                    new.name,
+                    new.name,
+                    dump_dims(&st.dims)
+                )));
+            }
+            let old_name = st.dims[i].var.clone();
+            let new_name = format!("{old_name}.{}", new.name);
+            st.dims[i].var = new_name.clone();
+            st.splits.push(Split::Rename {
+                old: old_name,
+                new: new_name,
+            });
+            Ok(())
+        })
     }
 
-    /// Set the loop type of every dim matching `var`.
-    pub fn set_for_type(&self, var: &str, t: ForType) -> Result<()> {
-        self.with_schedule(t.name(), |st, name| set_dim_type(st, name, var, t))
+    /// `reorder(vars...)`, innermost first. In an update, two impure RVars
+    /// may only change order if the update is associative and commutative.
+    pub fn reorder<'a, T>(&self, vars: &'a [T]) -> Result<()>
+    where
+        &'a T: Into<VarOrRVar>,
+    {
+        let names: Vec<String> = vars.iter().map(|v| v.into().name).collect();
+        let before = self.schedule();
+        self.with_schedule("reorder", |st, name| reorder_stage(st, name, &names))?;
+        if let (true, Some(before)) = (self.is_update(), before) {
+            if let Err(e) = self.check_rvar_order(&before) {
+                self.restore(before);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    fn restore(&self, st: StageSchedule) {
+        let mut c = self.function.write();
+        if let Some((s, _)) = definition_at(&mut c, self.index, &self.path) {
+            *s = st;
+        }
+    }
+
+    /// After a reorder of an update: no pair of impure RVars swapped
+    /// order, unless the update is associative and commutative.
+    fn check_rvar_order(&self, before: &StageSchedule) -> Result<()> {
+        let Some(after) = self.schedule() else {
+            return Ok(());
+        };
+        let st = after.clone();
+        if st.allow_race_conditions {
+            return Ok(());
+        }
+        let pos = |dims: &[crate::schedule::Dim], v: &str| dims.iter().position(|d| d.var == v);
+        let impure: Vec<&crate::schedule::Dim> = after
+            .dims
+            .iter()
+            .filter(|d| d.is_rvar && !self.dim_is_pure(&st, &d.var))
+            .collect();
+        for (i, a) in impure.iter().enumerate() {
+            for b in &impure[i + 1..] {
+                let (Some(a0), Some(b0)) = (pos(&before.dims, &a.var), pos(&before.dims, &b.var))
+                else {
+                    continue;
+                };
+                if a0 > b0 && !self.is_commutative_reduction() {
+                    return Err(Error::user(format!(
+                        "In schedule for {}, can't reorder RVars {} and {} because it may change the meaning of the algorithm.\n",
+                        self.name(),
+                        short_name(&a.var),
+                        short_name(&b.var)
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Set the loop type of every dim matching `var`. Making an RVar of an
+    /// update parallel or vectorized needs proof that it is race-free.
+    pub fn set_for_type(&self, var: impl Into<VarOrRVar>, t: ForType) -> Result<()> {
+        let var = &var.into();
+        let parallel = matches!(t, ForType::Parallel | ForType::Vectorized);
+        let update = self.is_update();
+        let check = |me: &Stage, st: &StageSchedule| -> Result<()> {
+            if !update || !parallel {
+                return Ok(());
+            }
+            me.check_race(st, &var.name)
+        };
+        let st = self.schedule();
+        if let Some(st) = &st {
+            if Stage::find_dim(st, &var.name).is_some() {
+                check(self, st)?;
+            }
+        }
+        self.with_schedule(t.name(), |st, name| set_dim_type(st, name, &var.name, t))
+    }
+
+    /// Halide's race check for marking `var` parallel or vectorized.
+    fn check_race(&self, st: &StageSchedule, var: &str) -> Result<()> {
+        if st.allow_race_conditions {
+            return Ok(());
+        }
+        if st.atomic {
+            if st.override_atomic_check || self.is_commutative_reduction() {
+                return Ok(());
+            }
+            return Err(Error::user(format!(
+                "Failed to call atomic() on {} since it can't prove associativity or commutativity of the operator.\n",
+                self.name()
+            )));
+        }
+        for d in &st.dims {
+            if var_name_match(&d.var, var) && d.is_rvar && !self.dim_is_pure(st, &d.var) {
+                return Err(Error::user(format!(
+                    "In schedule for {}, marking var {var} as parallel or vectorized may introduce a race condition resulting in incorrect output. It is possible to parallelize this by using the atomic() method if the operation is associative, or set override_associativity_test to true in the atomic method if you are certain that the operation is associative. It is also possible to override this error using the allow_race_conditions() method. Use allow_race_conditions() with great caution, and only when you are willing to accept non-deterministic output, or you can prove that any race conditions in this code do not change the output, or you can prove that there are actually no race conditions, and that Halide is not smart enough to detect it.\n",
+                    self.name()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Split `var` by `factor` into itself and a fresh inner var, and give
@@ -164,54 +506,114 @@ impl Stage {
     /// (`vectorize`/`unroll`/`parallel` with a factor).
     pub fn split_and_set_type(
         &self,
-        var: &str,
+        var: impl Into<VarOrRVar>,
         factor: Expr,
         tail: TailStrategy,
         t: ForType,
         inner_gets_type: bool,
     ) -> Result<()> {
-        let directive = match t {
-            ForType::Vectorized => "vectorize",
-            ForType::Unrolled => "unroll",
-            ForType::Parallel => "parallel",
-            ForType::Serial => "serial",
+        let var = &var.into();
+        let before = self.schedule();
+        let is_rvar = before
+            .as_ref()
+            .and_then(|st| Stage::find_dim(st, &var.name).map(|i| st.dims[i].is_rvar))
+            .unwrap_or(var.is_rvar);
+        let tmp = VarOrRVar {
+            name: Var::fresh().name().to_string(),
+            is_rvar,
         };
-        self.with_schedule(directive, |st, name| {
-            let tmp = Var::fresh();
-            split_stage(st, name, var, var, tmp.name(), factor, tail)?;
-            let typed = if inner_gets_type { tmp.name() } else { var };
-            set_dim_type(st, name, typed, t)
-        })
+        let same = VarOrRVar {
+            name: var.name.clone(),
+            is_rvar,
+        };
+        self.split(&same, &same, &tmp, factor, tail)?;
+        let typed = if inner_gets_type { &tmp } else { &same };
+        if let Err(e) = self.set_for_type(typed, t) {
+            if let Some(b) = before {
+                self.restore(b);
+            }
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// `tile(x, y, xo, yo, xi, yi, xfactor, yfactor, tail)`.
     #[allow(clippy::too_many_arguments)]
     pub fn tile(
         &self,
-        x: &str,
-        y: &str,
-        xo: &str,
-        yo: &str,
-        xi: &str,
-        yi: &str,
+        x: impl Into<VarOrRVar>,
+        y: impl Into<VarOrRVar>,
+        xo: impl Into<VarOrRVar>,
+        yo: impl Into<VarOrRVar>,
+        xi: impl Into<VarOrRVar>,
+        yi: impl Into<VarOrRVar>,
         xfactor: Expr,
         yfactor: Expr,
         tail: TailStrategy,
     ) -> Result<()> {
-        self.with_schedule("split", |st, name| {
-            split_stage(st, name, x, xo, xi, xfactor, tail)?;
-            split_stage(st, name, y, yo, yi, yfactor, tail)?;
-            reorder_stage(
-                st,
-                name,
-                &[
-                    xi.to_string(),
-                    yi.to_string(),
-                    xo.to_string(),
-                    yo.to_string(),
-                ],
-            )
+        let (x, y, xo, yo, xi, yi) = (
+            &x.into(),
+            &y.into(),
+            &xo.into(),
+            &yo.into(),
+            &xi.into(),
+            &yi.into(),
+        );
+        let before = self.schedule();
+        let r = (|| {
+            self.split(x, xo, xi, xfactor, tail)?;
+            self.split(y, yo, yi, yfactor, tail)?;
+            self.reorder(&[xi.clone(), yi.clone(), xo.clone(), yo.clone()])
+        })();
+        if r.is_err() {
+            if let Some(b) = before {
+                self.restore(b);
+            }
+        }
+        r
+    }
+
+    /// `atomic(override_associativity_test)`: parallel or vectorized RVars
+    /// are then allowed if the update's operator is associative and
+    /// commutative (checked when such a loop is marked, or not at all
+    /// with the override). Never fails itself.
+    pub fn atomic(&self, override_check: bool) -> Result<()> {
+        self.with_flags(|st| {
+            st.atomic = true;
+            st.override_atomic_check = override_check;
         })
+    }
+
+    /// `allow_race_conditions()`: no race checks for this stage.
+    pub fn allow_race_conditions(&self) -> Result<()> {
+        self.with_flags(|st| st.allow_race_conditions = true)
+    }
+
+    fn with_flags(&self, f: impl FnOnce(&mut StageSchedule)) -> Result<()> {
+        let mut c = self.function.write();
+        if let Some((st, _)) = definition_at(&mut c, self.index, &self.path) {
+            f(st);
+        }
+        Ok(())
+    }
+
+    /// `unscheduled()`: declares the stage deliberately left with its
+    /// default schedule; an error if it was scheduled.
+    pub fn unscheduled(&self) -> Result<()> {
+        if self.schedule().is_some_and(|st| st.touched) {
+            return Err(Error::user(
+                "Stage::unscheduled called on an update definition with a schedule\n",
+            ));
+        }
+        // Deliberately unscheduled: no "not scheduled" warning.
+        self.with_flags(|st| st.touched = true)
+    }
+
+    /// `dump_argument_list()`: the loop dims, innermost first.
+    pub fn dump_argument_list(&self) -> String {
+        self.schedule()
+            .map(|st| dump_dims(&st.dims))
+            .unwrap_or_default()
     }
 
     /// `specialize(condition)`: the Stage used when `condition` holds (an
@@ -232,7 +634,7 @@ impl Stage {
         }
         self.undefined_check("specialize")?;
         let mut c = self.function.write();
-        let (st, specs) = definition_at(&mut c, &self.path)
+        let (st, specs) = definition_at(&mut c, self.index, &self.path)
             .ok_or_else(|| Error::internal("stage refers to a missing specialization"))?;
         let mut path = self.path.clone();
         if let Some(i) = specs.iter().position(|s| equal(&s.condition, &condition)) {
@@ -240,6 +642,7 @@ impl Stage {
             return Ok(Stage {
                 function: self.function.clone(),
                 path,
+                index: self.index,
             });
         }
         if specs.last().is_some_and(|s| s.failure_message.is_some()) {
@@ -257,6 +660,7 @@ impl Stage {
         Ok(Stage {
             function: self.function.clone(),
             path,
+            index: self.index,
         })
     }
 
@@ -270,7 +674,7 @@ impl Stage {
         }
         self.undefined_check("specialize_fail")?;
         let mut c = self.function.write();
-        let (st, specs) = definition_at(&mut c, &self.path)
+        let (st, specs) = definition_at(&mut c, self.index, &self.path)
             .ok_or_else(|| Error::internal("stage refers to a missing specialization"))?;
         if specs.last().is_some_and(|s| s.failure_message.is_some()) {
             return Err(Error::user(
@@ -295,6 +699,61 @@ impl Stage {
             "In schedule for {name}: can't apply {what} to Func \"{name}\" because it has not been defined yet.\n"
         )))
     }
+}
+
+/// The user's name of a dim for messages: its last component.
+fn short_name(dim: &str) -> &str {
+    dim.rsplit('.').next().unwrap_or(dim)
+}
+
+/// The resolved tail strategy of a split in an update, after Halide's
+/// checks: RVars split into RVars, Vars into Vars; no ShiftInwards (it
+/// would recompute points); RVars only GuardWithIf or Predicate (anything
+/// else iterates outside the domain). `Auto` is GuardWithIf for RVars and
+/// RoundUp for pure vars.
+fn update_split_tail(
+    st: &StageSchedule,
+    old: &VarOrRVar,
+    outer: &VarOrRVar,
+    inner: &VarOrRVar,
+    tail: TailStrategy,
+) -> Result<TailStrategy> {
+    let Some(i) = Stage::find_dim(st, &old.name) else {
+        return Ok(tail);
+    };
+    let is_rvar = st.dims[i].is_rvar;
+    let old_name = &old.name;
+    if is_rvar {
+        if let Some(v) = [outer, inner].into_iter().find(|v| !v.is_rvar) {
+            return Err(Error::user(format!(
+                "Can't split RVar {old_name} into Var {}\n",
+                v.name
+            )));
+        }
+    } else if let Some(v) = [outer, inner].into_iter().find(|v| v.is_rvar) {
+        return Err(Error::user(format!(
+            "Can't split Var {old_name} into RVar {}\n",
+            v.name
+        )));
+    }
+    if tail == TailStrategy::ShiftInwards {
+        return Err(Error::user(format!(
+            "When splitting Var {old_name} ShiftInwards is not a legal tail strategy for update definitions, as it may change the meaning of the algorithm\n"
+        )));
+    }
+    if is_rvar {
+        return match tail {
+            TailStrategy::Auto => Ok(TailStrategy::GuardWithIf),
+            TailStrategy::GuardWithIf | TailStrategy::Predicate => Ok(tail),
+            _ => Err(Error::user(format!(
+                "When splitting Var {old_name} the tail strategy must be GuardWithIf, Predicate, or Auto. Anything else may change the meaning of the algorithm\n"
+            ))),
+        };
+    }
+    Ok(match tail {
+        TailStrategy::Auto => TailStrategy::RoundUp,
+        t => t,
+    })
 }
 
 /// Which specializations of a definition can run, after Halide's pruning

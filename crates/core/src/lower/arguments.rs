@@ -112,6 +112,7 @@ impl Collector {
             ExprNode::Variable {
                 name,
                 param: Some(p),
+                ..
             } => {
                 if !p.is_buffer() {
                     self.add(Found::Scalar(p.clone()));
@@ -147,7 +148,7 @@ pub fn infer_inputs(s: &Stmt, env: &Environment, outputs: &[Function]) -> Result
     };
     for_each_expr_in_stmt(s, &mut |e| c.visit(e));
     for name in &env.order {
-        for v in env.get(name).values() {
+        for v in env.get(name).definition_exprs() {
             for_each_expr(&v, &mut |e| c.visit(e));
         }
     }

@@ -2,10 +2,13 @@
 //!
 //! Assumes: the output of schedule_functions. For every Func computed at a
 //! level (the root, or the body of a loop), defines at the top of that level
-//! `f.s0.v.min` / `f.s0.v.max` — the region of `f` its consumers at that
-//! level need, with every loop inside the level ranging over its full
-//! extent — and `f.v.min_realized` / `f.v.extent_realized`, the region its
-//! loop nest actually writes (larger than required when splits round up).
+//! `f.sN.v.min` / `f.sN.v.max` for each of its stages N — for the last
+//! stage, the region of `f` its consumers at that level need, with every
+//! loop inside the level ranging over its full extent; for an earlier
+//! stage, that region plus every point the later stages read or write of
+//! `f` (so the pure definition covers everything its updates touch) — and
+//! `f.v.min_realized` / `f.v.extent_realized`, the region its loop nests
+//! actually write (larger than required when splits round up).
 //! Consumers are handled before producers, so a producer's region can be
 //! expressed in terms of its consumers' regions. At the root, an output's
 //! region is its output buffer, and the checks that every buffer covers
@@ -19,7 +22,10 @@
 use std::collections::HashMap;
 
 use super::buffer_checks;
-use crate::analysis::bounds::{box_provided, box_required, Interval, Scope};
+use crate::analysis::bounds::{
+    box_provided, box_required, box_required_filtered, box_touched_filtered, Interval, LoopFilter,
+    Scope,
+};
 use crate::analysis::simplify::simplify;
 use crate::error::Result;
 use crate::ir::visit::mutate_stmt_children;
@@ -215,12 +221,22 @@ impl BoundsInference<'_> {
         for name in &funcs {
             let f = self.env.get(name);
             let args = f.args();
-            let p = format!("{name}.s0.");
+            let last = f.read().updates.len();
+            let p = format!("{name}.s{last}.");
             let output = self.is_output(name) && at_root;
             // The region consumers need (for an output: its buffer), in
-            // terms of symbols defined outside this level.
-            // An output other outputs read is also computed where they read it.
-            let required = box_required(&body, name, &empty);
+            // terms of symbols defined outside this level. The Func's own
+            // loop nests (its updates read it) are not consumers; an output
+            // other outputs read is also computed where they read it.
+            let required = box_required_filtered(
+                &body,
+                name,
+                &empty,
+                LoopFilter {
+                    prefix: format!("{name}.s"),
+                    inside: false,
+                },
+            );
             for (d, a) in args.iter().enumerate() {
                 let (lo, hi) = if output {
                     // A Tuple's loops follow its first buffer (`f.0`); the
@@ -257,6 +273,40 @@ impl BoundsInference<'_> {
                 lets.push((format!("{p}{a}.min"), simplify(&lo)));
                 lets.push((format!("{p}{a}.max"), simplify(&hi)));
             }
+            // Each earlier stage computes what the later ones need: the
+            // region after them plus every point they read or write.
+            for k in (1..=last).rev() {
+                let touched = box_touched_filtered(
+                    &body,
+                    name,
+                    &empty,
+                    LoopFilter {
+                        prefix: format!("{name}.s{k}."),
+                        inside: true,
+                    },
+                );
+                for (d, a) in args.iter().enumerate() {
+                    let (lo, hi) = (
+                        var(format!("{name}.s{k}.{a}.min")),
+                        var(format!("{name}.s{k}.{a}.max")),
+                    );
+                    let (lo, hi) = match touched.as_ref().map(|r| r[d].clone()) {
+                        None => (lo, hi),
+                        Some(Interval {
+                            min: Some(tlo),
+                            max: Some(thi),
+                        }) => (Expr::min(lo, tlo), Expr::max(hi, thi)),
+                        Some(_) => {
+                            return Err(crate::Error::user(format!(
+                                "Update definition number {} of Function {name} calls function {name} in an unbounded way in dimension {d}\n",
+                                k - 1
+                            )))
+                        }
+                    };
+                    lets.push((format!("{name}.s{}.{a}.min", k - 1), simplify(&lo)));
+                    lets.push((format!("{name}.s{}.{a}.max", k - 1), simplify(&hi)));
+                }
+            }
             if output {
                 continue;
             }
@@ -273,7 +323,11 @@ impl BoundsInference<'_> {
                         min: Some(lo),
                         max: Some(hi),
                     }) => (lo, hi),
-                    _ => (var(format!("{p}{a}.min")), var(format!("{p}{a}.max"))),
+                    // The pure stage's region covers every stage's.
+                    _ => (
+                        var(format!("{name}.s0.{a}.min")),
+                        var(format!("{name}.s0.{a}.max")),
+                    ),
                 };
                 lets.push((format!("{name}.{a}.min_realized"), simplify(&lo)));
                 lets.push((

@@ -33,17 +33,17 @@ impl Environment {
     }
 }
 
-/// The Funcs called directly by `f`'s definition.
+/// The Funcs called directly by `f`'s definitions (other than `f`).
 pub fn direct_callees(f: &Function) -> Vec<Function> {
     let mut out: Vec<Function> = vec![];
-    for v in f.values() {
+    for v in f.definition_exprs() {
         for_each_expr(&v, &mut |e| {
             if let ExprNode::Call {
                 kind: CallKind::Halide { func, .. },
                 ..
             } = e.node()
             {
-                if !out.iter().any(|g| g.same_as(func)) {
+                if !func.same_as(f) && !out.iter().any(|g| g.same_as(func)) {
                     out.push(func.clone());
                 }
             }
@@ -147,6 +147,10 @@ pub fn build_environment(outputs: &[Function]) -> Result<Environment> {
     }
     let mut sources: Vec<Function> = sources.into_values().collect();
     sources.sort_by_key(|f| f.id());
+    // Realized: as in Halide, no more update definitions.
+    for f in &sources {
+        f.freeze();
+    }
     Ok(Environment {
         funcs,
         order,
@@ -159,7 +163,7 @@ pub fn build_environment(outputs: &[Function]) -> Result<Environment> {
 pub fn bound_input_buffers(env: &Environment) -> Result<Vec<(String, Buffer)>> {
     let mut out: Vec<(String, Buffer)> = vec![];
     for name in &env.order {
-        for v in env.get(name).values() {
+        for v in env.get(name).definition_exprs() {
             let mut err = None;
             for_each_expr(&v, &mut |e| {
                 let ExprNode::Call {

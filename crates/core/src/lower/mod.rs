@@ -100,6 +100,7 @@ pub mod partition_loops;
 pub mod unroll_loops;
 pub mod validate_schedule;
 pub mod vectorize_loops;
+pub mod remove_undef;
 
 /// A lowered pipeline plus the concrete input Buffers its Funcs read.
 #[derive(Clone, Debug)]

@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 
 use super::environment::Environment;
-use super::validate_schedule::validate_schedule;
+use super::validate_schedule::{innermost_use_site, validate_schedule};
 use crate::analysis::substitute::substitute_map;
 use crate::error::{Error, Result};
 use crate::ir::visit::{mutate_expr_children, mutate_stmt_children};
@@ -29,9 +29,10 @@ use crate::ir::{
 use crate::lang::function::Function;
 use crate::schedule::{LockedLevels, LoopLevel, Split, TailStrategy, OUTERMOST};
 
-/// The prefix of every loop and bound name of stage 0 of `f`.
-pub fn stage_prefix(func: &str) -> String {
-    format!("{func}.s0.")
+/// The prefix of every loop and bound name of definition `index` of `f`
+/// (0: the pure definition, `i + 1`: update `i`).
+pub fn stage_prefix(func: &str, index: usize) -> String {
+    format!("{func}.s{index}.")
 }
 
 fn var(name: impl Into<String>) -> Expr {
@@ -57,27 +58,48 @@ fn resolve_tail(tail: TailStrategy) -> TailStrategy {
 }
 
 // What building a produce needs beyond placement.
+use crate::analysis::parallel_rvar::can_parallelize_rvar;
 use crate::ir::Intrinsic;
 use crate::lang::function::{FunctionContents, Specialization};
+use crate::lang::rdom::ReductionVariable;
 use crate::lang::stage::{has_live_specializations, live_specializations};
+use crate::lower::remove_undef::{remove_undef, undef_to_zero, Stores};
 use crate::schedule::StageSchedule;
 
-/// Build `produce f { ... }` for the pure definition of `f`: the loop nest
-/// of its schedule or, when it has specializations, Halide's chain
-/// `if (c1) {nest 1} else if (c2) {nest 2} ... else {default nest}` (an
-/// assertion in place of the default after `specialize_fail`). Every
-/// branch defines its own loop bounds from the same `f.s0.v.min/max`;
-/// bounds inference keeps the region each branch writes apart
-/// (`analysis/bounds.rs`, conditions that depend on no loop).
+/// Build `produce f { s0; s1; ... }`: one loop nest per definition (the
+/// pure one, then each update in order), each from its own schedule or,
+/// when it has specializations, Halide's chain `if (c1) {nest 1} else if
+/// (c2) {nest 2} ... else {default nest}` (an assertion in place of the
+/// default after `specialize_fail`). Every branch defines its own loop
+/// bounds from the same `f.sN.v.min/max`; bounds inference keeps the
+/// region each branch writes apart (`analysis/bounds.rs`, conditions that
+/// depend on no loop).
 pub fn build_produce(f: &Function) -> Result<Stmt> {
     let c = f.read();
-    let body = build_specialized_nest(&c, &c.stage, &c.specializations)?;
-    Ok(Stmt::producer(c.name.clone(), body))
+    let mut stages = vec![build_specialized_nest(
+        f,
+        &c,
+        0,
+        &c.stage,
+        &c.specializations,
+    )?];
+    for (i, u) in c.updates.iter().enumerate() {
+        stages.push(build_specialized_nest(
+            f,
+            &c,
+            i + 1,
+            &u.stage,
+            &u.specializations,
+        )?);
+    }
+    Ok(Stmt::producer(c.name.clone(), Stmt::block(stages)))
 }
 
-/// The loop nest of a definition scheduled by `stage`, specialized by `specs`.
+/// The loop nest of definition `index` scheduled by `stage`, specialized by `specs`.
 fn build_specialized_nest(
+    f: &Function,
     c: &FunctionContents,
+    index: usize,
     stage: &StageSchedule,
     specs: &[Specialization],
 ) -> Result<Stmt> {
@@ -85,14 +107,14 @@ fn build_specialized_nest(
     // simplify_specializations); a final always-true one is the default.
     let (live, default) = live_specializations(specs);
     let mut s = match &default {
-        Some(d) => build_specialized_nest(c, &d.stage, &d.specializations)?,
-        None => build_loop_nest(c, stage)?,
+        Some(d) => build_specialized_nest(f, c, index, &d.stage, &d.specializations)?,
+        None => build_loop_nest(f, c, index, stage)?,
     };
     for sp in live.iter().rev() {
         s = match &sp.failure_message {
             None => Stmt::if_then_else(
                 sp.condition.clone(),
-                build_specialized_nest(c, &sp.stage, &sp.specializations)?,
+                build_specialized_nest(f, c, index, &sp.stage, &sp.specializations)?,
                 Some(s),
             ),
             // Only ever last, with a true condition: it replaces the default.
@@ -111,28 +133,110 @@ fn build_specialized_nest(
     Ok(s)
 }
 
-/// The loop nest computing the definition of `c` with the schedule `stage`.
-fn build_loop_nest(c: &FunctionContents, stage: &StageSchedule) -> Result<Stmt> {
-    let name = c.name.clone();
-    let p = stage_prefix(&name);
+/// What one definition computes, before its loops: the point (`args`)
+/// and `values` stored where `condition` holds (None: it stores nothing),
+/// its pure vars and its RVars with their bounds.
+struct DefinitionBody {
+    args: Vec<Expr>,
+    stores: Option<(Expr, Vec<Expr>)>,
+    pure_vars: Vec<String>,
+    rvars: Vec<ReductionVariable>,
+    lets: Vec<(String, Expr)>,
+}
 
-    // The definition, with pure vars renamed to the stage's loop variables.
-    let renames: HashMap<String, Expr> = c
-        .args
+fn definition_body(f: &Function, c: &FunctionContents, index: usize) -> DefinitionBody {
+    if index == 0 {
+        return DefinitionBody {
+            args: c.args.iter().map(var).collect(),
+            stores: Some((Expr::bool_const(true), undef_to_zero(&c.values))),
+            pure_vars: c.args.clone(),
+            rvars: vec![],
+            lets: vec![],
+        };
+    }
+    let u = &c.updates[index - 1];
+    let types: Vec<Type> = c.values.iter().map(|v| v.ty()).collect();
+    // An element left alone keeps its value: read it at the point stored.
+    let old = |i: usize| {
+        Expr::call(
+            types[i],
+            c.name.clone(),
+            u.args.clone(),
+            CallKind::Halide {
+                func: f.clone(),
+                value_index: i,
+            },
+        )
+    };
+    let stores = match remove_undef(&u.values, old) {
+        Stores::Nothing => None,
+        Stores::Values { condition, values } => {
+            let predicate = u.domain.as_ref().map(|d| d.predicate());
+            let condition = match predicate {
+                Some(p) if condition.is_true() => p,
+                Some(p) if !p.is_true() => Expr::and(p, condition),
+                _ => condition,
+            };
+            Some((condition, values))
+        }
+    };
+    DefinitionBody {
+        args: u.args.clone(),
+        stores,
+        pure_vars: u.pure_vars(&c.args),
+        rvars: u.domain.as_ref().map(|d| d.vars()).unwrap_or_default(),
+        lets: u.lets.clone(),
+    }
+}
+
+/// The loop nest computing definition `index` of `c` with the schedule
+/// `stage`: loops `f.sN.v` over its pure vars (bounded by `f.sN.v.min` /
+/// `.max`, defined by bounds inference) and RVars (bounded by the domain),
+/// split and ordered as scheduled, around the Provide (inside an `if` for
+/// the domain's predicate and conditional undefs).
+fn build_loop_nest(
+    f: &Function,
+    c: &FunctionContents,
+    index: usize,
+    stage: &StageSchedule,
+) -> Result<Stmt> {
+    let name = c.name.clone();
+    let p = stage_prefix(&name, index);
+    let def = definition_body(f, c, index);
+
+    // The definition, with pure vars and RVars renamed to the stage's loop variables.
+    let renames: HashMap<String, Expr> = def
+        .pure_vars
         .iter()
+        .chain(def.rvars.iter().map(|r| &r.name))
+        .chain(def.lets.iter().map(|(n, _)| n))
         .map(|a| (a.clone(), var(format!("{p}{a}"))))
         .collect();
-    let values: Vec<Expr> = c
-        .values
+    let args: Vec<Expr> = def
+        .args
         .iter()
-        .map(|v| substitute_map(&renames, v))
+        .map(|a| substitute_map(&renames, a))
         .collect();
-    let args: Vec<Expr> = c.args.iter().map(|a| var(format!("{p}{a}"))).collect();
-    let mut body = Stmt::provide(name.clone(), values, args, Expr::bool_const(true));
+    let mut body = match &def.stores {
+        None => Stmt::no_op(),
+        Some((condition, values)) => {
+            let values: Vec<Expr> = values.iter().map(|v| substitute_map(&renames, v)).collect();
+            let provide = Stmt::provide(name.clone(), values, args, Expr::bool_const(true));
+            let mut s = if condition.is_true() {
+                provide
+            } else {
+                Stmt::if_then_else(substitute_map(&renames, condition), provide, None)
+            };
+            for (n, v) in def.lets.iter().rev() {
+                s = Stmt::let_stmt(format!("{p}{n}"), substitute_map(&renames, v), s);
+            }
+            s
+        }
+    };
 
-    // Loop bounds of the pure dimensions, then of each split product.
+    // Loop bounds of the pure dimensions and RVars, then of each split product.
     let mut bound_lets: Vec<(String, Expr)> = vec![];
-    for a in &c.args {
+    for a in &def.pure_vars {
         let d = format!("{p}{a}");
         bound_lets.push((format!("{d}.loop_min"), var(format!("{d}.min"))));
         bound_lets.push((format!("{d}.loop_max"), var(format!("{d}.max"))));
@@ -144,12 +248,25 @@ fn build_loop_nest(c: &FunctionContents, stage: &StageSchedule) -> Result<Stmt> 
             ),
         ));
     }
+    for r in &def.rvars {
+        let d = format!("{p}{}", r.name);
+        bound_lets.push((format!("{d}.loop_min"), r.min.clone()));
+        bound_lets.push((
+            format!("{d}.loop_max"),
+            Expr::sub(Expr::add(r.min.clone(), r.extent.clone()), Expr::i32(1)),
+        ));
+        bound_lets.push((format!("{d}.loop_extent"), r.extent.clone()));
+    }
 
     // Definitions of split dimensions in terms of the new loops, innermost first.
     let mut defs: Vec<(String, Expr)> = vec![];
     let mut guards: Vec<Expr> = vec![];
-    let mut names: HashMap<String, String> =
-        c.args.iter().map(|a| (a.clone(), a.clone())).collect();
+    let mut names: HashMap<String, String> = def
+        .pure_vars
+        .iter()
+        .chain(def.rvars.iter().map(|r| &r.name))
+        .map(|a| (a.clone(), a.clone()))
+        .collect();
     for s in &stage.splits {
         match s {
             Split::Split {
@@ -201,7 +318,17 @@ fn build_loop_nest(c: &FunctionContents, stage: &StageSchedule) -> Result<Stmt> 
                         );
                     }
                     TailStrategy::RoundUp => {}
-                    TailStrategy::GuardWithIf => {
+                    // In an update, the tails Halide allows besides
+                    // RoundUp only differ from GuardWithIf in the code
+                    // they make, not in what they compute.
+                    TailStrategy::GuardWithIf
+                    | TailStrategy::Predicate
+                    | TailStrategy::PredicateLoads
+                    | TailStrategy::PredicateStores
+                    | TailStrategy::RoundUpAndBlend
+                    | TailStrategy::ShiftInwardsAndBlend
+                        if index > 0 || *tail == TailStrategy::GuardWithIf =>
+                    {
                         guards.push(Expr::likely(Expr::le(
                             var(&od),
                             var(format!("{od}.loop_max")),
@@ -294,11 +421,20 @@ fn build_loop_nest(c: &FunctionContents, stage: &StageSchedule) -> Result<Stmt> 
             ))
         })?;
         let ln = format!("{p}{internal}");
+        let for_type = if index > 0 && stage.atomic && racy_dim(f, c, index, stage, &d.var) {
+            // An atomic update over RVars whose iterations may touch the
+            // same point: without atomic read-modify-write operations in
+            // the backend, the loop runs serially, which computes the same
+            // result (the operator is associative and commutative).
+            ForType::Serial
+        } else {
+            d.for_type
+        };
         body = Stmt::for_loop(
             ln.clone(),
             var(format!("{ln}.loop_min")),
             var(format!("{ln}.loop_extent")),
-            d.for_type,
+            for_type,
             body,
         );
     }
@@ -307,6 +443,31 @@ fn build_loop_nest(c: &FunctionContents, stage: &StageSchedule) -> Result<Stmt> 
         body = Stmt::let_stmt(n, v, body);
     }
     Ok(body)
+}
+
+/// Is `dim` of update stage `index` made of an RVar whose iterations may
+/// touch the same point (analysis/parallel_rvar.rs)?
+fn racy_dim(
+    f: &Function,
+    c: &FunctionContents,
+    index: usize,
+    stage: &StageSchedule,
+    dim: &str,
+) -> bool {
+    let u = &c.updates[index - 1];
+    let rvars: Vec<String> = u
+        .domain
+        .iter()
+        .flat_map(|d| d.vars())
+        .map(|v| v.name)
+        .collect();
+    let mut initial = rvars.clone();
+    initial.extend(u.pure_vars(&c.args));
+    let sources = crate::lang::stage::dim_sources(stage, &initial);
+    sources.get(dim).is_some_and(|src| {
+        src.iter()
+            .any(|s| rvars.contains(s) && !can_parallelize_rvar(f, u, s))
+    })
 }
 
 /// Substitute calls to the inlined Func `f` by its definition: a call to
@@ -388,14 +549,19 @@ struct InjectRealization<'a> {
     bounds: Vec<Range>,
     memory_type: MemoryType,
     levels: &'a LockedLevels,
-    found_compute: bool,
+    /// How many times the produce was injected so far: a Func used in
+    /// several stages of a consumer is computed in each stage's loop.
+    computes: usize,
     found_store: bool,
     found_hoist: bool,
 }
 
 impl InjectRealization<'_> {
+    fn found_compute(&self) -> bool {
+        self.computes > 0
+    }
     fn wrap_compute(&mut self, body: Stmt) -> Stmt {
-        self.found_compute = true;
+        self.computes += 1;
         Stmt::block(vec![self.produce.clone(), Stmt::consumer(self.func, body)])
     }
     fn wrap_store(&mut self, body: Stmt) -> Stmt {
@@ -428,10 +594,10 @@ impl InjectRealization<'_> {
         if self.levels.compute.is_root() {
             s = self.wrap_compute(s);
         }
-        if self.found_compute && self.levels.store.is_root() {
+        if self.found_compute() && self.levels.store.is_root() {
             s = self.wrap_store(s);
         }
-        if self.found_compute && self.levels.hoist.is_root() {
+        if self.found_compute() && self.levels.hoist.is_root() {
             s = self.wrap_hoist(s);
         }
         s
@@ -470,14 +636,18 @@ impl Mutator for InjectRealization<'_> {
                 _ => break,
             }
         }
+        let before = self.computes;
         let mut b = self.mutate_stmt(inner);
-        if self.levels.compute.matches_loop(name) {
+        // A level names a loop of any stage of its Func: compute only in
+        // the loops that use this Func.
+        if self.levels.compute.matches_loop(name) && stmt_calls(&b, self.func) {
             b = self.wrap_compute(b);
         }
-        if self.found_compute && self.levels.store.matches_loop(name) {
+        let computed_inside = self.computes > before;
+        if computed_inside && self.levels.store.matches_loop(name) {
             b = self.wrap_store(b);
         }
-        if self.found_compute && self.levels.hoist.matches_loop(name) {
+        if computed_inside && self.levels.hoist.matches_loop(name) {
             b = self.wrap_hoist(b);
         }
         if b.same_as(inner) {
@@ -498,10 +668,43 @@ impl Mutator for InjectRealization<'_> {
     }
 }
 
+/// Halide's warning for an update left unscheduled while another
+/// definition of its Func was scheduled (`unscheduled()` silences it).
+fn warn_unscheduled_updates(env: &Environment) {
+    for name in &env.order {
+        let c = env.get(name).read();
+        let any = c.stage.touched || c.updates.iter().any(|u| u.stage.touched);
+        for (i, u) in c.updates.iter().enumerate() {
+            if any && !u.stage.touched {
+                crate::error::user_warning(&format!(
+                    "Update definition {i} of function {name} has not been scheduled, even though some other definitions have been. You may have forgotten to schedule it. If this was intentional, call {name}.update({i}).unscheduled() to suppress this warning.\n"
+                ));
+            }
+        }
+    }
+}
+
+/// Does `s` call Func `func`?
+fn stmt_calls(s: &Stmt, func: &str) -> bool {
+    let mut found = false;
+    crate::ir::visit::for_each_expr_in_stmt(s, &mut |e| {
+        if let ExprNode::Call {
+            name,
+            kind: CallKind::Halide { .. },
+            ..
+        } = e.node()
+        {
+            found |= name == func;
+        }
+    });
+    found
+}
+
 /// Build the whole loop nest of the pipeline: Funcs from the outputs back
 /// to the inputs, each placed (after validation) in the loops of its
 /// consumers, or inlined into them.
 pub fn schedule_functions(env: &Environment, outputs: &[Function]) -> Result<Stmt> {
+    warn_unscheduled_updates(env);
     let is_output = |n: &str| outputs.iter().any(|o| o.name() == n);
     // Halide's lock_loop_levels: every level resolved (and defined) before
     // anything is built.
@@ -523,7 +726,29 @@ pub fn schedule_functions(env: &Environment, outputs: &[Function]) -> Result<Stm
     let mut first = true;
     for name in env.order.iter().rev() {
         let f = env.get(name);
-        let levels = &locked[name];
+        let mut levels = &locked[name];
+        // Halide can't inline a Func with update definitions: left inline,
+        // it is computed and stored at the innermost loop around all its
+        // uses.
+        let innermost;
+        // (A storage level given to such a Func is still the error
+        // validation reports for inlined Funcs.)
+        if levels.compute.is_inlined()
+            && levels.store.is_inlined()
+            && levels.hoist.is_inlined()
+            && f.has_updates()
+            && !is_output(name)
+        {
+            let Some(site) = innermost_use_site(name, &s) else {
+                continue;
+            };
+            innermost = LockedLevels {
+                compute: site.clone(),
+                store: site.clone(),
+                hoist: site,
+            };
+            levels = &innermost;
+        }
         if !validate_schedule(f, levels, &s, is_output(name))? {
             // Nothing uses it.
             continue;
@@ -563,13 +788,13 @@ pub fn schedule_functions(env: &Environment, outputs: &[Function]) -> Result<Stm
             bounds,
             memory_type,
             levels,
-            found_compute: false,
+            computes: 0,
             found_store: false,
             found_hoist: false,
         };
         s = inj.mutate_stmt(&s);
         s = inj.wrap_root(s);
-        if !(inj.found_compute && inj.found_store && inj.found_hoist) {
+        if !(inj.found_compute() && inj.found_store && inj.found_hoist) {
             return Err(Error::internal(format!(
                 "Func {name} passed validation but its compute, store or hoist level was not found"
             )));

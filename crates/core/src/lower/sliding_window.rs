@@ -215,6 +215,11 @@ impl SlidingWindow<'_> {
     ) -> Option<Expr> {
         let function = self.env.funcs.get(func)?;
         let args = function.args();
+        // Only the pure definition's region would be cut; the updates
+        // would still run over (and recompute) the whole region.
+        if function.has_updates() {
+            return None;
+        }
         if !cut_stays_inside(function, &args[d]) {
             return None;
         }

@@ -201,6 +201,21 @@ fn validate_inlined(f: &Function, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// The innermost site enclosing every use of `func` in `s` (the root if
+/// only the root does), or `None` if `s` does not use it.
+pub fn innermost_use_site(func: &str, s: &Stmt) -> Option<LoopLevel> {
+    let mut legal = LegalSites {
+        func,
+        stack: vec![Site {
+            level: LoopLevel::Root,
+            is_parallel: false,
+        }],
+        allowed: None,
+    };
+    legal.visit_stmt(s);
+    legal.allowed?.pop().map(|site| site.level)
+}
+
 /// See the module comment.
 pub fn validate_schedule(
     f: &Function,

@@ -120,6 +120,10 @@ pub fn wrap_calls(funcs: &HashMap<String, Function>) -> Result<HashMap<String, F
             let mut c = copy.write();
             let mut r = Redirect { subs: s };
             c.values = c.values.iter().map(|v| r.mutate_expr(v)).collect();
+            for u in &mut c.updates {
+                u.args = u.args.iter().map(|v| r.mutate_expr(v)).collect();
+                u.values = u.values.iter().map(|v| r.mutate_expr(v)).collect();
+            }
         }
         out.insert(consumer.clone(), copy);
     }

@@ -172,6 +172,15 @@ pub const OUTERMOST: &str = "__outermost";
 pub struct StageSchedule {
     pub splits: Vec<Split>,
     pub dims: Vec<Dim>,
+    /// A loop directive was applied (`unscheduled()` then fails).
+    pub touched: bool,
+    /// `atomic()`: parallel / vectorized RVars are allowed if the update
+    /// is proven associative and commutative...
+    pub atomic: bool,
+    /// ...or without the proof (`atomic(true)`).
+    pub override_atomic_check: bool,
+    /// `allow_race_conditions()`: no race checks at all.
+    pub allow_race_conditions: bool,
 }
 
 impl StageSchedule {
@@ -193,6 +202,7 @@ impl StageSchedule {
         StageSchedule {
             splits: vec![],
             dims,
+            ..StageSchedule::default()
         }
     }
 }

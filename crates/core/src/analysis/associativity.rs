@@ -1,0 +1,387 @@
+//! Is an update definition an associative reduction `f = op(f, y)`? (The
+//! question of Halide's Associativity.cpp, answered by matching a fixed
+//! list of operator shapes instead of Halide's table search.)
+//!
+//! Assumes: an update definition that passed the definition checks.
+//! Guarantees: `Some(op)` only if every value of the update is built from
+//! the Func's old values at the point being updated (`x_i`, the calls to
+//! the Func with exactly the update's arguments) and new values `y_i` that
+//! do not read the Func, in one of these shapes, which are associative:
+//! - per element, independently: `x + y`, `x * y`, `min(x, y)`,
+//!   `max(x, y)` (either operand order), or a `select` between `x` and `y`
+//!   on `x < y`-like comparisons (min / max); all commutative;
+//! - two elements, value first: `(min(x0, y0), select(x0 < y0, x1, y1))`
+//!   (argmin, ties keep the newer index) and the same with `max` and `>`
+//!   (argmax);
+//! - two elements: `(x0 * a - x1 * b, x0 * b + x1 * a)` (complex product).
+//!
+//! `op.pattern` is the operator as Exprs over the placeholders `x_var(i)` /
+//! `y_var(i)`, `op.ys` the update's new values, `op.identities` the values
+//! that leave any `x` unchanged; `apply` instantiates the pattern (rfactor
+//! uses it to write the two halves of a split reduction).
+
+use std::collections::HashMap;
+
+use crate::analysis::substitute::substitute_map;
+use crate::ir::equality::equal;
+use crate::ir::visit::for_each_expr;
+use crate::ir::{BinOp, CallKind, Expr, ExprNode, Type};
+use crate::lang::function::Function;
+
+#[derive(Clone, Debug)]
+pub struct AssociativeOp {
+    pub pattern: Vec<Expr>,
+    pub identities: Vec<Expr>,
+    pub ys: Vec<Expr>,
+    pub commutative: bool,
+}
+
+/// The placeholder for old value `i` in a pattern.
+pub fn x_var(i: usize, t: Type) -> Expr {
+    Expr::var(t, format!("assoc$x{i}"))
+}
+/// The placeholder for new value `i` in a pattern.
+pub fn y_var(i: usize, t: Type) -> Expr {
+    Expr::var(t, format!("assoc$y{i}"))
+}
+
+/// The pattern of `op` with `xs` for the old values and `ys` for the new.
+pub fn apply(op: &AssociativeOp, xs: &[Expr], ys: &[Expr]) -> Vec<Expr> {
+    let mut m: HashMap<String, Expr> = HashMap::new();
+    for (i, x) in xs.iter().enumerate() {
+        m.insert(format!("assoc$x{i}"), x.clone());
+    }
+    for (i, y) in ys.iter().enumerate() {
+        m.insert(format!("assoc$y{i}"), y.clone());
+    }
+    op.pattern.iter().map(|p| substitute_map(&m, p)).collect()
+}
+
+/// What an update's values say about old values.
+struct Matcher<'a> {
+    func: &'a Function,
+    args: &'a [Expr],
+}
+
+impl Matcher<'_> {
+    /// The element index if `e` is the old value of the point updated.
+    fn old_value(&self, e: &Expr) -> Option<usize> {
+        match e.node() {
+            ExprNode::Call {
+                args,
+                kind: CallKind::Halide { func, value_index },
+                ..
+            } if func.same_as(self.func)
+                && args.len() == self.args.len()
+                && args.iter().zip(self.args).all(|(a, b)| equal(a, b)) =>
+            {
+                Some(*value_index)
+            }
+            _ => None,
+        }
+    }
+    /// Does `e` read the Func at all?
+    fn reads_func(&self, e: &Expr) -> bool {
+        let mut found = false;
+        for_each_expr(e, &mut |x| {
+            if let ExprNode::Call {
+                kind: CallKind::Halide { func, .. },
+                ..
+            } = x.node()
+            {
+                found |= func.same_as(self.func);
+            }
+        });
+        found
+    }
+    /// `(other operand)` if `{a, b}` is `{old value i, y}` with `y` not
+    /// reading the Func.
+    fn with_old(&self, a: &Expr, b: &Expr, i: usize) -> Option<Expr> {
+        if self.old_value(a) == Some(i) && !self.reads_func(b) {
+            Some(b.clone())
+        } else if self.old_value(b) == Some(i) && !self.reads_func(a) {
+            Some(a.clone())
+        } else {
+            None
+        }
+    }
+
+    /// Element `i` as an independent `op(x_i, y)`: (op, y). A chain of
+    /// one operator (`x + a + b`) counts: the old value is one of its
+    /// operands and `y` the rest, in order.
+    fn element(&self, e: &Expr, i: usize) -> Option<(BinOp, Expr)> {
+        match e.node() {
+            ExprNode::Binary { op, .. }
+                if matches!(op, BinOp::Add | BinOp::Mul | BinOp::Min | BinOp::Max) =>
+            {
+                let mut terms = vec![];
+                flatten(*op, e, &mut terms);
+                let at = terms.iter().position(|t| self.old_value(t) == Some(i))?;
+                terms.remove(at);
+                if terms.is_empty() || terms.iter().any(|t| self.reads_func(t)) {
+                    return None;
+                }
+                let mut rest = terms.into_iter();
+                let first = rest.next()?;
+                Some((*op, rest.fold(first, |acc, t| Expr::binary(*op, acc, t))))
+            }
+            ExprNode::Select { cond, t, f } => {
+                let y = self.with_old(t, f, i)?;
+                let ExprNode::Binary { op: cmp, a, b } = cond.node() else {
+                    return None;
+                };
+                // Normalize to `y < x` style: is the condition "y is smaller"?
+                let (y_first, x_first) = (
+                    equal(a, &y) && self.old_value(b) == Some(i),
+                    self.old_value(a) == Some(i) && equal(b, &y),
+                );
+                let y_smaller = match (cmp, y_first, x_first) {
+                    (BinOp::LT | BinOp::LE, true, _) | (BinOp::GT | BinOp::GE, _, true) => true,
+                    (BinOp::GT | BinOp::GE, true, _) | (BinOp::LT | BinOp::LE, _, true) => false,
+                    _ => return None,
+                };
+                let picks_y = equal(t, &y);
+                Some((
+                    if y_smaller == picks_y {
+                        BinOp::Min
+                    } else {
+                        BinOp::Max
+                    },
+                    y,
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// `(min(x0, y0), select(x0 < y0, x1, y1))` or the max / `>` version.
+    fn arg_extremum(&self, e0: &Expr, e1: &Expr) -> Option<(BinOp, Expr, Expr)> {
+        let (op, y0) = match e0.node() {
+            ExprNode::Binary {
+                op: op @ (BinOp::Min | BinOp::Max),
+                a,
+                b,
+            } => (*op, self.with_old(a, b, 0)?),
+            _ => return None,
+        };
+        let ExprNode::Select { cond, t, f } = e1.node() else {
+            return None;
+        };
+        if self.old_value(t) != Some(1) || self.reads_func(f) {
+            return None;
+        }
+        let ExprNode::Binary { op: cmp, a, b } = cond.node() else {
+            return None;
+        };
+        // Keep the old index while the old value is strictly better.
+        let old_better = match (cmp, self.old_value(a), self.old_value(b)) {
+            (BinOp::LT, Some(0), None) if equal(b, &y0) => BinOp::Min,
+            (BinOp::GT, None, Some(0)) if equal(a, &y0) => BinOp::Min,
+            (BinOp::GT, Some(0), None) if equal(b, &y0) => BinOp::Max,
+            (BinOp::LT, None, Some(0)) if equal(a, &y0) => BinOp::Max,
+            _ => return None,
+        };
+        (old_better == op).then(|| (op, y0, f.clone()))
+    }
+
+    /// `(x0 * a - x1 * b, x0 * b + x1 * a)`: (a, b).
+    fn complex_product(&self, e0: &Expr, e1: &Expr) -> Option<(Expr, Expr)> {
+        let product = |e: &Expr, i: usize| -> Option<Expr> {
+            match e.node() {
+                ExprNode::Binary {
+                    op: BinOp::Mul,
+                    a,
+                    b,
+                } => self.with_old(a, b, i),
+                _ => None,
+            }
+        };
+        let ExprNode::Binary {
+            op: BinOp::Sub,
+            a: p,
+            b: q,
+        } = e0.node()
+        else {
+            return None;
+        };
+        let (ya, yb) = (product(p, 0)?, product(q, 1)?);
+        let ExprNode::Binary {
+            op: BinOp::Add,
+            a: r,
+            b: s,
+        } = e1.node()
+        else {
+            return None;
+        };
+        let ok = |u: &Expr, v: &Expr| {
+            product(u, 0).is_some_and(|k| equal(&k, &yb))
+                && product(v, 1).is_some_and(|k| equal(&k, &ya))
+        };
+        (ok(r, s) || ok(s, r)).then_some((ya, yb))
+    }
+}
+
+/// The operands of a chain of `op`s (`(a + b) + c` gives a, b, c).
+fn flatten(op: BinOp, e: &Expr, out: &mut Vec<Expr>) {
+    match e.node() {
+        ExprNode::Binary { op: o, a, b } if *o == op => {
+            flatten(op, a, out);
+            flatten(op, b, out);
+        }
+        _ => out.push(e.clone()),
+    }
+}
+
+fn identity(op: BinOp, t: Type) -> Expr {
+    match op {
+        BinOp::Add => Expr::zero(t),
+        BinOp::Mul => Expr::one(t),
+        BinOp::Min => crate::lang::reduction::highest(t),
+        _ => crate::lang::reduction::lowest(t),
+    }
+}
+
+/// See the module comment. `update` indexes `func`'s update definitions.
+pub fn prove_associativity(func: &Function, update: usize) -> Option<AssociativeOp> {
+    let u = func.read().updates.get(update)?.clone();
+    let m = Matcher {
+        func,
+        args: &u.args,
+    };
+    let types: Vec<Type> = u.values.iter().map(|v| v.ty()).collect();
+    let elements: Option<Vec<(BinOp, Expr)>> = u
+        .values
+        .iter()
+        .enumerate()
+        .map(|(i, e)| m.element(e, i))
+        .collect();
+    if let Some(els) = elements {
+        let pattern = els
+            .iter()
+            .enumerate()
+            .map(|(i, (op, _))| Expr::binary(*op, x_var(i, types[i]), y_var(i, types[i])))
+            .collect();
+        return Some(AssociativeOp {
+            pattern,
+            identities: els
+                .iter()
+                .enumerate()
+                .map(|(i, (op, _))| identity(*op, types[i]))
+                .collect(),
+            ys: els.into_iter().map(|(_, y)| y).collect(),
+            commutative: true,
+        });
+    }
+    if u.values.len() != 2 {
+        return None;
+    }
+    let (e0, e1) = (&u.values[0], &u.values[1]);
+    let (x0, x1, y0, y1) = (
+        x_var(0, types[0]),
+        x_var(1, types[1]),
+        y_var(0, types[0]),
+        y_var(1, types[1]),
+    );
+    if let Some((op, v, idx)) = m.arg_extremum(e0, e1) {
+        let cmp = if op == BinOp::Min {
+            Expr::lt(x0.clone(), y0.clone())
+        } else {
+            Expr::gt(x0.clone(), y0.clone())
+        };
+        return Some(AssociativeOp {
+            pattern: vec![Expr::binary(op, x0, y0), Expr::select(cmp, x1, y1)],
+            identities: vec![identity(op, types[0]), Expr::zero(types[1])],
+            ys: vec![v, idx],
+            commutative: true,
+        });
+    }
+    if types[0] == types[1] {
+        if let Some((a, b)) = m.complex_product(e0, e1) {
+            return Some(AssociativeOp {
+                pattern: vec![
+                    Expr::sub(
+                        Expr::mul(x0.clone(), y0.clone()),
+                        Expr::mul(x1.clone(), y1.clone()),
+                    ),
+                    Expr::add(Expr::mul(x0, y1), Expr::mul(x1, y0)),
+                ],
+                identities: vec![Expr::one(types[0]), Expr::zero(types[1])],
+                ys: vec![a, b],
+                commutative: true,
+            });
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::func::Func;
+    use crate::lang::rdom::ReductionDomain;
+
+    /// f() = init; f() = update(old values, r), over r in [0, 8).
+    fn reduction(name: &str, init: Vec<Expr>, update: impl Fn(&[Expr], Expr) -> Vec<Expr>) -> Func {
+        let r = ReductionDomain::new(None, vec![(Expr::i32(0), Expr::i32(8))]).unwrap();
+        let f = Func::new(Some(name));
+        f.define(vec![], init.clone()).unwrap();
+        let call = f.call(vec![]).unwrap();
+        let old: Vec<Expr> = (0..init.len()).map(|i| call.element(i).unwrap()).collect();
+        f.define(vec![], update(&old, r.rvar(0).unwrap().expr()))
+            .unwrap();
+        f
+    }
+
+    #[test]
+    fn recognized_operators() {
+        let add = reduction("assoc_add", vec![Expr::i32(0)], |o, r| {
+            vec![Expr::add(Expr::add(o[0].clone(), r.clone()), Expr::i32(1))]
+        });
+        let op = prove_associativity(&add.function, 0).unwrap();
+        assert!(op.commutative);
+        // The new value is the rest of the chain: `r + 1`.
+        assert!(op.ys[0].to_string().ends_with("$x + 1)"), "{}", op.ys[0]);
+        let argmin = reduction(
+            "assoc_argmin",
+            vec![Expr::i32(100), Expr::i32(0)],
+            |o, r| {
+                let v = Expr::mul(r.clone(), Expr::i32(3));
+                vec![
+                    Expr::min(o[0].clone(), v.clone()),
+                    Expr::select(Expr::lt(o[0].clone(), v), o[1].clone(), r),
+                ]
+            },
+        );
+        assert!(prove_associativity(&argmin.function, 0).is_some());
+        let cmul = reduction("assoc_cmul", vec![Expr::i32(1), Expr::i32(0)], |o, r| {
+            let d = Expr::add(r.clone(), Expr::i32(1));
+            vec![
+                Expr::sub(
+                    Expr::mul(o[0].clone(), r.clone()),
+                    Expr::mul(o[1].clone(), d.clone()),
+                ),
+                Expr::add(Expr::mul(o[0].clone(), d), Expr::mul(o[1].clone(), r)),
+            ]
+        });
+        assert!(prove_associativity(&cmul.function, 0).is_some());
+    }
+
+    #[test]
+    fn rejected_operators() {
+        let sub = reduction("assoc_sub", vec![Expr::i32(0)], |o, r| {
+            vec![Expr::sub(o[0].clone(), r)]
+        });
+        assert!(prove_associativity(&sub.function, 0).is_none());
+        let poly = reduction("assoc_poly", vec![Expr::i32(0)], |o, r| {
+            vec![Expr::add(Expr::mul(o[0].clone(), Expr::i32(2)), r)]
+        });
+        assert!(prove_associativity(&poly.function, 0).is_none());
+        let ge = reduction("assoc_ge", vec![Expr::i32(0), Expr::i32(0)], |o, r| {
+            vec![
+                Expr::max(o[0].clone(), r.clone()),
+                Expr::select(Expr::ge(o[0].clone(), r.clone()), o[1].clone(), r),
+            ]
+        });
+        assert!(prove_associativity(&ge.function, 0).is_none());
+    }
+}

@@ -1,0 +1,125 @@
+//! Can the loop over an RVar of an update run its iterations at the same
+//! time (parallel or vectorized) without a race? (The question of Halide's
+//! ParallelRVar.cpp, answered with a simpler, conservative test.)
+//!
+//! Assumes: an update definition of `func` that passed the definition
+//! checks (self-references keep the pure vars in place). Guarantees: `true`
+//! only if two iterations with different values of the RVar never write
+//! the same point, and no iteration reads a point another one writes. The
+//! test: some argument position holds, on the left-hand side, an injective
+//! function of the RVar alone (`a * r + b`, `a` a nonzero constant, `b`
+//! free of loop variables), and every self-reference on the right has the
+//! very same expression there. Then the point written by one iteration
+//! differs from every point another iteration writes or reads.
+
+use crate::ir::equality::equal;
+use crate::ir::visit::for_each_expr;
+use crate::ir::{BinOp, CallKind, Expr, ExprNode};
+use crate::lang::function::{Function, UpdateDefinition};
+
+/// The coefficient of `var` in `e` if `e` is `a * var + b` with `b`
+/// mentioning no variable but parameters; `None` otherwise.
+fn linear_coefficient(e: &Expr, var: &str) -> Option<i64> {
+    match e.node() {
+        ExprNode::Variable { name, param, .. } => {
+            if name == var {
+                Some(1)
+            } else if param.is_some() {
+                Some(0)
+            } else {
+                None
+            }
+        }
+        ExprNode::IntImm(_) | ExprNode::UIntImm(_) => Some(0),
+        ExprNode::Binary { op, a, b } => {
+            let (ca, cb) = (linear_coefficient(a, var)?, linear_coefficient(b, var)?);
+            match op {
+                BinOp::Add => ca.checked_add(cb),
+                BinOp::Sub => ca.checked_sub(cb),
+                BinOp::Mul => match (a.as_int_const(), b.as_int_const()) {
+                    (_, Some(k)) => ca.checked_mul(k),
+                    (Some(k), _) => cb.checked_mul(k),
+                    _ => (ca == 0 && cb == 0).then_some(0),
+                },
+                _ => {
+                    if ca == 0 && cb == 0 {
+                        Some(0)
+                    } else {
+                        None
+                    }
+                }
+            }
+        }
+        _ => {
+            // Anything else is fine as long as it mentions no variable.
+            let mut vars = false;
+            for_each_expr(e, &mut |x| {
+                if let ExprNode::Variable { param: None, .. } = x.node() {
+                    vars = true;
+                }
+                if let ExprNode::Call { kind, .. } = x.node() {
+                    vars |= !matches!(kind, CallKind::Intrinsic(_));
+                }
+            });
+            (!vars).then_some(0)
+        }
+    }
+}
+
+/// The argument lists of the calls to `func` in `exprs`.
+fn self_references(func: &Function, exprs: &[Expr]) -> Vec<Vec<Expr>> {
+    let mut out = vec![];
+    for e in exprs {
+        for_each_expr(e, &mut |x| {
+            if let ExprNode::Call {
+                args,
+                kind: CallKind::Halide { func: f, .. },
+                ..
+            } = x.node()
+            {
+                if f.same_as(func) {
+                    out.push(args.clone());
+                }
+            }
+        });
+    }
+    out
+}
+
+/// See the module comment.
+pub fn can_parallelize_rvar(func: &Function, update: &UpdateDefinition, rvar: &str) -> bool {
+    let mut reads_from: Vec<Expr> = update.values.clone();
+    reads_from.extend(update.args.iter().cloned());
+    if let Some(d) = &update.domain {
+        reads_from.push(d.predicate());
+    }
+    let loads = self_references(func, &reads_from);
+    update.args.iter().enumerate().any(|(i, a)| {
+        linear_coefficient(a, rvar).is_some_and(|c| c != 0)
+            && loads
+                .iter()
+                .all(|l| l.get(i).is_some_and(|li| equal(li, a)))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linear_forms() {
+        let r = || Expr::var_i32("r");
+        assert_eq!(linear_coefficient(&r(), "r"), Some(1));
+        let e = Expr::add(Expr::mul(Expr::i32(2), r()), Expr::i32(3));
+        assert_eq!(linear_coefficient(&e, "r"), Some(2));
+        assert_eq!(linear_coefficient(&Expr::div(r(), Expr::i32(2)), "r"), None);
+        assert_eq!(
+            linear_coefficient(&Expr::add(r(), Expr::var_i32("x")), "r"),
+            None
+        );
+        assert_eq!(
+            linear_coefficient(&Expr::sub(Expr::i32(7), r()), "r"),
+            Some(-1)
+        );
+    }
+}

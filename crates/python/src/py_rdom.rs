@@ -1,0 +1,269 @@
+//! `hl.RDom`, `hl.RVar` (regions may be given as `hl.Range`s, defined in
+//! py_boundary.rs), and the conversion of Var / RVar
+//! arguments of scheduling calls (`VarOrRVar`).
+
+use pyo3::exceptions::{PyKeyError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyTuple};
+
+use ferrohalide_core::ir::Expr;
+use ferrohalide_core::lang::rdom::{RVar, ReductionDomain};
+use ferrohalide_core::lang::stage::VarOrRVar;
+use ferrohalide_core::Error;
+
+use crate::errors::{to_pyerr, IntoPy};
+use crate::py_buffer::PyBuffer;
+use crate::py_expr::{py_to_expr, PyExpr};
+use crate::py_boundary::PyRange;
+use crate::py_var::PyVar;
+
+#[pyclass(name = "RDom", module = "ferrohalide", frozen)]
+pub struct PyRDom {
+    pub inner: ReductionDomain,
+}
+
+#[pyclass(name = "RVar", module = "ferrohalide", frozen)]
+#[derive(Clone)]
+pub struct PyRVar {
+    pub inner: RVar,
+}
+
+const RDOM_CONSTRUCTORS: &str = "__init__(): incompatible constructor arguments. The following argument types are supported:\n    1. halide.RDom()\n    2. halide.RDom(buffer: halide.Buffer)\n    3. halide.RDom(image_param: halide.OutputImageParam)\n    4. halide.RDom(region: collections.abc.Sequence[halide.Range], name: str = '')\n";
+
+/// A bound of an RDom given in Python: an int or an integer Expr (floats
+/// are a TypeError, as in the reference's bindings).
+fn bound_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Expr> {
+    if obj.is_instance_of::<PyFloat>() {
+        return Err(PyTypeError::new_err(RDOM_CONSTRUCTORS));
+    }
+    if obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyBool>() {
+        return py_to_expr(obj);
+    }
+    let e = py_to_expr(obj).map_err(|_| PyTypeError::new_err(RDOM_CONSTRUCTORS))?;
+    if e.ty().is_float() {
+        return Err(PyTypeError::new_err(RDOM_CONSTRUCTORS));
+    }
+    Ok(e)
+}
+
+/// The (min, extent) pairs of a region: a sequence of `hl.Range`s and
+/// 2-tuples.
+fn region_from_py(region: &Bound<'_, PyAny>) -> PyResult<Vec<(Expr, Expr)>> {
+    let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = region.cast::<PyList>() {
+        l.iter().collect()
+    } else if let Ok(t) = region.cast::<PyTuple>() {
+        t.iter().collect()
+    } else {
+        return Err(PyTypeError::new_err(RDOM_CONSTRUCTORS));
+    };
+    items
+        .iter()
+        .map(|it| {
+            if let Ok(r) = it.extract::<PyRef<PyRange>>() {
+                return match (&r.min, &r.extent) {
+                    (Some(min), Some(extent)) => Ok((min.clone(), extent.clone())),
+                    _ => Err(PyTypeError::new_err(RDOM_CONSTRUCTORS)),
+                };
+            }
+            match it.cast::<PyTuple>() {
+                Ok(t) if t.len() == 2 => Ok((
+                    bound_from_py(&t.get_item(0)?)?,
+                    bound_from_py(&t.get_item(1)?)?,
+                )),
+                _ => Err(PyTypeError::new_err(RDOM_CONSTRUCTORS)),
+            }
+        })
+        .collect()
+}
+
+impl PyRDom {
+    fn rvar(&self, i: usize) -> PyResult<PyRVar> {
+        self.inner
+            .rvar(i)
+            .map(|inner| PyRVar { inner })
+            .ok_or_else(|| PyKeyError::new_err(""))
+    }
+}
+
+crate::expr_like_methods!(PyRDom {
+    /// `RDom()`, `RDom(buffer)`, `RDom(image_param)`, `RDom(region, name="")` (a list of
+    /// `hl.Range`s or `(min, extent)` tuples).
+    #[new]
+    #[pyo3(signature = (arg0=None, arg1=None, region=None, name=None))]
+    fn py_new(
+        arg0: Option<&Bound<'_, PyAny>>,
+        arg1: Option<&Bound<'_, PyAny>>,
+        region: Option<&Bound<'_, PyAny>>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let bad = || PyTypeError::new_err(RDOM_CONSTRUCTORS);
+        let items: Vec<Bound<'_, PyAny>> = arg0.or(region).into_iter().cloned().collect();
+        let name: Option<String> = match arg1.or(name) {
+            None => None,
+            Some(n) => Some(n.extract().map_err(|_| bad())?),
+        };
+        let inner = match items.as_slice() {
+            [] => ReductionDomain::new(name.as_deref(), vec![]).py()?,
+            [b] if b.extract::<PyRef<PyBuffer>>().is_ok() => {
+                let b = b.extract::<PyRef<PyBuffer>>()?;
+                let buf = b.inner.clone();
+                let mut bounds = vec![];
+                for d in 0..buf.dimensions() {
+                    let dim = buf.dim(d).py()?;
+                    bounds.push((Expr::i32(dim.min as i64), Expr::i32(dim.extent as i64)));
+                }
+                ReductionDomain::new(None, bounds).py()?
+            }
+            [p] if p.extract::<PyRef<crate::py_param::PyImageParam>>().is_ok() => {
+                // The ImageParam's whole region, symbolically.
+                let p = p.extract::<PyRef<crate::py_param::PyImageParam>>()?;
+                let Some(ip) = p.inner.clone() else {
+                    return Err(bad());
+                };
+                let mut bounds = vec![];
+                for d in 0..ip.dimensions() {
+                    let dim = ip.dim(d as i64).py()?;
+                    bounds.push((dim.min(), dim.extent()));
+                }
+                ReductionDomain::new(Some(&ip.name()), bounds).py()?
+            }
+            [region] => ReductionDomain::new(name.as_deref(), region_from_py(region)?).py()?,
+            _ => return Err(PyTypeError::new_err(RDOM_CONSTRUCTORS)),
+        };
+        Ok(PyRDom { inner })
+    }
+    #[getter]
+    fn x(&self) -> PyResult<PyRVar> {
+        self.rvar(0)
+    }
+    #[getter]
+    fn y(&self) -> PyResult<PyRVar> {
+        self.rvar(1)
+    }
+    #[getter]
+    fn z(&self) -> PyResult<PyRVar> {
+        self.rvar(2)
+    }
+    #[getter]
+    fn w(&self) -> PyResult<PyRVar> {
+        self.rvar(3)
+    }
+    fn __getitem__(&self, i: i64) -> PyResult<PyRVar> {
+        let i = usize::try_from(i).map_err(|_| PyKeyError::new_err(""))?;
+        self.rvar(i)
+    }
+    fn __len__(&self) -> usize {
+        self.inner.dimensions()
+    }
+    fn dimensions(&self) -> usize {
+        self.inner.dimensions()
+    }
+    fn defined(&self) -> bool {
+        true
+    }
+    fn same_as(&self, other: PyRef<'_, PyRDom>) -> bool {
+        self.inner.same_as(&other.inner)
+    }
+    /// `where(predicate)`: restrict the domain in place (returns None).
+    #[pyo3(name = "where")]
+    fn where_(&self, predicate: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.inner.where_(py_to_expr(predicate)?).py()
+    }
+    fn __repr__(&self) -> String {
+        format!("<halide.RDom {}>", self.inner.describe())
+    }
+});
+
+fn describe_rvar(r: &RVar) -> String {
+    use ferrohalide_core::lang::print::expr_to_string;
+    match (r.min(), r.extent()) {
+        (Ok(m), Ok(e)) => format!("{}({}, {})", r.name, expr_to_string(&m), expr_to_string(&e)),
+        _ => format!("{}((undefined), (undefined))", r.name),
+    }
+}
+
+crate::expr_like_methods!(PyRVar {
+    /// `RVar()`, `RVar(name)`, or `RVar(rdom)` of a one-dimensional RDom.
+    #[new]
+    #[pyo3(signature = (arg=None))]
+    fn py_new(arg: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let inner = match arg {
+            None => RVar::fresh(),
+            Some(a) => {
+                if let Ok(name) = a.extract::<String>() {
+                    RVar::named(name)
+                } else if let Ok(r) = a.extract::<PyRef<PyRDom>>() {
+                    if r.inner.dimensions() != 1 {
+                        return Err(to_pyerr(Error::user(format!(
+                            "Can't treat an RDom with {} dimensions as an RVar: only a one-dimensional RDom can.\n",
+                            r.inner.dimensions()
+                        ))));
+                    }
+                    r.rvar(0)?.inner
+                } else {
+                    return Err(PyTypeError::new_err(
+                        "__init__(): incompatible constructor arguments for halide.RVar",
+                    ));
+                }
+            }
+        };
+        Ok(PyRVar { inner })
+    }
+    fn name(&self) -> String {
+        self.inner.name.clone()
+    }
+    fn min(&self) -> PyResult<PyExpr> {
+        Ok(PyExpr::new(self.inner.min().py()?))
+    }
+    fn extent(&self) -> PyResult<PyExpr> {
+        Ok(PyExpr::new(self.inner.extent().py()?))
+    }
+    fn __repr__(&self) -> String {
+        format!("<halide.RVar {}>", describe_rvar(&self.inner))
+    }
+    fn __str__(&self) -> String {
+        self.__repr__()
+    }
+});
+
+/// An RVar, or a one-dimensional RDom, as an Expr; `None` for other objects.
+pub fn rdom_operand(obj: &Bound<'_, PyAny>) -> PyResult<Option<Expr>> {
+    if let Ok(v) = obj.extract::<PyRef<PyRVar>>() {
+        return Ok(Some(v.inner.expr()));
+    }
+    if let Ok(r) = obj.extract::<PyRef<PyRDom>>() {
+        if r.inner.dimensions() != 1 {
+            return Err(to_pyerr(Error::user(format!(
+                "Can't treat an RDom with {} dimensions as an Expr: only a one-dimensional RDom converts to its RVar.\n",
+                r.inner.dimensions()
+            ))));
+        }
+        return Ok(Some(r.rvar(0)?.inner.expr()));
+    }
+    Ok(None)
+}
+
+/// A Var or RVar argument of a scheduling call.
+pub fn var_or_rvar(obj: &Bound<'_, PyAny>) -> PyResult<VarOrRVar> {
+    if let Ok(v) = obj.extract::<PyRef<PyVar>>() {
+        return Ok(VarOrRVar::var(v.inner.name()));
+    }
+    if let Ok(v) = obj.extract::<PyRef<PyRVar>>() {
+        return Ok(VarOrRVar::rvar(v.inner.name.clone()));
+    }
+    if let Ok(r) = obj.extract::<PyRef<PyRDom>>() {
+        if r.inner.dimensions() == 1 {
+            return Ok(VarOrRVar::rvar(r.rvar(0)?.inner.name));
+        }
+    }
+    Err(PyTypeError::new_err(format!(
+        "expected a halide.Var or halide.RVar, got {}",
+        obj.repr().map(|r| r.to_string()).unwrap_or_default()
+    )))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyRDom>()?;
+    m.add_class::<PyRVar>()?;
+    Ok(())
+}
