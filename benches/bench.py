@@ -163,6 +163,52 @@ def edge_copy(hl, np):
     return edge_blur_pipeline(hl, np, "copy")
 
 
+def histogram_pipeline(hl, np, parallel):
+    """256-bin histogram of a 2560x1536 u8 image: a scatter update over an
+    RDom, serial, or split into row strips by rfactor and run in parallel."""
+    w, h = 2560, 1536
+    data = np.random.default_rng(2).integers(0, 256, size=(h, w), dtype=np.uint8)
+    im = hl.Buffer(data)
+    x, u = hl.Var("x"), hl.Var("u")
+    r = hl.RDom([(0, w), (0, h)])
+    hist = hl.Func("hist")
+    hist[x] = 0
+    hist[hl.i32(im[r.x, r.y])] += 1
+    if parallel:
+        ryo, ryi = hl.RVar("ryo"), hl.RVar("ryi")
+        hist.update().split(r.y, ryo, ryi, 64)
+        intm = hist.update().rfactor(ryo, u)
+        intm.compute_root().update().parallel(u)
+    return lambda: (data, hist.realize([256]))
+
+
+@case("histogram 256 bins of u8 2560x1536, serial update")
+def histogram_serial(hl, np):
+    return histogram_pipeline(hl, np, False)
+
+
+@case("histogram 256 bins of u8 2560x1536, rfactor over row strips, parallel")
+def histogram_rfactor(hl, np):
+    return histogram_pipeline(hl, np, True)
+
+
+@case("matmul f32 512x512, update split x 16, r outside xi, vectorize xi, parallel y")
+def matmul(hl, np):
+    n = 512
+    rng = np.random.default_rng(3)
+    a_data = rng.random((n, n), dtype=np.float32)
+    b_data = rng.random((n, n), dtype=np.float32)
+    a, b = hl.Buffer(a_data), hl.Buffer(b_data)
+    x, y, xo, xi = hl.Var("x"), hl.Var("y"), hl.Var("xo"), hl.Var("xi")
+    r = hl.RDom([(0, n)])
+    c = hl.Func("c")
+    c[x, y] = hl.f32(0)
+    c[x, y] += a[r.x, y] * b[x, r.x]
+    c.vectorize(x, 16).parallel(y)
+    c.update().split(x, xo, xi, 16).reorder(xi, r.x, xo, y).vectorize(xi).parallel(y)
+    return lambda: (a_data, b_data, c.realize([n, n]))
+
+
 def worker(module, runs, only):
     import numpy as np
 
