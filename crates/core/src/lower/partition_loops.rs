@@ -21,8 +21,10 @@
 //! them); conditions that read memory, call impure
 //! functions or depend on inner loop variables are left alone, and a loop
 //! with nothing solvable is returned unchanged. Outer loops are partitioned
-//! before the loops inside each of their pieces. `likely` wrappers are kept (the prologue and epilogue
-//! still hold them); `strip_likely` removes them all afterwards.
+//! before the loops inside each of their pieces; in the prologue and
+//! epilogue only innermost loops are partitioned further (their marks
+//! become `likely_if_innermost`). `strip_likely` removes the remaining
+//! marks afterwards.
 
 use std::collections::HashSet;
 
@@ -53,6 +55,24 @@ impl Mutator for StripLikely {
         match likely_arg(e) {
             Some(a) => self.mutate_expr(a),
             None => mutate_expr_children(self, e),
+        }
+    }
+}
+
+/// Turn every `likely(x)` into `likely_if_innermost(x)`: only innermost
+/// loops will still be partitioned on it.
+fn demote_likely(s: &Stmt) -> Stmt {
+    DemoteLikely.mutate_stmt(s)
+}
+
+struct DemoteLikely;
+
+impl Mutator for DemoteLikely {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        let e = mutate_expr_children(self, e);
+        match e.as_intrinsic(Intrinsic::Likely) {
+            Some(a) => Expr::likely_if_innermost(a[0].clone()),
+            None => e,
         }
     }
 }
@@ -897,6 +917,11 @@ fn partition(name: &str, min: &Expr, extent: &Expr, ft: ForType, body: &Stmt) ->
         None => end.clone(),
     };
     let extent_of = |a: &Expr, b: &Expr| fold_binary(BinOp::Sub, b.clone(), a.clone());
+    // The prologue and epilogue run few iterations: their marks only
+    // partition innermost loops (whose steady state is where the time
+    // goes, e.g. a producer's rows computed in a peeled first iteration),
+    // not every loop level again, which would multiply the code.
+    let edge_body = demote_likely(body);
     let mut loops = vec![];
     if lo.is_some() {
         loops.push(Stmt::for_loop(
@@ -904,7 +929,7 @@ fn partition(name: &str, min: &Expr, extent: &Expr, ft: ForType, body: &Stmt) ->
             min.clone(),
             extent_of(min, &steady_start),
             ft,
-            body.clone(),
+            edge_body.clone(),
         ));
     }
     loops.push(steady_loop(
@@ -917,7 +942,7 @@ fn partition(name: &str, min: &Expr, extent: &Expr, ft: ForType, body: &Stmt) ->
             steady_end.clone(),
             extent_of(&steady_end, &end),
             ft,
-            body.clone(),
+            edge_body.clone(),
         ));
     }
     let mut out = Stmt::block(loops);
