@@ -612,6 +612,13 @@ impl CodeGen {
                 }
             }
         }
+        // A clamped dense ramp (boundary conditions): two scalar loads and
+        // a masked dense load, where the target has cheap masked loads.
+        if always && self.has_cheap_masked_loads(elem_t.bits) && std::env::var("FH_NO_CLAMPLOAD").is_err() {
+            if let Some(e) = super::clamped_load::rewrite_clamped_load(t, name, index) {
+                return self.codegen_expr(&e);
+            }
+        }
         // General case: gather.
         let idx = self.codegen_expr(index)?;
         let ptrs = self.gep(elem, base, idx);
@@ -624,5 +631,15 @@ impl CodeGen {
             &[ptrs, self.i32c(align as i64), m, pass],
         )?;
         Ok(self.from_mem(v, t))
+    }
+
+    /// Masked vector loads of `bits`-wide elements are single instructions
+    /// (AVX-512BW masks 8/16-bit lanes; AVX2 masks 32/64-bit lanes).
+    fn has_cheap_masked_loads(&self, bits: u8) -> bool {
+        match bits {
+            8 | 16 => self.target.has_feature("avx512bw") && self.target.has_feature("avx512vl"),
+            32 | 64 => self.target.has_feature("avx2"),
+            _ => false,
+        }
     }
 }

@@ -18,6 +18,7 @@
 //! - `strings`: building print lines and error messages at run time.
 //! - `entry`: the pipeline's entry points and argument unpacking.
 
+pub(crate) mod clamped_load;
 pub mod entry;
 pub mod expr;
 pub mod intrinsics;

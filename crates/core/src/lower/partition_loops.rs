@@ -40,7 +40,7 @@ use crate::lower::unroll_loops::{const_int_value, fold_binary};
 /// Partition every Serial and Parallel loop whose body holds solvable
 /// `likely` marks.
 pub fn partition_loops(s: &Stmt) -> Result<Stmt> {
-    Ok(Partitioner.mutate_stmt(s))
+    Ok(Partitioner::run(s, false))
 }
 
 /// Replace every `likely(x)` / `likely_if_innermost(x)` by `x`.
@@ -83,7 +83,21 @@ fn likely_arg(e: &Expr) -> Option<&Expr> {
         .map(|a| &a[0])
 }
 
-struct Partitioner;
+/// Partitions loops outermost first. `grace` is set inside the prologue
+/// and epilogue of a partitioned loop: there the next loop level down is
+/// still partitioned in full (the peeled first row of a sliding window
+/// runs a whole row of its consumer, worth a clamp-free steady state), but
+/// the pieces it makes only partition their innermost loops, so code size
+/// grows by a bounded factor instead of tripling at every level.
+struct Partitioner {
+    grace: bool,
+}
+
+impl Partitioner {
+    fn run(s: &Stmt, grace: bool) -> Stmt {
+        Partitioner { grace }.mutate_stmt(s)
+    }
+}
 
 impl Mutator for Partitioner {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
@@ -102,43 +116,36 @@ impl Mutator for Partitioner {
             // trivial (a producer computed per vector of its consumer gets
             // a one-iteration loop once the consumer's clamps are gone),
             // which the simplifier then removes instead of partitioning it.
-            if let Some(p) = partition(name, min, extent, *ft, body) {
-                return InLoopBodies { name, p: self }.mutate_stmt(&p);
+            let grace = self.grace;
+            let old = std::env::var("FH_NO_GRACE").is_ok();
+            let pieces = Pieces {
+                edge: &|b: &Stmt| {
+                    if grace || old {
+                        Partitioner::run(&demote_likely(b), false)
+                    } else {
+                        Partitioner::run(b, true)
+                    }
+                },
+                steady: &|b: &Stmt| {
+                    if grace {
+                        Partitioner::run(&demote_likely(b), false)
+                    } else {
+                        Partitioner::run(b, false)
+                    }
+                },
+            };
+            if let Some(p) = partition(name, min, extent, *ft, body, &pieces) {
+                return p;
             }
         }
         mutate_stmt_children(self, s)
     }
 }
 
-/// Partitions the loops inside the bodies of the loops named `name` (the
-/// pieces of a loop just partitioned), not those loops themselves.
-struct InLoopBodies<'a> {
-    name: &'a str,
-    p: &'a mut Partitioner,
-}
-
-impl Mutator for InLoopBodies<'_> {
-    fn mutate_expr(&mut self, e: &Expr) -> Expr {
-        e.clone()
-    }
-    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
-        match s.node() {
-            StmtNode::For {
-                name,
-                min,
-                extent,
-                for_type,
-                body,
-            } if name == self.name => Stmt::for_loop(
-                name.clone(),
-                min.clone(),
-                extent.clone(),
-                *for_type,
-                self.p.mutate_stmt(body),
-            ),
-            _ => mutate_stmt_children(self, s),
-        }
-    }
+/// How the bodies of a partitioned loop's pieces are partitioned in turn.
+struct Pieces<'a> {
+    edge: &'a dyn Fn(&Stmt) -> Stmt,
+    steady: &'a dyn Fn(&Stmt) -> Stmt,
 }
 
 /// An inclusive range of the loop variable; a missing end is unbounded.
@@ -879,7 +886,14 @@ fn steady_state(name: &str, min: &Expr, extent: &Expr, body: &Stmt) -> Option<(I
 /// simplifier removes, exposing the marks that were inside it: the steady
 /// state is solved again until nothing more is found, and the ranges
 /// intersected, so the loop still splits into at most three pieces.
-fn partition(name: &str, min: &Expr, extent: &Expr, ft: ForType, body: &Stmt) -> Option<Stmt> {
+fn partition(
+    name: &str,
+    min: &Expr,
+    extent: &Expr,
+    ft: ForType,
+    body: &Stmt,
+    pieces: &Pieces,
+) -> Option<Stmt> {
     let ty = min.ty();
     if !(ty.is_int() && ty.bits >= 32 && ty.is_scalar()) {
         return None;
@@ -893,6 +907,7 @@ fn partition(name: &str, min: &Expr, extent: &Expr, ft: ForType, body: &Stmt) ->
     let end = fold_binary(BinOp::Add, min.clone(), extent.clone());
     let prologue_name = format!("{name}.prologue");
     let epilogue_name = format!("{name}.epilogue");
+    let steady_body = (pieces.steady)(&steady_body);
     let steady_loop =
         |start: Expr, extent: Expr| Stmt::for_loop(name, start, extent, ft, steady_body.clone());
     // Skip a side that provably never runs.
@@ -917,11 +932,8 @@ fn partition(name: &str, min: &Expr, extent: &Expr, ft: ForType, body: &Stmt) ->
         None => end.clone(),
     };
     let extent_of = |a: &Expr, b: &Expr| fold_binary(BinOp::Sub, b.clone(), a.clone());
-    // The prologue and epilogue run few iterations: their marks only
-    // partition innermost loops (whose steady state is where the time
-    // goes, e.g. a producer's rows computed in a peeled first iteration),
-    // not every loop level again, which would multiply the code.
-    let edge_body = demote_likely(body);
+    // The prologue and epilogue run few iterations (see `Partitioner`).
+    let edge_body = (pieces.edge)(body);
     let mut loops = vec![];
     if lo.is_some() {
         loops.push(Stmt::for_loop(

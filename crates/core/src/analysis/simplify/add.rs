@@ -51,6 +51,10 @@ fn rules() -> &'static [Rule] {
             rule_if(x % c0 + (x / c0) * c0, x, c0.ne(0)),
             rule(select(x, y, z) + select(x, w, u), select(x, y + w, z + u)),
             rule(select(x, c0, c1) + c2, select(x, c0 + c2, c1 + c2)),
+            // Selects on one condition meet across an add (a slid loop's
+            // `min + extent` has one in each).
+            rule((z + select(x, y, w)) + select(x, c0, c1), z + select(x, y + c0, w + c1)),
+            rule((select(x, y, w) + z) + select(x, c0, c1), z + select(x, y + c0, w + c1)),
             rule_if(min(x, y - z) + z, min(x + z, y), no_overflow_p()),
             rule_if(max(x, y - z) + z, max(x + z, y), no_overflow_p()),
             rule_if(min(y - z, x) + z, min(y, x + z), no_overflow_p()),

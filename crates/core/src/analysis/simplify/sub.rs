@@ -66,6 +66,8 @@ fn rules() -> &'static [Rule] {
             rule_if(x - (x / c0) * c0, x % c0, c0.ne(0)),
             rule_if((x / c0) * c0 - x, 0 - x % c0, c0.ne(0)),
             rule(select(x, y, z) - select(x, w, u), select(x, y - w, z - u)),
+            rule((u + select(x, y, z)) - select(x, c0, c1), u + select(x, y - c0, z - c1)),
+            rule((select(x, y, z) + u) - select(x, c0, c1), u + select(x, y - c0, z - c1)),
             rule(c0 - select(x, c1, c2), select(x, c0 - c1, c0 - c2)),
             rule(select(x, y, z) - y, select(x, 0, z - y)),
             rule(select(x, y, z) - z, select(x, y - z, 0)),
