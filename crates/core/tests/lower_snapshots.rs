@@ -59,7 +59,9 @@ fn two_stage_compute_root() {
     println!("{text}");
     assert!(text.contains("allocate f"));
     assert!(text.contains("produce f"));
-    assert!(text.contains("Output buffer g"));
+    // g's output region is its buffer, so its bounds checks are provably
+    // true and simplified away.
+    assert!(!text.contains("Output buffer g"), "{text}");
 }
 
 #[test]
@@ -190,6 +192,5 @@ fn input_and_output_buffers_are_checked() {
     let l = lower(&[f], "f").unwrap();
     let text = l.pipeline.body.to_string();
     assert!(text.contains("Input buffer img is accessed at "), "{text}");
-    assert!(text.contains("Output buffer f is accessed at "), "{text}");
     assert_eq!(l.input_buffers.len(), 1);
 }

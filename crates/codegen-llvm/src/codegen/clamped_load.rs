@@ -58,7 +58,12 @@ fn clamped_ramp(e: &Expr) -> Option<ClampedRamp> {
         (Some(v), None) => (b, v),
         _ => return None,
     };
-    let ExprNode::Binary { op: inner_op, a: ia, b: ib } = inner.node() else {
+    let ExprNode::Binary {
+        op: inner_op,
+        a: ia,
+        b: ib,
+    } = inner.node()
+    else {
         return None;
     };
     let (ramp, inner_bound) = match (broadcast_value(ia), broadcast_value(ib)) {
@@ -151,7 +156,10 @@ pub(crate) fn rewrite_clamped_load(t: Type, name: &str, index: &Expr) -> Option<
         )
     };
     let first = end_lane(b.clone());
-    let last = end_lane(Expr::add(b.clone(), Expr::make_const_i64(it, (n - 1) as i64)));
+    let last = end_lane(Expr::add(
+        b.clone(),
+        Expr::make_const_i64(it, (n - 1) as i64),
+    ));
     let ramp = Expr::ramp(b.clone(), Expr::one(it), n);
     let below = Expr::lt(ramp.clone(), Expr::broadcast(lo.clone(), n));
     let above = Expr::gt(ramp.clone(), Expr::broadcast(hi.clone(), n));
@@ -169,7 +177,11 @@ pub(crate) fn rewrite_clamped_load(t: Type, name: &str, index: &Expr) -> Option<
         Expr::let_(
             "clamped_load.lo",
             c.lo,
-            Expr::let_("clamped_load.hi", c.hi, Expr::let_("clamped_load.offset", off, body)),
+            Expr::let_(
+                "clamped_load.hi",
+                c.hi,
+                Expr::let_("clamped_load.offset", off, body),
+            ),
         ),
     ))
 }

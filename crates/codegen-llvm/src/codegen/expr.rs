@@ -547,14 +547,14 @@ impl CodeGen {
         let always = predicate.is_true() || predicate.is_const_value(1);
         if lanes == 1 {
             if always {
-                let idx = self.codegen_expr(index)?;
+                let idx = self.codegen_index(index)?;
                 let p = self.gep(elem, base, idx);
                 let v = self.load(elem, p, align);
                 return Ok(self.from_mem(v, t));
             }
             // Scalar predicated load: branch around it.
             let pred = self.codegen_expr(predicate)?;
-            let idx = self.codegen_expr(index)?;
+            let idx = self.codegen_index(index)?;
             let before = self.current_block();
             let do_load = self.new_block("pred_load");
             let after = self.new_block("pred_load_done");
@@ -585,7 +585,7 @@ impl CodeGen {
             if rb.ty().is_scalar() && *rl as u32 == lanes {
                 if let Some(s) = stride.as_int_const() {
                     if s == 1 || s == -1 {
-                        let b = self.codegen_expr(rb)?;
+                        let b = self.codegen_index(rb)?;
                         let first = if s == 1 {
                             b
                         } else {
@@ -614,7 +614,7 @@ impl CodeGen {
         }
         // A clamped dense ramp (boundary conditions): two scalar loads and
         // a masked dense load, where the target has cheap masked loads.
-        if always && self.has_cheap_masked_loads(elem_t.bits) && std::env::var("FH_NO_CLAMPLOAD").is_err() {
+        if always && self.has_cheap_masked_loads(elem_t.bits) {
             if let Some(e) = super::clamped_load::rewrite_clamped_load(t, name, index) {
                 return self.codegen_expr(&e);
             }
@@ -641,5 +641,33 @@ impl CodeGen {
             32 | 64 => self.target.has_feature("avx2"),
             _ => false,
         }
+    }
+
+    /// A scalar buffer index, computed in 64 bits: index arithmetic on
+    /// int32 never overflows (Halide's convention), so widening each
+    /// operand instead of the result lets LLVM fold the sign extensions
+    /// into 64-bit induction variables and addressing modes, where an
+    /// int32 sum that LLVM reassociated (dropping its no-overflow flag)
+    /// would need a sign extension per access.
+    pub(crate) fn codegen_index(&mut self, index: &Expr) -> Result<Val> {
+        self.codegen_expr(&promote_index_64(index))
+    }
+}
+
+/// `e` (a scalar int32 index) with additions, subtractions,
+/// multiplications, mins and maxes done in int64.
+fn promote_index_64(e: &Expr) -> Expr {
+    let i32t = Type::i32();
+    if e.ty() != i32t {
+        return e.clone();
+    }
+    match e.node() {
+        ExprNode::IntImm(v) => Expr::make_const_i64(Type::int(64), *v),
+        ExprNode::Binary {
+            op: op @ (BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Min | BinOp::Max),
+            a,
+            b,
+        } => Expr::binary(*op, promote_index_64(a), promote_index_64(b)),
+        _ => Expr::cast(Type::int(64), e.clone()),
     }
 }

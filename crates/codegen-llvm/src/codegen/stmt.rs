@@ -159,7 +159,7 @@ impl CodeGen {
         let v = self.codegen_expr(value)?;
         let v = self.to_mem(v, t);
         if lanes == 1 {
-            let idx = self.codegen_expr(index)?;
+            let idx = self.codegen_index(index)?;
             if always {
                 let p = self.gep(elem, base, idx);
                 self.store(v, p, align);
@@ -191,7 +191,7 @@ impl CodeGen {
             if rb.ty().is_scalar() && *rl as u32 == lanes {
                 if let Some(s) = stride.as_int_const() {
                     if s == 1 || s == -1 {
-                        let b = self.codegen_expr(rb)?;
+                        let b = self.codegen_index(rb)?;
                         let rev: Vec<i32> = (0..lanes as i32).rev().collect();
                         let (first, v, mask) = if s == 1 {
                             (b, v, mask)
@@ -219,7 +219,7 @@ impl CodeGen {
                 }
             }
         }
-        let idx = self.codegen_expr(index)?;
+        let idx = self.codegen_index(index)?;
         let ptrs = self.gep(elem, base, idx);
         let ptrs = self.match_lanes(ptrs, lanes);
         let m = mask.unwrap_or_else(|| self.cint(self.t_vec(self.t_i1(), lanes), 1));

@@ -21,10 +21,11 @@
 //! them); conditions that read memory, call impure
 //! functions or depend on inner loop variables are left alone, and a loop
 //! with nothing solvable is returned unchanged. Outer loops are partitioned
-//! before the loops inside each of their pieces; in the prologue and
-//! epilogue only innermost loops are partitioned further (their marks
-//! become `likely_if_innermost`). `strip_likely` removes the remaining
-//! marks afterwards.
+//! before the loops inside each of their pieces; inside a prologue one
+//! more loop level is partitioned in full, and below that, as in the
+//! epilogue, only innermost loops (their marks become
+//! `likely_if_innermost`; see `Partitioner`). `strip_likely` removes the
+//! remaining marks afterwards.
 
 use std::collections::HashSet;
 
@@ -40,7 +41,7 @@ use crate::lower::unroll_loops::{const_int_value, fold_binary};
 /// Partition every Serial and Parallel loop whose body holds solvable
 /// `likely` marks.
 pub fn partition_loops(s: &Stmt) -> Result<Stmt> {
-    Ok(Partitioner::run(s, false))
+    Ok(Partitioner::run(s, Depth::Full))
 }
 
 /// Replace every `likely(x)` / `likely_if_innermost(x)` by `x`.
@@ -83,19 +84,35 @@ fn likely_arg(e: &Expr) -> Option<&Expr> {
         .map(|a| &a[0])
 }
 
-/// Partitions loops outermost first. `grace` is set inside the prologue
-/// and epilogue of a partitioned loop: there the next loop level down is
-/// still partitioned in full (the peeled first row of a sliding window
-/// runs a whole row of its consumer, worth a clamp-free steady state), but
-/// the pieces it makes only partition their innermost loops, so code size
-/// grows by a bounded factor instead of tripling at every level.
+/// Partitions loops outermost first. The pieces of a partitioned loop are
+/// partitioned in turn, by `Depth`:
+/// - the steady state, in full (at the same depth);
+/// - the prologue at one level of grace: the next loop level inside it is
+///   still partitioned in full (a sliding window's peeled first iteration
+///   runs a whole row of its consumer, worth a clamp-free steady state),
+///   and the pieces that makes only partition their innermost loops;
+/// - the epilogue (and anything inside a graced piece): innermost loops
+///   only (its marks become `likely_if_innermost`).
+/// Code size so grows by a bounded factor instead of tripling at every
+/// level.
+#[derive(Clone, Copy, PartialEq)]
+enum Depth {
+    Full,
+    Grace,
+}
+
 struct Partitioner {
-    grace: bool,
+    depth: Depth,
 }
 
 impl Partitioner {
-    fn run(s: &Stmt, grace: bool) -> Stmt {
-        Partitioner { grace }.mutate_stmt(s)
+    fn run(s: &Stmt, depth: Depth) -> Stmt {
+        Partitioner { depth }.mutate_stmt(s)
+    }
+
+    /// Partition a piece's body with only its innermost loops split.
+    fn innermost_only(s: &Stmt) -> Stmt {
+        Partitioner::run(&demote_likely(s), Depth::Full)
     }
 }
 
@@ -116,21 +133,21 @@ impl Mutator for Partitioner {
             // trivial (a producer computed per vector of its consumer gets
             // a one-iteration loop once the consumer's clamps are gone),
             // which the simplifier then removes instead of partitioning it.
-            let grace = self.grace;
-            let old = std::env::var("FH_NO_GRACE").is_ok();
+            let full = self.depth == Depth::Full;
             let pieces = Pieces {
-                edge: &|b: &Stmt| {
-                    if grace || old {
-                        Partitioner::run(&demote_likely(b), false)
+                prologue: &|b: &Stmt| {
+                    if full {
+                        Partitioner::run(b, Depth::Grace)
                     } else {
-                        Partitioner::run(b, true)
+                        Partitioner::innermost_only(b)
                     }
                 },
+                epilogue: &Partitioner::innermost_only,
                 steady: &|b: &Stmt| {
-                    if grace {
-                        Partitioner::run(&demote_likely(b), false)
+                    if full {
+                        Partitioner::run(b, Depth::Full)
                     } else {
-                        Partitioner::run(b, false)
+                        Partitioner::innermost_only(b)
                     }
                 },
             };
@@ -144,7 +161,8 @@ impl Mutator for Partitioner {
 
 /// How the bodies of a partitioned loop's pieces are partitioned in turn.
 struct Pieces<'a> {
-    edge: &'a dyn Fn(&Stmt) -> Stmt,
+    prologue: &'a dyn Fn(&Stmt) -> Stmt,
+    epilogue: &'a dyn Fn(&Stmt) -> Stmt,
     steady: &'a dyn Fn(&Stmt) -> Stmt,
 }
 
@@ -933,7 +951,6 @@ fn partition(
     };
     let extent_of = |a: &Expr, b: &Expr| fold_binary(BinOp::Sub, b.clone(), a.clone());
     // The prologue and epilogue run few iterations (see `Partitioner`).
-    let edge_body = (pieces.edge)(body);
     let mut loops = vec![];
     if lo.is_some() {
         loops.push(Stmt::for_loop(
@@ -941,7 +958,7 @@ fn partition(
             min.clone(),
             extent_of(min, &steady_start),
             ft,
-            edge_body.clone(),
+            (pieces.prologue)(body),
         ));
     }
     loops.push(steady_loop(
@@ -954,7 +971,7 @@ fn partition(
             steady_end.clone(),
             extent_of(&steady_end, &end),
             ft,
-            edge_body.clone(),
+            (pieces.epilogue)(body),
         ));
     }
     let mut out = Stmt::block(loops);
@@ -1076,6 +1093,48 @@ mod tests {
     }
 
     #[test]
+    fn prologue_partitions_one_more_level() {
+        // for y in [0, n): for x in [0, 8): for k in [0, 2):
+        //   out[8 y + x] = in[8 clamp(likely(y - 1)) + clamp(likely(x - 1))]
+        //                + in[8 clamp(likely(y + 1)) + clamp(likely(x + 1))]
+        //                + in2[clamp(likely(x + k))]
+        // The prologue of y (a peeled first row) partitions its x loop in
+        // full, the epilogue only its innermost k loop.
+        let (y, x, k) = (v("y"), v("x"), v("k"));
+        let row = |d: i64| clamp_likely(Expr::add(y.clone(), c(d)), c(0), Expr::sub(v("n"), c(1)));
+        let col = |d: i64| clamp_likely(Expr::add(x.clone(), c(d)), c(0), c(7));
+        let at = |r: Expr, q: Expr| ld("in", Expr::add(Expr::mul(r, c(8)), q));
+        let val = Expr::add(
+            Expr::add(at(row(-1), col(-1)), at(row(1), col(1))),
+            ld("in2", clamp_likely(Expr::add(x.clone(), k), c(0), c(7))),
+        );
+        let out = Expr::add(Expr::mul(y, c(8)), x);
+        let inner = Stmt::for_loop("k", c(0), c(2), ForType::Serial, st("out", out, val));
+        let s = Stmt::for_loop(
+            "y",
+            c(0),
+            v("n"),
+            ForType::Serial,
+            Stmt::for_loop("x", c(0), c(8), ForType::Serial, inner),
+        );
+        let p = partition_loops(&s).unwrap();
+        let x_loops = p
+            .to_string()
+            .lines()
+            .filter(|l| l.trim_start().starts_with("for (x,"))
+            .count();
+        // prologue 3 + steady 3 + epilogue 1
+        assert_eq!(x_loops, 7, "{p}");
+        let settings: Vec<Vec<(&str, i64)>> = (0..6).map(|n| vec![("n", n)]).collect();
+        same(
+            &s,
+            &strip_likely(&p),
+            &[("in", 48), ("in2", 8), ("out", 48)],
+            &settings,
+        );
+    }
+
+    #[test]
     fn vector_clamps_get_clean_steady_state() {
         // for xo in [0, n): out[ramp(8 xo, 1, 8)] =
         //     in[clamp(likely(ramp(8 xo - 1, 1, 8)), x8(0), x8(8 n - 1))]
@@ -1085,7 +1144,10 @@ mod tests {
         let hi = Expr::sub(Expr::mul(v("n"), c(8)), c(1));
         let idx = |d: i64| {
             Expr::max(
-                Expr::min(Expr::likely(lanes(Expr::add(base.clone(), c(d)))), x8(hi.clone())),
+                Expr::min(
+                    Expr::likely(lanes(Expr::add(base.clone(), c(d)))),
+                    x8(hi.clone()),
+                ),
                 x8(c(0)),
             )
         };
@@ -1095,7 +1157,12 @@ mod tests {
             c(0),
             v("n"),
             ForType::Serial,
-            Stmt::store("out", Expr::add(ld8(idx(-1)), ld8(idx(1))), lanes(base), x8(t())),
+            Stmt::store(
+                "out",
+                Expr::add(ld8(idx(-1)), ld8(idx(1))),
+                lanes(base),
+                x8(t()),
+            ),
         );
         let p = partition_loops(&s).unwrap();
         assert_eq!(count_loops(&p), 3, "{p}");
@@ -1105,7 +1172,10 @@ mod tests {
             .skip_while(|l| !l.starts_with("for (xo, xo.prologue"))
             .nth(1)
             .unwrap();
-        assert!(!steady.contains("min(") && !steady.contains("max("), "{text}");
+        assert!(
+            !steady.contains("min(") && !steady.contains("max("),
+            "{text}"
+        );
         let settings: Vec<Vec<(&str, i64)>> = (0..5).map(|n| vec![("n", n)]).collect();
         same(&s, &strip_likely(&p), &[("in", 40), ("out", 40)], &settings);
     }

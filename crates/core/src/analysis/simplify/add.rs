@@ -53,8 +53,14 @@ fn rules() -> &'static [Rule] {
             rule(select(x, c0, c1) + c2, select(x, c0 + c2, c1 + c2)),
             // Selects on one condition meet across an add (a slid loop's
             // `min + extent` has one in each).
-            rule((z + select(x, y, w)) + select(x, c0, c1), z + select(x, y + c0, w + c1)),
-            rule((select(x, y, w) + z) + select(x, c0, c1), z + select(x, y + c0, w + c1)),
+            rule(
+                (z + select(x, y, w)) + select(x, c0, c1),
+                z + select(x, y + c0, w + c1),
+            ),
+            rule(
+                (select(x, y, w) + z) + select(x, c0, c1),
+                z + select(x, y + c0, w + c1),
+            ),
             rule_if(min(x, y - z) + z, min(x + z, y), no_overflow_p()),
             rule_if(max(x, y - z) + z, max(x + z, y), no_overflow_p()),
             rule_if(min(y - z, x) + z, min(y, x + z), no_overflow_p()),
@@ -116,6 +122,17 @@ mod tests {
         let u8t = Type::uint(8);
         let e = Expr::add(Expr::uint_imm(u8t, 200), Expr::uint_imm(u8t, 100));
         assert!(simplify(&e).is_const_value(44));
+    }
+
+    #[test]
+    fn selects_on_one_condition_meet() {
+        // A slid loop's `min + extent - 1` (min = z + select(c, 1, -1),
+        // extent = select(c, 1, 3)) is its max, z + 1.
+        let c = Expr::lt(i(0), x());
+        let z = Expr::var_i32("z");
+        let min = Expr::add(z.clone(), Expr::select(c.clone(), i(1), i(-1)));
+        let e = Expr::add(Expr::add(min, Expr::select(c, i(1), i(3))), i(-1));
+        assert_eq!(s(e), "(z + 1)");
     }
 
     #[test]

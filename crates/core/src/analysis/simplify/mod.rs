@@ -222,7 +222,13 @@ impl Simplifier {
                 let (ia, ib) = (self.info(a), self.info(b));
                 match op {
                     BinOp::Add => Info::add(ty, &ia, &ib),
-                    BinOp::Sub => Info::sub(ty, &ia, &ib),
+                    BinOp::Sub => {
+                        let i = Info::sub(ty, &ia, &ib);
+                        match self.let_difference_info(a, b) {
+                            Some(d) => Info::intersect(ty, &i, &d),
+                            None => i,
+                        }
+                    }
                     BinOp::Mul => Info::mul(ty, &ia, &ib),
                     BinOp::Div => Info::div(ty, &ia, &ib),
                     BinOp::Mod => Info::modulo(ty, &ia, &ib),

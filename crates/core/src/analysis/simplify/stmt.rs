@@ -6,7 +6,7 @@
 
 use super::info::Info;
 use super::{Simplifier, VarFact};
-use crate::ir::{BinOp, Expr, ExprNode, Stmt, StmtNode, Type};
+use crate::ir::{BinOp, Expr, ExprNode, ForType, Stmt, StmtNode, Type};
 
 impl Simplifier {
     pub fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
@@ -62,6 +62,17 @@ impl Simplifier {
                 if ex.is_one() {
                     // a single iteration: the loop variable is just `min`
                     return self.let_stmt_with_new(name, mn, body);
+                }
+                if iext.max == Some(1) && matches!(for_type, ForType::Serial | ForType::Parallel) {
+                    // At most one iteration (a producer computed per vector
+                    // of its consumer): a guarded body, which loop
+                    // partitioning does not copy into three pieces.
+                    let once = self.let_stmt_with_new(name, mn, body);
+                    if once.is_no_op() {
+                        return once;
+                    }
+                    let cond = self.mutate(&Expr::gt(ex.clone(), Expr::zero(ex.ty())));
+                    return Stmt::if_then_else(cond, once, None);
                 }
                 let imin = self.info(&mn);
                 let hi = match (imin.max, iext.max) {
@@ -341,6 +352,41 @@ mod tests {
             simplify_stmt(&s).to_string(),
             "for (x, 0, 10) {\n  buf[x] = x\n}\n"
         );
+    }
+
+    #[test]
+    fn at_most_one_iteration_becomes_an_if() {
+        // A slid producer's region per iteration: max = a + 15,
+        // min = select(c, max(a, b), a), so max - min + 1 <= 16 although
+        // neither end is bounded; its vector loop runs at most once.
+        let (a, b) = (Expr::var_i32("a"), Expr::var_i32("b"));
+        let c = Expr::lt(i(0), Expr::var_i32("v"));
+        let (lo, hi) = (Expr::var_i32("lo"), Expr::var_i32("hi"));
+        let ext = Expr::var_i32("ext");
+        let n = Expr::div(Expr::add(ext.clone(), i(15)), i(16));
+        let body = Stmt::for_loop(
+            "x",
+            i(0),
+            n,
+            ForType::Serial,
+            store(x(), Expr::add(lo.clone(), x())),
+        );
+        let s = Stmt::let_stmt(
+            "hi",
+            Expr::add(a.clone(), i(15)),
+            Stmt::let_stmt(
+                "lo",
+                Expr::select(c, Expr::max(a.clone(), b), a),
+                Stmt::let_stmt("ext", Expr::add(Expr::sub(hi, lo), i(1)), body),
+            ),
+        );
+        let out = simplify_stmt(&s).to_string();
+        assert!(!out.contains("for ("), "{out}");
+        assert!(
+            out.contains("if ((0 < ((ext + 15) / 16)))") || out.contains("if ("),
+            "{out}"
+        );
+        assert!(out.contains("buf[lo] = 0"), "{out}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use std::sync::OnceLock;
 
+use super::info::Info;
 use super::pattern::*;
 use super::Simplifier;
 use crate::ir::{equal, Expr};
@@ -66,8 +67,21 @@ fn rules() -> &'static [Rule] {
             rule_if(x - (x / c0) * c0, x % c0, c0.ne(0)),
             rule_if((x / c0) * c0 - x, 0 - x % c0, c0.ne(0)),
             rule(select(x, y, z) - select(x, w, u), select(x, y - w, z - u)),
-            rule((u + select(x, y, z)) - select(x, c0, c1), u + select(x, y - c0, z - c1)),
-            rule((select(x, y, z) + u) - select(x, c0, c1), u + select(x, y - c0, z - c1)),
+            rule(
+                (u + select(x, y, z)) - select(x, c0, c1),
+                u + select(x, y - c0, z - c1),
+            ),
+            rule((z + c0) - select(x, y, z), select(x, (z + c0) - y, c0)),
+            rule(z - select(x, y, z), select(x, z - y, 0)),
+            rule(y - select(x, y, z), select(x, 0, y - z)),
+            rule_if((x + c0) - max(x, y), min(x - y, 0) + c0, no_overflow_p()),
+            rule_if((x + c0) - max(y, x), min(x - y, 0) + c0, no_overflow_p()),
+            rule_if((x + c0) - min(x, y), max(x - y, 0) + c0, no_overflow_p()),
+            rule_if((x + c0) - min(y, x), max(x - y, 0) + c0, no_overflow_p()),
+            rule(
+                (select(x, y, z) + u) - select(x, c0, c1),
+                u + select(x, y - c0, z - c1),
+            ),
             rule(c0 - select(x, c1, c2), select(x, c0 - c1, c0 - c2)),
             rule(select(x, y, z) - y, select(x, 0, z - y)),
             rule(select(x, y, z) - z, select(x, y - z, 0)),
@@ -123,6 +137,24 @@ impl Simplifier {
         let d = self.mk_bin(crate::ir::BinOp::Sub, va, vb);
         let bad = std::mem::replace(&mut self.overflowed, saved);
         (d.is_const() && !bad).then_some(d)
+    }
+
+    /// Bounds of `a - b` where `a` or `b` is a let-bound variable, from
+    /// the difference with its value substituted: a slid loop's `max - min` is bounded although
+    /// each end alone is not (interval arithmetic would lose that both
+    /// ends move together).
+    pub(crate) fn let_difference_info(&mut self, a: &Expr, b: &Expr) -> Option<Info> {
+        let (va, vb) = match (self.let_value(a), self.let_value(b)) {
+            (None, None) => return None,
+            (va, vb) => (
+                va.unwrap_or_else(|| a.clone()),
+                vb.unwrap_or_else(|| b.clone()),
+            ),
+        };
+        let saved = std::mem::replace(&mut self.overflowed, false);
+        let d = self.mk_bin(crate::ir::BinOp::Sub, va, vb);
+        let bad = std::mem::replace(&mut self.overflowed, saved);
+        (!bad).then(|| self.info(&d))
     }
 }
 
