@@ -493,6 +493,19 @@ pub fn for_each_expr_in_stmt(s: &Stmt, f: &mut dyn FnMut(&Expr)) {
     Each(f).visit_stmt(s);
 }
 
+/// Call `f` on every statement (pre-order) inside a Stmt, itself included.
+pub fn for_each_stmt(s: &Stmt, f: &mut dyn FnMut(&Stmt)) {
+    struct Each<'a>(&'a mut dyn FnMut(&Stmt));
+    impl Visitor for Each<'_> {
+        fn visit_expr(&mut self, _: &Expr) {}
+        fn visit_stmt(&mut self, s: &Stmt) {
+            (self.0)(s);
+            walk_stmt(self, s);
+        }
+    }
+    Each(f).visit_stmt(s);
+}
+
 /// Does `e` mention variable `name` (free or bound)?
 pub fn expr_uses_var(e: &Expr, name: &str) -> bool {
     let mut found = false;

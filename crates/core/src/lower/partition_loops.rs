@@ -33,7 +33,8 @@ use crate::analysis::simplify::{can_prove, simplify_stmt};
 use crate::analysis::substitute::substitute;
 use crate::error::Result;
 use crate::ir::visit::{
-    expr_uses_var, for_each_expr, for_each_expr_in_stmt, mutate_expr_children, mutate_stmt_children,
+    expr_uses_var, for_each_expr, for_each_expr_in_stmt, for_each_stmt, mutate_expr_children,
+    mutate_stmt_children,
 };
 use crate::ir::{BinOp, Expr, ExprNode, ForType, Intrinsic, Mutator, Stmt, StmtNode, Type};
 use crate::lower::unroll_loops::{const_int_value, fold_binary};
@@ -87,12 +88,18 @@ fn likely_arg(e: &Expr) -> Option<&Expr> {
 /// Partitions loops outermost first. The pieces of a partitioned loop are
 /// partitioned in turn, by `Depth`:
 /// - the steady state, in full (at the same depth);
-/// - the prologue at one level of grace: the next loop level inside it is
-///   still partitioned in full (a sliding window's peeled first iteration
-///   runs a whole row of its consumer, worth a clamp-free steady state),
-///   and the pieces that makes only partition their innermost loops;
-/// - the epilogue (and anything inside a graced piece): innermost loops
-///   only (its marks become `likely_if_innermost`).
+/// - a prologue that peels first iterations (bounded by a boolean mark,
+///   such as sliding window's `likely(v > v_min)`, not only by clamps) at
+///   one level of grace: the next loop level inside it that computes a
+///   producer is still partitioned in full (a sliding window's peeled
+///   first iteration runs a whole row of its consumer, each iteration
+///   computing the producer, worth a clamp-free steady state), and the
+///   pieces that makes only partition their innermost loops; loops
+///   computing no producer are left to the innermost rule (a producer's
+///   own few peeled rows are not worth three copies);
+/// - other prologues, epilogues (boundary pieces, which run only at the
+///   edges of the image) and anything inside a graced piece: innermost
+///   loops only (their marks become `likely_if_innermost`).
 /// Code size so grows by a bounded factor instead of tripling at every
 /// level.
 #[derive(Clone, Copy, PartialEq)]
@@ -129,14 +136,18 @@ impl Mutator for Partitioner {
             body,
         } = s.node()
         {
+            if self.depth == Depth::Grace && !contains_produce(body) {
+                // Not a loop of a consumer over its producer's rows.
+                return Partitioner::innermost_only(s);
+            }
             // Outer loops first: a steady state often makes an inner loop
             // trivial (a producer computed per vector of its consumer gets
             // a one-iteration loop once the consumer's clamps are gone),
             // which the simplifier then removes instead of partitioning it.
             let full = self.depth == Depth::Full;
             let pieces = Pieces {
-                prologue: &|b: &Stmt| {
-                    if full {
+                prologue: &|b: &Stmt, peels: bool| {
+                    if full && peels {
                         Partitioner::run(b, Depth::Grace)
                     } else {
                         Partitioner::innermost_only(b)
@@ -161,7 +172,8 @@ impl Mutator for Partitioner {
 
 /// How the bodies of a partitioned loop's pieces are partitioned in turn.
 struct Pieces<'a> {
-    prologue: &'a dyn Fn(&Stmt) -> Stmt,
+    /// Given whether the prologue peels first iterations.
+    prologue: &'a dyn Fn(&Stmt, bool) -> Stmt,
     epilogue: &'a dyn Fn(&Stmt) -> Stmt,
     steady: &'a dyn Fn(&Stmt) -> Stmt,
 }
@@ -605,23 +617,26 @@ fn reads_state(e: &Expr) -> bool {
 }
 
 fn contains_loop(s: &Stmt) -> bool {
-    fn walk(s: &Stmt) -> bool {
-        match s.node() {
-            StmtNode::For { .. } => true,
-            StmtNode::LetStmt { body, .. }
-            | StmtNode::ProducerConsumer { body, .. }
-            | StmtNode::Allocate { body, .. }
-            | StmtNode::Realize { body, .. } => walk(body),
-            StmtNode::Block(v) => v.iter().any(walk),
-            StmtNode::IfThenElse {
-                then_case,
-                else_case,
+    let mut found = false;
+    for_each_stmt(s, &mut |x| {
+        found |= matches!(x.node(), StmtNode::For { .. })
+    });
+    found
+}
+
+/// Does `s` compute a Func (hold a produce node)?
+fn contains_produce(s: &Stmt) -> bool {
+    let mut found = false;
+    for_each_stmt(s, &mut |x| {
+        found |= matches!(
+            x.node(),
+            StmtNode::ProducerConsumer {
+                is_producer: true,
                 ..
-            } => walk(then_case) || else_case.as_ref().is_some_and(walk),
-            _ => false,
-        }
-    }
-    walk(s)
+            }
+        )
+    });
+    found
 }
 
 /// Walks a loop body numbering the `likely` marks in a fixed order. In
@@ -639,6 +654,9 @@ struct LikelyWalker {
     /// of names bound outside the loop, or `None` if it cannot be hoisted.
     lets: Vec<(String, Option<Expr>)>,
     found: Vec<(usize, Interval)>,
+    /// A boolean mark (not a clamp) bounded the loop from below: the
+    /// prologue peels first iterations (a sliding window's warm-up).
+    peels: bool,
 }
 
 impl LikelyWalker {
@@ -667,7 +685,7 @@ impl LikelyWalker {
         self.lets.push((name.to_string(), v));
     }
 
-    fn consider(&mut self, n: usize, cond: &Expr) {
+    fn consider(&mut self, n: usize, cond: &Expr, boolean: bool) {
         let Some(c) = self.expand(cond) else { return };
         // A vector condition must hold in every lane.
         let Some(c) = all_lanes(&c) else { return };
@@ -675,6 +693,7 @@ impl LikelyWalker {
             return;
         }
         if let Some(iv) = solve(&c, &self.var, self.ty, &self.bounds) {
+            self.peels |= boolean && iv.lo.is_some();
             self.found.push((n, iv));
         }
     }
@@ -731,7 +750,7 @@ impl Mutator for LikelyWalker {
             let ne = mutate_expr_children(self, e);
             if self.replace.is_none() {
                 let c = likely_arg(e).unwrap().clone();
-                self.consider(n, &c);
+                self.consider(n, &c, true);
             }
             return if self.replacing(n) {
                 Expr::broadcast_if(Expr::bool_const(true), t.lanes)
@@ -763,7 +782,7 @@ impl Mutator for LikelyWalker {
                     } else {
                         Expr::ge(inner, other.clone())
                     };
-                    self.consider(n, &cond);
+                    self.consider(n, &cond, false);
                 }
                 if self.replacing(n) {
                     if let ExprNode::Binary { a: na, b: nb, .. } = ne.node() {
@@ -851,7 +870,14 @@ impl Mutator for LikelyWalker {
 /// The range of iterations of loop `name` on which the solvable marks of
 /// `body` hold, and the simplified body with them replaced; `None` if no
 /// mark is solvable.
-fn steady_state(name: &str, min: &Expr, extent: &Expr, body: &Stmt) -> Option<(Interval, Stmt)> {
+/// The steady state's range, its body, and whether the prologue peels
+/// (see `LikelyWalker::peels`).
+fn steady_state(
+    name: &str,
+    min: &Expr,
+    extent: &Expr,
+    body: &Stmt,
+) -> Option<(Interval, Stmt, bool)> {
     let ty = min.ty();
     let mut has_likely = false;
     for_each_expr_in_stmt(body, &mut |e| has_likely |= likely_arg(e).is_some());
@@ -871,6 +897,7 @@ fn steady_state(name: &str, min: &Expr, extent: &Expr, body: &Stmt) -> Option<(I
         counter: 0,
         lets: vec![],
         found: vec![],
+        peels: false,
     };
     walker.mutate_stmt(body);
     let mut solved = HashSet::new();
@@ -886,6 +913,7 @@ fn steady_state(name: &str, min: &Expr, extent: &Expr, body: &Stmt) -> Option<(I
     if range.lo.is_none() && range.hi.is_none() {
         return None;
     }
+    let peels = walker.peels;
     let mut replacer = LikelyWalker {
         var: name.to_string(),
         ty,
@@ -895,8 +923,9 @@ fn steady_state(name: &str, min: &Expr, extent: &Expr, body: &Stmt) -> Option<(I
         counter: 0,
         lets: vec![],
         found: vec![],
+        peels: false,
     };
-    Some((range, simplify_stmt(&replacer.mutate_stmt(body))))
+    Some((range, simplify_stmt(&replacer.mutate_stmt(body)), peels))
 }
 
 /// Partition the loop `name` (see the module doc). Replacing the marks of
@@ -916,11 +945,12 @@ fn partition(
     if !(ty.is_int() && ty.bits >= 32 && ty.is_scalar()) {
         return None;
     }
-    let (mut range, mut steady_body) = steady_state(name, min, extent, body)?;
+    let (mut range, mut steady_body, mut peels) = steady_state(name, min, extent, body)?;
     // Each round removes at least one mark, so this terminates.
-    while let Some((r, b)) = steady_state(name, min, extent, &steady_body) {
+    while let Some((r, b, p)) = steady_state(name, min, extent, &steady_body) {
         range = intersect(range, r);
         steady_body = b;
+        peels |= p;
     }
     let end = fold_binary(BinOp::Add, min.clone(), extent.clone());
     let prologue_name = format!("{name}.prologue");
@@ -958,7 +988,7 @@ fn partition(
             min.clone(),
             extent_of(min, &steady_start),
             ft,
-            (pieces.prologue)(body),
+            (pieces.prologue)(body, peels),
         ));
     }
     loops.push(steady_loop(
@@ -1097,19 +1127,29 @@ mod tests {
         // for y in [0, n): for x in [0, 8): for k in [0, 2):
         //   out[8 y + x] = in[8 clamp(likely(y - 1)) + clamp(likely(x - 1))]
         //                + in[8 clamp(likely(y + 1)) + clamp(likely(x + 1))]
-        //                + in2[clamp(likely(x + k))]
-        // The prologue of y (a peeled first row) partitions its x loop in
-        // full, the epilogue only its innermost k loop.
+        //                + in2[clamp(likely(x + k))] + select(likely(0 < y), 1, 2)
+        // The prologue of y (a peeled first row) partitions its x loop,
+        // which computes a producer, in full; the epilogue only its
+        // innermost k loop.
         let (y, x, k) = (v("y"), v("x"), v("k"));
         let row = |d: i64| clamp_likely(Expr::add(y.clone(), c(d)), c(0), Expr::sub(v("n"), c(1)));
         let col = |d: i64| clamp_likely(Expr::add(x.clone(), c(d)), c(0), c(7));
         let at = |r: Expr, q: Expr| ld("in", Expr::add(Expr::mul(r, c(8)), q));
+        // A first-iteration peel, as sliding window marks it.
+        let peel = Expr::select(Expr::likely(Expr::lt(c(0), y.clone())), c(1), c(2));
         let val = Expr::add(
             Expr::add(at(row(-1), col(-1)), at(row(1), col(1))),
-            ld("in2", clamp_likely(Expr::add(x.clone(), k), c(0), c(7))),
+            Expr::add(
+                ld("in2", clamp_likely(Expr::add(x.clone(), k), c(0), c(7))),
+                peel,
+            ),
         );
         let out = Expr::add(Expr::mul(y, c(8)), x);
-        let inner = Stmt::for_loop("k", c(0), c(2), ForType::Serial, st("out", out, val));
+        // The k loop stands for a producer computed per x.
+        let inner = Stmt::producer(
+            "p",
+            Stmt::for_loop("k", c(0), c(2), ForType::Serial, st("out", out, val)),
+        );
         let s = Stmt::for_loop(
             "y",
             c(0),
