@@ -614,10 +614,7 @@ impl CodeGen {
         }
         // A clamped dense ramp (boundary conditions): two scalar loads and
         // a masked dense load, where the target has cheap masked loads.
-        if always
-            && self.has_cheap_masked_loads(elem_t.bits)
-            && std::env::var("FH_NO_CLAMPLOAD").is_err()
-        {
+        if always && self.has_cheap_masked_loads(elem_t.bits) {
             if let Some(e) = super::clamped_load::rewrite_clamped_load(t, name, index) {
                 return self.codegen_expr(&e);
             }
@@ -653,9 +650,6 @@ impl CodeGen {
     /// int32 sum that LLVM reassociated (dropping its no-overflow flag)
     /// would need a sign extension per access.
     pub(crate) fn codegen_index(&mut self, index: &Expr) -> Result<Val> {
-        if std::env::var("FH_NO_PROMOTE").is_ok() {
-            return self.codegen_expr(index);
-        }
         self.codegen_expr(&promote_index_64(index))
     }
 }
