@@ -321,3 +321,40 @@ def test_boundary_condition_misuse(hl):
         "buffer_too_many_bounds": error_key(hl, lambda: BC.mirror_interior(b, [(0, 3)] * 3),
                                             "Invalid arguments"),
     }
+
+
+@differential()
+@pytest.mark.parametrize("t", ["u8", "i16", "u16", "i32", "f32", "f64"])
+def test_vectorized_clamped_loads(hl, t):
+    """Vectorized reads through clamped indices (the edge iterations of a
+    boundary condition, which the backend may turn into masked loads):
+    windows wider and narrower than the vector, a window of one element,
+    an empty window (lo > hi, so every lane reads one bound) in both clamp
+    orders, and shifted, offset and reversed reads."""
+    data = ((np.arange(23) * 37 + 5) % 101).astype(npdtype(t))
+    inp = buffer(hl, data)
+    x = hl.Var("x")
+    lo, hi = hl.Param(hl.Int(32), "lo", 0), hl.Param(hl.Int(32), "hi", 22)
+    fs = {
+        "edge": hl.BoundaryConditions.repeat_edge(inp),
+        "max_min": hl.Func("max_min"),
+        "min_max": hl.Func("min_max"),
+        "offset": hl.Func("offset"),
+    }
+    fs["max_min"][x] = inp[hl.max(hl.min(x - 3, hi), lo)]
+    fs["min_max"][x] = inp[hl.min(hl.max(x + 2, lo), hi)]
+    fs["offset"][x] = inp[hl.clamp(x * 1 - 7, lo, hi) + 1] + inp[hl.clamp(x, lo, hi)]
+    out = {}
+    for name, f in fs.items():
+        g = hl.Func("g_" + name)
+        g[x] = f[x]
+        g.vectorize(x, 32 if t in ("u8", "i16", "u16") else 16)
+        for (l, h) in [(0, 22), (4, 9), (6, 6), (9, 4), (0, 21)]:
+            if name != "edge":
+                lo.set(l)
+                hi.set(h if name != "offset" else min(h, 21))
+            o = hl.Buffer(htype(hl, t), [70])
+            o.set_min([-20])
+            g.realize(o)
+            out["%s_%d_%d" % (name, l, h)] = arr(o)
+    return out
