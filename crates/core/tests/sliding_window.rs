@@ -324,3 +324,40 @@ fn blur_steady_state_computes_one_vector_without_loops() {
         .count();
     assert!(steady > 0, "{text}");
 }
+
+/// `f(x, y) = x + y` with one update `f(x, yarg) = f(x, yarg) + 1`,
+/// stored at the root and computed per row of `g`, which reads rows y,
+/// y + 1 and y + 2.
+fn with_update(yarg: Expr) -> (Func, Func) {
+    let f = define("f", &["x", "y"], add(v("x"), v("y")));
+    f.define(
+        vec![v("x"), yarg.clone()],
+        vec![add(call(&f, vec![v("x"), yarg]), i(1))],
+    )
+    .unwrap();
+    let row = |k: i64| call(&f, vec![v("x"), add(v("y"), i(k))]);
+    let g = define("g", &["x", "y"], add(add(row(0), row(1)), row(2)));
+    f.store_root();
+    let _ = f.compute_at(&g, "y");
+    (f, g)
+}
+
+#[test]
+fn updates_over_the_pure_row_slide_with_their_func() {
+    let (f, g) = with_update(v("y"));
+    let (fnm, gn) = (f.name(), g.name());
+    let (slid, _) = passes(&g);
+    // The last stage's region is cut; the pure stage's follows it.
+    assert!(let_line(&slid, &format!("{fnm}.s1.y.min"))
+        .contains(&format!("select(likely(({gn}.s0.y > {gn}.s0.y.loop_min))")));
+    assert!(let_line(&slid, &format!("{fnm}.s0.y.min")).ends_with(&format!("= {fnm}.s1.y.min")));
+}
+
+#[test]
+fn updates_over_an_rvar_row_do_not_slide() {
+    let r =
+        ferrohalide_core::lang::rdom::ReductionDomain::new(Some("r"), vec![(i(0), i(4))]).unwrap();
+    let (_, g) = with_update(r.rvar(0).unwrap().expr());
+    let (slid, _) = passes(&g);
+    assert!(!slid.contains("select(likely"), "{slid}");
+}

@@ -4,9 +4,10 @@
 //! computed into the same storage.
 //!
 //! Assumes: the output of bounds_inference. A Func `f` computed inside a
-//! loop has the lets `f.s0.d.min` / `f.s0.d.max` (the region its consumers
-//! need) at the top of its compute loop's body, in dimension order, and its
-//! loop nest is bounded by them; its Realize encloses the compute level;
+//! loop has the lets `f.sN.d.min` / `f.sN.d.max` of its last stage N (the
+//! region its consumers need), then those of the earlier stages, at the
+//! top of its compute loop's body, in dimension order, and each stage's
+//! loop nest is bounded by its own; its Realize encloses the compute level;
 //! a Func's lets come after those of its consumers computed at the same
 //! level, and may refer to them.
 //!
@@ -16,8 +17,12 @@
 //! the region's min and max both move the same way as `v` grows, no other
 //! dimension's region depends on `v`, no loop between `v` and the compute
 //! site has bounds that depend on `v`, and no condition sits between them,
-//! then on every iteration but the first the region is cut to what the
-//! previous iteration did not compute: growing, the min becomes
+//! and, for a Func with updates, every update runs over d's pure variable
+//! and reads the Func only at that same coordinate in d (each row of d
+//! goes through all stages independently; the earlier stages' lets must
+//! be the later stages' own), then on every iteration but the first the
+//! region (of every stage) is cut to what the previous iteration did not
+//! compute: growing, the min becomes
 //! `select(likely(v > v_min), max(min, max(v - 1) + 1), min)`; shrinking,
 //! the max becomes `select(likely(v > v_min), min(max, min(v - 1) - 1), max)`.
 //! Producers of `f` computed at the same level read `f`'s lets, so they
@@ -100,13 +105,18 @@ fn var(name: &str) -> Expr {
 /// dimensions are not cut.
 fn cut_stays_inside(f: &Function, arg: &str) -> bool {
     let c = f.read();
+    std::iter::once(&c.stage)
+        .chain(c.updates.iter().map(|u| &u.stage))
+        .all(|stage| stage_cut_stays_inside(&c.args, &stage.splits, arg))
+}
+
+fn stage_cut_stays_inside(args: &[String], splits: &[Split], arg: &str) -> bool {
     // The pure dimensions each loop dimension is made of.
-    let mut parts: HashMap<String, HashSet<String>> = c
-        .args
+    let mut parts: HashMap<String, HashSet<String>> = args
         .iter()
         .map(|a| (a.clone(), HashSet::from([a.clone()])))
         .collect();
-    for s in &c.stage.splits {
+    for s in splits {
         match s {
             Split::Split {
                 old,
@@ -141,6 +151,34 @@ fn cut_stays_inside(f: &Function, arg: &str) -> bool {
         }
     }
     true
+}
+
+/// Can dimension `d` of `f`'s region be cut for every stage? Each update
+/// must run over the pure variable of `d` and read `f` itself only at
+/// that same coordinate in `d`: then every row of `d` goes through all
+/// stages independently of the others, and computing only the new rows
+/// of each iteration (through every stage) gives the same values as
+/// recomputing the whole window. Specialized updates are not cut.
+fn updates_slide_with(f: &Function, d: usize) -> bool {
+    let c = f.read();
+    let pure = &c.args[d];
+    let is_pure = |e: &Expr| e.as_variable() == Some(pure.as_str());
+    c.updates.iter().all(|u| {
+        if !is_pure(&u.args[d]) || !u.specializations.is_empty() {
+            return false;
+        }
+        let mut same_row = true;
+        for e in u.args.iter().chain(&u.values) {
+            crate::ir::visit::for_each_expr(e, &mut |x| {
+                if let crate::ir::ExprNode::Call { name, args, .. } = x.node() {
+                    if *name == c.name && !args.get(d).is_some_and(is_pure) {
+                        same_row = false;
+                    }
+                }
+            });
+        }
+        same_row
+    })
 }
 
 /// The value of the let `name` among the LetStmts heading `s`.
@@ -182,19 +220,25 @@ impl SlidingWindow<'_> {
         })
     }
 
-    /// If `name` is `f.s0.d.min` for a Func `f` realized around here:
-    /// (f, index of d, index of f's Realize frame).
+    /// If `name` is `f.sN.d.min` for a Func `f` realized around here, and
+    /// N its last stage (whose region is what f's consumers need; the
+    /// earlier stages' regions are defined from it): (f, index of d, index
+    /// of f's Realize frame).
     fn parse_min_let(&self, name: &str) -> Option<(String, usize, usize)> {
         for (i, f) in self.stack.iter().enumerate().rev() {
             let Frame::Realize(func) = f else { continue };
+            let Some(function) = self.env.funcs.get(func) else {
+                continue;
+            };
+            let stage = format!(".s{}.", function.updates().len());
             let Some(rest) = name
                 .strip_prefix(func.as_str())
-                .and_then(|r| r.strip_prefix(".s0."))
+                .and_then(|r| r.strip_prefix(stage.as_str()))
                 .and_then(|r| r.strip_suffix(".min"))
             else {
                 continue;
             };
-            let args = self.env.funcs.get(func)?.args();
+            let args = function.args();
             if let Some(d) = args.iter().position(|a| a == rest) {
                 return Some((func.clone(), d, i));
             }
@@ -215,15 +259,22 @@ impl SlidingWindow<'_> {
     ) -> Option<Expr> {
         let function = self.env.funcs.get(func)?;
         let args = function.args();
-        // Only the pure definition's region would be cut; the updates
-        // would still run over (and recompute) the whole region.
-        if function.has_updates() {
+        let last = function.updates().len();
+        if !updates_slide_with(function, d) || !cut_stays_inside(function, &args[d]) {
             return None;
         }
-        if !cut_stays_inside(function, &args[d]) {
-            return None;
+        // The earlier stages' regions in d must follow the last stage's:
+        // each `f.sK.d.min` / `.max` ahead is the next stage's let itself.
+        for k in 0..last {
+            for end in ["min", "max"] {
+                let next = Expr::var_i32(format!("{func}.s{}.{}.{end}", k + 1, args[d]));
+                match let_ahead(body, &format!("{func}.s{k}.{}.{end}", args[d])) {
+                    Some(v) if crate::ir::equal(&v, &next) => {}
+                    _ => return None,
+                }
+            }
         }
-        let prefix = format!("{func}.s0.");
+        let prefix = format!("{func}.s{last}.");
         // Every dimension's region, as it stands at the compute site.
         let mut regions: Vec<(Expr, Expr)> = vec![];
         for (i, a) in args.iter().enumerate() {
