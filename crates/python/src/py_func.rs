@@ -346,6 +346,8 @@ fn func_values_from_py(value: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
     Ok(vec![py_to_expr(value)?])
 }
 
+
+
 #[pymethods]
 impl PyFunc {
     /// `Func()`, `Func(name)`, `Func(type, dimensions, name)`,
@@ -581,11 +583,7 @@ impl PyFunc {
         arguments: &Bound<'_, PyAny>,
         target: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<crate::py_pipeline::PyCallable> {
-        crate::py_pipeline::compile_to_callable_py(
-            vec![self.inner.function.clone()],
-            arguments,
-            target,
-        )
+        crate::py_pipeline::compile_to_callable_py(vec![self.inner.function.clone()], arguments, target)
     }
 
     #[pyo3(signature = (target=None))]
@@ -630,16 +628,15 @@ impl PyFunc {
             return Err(incompatible());
         }
         if target.is_some_and(|t| !t.is_none()) {
-            return Err(unimplemented(
-                "Func.compile_to_lowered_stmt with an explicit target",
-            ));
+            return Err(unimplemented("Func.compile_to_lowered_stmt with an explicit target"));
         }
         let function = self.inner.function.clone();
         let text = py
             .detach(|| ferrohalide_core::lower::lowered_stmt(&[function], fmt.to_core()))
             .py()?;
-        std::fs::write(&filename, text)
-            .map_err(|e| HalideError::new_err(format!("Error: Can't write {filename}: {e}\n")))
+        std::fs::write(&filename, text).map_err(|e| {
+            HalideError::new_err(format!("Error: Can't write {filename}: {e}\n"))
+        })
     }
 
     // ---- scheduling ----
@@ -1050,6 +1047,7 @@ fn define_with_implicit_args(f: &Func, dims: usize, value: Expr) -> PyResult<()>
     c.args = args;
     Ok(())
 }
+
 
 crate::expr_like_methods!(PyFuncRef {
     /// `f[args][i]`: element `i` of a call to a Tuple-valued Func.

@@ -116,18 +116,12 @@ impl PyDimension {
         d.set_min(py_to_opt_expr(min)?).py()?;
         Ok(slf.clone())
     }
-    fn set_extent<'py>(
-        slf: &Bound<'py, Self>,
-        extent: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, Self>> {
+    fn set_extent<'py>(slf: &Bound<'py, Self>, extent: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         let d = slf.get().constrainable("set_extent")?;
         d.set_extent(py_to_opt_expr(extent)?).py()?;
         Ok(slf.clone())
     }
-    fn set_stride<'py>(
-        slf: &Bound<'py, Self>,
-        stride: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, Self>> {
+    fn set_stride<'py>(slf: &Bound<'py, Self>, stride: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         let d = slf.get().constrainable("set_stride")?;
         d.set_stride(py_to_opt_expr(stride)?).py()?;
         Ok(slf.clone())
@@ -138,8 +132,7 @@ impl PyDimension {
         extent: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, Self>> {
         let d = slf.get().constrainable("set_bounds")?;
-        d.set_bounds(py_to_opt_expr(min)?, py_to_opt_expr(extent)?)
-            .py()?;
+        d.set_bounds(py_to_opt_expr(min)?, py_to_opt_expr(extent)?).py()?;
         Ok(slf.clone())
     }
     fn set_estimate<'py>(
@@ -148,8 +141,7 @@ impl PyDimension {
         extent: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, Self>> {
         let d = slf.get().constrainable("set_estimate")?;
-        d.set_estimate(py_to_opt_expr(min)?, py_to_opt_expr(extent)?)
-            .py()?;
+        d.set_estimate(py_to_opt_expr(min)?, py_to_opt_expr(extent)?).py()?;
         Ok(slf.clone())
     }
     fn dim(&self, i: i64) -> PyResult<PyDimension> {

@@ -12,9 +12,9 @@ use ferrohalide_core::lang::stage::VarOrRVar;
 use ferrohalide_core::Error;
 
 use crate::errors::{to_pyerr, IntoPy};
-use crate::py_boundary::PyRange;
 use crate::py_buffer::PyBuffer;
 use crate::py_expr::{py_to_expr, PyExpr};
+use crate::py_boundary::PyRange;
 use crate::py_var::PyVar;
 
 #[pyclass(name = "RDom", module = "ferrohalide", frozen)]

@@ -48,29 +48,22 @@ fn broadcast_value(e: &Expr) -> Option<&Expr> {
     }
 }
 
+/// `e` as `op(x, broadcast(v))` in either operand order: (op, x, v).
+fn with_broadcast_operand(e: &Expr) -> Option<(BinOp, &Expr, &Expr)> {
+    let ExprNode::Binary { op, a, b } = e.node() else {
+        return None;
+    };
+    match (broadcast_value(a), broadcast_value(b)) {
+        (None, Some(v)) => Some((*op, a, v)),
+        (Some(v), None) => Some((*op, b, v)),
+        _ => None,
+    }
+}
+
 /// `clamp(ramp(b, 1, n), lo, hi)` with broadcast bounds, in either order.
 fn clamped_ramp(e: &Expr) -> Option<ClampedRamp> {
-    let ExprNode::Binary { op: outer, a, b } = e.node() else {
-        return None;
-    };
-    let (inner, outer_bound) = match (broadcast_value(a), broadcast_value(b)) {
-        (None, Some(v)) => (a, v),
-        (Some(v), None) => (b, v),
-        _ => return None,
-    };
-    let ExprNode::Binary {
-        op: inner_op,
-        a: ia,
-        b: ib,
-    } = inner.node()
-    else {
-        return None;
-    };
-    let (ramp, inner_bound) = match (broadcast_value(ia), broadcast_value(ib)) {
-        (None, Some(v)) => (ia, v),
-        (Some(v), None) => (ib, v),
-        _ => return None,
-    };
+    let (outer, inner, outer_bound) = with_broadcast_operand(e)?;
+    let (inner_op, ramp, inner_bound) = with_broadcast_operand(inner)?;
     let ExprNode::Ramp {
         base,
         stride,

@@ -257,10 +257,7 @@ impl<'a, S: IrSink + ?Sized> IrPrinter<'a, S> {
                 self.op("(")?;
                 self.ty(&ty)?;
                 self.op(")")?;
-                self.call_form(
-                    &format!("vector_reduce_{op:?}"),
-                    std::slice::from_ref(value),
-                )
+                self.call_form(&format!("vector_reduce_{op:?}"), std::slice::from_ref(value))
             }
         }
     }
@@ -553,13 +550,7 @@ mod tests {
         );
         Stmt::producer(
             "f",
-            Stmt::for_loop(
-                "x".to_string(),
-                Expr::i32(0),
-                Expr::i32(8),
-                ForType::Serial,
-                body,
-            ),
+            Stmt::for_loop("x".to_string(), Expr::i32(0), Expr::i32(8), ForType::Serial, body),
         )
     }
 
@@ -580,9 +571,6 @@ mod tests {
     fn immediates_carry_their_type_unless_int32() {
         assert_eq!(Expr::i32(-3).to_string(), "-3");
         assert_eq!(Expr::bool_const(true).to_string(), "(uint1)1");
-        assert_eq!(
-            Expr::cast(Type::int(16), Expr::i32(2)).to_string(),
-            "int16(2)"
-        );
+        assert_eq!(Expr::cast(Type::int(16), Expr::i32(2)).to_string(), "int16(2)");
     }
 }

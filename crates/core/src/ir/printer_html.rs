@@ -144,16 +144,14 @@ mod tests {
             vec![x.clone()],
             Expr::bool_const(true),
         );
-        let body = Stmt::if_then_else(Expr::lt(x, Expr::i32(3)), store.clone(), Some(store));
+        let body = Stmt::if_then_else(
+            Expr::lt(x, Expr::i32(3)),
+            store.clone(),
+            Some(store),
+        );
         Stmt::producer(
             "f",
-            Stmt::for_loop(
-                "x".to_string(),
-                Expr::i32(0),
-                Expr::i32(8),
-                ForType::Parallel,
-                body,
-            ),
+            Stmt::for_loop("x".to_string(), Expr::i32(0), Expr::i32(8), ForType::Parallel, body),
         )
     }
 

@@ -743,12 +743,7 @@ pub fn require(cond: Expr, value: Expr, args: Vec<Expr>) -> Result<Expr> {
     if !cond.ty().is_bool() {
         return Err(Error::user("Require condition must be a boolean type.\n"));
     }
-    let mut call = vec![
-        cond,
-        value.clone(),
-        Expr::string("Requirement Failed: (false) "),
-        value.clone(),
-    ];
+    let mut call = vec![cond, value.clone(), Expr::string("Requirement Failed: (false) "), value.clone()];
     for a in args {
         call.push(Expr::string(" "));
         call.push(a);

@@ -1,11 +1,8 @@
 //! The front end: what users build pipelines with. Mirrors Halide's
 //! Func/Var/Expr API; the Python bindings are a thin layer over this.
 
-pub mod boundary_conditions;
 pub mod func;
 pub mod function;
-pub mod image_param;
-pub mod lambda;
 pub mod loop_level;
 pub mod math;
 pub mod operators;
@@ -20,3 +17,6 @@ pub mod tuple;
 pub mod update;
 pub mod var;
 pub mod wrapper;
+pub mod image_param;
+pub mod boundary_conditions;
+pub mod lambda;

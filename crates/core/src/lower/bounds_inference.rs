@@ -246,10 +246,9 @@ impl BoundsInference<'_> {
                     let extent = var(format!("{buf}.extent.{d}"));
                     let max = Expr::sub(Expr::add(min.clone(), extent), Expr::i32(1));
                     match required.as_ref().map(|r| r[d].clone()) {
-                        Some(Interval {
-                            min: Some(lo),
-                            max: Some(hi),
-                        }) => (Expr::min(min, lo), Expr::max(max, hi)),
+                        Some(Interval { min: Some(lo), max: Some(hi) }) => {
+                            (Expr::min(min, lo), Expr::max(max, hi))
+                        }
                         _ => (min, max),
                     }
                 } else {

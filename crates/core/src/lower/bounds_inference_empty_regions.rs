@@ -57,11 +57,7 @@ fn guarded_tail_gives_empty_not_negative_allocations() {
     for yy in 0..h {
         for xx in 0..w {
             let expect = (yy + min_y) + 100 * xx;
-            assert_eq!(
-                out[&name][(xx + yy * w) as usize],
-                expect,
-                "at ({xx}, {yy})"
-            );
+            assert_eq!(out[&name][(xx + yy * w) as usize], expect, "at ({xx}, {yy})");
         }
     }
 }

@@ -30,10 +30,10 @@ pub mod arguments;
 pub mod bounds_inference;
 pub mod buffer_checks;
 pub mod environment;
-pub mod schedule_functions;
 pub mod sliding_window;
-pub mod storage_flattening;
 pub mod storage_folding;
+pub mod schedule_functions;
+pub mod storage_flattening;
 pub mod wrap_calls;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,9 +71,7 @@ impl LoweredPipeline {
     pub fn render(&self, format: StmtOutputFormat) -> String {
         let args: Vec<String> = self.args.iter().map(|a| a.name.clone()).collect();
         match format {
-            StmtOutputFormat::Text => {
-                crate::ir::printer::function_to_text(&self.name, &args, &self.body)
-            }
+            StmtOutputFormat::Text => crate::ir::printer::function_to_text(&self.name, &args, &self.body),
             StmtOutputFormat::Html => {
                 crate::ir::printer_html::function_to_html(&self.name, &args, &self.body)
             }
@@ -99,10 +97,10 @@ pub fn lowered_stmt(
 }
 
 pub mod partition_loops;
-pub mod remove_undef;
 pub mod unroll_loops;
 pub mod validate_schedule;
 pub mod vectorize_loops;
+pub mod remove_undef;
 
 /// A lowered pipeline plus the concrete input Buffers its Funcs read.
 #[derive(Clone, Debug)]

@@ -368,15 +368,7 @@ impl Mutator for Flatten<'_> {
                 // first outermost, each with its own min/extent/stride names.
                 for (i, ty) in types.iter().enumerate().rev() {
                     let buffer = element_buffer_name(name, types.len(), i);
-                    out = self.flatten_realize(
-                        name,
-                        &buffer,
-                        *ty,
-                        *memory_type,
-                        bounds,
-                        condition,
-                        out,
-                    );
+                    out = self.flatten_realize(name, &buffer, *ty, *memory_type, bounds, condition, out);
                 }
                 out
             }
