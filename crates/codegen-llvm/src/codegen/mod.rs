@@ -14,10 +14,12 @@
 //!   accessors, print, require, ...).
 //! - `math`: vectorizable math functions.
 //! - `stmt`: statements (loops, allocations, stores, assertions).
+//! - `atomic`: stores inside `Atomic` nodes (atomicrmw, compare-and-swap).
 //! - `parallel`: outlining parallel loop bodies into closures.
 //! - `strings`: building print lines and error messages at run time.
 //! - `entry`: the pipeline's entry points and argument unpacking.
 
+pub mod atomic;
 pub mod entry;
 pub mod expr;
 pub mod intrinsics;
@@ -66,6 +68,8 @@ pub struct CodeGen {
     pub(crate) strings: HashMap<String, Val>,
     /// Widest vector (in bits) the target handles natively.
     pub(crate) native_vector_bits: u32,
+    /// Inside an `Atomic` node without a mutex: stores are atomic updates.
+    pub(crate) atomic_stores: bool,
 }
 
 impl CodeGen {
@@ -102,6 +106,7 @@ impl CodeGen {
             closure_counter: 0,
             strings: HashMap::new(),
             native_vector_bits,
+            atomic_stores: false,
         }
     }
 

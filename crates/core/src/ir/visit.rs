@@ -96,6 +96,7 @@ pub fn walk_stmt<V: Visitor + ?Sized>(v: &mut V, s: &Stmt) {
             }
         }
         StmtNode::Evaluate(e) => v.visit_expr(e),
+        StmtNode::Atomic { body, .. } => v.visit_stmt(body),
     }
 }
 
@@ -425,6 +426,18 @@ pub fn mutate_stmt_children<M: Mutator + ?Sized>(m: &mut M, s: &Stmt) -> Stmt {
                 s.clone()
             } else {
                 Stmt::evaluate(ne)
+            }
+        }
+        StmtNode::Atomic {
+            producer_name,
+            mutex_name,
+            body,
+        } => {
+            let nb = m.mutate_stmt(body);
+            if nb.same_as(body) {
+                s.clone()
+            } else {
+                Stmt::atomic(producer_name.clone(), mutex_name.clone(), nb)
             }
         }
     }

@@ -545,6 +545,130 @@ impl VectorSubs {
     }
 }
 
+impl VectorSubs {
+    /// An atomic update (Halide's rules for Atomic nodes in VectorizeLoops):
+    /// a store whose value does not read the buffer is vectorized as it is
+    /// (one atomic store per lane); `f[i] = f[i] op y` with `op` one of
+    /// + * min max (and && || on bools) becomes one update of `f[i]` by the
+    /// reduction of `y` across the lanes when `i` is the same in every
+    /// lane, or one vector update when `i` is a ramp with a constant
+    /// non-zero stride (every lane its own element). Anything else, and
+    /// any update holding a lock, runs lane by lane in a serial loop, each
+    /// lane's update atomic by itself.
+    fn mutate_atomic(&mut self, s: &Stmt, producer: &str, mutex: &str, body: &Stmt) -> Stmt {
+        if !mutex.is_empty() {
+            return self.scalarize(s);
+        }
+        let StmtNode::Store {
+            name,
+            value,
+            index,
+            predicate,
+        } = body.node()
+        else {
+            return self.scalarize(s);
+        };
+        if !loads_from(value, name) && !loads_from(predicate, name) {
+            let st = self.mutate_stmt(body);
+            if st.same_as(body) {
+                return s.clone();
+            }
+            return Stmt::atomic(producer, mutex, st);
+        }
+        match self.vector_reduce_update(name, value, index, predicate) {
+            Some(st) if self.error.is_none() => Stmt::atomic(producer, mutex, st),
+            _ => self.scalarize(s),
+        }
+    }
+
+    /// `f[i] = f[i] op y` as a reduction across lanes (see `mutate_atomic`).
+    fn vector_reduce_update(
+        &mut self,
+        name: &str,
+        value: &Expr,
+        index: &Expr,
+        predicate: &Expr,
+    ) -> Option<Stmt> {
+        use crate::ir::VectorReduceOp as R;
+        if !predicate.is_true() {
+            return None;
+        }
+        let ExprNode::Binary { op, a, b } = value.node() else {
+            return None;
+        };
+        let reduce = match op {
+            BinOp::Add => R::Add,
+            BinOp::Mul => R::Mul,
+            BinOp::Min => R::Min,
+            BinOp::Max => R::Max,
+            BinOp::And => R::And,
+            BinOp::Or => R::Or,
+            _ => return None,
+        };
+        let same_place = |e: &Expr| match e.node() {
+            ExprNode::Load {
+                name: n,
+                index: li,
+                predicate: lp,
+            } if n == name && lp.is_true() => Some(li.clone()),
+            _ => None,
+        };
+        let (load_index, y) = match (same_place(a), same_place(b)) {
+            (Some(li), _) if !loads_from(b, name) => (li, b),
+            (_, Some(li)) if !loads_from(a, name) => (li, a),
+            _ => return None,
+        };
+        let y = self.mutate_expr(y);
+        if y.ty().is_scalar() {
+            // The same update by every lane: not a reduction across lanes.
+            return None;
+        }
+        let si = self.mutate_expr(index);
+        let li = self.mutate_expr(&load_index);
+        let uniform = |e: &Expr| match shape(e) {
+            Shape::Uniform(u) => Some(u),
+            _ => None,
+        };
+        let elem_ty = value.ty().element_of();
+        let (store_index, y) = match (uniform(&si), uniform(&li)) {
+            (Some(s1), Some(l1)) => {
+                if !crate::analysis::simplify::can_prove(&Expr::eq(s1.clone(), l1)) {
+                    return None;
+                }
+                (s1, Expr::vector_reduce(reduce, y, 1))
+            }
+            _ => {
+                let (Shape::Ramp(sb, ss), Shape::Ramp(lb, ls)) = (shape(&si), shape(&li)) else {
+                    return None;
+                };
+                let distinct = const_int_value(&ss).is_some_and(|k| k != 0);
+                let same = crate::analysis::simplify::can_prove(&Expr::and(
+                    Expr::eq(sb, lb),
+                    Expr::eq(ss, ls),
+                ));
+                if !distinct || !same || si.lanes() != y.lanes() {
+                    return None;
+                }
+                (si, y)
+            }
+        };
+        let lanes = y.lanes();
+        let old = Expr::load(
+            elem_ty.with_lanes(lanes),
+            name,
+            store_index.clone(),
+            Expr::bool_const(true),
+        );
+        let new_value = Expr::binary(*op, old, y);
+        Some(Stmt::store(
+            name,
+            new_value,
+            store_index,
+            widen(Expr::bool_const(true), lanes),
+        ))
+    }
+}
+
 impl Mutator for VectorSubs {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         if self.error.is_some() {
@@ -757,6 +881,11 @@ impl Mutator for VectorSubs {
                 body,
             } => self.mutate_for(s, name, min, extent, *for_type, body),
             StmtNode::Allocate { .. } => self.mutate_allocate(s),
+            StmtNode::Atomic {
+                producer_name,
+                mutex_name,
+                body,
+            } => self.mutate_atomic(s, producer_name, mutex_name, body),
             StmtNode::Provide { name, .. } | StmtNode::Realize { name, .. } => {
                 self.fail(Error::internal(format!(
                     "vectorize_loops found a Provide/Realize of {name}; it must run after storage flattening"
@@ -895,7 +1024,9 @@ impl Mutator for Predicator {
                 let np = self.mutate_expr(predicate);
                 Stmt::store(name.clone(), nv, ni, self.merge(&np))
             }
-            StmtNode::AssertStmt { .. } => {
+            // Masked atomic updates are not supported (as in Halide): the
+            // statement is scalarized instead.
+            StmtNode::AssertStmt { .. } | StmtNode::Atomic { .. } => {
                 self.valid = false;
                 s.clone()
             }
