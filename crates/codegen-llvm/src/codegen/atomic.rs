@@ -237,10 +237,16 @@ impl CodeGen {
         self.br(retry);
         self.position(retry);
         let expected = self.phi(int, &[(orig, entry)]);
-        let as_mem = |cg: &Self, v: Val, to| if to == int { v } else { cg.cast(Op::LLVMBitCast, v, to) };
-        let old = self.from_mem(as_mem(self, expected, mem), et);
+        let bitcast = |cg: &Self, v: Val, to| {
+            if cg.type_of(v) == to {
+                v
+            } else {
+                cg.cast(Op::LLVMBitCast, v, to)
+            }
+        };
+        let old = self.from_mem(bitcast(self, expected, mem), et);
         let new = compute(self, old)?;
-        let new = as_mem(self, self.to_mem(new, et), int);
+        let new = bitcast(self, self.to_mem(new, et), int);
         let (found, ok) = unsafe {
             let pair = LLVMBuildAtomicCmpXchg(self.b, ptr, expected, new, ORDERING, ORDERING, 0);
             (
