@@ -669,6 +669,79 @@ mod tests {
         assert_eq!(out["out"], want);
     }
 
+    /// The atomic update `f(x) = values` of a three-valued Func, flattened.
+    fn flatten_atomic_update(values: impl Fn(&Function) -> Vec<Expr>, mutex: &str) -> String {
+        let f = Function::new("f");
+        f.set_pure_definition(vec!["x".into()], vec![x(), x(), x()]);
+        let update = Stmt::atomic(
+            "f",
+            mutex,
+            Stmt::provide("f", values(&f), vec![x()], Expr::bool_const(true)),
+        );
+        flatten_in_realize(&f, serial(update)).to_string()
+    }
+
+    #[test]
+    fn atomic_tuple_elements_that_read_each_other_share_a_lock() {
+        // element 1 reads element 0 at the stored point; element 2 only itself
+        let values = |f: &Function| {
+            vec![
+                Expr::min(element(f, 0, x()), Expr::i32(3)),
+                Expr::select(
+                    Expr::lt(element(f, 0, x()), Expr::i32(3)),
+                    element(f, 1, x()),
+                    x(),
+                ),
+                Expr::add(element(f, 2, x()), Expr::i32(1)),
+            ]
+        };
+        let text = flatten_atomic_update(values, "f.mutex");
+        assert_eq!(text.matches("atomic (").count(), 1, "{text}");
+        assert!(text.contains("atomic (f, f.mutex)"), "{text}");
+        assert!(text.contains("let f.0.value") && text.contains("let f.1.value"), "{text}");
+        // Without parallel loops (no mutex), one lock-free section per cluster.
+        let text = flatten_atomic_update(values, "");
+        assert_eq!(text.matches("atomic (f) {").count(), 2, "{text}");
+        assert!(!text.contains("mutex"), "{text}");
+    }
+
+    #[test]
+    fn atomic_tuple_elements_that_are_independent_need_no_lock() {
+        let values = |f: &Function| {
+            vec![
+                Expr::add(element(f, 0, x()), Expr::i32(1)),
+                Expr::mul(element(f, 1, x()), Expr::i32(2)),
+                // reads element 0 elsewhere only
+                Expr::add(element(f, 2, x()), element(f, 0, Expr::add(x(), Expr::i32(1)))),
+            ]
+        };
+        let text = flatten_atomic_update(values, "f.mutex");
+        assert_eq!(text.matches("atomic (f) {").count(), 3, "{text}");
+        assert!(!text.contains("mutex") && !text.contains(".value"), "{text}");
+    }
+
+    #[test]
+    fn an_atomic_single_value_needs_no_lock() {
+        let f = Function::new("f");
+        f.set_pure_definition(vec!["x".into()], vec![x()]);
+        let call = Expr::call(
+            Type::i32(),
+            "f",
+            vec![x()],
+            CallKind::Halide {
+                func: f.clone(),
+                value_index: 0,
+            },
+        );
+        let update = Stmt::atomic(
+            "f",
+            "f.mutex",
+            Stmt::provide("f", vec![Expr::mul(call, Expr::i32(3))], vec![x()], Expr::bool_const(true)),
+        );
+        let text = flatten_in_realize(&f, serial(update)).to_string();
+        assert!(text.contains("atomic (f) {") && !text.contains("mutex"), "{text}");
+    }
+
     #[test]
     fn single_values_keep_the_plain_name() {
         assert_eq!(element_buffer_name("f", 1, 0), "f");

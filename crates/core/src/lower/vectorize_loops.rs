@@ -1493,6 +1493,91 @@ mod tests {
         }
     }
 
+    /// `for r (vectorized, 8 lanes): atomic(f) { f[index] = f[index] op value }`,
+    /// with the operand lifted into a let as lift_atomic_exprs leaves it.
+    fn atomic_update(index: Expr, op: BinOp, value: Expr, mutex: &str) -> Stmt {
+        let update = Stmt::atomic(
+            "f",
+            mutex,
+            st("f", i32v("i"), Expr::binary(op, ld("f", i32v("i")), i32v("y"))),
+        );
+        let body = Stmt::let_stmt("i", index, Stmt::let_stmt("y", value, update));
+        vloop("r", c(0), 8, body)
+    }
+
+    fn lane_loops(s: &Stmt) -> usize {
+        s.to_string().matches("for (r.lane").count()
+    }
+
+    #[test]
+    fn atomic_update_of_one_element_is_a_lane_reduction() {
+        for op in [BinOp::Add, BinOp::Mul, BinOp::Min, BinOp::Max] {
+            let s = atomic_update(i32v("k"), op, ld("a", i32v("r")), "");
+            let v = check_same(&s, &[("a", 8), ("f", 4)], &[("k", 2)], 4);
+            let text = v.to_string();
+            assert!(text.contains("vector_reduce"), "{text}");
+            assert!(text.contains("atomic (f)"), "{text}");
+            assert_eq!(lane_loops(&v), 0, "{text}");
+        }
+    }
+
+    #[test]
+    fn atomic_update_of_distinct_elements_is_one_vector_update() {
+        let s = atomic_update(Expr::mul(i32v("r"), c(2)), BinOp::Add, ld("a", i32v("r")), "");
+        let v = check_same(&s, &[("a", 8), ("f", 16)], &[], 4);
+        let text = v.to_string();
+        assert!(text.contains("ramp(0, 2, 8)"), "{text}");
+        assert!(!text.contains("vector_reduce") && lane_loops(&v) == 0, "{text}");
+    }
+
+    #[test]
+    fn atomic_updates_whose_lanes_may_collide_run_lane_by_lane() {
+        // a histogram: f[a[r] % 4] += 1; lanes of one vector hit one bin
+        let hist = atomic_update(
+            Expr::modulo(ld("a", i32v("r")), c(4)),
+            BinOp::Add,
+            Expr::add(i32v("r"), c(1)),
+            "",
+        );
+        // not an operator reduced across lanes
+        let sub = atomic_update(i32v("k"), BinOp::Sub, ld("a", i32v("r")), "");
+        // a lock held for the update
+        let locked = atomic_update(i32v("k"), BinOp::Add, ld("a", i32v("r")), "f.mutex");
+        // the same operand in every lane
+        let uniform = atomic_update(i32v("k"), BinOp::Add, c(3), "");
+        for s in [hist, sub, locked, uniform] {
+            let v = check_same(&s, &[("a", 8), ("f", 4)], &[("k", 1)], 4);
+            assert_eq!(lane_loops(&v), 1, "{v}");
+            assert!(!v.to_string().contains("vector_reduce"), "{v}");
+        }
+    }
+
+    #[test]
+    fn atomic_stores_that_do_not_read_the_buffer_are_plain_vector_stores() {
+        let body = Stmt::atomic("f", "", st("f", ld("a", i32v("r")), Expr::mul(ld("a", i32v("r")), c(3))));
+        let s = vloop("r", c(0), 8, body);
+        let v = vectorize_loops(&s).unwrap();
+        assert_eq!(lane_loops(&v), 0, "{v}");
+        assert!(v.to_string().contains("atomic (f)"), "{v}");
+    }
+
+    #[test]
+    fn atomic_updates_under_a_lane_varying_condition_run_lane_by_lane() {
+        let update = Stmt::atomic(
+            "f",
+            "",
+            st("f", c(0), Expr::add(ld("f", c(0)), ld("a", i32v("r")))),
+        );
+        let s = vloop(
+            "r",
+            c(0),
+            8,
+            Stmt::if_then_else(Expr::lt(ld("a", i32v("r")), c(0)), update, None),
+        );
+        let v = check_same(&s, &[("a", 8), ("f", 1)], &[], 4);
+        assert_eq!(lane_loops(&v), 1, "{v}");
+    }
+
     fn random_expr(rng: &mut Rng, depth: u32) -> Expr {
         let x = i32v("x");
         if depth == 0 || rng.range(0, 5) == 0 {
