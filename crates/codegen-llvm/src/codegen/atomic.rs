@@ -69,57 +69,93 @@ impl Mutator for UseOldValue<'_> {
     }
 }
 
-/// `value` as `f[i] op y`, if `op` has an `atomicrmw` form for `t`.
-fn rmw_form<'e>(value: &'e Expr, name: &str, index: &Expr, t: Type) -> Option<(Rmw, &'e Expr)> {
-    let (op, a, b) = match value.node() {
-        ExprNode::Binary { op, a, b } => (Some(*op), a, b),
-        ExprNode::Call { args, .. } if args.len() == 2 => {
-            let op = match () {
-                _ if value.as_intrinsic(Intrinsic::BitwiseAnd).is_some() => Rmw::LLVMAtomicRMWBinOpAnd,
-                _ if value.as_intrinsic(Intrinsic::BitwiseOr).is_some() => Rmw::LLVMAtomicRMWBinOpOr,
-                _ if value.as_intrinsic(Intrinsic::BitwiseXor).is_some() => Rmw::LLVMAtomicRMWBinOpXor,
-                _ => return None,
-            };
-            if !t.is_int_or_uint() || t.is_bool() {
-                return None;
-            }
-            return pick_operand(&args[0], &args[1], name, index, true).map(|y| (op, y));
-        }
-        _ => (None, value, value),
-    };
-    let op = op?;
-    let int = t.is_int_or_uint() && !t.is_bool();
-    let (rmw, commutative) = match op {
-        BinOp::Add if int => (Rmw::LLVMAtomicRMWBinOpAdd, true),
-        BinOp::Add if t.is_float() => (Rmw::LLVMAtomicRMWBinOpFAdd, true),
-        BinOp::Sub if int => (Rmw::LLVMAtomicRMWBinOpSub, false),
-        BinOp::Sub if t.is_float() => (Rmw::LLVMAtomicRMWBinOpFSub, false),
-        BinOp::Min if t.is_int() => (Rmw::LLVMAtomicRMWBinOpMin, true),
-        BinOp::Max if t.is_int() => (Rmw::LLVMAtomicRMWBinOpMax, true),
-        BinOp::Min if int => (Rmw::LLVMAtomicRMWBinOpUMin, true),
-        BinOp::Max if int => (Rmw::LLVMAtomicRMWBinOpUMax, true),
-        BinOp::And if t.is_bool() => (Rmw::LLVMAtomicRMWBinOpAnd, true),
-        BinOp::Or if t.is_bool() => (Rmw::LLVMAtomicRMWBinOpOr, true),
-        _ => return None,
-    };
-    pick_operand(a, b, name, index, commutative).map(|y| (rmw, y))
+/// An operator with an `atomicrmw` form: a binary operator, or a bitwise
+/// intrinsic of two arguments.
+#[derive(Clone, Copy, PartialEq)]
+enum RmwOp {
+    Bin(BinOp),
+    Bits(Intrinsic),
 }
 
-/// Of `a op b`, the operand other than the stored element's old value.
-fn pick_operand<'e>(
-    a: &'e Expr,
-    b: &'e Expr,
-    name: &str,
-    index: &Expr,
-    commutative: bool,
-) -> Option<&'e Expr> {
-    if is_old_value(a, name, index) && !reads(b, name) {
-        Some(b)
-    } else if commutative && is_old_value(b, name, index) && !reads(a, name) {
-        Some(a)
-    } else {
-        None
+fn rmw_op(e: &Expr) -> Option<(RmwOp, &Expr, &Expr)> {
+    match e.node() {
+        ExprNode::Binary { op, a, b } => Some((RmwOp::Bin(*op), a, b)),
+        _ => [Intrinsic::BitwiseAnd, Intrinsic::BitwiseOr, Intrinsic::BitwiseXor]
+            .into_iter()
+            .find_map(|i| match e.as_intrinsic(i) {
+                Some([a, b]) => Some((RmwOp::Bits(i), a, b)),
+                _ => None,
+            }),
     }
+}
+
+/// The operands of a chain of `op` rooted at `e`, left to right.
+fn chain_operands<'e>(e: &'e Expr, op: RmwOp, out: &mut Vec<&'e Expr>) {
+    match rmw_op(e) {
+        Some((o, a, b)) if o == op => {
+            chain_operands(a, op, out);
+            chain_operands(b, op, out);
+        }
+        _ => out.push(e),
+    }
+}
+
+/// `value` as `f[i] op y` (`y` an expression that does not read `f`), if
+/// `op` has an `atomicrmw` form for the element type `t`. For integers the
+/// operands of a chain of one exactly associative and commutative operator
+/// may come in any order (`(f[i] + a) + b` is `f[i] + (a + b)`); a float
+/// update must be `f[i] op y` itself, as reassociating would round
+/// differently.
+fn rmw_form(value: &Expr, name: &str, index: &Expr, t: Type) -> Option<(Rmw, Expr)> {
+    let (op, a, b) = rmw_op(value)?;
+    let int = t.is_int_or_uint() && !t.is_bool();
+    let (rmw, reassociates) = match op {
+        RmwOp::Bin(BinOp::Add) if int => (Rmw::LLVMAtomicRMWBinOpAdd, true),
+        RmwOp::Bin(BinOp::Add) if t.is_float() => (Rmw::LLVMAtomicRMWBinOpFAdd, false),
+        RmwOp::Bin(BinOp::Sub) if int => (Rmw::LLVMAtomicRMWBinOpSub, false),
+        RmwOp::Bin(BinOp::Sub) if t.is_float() => (Rmw::LLVMAtomicRMWBinOpFSub, false),
+        RmwOp::Bin(BinOp::Min) if t.is_int() => (Rmw::LLVMAtomicRMWBinOpMin, true),
+        RmwOp::Bin(BinOp::Max) if t.is_int() => (Rmw::LLVMAtomicRMWBinOpMax, true),
+        RmwOp::Bin(BinOp::Min) if int => (Rmw::LLVMAtomicRMWBinOpUMin, true),
+        RmwOp::Bin(BinOp::Max) if int => (Rmw::LLVMAtomicRMWBinOpUMax, true),
+        RmwOp::Bin(BinOp::And) if t.is_bool() => (Rmw::LLVMAtomicRMWBinOpAnd, true),
+        RmwOp::Bin(BinOp::Or) if t.is_bool() => (Rmw::LLVMAtomicRMWBinOpOr, true),
+        RmwOp::Bits(Intrinsic::BitwiseAnd) if int => (Rmw::LLVMAtomicRMWBinOpAnd, true),
+        RmwOp::Bits(Intrinsic::BitwiseOr) if int => (Rmw::LLVMAtomicRMWBinOpOr, true),
+        RmwOp::Bits(Intrinsic::BitwiseXor) if int => (Rmw::LLVMAtomicRMWBinOpXor, true),
+        _ => return None,
+    };
+    let operands = if reassociates {
+        let mut v = vec![];
+        chain_operands(value, op, &mut v);
+        v
+    } else {
+        vec![a, b]
+    };
+    // Exactly one operand is the old value (the first one, unless the
+    // operator commutes), and no other reads the buffer.
+    let old = operands.iter().position(|e| is_old_value(e, name, index))?;
+    let commutes = !matches!(op, RmwOp::Bin(BinOp::Sub));
+    if (old != 0 && !commutes) || operands.len() < 2 {
+        return None;
+    }
+    let rest: Vec<&Expr> = operands
+        .iter()
+        .enumerate()
+        .filter(|&(k, _)| k != old)
+        .map(|(_, e)| *e)
+        .collect();
+    if rest.iter().any(|e| reads(e, name)) {
+        return None;
+    }
+    let combine = |x: Expr, y: Expr| match op {
+        RmwOp::Bin(o) => Expr::binary(o, x, y),
+        RmwOp::Bits(i) => Expr::intrinsic(x.ty(), i, vec![x, y]),
+    };
+    let y = rest[1..]
+        .iter()
+        .fold(rest[0].clone(), |acc, e| combine(acc, (*e).clone()));
+    Some((rmw, y))
 }
 
 impl CodeGen {
@@ -167,7 +203,7 @@ impl CodeGen {
             let v = self.to_mem(v, t);
             Plan::Store(self.match_lanes(v, lanes))
         } else if let Some((op, y)) = rmw_form(value, name, index, et) {
-            let v = self.codegen_expr(y)?;
+            let v = self.codegen_expr(&y)?;
             let v = self.to_mem(v, y.ty());
             Plan::Rmw(op, self.match_lanes(v, lanes))
         } else {
