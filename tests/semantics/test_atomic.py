@@ -447,3 +447,40 @@ def test_index_that_reads_the_func_is_an_error(hl, how):
     if how == "parallel":
         stage.parallel(r.x)
     return f.realize([16])
+
+
+# ---------------------------------------------------------------------------------
+# The generated code (ferrohalide only)
+# ---------------------------------------------------------------------------------
+_CODEGEN_SCRIPT = """
+import numpy as np
+import ferrohalide as hl
+x = hl.Var("x")
+img = hl.Buffer(np.arange(4096, dtype=np.uint8).reshape(64, 64))
+r = hl.RDom(img)
+h = hl.Func("hist")
+h[x] = 0
+h[hl.i32(img[r.x, r.y])] += 1
+h.update().atomic().parallel(r.y)
+m = hl.Func("fmax")
+m[()] = hl.f32(0)
+m[()] = hl.max(m[()], hl.f32(img[r.x, r.y]))
+m.update().atomic().parallel(r.y)
+print(int(np.asarray(h.realize([256])).sum()), float(np.asarray(m.realize([]))))
+"""
+
+
+def test_atomic_updates_compile_to_atomic_instructions():
+    """HL_DEBUG_CODEGEN=3 prints the optimized LLVM IR: the histogram's
+    update is an atomicrmw add, the float max a cmpxchg loop."""
+    import os
+    import subprocess
+    import sys
+    pytest.importorskip("ferrohalide")
+    env = dict(os.environ, HL_DEBUG_CODEGEN="3")
+    p = subprocess.run([sys.executable, "-c", _CODEGEN_SCRIPT], capture_output=True,
+                       text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.split() == ["4096", "255.0"]
+    assert "atomicrmw add" in p.stderr
+    assert "cmpxchg" in p.stderr

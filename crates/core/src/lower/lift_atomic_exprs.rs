@@ -18,7 +18,10 @@ use std::collections::{HashMap, HashSet};
 
 use super::add_atomic_mutex::is_producer_buffer;
 use crate::ir::equality::ExprKey;
-use crate::ir::visit::{for_each_expr, mutate_expr_children, mutate_stmt_children, walk_stmt, Visitor};
+use crate::ir::visit::{
+    for_each_expr, for_each_expr_in_stmt, mutate_expr_children, mutate_stmt_children, walk_stmt,
+    Visitor,
+};
 use crate::ir::{Expr, ExprNode, Mutator, Stmt, StmtNode};
 use crate::lang::var::unique_name;
 
@@ -41,10 +44,17 @@ impl Mutator for LiftAll {
         else {
             return mutate_stmt_children(self, s);
         };
+        let mut used = HashSet::new();
+        for_each_expr_in_stmt(body, &mut |e| {
+            if let ExprNode::Variable { name, .. } = e.node() {
+                used.insert(name.clone());
+            }
+        });
         let mut lifter = Lifter {
             poisoned: poisoned_names(producer_name, body),
             lifted: vec![],
             already: HashMap::new(),
+            used,
         };
         let nb = lifter.mutate_stmt(body);
         if lifter.lifted.is_empty() {
@@ -81,6 +91,8 @@ struct Lifter {
     poisoned: HashSet<String>,
     lifted: Vec<(String, Expr)>,
     already: HashMap<ExprKey, String>,
+    /// Variable names the body mentions: a new let must not capture them.
+    used: HashSet<String>,
 }
 
 impl Lifter {
@@ -110,7 +122,12 @@ impl Lifter {
         let name = match self.already.get(&key) {
             Some(n) => n.clone(),
             None => {
-                let n = unique_name('t');
+                let n = loop {
+                    let n = unique_name('t');
+                    if !self.used.contains(&n) {
+                        break n;
+                    }
+                };
                 self.lifted.push((n.clone(), e.clone()));
                 self.already.insert(key, n.clone());
                 n

@@ -14,7 +14,8 @@
 //! from the symbolic region `f.s0.v.min`/`f.s0.v.max` that bounds
 //! inference defines later. Realize bounds refer to
 //! `f.v.min_realized`/`f.v.extent_realized`, also defined by bounds
-//! inference.
+//! inference. The Provide of an `atomic()` update stage is wrapped in an
+//! `Atomic` node; its loops keep their scheduled types.
 
 use std::collections::HashMap;
 
