@@ -228,6 +228,43 @@ def test_bitwise_operators(hl, op, how):
     return out
 
 
+@pytest.mark.parametrize("how", HOWS)
+@differential()
+def test_bool_any_and_all(hl, how):
+    """x || y and x && y on bools are associative and commutative (atomic or
+    and and on the stored byte, or a reduction across lanes)."""
+    x = hl.Var("x")
+    img = _img(hl)
+    r = hl.RDom(img)
+    b = hl.i32(img[r.x, r.y]) % 4
+    anyf = hl.Func("any")
+    anyf[x] = x > 2
+    anyf[b] = anyf[b] | (img[r.x, r.y] > 250)
+    allf = hl.Func("all")
+    allf[x] = x != 1
+    allf[b] = (img[r.x, r.y] > 1) & allf[b]
+    for func in (anyf, allf):
+        _schedule(hl, func.update(), r, how)
+    return anyf.realize([4]), allf.realize([4])
+
+
+@differential()
+def test_bool_reductions_by_rfactor(hl):
+    img = _img(hl)
+    r = hl.RDom(img)
+    out = []
+    for op in ["or", "and"]:
+        f = hl.Func(op)
+        f[()] = op == "and"
+        if op == "or":
+            f[()] = f[()] | (img[r.x, r.y] > 250)
+        else:
+            f[()] = (img[r.x, r.y] > 0) & f[()]
+        f.update().rfactor(r.y, hl.Var("u")).compute_root()
+        out.append(f.realize([]))
+    return out
+
+
 @pytest.mark.parametrize("how", ["parallel", "vectorize", "both"])
 @differential()
 def test_update_from_the_old_value_through_another_expression(hl, how):

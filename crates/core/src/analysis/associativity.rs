@@ -8,7 +8,8 @@
 //! the Func with exactly the update's arguments) and new values `y_i` that
 //! do not read the Func, in one of these shapes, which are associative:
 //! - per element, independently: `x + y`, `x * y`, `min(x, y)`,
-//!   `max(x, y)` (either operand order), or a `select` between `x` and `y`
+//!   `max(x, y)`, `x && y`, `x || y` (either operand order), or a `select`
+//!   between `x` and `y`
 //!   on `x < y`-like comparisons (min / max); all commutative;
 //! - two elements, value first: `(min(x0, y0), select(x0 < y0, x1, y1))`
 //!   (argmin, ties keep the newer index) and the same with `max` and `>`
@@ -112,7 +113,10 @@ impl Matcher<'_> {
     fn element(&self, e: &Expr, i: usize) -> Option<(BinOp, Expr)> {
         match e.node() {
             ExprNode::Binary { op, .. }
-                if matches!(op, BinOp::Add | BinOp::Mul | BinOp::Min | BinOp::Max) =>
+                if matches!(
+                    op,
+                    BinOp::Add | BinOp::Mul | BinOp::Min | BinOp::Max | BinOp::And | BinOp::Or
+                ) =>
             {
                 let mut terms = vec![];
                 flatten(*op, e, &mut terms);
@@ -237,6 +241,8 @@ fn identity(op: BinOp, t: Type) -> Expr {
         BinOp::Add => Expr::zero(t),
         BinOp::Mul => Expr::one(t),
         BinOp::Min => crate::lang::reduction::highest(t),
+        BinOp::And => Expr::bool_const(true),
+        BinOp::Or => Expr::bool_const(false),
         _ => crate::lang::reduction::lowest(t),
     }
 }
