@@ -8,7 +8,9 @@
 //!
 //! Guarantees: no atomic store's index reads the producer's current value
 //! (Halide's user error otherwise: no single lock or atomic instruction
-//! could protect such an update). Each Atomic with a mutex `f.mutex` takes
+//! could protect such an update), and no locked update holds a `require()`
+//! (a failure would leave its lock held: refused as not implemented). Each
+//! Atomic with a mutex `f.mutex` takes
 //! the lock of its stored element first and releases it last:
 //! `halide_mutex_array_lock(f.mutex, i % MUTEX_LOCKS)` ... `unlock`, where
 //! `i` is the flat index of its first store; and the `produce f` it belongs
@@ -21,7 +23,9 @@
 
 use crate::error::{Error, Result};
 use crate::ir::visit::{for_each_expr, mutate_stmt_children, walk_stmt, Visitor};
-use crate::ir::{CallKind, Expr, ExprNode, ForType, MemoryType, Mutator, Stmt, StmtNode, Type};
+use crate::ir::{
+    CallKind, Expr, ExprNode, ForType, Intrinsic, MemoryType, Mutator, Stmt, StmtNode, Type,
+};
 
 /// Number of locks in each mutex array.
 pub const MUTEX_LOCKS: i64 = 1024;
@@ -35,6 +39,7 @@ pub fn add_atomic_mutex(s: &Stmt) -> Result<Stmt> {
     if let Some(e) = check.error {
         return Err(e);
     }
+    reject_failures_under_lock(s)?;
     Ok(AddMutex { needed: vec![] }.mutate_stmt(s))
 }
 
@@ -105,6 +110,42 @@ impl Visitor for CheckIndices {
             }
         }
         walk_stmt(self, s)
+    }
+}
+
+/// A `require()` that fails inside a locked update would leave the
+/// pipeline with the lock still held and the other threads waiting for it:
+/// refused here rather than risking a hang.
+fn reject_failures_under_lock(s: &Stmt) -> Result<()> {
+    struct Find(Option<String>);
+    impl Visitor for Find {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let StmtNode::Atomic {
+                producer_name,
+                mutex_name,
+                body,
+            } = s.node()
+            {
+                if !mutex_name.is_empty() {
+                    let mut fails = false;
+                    crate::ir::visit::for_each_expr_in_stmt(body, &mut |e| {
+                        fails |= e.as_intrinsic(Intrinsic::Require).is_some();
+                    });
+                    if fails && self.0.is_none() {
+                        self.0 = Some(producer_name.clone());
+                    }
+                }
+            }
+            walk_stmt(self, s)
+        }
+    }
+    let mut f = Find(None);
+    f.visit_stmt(s);
+    match f.0 {
+        Some(func) => Err(Error::unimplemented(format!(
+            "require() in the update of Func {func}, which atomic() runs under a lock (a Tuple update whose elements read each other, in a parallel loop)"
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -239,6 +280,22 @@ mod tests {
         let unlock = out.find("halide_mutex_array_unlock").expect("unlocked");
         let store = out.find("f.1[x]").expect("stored");
         assert!(alloc < lock && lock < store && store < unlock, "{out}");
+    }
+
+    #[test]
+    fn a_require_under_a_lock_is_refused() {
+        let x = Expr::var_i32("x");
+        let checked = Expr::intrinsic(
+            Type::i32(),
+            Intrinsic::Require,
+            vec![Expr::bool_const(true), load("f", x.clone()), Expr::string("bad")],
+        );
+        let store = Stmt::store("f", checked, x, Expr::bool_const(true));
+        let locked = Stmt::producer("f", Stmt::atomic("f", "f.mutex", store.clone()));
+        let err = add_atomic_mutex(&locked).unwrap_err();
+        assert!(err.to_string().contains("require() in the update of Func f"), "{err}");
+        // Without a lock nothing stays held on failure.
+        assert!(add_atomic_mutex(&Stmt::producer("f", Stmt::atomic("f", "", store))).is_ok());
     }
 
     #[test]
