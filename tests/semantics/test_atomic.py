@@ -416,6 +416,43 @@ def test_argmin_under_a_lock(hl, how):
     return f.realize([])
 
 
+@pytest.mark.parametrize("how", ["parallel", "vectorize", "both"])
+@pytest.mark.parametrize("order", ["pair_first", "count_first"])
+@differential()
+def test_argmin_and_a_count_in_one_tuple(hl, how, order):
+    """An argmin pair next to an independent element: recognized (as Halide
+    does) and updated under one lock."""
+    n = 4096
+    img = _perm(hl, n, seed=9)
+    r = hl.RDom([(0, 64), (0, n // 64)])
+    i = r.x + 64 * r.y
+    v = img[i]
+    f = hl.Func("argmin_count")
+    if order == "pair_first":
+        f[()] = (v.type().max(), 0, 0)
+        f[()] = (hl.min(f[()][0], v), hl.select(f[()][0] < v, f[()][1], i), f[()][2] + v % 7)
+    else:
+        f[()] = (0, v.type().max(), 0)
+        f[()] = (f[()][0] + v % 7, hl.min(f[()][1], v), hl.select(f[()][1] < v, f[()][2], i))
+    _schedule(hl, f.update(), r, how)
+    return f.realize([])
+
+
+@pytest.mark.parametrize("directive", ["atomic", "rfactor"])
+@differential()
+def test_index_before_value_is_not_an_argmin(hl, directive):
+    n = 256
+    img = _perm(hl, n)
+    r = hl.RDom([(0, 16), (0, 16)])
+    i = r.x + 16 * r.y
+    f = hl.Func("f")
+    f[()] = (0, 0, img.type().max())
+    f[()] = (f[()][0] + 1, hl.select(f[()][2] < img[i], f[()][1], i), hl.min(f[()][2], img[i]))
+    if directive == "atomic":
+        return [outcome(hl, lambda: f.update().atomic().parallel(r.y) and None)]
+    return [outcome(hl, lambda: f.update().rfactor(r.y, hl.Var("u")) and None)]
+
+
 @pytest.mark.parametrize("how", ["parallel", "both"])
 @differential()
 def test_argmax_per_bin_under_a_lock(hl, how):
