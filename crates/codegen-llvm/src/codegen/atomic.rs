@@ -16,7 +16,7 @@
 //! calls in the body (`lower/add_atomic_mutex.rs`), its stores are plain.
 
 use ferrohalide_core::ir::equality::equal;
-use ferrohalide_core::ir::visit::{for_each_expr, mutate_expr_children};
+use ferrohalide_core::ir::visit::{expr_loads_from, mutate_expr_children};
 use ferrohalide_core::ir::{BinOp, Expr, ExprNode, Intrinsic, Mutator, Stmt, Type};
 use ferrohalide_core::Result;
 use inkwell::llvm_sys::core::{
@@ -39,13 +39,7 @@ fn old_value_name(buffer: &str) -> String {
 
 /// Does `e` read buffer `name` anywhere?
 fn reads(e: &Expr, name: &str) -> bool {
-    let mut found = false;
-    for_each_expr(e, &mut |x| {
-        if let ExprNode::Load { name: n, .. } = x.node() {
-            found |= n == name;
-        }
-    });
-    found
+    expr_loads_from(e, &|n| n == name)
 }
 
 /// Is `e` a load of exactly the stored element?
@@ -80,12 +74,16 @@ enum RmwOp {
 fn rmw_op(e: &Expr) -> Option<(RmwOp, &Expr, &Expr)> {
     match e.node() {
         ExprNode::Binary { op, a, b } => Some((RmwOp::Bin(*op), a, b)),
-        _ => [Intrinsic::BitwiseAnd, Intrinsic::BitwiseOr, Intrinsic::BitwiseXor]
-            .into_iter()
-            .find_map(|i| match e.as_intrinsic(i) {
-                Some([a, b]) => Some((RmwOp::Bits(i), a, b)),
-                _ => None,
-            }),
+        _ => [
+            Intrinsic::BitwiseAnd,
+            Intrinsic::BitwiseOr,
+            Intrinsic::BitwiseXor,
+        ]
+        .into_iter()
+        .find_map(|i| match e.as_intrinsic(i) {
+            Some([a, b]) => Some((RmwOp::Bits(i), a, b)),
+            _ => None,
+        }),
     }
 }
 

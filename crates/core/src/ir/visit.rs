@@ -530,3 +530,14 @@ pub fn stmt_uses_var(s: &Stmt, name: &str) -> bool {
     });
     found
 }
+
+/// Does `e` load from a buffer whose name satisfies `which`?
+pub fn expr_loads_from(e: &Expr, which: &dyn Fn(&str) -> bool) -> bool {
+    let mut found = false;
+    for_each_expr(e, &mut |x| {
+        if let ExprNode::Load { name, .. } = x.node() {
+            found |= which(name);
+        }
+    });
+    found
+}

@@ -22,10 +22,8 @@
 //! share a lock only wait for each other.
 
 use crate::error::{Error, Result};
-use crate::ir::visit::{for_each_expr, mutate_stmt_children, walk_stmt, Visitor};
-use crate::ir::{
-    CallKind, Expr, ExprNode, ForType, Intrinsic, MemoryType, Mutator, Stmt, StmtNode, Type,
-};
+use crate::ir::visit::{expr_loads_from, mutate_stmt_children, walk_stmt, Visitor};
+use crate::ir::{CallKind, Expr, ForType, Intrinsic, MemoryType, Mutator, Stmt, StmtNode, Type};
 
 /// Number of locks in each mutex array.
 pub const MUTEX_LOCKS: i64 = 1024;
@@ -53,13 +51,7 @@ pub fn is_producer_buffer(name: &str, producer: &str) -> bool {
 }
 
 fn reads_producer(e: &Expr, producer: &str) -> bool {
-    let mut found = false;
-    for_each_expr(e, &mut |x| {
-        if let ExprNode::Load { name, .. } = x.node() {
-            found |= is_producer_buffer(name, producer);
-        }
-    });
-    found
+    expr_loads_from(e, &|name| is_producer_buffer(name, producer))
 }
 
 /// The stores to `producer`'s buffers in `s`, in order.
@@ -98,10 +90,12 @@ impl Visitor for CheckIndices {
             ..
         } = s.node()
         {
-            let bad = producer_stores(body, producer_name).iter().any(|st| match st.node() {
-                StmtNode::Store { index, .. } => reads_producer(index, producer_name),
-                _ => false,
-            });
+            let bad = producer_stores(body, producer_name)
+                .iter()
+                .any(|st| match st.node() {
+                    StmtNode::Store { index, .. } => reads_producer(index, producer_name),
+                    _ => false,
+                });
             if bad && self.error.is_none() {
                 self.error = Some(Error::user(
                     "Can't use atomic() on an update where the index written to depends on the current value of the Func\n"
@@ -263,20 +257,34 @@ mod tests {
         let x = Expr::var_i32("x");
         let store = Stmt::store("f", Expr::i32(1), load("f", x), Expr::bool_const(true));
         let err = add_atomic_mutex(&Stmt::atomic("f", "", store)).unwrap_err();
-        assert!(err.to_string().contains("index written to depends on the current value"));
+        assert!(err
+            .to_string()
+            .contains("index written to depends on the current value"));
     }
 
     #[test]
     fn a_mutex_locks_the_first_stored_element_inside_its_produce() {
         let x = Expr::var_i32("x");
         let stores = Stmt::block(vec![
-            Stmt::store("f.0", load("f.1", x.clone()), x.clone(), Expr::bool_const(true)),
-            Stmt::store("f.1", load("f.0", x.clone()), x.clone(), Expr::bool_const(true)),
+            Stmt::store(
+                "f.0",
+                load("f.1", x.clone()),
+                x.clone(),
+                Expr::bool_const(true),
+            ),
+            Stmt::store(
+                "f.1",
+                load("f.0", x.clone()),
+                x.clone(),
+                Expr::bool_const(true),
+            ),
         ]);
         let s = Stmt::producer("f", Stmt::atomic("f", "f.mutex", stores));
         let out = add_atomic_mutex(&s).unwrap().to_string();
         let alloc = out.find("allocate f.mutex").expect("allocated");
-        let lock = out.find("halide_mutex_array_lock(f.mutex, (x % 1024))").expect(&out);
+        let lock = out
+            .find("halide_mutex_array_lock(f.mutex, (x % 1024))")
+            .expect(&out);
         let unlock = out.find("halide_mutex_array_unlock").expect("unlocked");
         let store = out.find("f.1[x]").expect("stored");
         assert!(alloc < lock && lock < store && store < unlock, "{out}");
@@ -288,12 +296,20 @@ mod tests {
         let checked = Expr::intrinsic(
             Type::i32(),
             Intrinsic::Require,
-            vec![Expr::bool_const(true), load("f", x.clone()), Expr::string("bad")],
+            vec![
+                Expr::bool_const(true),
+                load("f", x.clone()),
+                Expr::string("bad"),
+            ],
         );
         let store = Stmt::store("f", checked, x, Expr::bool_const(true));
         let locked = Stmt::producer("f", Stmt::atomic("f", "f.mutex", store.clone()));
         let err = add_atomic_mutex(&locked).unwrap_err();
-        assert!(err.to_string().contains("require() in the update of Func f"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("require() in the update of Func f"),
+            "{err}"
+        );
         // Without a lock nothing stays held on failure.
         assert!(add_atomic_mutex(&Stmt::producer("f", Stmt::atomic("f", "", store))).is_ok());
     }

@@ -97,11 +97,7 @@ struct Lifter {
 
 impl Lifter {
     fn poisoned_name(&self, name: &str) -> bool {
-        self.poisoned.contains(name)
-            || self
-                .poisoned
-                .iter()
-                .any(|p| is_producer_buffer(name, p))
+        self.poisoned.contains(name) || self.poisoned.iter().any(|p| is_producer_buffer(name, p))
     }
 
     fn liftable(&self, e: &Expr) -> bool {
@@ -199,13 +195,22 @@ mod tests {
         );
         let out = lift_atomic_exprs(&s);
         // Two lets outside (the index, once, and the operand), then the atomic.
-        let StmtNode::LetStmt { value: v1, body, .. } = out.node() else {
+        let StmtNode::LetStmt {
+            value: v1, body, ..
+        } = out.node()
+        else {
             panic!("{out}")
         };
-        let StmtNode::LetStmt { value: v2, body, .. } = body.node() else {
+        let StmtNode::LetStmt {
+            value: v2, body, ..
+        } = body.node()
+        else {
             panic!("{out}")
         };
-        assert!(crate::ir::equality::equal(v1, &Expr::sub(load("im", x.clone()), y)));
+        assert!(crate::ir::equality::equal(
+            v1,
+            &Expr::sub(load("im", x.clone()), y)
+        ));
         assert!(crate::ir::equality::equal(v2, &Expr::mul(x, Expr::i32(3))));
         let StmtNode::Atomic { body, .. } = body.node() else {
             panic!("{out}")
@@ -230,7 +235,12 @@ mod tests {
             "f.0.value",
             Expr::min(load("f.0", x.clone()), Expr::i32(3)),
             Stmt::block(vec![
-                Stmt::store("f.0", Expr::var_i32("f.0.value"), x.clone(), Expr::bool_const(true)),
+                Stmt::store(
+                    "f.0",
+                    Expr::var_i32("f.0.value"),
+                    x.clone(),
+                    Expr::bool_const(true),
+                ),
                 Stmt::store(
                     "f.1",
                     Expr::add(Expr::var_i32("f.0.value"), load("f.1", x.clone())),

@@ -117,7 +117,13 @@ mod tests {
 
     #[test]
     fn atomics_outside_parallel_loops_go() {
-        let s = Stmt::for_loop("r", Expr::i32(0), Expr::i32(8), ForType::Serial, update("f"));
+        let s = Stmt::for_loop(
+            "r",
+            Expr::i32(0),
+            Expr::i32(8),
+            ForType::Serial,
+            update("f"),
+        );
         assert_eq!(count_atomics(&remove_unneeded_atomics(&s)), 0);
     }
 

@@ -25,7 +25,7 @@
 use crate::analysis::simplify::simplify;
 use crate::analysis::substitute::substitute_in_stmt;
 use crate::error::{Error, Result};
-use crate::ir::visit::{for_each_expr, mutate_expr_children, mutate_stmt_children};
+use crate::ir::visit::{mutate_expr_children, mutate_stmt_children};
 use crate::ir::{BinOp, CallKind, Expr, ExprNode, ForType, Intrinsic, Mutator, Stmt, StmtNode};
 use crate::lower::unroll_loops::{const_int_value, fold_binary};
 
@@ -264,13 +264,7 @@ fn is_impure_call(kind: &CallKind) -> bool {
 
 /// Does `e` read the buffer `name`?
 fn loads_from(e: &Expr, name: &str) -> bool {
-    let mut found = false;
-    for_each_expr(e, &mut |x| {
-        if let ExprNode::Load { name: n, .. } = x.node() {
-            found |= n == name;
-        }
-    });
-    found
+    crate::ir::visit::expr_loads_from(e, &|n| n == name)
 }
 
 /// Substitutes the vector for the loop variable and widens everything.
