@@ -17,6 +17,8 @@
 //! A Tuple-valued Func has one buffer per element, `f.0`, `f.1`, ...: a
 //! Realize of several types makes one Allocate each, a Provide of several
 //! values one Store each, and a call to element `i` loads from `f.i`.
+//! An `Atomic` around a Provide keeps its mutex only where stores must
+//! happen together (see `flatten_atomic`).
 
 use super::environment::Environment;
 use crate::analysis::bounds::{bounds_of_expr, Interval, Scope};

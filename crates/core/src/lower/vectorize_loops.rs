@@ -18,9 +18,10 @@
 //! bounds vary per lane run over the union of the lanes' ranges with the
 //! body predicated. Anything that cannot be vectorized (impure calls such
 //! as `print`, vector assertions, unpredictable bodies) is scalarized: it
-//! runs in a serial loop over the lanes. A vectorized loop nested inside
-//! another is a user error; so is a reduction of all lanes into one
-//! location.
+//! runs in a serial loop over the lanes; so does an atomic update that is
+//! not a reduction across lanes (`VectorSubs::mutate_atomic`). A
+//! vectorized loop nested inside another is a user error; so is a
+//! reduction of all lanes into one location outside an atomic update.
 
 use crate::analysis::simplify::simplify;
 use crate::analysis::substitute::substitute_in_stmt;
