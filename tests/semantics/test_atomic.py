@@ -445,7 +445,7 @@ def test_index_before_value_is_not_an_argmin(hl, directive):
     img = _perm(hl, n)
     r = hl.RDom([(0, 16), (0, 16)])
     i = r.x + 16 * r.y
-    f = hl.Func("f")
+    f = hl.Func("idx_first")
     f[()] = (0, 0, img.type().max())
     f[()] = (f[()][0] + 1, hl.select(f[()][2] < img[i], f[()][1], i), hl.min(f[()][2], img[i]))
     if directive == "atomic":
