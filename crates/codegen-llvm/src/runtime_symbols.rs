@@ -34,6 +34,14 @@ fn builtin() -> &'static HashMap<&'static str, usize> {
             rt::thread_pool::ferrohalide_thread_index as *const () as usize,
         );
         m.insert(
+            ferrohalide_core::lower::add_atomic_mutex::MUTEX_LOCK,
+            rt::mutex::ferrohalide_mutex_array_lock as *const () as usize,
+        );
+        m.insert(
+            ferrohalide_core::lower::add_atomic_mutex::MUTEX_UNLOCK,
+            rt::mutex::ferrohalide_mutex_array_unlock as *const () as usize,
+        );
+        m.insert(
             names::ERROR,
             rt::error::ferrohalide_error as *const () as usize,
         );

@@ -7,9 +7,10 @@ use std::collections::HashMap;
 
 use ferrohalide_core::analysis::evaluate::eval_int;
 use ferrohalide_core::buffer::Buffer;
-use ferrohalide_core::ir::{Expr, Type};
+use ferrohalide_core::ir::{Expr, ForType, Type};
 use ferrohalide_core::lang::func::{image_call, Func};
 use ferrohalide_core::lang::rdom::ReductionDomain;
+use ferrohalide_core::lang::stage::VarOrRVar;
 use ferrohalide_core::lower::lower;
 use ferrohalide_core::lower::schedule_functions::build_produce;
 
@@ -175,4 +176,39 @@ fn a_narrow_data_dependent_location_is_bounded_by_its_type() {
     let v = Expr::add(at(&h, vec![idx.clone()]), Expr::i32(1));
     h.define(vec![idx], vec![v]).unwrap();
     assert_eq!(written_region(&h, &[10]), vec![(0, 255)]);
+}
+
+/// `h(im(r)) += 1` over a 2-D domain, atomic, with the loop types given
+/// (r.x, r.y), lowered.
+fn atomic_histogram(name: &str, rx_type: ForType, ry_type: ForType) -> String {
+    let img = Buffer::new(Type::uint(8), &[16, 4], Some(format!("{name}_img"))).unwrap();
+    let r = rdom(&[(0, 16), (0, 4)]);
+    let (rx, ry) = (r.rvar(0).unwrap(), r.rvar(1).unwrap());
+    let h = pure(name, vec![x()], Expr::i32(0));
+    let idx = Expr::cast(Type::i32(), image_call(&img, vec![rx.expr(), ry.expr()]).unwrap());
+    let v = Expr::add(at(&h, vec![idx.clone()]), Expr::i32(1));
+    h.define(vec![idx], vec![v]).unwrap();
+    let s = h.update(0).unwrap();
+    s.atomic(false).unwrap();
+    s.set_for_type(VarOrRVar::rvar(rx.name()), rx_type).unwrap();
+    s.set_for_type(VarOrRVar::rvar(ry.name()), ry_type).unwrap();
+    let produce = build_produce(&h.function).unwrap().to_string();
+    assert!(produce.contains(&format!("atomic ({name}")), "{produce}");
+    lower(&[h.function.clone()], name).unwrap().pipeline.body.to_string()
+}
+
+#[test]
+fn atomic_updates_keep_their_loop_types_and_an_atomic_section() {
+    // Parallel: the racy loop stays parallel, the update is atomic inside it,
+    // with only its read-modify-write left inside.
+    let text = atomic_histogram("st_ahist_par", ForType::Serial, ForType::Parallel);
+    let par = text.find("parallel (st_ahist_par.s1.r$y").expect(&text);
+    let atomic = text.find("atomic (st_ahist_par) {").expect(&text);
+    assert!(par < atomic, "{text}");
+    let inside = &text[atomic..text[atomic..].find('}').map(|e| atomic + e).unwrap()];
+    assert!(!inside.contains("st_ahist_par_img["), "{text}");
+    assert!(!text.contains("mutex"), "{text}");
+    // Serial loops: no atomic section is left.
+    let text = atomic_histogram("st_ahist_ser", ForType::Serial, ForType::Serial);
+    assert!(!text.contains("atomic") && !text.contains("parallel"), "{text}");
 }

@@ -9,6 +9,7 @@ pub mod error;
 pub mod half;
 pub mod math;
 pub mod memory;
+pub mod mutex;
 pub mod print;
 pub mod thread_pool;
 

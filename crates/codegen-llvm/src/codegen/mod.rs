@@ -14,10 +14,13 @@
 //!   accessors, print, require, ...).
 //! - `math`: vectorizable math functions.
 //! - `stmt`: statements (loops, allocations, stores, assertions).
+//! - `clamped_load`: clamped dense loads as masked loads (boundary conditions).
+//! - `atomic`: stores inside `Atomic` nodes (atomicrmw, compare-and-swap).
 //! - `parallel`: outlining parallel loop bodies into closures.
 //! - `strings`: building print lines and error messages at run time.
 //! - `entry`: the pipeline's entry points and argument unpacking.
 
+pub mod atomic;
 pub(crate) mod clamped_load;
 pub mod entry;
 pub mod expr;
@@ -67,6 +70,8 @@ pub struct CodeGen {
     pub(crate) strings: HashMap<String, Val>,
     /// Widest vector (in bits) the target handles natively.
     pub(crate) native_vector_bits: u32,
+    /// Inside an `Atomic` node without a mutex: stores are atomic updates.
+    pub(crate) atomic_stores: bool,
 }
 
 impl CodeGen {
@@ -103,6 +108,7 @@ impl CodeGen {
             closure_counter: 0,
             strings: HashMap::new(),
             native_vector_bits,
+            atomic_stores: false,
         }
     }
 

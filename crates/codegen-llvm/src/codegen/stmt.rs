@@ -55,7 +55,11 @@ impl CodeGen {
                 ForType::Parallel => self.codegen_parallel_for(name, min, extent, body),
                 _ => self.codegen_serial_for(name, min, extent, body),
             },
+            StmtNode::Store { name, value, index, predicate } if self.atomic_stores => {
+                self.codegen_atomic_store(name, value, index, predicate)
+            }
             StmtNode::Store { name, value, index, predicate } => self.codegen_store(name, value, index, predicate),
+            StmtNode::Atomic { mutex_name, body, .. } => self.codegen_atomic(mutex_name, body),
             StmtNode::Provide { name, .. } => Err(Error::internal(format!(
                 "Provide to `{name}` reached code generation (storage flattening should have removed it)"
             ))),

@@ -8,12 +8,16 @@
 //! the Func with exactly the update's arguments) and new values `y_i` that
 //! do not read the Func, in one of these shapes, which are associative:
 //! - per element, independently: `x + y`, `x * y`, `min(x, y)`,
-//!   `max(x, y)` (either operand order), or a `select` between `x` and `y`
-//!   on `x < y`-like comparisons (min / max); all commutative;
-//! - two elements, value first: `(min(x0, y0), select(x0 < y0, x1, y1))`
-//!   (argmin, ties keep the newer index) and the same with `max` and `>`
-//!   (argmax);
-//! - two elements: `(x0 * a - x1 * b, x0 * b + x1 * a)` (complex product).
+//!   `max(x, y)`, `x && y`, `x || y` (either operand order), or a `select`
+//!   between `x` and `y` on `x < y`-like comparisons (min / max); all
+//!   commutative;
+//! - two consecutive elements, value first: `(min(x0, y0), select(x0 <
+//!   y0, x1, y1))` (argmin, ties keep the newer index) and the same with
+//!   `max` and `>` (argmax);
+//! - two consecutive elements: `(x0 * a - x1 * b, x0 * b + x1 * a)`
+//!   (complex product);
+//! - a Tuple made of these parts side by side (`(min, index, count)`), as
+//!   Halide's search finds them.
 //!
 //! `op.pattern` is the operator as Exprs over the placeholders `x_var(i)` /
 //! `y_var(i)`, `op.ys` the update's new values, `op.identities` the values
@@ -112,7 +116,10 @@ impl Matcher<'_> {
     fn element(&self, e: &Expr, i: usize) -> Option<(BinOp, Expr)> {
         match e.node() {
             ExprNode::Binary { op, .. }
-                if matches!(op, BinOp::Add | BinOp::Mul | BinOp::Min | BinOp::Max) =>
+                if matches!(
+                    op,
+                    BinOp::Add | BinOp::Mul | BinOp::Min | BinOp::Max | BinOp::And | BinOp::Or
+                ) =>
             {
                 let mut terms = vec![];
                 flatten(*op, e, &mut terms);
@@ -154,38 +161,41 @@ impl Matcher<'_> {
         }
     }
 
-    /// `(min(x0, y0), select(x0 < y0, x1, y1))` or the max / `>` version.
-    fn arg_extremum(&self, e0: &Expr, e1: &Expr) -> Option<(BinOp, Expr, Expr)> {
+    /// `(min(x0, y0), select(x0 < y0, x1, y1))` or the max / `>` version,
+    /// for the elements `i` (x0) and `i + 1` (x1).
+    fn arg_extremum(&self, e0: &Expr, e1: &Expr, i: usize) -> Option<(BinOp, Expr, Expr)> {
         let (op, y0) = match e0.node() {
             ExprNode::Binary {
                 op: op @ (BinOp::Min | BinOp::Max),
                 a,
                 b,
-            } => (*op, self.with_old(a, b, 0)?),
+            } => (*op, self.with_old(a, b, i)?),
             _ => return None,
         };
         let ExprNode::Select { cond, t, f } = e1.node() else {
             return None;
         };
-        if self.old_value(t) != Some(1) || self.reads_func(f) {
+        if self.old_value(t) != Some(i + 1) || self.reads_func(f) {
             return None;
         }
         let ExprNode::Binary { op: cmp, a, b } = cond.node() else {
             return None;
         };
         // Keep the old index while the old value is strictly better.
-        let old_better = match (cmp, self.old_value(a), self.old_value(b)) {
-            (BinOp::LT, Some(0), None) if equal(b, &y0) => BinOp::Min,
-            (BinOp::GT, None, Some(0)) if equal(a, &y0) => BinOp::Min,
-            (BinOp::GT, Some(0), None) if equal(b, &y0) => BinOp::Max,
-            (BinOp::LT, None, Some(0)) if equal(a, &y0) => BinOp::Max,
+        let (oa, ob) = (self.old_value(a), self.old_value(b));
+        let old_better = match (cmp, oa == Some(i), ob == Some(i)) {
+            (BinOp::LT, true, false) if ob.is_none() && equal(b, &y0) => BinOp::Min,
+            (BinOp::GT, false, true) if oa.is_none() && equal(a, &y0) => BinOp::Min,
+            (BinOp::GT, true, false) if ob.is_none() && equal(b, &y0) => BinOp::Max,
+            (BinOp::LT, false, true) if oa.is_none() && equal(a, &y0) => BinOp::Max,
             _ => return None,
         };
         (old_better == op).then(|| (op, y0, f.clone()))
     }
 
-    /// `(x0 * a - x1 * b, x0 * b + x1 * a)`: (a, b).
-    fn complex_product(&self, e0: &Expr, e1: &Expr) -> Option<(Expr, Expr)> {
+    /// `(x0 * a - x1 * b, x0 * b + x1 * a)`: (a, b), for the elements `i`
+    /// (x0) and `i + 1` (x1).
+    fn complex_product(&self, e0: &Expr, e1: &Expr, i: usize) -> Option<(Expr, Expr)> {
         let product = |e: &Expr, i: usize| -> Option<Expr> {
             match e.node() {
                 ExprNode::Binary {
@@ -204,7 +214,7 @@ impl Matcher<'_> {
         else {
             return None;
         };
-        let (ya, yb) = (product(p, 0)?, product(q, 1)?);
+        let (ya, yb) = (product(p, i)?, product(q, i + 1)?);
         let ExprNode::Binary {
             op: BinOp::Add,
             a: r,
@@ -214,8 +224,8 @@ impl Matcher<'_> {
             return None;
         };
         let ok = |u: &Expr, v: &Expr| {
-            product(u, 0).is_some_and(|k| equal(&k, &yb))
-                && product(v, 1).is_some_and(|k| equal(&k, &ya))
+            product(u, i).is_some_and(|k| equal(&k, &yb))
+                && product(v, i + 1).is_some_and(|k| equal(&k, &ya))
         };
         (ok(r, s) || ok(s, r)).then_some((ya, yb))
     }
@@ -237,6 +247,8 @@ fn identity(op: BinOp, t: Type) -> Expr {
         BinOp::Add => Expr::zero(t),
         BinOp::Mul => Expr::one(t),
         BinOp::Min => crate::lang::reduction::highest(t),
+        BinOp::And => Expr::bool_const(true),
+        BinOp::Or => Expr::bool_const(false),
         _ => crate::lang::reduction::lowest(t),
     }
 }
@@ -249,66 +261,78 @@ pub fn prove_associativity(func: &Function, update: usize) -> Option<Associative
         args: &u.args,
     };
     let types: Vec<Type> = u.values.iter().map(|v| v.ty()).collect();
-    let elements: Option<Vec<(BinOp, Expr)>> = u
-        .values
-        .iter()
-        .enumerate()
-        .map(|(i, e)| m.element(e, i))
-        .collect();
-    if let Some(els) = elements {
-        let pattern = els
-            .iter()
-            .enumerate()
-            .map(|(i, (op, _))| Expr::binary(*op, x_var(i, types[i]), y_var(i, types[i])))
-            .collect();
-        return Some(AssociativeOp {
-            pattern,
-            identities: els
-                .iter()
-                .enumerate()
-                .map(|(i, (op, _))| identity(*op, types[i]))
-                .collect(),
-            ys: els.into_iter().map(|(_, y)| y).collect(),
-            commutative: true,
-        });
+    // Left to right, each element is an operator of its own or, with the
+    // next one, one of the two-element shapes (tried first: the value of
+    // an argmin is also a min by itself).
+    let n = u.values.len();
+    let mut op = AssociativeOp {
+        pattern: vec![],
+        identities: vec![],
+        ys: vec![],
+        commutative: true,
+    };
+    let mut k = 0;
+    while k < n {
+        if k + 1 < n {
+            if let Some((pattern, identities, ys)) = pair(&m, &u.values, &types, k) {
+                op.pattern.extend(pattern);
+                op.identities.extend(identities);
+                op.ys.extend(ys);
+                k += 2;
+                continue;
+            }
+        }
+        let (bop, y) = m.element(&u.values[k], k)?;
+        op.pattern
+            .push(Expr::binary(bop, x_var(k, types[k]), y_var(k, types[k])));
+        op.identities.push(identity(bop, types[k]));
+        op.ys.push(y);
+        k += 1;
     }
-    if u.values.len() != 2 {
-        return None;
-    }
-    let (e0, e1) = (&u.values[0], &u.values[1]);
+    Some(op)
+}
+
+/// Patterns, identities and new values of elements `i` and `i + 1` as an
+/// argmin / argmax or a complex product.
+#[allow(clippy::type_complexity)]
+fn pair(
+    m: &Matcher,
+    values: &[Expr],
+    types: &[Type],
+    i: usize,
+) -> Option<(Vec<Expr>, Vec<Expr>, Vec<Expr>)> {
+    let (e0, e1) = (&values[i], &values[i + 1]);
     let (x0, x1, y0, y1) = (
-        x_var(0, types[0]),
-        x_var(1, types[1]),
-        y_var(0, types[0]),
-        y_var(1, types[1]),
+        x_var(i, types[i]),
+        x_var(i + 1, types[i + 1]),
+        y_var(i, types[i]),
+        y_var(i + 1, types[i + 1]),
     );
-    if let Some((op, v, idx)) = m.arg_extremum(e0, e1) {
+    if let Some((op, v, idx)) = m.arg_extremum(e0, e1, i) {
         let cmp = if op == BinOp::Min {
             Expr::lt(x0.clone(), y0.clone())
         } else {
             Expr::gt(x0.clone(), y0.clone())
         };
-        return Some(AssociativeOp {
-            pattern: vec![Expr::binary(op, x0, y0), Expr::select(cmp, x1, y1)],
-            identities: vec![identity(op, types[0]), Expr::zero(types[1])],
-            ys: vec![v, idx],
-            commutative: true,
-        });
+        return Some((
+            vec![Expr::binary(op, x0, y0), Expr::select(cmp, x1, y1)],
+            vec![identity(op, types[i]), Expr::zero(types[i + 1])],
+            vec![v, idx],
+        ));
     }
-    if types[0] == types[1] {
-        if let Some((a, b)) = m.complex_product(e0, e1) {
-            return Some(AssociativeOp {
-                pattern: vec![
+    if types[i] == types[i + 1] {
+        if let Some((a, b)) = m.complex_product(e0, e1, i) {
+            return Some((
+                vec![
                     Expr::sub(
                         Expr::mul(x0.clone(), y0.clone()),
                         Expr::mul(x1.clone(), y1.clone()),
                     ),
                     Expr::add(Expr::mul(x0, y1), Expr::mul(x1, y0)),
                 ],
-                identities: vec![Expr::one(types[0]), Expr::zero(types[1])],
-                ys: vec![a, b],
-                commutative: true,
-            });
+                vec![Expr::one(types[i]), Expr::zero(types[i + 1])],
+                vec![a, b],
+            ));
         }
     }
     None

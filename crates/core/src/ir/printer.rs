@@ -330,6 +330,23 @@ impl<'a, S: IrSink + ?Sized> IrPrinter<'a, S> {
                 self.op(" {")?;
                 self.block_body(body)
             }
+            StmtNode::Atomic {
+                producer_name,
+                mutex_name,
+                body,
+            } => {
+                self.sink.open_block()?;
+                self.begin()?;
+                self.kw("atomic")?;
+                self.op(" (")?;
+                self.name(producer_name)?;
+                if !mutex_name.is_empty() {
+                    self.op(", ")?;
+                    self.name(mutex_name)?;
+                }
+                self.op(") {")?;
+                self.block_body(body)
+            }
             StmtNode::For {
                 name,
                 min,

@@ -105,6 +105,16 @@ pub enum StmtNode {
         else_case: Option<Stmt>,
     },
     Evaluate(Expr),
+    /// The stores to `producer_name` (a Func, or its Tuple elements
+    /// `producer_name.i`) in `body` happen atomically: each one as a single
+    /// read-modify-write, or, when `mutex_name` is not empty, all of them
+    /// while holding the lock of the stored element in the mutex array
+    /// `mutex_name` (Halide's `Atomic`).
+    Atomic {
+        producer_name: String,
+        mutex_name: String,
+        body: Stmt,
+    },
 }
 
 #[derive(Clone)]
@@ -180,6 +190,13 @@ impl Stmt {
             values,
             args,
             predicate,
+        })
+    }
+    pub fn atomic(producer_name: impl Into<String>, mutex_name: impl Into<String>, body: Stmt) -> Stmt {
+        Stmt::new(StmtNode::Atomic {
+            producer_name: producer_name.into(),
+            mutex_name: mutex_name.into(),
+            body,
         })
     }
     pub fn evaluate(e: Expr) -> Stmt {

@@ -96,6 +96,7 @@ pub fn walk_stmt<V: Visitor + ?Sized>(v: &mut V, s: &Stmt) {
             }
         }
         StmtNode::Evaluate(e) => v.visit_expr(e),
+        StmtNode::Atomic { body, .. } => v.visit_stmt(body),
     }
 }
 
@@ -427,6 +428,18 @@ pub fn mutate_stmt_children<M: Mutator + ?Sized>(m: &mut M, s: &Stmt) -> Stmt {
                 Stmt::evaluate(ne)
             }
         }
+        StmtNode::Atomic {
+            producer_name,
+            mutex_name,
+            body,
+        } => {
+            let nb = m.mutate_stmt(body);
+            if nb.same_as(body) {
+                s.clone()
+            } else {
+                Stmt::atomic(producer_name.clone(), mutex_name.clone(), nb)
+            }
+        }
     }
 }
 
@@ -526,6 +539,17 @@ pub fn stmt_uses_var(s: &Stmt, name: &str) -> bool {
             if n == name {
                 found = true;
             }
+        }
+    });
+    found
+}
+
+/// Does `e` load from a buffer whose name satisfies `which`?
+pub fn expr_loads_from(e: &Expr, which: &dyn Fn(&str) -> bool) -> bool {
+    let mut found = false;
+    for_each_expr(e, &mut |x| {
+        if let ExprNode::Load { name, .. } = x.node() {
+            found |= which(name);
         }
     });
     found

@@ -14,6 +14,12 @@
 //! - Allocate's element count is the product of its extents; the backend frees
 //!   the allocation when its body ends (Free statements are not emitted).
 //! - Loops are Serial or Parallel only; no Provide, Realize or Func calls.
+//! - An `Atomic` node (only inside a parallel loop) makes each store to its
+//!   producer's buffers in its body atomic by itself: a read-modify-write of
+//!   the stored element, recomputed from the value found there until no
+//!   other thread changed it in between. One with a mutex name holds the
+//!   explicit `halide_mutex_array_lock`/`unlock` calls of its body instead
+//!   (`lower/add_atomic_mutex.rs`), and its stores are plain.
 //! - AssertStmt's message is an `Intrinsic::Error` call whose args (string
 //!   immediates and scalar values) are concatenated into the error message;
 //!   a failed assertion stops the pipeline and reports that message.
@@ -26,6 +32,7 @@ use crate::error::Result;
 use crate::ir::{Stmt, Type};
 use crate::lang::function::Function;
 
+pub mod add_atomic_mutex;
 pub mod arguments;
 pub mod bounds_inference;
 pub mod buffer_checks;
@@ -96,7 +103,9 @@ pub fn lowered_stmt(
     Ok(lower(outputs, &name)?.pipeline.render(format))
 }
 
+pub mod lift_atomic_exprs;
 pub mod partition_loops;
+pub mod remove_unneeded_atomics;
 pub mod unroll_loops;
 pub mod validate_schedule;
 pub mod vectorize_loops;
@@ -220,6 +229,7 @@ pub fn lower_with(outputs: &[Function], name: &str, options: &LowerOptions) -> R
     s = log.run("storage flattening", s, |s| {
         storage_flattening::storage_flattening(s, &env)
     })?;
+    s = log.run("add atomic mutex", s, add_atomic_mutex::add_atomic_mutex)?;
     s = log.run("shape constraints", s, |s| {
         Ok(buffer_checks::apply_shape_constraints(s, &inputs, outputs))
     })?;
@@ -227,7 +237,11 @@ pub fn lower_with(outputs: &[Function], name: &str, options: &LowerOptions) -> R
         s = log.run("strip asserts", s, |s| Ok(buffer_checks::strip_asserts(s)))?;
     }
     s = log.run("unroll loops", s, unroll_loops::unroll_loops)?;
+    s = log.run("lift out of atomics", s, |s| Ok(lift_atomic_exprs::lift_atomic_exprs(s)))?;
     s = log.run("vectorize loops", s, vectorize_loops::vectorize_loops)?;
+    s = log.run("remove unneeded atomics", s, |s| {
+        Ok(remove_unneeded_atomics::remove_unneeded_atomics(s))
+    })?;
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
     s = log.run("partition loops", s, partition_loops::partition_loops)?;
     s = log.run("strip likely", s, |s| Ok(partition_loops::strip_likely(s)))?;

@@ -14,7 +14,8 @@
 //! from the symbolic region `f.s0.v.min`/`f.s0.v.max` that bounds
 //! inference defines later. Realize bounds refer to
 //! `f.v.min_realized`/`f.v.extent_realized`, also defined by bounds
-//! inference.
+//! inference. The Provide of an `atomic()` update stage is wrapped in an
+//! `Atomic` node; its loops keep their scheduled types.
 
 use std::collections::HashMap;
 
@@ -58,7 +59,6 @@ fn resolve_tail(tail: TailStrategy) -> TailStrategy {
 }
 
 // What building a produce needs beyond placement.
-use crate::analysis::parallel_rvar::can_parallelize_rvar;
 use crate::ir::Intrinsic;
 use crate::lang::function::{FunctionContents, Specialization};
 use crate::lang::rdom::ReductionVariable;
@@ -222,6 +222,11 @@ fn build_loop_nest(
         Some((condition, values)) => {
             let values: Vec<Expr> = values.iter().map(|v| substitute_map(&renames, v)).collect();
             let provide = Stmt::provide(name.clone(), values, args, Expr::bool_const(true));
+            let provide = if index > 0 && stage.atomic {
+                atomic_provide(&name, stage, provide)
+            } else {
+                provide
+            };
             let mut s = if condition.is_true() {
                 provide
             } else {
@@ -421,20 +426,11 @@ fn build_loop_nest(
             ))
         })?;
         let ln = format!("{p}{internal}");
-        let for_type = if index > 0 && stage.atomic && racy_dim(f, c, index, stage, &d.var) {
-            // An atomic update over RVars whose iterations may touch the
-            // same point: without atomic read-modify-write operations in
-            // the backend, the loop runs serially, which computes the same
-            // result (the operator is associative and commutative).
-            ForType::Serial
-        } else {
-            d.for_type
-        };
         body = Stmt::for_loop(
             ln.clone(),
             var(format!("{ln}.loop_min")),
             var(format!("{ln}.loop_extent")),
-            for_type,
+            d.for_type,
             body,
         );
     }
@@ -445,29 +441,21 @@ fn build_loop_nest(
     Ok(body)
 }
 
-/// Is `dim` of update stage `index` made of an RVar whose iterations may
-/// touch the same point (analysis/parallel_rvar.rs)?
-fn racy_dim(
-    f: &Function,
-    c: &FunctionContents,
-    index: usize,
-    stage: &StageSchedule,
-    dim: &str,
-) -> bool {
-    let u = &c.updates[index - 1];
-    let rvars: Vec<String> = u
-        .domain
-        .iter()
-        .flat_map(|d| d.vars())
-        .map(|v| v.name)
-        .collect();
-    let mut initial = rvars.clone();
-    initial.extend(u.pure_vars(&c.args));
-    let sources = crate::lang::stage::dim_sources(stage, &initial);
-    sources.get(dim).is_some_and(|src| {
-        src.iter()
-            .any(|s| rvars.contains(s) && !can_parallelize_rvar(f, u, s))
-    })
+/// The Provide of an `atomic()` update stage, inside Halide's `Atomic`
+/// node. A mutex array `f.mutex` is named when some loop of the stage runs
+/// in parallel (only then can two threads meet at one element); whether a
+/// lock is really needed is decided after storage flattening, where a
+/// Tuple's elements that read each other are known (add_atomic_mutex.rs).
+/// Vectorized loops alone never take a lock: vectorization turns the
+/// update into lane reductions or per-lane atomic operations.
+fn atomic_provide(func: &str, stage: &StageSchedule, provide: Stmt) -> Stmt {
+    let parallel = stage.dims.iter().any(|d| d.for_type == ForType::Parallel);
+    let mutex = if parallel {
+        format!("{func}.mutex")
+    } else {
+        String::new()
+    };
+    Stmt::atomic(func, mutex, provide)
 }
 
 /// Substitute calls to the inlined Func `f` by its definition: a call to

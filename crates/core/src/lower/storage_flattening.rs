@@ -17,6 +17,8 @@
 //! A Tuple-valued Func has one buffer per element, `f.0`, `f.1`, ...: a
 //! Realize of several types makes one Allocate each, a Provide of several
 //! values one Store each, and a call to element `i` loads from `f.i`.
+//! An `Atomic` around a Provide keeps its mutex only where stores must
+//! happen together (see `flatten_atomic`).
 
 use super::environment::Environment;
 use crate::analysis::bounds::{bounds_of_expr, Interval, Scope};
@@ -372,9 +374,143 @@ impl Mutator for Flatten<'_> {
                 }
                 out
             }
+            StmtNode::Atomic {
+                producer_name,
+                mutex_name,
+                body,
+            } => self.flatten_atomic(producer_name, mutex_name, body),
             _ => mutate_stmt_children(self, s),
         }
     }
+}
+
+impl Flatten<'_> {
+    /// An atomic update (Halide's SplitTuples and RemoveUnnecessaryMutexUse
+    /// for Atomic nodes). A single store can be made atomic by itself (a
+    /// read-modify-write or a compare-and-swap loop), so it needs no lock.
+    /// The elements of a Tuple are grouped into clusters of elements whose
+    /// new values read each other at the stored point; when every cluster
+    /// is one element, or nothing runs in parallel (no mutex was named),
+    /// each cluster gets its own lock-free `Atomic`; otherwise the whole
+    /// update holds the mutex of the stored element.
+    fn flatten_atomic(&mut self, producer: &str, mutex: &str, body: &Stmt) -> Stmt {
+        let StmtNode::Provide {
+            name,
+            values,
+            args,
+            predicate,
+        } = body.node()
+        else {
+            let b = self.mutate_stmt(body);
+            return Stmt::atomic(producer, mutex, b);
+        };
+        if values.len() == 1 {
+            let b = self.mutate_stmt(body);
+            return Stmt::atomic(producer, "", b);
+        }
+        let n = values.len();
+        let clusters = tuple_clusters(name, values, args);
+        let a: Vec<Expr> = args.iter().map(|x| self.mutate_expr(x)).collect();
+        let predicate = self.mutate_expr(predicate);
+        let buffers: Vec<String> = (0..n).map(|i| element_buffer_name(name, n, i)).collect();
+        let separate = mutex.is_empty() || clusters.len() == n;
+        let mut out = vec![];
+        for c in &clusters {
+            let stmt = if let [i] = c.as_slice() {
+                let v = self.mutate_expr(&values[*i]);
+                Stmt::store(buffers[*i].clone(), v, flat_index(&buffers[*i], &a), predicate.clone())
+            } else {
+                // Every value of the cluster is computed before its first store.
+                let stores: Vec<Stmt> = c
+                    .iter()
+                    .map(|&i| {
+                        let b = &buffers[i];
+                        let value = Expr::var(values[i].ty(), format!("{b}.value"));
+                        Stmt::store(b.clone(), value, flat_index(b, &a), predicate.clone())
+                    })
+                    .collect();
+                let mut st = Stmt::block(stores);
+                for &i in c.iter().rev() {
+                    let v = self.mutate_expr(&values[i]);
+                    st = Stmt::let_stmt(format!("{}.value", buffers[i]), v, st);
+                }
+                st
+            };
+            out.push(if separate {
+                Stmt::atomic(producer, "", stmt)
+            } else {
+                stmt
+            });
+        }
+        let block = Stmt::block(out);
+        if separate {
+            block
+        } else {
+            Stmt::atomic(producer, mutex, block)
+        }
+    }
+}
+
+/// Clusters (sorted element indices, in order of their first element) of
+/// the values of a Tuple-valued Provide to `func` at `args`: two elements
+/// are in one cluster when the new value of one reads the other at a point
+/// that may be the stored one.
+fn tuple_clusters(func: &str, values: &[Expr], args: &[Expr]) -> Vec<Vec<usize>> {
+    let n = values.len();
+    let reads: Vec<Vec<usize>> = values
+        .iter()
+        .map(|v| {
+            let mut deps = vec![];
+            crate::ir::visit::for_each_expr(v, &mut |e| {
+                if let ExprNode::Call {
+                    name,
+                    args: call_args,
+                    kind: CallKind::Halide { value_index, .. },
+                } = e.node()
+                {
+                    let elsewhere = call_args.len() == args.len()
+                        && call_args.iter().zip(args).any(|(c, p)| {
+                            crate::analysis::simplify::can_prove(&Expr::ne(c.clone(), p.clone()))
+                        });
+                    if name == func && !elsewhere && !deps.contains(value_index) {
+                        deps.push(*value_index);
+                    }
+                }
+            });
+            deps
+        })
+        .collect();
+    // Union-find over the elements.
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(p: &mut [usize], i: usize) -> usize {
+        let mut r = i;
+        while p[r] != r {
+            r = p[r];
+        }
+        p[i] = r;
+        r
+    }
+    for (i, deps) in reads.iter().enumerate() {
+        for &j in deps {
+            if j < n {
+                let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+                parent[a.max(b)] = a.min(b);
+            }
+        }
+    }
+    let mut clusters: Vec<Vec<usize>> = vec![];
+    let mut of_root: Vec<Option<usize>> = vec![None; n];
+    for i in 0..n {
+        let r = root(&mut parent, i);
+        match of_root[r] {
+            Some(k) => clusters[k].push(i),
+            None => {
+                of_root[r] = Some(clusters.len());
+                clusters.push(vec![i]);
+            }
+        }
+    }
+    clusters
 }
 
 pub fn storage_flattening(s: &Stmt, env: &Environment) -> Result<Stmt> {
@@ -533,6 +669,79 @@ mod tests {
         let out = run(&s, &mem, &scalars).unwrap();
         let want: Vec<i64> = (0..4).map(|x| (x + 10) * 100 - x).collect();
         assert_eq!(out["out"], want);
+    }
+
+    /// The atomic update `f(x) = values` of a three-valued Func, flattened.
+    fn flatten_atomic_update(values: impl Fn(&Function) -> Vec<Expr>, mutex: &str) -> String {
+        let f = Function::new("f");
+        f.set_pure_definition(vec!["x".into()], vec![x(), x(), x()]);
+        let update = Stmt::atomic(
+            "f",
+            mutex,
+            Stmt::provide("f", values(&f), vec![x()], Expr::bool_const(true)),
+        );
+        flatten_in_realize(&f, serial(update)).to_string()
+    }
+
+    #[test]
+    fn atomic_tuple_elements_that_read_each_other_share_a_lock() {
+        // element 1 reads element 0 at the stored point; element 2 only itself
+        let values = |f: &Function| {
+            vec![
+                Expr::min(element(f, 0, x()), Expr::i32(3)),
+                Expr::select(
+                    Expr::lt(element(f, 0, x()), Expr::i32(3)),
+                    element(f, 1, x()),
+                    x(),
+                ),
+                Expr::add(element(f, 2, x()), Expr::i32(1)),
+            ]
+        };
+        let text = flatten_atomic_update(values, "f.mutex");
+        assert_eq!(text.matches("atomic (").count(), 1, "{text}");
+        assert!(text.contains("atomic (f, f.mutex)"), "{text}");
+        assert!(text.contains("let f.0.value") && text.contains("let f.1.value"), "{text}");
+        // Without parallel loops (no mutex), one lock-free section per cluster.
+        let text = flatten_atomic_update(values, "");
+        assert_eq!(text.matches("atomic (f) {").count(), 2, "{text}");
+        assert!(!text.contains("mutex"), "{text}");
+    }
+
+    #[test]
+    fn atomic_tuple_elements_that_are_independent_need_no_lock() {
+        let values = |f: &Function| {
+            vec![
+                Expr::add(element(f, 0, x()), Expr::i32(1)),
+                Expr::mul(element(f, 1, x()), Expr::i32(2)),
+                // reads element 0 elsewhere only
+                Expr::add(element(f, 2, x()), element(f, 0, Expr::add(x(), Expr::i32(1)))),
+            ]
+        };
+        let text = flatten_atomic_update(values, "f.mutex");
+        assert_eq!(text.matches("atomic (f) {").count(), 3, "{text}");
+        assert!(!text.contains("mutex") && !text.contains(".value"), "{text}");
+    }
+
+    #[test]
+    fn an_atomic_single_value_needs_no_lock() {
+        let f = Function::new("f");
+        f.set_pure_definition(vec!["x".into()], vec![x()]);
+        let call = Expr::call(
+            Type::i32(),
+            "f",
+            vec![x()],
+            CallKind::Halide {
+                func: f.clone(),
+                value_index: 0,
+            },
+        );
+        let update = Stmt::atomic(
+            "f",
+            "f.mutex",
+            Stmt::provide("f", vec![Expr::mul(call, Expr::i32(3))], vec![x()], Expr::bool_const(true)),
+        );
+        let text = flatten_in_realize(&f, serial(update)).to_string();
+        assert!(text.contains("atomic (f) {") && !text.contains("mutex"), "{text}");
     }
 
     #[test]

@@ -273,7 +273,27 @@ impl State {
                 }
                 indices.iter().map(|&i| all[i as usize]).collect()
             }
-            ExprNode::VectorReduce { .. } => return Err("vector_reduce unsupported".into()),
+            ExprNode::VectorReduce { op, value } => {
+                use crate::ir::VectorReduceOp as R;
+                let v = self.eval(value)?;
+                let per = v.len() / lanes.max(1);
+                let et = t.element_of();
+                (0..lanes)
+                    .map(|i| {
+                        let chunk = &v[i * per..(i + 1) * per];
+                        let r = chunk.iter().copied().reduce(|a, b| match op {
+                            R::Add => a.wrapping_add(b),
+                            R::Mul => a.wrapping_mul(b),
+                            R::Min => a.min(b),
+                            R::Max => a.max(b),
+                            R::And => (a != 0 && b != 0) as i64,
+                            R::Or => (a != 0 || b != 0) as i64,
+                            R::SaturatingAdd => a.saturating_add(b),
+                        });
+                        wrap(et, r.unwrap_or(0))
+                    })
+                    .collect()
+            }
         })
     }
 
@@ -294,7 +314,9 @@ impl State {
                     Err(format!("assertion failed: {condition}"))
                 }
             }
-            StmtNode::ProducerConsumer { body, .. } => self.exec(body),
+            StmtNode::ProducerConsumer { body, .. } | StmtNode::Atomic { body, .. } => {
+                self.exec(body)
+            }
             StmtNode::For {
                 name,
                 min,

@@ -18,14 +18,15 @@
 //! bounds vary per lane run over the union of the lanes' ranges with the
 //! body predicated. Anything that cannot be vectorized (impure calls such
 //! as `print`, vector assertions, unpredictable bodies) is scalarized: it
-//! runs in a serial loop over the lanes. A vectorized loop nested inside
-//! another is a user error; so is a reduction of all lanes into one
-//! location.
+//! runs in a serial loop over the lanes; so does an atomic update that is
+//! not a reduction across lanes (`VectorSubs::mutate_atomic`). A
+//! vectorized loop nested inside another is a user error; so is a
+//! reduction of all lanes into one location outside an atomic update.
 
 use crate::analysis::simplify::simplify;
 use crate::analysis::substitute::substitute_in_stmt;
 use crate::error::{Error, Result};
-use crate::ir::visit::{for_each_expr, mutate_expr_children, mutate_stmt_children};
+use crate::ir::visit::{mutate_expr_children, mutate_stmt_children};
 use crate::ir::{BinOp, CallKind, Expr, ExprNode, ForType, Intrinsic, Mutator, Stmt, StmtNode};
 use crate::lower::unroll_loops::{const_int_value, fold_binary};
 
@@ -264,13 +265,7 @@ fn is_impure_call(kind: &CallKind) -> bool {
 
 /// Does `e` read the buffer `name`?
 fn loads_from(e: &Expr, name: &str) -> bool {
-    let mut found = false;
-    for_each_expr(e, &mut |x| {
-        if let ExprNode::Load { name: n, .. } = x.node() {
-            found |= n == name;
-        }
-    });
-    found
+    crate::ir::visit::expr_loads_from(e, &|n| n == name)
 }
 
 /// Substitutes the vector for the loop variable and widens everything.
@@ -545,6 +540,130 @@ impl VectorSubs {
     }
 }
 
+impl VectorSubs {
+    /// An atomic update (Halide's rules for Atomic nodes in VectorizeLoops):
+    /// a store whose value does not read the buffer is vectorized as it is
+    /// (one atomic store per lane); `f[i] = f[i] op y` with `op` one of
+    /// + * min max (and && || on bools) becomes one update of `f[i]` by the
+    /// reduction of `y` across the lanes when `i` is the same in every
+    /// lane, or one vector update when `i` is a ramp with a constant
+    /// non-zero stride (every lane its own element). Anything else, and
+    /// any update holding a lock, runs lane by lane in a serial loop, each
+    /// lane's update atomic by itself.
+    fn mutate_atomic(&mut self, s: &Stmt, producer: &str, mutex: &str, body: &Stmt) -> Stmt {
+        if !mutex.is_empty() {
+            return self.scalarize(s);
+        }
+        let StmtNode::Store {
+            name,
+            value,
+            index,
+            predicate,
+        } = body.node()
+        else {
+            return self.scalarize(s);
+        };
+        if !loads_from(value, name) && !loads_from(predicate, name) {
+            let st = self.mutate_stmt(body);
+            if st.same_as(body) {
+                return s.clone();
+            }
+            return Stmt::atomic(producer, mutex, st);
+        }
+        match self.vector_reduce_update(name, value, index, predicate) {
+            Some(st) if self.error.is_none() => Stmt::atomic(producer, mutex, st),
+            _ => self.scalarize(s),
+        }
+    }
+
+    /// `f[i] = f[i] op y` as a reduction across lanes (see `mutate_atomic`).
+    fn vector_reduce_update(
+        &mut self,
+        name: &str,
+        value: &Expr,
+        index: &Expr,
+        predicate: &Expr,
+    ) -> Option<Stmt> {
+        use crate::ir::VectorReduceOp as R;
+        if !predicate.is_true() {
+            return None;
+        }
+        let ExprNode::Binary { op, a, b } = value.node() else {
+            return None;
+        };
+        let reduce = match op {
+            BinOp::Add => R::Add,
+            BinOp::Mul => R::Mul,
+            BinOp::Min => R::Min,
+            BinOp::Max => R::Max,
+            BinOp::And => R::And,
+            BinOp::Or => R::Or,
+            _ => return None,
+        };
+        let same_place = |e: &Expr| match e.node() {
+            ExprNode::Load {
+                name: n,
+                index: li,
+                predicate: lp,
+            } if n == name && lp.is_true() => Some(li.clone()),
+            _ => None,
+        };
+        let (load_index, y) = match (same_place(a), same_place(b)) {
+            (Some(li), _) if !loads_from(b, name) => (li, b),
+            (_, Some(li)) if !loads_from(a, name) => (li, a),
+            _ => return None,
+        };
+        let y = self.mutate_expr(y);
+        if y.ty().is_scalar() {
+            // The same update by every lane: not a reduction across lanes.
+            return None;
+        }
+        let si = self.mutate_expr(index);
+        let li = self.mutate_expr(&load_index);
+        let uniform = |e: &Expr| match shape(e) {
+            Shape::Uniform(u) => Some(u),
+            _ => None,
+        };
+        let elem_ty = value.ty().element_of();
+        let (store_index, y) = match (uniform(&si), uniform(&li)) {
+            (Some(s1), Some(l1)) => {
+                if !crate::analysis::simplify::can_prove(&Expr::eq(s1.clone(), l1)) {
+                    return None;
+                }
+                (s1, Expr::vector_reduce(reduce, y, 1))
+            }
+            _ => {
+                let (Shape::Ramp(sb, ss), Shape::Ramp(lb, ls)) = (shape(&si), shape(&li)) else {
+                    return None;
+                };
+                let distinct = const_int_value(&ss).is_some_and(|k| k != 0);
+                let same = crate::analysis::simplify::can_prove(&Expr::and(
+                    Expr::eq(sb, lb),
+                    Expr::eq(ss, ls),
+                ));
+                if !distinct || !same || si.lanes() != y.lanes() {
+                    return None;
+                }
+                (si, y)
+            }
+        };
+        let lanes = y.lanes();
+        let old = Expr::load(
+            elem_ty.with_lanes(lanes),
+            name,
+            store_index.clone(),
+            Expr::bool_const(true),
+        );
+        let new_value = Expr::binary(*op, old, y);
+        Some(Stmt::store(
+            name,
+            new_value,
+            store_index,
+            widen(Expr::bool_const(true), lanes),
+        ))
+    }
+}
+
 impl Mutator for VectorSubs {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         if self.error.is_some() {
@@ -757,6 +876,11 @@ impl Mutator for VectorSubs {
                 body,
             } => self.mutate_for(s, name, min, extent, *for_type, body),
             StmtNode::Allocate { .. } => self.mutate_allocate(s),
+            StmtNode::Atomic {
+                producer_name,
+                mutex_name,
+                body,
+            } => self.mutate_atomic(s, producer_name, mutex_name, body),
             StmtNode::Provide { name, .. } | StmtNode::Realize { name, .. } => {
                 self.fail(Error::internal(format!(
                     "vectorize_loops found a Provide/Realize of {name}; it must run after storage flattening"
@@ -895,7 +1019,9 @@ impl Mutator for Predicator {
                 let np = self.mutate_expr(predicate);
                 Stmt::store(name.clone(), nv, ni, self.merge(&np))
             }
-            StmtNode::AssertStmt { .. } => {
+            // Masked atomic updates are not supported (as in Halide): the
+            // statement is scalarized instead.
+            StmtNode::AssertStmt { .. } | StmtNode::Atomic { .. } => {
                 self.valid = false;
                 s.clone()
             }
@@ -1360,6 +1486,91 @@ mod tests {
             let s = vloop("x", i32v("m"), 8, st("out", Expr::sub(x, i32v("m")), e));
             check_same(&s, &[("in", 8), ("out", 8)], &[("m", 3), ("y", -4)], 2);
         }
+    }
+
+    /// `for r (vectorized, 8 lanes): atomic(f) { f[index] = f[index] op value }`,
+    /// with the operand lifted into a let as lift_atomic_exprs leaves it.
+    fn atomic_update(index: Expr, op: BinOp, value: Expr, mutex: &str) -> Stmt {
+        let update = Stmt::atomic(
+            "f",
+            mutex,
+            st("f", i32v("i"), Expr::binary(op, ld("f", i32v("i")), i32v("y"))),
+        );
+        let body = Stmt::let_stmt("i", index, Stmt::let_stmt("y", value, update));
+        vloop("r", c(0), 8, body)
+    }
+
+    fn lane_loops(s: &Stmt) -> usize {
+        s.to_string().matches("for (r.lane").count()
+    }
+
+    #[test]
+    fn atomic_update_of_one_element_is_a_lane_reduction() {
+        for op in [BinOp::Add, BinOp::Mul, BinOp::Min, BinOp::Max] {
+            let s = atomic_update(i32v("k"), op, ld("a", i32v("r")), "");
+            let v = check_same(&s, &[("a", 8), ("f", 4)], &[("k", 2)], 4);
+            let text = v.to_string();
+            assert!(text.contains("vector_reduce"), "{text}");
+            assert!(text.contains("atomic (f)"), "{text}");
+            assert_eq!(lane_loops(&v), 0, "{text}");
+        }
+    }
+
+    #[test]
+    fn atomic_update_of_distinct_elements_is_one_vector_update() {
+        let s = atomic_update(Expr::mul(i32v("r"), c(2)), BinOp::Add, ld("a", i32v("r")), "");
+        let v = check_same(&s, &[("a", 8), ("f", 16)], &[], 4);
+        let text = v.to_string();
+        assert!(text.contains("ramp(0, 2, 8)"), "{text}");
+        assert!(!text.contains("vector_reduce") && lane_loops(&v) == 0, "{text}");
+    }
+
+    #[test]
+    fn atomic_updates_whose_lanes_may_collide_run_lane_by_lane() {
+        // a histogram: f[a[r] % 4] += 1; lanes of one vector hit one bin
+        let hist = atomic_update(
+            Expr::modulo(ld("a", i32v("r")), c(4)),
+            BinOp::Add,
+            Expr::add(i32v("r"), c(1)),
+            "",
+        );
+        // not an operator reduced across lanes
+        let sub = atomic_update(i32v("k"), BinOp::Sub, ld("a", i32v("r")), "");
+        // a lock held for the update
+        let locked = atomic_update(i32v("k"), BinOp::Add, ld("a", i32v("r")), "f.mutex");
+        // the same operand in every lane
+        let uniform = atomic_update(i32v("k"), BinOp::Add, c(3), "");
+        for s in [hist, sub, locked, uniform] {
+            let v = check_same(&s, &[("a", 8), ("f", 4)], &[("k", 1)], 4);
+            assert_eq!(lane_loops(&v), 1, "{v}");
+            assert!(!v.to_string().contains("vector_reduce"), "{v}");
+        }
+    }
+
+    #[test]
+    fn atomic_stores_that_do_not_read_the_buffer_are_plain_vector_stores() {
+        let body = Stmt::atomic("f", "", st("f", ld("a", i32v("r")), Expr::mul(ld("a", i32v("r")), c(3))));
+        let s = vloop("r", c(0), 8, body);
+        let v = vectorize_loops(&s).unwrap();
+        assert_eq!(lane_loops(&v), 0, "{v}");
+        assert!(v.to_string().contains("atomic (f)"), "{v}");
+    }
+
+    #[test]
+    fn atomic_updates_under_a_lane_varying_condition_run_lane_by_lane() {
+        let update = Stmt::atomic(
+            "f",
+            "",
+            st("f", c(0), Expr::add(ld("f", c(0)), ld("a", i32v("r")))),
+        );
+        let s = vloop(
+            "r",
+            c(0),
+            8,
+            Stmt::if_then_else(Expr::lt(ld("a", i32v("r")), c(0)), update, None),
+        );
+        let v = check_same(&s, &[("a", 8), ("f", 1)], &[], 4);
+        assert_eq!(lane_loops(&v), 1, "{v}");
     }
 
     fn random_expr(rng: &mut Rng, depth: u32) -> Expr {

@@ -183,6 +183,21 @@ impl Simplifier {
                     Stmt::evaluate(n)
                 }
             }
+            StmtNode::Atomic {
+                producer_name,
+                mutex_name,
+                body,
+            } => {
+                let b = self.mutate_stmt(body);
+                if b.is_no_op() {
+                    return b;
+                }
+                if b.same_as(body) {
+                    s.clone()
+                } else {
+                    Stmt::atomic(producer_name.clone(), mutex_name.clone(), b)
+                }
+            }
             StmtNode::Provide { .. } | StmtNode::Free { .. } => {
                 crate::ir::visit::mutate_stmt_children(&mut super::MutateAdapter(self), s)
             }
