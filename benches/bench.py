@@ -168,7 +168,8 @@ def edge_copy(hl, np):
 
 def histogram_pipeline(hl, np, parallel):
     """256-bin histogram of a 2560x1536 u8 image: a scatter update over an
-    RDom, serial, or split into row strips by rfactor and run in parallel."""
+    RDom, serial, split into row strips by rfactor and run in parallel, or
+    parallel over rows with atomic updates."""
     w, h = 2560, 1536
     data = np.random.default_rng(2).integers(0, 256, size=(h, w), dtype=np.uint8)
     im = hl.Buffer(data)
@@ -177,7 +178,9 @@ def histogram_pipeline(hl, np, parallel):
     hist = hl.Func("hist")
     hist[x] = 0
     hist[hl.i32(im[r.x, r.y])] += 1
-    if parallel:
+    if parallel == "atomic":
+        hist.update().atomic().parallel(r.y)
+    elif parallel:
         ryo, ryi = hl.RVar("ryo"), hl.RVar("ryi")
         hist.update().split(r.y, ryo, ryi, 64)
         intm = hist.update().rfactor(ryo, u)
@@ -193,6 +196,11 @@ def histogram_serial(hl, np):
 @case("histogram 256 bins of u8 2560x1536, rfactor over row strips, parallel")
 def histogram_rfactor(hl, np):
     return histogram_pipeline(hl, np, True)
+
+
+@case("histogram 256 bins of u8 2560x1536, atomic() update parallel over rows")
+def histogram_atomic(hl, np):
+    return histogram_pipeline(hl, np, "atomic")
 
 
 @case("matmul f32 512x512, update split x 16, r outside xi, vectorize xi, parallel y")
