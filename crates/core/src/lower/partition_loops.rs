@@ -24,8 +24,9 @@
 //! before the loops inside each of their pieces; inside a prologue one
 //! more loop level is partitioned in full, and below that, as in the
 //! epilogue, only innermost loops (their marks become
-//! `likely_if_innermost`; see `Partitioner`). `strip_likely` removes the
-//! remaining marks afterwards.
+//! `likely_if_innermost`; see `Partitioner`). Loops that provably run at
+//! most `MIN_PARTITIONED_EXTENT` iterations are left whole.
+//! `strip_likely` removes the remaining marks afterwards.
 
 use std::collections::HashSet;
 
@@ -110,11 +111,36 @@ enum Depth {
 
 struct Partitioner {
     depth: Depth,
+    /// LetStmts around the statement being visited (within this walk).
+    lets: Vec<(String, Expr)>,
 }
+
+/// Loops that provably run at most this many iterations are not
+/// partitioned: the steady state would run too few iterations to repay
+/// the copies (a producer's rows computed in a sliding window's peeled
+/// first iteration, whose scalar row clamps cost a min and a max).
+const MIN_PARTITIONED_EXTENT: i64 = 4;
 
 impl Partitioner {
     fn run(s: &Stmt, depth: Depth) -> Stmt {
-        Partitioner { depth }.mutate_stmt(s)
+        Partitioner {
+            depth,
+            lets: vec![],
+        }
+        .mutate_stmt(s)
+    }
+
+    /// Does a loop of this extent provably run few iterations?
+    fn few_iterations(&self, extent: &Expr) -> bool {
+        let mut e = extent.clone();
+        for (name, value) in self.lets.iter().rev() {
+            if expr_uses_var(&e, name) {
+                e = substitute(name, value, &e);
+            }
+        }
+        let e = crate::analysis::simplify::simplify(&e);
+        let bound = crate::analysis::simplify::Simplifier::new().info(&e).max;
+        bound.is_some_and(|m| m <= MIN_PARTITIONED_EXTENT)
     }
 
     /// Partition a piece's body with only its innermost loops split.
@@ -128,6 +154,16 @@ impl Mutator for Partitioner {
         e.clone()
     }
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        if let StmtNode::LetStmt { name, value, body } = s.node() {
+            self.lets.push((name.clone(), value.clone()));
+            let b = self.mutate_stmt(body);
+            self.lets.pop();
+            return if b.same_as(body) {
+                s.clone()
+            } else {
+                Stmt::let_stmt(name.clone(), value.clone(), b)
+            };
+        }
         if let StmtNode::For {
             name,
             min,
@@ -136,6 +172,9 @@ impl Mutator for Partitioner {
             body,
         } = s.node()
         {
+            if self.few_iterations(extent) {
+                return mutate_stmt_children(self, s);
+            }
             if self.depth == Depth::Grace && !contains_produce(body) {
                 // Not a loop of a consumer over its producer's rows.
                 return Partitioner::innermost_only(s);
@@ -1172,6 +1211,25 @@ mod tests {
             &[("in", 48), ("in2", 8), ("out", 48)],
             &settings,
         );
+    }
+
+    #[test]
+    fn loops_of_few_iterations_are_not_partitioned() {
+        // let e = select(c, 1, 3): for y in [m, m + e): out[y] = in[clamp(likely(y), 0, 9)]
+        let y = v("y");
+        let e = Expr::select(Expr::lt(c(0), v("c")), c(1), c(3));
+        let body = st("out", y.clone(), ld("in", clamp_likely(y, c(0), c(9))));
+        let s = Stmt::let_stmt(
+            "e",
+            e,
+            Stmt::for_loop("y", v("m"), v("e"), ForType::Serial, body),
+        );
+        let p = partition_loops(&s).unwrap();
+        assert_eq!(count_loops(&p), 1, "{p}");
+        // With many iterations the same loop is partitioned.
+        let body = st("out", v("y"), ld("in", clamp_likely(v("y"), c(0), c(9))));
+        let s = Stmt::for_loop("y", v("m"), c(5), ForType::Serial, body);
+        assert_eq!(count_loops(&partition_loops(&s).unwrap()), 3);
     }
 
     #[test]
