@@ -195,7 +195,7 @@ impl CodeGen {
             if rb.ty().is_scalar() && *rl as u32 == lanes {
                 if let Some(s) = stride.as_int_const() {
                     if s == 1 || s == -1 {
-                        let b = self.codegen_index(rb)?;
+                        let b = self.codegen_expr(rb)?;
                         let rev: Vec<i32> = (0..lanes as i32).rev().collect();
                         let (first, v, mask) = if s == 1 {
                             (b, v, mask)
@@ -223,7 +223,7 @@ impl CodeGen {
                 }
             }
         }
-        let idx = self.codegen_index(index)?;
+        let idx = self.codegen_expr(index)?;
         let ptrs = self.gep(elem, base, idx);
         let ptrs = self.match_lanes(ptrs, lanes);
         let m = mask.unwrap_or_else(|| self.cint(self.t_vec(self.t_i1(), lanes), 1));
