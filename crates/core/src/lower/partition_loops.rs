@@ -21,10 +21,12 @@
 //! them); conditions that read memory, call impure
 //! functions or depend on inner loop variables are left alone, and a loop
 //! with nothing solvable is returned unchanged. Outer loops are partitioned
-//! before the loops inside each of their pieces; inside a prologue one
-//! more loop level is partitioned in full, and below that, as in the
-//! epilogue, only innermost loops (their marks become
-//! `likely_if_innermost`; see `Partitioner`). Loops that provably run at
+//! before the loops inside each of their pieces; inside a prologue that
+//! peels first iterations one more loop level is partitioned in full and
+//! below that only innermost loops (their marks become
+//! `likely_if_innermost`); other prologues and epilogues partition only
+//! innermost loops, or nothing when they hold a loop nest (see
+//! `Partitioner`). Loops that provably run at
 //! most `MIN_PARTITIONED_EXTENT` iterations are left whole.
 //! `strip_likely` removes the remaining marks afterwards.
 
@@ -98,9 +100,11 @@ fn likely_arg(e: &Expr) -> Option<&Expr> {
 ///   pieces that makes only partition their innermost loops; loops
 ///   computing no producer are left to the innermost rule (a producer's
 ///   own few peeled rows are not worth three copies);
-/// - other prologues, epilogues (boundary pieces, which run only at the
-///   edges of the image) and anything inside a graced piece: innermost
-///   loops only (their marks become `likely_if_innermost`).
+/// - other prologues and epilogues (boundary pieces, which run only at
+///   the edges of the image): nothing when they hold a loop nest, else
+///   innermost loops only (see `boundary_piece`);
+/// - anything inside a graced piece: innermost loops only (their marks
+///   become `likely_if_innermost`).
 /// Code size so grows by a bounded factor instead of tripling at every
 /// level.
 #[derive(Clone, Copy, PartialEq)]
@@ -147,6 +151,21 @@ impl Partitioner {
     fn innermost_only(s: &Stmt) -> Stmt {
         Partitioner::run(&demote_likely(s), Depth::Full)
     }
+
+    /// A prologue or epilogue made by clamps alone (not a peel): it runs
+    /// only at the edges of the image. Around an outer loop (its body
+    /// holds a loop nest), it is left unpartitioned: a few edge rows or
+    /// planes do not repay three more copies of everything inside them
+    /// (the channel clamps of a 3-D boundary condition made the Gaussian's
+    /// JIT a third longer). Around an innermost level, its loops are
+    /// partitioned as usual.
+    fn boundary_piece(s: &Stmt) -> Stmt {
+        if holds_loop_nest(s) {
+            strip_likely(s)
+        } else {
+            Partitioner::innermost_only(s)
+        }
+    }
 }
 
 impl Mutator for Partitioner {
@@ -188,11 +207,13 @@ impl Mutator for Partitioner {
                 prologue: &|b: &Stmt, peels: bool| {
                     if full && peels {
                         Partitioner::run(b, Depth::Grace)
-                    } else {
+                    } else if peels {
                         Partitioner::innermost_only(b)
+                    } else {
+                        Partitioner::boundary_piece(b)
                     }
                 },
-                epilogue: &Partitioner::innermost_only,
+                epilogue: &Partitioner::boundary_piece,
                 steady: &|b: &Stmt| {
                     if full {
                         Partitioner::run(b, Depth::Full)
@@ -659,6 +680,17 @@ fn contains_loop(s: &Stmt) -> bool {
     let mut found = false;
     for_each_stmt(s, &mut |x| {
         found |= matches!(x.node(), StmtNode::For { .. })
+    });
+    found
+}
+
+/// Does `s` hold a loop inside a loop?
+fn holds_loop_nest(s: &Stmt) -> bool {
+    let mut found = false;
+    for_each_stmt(s, &mut |x| {
+        if let StmtNode::For { body, .. } = x.node() {
+            found |= contains_loop(body);
+        }
     });
     found
 }
@@ -1230,6 +1262,57 @@ mod tests {
         let body = st("out", v("y"), ld("in", clamp_likely(v("y"), c(0), c(9))));
         let s = Stmt::for_loop("y", v("m"), c(5), ForType::Serial, body);
         assert_eq!(count_loops(&partition_loops(&s).unwrap()), 3);
+    }
+
+    #[test]
+    fn boundary_pieces_around_a_loop_nest_are_left_whole() {
+        // for c in [0, 6): for y in [0, 4): for x in [0, 8):
+        //   out[..] = in[clamp(likely(c), 0, nc - 1) * 32 + y * 8 + clamp(likely(x - 1), 0, 7)]
+        // c's boundary pieces (rarely run) keep their loops whole; the
+        // steady state still partitions x.
+        let (cv, y, x) = (v("c"), v("y"), v("x"));
+        let chan = clamp_likely(cv.clone(), c(0), Expr::sub(v("nc"), c(1)));
+        let col = clamp_likely(Expr::sub(x.clone(), c(1)), c(0), c(7));
+        let idx = Expr::add(
+            Expr::add(Expr::mul(chan, c(32)), Expr::mul(y.clone(), c(8))),
+            col,
+        );
+        let out = Expr::add(Expr::add(Expr::mul(cv, c(32)), Expr::mul(y, c(8))), x);
+        let s = Stmt::for_loop(
+            "c",
+            c(0),
+            c(6),
+            ForType::Serial,
+            Stmt::for_loop(
+                "y",
+                c(0),
+                c(4),
+                ForType::Serial,
+                Stmt::for_loop(
+                    "x",
+                    c(0),
+                    c(8),
+                    ForType::Serial,
+                    st("out", out, ld("in", idx)),
+                ),
+            ),
+        );
+        let p = partition_loops(&s).unwrap();
+        let x_loops = p
+            .to_string()
+            .lines()
+            .filter(|l| l.trim_start().starts_with("for (x,"))
+            .count();
+        // c's prologue (all channels when nc < 1) and epilogue (channels
+        // past nc) keep one x loop each; the steady state splits x in two.
+        assert_eq!(x_loops, 4, "{p}");
+        let settings: Vec<Vec<(&str, i64)>> = (1..8).map(|n| vec![("nc", n)]).collect();
+        same(
+            &s,
+            &strip_likely(&p),
+            &[("in", 192), ("out", 192)],
+            &settings,
+        );
     }
 
     #[test]
