@@ -1141,6 +1141,14 @@ mod tests {
             .count()
     }
 
+    fn count_loops_named(s: &Stmt, var: &str) -> usize {
+        let head = format!("for ({var},");
+        s.to_string()
+            .lines()
+            .filter(|l| l.trim_start().starts_with(&head))
+            .count()
+    }
+
     /// Compare `a` and `b` on random memories for each scalar setting.
     fn same(a: &Stmt, b: &Stmt, bufs: &[(&str, usize)], settings: &[Vec<(&str, i64)>]) {
         for (i, sc) in settings.iter().enumerate() {
@@ -1229,11 +1237,7 @@ mod tests {
             Stmt::for_loop("x", c(0), c(8), ForType::Serial, inner),
         );
         let p = partition_loops(&s).unwrap();
-        let x_loops = p
-            .to_string()
-            .lines()
-            .filter(|l| l.trim_start().starts_with("for (x,"))
-            .count();
+        let x_loops = count_loops_named(&p, "x");
         // prologue 3 + steady 3 + epilogue 1
         assert_eq!(x_loops, 7, "{p}");
         let settings: Vec<Vec<(&str, i64)>> = (0..6).map(|n| vec![("n", n)]).collect();
@@ -1298,11 +1302,7 @@ mod tests {
             ),
         );
         let p = partition_loops(&s).unwrap();
-        let x_loops = p
-            .to_string()
-            .lines()
-            .filter(|l| l.trim_start().starts_with("for (x,"))
-            .count();
+        let x_loops = count_loops_named(&p, "x");
         // c's prologue (all channels when nc < 1) and epilogue (channels
         // past nc) keep one x loop each; the steady state splits x in two.
         assert_eq!(x_loops, 4, "{p}");
