@@ -57,3 +57,22 @@ def run_script(hl, script: str, env: dict | None = None, timeout: int = 120):
     p = subprocess.run([sys.executable, "-c", script, mod], capture_output=True,
                        text=True, timeout=timeout, env=full_env)
     return p.returncode, p.stdout, p.stderr
+
+
+def exception_kind(hl, exc):
+    """"HalideError" for the module's own error type, else the class name."""
+    if isinstance(exc, hl.HalideError):
+        return "HalideError"
+    return type(exc).__name__
+
+
+def phase(hl, steps):
+    """Run the (name, thunk) steps in order.  Returns ("ok", value of the last
+    step) or (name of the step that raised, exception kind)."""
+    value = None
+    for name, step in steps:
+        try:
+            value = step()
+        except Exception as exc:  # noqa: BLE001 - the phase is the result
+            return (name, exception_kind(hl, exc))
+    return ("ok", value)

@@ -5,24 +5,7 @@ import numpy as np
 import pytest
 
 from .harness import buffer, differential
-
-
-def _kind(hl, exc):
-    if isinstance(exc, hl.HalideError):
-        return "HalideError"
-    return type(exc).__name__
-
-
-def _phase(hl, steps):
-    """Run the (name, thunk) steps in order.  Returns ("ok", value of the last
-    step) or (name of the step that raised, exception kind)."""
-    value = None
-    for name, step in steps:
-        try:
-            value = step()
-        except Exception as exc:  # noqa: BLE001 - the phase is the result
-            return (name, _kind(hl, exc))
-    return ("ok", value)
+from .input_helpers import phase as _phase
 
 
 def _bounds(hl, r):
