@@ -83,3 +83,38 @@ def test_clamped_vector_loads_are_not_gathers():
     ir = p.stderr.split("--- optimized LLVM IR ---", 1)[1]
     assert "llvm.masked.load" in ir
     assert "llvm.masked.gather" not in ir
+
+
+TAPS_SCRIPT = """
+import numpy as np
+import ferrohalide as hl
+data = np.arange(200, dtype=np.float32)
+inp = hl.Buffer(data)
+x = hl.Var("x")
+f = hl.Func("taps")
+f[x] = inp[x] + inp[x + 1] * 2 + inp[x + 2]
+f.vectorize(x, 16)
+out = np.asarray(f.realize([160]))
+print(bool(np.array_equal(out, data[:160] + data[1:161] * 2 + data[2:162])))
+"""
+
+
+def test_overlapping_taps_share_loads():
+    """A 3-tap stencil along the vector loads its two outer taps and builds
+    the middle one with a lane permute (on AVX-512, where that permute is
+    one instruction): two vector loads of the input, not three."""
+    pytest.importorskip("ferrohalide")
+    import ferrohalide as hl
+    t = hl.get_host_target()
+    if not t.has_feature(hl.TargetFeature.AVX512_Skylake):
+        pytest.skip("needs AVX-512")
+    env = dict(os.environ, HL_DEBUG_CODEGEN="3")
+    p = subprocess.run([sys.executable, "-c", TAPS_SCRIPT], capture_output=True, text=True,
+                       timeout=120, env=env)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "True"
+    ir = p.stderr.split("--- optimized LLVM IR ---", 1)[1]
+    # Each copy of the loop body (the steady loop, the shifted last
+    # vector) has two loads and one permute.
+    loads, permutes = ir.count("load <16 x float>"), ir.count("shufflevector <16 x float>")
+    assert permutes >= 1 and loads == 2 * permutes, ir

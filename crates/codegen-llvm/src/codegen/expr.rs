@@ -643,6 +643,23 @@ impl CodeGen {
         }
     }
 
+    /// Is a two-source lane permute of vectors of type `t` one cheap
+    /// instruction (so it can stand in for a load)? `vpermt2d/q` (AVX-512F)
+    /// and `vpermt2b` (AVX-512 VBMI) are single micro-ops everywhere;
+    /// `vpermt2w` is one on AMD Zen 4/5 but three on Intel's cores.
+    pub(crate) fn has_cheap_two_source_permute(&self, t: Type) -> bool {
+        if t.lanes < 2 || t.bits as u32 * t.lanes as u32 > 512 {
+            return false;
+        }
+        let zen = self.target.cpu.starts_with("znver");
+        match t.bits {
+            8 => self.target.has_feature("avx512vbmi") && self.target.has_feature("avx512vl"),
+            16 => zen && self.target.has_feature("avx512bw") && self.target.has_feature("avx512vl"),
+            32 | 64 => self.target.has_feature("avx512f") && self.target.has_feature("avx512vl"),
+            _ => false,
+        }
+    }
+
     /// The index of a scalar load or store, computed in 64 bits: index
     /// arithmetic on int32 never overflows (Halide's convention), so
     /// widening each operand instead of the result lets LLVM fold the sign

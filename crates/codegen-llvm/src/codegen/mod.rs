@@ -15,6 +15,8 @@
 //! - `math`: vectorizable math functions.
 //! - `stmt`: statements (loops, allocations, stores, assertions).
 //! - `clamped_load`: clamped dense loads as masked loads (boundary conditions).
+//! - `overlapping_loads`: a stencil's overlapping taps as two loads and
+//!   lane permutes.
 //! - `atomic`: stores inside `Atomic` nodes (atomicrmw, compare-and-swap).
 //! - `parallel`: outlining parallel loop bodies into closures.
 //! - `strings`: building print lines and error messages at run time.
@@ -27,6 +29,7 @@ pub mod expr;
 pub mod intrinsics;
 pub mod math;
 pub mod ops;
+pub(crate) mod overlapping_loads;
 pub mod parallel;
 pub mod stmt;
 pub mod strings;

