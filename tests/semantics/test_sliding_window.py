@@ -293,3 +293,72 @@ def test_producer_with_updates(hl, kind, level):
     out.set_min([-2, -3])
     g.realize(out)
     return out
+
+
+@differential()
+@pytest.mark.parametrize("h", [8, 9, 10, 15, 31, 32, 33, 70])
+def test_rewound_window_any_height(hl, h):
+    """Rows slid with the loop started early to warm the window up: every
+    output height, in strips of 8."""
+    inp = _input(hl, 40, h + 2)
+    bx, out, x, y = _blur(hl, inp)
+    yi = hl.Var("yi")
+    out.split(y, y, yi, 8)
+    bx.store_at(out, y).compute_at(out, yi)
+    return out.realize([38, h])
+
+
+@differential()
+@pytest.mark.parametrize("step", [2, 3])
+def test_rewound_window_steps_of_several_rows(hl, step):
+    """Each row of g reads rows step*y .. step*y + 3 of f: the window moves
+    `step` rows per iteration (rewound when step divides the overlap)."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x, y] = x * 3 + y * y
+    g[x, y] = sum(f[x, step * y + k] * (k + 1) for k in range(4))
+    f.store_root().compute_at(g, y)
+    return g.realize([9, 21])
+
+
+@differential()
+def test_rewound_window_with_a_second_window_inside_the_consumer(hl):
+    """g reads two windows computed per row: the second is computed inside
+    the first's consume, so it is skipped on the first's warm-up rows."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f, h, g = hl.Func("f"), hl.Func("h"), hl.Func("g")
+    f[x, y] = x + y * 5
+    h[x, y] = x * y - 3
+    g[x, y] = f[x, y] + f[x, y + 1] * 2 + f[x, y + 2] + h[x, y] * h[x, y + 1]
+    for p in (f, h):
+        p.store_root().compute_at(g, y)
+    return g.realize([12, 17])
+
+
+@differential()
+def test_window_with_a_producer_beside_it(hl):
+    """f reads h's window and both are computed per row of g."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f, h, g = hl.Func("f"), hl.Func("h"), hl.Func("g")
+    h[x, y] = x * 2 + y * 7
+    f[x, y] = h[x, y] + h[x, y + 1]
+    g[x, y] = f[x, y] + f[x, y + 1] + f[x, y + 2]
+    for p in (f, h):
+        p.store_root().compute_at(g, y)
+    return g.realize([10, 19])
+
+
+@differential()
+def test_rewound_window_with_repeat_edge_strips(hl):
+    """The repeat_edge blur in parallel strips, vectorized: the warm-up
+    rows of the first strip read through the clamp above the image."""
+    data = ((np.arange(45 * 70).reshape(45, 70) * 29 + 3) % 3001).astype(np.uint16)
+    inp = hl.Buffer(data)
+    x, y, yi = hl.Var("x"), hl.Var("y"), hl.Var("yi")
+    clamped = hl.BoundaryConditions.repeat_edge(inp)
+    bx, out = hl.Func("blur_x"), hl.Func("blur_y")
+    bx[x, y] = (clamped[x - 1, y] + clamped[x, y] + clamped[x + 1, y]) // 3
+    out[x, y] = (bx[x, y - 1] + bx[x, y] + bx[x, y + 1]) // 3
+    bx.store_at(out, y).compute_at(out, x).vectorize(x, 16)
+    out.split(y, y, yi, 8).parallel(y).vectorize(x, 16)
+    return out.realize([70, 45])

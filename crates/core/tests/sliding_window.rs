@@ -1,6 +1,7 @@
 //! Sliding window and storage folding on small pipelines: the IR after each
-//! pass shows the cut regions (`select(likely(v > v_min), ...)`), the
-//! folded Realize bounds and the `% factor` indices.
+//! pass shows the cut regions (`select(likely(v > v_min), ...)` when the
+//! first iteration computes the whole window, or the loop rewound to start
+//! early), the folded Realize bounds and the `% factor` indices.
 
 use ferrohalide_core::analysis::simplify_stmt;
 use ferrohalide_core::buffer::Buffer;
@@ -84,18 +85,37 @@ fn blur() -> (Func, Func) {
     (bx, out)
 }
 
+/// Is the min of `func`'s region along `dim` cut on a loop rewound to warm
+/// up the window (no first-iteration select, the loop's original min kept
+/// as `loop.loop_min.orig`)?
+fn rewound(slid: &str, func: &str, dim: &str, lp: &str) -> bool {
+    let min = let_line(slid, &format!("{func}.s0.{dim}.min"));
+    !min.contains("select") && min.contains(&format!("{lp}.loop_min.orig"))
+}
+
 #[test]
 fn blur_slides_along_yi_and_x() {
     let (bx, out) = blur();
     let (b, o) = (bx.name(), out.name());
     let (slid, _) = passes(&out);
-    let y_min = let_line(&slid, &format!("{b}.s0.y.min"));
+    // Along yi the window is three rows moving one per iteration: the loop
+    // starts two iterations early, warming blur_x up one row at a time,
+    // and the consumer skips those iterations.
+    assert!(rewound(&slid, &b, "y", &format!("{o}.s0.y.yi")), "{slid}");
     assert!(
-        y_min.contains(&format!(
-            "select(likely(({o}.s0.y.yi > {o}.s0.y.yi.loop_min)), max("
+        slid.contains(&format!(
+            "for ({o}.s0.y.yi, ({o}.s0.y.yi.loop_min.orig - 2), "
         )),
-        "{y_min}"
+        "{slid}"
     );
+    assert!(
+        slid.contains(&format!(
+            "if (likely(({o}.s0.y.yi >= {o}.s0.y.yi.loop_min.orig)))"
+        )),
+        "{slid}"
+    );
+    // Along x the window's step is not constant (the last vector shifts
+    // inwards): the first iteration computes it whole.
     let x_min = let_line(&slid, &format!("{b}.s0.x.min"));
     assert!(
         x_min.contains(&format!(
@@ -119,7 +139,7 @@ fn blur_folds_y_to_four_rows() {
         .unwrap();
     assert!(realize.ends_with(", [0, 4]) {"), "{realize}");
     assert!(
-        folded.contains(&format!("{b}({b}.s0.x, ({b}.s0.y % 4))")),
+        folded.contains(&format!("{b}({b}.s0.x, ({b}.s0.y.min % 4))")),
         "{folded}"
     );
     assert!(
@@ -162,8 +182,7 @@ fn lesson_8_slides_and_folds_to_two_rows() {
     let (p, c) = lesson_8();
     let (pn, cn) = (p.name(), c.name());
     let (slid, folded) = passes(&c);
-    assert!(let_line(&slid, &format!("{pn}.s0.y.min"))
-        .contains(&format!("select(likely(({cn}.s0.y > {cn}.s0.y.loop_min))")));
+    assert!(rewound(&slid, &pn, "y", &format!("{cn}.s0.y")), "{slid}");
     assert!(folded.contains("[0, 2]) {"), "{folded}");
     assert!(folded.contains("% 2)"), "{folded}");
 }
@@ -242,7 +261,86 @@ fn round_up_split_of_the_window_dimension_is_not_cut() {
         .unwrap();
     let (slid, _) = passes(&g);
     assert!(
-        let_line(&slid, &format!("{}.s0.y.min", f.name())).contains("select"),
+        rewound(&slid, &f.name(), "y", &format!("{}.s0.y", g.name())),
+        "{slid}"
+    );
+}
+
+#[test]
+fn rewinding_guards_what_is_computed_inside_the_consumer() {
+    // g reads two windows, f's and h's, both computed per row of g. h's
+    // loop nest lands inside f's consume, so f is rewound and h, skipped
+    // on the warm-up iterations with the rest of f's consumers, computes
+    // its whole window on the first real iteration.
+    let f = define("f", &["x", "y"], add(v("x"), v("y")));
+    let h = define("h", &["x", "y"], Expr::mul(v("x"), v("y")));
+    let r = |func: &Func, k: i64| call(func, vec![v("x"), add(v("y"), i(k))]);
+    let g = define(
+        "g",
+        &["x", "y"],
+        add(add(r(&f, 0), r(&f, 1)), add(r(&h, 0), r(&h, 1))),
+    );
+    for p in [&f, &h] {
+        p.store_root();
+        let _ = p.compute_at(&g, "y");
+    }
+    let (slid, folded) = passes(&g);
+    let gy = format!("{}.s0.y", g.name());
+    let (first, second) = if slid.find(&format!("produce {}", f.name()))
+        < slid.find(&format!("produce {}", h.name()))
+    {
+        (&f, &h)
+    } else {
+        (&h, &f)
+    };
+    assert!(rewound(&slid, &first.name(), "y", &gy), "{slid}");
+    let min = let_line(&slid, &format!("{}.s0.y.min", second.name()));
+    assert!(min.contains("select(likely("), "{slid}");
+    for p in [&f, &h] {
+        let realize = format!("realize {}(int32, [", p.name());
+        let line = folded.lines().find(|l| l.contains(&realize)).unwrap();
+        assert!(line.ends_with(", [0, 2]) {"), "{folded}");
+    }
+}
+
+#[test]
+fn rewinding_needs_no_producer_computed_beside_the_func() {
+    // f reads h's window and both are computed per row of g: h runs
+    // outside f's produce and consume, so f's loop can't start early; h's
+    // window, cut along f's, has no constant width: both peel.
+    let h = define("h", &["x", "y"], Expr::mul(v("x"), v("y")));
+    let hr = |k: i64| call(&h, vec![v("x"), add(v("y"), i(k))]);
+    let f = define("f", &["x", "y"], add(hr(0), hr(1)));
+    let fr = |k: i64| call(&f, vec![v("x"), add(v("y"), i(k))]);
+    let g = define("g", &["x", "y"], add(fr(0), fr(1)));
+    for p in [&f, &h] {
+        p.store_root();
+        let _ = p.compute_at(&g, "y");
+    }
+    let (slid, _) = passes(&g);
+    assert!(!slid.contains("loop_min.orig"), "{slid}");
+    for p in [&f, &h] {
+        let min = let_line(&slid, &format!("{}.s0.y.min", p.name()));
+        assert!(min.contains("select(likely("), "{slid}");
+    }
+}
+
+#[test]
+fn rewinding_skips_funcs_with_updates() {
+    let f = define("f", &["x", "y"], add(v("x"), v("y")));
+    f.define(
+        vec![v("x"), v("y")],
+        vec![Expr::mul(call(&f, vec![v("x"), v("y")]), i(2))],
+    )
+    .unwrap();
+    let r = |k: i64| call(&f, vec![v("x"), add(v("y"), i(k))]);
+    let g = define("g", &["x", "y"], add(add(r(0), r(1)), r(2)));
+    f.store_root();
+    let _ = f.compute_at(&g, "y");
+    let (slid, _) = passes(&g);
+    assert!(!slid.contains("loop_min.orig"), "{slid}");
+    assert!(
+        let_line(&slid, &format!("{}.s1.y.min", f.name())).contains("select(likely("),
         "{slid}"
     );
 }

@@ -211,6 +211,13 @@ pub fn lower_with(outputs: &[Function], name: &str, options: &LowerOptions) -> R
     s = log.run("bounds inference", s, |s| {
         bounds_inference::bounds_inference(s, &env, outputs)
     })?;
+    // What the outputs write is fixed by their schedules; read it before
+    // sliding window, whose rewound loops run guarded warm-up iterations
+    // that a box of the Provides would count.
+    let output_regions: Vec<Region> = outputs
+        .iter()
+        .map(|o| box_provided(&s, &o.name(), &Scope::new()).unwrap_or_default())
+        .collect();
     let mut slides = vec![];
     s = log.run("sliding window", s, |s| {
         let (out, made) = sliding_window::sliding_window(s, &env)?;
@@ -221,10 +228,6 @@ pub fn lower_with(outputs: &[Function], name: &str, options: &LowerOptions) -> R
     s = log.run("storage folding", s, |s| {
         storage_folding::storage_folding(s, &env, &slides)
     })?;
-    let output_regions: Vec<Region> = outputs
-        .iter()
-        .map(|o| box_provided(&s, &o.name(), &Scope::new()).unwrap_or_default())
-        .collect();
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
     s = log.run("storage flattening", s, |s| {
         storage_flattening::storage_flattening(s, &env)

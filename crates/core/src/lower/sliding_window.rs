@@ -25,6 +25,17 @@
 //! compute: growing, the min becomes
 //! `select(likely(v > v_min), max(min, max(v - 1) + 1), min)`; shrinking,
 //! the max becomes `select(likely(v > v_min), min(max, min(v - 1) - 1), max)`.
+//! A growing slide of a Func without updates whose region has a constant
+//! width `W` and moves by a constant step `s` dividing `W - s`, over a
+//! serial loop whose body runs nothing but that Func's produce and consume
+//! (its consumers live inside the consume), is rewound instead (see
+//! `Rewind`): the loop starts `(W - s) / s` iterations early, the min
+//! becomes `max(max(v - 1) + 1, min at v_min)` on every iteration, and the
+//! Func's consume runs under `if (likely(v >= v_min))`. The warm-up then
+//! computes one step per iteration through the same code as the steady
+//! state, where a peeled first iteration would compute the whole window
+//! through its own, slower code; every region stays inside the first
+//! iteration's uncut region.
 //! Producers of `f` computed at the same level read `f`'s lets, so they
 //! shrink with it and may slide in turn. Every iteration still writes and
 //! reads inside what it did before the cut (dimensions split with RoundUp
@@ -62,6 +73,7 @@ pub fn sliding_window(s: &Stmt, env: &Environment) -> Result<(Stmt, Vec<Slide>)>
         stack: vec![],
         pending: HashMap::new(),
         slides: vec![],
+        rewinds: vec![],
     };
     let out = m.mutate_stmt(s);
     Ok((out, m.slides))
@@ -74,6 +86,8 @@ enum Frame {
         min: Expr,
         extent: Expr,
         for_type: ForType,
+        /// The loop's body before sliding (to check a rewind is safe).
+        body: Stmt,
     },
     Let {
         name: String,
@@ -89,6 +103,19 @@ struct SlidingWindow<'a> {
     /// New values of `f.s0.d.max` lets further down (shrinking slides).
     pending: HashMap<String, Expr>,
     slides: Vec<Slide>,
+    /// Loops to start earlier (see `Rewind`), applied when their For
+    /// node is rebuilt.
+    rewinds: Vec<Rewind>,
+}
+
+/// A slid loop that starts `iterations` early so that its first
+/// iterations warm up `func`'s window one step at a time (Halide's loop
+/// rewinding), instead of the first iteration computing the whole window.
+/// The consumers of `func` skip the extra iterations.
+struct Rewind {
+    loop_name: String,
+    func: String,
+    iterations: i64,
 }
 
 fn var(name: &str) -> Expr {
@@ -246,6 +273,34 @@ impl SlidingWindow<'_> {
         None
     }
 
+    /// How many iterations early loop `stack[w_at]` can start to warm up a
+    /// growing slide of `func` whose region in the slid dimension is
+    /// `[lo, hi]` (expanded, in terms of the loop variable): `None` unless
+    /// the conditions in the module comment hold.
+    fn rewind_iterations(&self, func: &str, w_at: usize, lo: &Expr, hi: &Expr) -> Option<i64> {
+        let Frame::Loop {
+            name,
+            for_type: ForType::Serial,
+            body,
+            ..
+        } = &self.stack[w_at]
+        else {
+            return None;
+        };
+        let function = self.env.funcs.get(func)?;
+        if !function.updates().is_empty() || self.rewinds.iter().any(|r| r.loop_name == *name) {
+            return None;
+        }
+        let prev = substitute(name, &Expr::sub(var(name), Expr::i32(1)), hi);
+        let step = simplify(&Expr::sub(hi.clone(), prev)).as_int_const()?;
+        let width =
+            simplify(&Expr::add(Expr::sub(hi.clone(), lo.clone()), Expr::i32(1))).as_int_const()?;
+        if step <= 0 || width <= step || (width - step) % step != 0 {
+            return None;
+        }
+        only_runs_func(body, func).then_some((width - step) / step)
+    }
+
     /// Try to slide dimension `d` of `func`, whose min let has value
     /// `min_value` and heads `body`. Returns the min's new value, if it
     /// changes (a shrinking slide records the max's new value in `pending`).
@@ -386,6 +441,16 @@ impl SlidingWindow<'_> {
         });
         if growing {
             let prev_max = local(self, &regions[d].1);
+            if let Some(iterations) = self.rewind_iterations(func, w_at, &lo, &hi) {
+                let orig = var(&format!("{w_name}.loop_min.orig"));
+                let lo_at_orig = substitute(&w_name, &orig, &self.expand(min_value, w_at + 1, top));
+                self.rewinds.push(Rewind {
+                    loop_name: w_name.clone(),
+                    func: func.to_string(),
+                    iterations,
+                });
+                return Some(Expr::max(Expr::add(prev_max, Expr::i32(1)), lo_at_orig));
+            }
             let cut = Expr::max(min_value.clone(), Expr::add(prev_max, Expr::i32(1)));
             Some(Expr::select(steady, cut, min_value.clone()))
         } else {
@@ -397,6 +462,45 @@ impl SlidingWindow<'_> {
                 Expr::select(steady, cut, max_value),
             );
             None
+        }
+    }
+}
+
+/// Does `body` (a loop body) run nothing but `func`'s produce and consume,
+/// and lets, loops and allocations around them? Anything else would also
+/// run on a rewound loop's warm-up iterations, outside its region.
+fn only_runs_func(body: &Stmt, func: &str) -> bool {
+    match body.node() {
+        StmtNode::ProducerConsumer { name, .. } => name == func,
+        StmtNode::LetStmt { body, .. } | StmtNode::For { body, .. } => only_runs_func(body, func),
+        StmtNode::Allocate { body, .. } => only_runs_func(body, func),
+        StmtNode::Free { .. } => true,
+        StmtNode::Block(stmts) => stmts.iter().all(|s| only_runs_func(s, func)),
+        _ => false,
+    }
+}
+
+/// Runs the body of `func`'s consume nodes only under `guard`.
+struct GuardConsume<'a> {
+    func: &'a str,
+    guard: Expr,
+}
+
+impl Mutator for GuardConsume<'_> {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        e.clone()
+    }
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        match s.node() {
+            StmtNode::ProducerConsumer {
+                name,
+                is_producer: false,
+                body,
+            } if name == self.func => Stmt::consumer(
+                name.clone(),
+                Stmt::if_then_else(self.guard.clone(), body.clone(), None),
+            ),
+            _ => mutate_stmt_children(self, s),
         }
     }
 }
@@ -440,6 +544,7 @@ impl Mutator for SlidingWindow<'_> {
                     min: min.clone(),
                     extent: extent.clone(),
                     for_type: *for_type,
+                    body: body.clone(),
                 });
                 let first_slide = self.slides.len();
                 let mut b = self.mutate_stmt(body);
@@ -449,6 +554,26 @@ impl Mutator for SlidingWindow<'_> {
                     .any(|sl| sl.loop_name == *name)
                 {
                     b = PromoteClamps { var: name }.mutate_stmt(&b);
+                }
+                if let Some(at) = self.rewinds.iter().position(|r| r.loop_name == *name) {
+                    let r = self.rewinds.remove(at);
+                    let orig_name = format!("{name}.loop_min.orig");
+                    let orig = var(&orig_name);
+                    let guard = Expr::likely(Expr::ge(var(name), orig.clone()));
+                    let b = GuardConsume {
+                        func: &r.func,
+                        guard,
+                    }
+                    .mutate_stmt(&b);
+                    let early = Expr::i32(r.iterations);
+                    let rewound = Stmt::for_loop(
+                        name.clone(),
+                        Expr::sub(orig, early.clone()),
+                        Expr::add(extent.clone(), early),
+                        *for_type,
+                        b,
+                    );
+                    return Stmt::let_stmt(orig_name, min.clone(), rewound);
                 }
                 if b.same_as(body) {
                     s.clone()

@@ -252,7 +252,12 @@ impl FoldSearch<'_> {
             let factor = match requested {
                 Some(r) => {
                     let fits = Expr::le(extent.clone(), r.factor.clone());
-                    if !can_prove(&fits) {
+                    // Proven for every iteration from the loop's min on?
+                    let bounded = match (max_extent(&extent, v, vmin), r.factor.as_int_const()) {
+                        (Some(k), Some(f)) => k <= f,
+                        _ => false,
+                    };
+                    if !bounded && !can_prove(&fits) {
                         checks.push(Stmt::assert(
                             fits,
                             fold_too_small(self.func, &var_name, &r.factor, v, &extent),
