@@ -80,3 +80,34 @@ def test_stencil_taps_separable_blur(hl):
     o.set_min([3, 2])
     by.realize(o)
     return arr(o)
+
+
+@differential()
+@pytest.mark.parametrize("t", ["u8", "u16", "i32", "f32"])
+@pytest.mark.parametrize("bc", ["repeat_edge", "mirror_image", "constant_exterior"])
+@pytest.mark.parametrize("taps", ["three", "five", "uneven", "repeated"])
+def test_stencil_taps_through_boundary_conditions(hl, t, bc, taps):
+    """Taps read through a boundary condition: at the image's edges each
+    tap's index is clamped (or mirrored, or selected) lane by lane; an
+    output wider than the input on both sides, so every edge case runs."""
+    data = ((np.arange(50) * 41 + 7) % 89).astype(npdtype(t))
+    inp = buffer(hl, data)
+    x = hl.Var("x")
+    if bc == "constant_exterior":
+        src = hl.BoundaryConditions.constant_exterior(inp, 3)
+    else:
+        src = getattr(hl.BoundaryConditions, bc)(inp)
+    out = {}
+    for lanes in (8, 16, 32):
+        f = hl.Func("f")
+        acc = None
+        for k, c in enumerate(TAP_SETS[taps]):
+            term = src[x + c] * (k + 1)
+            acc = term if acc is None else acc + term
+        f[x] = acc
+        f.vectorize(x, lanes)
+        o = hl.Buffer(htype(hl, t), [110])
+        o.set_min([-30])
+        f.realize(o)
+        out[str(lanes)] = arr(o)
+    return out

@@ -1,5 +1,8 @@
 //! Overlapping dense loads: `buf[ramp(b + c_i, 1, n)]` for several small
-//! constants `c_i` in one stored value (a stencil's taps along x).
+//! constants `c_i` in one stored value (a stencil's taps along x), also
+//! through the same clamp or offset (a boundary condition's edge vectors:
+//! each lane's index is the same lane-wise function of the ramp, so the
+//! lanes shift with `c_i` all the same).
 //!
 //! A 3-tap blur's row loads the same input three times, shifted by one
 //! element; each unaligned load of a full vector touches two cache lines,
@@ -20,10 +23,13 @@
 use ferrohalide_core::ir::visit::{expr_uses_var, for_each_expr, mutate_expr_children, Mutator};
 use ferrohalide_core::ir::{equal, BinOp, Expr, ExprNode, Type};
 
-/// A dense unpredicated load `name[ramp(base + offset, 1, lanes)]`.
+/// An unpredicated load `name[F(ramp(b + offset, 1, lanes))]` for a
+/// lane-wise `F` (see `tap_index`).
 struct Tap {
     name: String,
     ty: Type,
+    /// The index with the ramp's constant offset removed: taps with equal
+    /// `base`s read the same lanes, shifted.
     base: Expr,
     offset: i64,
     load: Expr,
@@ -43,6 +49,43 @@ fn split_constant(e: &Expr) -> (Expr, i64) {
     (e.clone(), 0)
 }
 
+/// `index` as a lane-wise function of `ramp(b + c, 1, lanes)` (the ramp
+/// itself, or it clamped or offset by broadcasts, as boundary conditions
+/// read): the index with the ramp's base stripped of its constant, and
+/// `c`. Shifting such a ramp by `k` shifts the index's lanes by `k`.
+fn tap_index(index: &Expr, lanes: u16) -> Option<(Expr, i64)> {
+    match index.node() {
+        ExprNode::Ramp {
+            base,
+            stride,
+            lanes: n,
+        } => {
+            if stride.as_int_const() != Some(1) || !base.ty().is_scalar() || *n != lanes {
+                return None;
+            }
+            let (b, c) = split_constant(base);
+            Some((Expr::ramp(b, stride.clone(), *n), c))
+        }
+        ExprNode::Binary {
+            op: op @ (BinOp::Add | BinOp::Sub | BinOp::Min | BinOp::Max),
+            a,
+            b,
+        } => {
+            let uniform = |e: &Expr| matches!(e.node(), ExprNode::Broadcast { .. });
+            if uniform(b) {
+                let (x, c) = tap_index(a, lanes)?;
+                Some((Expr::binary(*op, x, b.clone()), c))
+            } else if uniform(a) && *op != BinOp::Sub {
+                let (x, c) = tap_index(b, lanes)?;
+                Some((Expr::binary(*op, a.clone(), x), c))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
 fn as_tap(e: &Expr) -> Option<Tap> {
     let ExprNode::Load {
         name,
@@ -55,18 +98,7 @@ fn as_tap(e: &Expr) -> Option<Tap> {
     if !(predicate.is_true() || predicate.is_const_value(1)) {
         return None;
     }
-    let ExprNode::Ramp {
-        base,
-        stride,
-        lanes,
-    } = index.node()
-    else {
-        return None;
-    };
-    if stride.as_int_const() != Some(1) || !base.ty().is_scalar() || *lanes != e.ty().lanes {
-        return None;
-    }
-    let (base, offset) = split_constant(base);
+    let (base, offset) = tap_index(index, e.ty().lanes)?;
     Some(Tap {
         name: name.clone(),
         ty: e.ty(),
@@ -76,7 +108,7 @@ fn as_tap(e: &Expr) -> Option<Tap> {
     })
 }
 
-/// The dense loads `e` reads unconditionally (see the module comment).
+/// The taps `e` reads unconditionally (see the module comment).
 fn collect_taps(e: &Expr, out: &mut Vec<Tap>) {
     match e.node() {
         ExprNode::Load { .. } => out.extend(as_tap(e)),
@@ -235,6 +267,35 @@ mod tests {
         });
         // Lanes 1..7 of in[x-1..] then lane 6 of in[x+1..] (= in[x+7]).
         assert_eq!(shuffles, vec![vec![1, 2, 3, 4, 5, 6, 7, 14]]);
+    }
+
+    #[test]
+    fn clamped_taps_share_their_loads_too() {
+        let x = Expr::var(Type::i32(), "x");
+        let hi = Expr::broadcast(Expr::var(Type::i32(), "hi"), 8);
+        let zero = Expr::broadcast(Expr::i32(0), 8);
+        let t = Type::uint(16).with_lanes(8);
+        let clamped = |c: i64| {
+            let r = Expr::ramp(
+                Expr::add(x.clone(), Expr::i32(c)),
+                Expr::one(Type::i32()),
+                8,
+            );
+            let idx = Expr::max(Expr::min(r, hi.clone()), zero.clone());
+            Expr::load(t, "in", idx, Expr::bool_const(true))
+        };
+        let v = Expr::add(Expr::add(clamped(-1), clamped(0)), clamped(1));
+        let r = share_overlapping_loads(&v, |_| true);
+        assert_eq!(count_loads(&r), 2);
+        // A different clamp is a different group.
+        let other = Expr::load(
+            t,
+            "in",
+            Expr::min(Expr::ramp(x.clone(), Expr::one(Type::i32()), 8), hi.clone()),
+            Expr::bool_const(true),
+        );
+        let w = Expr::add(Expr::add(clamped(-1), other), clamped(1));
+        assert!(share_overlapping_loads(&w, |_| true).same_as(&w));
     }
 
     #[test]
