@@ -5,9 +5,10 @@ Usage: python benches/bench.py [--runs N] [--rounds R] [--only TEXT]
 
 For each case it prints the JIT compile time (first realize minus the median
 run time: both implementations compile lazily on first use) and the median
-run time over N runs (then the median over R alternating rounds, each
-in a fresh process), for both implementations, and the ratios
-ferrohalide / reference. Timing lives here, never in tests.
+run time over at least N runs and 0.25 s, timed after 50 ms of untimed
+warm-up runs (then the median over R alternating rounds, each in a fresh
+process), for both implementations, and the ratios ferrohalide / reference.
+Timing lives here, never in tests.
 """
 
 import argparse
@@ -220,6 +221,14 @@ def matmul(hl, np):
     return lambda: (a_data, b_data, c.realize([n, n]))
 
 
+# Seconds of untimed runs between the first (compiling) run and the timed ones.
+WARMUP = 0.05
+# Timed runs go on for at least this many seconds (and at least --runs
+# runs): a fast case's median then spans many runs, so a burst of noise
+# from the machine's other work moves it little.
+MIN_TIMED = 0.25
+
+
 def worker(module, runs, only):
     import numpy as np
 
@@ -233,8 +242,15 @@ def worker(module, runs, only):
             t0 = time.perf_counter()
             run()
             first = time.perf_counter() - t0
+            # Warm up before timing: after the compile the other cores have
+            # idled, and the first few short runs pay for waking them (and
+            # their clocks) up. Untimed runs for at least WARMUP seconds.
+            warm_start = time.perf_counter()
+            while time.perf_counter() - warm_start < WARMUP:
+                run()
             times = []
-            for _ in range(runs):
+            timed_start = time.perf_counter()
+            while len(times) < runs or time.perf_counter() - timed_start < MIN_TIMED:
                 t0 = time.perf_counter()
                 run()
                 times.append(time.perf_counter() - t0)
