@@ -362,3 +362,19 @@ def test_rewound_window_with_repeat_edge_strips(hl):
     bx.store_at(out, y).compute_at(out, x).vectorize(x, 16)
     out.split(y, y, yi, 8).parallel(y).vectorize(x, 16)
     return out.realize([70, 45])
+
+
+@differential()
+@pytest.mark.parametrize("h", [1, 2, 3, 5, 8, 9, 31, 33, 70])
+def test_window_computed_inside_a_guard_with_if_split(hl, h):
+    """A GuardWithIf split of the consumer's rows with the producer computed
+    per inner row: the guard opens the inner loop, so the producer runs only
+    for rows the output has (and reads no rows beyond the input), and still
+    slides."""
+    inp = _input(hl, 40, h + 2)
+    bx, out, x, y = _blur(hl, inp)
+    yi = hl.Var("yi")
+    out.split(y, y, yi, 8, hl.TailStrategy.GuardWithIf)
+    bx.store_at(out, y).compute_at(out, yi)
+    return out.realize([38, h])
+

@@ -459,3 +459,28 @@ fn updates_over_an_rvar_row_do_not_slide() {
     let (slid, _) = passes(&g);
     assert!(!slid.contains("select(likely"), "{slid}");
 }
+
+#[test]
+fn guard_with_if_opens_the_inner_loop_and_the_window_still_slides() {
+    // g's rows split by 4 with GuardWithIf, f computed per inner row: the
+    // guard depends only on the row loops, so it opens the inner row loop
+    // and f is computed inside it (only for rows g has); it holds on a
+    // prefix of the inner loop's iterations, so f still slides.
+    let (f, g) = per_row(&[0, 1, 2], false);
+    g.split("y", "yo", "yi", i(4), TailStrategy::GuardWithIf)
+        .unwrap();
+    let _ = f.store_at(&g, "yo");
+    let _ = f.compute_at(&g, "yi");
+    let (slid, _) = passes(&g);
+    let gn = g.name();
+    let guard = slid
+        .find(&format!("if (likely(({gn}.s0.y <= {gn}.s0.y.loop_max)))"))
+        .unwrap_or_else(|| panic!("{slid}"));
+    let produce = slid.find(&format!("produce {}", f.name())).unwrap();
+    let inner_loop = slid.find(&format!("for ({gn}.s0.y.yi, ")).unwrap();
+    assert!(inner_loop < guard && guard < produce, "{slid}");
+    assert!(
+        rewound(&slid, &f.name(), "y", &format!("{gn}.s0.y.yi")),
+        "{slid}"
+    );
+}

@@ -23,7 +23,7 @@ use super::environment::Environment;
 use super::validate_schedule::{innermost_use_site, validate_schedule};
 use crate::analysis::substitute::substitute_map;
 use crate::error::{Error, Result};
-use crate::ir::visit::{mutate_expr_children, mutate_stmt_children};
+use crate::ir::visit::{expr_uses_var, mutate_expr_children, mutate_stmt_children};
 use crate::ir::{
     CallKind, Expr, ExprNode, ForType, MemoryType, Mutator, Range, Stmt, StmtNode, Type,
 };
@@ -399,16 +399,43 @@ fn build_loop_nest(
         }
     }
 
-    // Innermost: guards, then the split definitions (each defined before use).
-    for g in guards.into_iter().rev() {
-        body = Stmt::if_then_else(g, body, None);
+    // The loops' variables, innermost first (as `stage.dims`).
+    let mut loop_vars: Vec<Option<String>> = vec![];
+    for d in &stage.dims {
+        loop_vars.push(if d.var == OUTERMOST {
+            None
+        } else {
+            names.get(&d.var).map(|internal| format!("{p}{internal}"))
+        });
     }
-    for (n, v) in defs {
-        body = Stmt::let_stmt(n, v, body);
+    let placed = place_guards(&guards, &defs, &loop_vars);
+
+    // Innermost: the guards and split definitions not placed further out
+    // (each defined before use).
+    for (g, at) in guards.iter().zip(&placed.guards).rev() {
+        if at.is_none() {
+            body = Stmt::if_then_else(g.clone(), body, None);
+        }
+    }
+    for ((n, v), at) in defs.iter().zip(&placed.defs) {
+        if at.is_none() {
+            body = Stmt::let_stmt(n.clone(), v.clone(), body);
+        }
     }
 
-    // The loops, innermost first.
-    for d in &stage.dims {
+    // The loops, innermost first, each opening with the guards (and the
+    // definitions they need) placed at it.
+    for (li, d) in stage.dims.iter().enumerate() {
+        for (g, at) in guards.iter().zip(&placed.guards).rev() {
+            if *at == Some(li) {
+                body = Stmt::if_then_else(g.clone(), body, None);
+            }
+        }
+        for ((n, v), at) in defs.iter().zip(&placed.defs) {
+            if *at == Some(li) {
+                body = Stmt::let_stmt(n.clone(), v.clone(), body);
+            }
+        }
         if d.var == OUTERMOST {
             body = Stmt::for_loop(
                 format!("{p}{OUTERMOST}"),
@@ -439,6 +466,65 @@ fn build_loop_nest(
         body = Stmt::let_stmt(n, v, body);
     }
     Ok(body)
+}
+
+/// Where the guards of a stage's loop nest go: index into the loops
+/// (innermost first) whose body a guard, or a split definition it needs,
+/// opens; `None` for the innermost body.
+struct GuardPlacement {
+    guards: Vec<Option<usize>>,
+    defs: Vec<Option<usize>>,
+}
+
+/// Each GuardWithIf guard goes right inside the innermost loop its
+/// condition depends on (through the split definitions, which move out
+/// with it), as Halide sorts its loop nests: the loops inside run only
+/// where it holds, and a Func computed at that loop is computed only for
+/// the rows the guard lets through (its bounds see the condition).
+/// `defs` are in nesting order, innermost first; a definition needed by
+/// several guards goes with the outermost.
+fn place_guards(
+    guards: &[Expr],
+    defs: &[(String, Expr)],
+    loop_vars: &[Option<String>],
+) -> GuardPlacement {
+    let mut placed = GuardPlacement {
+        guards: vec![None; guards.len()],
+        defs: vec![None; defs.len()],
+    };
+    for (gi, g) in guards.iter().enumerate() {
+        // The definitions the guard needs, transitively.
+        let mut needed = vec![false; defs.len()];
+        let mut exprs = vec![g.clone()];
+        while let Some(e) = exprs.pop() {
+            for (di, (n, v)) in defs.iter().enumerate() {
+                if !needed[di] && expr_uses_var(&e, n) {
+                    needed[di] = true;
+                    exprs.push(v.clone());
+                }
+            }
+        }
+        let uses = |name: &str| {
+            expr_uses_var(g, name)
+                || defs
+                    .iter()
+                    .zip(&needed)
+                    .any(|((_, v), &n)| n && expr_uses_var(v, name))
+        };
+        let Some(at) = loop_vars
+            .iter()
+            .position(|lv| lv.as_deref().is_some_and(|name| uses(name)))
+        else {
+            continue;
+        };
+        placed.guards[gi] = Some(at);
+        for (di, &n) in needed.iter().enumerate() {
+            if n {
+                placed.defs[di] = Some(placed.defs[di].map_or(at, |old| old.max(at)));
+            }
+        }
+    }
+    placed
 }
 
 /// The Provide of an `atomic()` update stage, inside Halide's `Atomic`

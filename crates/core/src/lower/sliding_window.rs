@@ -53,7 +53,7 @@ use crate::analysis::simplify::{can_prove, simplify};
 use crate::analysis::substitute::substitute;
 use crate::error::Result;
 use crate::ir::visit::{expr_uses_var, mutate_expr_children, mutate_stmt_children};
-use crate::ir::{Expr, ForType, Intrinsic, Mutator, Stmt, StmtNode};
+use crate::ir::{BinOp, Expr, ExprNode, ForType, Intrinsic, Mutator, Stmt, StmtNode};
 use crate::lang::function::Function;
 use crate::schedule::{Split, TailStrategy};
 
@@ -94,7 +94,13 @@ enum Frame {
         value: Expr,
     },
     Realize(String),
-    Condition,
+    /// An `if`; `guard` is its condition when it has no else branch and
+    /// reads `likely(a <= b)` or `likely(a < b)` (a GuardWithIf split's
+    /// guard), which holds on a prefix of a loop's iterations when `a`
+    /// grows with the loop and `b` does not depend on it.
+    Condition {
+        guard: Option<Expr>,
+    },
 }
 
 struct SlidingWindow<'a> {
@@ -273,6 +279,17 @@ impl SlidingWindow<'_> {
         None
     }
 
+    /// Does `guard` (`a <= b` or `a < b`, at `stack[at]`) hold on a prefix
+    /// of loop `w`'s iterations: `a` never shrinks as `w` grows and `b`
+    /// does not depend on `w` (lets from the Realize at `inside` expanded)?
+    fn holds_on_a_prefix(&self, guard: &Expr, w: &str, inside: usize, at: usize) -> bool {
+        let ExprNode::Binary { a, b, .. } = guard.node() else {
+            return false;
+        };
+        let (a, b) = (self.expand(a, inside, at), self.expand(b, inside, at));
+        is_monotonic(&a, w).is_non_decreasing() && !expr_uses_var(&simplify(&b), w)
+    }
+
     /// How many iterations early loop `stack[w_at]` can start to warm up a
     /// growing slide of `func` whose region in the slid dimension is
     /// `[lo, hi]` (expanded, in terms of the loop variable): `None` unless
@@ -352,10 +369,11 @@ impl SlidingWindow<'_> {
 
         // Loops that may carry values between iterations: inside the
         // Realize and inside any condition (a skipped iteration computes
-        // nothing).
+        // nothing), but for guards, checked below to hold on a prefix of
+        // the loop's iterations (no iteration runs after a skipped one).
         let first_candidate = self.stack[inside..]
             .iter()
-            .rposition(|f| matches!(f, Frame::Condition))
+            .rposition(|f| matches!(f, Frame::Condition { guard: None }))
             .map_or(inside, |i| inside + i + 1);
         let (w_at, w_name, w_min) = self.stack[first_candidate..]
             .iter()
@@ -377,6 +395,13 @@ impl SlidingWindow<'_> {
         };
         if !matches!(for_type, ForType::Serial | ForType::Unrolled) {
             return None;
+        }
+        for i in w_at + 1..top {
+            if let Frame::Condition { guard: Some(g) } = &self.stack[i] {
+                if !self.holds_on_a_prefix(g, &w_name, inside, i) {
+                    return None;
+                }
+            }
         }
         let w_extent = simplify(&self.expand(extent, inside, w_at));
         if w_extent.as_int_const().is_some_and(|e| e <= 1) {
@@ -476,6 +501,13 @@ fn only_runs_func(body: &Stmt, func: &str) -> bool {
         StmtNode::Allocate { body, .. } => only_runs_func(body, func),
         StmtNode::Free { .. } => true,
         StmtNode::Block(stmts) => stmts.iter().all(|s| only_runs_func(s, func)),
+        // A guard on the way to the compute site (checked by `try_slide`
+        // to hold on a prefix of the loop, so on its warm-up iterations).
+        StmtNode::IfThenElse {
+            then_case,
+            else_case: None,
+            ..
+        } => only_runs_func(then_case, func),
         _ => false,
     }
 }
@@ -602,8 +634,22 @@ impl Mutator for SlidingWindow<'_> {
                     Stmt::let_stmt(name.clone(), v, b)
                 }
             }
-            StmtNode::IfThenElse { .. } => {
-                self.stack.push(Frame::Condition);
+            StmtNode::IfThenElse {
+                condition,
+                else_case,
+                ..
+            } => {
+                let guard = match (condition.as_intrinsic(Intrinsic::Likely), else_case) {
+                    (Some(args), None) => match args[0].node() {
+                        ExprNode::Binary {
+                            op: BinOp::LE | BinOp::LT,
+                            ..
+                        } => Some(args[0].clone()),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                self.stack.push(Frame::Condition { guard });
                 let out = mutate_stmt_children(self, s);
                 self.stack.pop();
                 out
