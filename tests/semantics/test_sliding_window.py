@@ -378,3 +378,18 @@ def test_window_computed_inside_a_guard_with_if_split(hl, h):
     bx.store_at(out, y).compute_at(out, yi)
     return out.realize([38, h])
 
+
+
+@differential()
+@pytest.mark.parametrize("size", [(31, 3), (31, 13), (17, 40), (8, 8)])
+def test_guard_with_if_tiles_with_a_producer_per_tile(hl, size):
+    """GuardWithIf on x and y tiles with a producer computed per tile: the
+    last tiles' producer regions are cut at the output's edge (the input
+    has no columns or rows beyond what the output needs)."""
+    w, h = size
+    inp = _input(hl, w + 2, h + 2)
+    bx, out, x, y = _blur(hl, inp)
+    xo, yo, xi, yi = hl.Var("xo"), hl.Var("yo"), hl.Var("xi"), hl.Var("yi")
+    out.tile(x, y, xo, yo, xi, yi, 8, 8, hl.TailStrategy.GuardWithIf)
+    bx.compute_at(out, xo)
+    return out.realize([w, h])

@@ -466,6 +466,60 @@ impl BoxCollector {
         simplify(&e)
     }
 
+    /// The last value of a loop from `min` over `extent`. Loop nests are
+    /// built over `extent = (max - min) + 1` (through a let): that is just
+    /// `max`, whose bounds stay tight where `min + extent - 1`, simplified,
+    /// would split `max` from `min` (`a + min(7, m - a)` for `min(a + 7, m)`)
+    /// and bound the two parts apart.
+    fn loop_max(&self, min: &Expr, extent: &Expr) -> Expr {
+        // A let-bound variable's value, through renames (a bounded number:
+        // a let may rebind a name to itself).
+        let through_lets = |e: &Expr| {
+            let mut e = e.clone();
+            for _ in 0..8 {
+                let Some(n) = e.as_variable() else { break };
+                match self.lets.iter().rev().find(|(name, _)| name == n) {
+                    Some((_, v)) => e = v.clone(),
+                    None => break,
+                }
+                if !matches!(e.node(), ExprNode::Variable { .. }) {
+                    break;
+                }
+            }
+            e
+        };
+        let start = through_lets(min);
+        let value = match extent.as_variable() {
+            Some(n) => self
+                .lets
+                .iter()
+                .rev()
+                .find(|(name, _)| name == n)
+                .map(|(_, v)| v.clone()),
+            None => Some(extent.clone()),
+        };
+        if let Some(v) = value {
+            if let ExprNode::Binary {
+                op: BinOp::Add,
+                a,
+                b,
+            } = v.node()
+            {
+                if let ExprNode::Binary {
+                    op: BinOp::Sub,
+                    a: hi,
+                    b: lo,
+                } = a.node()
+                {
+                    if b.is_const_value(1) && crate::ir::equal(&through_lets(lo), &start) {
+                        return hi.clone();
+                    }
+                }
+            }
+        }
+        Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::one(min.ty()))
+    }
+
     fn bounds(&self, e: &Expr) -> Interval {
         bounds_of_expr(&self.resolve(e), &self.scope)
     }
@@ -585,7 +639,7 @@ impl BoxCollector {
                 self.expr(min);
                 self.expr(extent);
                 let lo = self.bounds(min);
-                let max_e = Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::one(min.ty()));
+                let max_e = self.loop_max(min, extent);
                 let hi = self.bounds(&max_e);
                 let old = self
                     .scope
@@ -857,6 +911,49 @@ mod tests {
         let iv = bounds_of_expr(&e, &scope);
         let hi = iv.max.unwrap().to_string();
         assert!(hi.contains("likely("), "{hi}");
+    }
+
+    #[test]
+    fn loop_over_a_clamped_tile_ends_at_the_clamp() {
+        // for xo in [0, n): for x in [xo*8 + m, min(xo*8 + m + 7, mx)]:
+        // f(x) = 0, with the inner loop's bounds in lets as loop nests
+        // have them. The last x is at most mx, whatever tile it is in.
+        let v = Expr::var_i32;
+        let start = Expr::add(Expr::mul(v("xo"), Expr::i32(8)), v("m"));
+        let end = Expr::min(Expr::add(start.clone(), Expr::i32(7)), v("mx"));
+        let inner = Stmt::for_loop(
+            "x",
+            v("x.lo"),
+            v("x.extent"),
+            crate::ir::ForType::Serial,
+            Stmt::provide(
+                "f",
+                vec![Expr::i32(0)],
+                vec![v("x")],
+                Expr::bool_const(true),
+            ),
+        );
+        let body = Stmt::let_stmt(
+            "x.lo",
+            start,
+            Stmt::let_stmt(
+                "x.hi",
+                end,
+                Stmt::let_stmt(
+                    "x.extent",
+                    Expr::add(Expr::sub(v("x.hi"), v("x.lo")), Expr::i32(1)),
+                    inner,
+                ),
+            ),
+        );
+        let s = Stmt::for_loop("xo", Expr::i32(0), v("n"), crate::ir::ForType::Serial, body);
+        let region = box_provided(&s, "f", &Scope::new()).unwrap();
+        let vars: std::collections::HashMap<String, i64> = [("m", 0), ("mx", 30), ("n", 4)]
+            .map(|(k, x)| (k.to_string(), x))
+            .into();
+        let max = region[0].max.as_ref().unwrap();
+        let max = crate::analysis::evaluate::eval_int(max, &vars).unwrap();
+        assert_eq!(max, 30);
     }
 
     /// Tiny constant evaluator so this test doesn't depend on the simplifier.
