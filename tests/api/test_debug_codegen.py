@@ -50,6 +50,22 @@ def test_level_0_is_silent():
     assert "--- " not in p.stderr
 
 
+def optimized_ir_on_avx512(script):
+    """Run `script` (which prints True when its result is right) with
+    HL_DEBUG_CODEGEN=3 on an AVX-512 (Skylake feature set) host; return the
+    optimized LLVM IR it printed. Skips elsewhere."""
+    pytest.importorskip("ferrohalide")
+    import ferrohalide as hl
+    if not hl.get_host_target().has_feature(hl.TargetFeature.AVX512_Skylake):
+        pytest.skip("needs AVX-512 (BW for the masked 16-bit loads)")
+    env = dict(os.environ, HL_DEBUG_CODEGEN="3")
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       timeout=120, env=env)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "True"
+    return p.stderr.split("--- optimized LLVM IR ---", 1)[1]
+
+
 EDGE_SCRIPT = """
 import numpy as np
 import ferrohalide as hl
@@ -70,17 +86,7 @@ def test_clamped_vector_loads_are_not_gathers():
     """Boundary conditions leave clamped ramps in the edge iterations; on
     targets with cheap masked loads they become a masked dense load plus
     two scalar loads, not a per-lane gather (and compute the same)."""
-    pytest.importorskip("ferrohalide")
-    import ferrohalide as hl
-    t = hl.get_host_target()
-    if not (t.has_feature(hl.TargetFeature.AVX512_Skylake)):
-        pytest.skip("needs AVX-512BW masked loads")
-    env = dict(os.environ, HL_DEBUG_CODEGEN="3")
-    p = subprocess.run([sys.executable, "-c", EDGE_SCRIPT], capture_output=True, text=True,
-                       timeout=120, env=env)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.strip() == "True"
-    ir = p.stderr.split("--- optimized LLVM IR ---", 1)[1]
+    ir = optimized_ir_on_avx512(EDGE_SCRIPT)
     assert "llvm.masked.load" in ir
     assert "llvm.masked.gather" not in ir
 
@@ -103,17 +109,7 @@ def test_overlapping_taps_share_loads():
     """A 3-tap stencil along the vector loads its two outer taps and builds
     the middle one with a lane permute (on AVX-512, where that permute is
     one instruction): two vector loads of the input, not three."""
-    pytest.importorskip("ferrohalide")
-    import ferrohalide as hl
-    t = hl.get_host_target()
-    if not t.has_feature(hl.TargetFeature.AVX512_Skylake):
-        pytest.skip("needs AVX-512")
-    env = dict(os.environ, HL_DEBUG_CODEGEN="3")
-    p = subprocess.run([sys.executable, "-c", TAPS_SCRIPT], capture_output=True, text=True,
-                       timeout=120, env=env)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.strip() == "True"
-    ir = p.stderr.split("--- optimized LLVM IR ---", 1)[1]
+    ir = optimized_ir_on_avx512(TAPS_SCRIPT)
     # Each copy of the loop body (the steady loop, the shifted last
     # vector) has two loads and one permute.
     loads, permutes = ir.count("load <16 x float>"), ir.count("shufflevector <16 x float>")
