@@ -136,7 +136,7 @@ impl Type {
                 other.bits <= self.bits
             }
             (TypeCode::UInt, TypeCode::Int) => other.bits < self.bits,
-            (TypeCode::Int, TypeCode::UInt) => other.bits == 1 && false,
+            (TypeCode::Int, TypeCode::UInt) => false,
             (TypeCode::Float, TypeCode::Float) => other.bits <= self.bits,
             (TypeCode::Int | TypeCode::UInt, TypeCode::Float) => {
                 let mantissa = match self.bits {

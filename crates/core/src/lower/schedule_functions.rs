@@ -513,7 +513,7 @@ fn place_guards(
         };
         let Some(at) = loop_vars
             .iter()
-            .position(|lv| lv.as_deref().is_some_and(|name| uses(name)))
+            .position(|lv| lv.as_deref().is_some_and(uses))
         else {
             continue;
         };
