@@ -1,11 +1,11 @@
 //! Heap memory for `Allocate` nodes: 64-byte aligned, freed by the same
 //! runtime. The block size is stored in a header in front of the block.
 //!
-//! Each thread keeps its most recently freed block (up to `CACHED_MAX`
-//! bytes) for its next allocation: a parallel loop whose tasks each
-//! allocate the same scratch buffer (a `store_at` inside the parallel loop)
-//! then reuses one warm block per thread instead of going through the
-//! system allocator twice per task.
+//! Each thread keeps its most recently freed block (up to `CACHED_MAX`)
+//! for its next allocation: a parallel loop whose tasks each allocate the
+//! same scratch buffer (a `store_at` inside the parallel loop) then reuses
+//! one warm block per thread instead of going through the system
+//! allocator twice per task. The bound keeps what idle threads hold small.
 
 use std::alloc::{alloc, dealloc, Layout};
 use std::cell::Cell;
@@ -13,8 +13,8 @@ use std::ffi::c_void;
 
 const ALIGN: usize = 64;
 
-/// The largest block a thread keeps for reuse.
-const CACHED_MAX: usize = 4 << 20;
+/// The largest block a thread keeps for reuse (1 MB).
+const CACHED_MAX: usize = 1 << 20;
 
 /// A block start (its header) and its total size.
 struct CachedBlock(Cell<(*mut u8, usize)>);
