@@ -198,7 +198,7 @@ impl CodeGen {
             if rb.ty().is_scalar() && *rl as u32 == lanes {
                 if let Some(s) = stride.as_int_const() {
                     if s == 1 || s == -1 {
-                        let b = self.codegen_expr(rb)?;
+                        let b = self.codegen_index(rb)?;
                         let rev: Vec<i32> = (0..lanes as i32).rev().collect();
                         let (first, v, mask) = if s == 1 {
                             (b, v, mask)
