@@ -2,6 +2,7 @@
 reference Halide, each in its own subprocess, reported side by side.
 
 Usage: python benches/bench.py [--runs N] [--rounds R] [--only TEXT]
+(defaults: 15 runs, 5 rounds, every case)
 
 For each case it prints the JIT compile time (first realize minus the median
 run time: both implementations compile lazily on first use) and the median
@@ -280,7 +281,7 @@ def median_results(results, names):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=15)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--only", default="", help="run only the cases whose name contains TEXT")
     ap.add_argument("--worker", default=None)
     args = ap.parse_args()
