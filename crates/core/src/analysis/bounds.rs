@@ -472,52 +472,41 @@ impl BoxCollector {
     /// would split `max` from `min` (`a + min(7, m - a)` for `min(a + 7, m)`)
     /// and bound the two parts apart.
     fn loop_max(&self, min: &Expr, extent: &Expr) -> Expr {
-        // A let-bound variable's value, through renames (a bounded number:
-        // a let may rebind a name to itself).
-        let through_lets = |e: &Expr| {
-            let mut e = e.clone();
-            for _ in 0..8 {
-                let Some(n) = e.as_variable() else { break };
-                match self.lets.iter().rev().find(|(name, _)| name == n) {
-                    Some((_, v)) => e = v.clone(),
-                    None => break,
-                }
-                if !matches!(e.node(), ExprNode::Variable { .. }) {
-                    break;
-                }
-            }
-            e
-        };
-        let start = through_lets(min);
-        let value = match extent.as_variable() {
-            Some(n) => self
-                .lets
-                .iter()
-                .rev()
-                .find(|(name, _)| name == n)
-                .map(|(_, v)| v.clone()),
-            None => Some(extent.clone()),
-        };
-        if let Some(v) = value {
+        if let ExprNode::Binary {
+            op: BinOp::Add,
+            a,
+            b,
+        } = self.through_lets(extent).node()
+        {
             if let ExprNode::Binary {
-                op: BinOp::Add,
-                a,
-                b,
-            } = v.node()
+                op: BinOp::Sub,
+                a: hi,
+                b: lo,
+            } = a.node()
             {
-                if let ExprNode::Binary {
-                    op: BinOp::Sub,
-                    a: hi,
-                    b: lo,
-                } = a.node()
+                if b.is_const_value(1)
+                    && crate::ir::equal(&self.through_lets(lo), &self.through_lets(min))
                 {
-                    if b.is_const_value(1) && crate::ir::equal(&through_lets(lo), &start) {
-                        return hi.clone();
-                    }
+                    return hi.clone();
                 }
             }
         }
         Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::one(min.ty()))
+    }
+
+    /// `e`, or if it is a let-bound variable the let's value, followed
+    /// through renames (a bounded number of them: a let may rebind a name
+    /// to itself).
+    fn through_lets(&self, e: &Expr) -> Expr {
+        let mut e = e.clone();
+        for _ in 0..8 {
+            let Some(n) = e.as_variable() else { break };
+            match self.lets.iter().rev().find(|(name, _)| name == n) {
+                Some((_, v)) => e = v.clone(),
+                None => break,
+            }
+        }
+        e
     }
 
     fn bounds(&self, e: &Expr) -> Interval {
