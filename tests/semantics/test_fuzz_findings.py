@@ -5,6 +5,7 @@ Update splits: Halide allows RoundUp only on the outermost split of a dimension.
 A dimension that stems from the inner var of an earlier split is guarded instead
 (Auto), or rejected (explicit RoundUp): rounding up inside every outer iteration
 would run the update twice on some points."""
+import numpy as np
 import pytest
 
 from .harness import differential
@@ -44,3 +45,87 @@ def test_explicit_round_up_of_inner_update_var_is_an_error(hl):
     x, f = _counting_update(hl)
     a, b, c, d = hl.Var("a"), hl.Var("b"), hl.Var("c"), hl.Var("d")
     f.update(0).split(x, a, b, 4).split(b, c, d, 3, hl.TailStrategy.RoundUp)
+
+
+# ---------------------------------------------------------------------------------
+# Sliding window with ShiftInwards tiles
+# ---------------------------------------------------------------------------------
+@differential()
+def test_slid_producer_vectorized_along_the_slid_dimension(hl):
+    """A producer stored outside two loops and computed inside both slides
+    along both; vectorized along one of them with ShiftInwards, its tile
+    reaches up to a vector's width before the cut region. A rewound warm-up
+    wrote those rows before its storage (heap corruption); such slides are
+    peeled now."""
+    x, y = hl.Var("x"), hl.Var("y")
+    inp = hl.Buffer(np.arange(260, dtype=np.int32).reshape((13, 20)))
+    f = hl.Func("f")
+    f[x, y] = inp[hl.clamp(x, 0, 19), hl.clamp(y, 0, 12)]
+    g = hl.Func("g")
+    g[x, y] = f[x - 2, y + 1] + f[x + 2, y - 2]
+    f.vectorize(y, 4, hl.TailStrategy.Auto)
+    f.compute_at(g, x).store_at(g, hl.Var.outermost())
+    return g.realize([17, 1]), g.realize([9, 6])
+
+
+@differential()
+def test_slid_producer_with_update_and_shifted_tiles(hl):
+    """A producer with an update, slid along x, whose pure stage is unrolled
+    with ShiftInwards: the shifted tile recomputed pure values of points the
+    update had already changed in an earlier iteration. Not slid now."""
+    x = hl.Var("x")
+    inp = hl.Buffer(np.array([5, -3, 8, 1, 7], dtype=np.float32))
+    bc = hl.BoundaryConditions.repeat_edge(inp)
+    f = hl.Func("f")
+    f[x] = hl.cast(hl.Int(16), bc[x] * 3)
+    r = hl.RDom([(-2, 1)])
+    f[x] += hl.cast(hl.Int(16), bc[x + r.x]) + hl.cast(hl.Int(16), r.x * 100)
+    g = hl.Func("g")
+    g[x] = f[x - 2] + f[x + 1] * 2 + f[x + 2] * 3
+    xo, xi = hl.Var("xo"), hl.Var("xi")
+    g.split(x, xo, xi, 3).vectorize(xi)
+    f.compute_at(g, xo).store_at(g, hl.Var.outermost())
+    f.unroll(x, 4)
+    return g.realize([8]), g.realize([13])
+
+
+# ---------------------------------------------------------------------------------
+# Explicit bounds and output regions
+# ---------------------------------------------------------------------------------
+@differential(expect_error=True)
+def test_bound_narrower_than_the_output_buffer_is_an_error(hl):
+    """Halide's own basics.py: a bound that does not cover the buffer
+    realized into is a run-time error, not uncomputed elements."""
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = hl.u8(x)
+    f.bound(x, 0, 1)
+    f.realize(hl.Buffer(hl.UInt(8), [10]))
+
+
+def test_bound_narrower_than_the_requested_size_is_an_error():
+    """realize(sizes) with such a bound: Halide returns elements it never
+    computed (its bounds query shrinks the buffer to the bound, then crops
+    back out past the allocation); ferrohalide raises the bound error."""
+    import ferrohalide as hl
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = hl.u8(x)
+    f.bound(x, 0, 1)
+    with pytest.raises(hl.HalideError, match=r"Bounds given for f(\$\d+)? in x \(from 0 to 0\) do not cover"):
+        f.realize([10])
+
+
+@differential()
+@pytest.mark.parametrize("factor", [3, 4, 16])
+def test_output_region_that_depends_on_a_param(hl, factor):
+    """A RoundUp split by a Param: the region the output writes depends on the
+    Param's value, which realize(sizes) must use (it assumed the requested
+    size and then failed its own bounds check)."""
+    x = hl.Var("x")
+    p = hl.Param(hl.Int(32), "p", factor)
+    f = hl.Func("f")
+    f[x] = x * 3
+    xo, xi = hl.Var("xo"), hl.Var("xi")
+    f.split(x, xo, xi, p, hl.TailStrategy.RoundUp)
+    return f.realize([10])

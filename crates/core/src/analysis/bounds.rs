@@ -724,28 +724,45 @@ fn refine_scope(scope: &mut Scope, cond: &Expr) {
         ExprNode::Binary { op, a, b }
             if op.is_comparison() && a.ty().is_scalar() && a.ty().is_int() =>
         {
-            let Some(v) = a.as_variable() else { return };
-            let ib = bounds_of_expr(b, scope);
-            let one = Expr::one(a.ty());
-            let cur = scope
-                .get(v)
-                .cloned()
-                .unwrap_or_else(|| Interval::point(a.clone()));
-            let new = match op {
-                BinOp::LE => Interval::new(cur.min, min_opt(cur.max, ib.max)),
-                BinOp::LT => {
-                    Interval::new(cur.min, min_opt(cur.max, ib.max.map(|m| Expr::sub(m, one))))
-                }
-                BinOp::GE => Interval::new(max_opt(cur.min, ib.min), cur.max),
-                BinOp::GT => {
-                    Interval::new(max_opt(cur.min, ib.min.map(|m| Expr::add(m, one))), cur.max)
-                }
+            let mirrored = match op {
+                BinOp::LE => BinOp::GE,
+                BinOp::LT => BinOp::GT,
+                BinOp::GE => BinOp::LE,
+                BinOp::GT => BinOp::LT,
                 _ => return,
             };
-            scope.insert(v.to_string(), new);
+            // Refine whichever side is a variable with an interval (a loop
+            // variable, or a let the caller gave one): `min <= x` bounds x.
+            let in_scope = |e: &Expr| e.as_variable().is_some_and(|v| scope.contains_key(v));
+            let (left, right) = (in_scope(a), in_scope(b));
+            if left || !right {
+                refine_variable(scope, a, *op, b);
+            }
+            if right {
+                refine_variable(scope, b, mirrored, a);
+            }
         }
         _ => {}
     }
+}
+
+/// Tighten the interval of variable `a` given that `a op b` holds.
+fn refine_variable(scope: &mut Scope, a: &Expr, op: BinOp, b: &Expr) {
+    let Some(v) = a.as_variable() else { return };
+    let ib = bounds_of_expr(b, scope);
+    let one = Expr::one(a.ty());
+    let cur = scope
+        .get(v)
+        .cloned()
+        .unwrap_or_else(|| Interval::point(a.clone()));
+    let new = match op {
+        BinOp::LE => Interval::new(cur.min, min_opt(cur.max, ib.max)),
+        BinOp::LT => Interval::new(cur.min, min_opt(cur.max, ib.max.map(|m| Expr::sub(m, one)))),
+        BinOp::GE => Interval::new(max_opt(cur.min, ib.min), cur.max),
+        BinOp::GT => Interval::new(max_opt(cur.min, ib.min.map(|m| Expr::add(m, one))), cur.max),
+        _ => return,
+    };
+    scope.insert(v.to_string(), new);
 }
 
 fn min_opt(a: Option<Expr>, b: Option<Expr>) -> Option<Expr> {
@@ -823,6 +840,16 @@ pub fn box_required(s: &Stmt, name: &str, scope: &Scope) -> Option<Region> {
 /// Region of Func `name` written (Provide) by `s`.
 pub fn box_provided(s: &Stmt, name: &str, scope: &Scope) -> Option<Region> {
     collect(s, scope, Touch::Provided, Some(name)).remove(name)
+}
+
+/// Region of Func `name` read or written by `s`.
+pub fn box_touched(s: &Stmt, name: &str, scope: &Scope) -> Option<Region> {
+    collect(s, scope, Touch::Touched, Some(name)).remove(name)
+}
+
+/// Region of each Func / image read or written by `s`.
+pub fn boxes_touched(s: &Stmt, scope: &Scope) -> HashMap<String, Region> {
+    collect(s, scope, Touch::Touched, None)
 }
 
 /// Region of Func `name` read by `s`, counting only the accesses the loop
@@ -962,5 +989,22 @@ mod tests {
             }
             _ => panic!("not constant: {e}"),
         }
+    }
+}
+#[cfg(test)]
+mod guard_tests {
+    use super::*;
+    #[test]
+    fn guard_with_var_on_the_right_refines() {
+        let x = Expr::var_i32("x");
+        let m = Expr::var_i32("m");
+        let body = Stmt::if_then_else(
+            Expr::likely(Expr::le(m.clone(), x.clone())),
+            Stmt::provide("f", vec![Expr::i32(0)], vec![x.clone()], Expr::bool_const(true)),
+            None,
+        );
+        let s = Stmt::for_loop("x", Expr::sub(m.clone(), Expr::i32(4)), Expr::i32(10), crate::ir::ForType::Serial, body);
+        let b = box_provided(&s, "f", &Scope::new()).unwrap();
+        assert_eq!(b[0].min.as_ref().unwrap().to_string(), "m");
     }
 }
