@@ -129,3 +129,20 @@ def test_output_region_that_depends_on_a_param(hl, factor):
     xo, xi = hl.Var("xo"), hl.Var("xi")
     f.split(x, xo, xi, p, hl.TailStrategy.RoundUp)
     return f.realize([10])
+
+
+# ---------------------------------------------------------------------------------
+# Bounds of casts the simplifier can prove exact
+# ---------------------------------------------------------------------------------
+@differential()
+def test_scatter_through_a_cast_of_a_masked_unsigned_value(hl):
+    """clamp(i32(u32 & 3), 0, 2): the simplifier proves the cast non-negative
+    and drops the clamp's lower side; bounds inference then had to bound the
+    cast itself, and called the update's location unbounded."""
+    x = hl.Var("x")
+    inp = hl.Buffer(np.array([7, 2, 9, 4, 4, 1], dtype=np.int32))
+    f = hl.Func("f")
+    f[x] = x * 10
+    r = hl.RDom([(0, 6)])
+    f[hl.clamp(hl.i32(hl.u32(inp[r.x]) & 3), 0, 2)] += 1
+    return f.realize([5])

@@ -181,7 +181,18 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                         map_opt(&ia.max, |x| Expr::cast(ty, x)),
                     )
                 } else {
-                    Interval::of_type(ty)
+                    // The simplifier may still prove every value of `a`
+                    // fits (through bitwise ops, say): then the cast is
+                    // exact over those constant bounds.
+                    let ic = constant_bounds(a);
+                    if fits(&ic.min) && fits(&ic.max) {
+                        Interval::new(
+                            map_opt(&ic.min, |x| Expr::cast(ty, x)),
+                            map_opt(&ic.max, |x| Expr::cast(ty, x)),
+                        )
+                    } else {
+                        Interval::of_type(ty)
+                    }
                 }
             }
         }
@@ -239,7 +250,7 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                 let ap = |x: Expr| Expr::intrinsic(ty, Intrinsic::Math(*m), vec![x]);
                 Interval::new(map_opt(&ia.min, ap), map_opt(&ia.max, ap))
             }
-            _ => Interval::of_type(ty),
+            _ => constant_bounds(e),
         },
         ExprNode::Shuffle { vectors, .. } => {
             let mut it = vectors.iter().map(|v| bounds_of_expr(v, scope));
@@ -248,6 +259,29 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
         }
         ExprNode::VectorReduce { .. } => Interval::of_type(ty),
     }
+}
+
+/// The constant bounds the simplifier proves for a scalar integer `e`
+/// (it tracks bitwise operations, shifts and the like, which interval
+/// arithmetic here does not); the type's range for anything else.
+fn constant_bounds(e: &Expr) -> Interval {
+    let ty = e.ty();
+    if !ty.is_scalar() || !ty.is_int_or_uint() {
+        return Interval::of_type(ty);
+    }
+    let info = crate::analysis::simplify::Simplifier::new().info(e);
+    let range = Interval::of_type(ty);
+    // Only a bound tighter than the type's own range says something (a
+    // 32/64-bit value is unbounded here, as in Halide), except that an
+    // unsigned value is never negative.
+    let tighter = |v: Option<i64>, edge: i128| {
+        v.filter(|&v| v as i128 != edge || (ty.is_uint() && edge == 0))
+            .map(|v| Expr::make_const_i64(ty, v))
+    };
+    Interval::new(
+        tighter(info.min, ty.min_int()).or(range.min),
+        tighter(info.max, ty.max_int()).or(range.max),
+    )
 }
 
 fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> Interval {
