@@ -1,8 +1,10 @@
 //! Realizing Funcs from Rust: lower, JIT-compile (cached), bind the
 //! arguments, run.
 //!
-//! Compiled code is cached per thread, keyed by the identity and version of
-//! every Func in the pipeline (any definition or schedule change bumps a
+//! Compiled code is cached on the pipeline's first output Func
+//! (`Function::compiled_code`), so it is freed with that Func and shared by
+//! every thread. An entry is keyed by the identity and version of every
+//! Func in the pipeline (any definition or schedule change bumps a
 //! version), by what lowering specializes on in each bound input Buffer
 //! (type, rank, dense innermost dimension), by the Parameters' ranges and
 //! constraints (a process-wide version) and by the target. Param values and
@@ -13,10 +15,11 @@
 //! dimensionality; the compiled code then checks regions, constraints and
 //! Param ranges itself (lower/buffer_checks.rs).
 
-use std::cell::RefCell;
+use std::any::Any;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use ferrohalide_core::analysis::bounds::Region;
 use ferrohalide_core::analysis::evaluate::eval_int;
 use ferrohalide_core::buffer::Buffer;
 use ferrohalide_core::ir::Type;
@@ -24,9 +27,9 @@ use ferrohalide_core::lang::function::Function;
 use ferrohalide_core::lang::parameter::{immediate_value, ScalarInput};
 use ferrohalide_core::lang::print::ir_type_name;
 use ferrohalide_core::lang::tuple::{element_buffer_name, element_buffer_names};
-use ferrohalide_core::lower::arguments::InputBuffer;
+use ferrohalide_core::lower::arguments::{InputBuffer, Inputs};
 use ferrohalide_core::lower::environment::{bound_input_buffers, build_environment};
-use ferrohalide_core::lower::{lower_with, ArgumentKind, LowerOptions, Lowered, LoweredArgument};
+use ferrohalide_core::lower::{lower_with, ArgumentKind, LowerOptions, LoweredArgument};
 use ferrohalide_core::target::{feature, Target};
 use ferrohalide_core::{Error, Result};
 use ferrohalide_runtime::halide_dimension_t;
@@ -47,23 +50,36 @@ struct CacheKey {
     target: String,
 }
 
+/// A compiled pipeline and what running it needs. It holds no Func and no
+/// IR statement: it is cached on a Func, which a link back would keep
+/// alive forever, and the lowered statement is only needed to compile.
 pub struct Compiled {
-    pub lowered: Lowered,
+    /// The pipeline's name and arguments (inputs, then outputs).
+    pub name: String,
+    pub args: Vec<LoweredArgument>,
+    /// Per output, the region its loop nest writes (`Lowered::output_regions`).
+    pub output_regions: Vec<Region>,
+    /// The pipeline's inputs: ImageParams, bound Buffers and scalar Params.
+    pub inputs: Inputs,
     pub module: JitModule,
     pub target: Target,
 }
 
-const CACHE_CAPACITY: usize = 64;
+/// One cached compilation, on its first output Func.
+struct CacheEntry {
+    key: CacheKey,
+    compiled: Arc<Compiled>,
+}
+
+/// Compilations kept per Func (targets, input layouts, schedules tried in
+/// turn); the oldest goes first.
+const CACHE_CAPACITY: usize = 8;
 
 static COMPILATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// How many pipelines this process has JIT-compiled (cache misses).
 pub fn compilations() -> u64 {
     COMPILATIONS.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-thread_local! {
-    static CACHE: RefCell<HashMap<CacheKey, Arc<Compiled>>> = RefCell::new(HashMap::new());
 }
 
 fn cache_key(outputs: &[Function], target: &Target) -> Result<CacheKey> {
@@ -96,13 +112,52 @@ pub fn resolve_target(target: Option<&Target>) -> Result<Target> {
     }
 }
 
+impl CacheKey {
+    /// Is `self` (an entry in the cache) for an older state of the same
+    /// Funcs than `current`? It can never be used again: versions only grow.
+    fn outdated_by(&self, current: &CacheKey) -> bool {
+        self.outputs == current.outputs
+            && self.funcs.len() == current.funcs.len()
+            && self
+                .funcs
+                .iter()
+                .zip(&current.funcs)
+                .all(|(a, b)| a.0 == b.0)
+            && (self.funcs != current.funcs || self.constraints != current.constraints)
+    }
+}
+
 /// Lower and compile `outputs` for `target`, or fetch the cached compilation.
 pub fn compile_for(outputs: &[Function], target: Option<&Target>) -> Result<Arc<Compiled>> {
     let target = resolve_target(target)?;
     let key = cache_key(outputs, &target)?;
-    if let Some(c) = CACHE.with(|c| c.borrow().get(&key).cloned()) {
-        return Ok(c);
+    let Some(first) = outputs.first() else {
+        return Err(Error::user("Can't compile a Pipeline with no outputs.\n"));
+    };
+    // Held while compiling: threads asking for the same pipeline wait for
+    // one compilation instead of repeating it.
+    let mut cache = first.compiled_code();
+    let entries = || cache.iter().filter_map(|e| e.downcast_ref::<CacheEntry>());
+    if let Some(e) = entries().find(|e| e.key == key) {
+        return Ok(e.compiled.clone());
     }
+    let compiled = Arc::new(compile_uncached(outputs, target)?);
+    cache.retain(|e| {
+        e.downcast_ref::<CacheEntry>()
+            .is_some_and(|e| !e.key.outdated_by(&key))
+    });
+    if cache.len() >= CACHE_CAPACITY {
+        cache.remove(0);
+    }
+    let entry: Arc<dyn Any + Send + Sync> = Arc::new(CacheEntry {
+        key,
+        compiled: compiled.clone(),
+    });
+    cache.push(entry);
+    Ok(compiled)
+}
+
+fn compile_uncached(outputs: &[Function], target: Target) -> Result<Compiled> {
     let jit_target = JitTarget::for_target(&target)?;
     let name = outputs.first().map(|f| f.name()).unwrap_or_default();
     let options = LowerOptions {
@@ -111,19 +166,14 @@ pub fn compile_for(outputs: &[Function], target: Option<&Target>) -> Result<Arc<
     let lowered = lower_with(outputs, &name, &options)?;
     let module = compile_jit(&lowered.pipeline, &jit_target)?;
     COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let compiled = Arc::new(Compiled {
-        lowered,
+    Ok(Compiled {
+        name: lowered.pipeline.name,
+        args: lowered.pipeline.args,
+        output_regions: lowered.output_regions,
+        inputs: lowered.inputs,
         module,
         target,
-    });
-    CACHE.with(|c| {
-        let mut c = c.borrow_mut();
-        if c.len() >= CACHE_CAPACITY {
-            c.clear();
-        }
-        c.insert(key, compiled.clone());
-    });
-    Ok(compiled)
+    })
 }
 
 /// Lower and compile `outputs` for the default JIT target (cached).
@@ -172,9 +222,9 @@ fn scalar_value(v: ScalarInput) -> ScalarValue {
 
 /// The values realize uses for the inputs: what the Params and
 /// ImageParams hold now, and the bound Buffers.
-fn stored_input(lowered: &Lowered, a: &LoweredArgument) -> Result<InputValue> {
+fn stored_input(compiled: &Compiled, a: &LoweredArgument) -> Result<InputValue> {
     if a.kind == ArgumentKind::InputScalar {
-        let p = lowered
+        let p = compiled
             .inputs
             .scalars
             .iter()
@@ -185,7 +235,7 @@ fn stored_input(lowered: &Lowered, a: &LoweredArgument) -> Result<InputValue> {
             .map(InputValue::Scalar)
             .ok_or_else(|| Error::internal(format!("Param {} holds a non-constant", a.name)));
     }
-    match lowered.inputs.buffers.iter().find(|b| b.name() == a.name) {
+    match compiled.inputs.buffers.iter().find(|b| b.name() == a.name) {
         Some(InputBuffer::Bound(b)) => Ok(InputValue::Buffer(b.clone())),
         Some(InputBuffer::Param(p)) => p
             .buffer()
@@ -202,7 +252,7 @@ pub fn run(
     input: &mut dyn FnMut(&LoweredArgument) -> Result<InputValue>,
     outputs: &[Buffer],
 ) -> Result<()> {
-    let p = &compiled.lowered.pipeline;
+    let p = compiled;
     // Scalars first: a Param without a value is reported before an
     // unbound ImageParam.
     let mut slots: Vec<Option<InputValue>> = vec![None; p.args.len()];
@@ -333,12 +383,7 @@ pub fn realize_for(
     }
     for (i, f) in outputs.iter().enumerate() {
         let name = f.name();
-        let region = compiled
-            .lowered
-            .output_regions
-            .get(i)
-            .cloned()
-            .unwrap_or_default();
+        let region = compiled.output_regions.get(i).cloned().unwrap_or_default();
         let mut mins = vec![];
         let mut extents = vec![];
         for (d, &e) in sizes.iter().enumerate() {
@@ -434,6 +479,5 @@ pub fn realize_into_for(
         check_output_buffer(f, name, *ty, b)?;
     }
     let compiled = compile_for(outputs, target)?;
-    let lowered = &compiled.lowered;
-    run(&compiled, &mut |a| stored_input(lowered, a), buffers)
+    run(&compiled, &mut |a| stored_input(&compiled, a), buffers)
 }

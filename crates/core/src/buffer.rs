@@ -72,6 +72,12 @@ pub struct BufferContents {
 unsafe impl Send for BufferContents {}
 unsafe impl Sync for BufferContents {}
 
+impl Drop for BufferContents {
+    fn drop(&mut self) {
+        crate::live::BUFFERS.dropped();
+    }
+}
+
 impl std::fmt::Debug for BufferContents {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Buffer({}, {}, {:?})", self.name, self.ty, self.dims)
@@ -150,6 +156,7 @@ impl Buffer {
         dims: Vec<halide_dimension_t>,
         keepalive: Option<Arc<dyn Any + Send + Sync>>,
     ) -> Buffer {
+        crate::live::BUFFERS.created();
         Buffer(Arc::new(RwLock::new(BufferContents {
             name,
             ty,

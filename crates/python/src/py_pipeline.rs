@@ -172,9 +172,14 @@ pub fn compile_to_callable_py(
     Ok(PyCallable { inner: Arc::new(c) })
 }
 
-pub fn compile_jit_py(outputs: Vec<Function>, target: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+pub fn compile_jit_py(
+    py: Python<'_>,
+    outputs: Vec<Function>,
+    target: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
     let target = opt_target(target)?;
-    pipeline::compile_for(&outputs, target.as_ref()).py()?;
+    py.detach(|| pipeline::compile_for(&outputs, target.as_ref()))
+        .py()?;
     Ok(())
 }
 
@@ -261,8 +266,8 @@ impl PyPipeline {
         realize_py(py, self.outputs_or_err()?, args, target)
     }
     #[pyo3(signature = (target=None))]
-    fn compile_jit(&self, target: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        compile_jit_py(self.outputs_or_err()?, target)
+    fn compile_jit(&self, py: Python<'_>, target: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        compile_jit_py(py, self.outputs_or_err()?, target)
     }
     #[pyo3(signature = (arguments, target=None))]
     fn compile_to_callable(

@@ -2,12 +2,23 @@
 //! definition, output types and schedule. A `Func` handle in the front end
 //! and every `Call` to it in the IR point at the same `Function`, so a Func
 //! can be referenced before it is defined, and scheduled after.
+//!
+//! Ownership (Halide's FunctionGroup): each Function belongs to a group, a
+//! Func and the wrappers made for it, freed together once no strong link
+//! reaches any member. A `Function` handle is strong. Links stored inside
+//! a group's definitions (a Func reading itself in an update, a wrapper
+//! calling what it wraps, the Func's list of its wrappers) are weak, so a
+//! group never keeps itself alive; links to other groups are strong. The
+//! strength is set whenever a definition is stored (`own`), never later,
+//! so the IR stays immutable.
 
+use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 
+use crate::error::{Error, Result};
 use crate::ir::visit::mutate_expr_children;
-use crate::ir::{CallKind, Expr, ExprNode, Mutator, Type};
+use crate::ir::{CallKind, Expr, ExprNode, FunctionPtr, FunctionTarget, Mutator, Type};
 use crate::lang::rdom::ReductionDomain;
 use crate::schedule::{FuncSchedule, StageSchedule};
 
@@ -31,11 +42,10 @@ pub struct FunctionContents {
     /// Wrappers made by `in_`/`clone_in`: (consumer name, wrapper), the
     /// empty name standing for the global wrapper. Several consumers may
     /// share one wrapper. Kept in creation order: a wrapper's name counts the
-    /// entries that existed before it, as Halide's does. (An `in_` wrapper
-    /// calls this Function, so the two keep each other alive: Halide weakens
-    /// one side; here a wrapped Func and its wrappers are simply never freed,
-    /// a few small allocations per wrapper.)
-    pub wrappers: Vec<(String, Function)>,
+    /// entries that existed before it, as Halide's does. Wrappers are in
+    /// this Function's group, so the links are weak (`Function::wrappers`
+    /// gives handles).
+    pub wrappers: Vec<(String, FunctionPtr)>,
     /// Update definitions, in the order they run after the pure one.
     pub updates: Vec<UpdateDefinition>,
     /// Used by another Func's definition or realized: no more updates.
@@ -94,8 +104,64 @@ pub struct Specialization {
     pub failure_message: Option<String>,
 }
 
-#[derive(Clone, Debug)]
-pub struct Function(Arc<RwLock<FunctionContents>>);
+/// One Func's state, owned by its group: the definition and schedule, and
+/// the code compiled for pipelines this Func is the first output of.
+pub struct FunctionCell {
+    group: Weak<FunctionGroup>,
+    contents: RwLock<FunctionContents>,
+    /// The backend's compiled pipelines (type-erased: the core knows no
+    /// backend); freed with the Func, so compiled code never outlives what
+    /// it was compiled from.
+    compiled: Mutex<Vec<Arc<dyn Any + Send + Sync>>>,
+}
+
+/// Funcs freed together: a Func and the wrappers made for it. Every
+/// member's state is owned here; strong links keep the group alive.
+struct FunctionGroup {
+    members: Mutex<Vec<Arc<FunctionCell>>>,
+}
+
+impl Drop for FunctionCell {
+    fn drop(&mut self) {
+        crate::live::FUNCTIONS.dropped();
+    }
+}
+
+impl FunctionTarget for FunctionCell {
+    fn outputs(&self) -> usize {
+        let c = read_lock(&self.contents);
+        c.values.len().max(c.output_types.len()).max(1)
+    }
+    fn owner(&self) -> Option<Arc<dyn Any + Send + Sync>> {
+        let g: Arc<dyn Any + Send + Sync> = self.group.upgrade()?;
+        Some(g)
+    }
+}
+
+fn read_lock(l: &RwLock<FunctionContents>) -> RwLockReadGuard<'_, FunctionContents> {
+    l.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn write_lock(l: &RwLock<FunctionContents>) -> RwLockWriteGuard<'_, FunctionContents> {
+    l.write().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A strong handle on a Func's state (and so on its whole group).
+#[derive(Clone)]
+pub struct Function {
+    group: Arc<FunctionGroup>,
+    cell: Arc<FunctionCell>,
+}
+
+impl std::fmt::Debug for Function {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // (try_read: a Function may be printed while it is being changed.)
+        match self.cell.contents.try_read() {
+            Ok(c) => write!(f, "Function({})", c.name),
+            Err(_) => write!(f, "Function({:#x})", self.id()),
+        }
+    }
+}
 
 /// Calls to `from` become calls to `to` (named `name`).
 struct RedirectSelf<'a> {
@@ -112,18 +178,113 @@ impl Mutator for RedirectSelf<'_> {
                 args,
                 kind: CallKind::Halide { func, value_index },
                 ..
-            } if func.same_as(self.from) => Expr::call(
+            } if self.from.is(func) => Expr::call(
                 e.ty(),
                 self.name.clone(),
                 args.clone(),
                 CallKind::Halide {
-                    func: self.to.clone(),
+                    func: self.to.ptr(),
                     value_index: *value_index,
                 },
             ),
             _ => e,
         }
     }
+}
+
+/// Sets the strength of every call to a Func in an Expr about to be stored
+/// in a definition of `group`'s Funcs: weak inside the group, strong
+/// outside (`weaken_only`: leave outside links as they are).
+struct OwnLinks<'a> {
+    group: &'a Arc<FunctionGroup>,
+    weaken_only: bool,
+    error: Option<Error>,
+}
+
+impl Mutator for OwnLinks<'_> {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        let e = mutate_expr_children(self, e);
+        let ExprNode::Call {
+            name,
+            args,
+            kind: CallKind::Halide { func, value_index },
+        } = e.node()
+        else {
+            return e;
+        };
+        let inside = match cell_of(func) {
+            Some(cell) => Weak::as_ptr(&cell.group) == Arc::as_ptr(self.group),
+            None if self.weaken_only => return e,
+            None => {
+                self.error.get_or_insert_with(|| freed_error(name));
+                return e;
+            }
+        };
+        let relinked = match (inside, func.is_weak()) {
+            (true, false) => func.weakened(),
+            (false, true) if !self.weaken_only => match func.strengthened() {
+                Some(p) => p,
+                None => {
+                    self.error.get_or_insert_with(|| freed_error(name));
+                    return e;
+                }
+            },
+            _ => return e,
+        };
+        Expr::call(
+            e.ty(),
+            name.clone(),
+            args.clone(),
+            CallKind::Halide {
+                func: relinked,
+                value_index: *value_index,
+            },
+        )
+    }
+}
+
+/// Exprs of a definition, for the user: every link strong, since the user
+/// may keep them after the Funcs they call are dropped. (The Funcs exist
+/// now: the caller holds the one whose definition they come from.)
+pub fn exported(es: &[Expr]) -> Vec<Expr> {
+    struct Strengthen;
+    impl Mutator for Strengthen {
+        fn mutate_expr(&mut self, e: &Expr) -> Expr {
+            let e = mutate_expr_children(self, e);
+            match e.node() {
+                ExprNode::Call {
+                    name,
+                    args,
+                    kind: CallKind::Halide { func, value_index },
+                } if func.is_weak() => match func.strengthened() {
+                    Some(func) => Expr::call(
+                        e.ty(),
+                        name.clone(),
+                        args.clone(),
+                        CallKind::Halide {
+                            func,
+                            value_index: *value_index,
+                        },
+                    ),
+                    None => e,
+                },
+                _ => e,
+            }
+        }
+    }
+    es.iter().map(|e| Strengthen.mutate_expr(e)).collect()
+}
+
+fn freed_error(name: &str) -> Error {
+    Error::user(format!(
+        "Func \"{name}\" no longer exists: every Func that referred to it was dropped, but an expression calling it was kept and used again.\n"
+    ))
+}
+
+/// The state a link points at, if it still exists.
+fn cell_of(p: &FunctionPtr) -> Option<Arc<FunctionCell>> {
+    let target: Arc<dyn Any + Send + Sync> = p.target()?;
+    target.downcast::<FunctionCell>().ok()
 }
 
 static NEXT_VERSION: AtomicU64 = AtomicU64::new(1);
@@ -134,31 +295,76 @@ pub fn next_version() -> u64 {
     NEXT_VERSION.fetch_add(1, Ordering::Relaxed)
 }
 
+fn empty_contents(name: String) -> FunctionContents {
+    FunctionContents {
+        name,
+        args: vec![],
+        values: vec![],
+        output_types: vec![],
+        schedule: FuncSchedule::default(),
+        stage: StageSchedule::default(),
+        version: next_version(),
+        specializations: vec![],
+        wrappers: vec![],
+        updates: vec![],
+        frozen: false,
+    }
+}
+
+impl FunctionGroup {
+    fn new() -> Arc<FunctionGroup> {
+        Arc::new(FunctionGroup {
+            members: Mutex::new(vec![]),
+        })
+    }
+
+    /// A new member holding `contents`.
+    fn add(self: &Arc<Self>, contents: FunctionContents) -> Function {
+        crate::live::FUNCTIONS.created();
+        let cell = Arc::new(FunctionCell {
+            group: Arc::downgrade(self),
+            contents: RwLock::new(contents),
+            compiled: Mutex::new(vec![]),
+        });
+        self.members
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(cell.clone());
+        Function {
+            group: self.clone(),
+            cell,
+        }
+    }
+}
+
 impl Function {
+    /// A new, undefined Func in a group of its own.
     pub fn new(name: impl Into<String>) -> Function {
-        Function(Arc::new(RwLock::new(FunctionContents {
-            name: name.into(),
-            args: vec![],
-            values: vec![],
-            output_types: vec![],
-            schedule: FuncSchedule::default(),
-            stage: StageSchedule::default(),
-            version: next_version(),
-            specializations: vec![],
-            wrappers: vec![],
-            updates: vec![],
-            frozen: false,
-        })))
+        FunctionGroup::new().add(empty_contents(name.into()))
+    }
+
+    /// A new, undefined Func freed together with this one (a wrapper).
+    pub fn new_in_group(&self, name: impl Into<String>) -> Function {
+        self.group.add(empty_contents(name.into()))
     }
 
     /// A new Function named `name` with a copy of this one's definition,
-    /// schedule and specializations (`clone_in`, and lowering's private
-    /// copies). Wrappers are not copied: they are keyed by consumer, and a
-    /// copy is a different producer.
-    pub fn copy_as(&self, name: impl Into<String>) -> Function {
+    /// schedule and specializations, in a group of its own (lowering's
+    /// private copies). Wrappers are not copied: they are keyed by
+    /// consumer, and a copy is a different producer.
+    pub fn copy_as(&self, name: impl Into<String>) -> Result<Function> {
+        self.copy_into(&FunctionGroup::new(), name.into())
+    }
+
+    /// `copy_as`, freed together with this Func (`clone_in`).
+    pub fn copy_in_group(&self, name: impl Into<String>) -> Result<Function> {
+        self.copy_into(&self.group, name.into())
+    }
+
+    fn copy_into(&self, group: &Arc<FunctionGroup>, name: String) -> Result<Function> {
         let c = self.read();
-        let copy = Function(Arc::new(RwLock::new(FunctionContents {
-            name: name.into(),
+        let copy = group.add(FunctionContents {
+            name,
             args: c.args.clone(),
             values: c.values.clone(),
             output_types: c.output_types.clone(),
@@ -169,29 +375,83 @@ impl Function {
             wrappers: vec![],
             updates: c.updates.clone(),
             frozen: false,
-        })));
+        });
         drop(c);
         // An update's references to the Func itself become references to
         // the copy.
-        if copy.has_updates() {
-            let mut r = RedirectSelf {
-                from: self,
-                to: &copy,
-                name: copy.name(),
-            };
-            let mut d = copy.0.write().unwrap_or_else(|p| p.into_inner());
-            for u in &mut d.updates {
-                u.args = u.args.iter().map(|a| r.mutate_expr(a)).collect();
-                u.values = u.values.iter().map(|v| r.mutate_expr(v)).collect();
+        let mut r = RedirectSelf {
+            from: self,
+            to: &copy,
+            name: copy.name(),
+        };
+        let mut updates = copy.updates();
+        for u in &mut updates {
+            u.args = u.args.iter().map(|a| r.mutate_expr(a)).collect();
+            u.values = u.values.iter().map(|v| r.mutate_expr(v)).collect();
+        }
+        let values = copy.own_all(&copy.values())?;
+        let updates = updates
+            .into_iter()
+            .map(|u| copy.own_update(u))
+            .collect::<Result<Vec<_>>>()?;
+        let mut d = write_lock(&copy.cell.contents);
+        d.values = values;
+        d.updates = updates;
+        drop(d);
+        Ok(copy)
+    }
+
+    /// `e` with its calls to Funcs linked as a definition of this Func
+    /// must hold them: weakly inside this Func's group, strongly outside
+    /// it. An error if it calls a Func that no longer exists.
+    pub fn own(&self, e: &Expr) -> Result<Expr> {
+        self.relink(e, false)
+    }
+
+    pub fn own_all(&self, es: &[Expr]) -> Result<Vec<Expr>> {
+        es.iter().map(|e| self.own(e)).collect()
+    }
+
+    fn relink(&self, e: &Expr, weaken_only: bool) -> Result<Expr> {
+        let mut m = OwnLinks {
+            group: &self.group,
+            weaken_only,
+            error: None,
+        };
+        let out = m.mutate_expr(e);
+        match m.error {
+            Some(err) => Err(err),
+            None => Ok(out),
+        }
+    }
+
+    /// An update definition with its Exprs owned (`own`). Its domain is
+    /// shared with the user's RDom (and maybe other Funcs), so calls in
+    /// the predicate are only weakened (calls to this Func's group), never
+    /// strengthened.
+    pub fn own_update(&self, u: UpdateDefinition) -> Result<UpdateDefinition> {
+        if let Some(d) = &u.domain {
+            if d.has_predicate() {
+                d.set_predicate(Some(self.relink(&d.predicate(), true)?));
             }
         }
-        copy
+        Ok(UpdateDefinition {
+            args: self.own_all(&u.args)?,
+            values: self.own_all(&u.values)?,
+            lets: u
+                .lets
+                .iter()
+                .map(|(n, v)| Ok((n.clone(), self.own(v)?)))
+                .collect::<Result<_>>()?,
+            ..u
+        })
     }
 
     /// Define `name(args) = values` directly, with a default schedule. For
     /// definitions the front end builds itself (wrappers), whose arguments
     /// may be implicit vars that user definitions can't name.
-    pub fn set_pure_definition(&self, args: Vec<String>, values: Vec<Expr>) {
+    pub fn set_pure_definition(&self, args: Vec<String>, values: Vec<Expr>) -> Result<()> {
+        let values = self.own_all(&values)?;
         let mut c = self.write();
         c.output_types = values.iter().map(|v| v.ty()).collect();
         c.values = values;
@@ -200,16 +460,61 @@ impl Function {
         c.args = args;
         c.specializations.clear();
         c.updates.clear();
+        Ok(())
+    }
+
+    /// Append an update definition (owned: `own_update`).
+    pub fn push_update(&self, u: UpdateDefinition) -> Result<()> {
+        let u = self.own_update(u)?;
+        self.write().updates.push(u);
+        Ok(())
+    }
+
+    /// Replace update definition `k` (owned: `own_update`).
+    pub fn replace_update(&self, k: usize, u: UpdateDefinition) -> Result<()> {
+        let u = self.own_update(u)?;
+        self.write().updates[k] = u;
+        Ok(())
+    }
+
+    /// A strong link to this Func, for a `Call` outside its group (a
+    /// definition being stored re-links it: `own`).
+    pub fn ptr(&self) -> FunctionPtr {
+        let owner: Arc<dyn Any + Send + Sync> = self.group.clone();
+        FunctionPtr::strong(owner, self.cell.clone())
+    }
+
+    /// The Func a link points at, if it still exists.
+    pub fn from_ptr(p: &FunctionPtr) -> Option<Function> {
+        let cell = cell_of(p)?;
+        let group = cell.group.upgrade()?;
+        Some(Function { group, cell })
+    }
+
+    /// The Func a `Call` named `name` points at; an error if it no longer exists.
+    pub fn called(p: &FunctionPtr, name: &str) -> Result<Function> {
+        Function::from_ptr(p).ok_or_else(|| freed_error(name))
+    }
+
+    /// Does `p` point at this Func?
+    pub fn is(&self, p: &FunctionPtr) -> bool {
+        p.id() == self.id()
     }
 
     pub fn read(&self) -> RwLockReadGuard<'_, FunctionContents> {
-        self.0.read().unwrap_or_else(|p| p.into_inner())
+        read_lock(&self.cell.contents)
     }
     /// Mutable access; bumps the version so compiled code is recompiled.
     pub fn write(&self) -> RwLockWriteGuard<'_, FunctionContents> {
-        let mut g = self.0.write().unwrap_or_else(|p| p.into_inner());
+        let mut g = write_lock(&self.cell.contents);
         g.version = next_version();
         g
+    }
+
+    /// Compiled pipelines whose first output is this Func, kept by the
+    /// backend and freed with the Func.
+    pub fn compiled_code(&self) -> MutexGuard<'_, Vec<Arc<dyn Any + Send + Sync>>> {
+        self.cell.compiled.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn name(&self) -> String {
@@ -222,8 +527,7 @@ impl Function {
         self.read().args.len()
     }
     pub fn outputs(&self) -> usize {
-        let c = self.read();
-        c.values.len().max(c.output_types.len()).max(1)
+        self.cell.outputs()
     }
     pub fn values(&self) -> Vec<Expr> {
         self.read().values.clone()
@@ -240,8 +544,21 @@ impl Function {
             c.output_types.clone()
         }
     }
+    /// The wrappers made for this Func: (consumer name, wrapper).
     pub fn wrappers(&self) -> Vec<(String, Function)> {
-        self.read().wrappers.clone()
+        self.read()
+            .wrappers
+            .iter()
+            .filter_map(|(k, w)| Some((k.clone(), Function::from_ptr(w)?)))
+            .collect()
+    }
+    /// Record `wrapper` (made in this Func's group) for `consumer` ("" for
+    /// every consumer).
+    pub fn add_wrapper(&self, consumer: String, wrapper: &Function) {
+        debug_assert!(Arc::ptr_eq(&self.group, &wrapper.group));
+        self.write()
+            .wrappers
+            .push((consumer, wrapper.ptr().weakened()));
     }
     pub fn updates(&self) -> Vec<UpdateDefinition> {
         self.read().updates.clone()
@@ -273,7 +590,7 @@ impl Function {
     /// forbids new update definitions. Not a schedule change, so the
     /// version stays.
     pub fn freeze(&self) {
-        self.0.write().unwrap_or_else(|p| p.into_inner()).frozen = true;
+        write_lock(&self.cell.contents).frozen = true;
     }
     pub fn is_frozen(&self) -> bool {
         self.read().frozen
@@ -285,10 +602,11 @@ impl Function {
         self.read().version
     }
     pub fn same_as(&self, other: &Function) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        Arc::ptr_eq(&self.cell, &other.cell)
     }
-    /// A stable identity for hashing (the address of the shared contents).
+    /// A stable identity for hashing (the address of the shared state;
+    /// `FunctionPtr::id` gives the same value).
     pub fn id(&self) -> usize {
-        Arc::as_ptr(&self.0) as *const () as usize
+        Arc::as_ptr(&self.cell) as *const () as usize
     }
 }

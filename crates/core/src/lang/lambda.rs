@@ -27,13 +27,13 @@ pub fn lambda_func(vars: &[Var], e: Expr) -> Result<Func> {
 
 /// A lambda over the implicit vars `_0 .. _{n-1}`, which user definitions
 /// cannot name (Halide wraps Buffers and ImageParams this way).
-pub fn lambda_over_implicit_vars(n: usize, e: Expr) -> Function {
+pub fn lambda_over_implicit_vars(n: usize, e: Expr) -> Result<Function> {
     let f = Function::new(lambda_name());
     let args = (0..n)
         .map(|i| Var::implicit(i).name().to_string())
         .collect();
-    f.set_pure_definition(args, vec![e]);
-    f
+    f.set_pure_definition(args, vec![e])?;
+    Ok(f)
 }
 
 #[cfg(test)]
