@@ -397,9 +397,11 @@ pub fn realize_for(
                 .and_then(|m| eval_int(m, &vars));
             let lo = lo.unwrap_or(0).min(0);
             let hi = hi.unwrap_or(e as i64 - 1).max(e as i64 - 1);
-            mins.push(lo as i32);
-            extents.push((hi - lo + 1) as i32);
+            mins.push(lo);
+            extents.push(hi.saturating_sub(lo).saturating_add(1));
         }
+        let max = compiled.target.maximum_buffer_size();
+        let (mins, extents) = output_shape(&name, &mins, &extents, max)?;
         for ty in f.types() {
             let b = Buffer::new_uninitialized(ty, &extents, Some(name.clone()))?;
             b.set_min(&mins)?;
@@ -415,6 +417,32 @@ pub fn realize_for(
     }
     realize_into_for(outputs, &full, target)?;
     Ok(views)
+}
+
+/// The mins and extents of an output buffer about to be allocated, as
+/// 32-bit values, after the check the pipeline makes on its output buffers
+/// (Halide's message): no prefix of the dimensions may hold more than the
+/// target's maximum buffer size in elements.
+fn output_shape(name: &str, mins: &[i64], extents: &[i64], max: i64) -> Result<(Vec<i32>, Vec<i32>)> {
+    let mut elements: i128 = 1;
+    for &e in extents {
+        elements *= e.max(0) as i128;
+        if elements > max as i128 {
+            return Err(Error::user(format!(
+                "Total allocation for buffer {name} is {elements}, which exceeds the maximum size of {max}\n"
+            )));
+        }
+    }
+    let narrow = |v: i64, what: &str, d: usize| {
+        i32::try_from(v).map_err(|_| {
+            Error::user(format!(
+                "The {what} of dimension {d} of the output buffer {name} would be {v}, which does not fit in 32 bits\n"
+            ))
+        })
+    };
+    let mins = mins.iter().enumerate().map(|(d, &m)| narrow(m, "min", d)).collect::<Result<_>>()?;
+    let extents = extents.iter().enumerate().map(|(d, &e)| narrow(e, "extent", d)).collect::<Result<_>>()?;
+    Ok((mins, extents))
 }
 
 /// A Buffer viewing the region [0, sizes) of `b`, sharing its storage.

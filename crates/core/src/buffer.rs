@@ -33,7 +33,7 @@ impl AlignedStorage {
 
     fn allocate(bytes: usize, zero: bool) -> Result<AlignedStorage> {
         let layout = std::alloc::Layout::from_size_align(bytes.max(1), 64)
-            .map_err(|_| Error::value(format!("cannot allocate a buffer of {bytes} bytes")))?;
+            .map_err(|_| Error::runtime(format!("out of memory allocating {bytes} bytes")))?;
         // SAFETY: layout has non-zero size.
         let ptr = unsafe {
             if zero {
@@ -122,9 +122,9 @@ impl Buffer {
                 )));
             }
             if stride > i32::MAX as i64 {
-                return Err(Error::value(
-                    "Buffer is too large: strides must fit in 32 bits",
-                ));
+                return Err(Error::user(format!(
+                    "Buffer is too large: the stride of dimension {i} would be {stride}, which does not fit in 32 bits"
+                )));
             }
             dims.push(halide_dimension_t {
                 min: 0,
@@ -134,9 +134,10 @@ impl Buffer {
             });
             stride *= e as i64;
         }
+        // (Halide's text for this case, from its Buffer's overflow check.)
         let bytes = (stride as usize)
             .checked_mul(ty.bytes())
-            .ok_or_else(|| Error::value("Buffer is too large"))?;
+            .ok_or_else(|| Error::user("Overflow computing total size of buffer."))?;
         let storage = storage(bytes)?;
         let host = storage.ptr;
         Ok(Buffer::from_parts(

@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 
 pub mod errors;
+pub mod gil;
 pub mod py_boundary;
 pub mod py_buffer;
 pub mod py_expr;

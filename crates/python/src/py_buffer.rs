@@ -253,11 +253,12 @@ fn encode_value(value: &Bound<'_, PyAny>, ty: Type) -> PyResult<([u8; 8], usize)
 // Keeping an imported buffer-protocol view alive.
 // ---------------------------------------------------------------------------
 
-/// A `Py_buffer` obtained with `PyObject_GetBuffer`, released (with the GIL)
-/// when the last core Buffer using its memory is dropped.
-struct HeldView(Box<ffi::Py_buffer>);
+/// A `Py_buffer` obtained with `PyObject_GetBuffer`, released (with the GIL,
+/// see `gil::release_later`) when the last core Buffer using its memory is
+/// dropped.
+struct HeldView(Option<Box<ffi::Py_buffer>>);
 
-// SAFETY: the view is only touched again in Drop, which takes the GIL.
+// SAFETY: the view is only touched again when released, with the GIL.
 unsafe impl Send for HeldView {}
 unsafe impl Sync for HeldView {}
 
@@ -266,7 +267,15 @@ impl Drop for HeldView {
         if unsafe { ffi::Py_IsInitialized() } == 0 {
             return;
         }
-        Python::attach(|_py| unsafe { ffi::PyBuffer_Release(&mut *self.0) });
+        if let Some(view) = self.0.take() {
+            let view = HeldView(Some(view));
+            crate::gil::release_later(Box::new(move || {
+                let mut view = view;
+                if let Some(mut v) = view.0.take() {
+                    unsafe { ffi::PyBuffer_Release(&mut *v) };
+                }
+            }));
+        }
     }
 }
 
@@ -299,8 +308,11 @@ pub(crate) fn import_buffer_with(
     if rc != 0 {
         return Err(PyErr::fetch(py));
     }
-    let held = HeldView(view);
-    let v = &*held.0;
+    crate::gil::release_pending(py);
+    let held = HeldView(Some(view));
+    let Some(v) = held.0.as_deref() else {
+        return Err(PyValueError::new_err("buffer view lost"));
+    };
     let fmt = if v.format.is_null() {
         "B".to_string()
     } else {

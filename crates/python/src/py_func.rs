@@ -635,8 +635,9 @@ impl PyFunc {
             ));
         }
         let function = self.inner.function.clone();
-        let text = py
-            .detach(|| ferrohalide_core::lower::lowered_stmt(&[function], fmt.to_core()))
+        let text = crate::gil::detached(py, || {
+            ferrohalide_core::lower::lowered_stmt(&[function], fmt.to_core())
+        })
             .py()?;
         std::fs::write(&filename, text)
             .map_err(|e| HalideError::new_err(format!("Error: Can't write {filename}: {e}\n")))
