@@ -610,3 +610,137 @@ impl Function {
         Arc::as_ptr(&self.cell) as *const () as usize
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn x() -> Expr {
+        Expr::var_i32("x")
+    }
+
+    fn call(f: &Function) -> Expr {
+        Expr::call(
+            Type::i32(),
+            f.name(),
+            vec![x()],
+            CallKind::Halide {
+                func: f.ptr(),
+                value_index: 0,
+            },
+        )
+    }
+
+    fn update(values: Vec<Expr>) -> UpdateDefinition {
+        UpdateDefinition {
+            args: vec![x()],
+            values,
+            domain: None,
+            stage: StageSchedule::default(),
+            specializations: vec![],
+            lets: vec![],
+        }
+    }
+
+    /// Is the Function behind `w` still alive?
+    fn alive(w: &Weak<FunctionCell>) -> bool {
+        w.upgrade().is_some()
+    }
+
+    /// The link of the first call to a Func in `e`.
+    fn link_of(e: &Expr) -> FunctionPtr {
+        let mut found = None;
+        crate::ir::visit::for_each_expr(e, &mut |x| {
+            if let ExprNode::Call {
+                kind: CallKind::Halide { func, .. },
+                ..
+            } = x.node()
+            {
+                found.get_or_insert_with(|| func.clone());
+            }
+        });
+        found.expect("a call to a Func")
+    }
+
+    #[test]
+    fn a_func_reading_itself_is_freed() {
+        let f = Function::new("own_f");
+        f.set_pure_definition(vec!["x".into()], vec![x()]).unwrap();
+        f.push_update(update(vec![Expr::add(call(&f), Expr::i32(1))]))
+            .unwrap();
+        assert!(link_of(&f.updates()[0].values[0]).is_weak());
+        let w = Arc::downgrade(&f.cell);
+        drop(f);
+        assert!(!alive(&w));
+    }
+
+    #[test]
+    fn a_consumer_keeps_its_producer() {
+        let f = Function::new("own_p");
+        f.set_pure_definition(vec!["x".into()], vec![x()]).unwrap();
+        let g = Function::new("own_c");
+        g.set_pure_definition(vec!["x".into()], vec![call(&f)]).unwrap();
+        assert!(!link_of(&g.values()[0]).is_weak());
+        let w = Arc::downgrade(&f.cell);
+        drop(f);
+        assert!(alive(&w));
+        drop(g);
+        assert!(!alive(&w));
+    }
+
+    #[test]
+    fn a_func_and_its_wrapper_live_and_die_together() {
+        let f = Function::new("own_w");
+        f.set_pure_definition(vec!["x".into()], vec![x()]).unwrap();
+        let w = f.new_in_group("own_w_wrapper");
+        w.set_pure_definition(vec!["x".into()], vec![call(&f)]).unwrap();
+        f.add_wrapper(String::new(), &w);
+        assert!(link_of(&w.values()[0]).is_weak());
+        let (wf, ww) = (Arc::downgrade(&f.cell), Arc::downgrade(&w.cell));
+        // The wrapper's handle is dropped: it lives on with f.
+        drop(w);
+        assert!(alive(&ww));
+        assert_eq!(f.wrappers()[0].1.name(), "own_w_wrapper");
+        // Only the wrapper is kept: it keeps f.
+        let w = f.wrappers()[0].1.clone();
+        drop(f);
+        assert!(alive(&wf));
+        drop(w);
+        assert!(!alive(&wf) && !alive(&ww));
+    }
+
+    #[test]
+    fn exported_exprs_keep_what_they_call() {
+        let f = Function::new("own_e");
+        f.set_pure_definition(vec!["x".into()], vec![x()]).unwrap();
+        f.push_update(update(vec![call(&f)])).unwrap();
+        let v = exported(&f.updates()[0].values);
+        assert!(!link_of(&v[0]).is_weak());
+        let w = Arc::downgrade(&f.cell);
+        drop(f);
+        assert!(alive(&w));
+        drop(v);
+        assert!(!alive(&w));
+    }
+
+    #[test]
+    fn storing_a_call_to_a_freed_func_is_an_error() {
+        let f = Function::new("own_gone");
+        f.set_pure_definition(vec!["x".into()], vec![x()]).unwrap();
+        let weak_call = Expr::call(
+            Type::i32(),
+            "own_gone",
+            vec![x()],
+            CallKind::Halide {
+                func: f.ptr().weakened(),
+                value_index: 0,
+            },
+        );
+        drop(f);
+        let g = Function::new("own_g");
+        let err = g
+            .set_pure_definition(vec!["x".into()], vec![weak_call])
+            .unwrap_err();
+        assert!(err.message.contains("Func \"own_gone\" no longer exists"), "{}", err.message);
+    }
+}

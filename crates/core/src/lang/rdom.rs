@@ -369,6 +369,21 @@ mod tests {
     }
 
     #[test]
+    fn a_predicate_on_its_own_rvars_does_not_keep_the_domain() {
+        let r = ReductionDomain::new(None, vec![(Expr::i32(0), Expr::i32(5)); 2]).unwrap();
+        let (rx, ry) = (r.rvar(0).unwrap().expr(), r.rvar(1).unwrap().expr());
+        r.where_(Expr::lt(rx, ry)).unwrap();
+        // The getter gives the RVars back, linked to the domain.
+        let p = r.predicate();
+        let d = domain_of(&[&p], |_| Error::user("two domains")).unwrap();
+        assert!(d.is_some_and(|d| d.same_as(&r)));
+        drop(p);
+        let w = Arc::downgrade(&r.0);
+        drop(r);
+        assert!(w.upgrade().is_none());
+    }
+
+    #[test]
     fn bad_bounds_and_predicates() {
         let e = ReductionDomain::new(None, vec![(Expr::var_i32("x"), Expr::i32(5))]).unwrap_err();
         assert!(e.message.contains("may not depend on a free variable"));
