@@ -163,116 +163,51 @@ impl std::fmt::Debug for Function {
     }
 }
 
-/// Calls to `from` become calls to `to` (named `name`).
-struct RedirectSelf<'a> {
-    from: &'a Function,
-    to: &'a Function,
-    name: String,
-}
+/// A new name and link for a call to a Func (given its name and link), or
+/// `None` to leave the call as it is.
+type Relink<'a> = dyn FnMut(&str, &FunctionPtr) -> Option<(String, FunctionPtr)> + 'a;
 
-impl Mutator for RedirectSelf<'_> {
-    fn mutate_expr(&mut self, e: &Expr) -> Expr {
-        let e = mutate_expr_children(self, e);
-        match e.node() {
-            ExprNode::Call {
+/// `e` with each call to a Func that `relink` changes rebuilt with its new
+/// name and link (the one walk behind redirecting and re-linking calls).
+fn relink_calls(e: &Expr, relink: &mut Relink<'_>) -> Expr {
+    struct Walk<'a, 'b>(&'a mut Relink<'b>);
+    impl Mutator for Walk<'_, '_> {
+        fn mutate_expr(&mut self, e: &Expr) -> Expr {
+            let e = mutate_expr_children(self, e);
+            let ExprNode::Call {
+                name,
                 args,
                 kind: CallKind::Halide { func, value_index },
-                ..
-            } if self.from.is(func) => Expr::call(
-                e.ty(),
-                self.name.clone(),
-                args.clone(),
-                CallKind::Halide {
-                    func: self.to.ptr(),
-                    value_index: *value_index,
-                },
-            ),
-            _ => e,
+            } = e.node()
+            else {
+                return e;
+            };
+            match (self.0)(name, func) {
+                Some((name, func)) => Expr::call(
+                    e.ty(),
+                    name,
+                    args.clone(),
+                    CallKind::Halide {
+                        func,
+                        value_index: *value_index,
+                    },
+                ),
+                None => e,
+            }
         }
     }
-}
-
-/// Sets the strength of every call to a Func in an Expr about to be stored
-/// in a definition of `group`'s Funcs: weak inside the group, strong
-/// outside (`weaken_only`: leave outside links as they are).
-struct OwnLinks<'a> {
-    group: &'a Arc<FunctionGroup>,
-    weaken_only: bool,
-    error: Option<Error>,
-}
-
-impl Mutator for OwnLinks<'_> {
-    fn mutate_expr(&mut self, e: &Expr) -> Expr {
-        let e = mutate_expr_children(self, e);
-        let ExprNode::Call {
-            name,
-            args,
-            kind: CallKind::Halide { func, value_index },
-        } = e.node()
-        else {
-            return e;
-        };
-        let inside = match cell_of(func) {
-            Some(cell) => Weak::as_ptr(&cell.group) == Arc::as_ptr(self.group),
-            None if self.weaken_only => return e,
-            None => {
-                self.error.get_or_insert_with(|| freed_error(name));
-                return e;
-            }
-        };
-        let relinked = match (inside, func.is_weak()) {
-            (true, false) => func.weakened(),
-            (false, true) if !self.weaken_only => match func.strengthened() {
-                Some(p) => p,
-                None => {
-                    self.error.get_or_insert_with(|| freed_error(name));
-                    return e;
-                }
-            },
-            _ => return e,
-        };
-        Expr::call(
-            e.ty(),
-            name.clone(),
-            args.clone(),
-            CallKind::Halide {
-                func: relinked,
-                value_index: *value_index,
-            },
-        )
-    }
+    Walk(relink).mutate_expr(e)
 }
 
 /// Exprs of a definition, for the user: every link strong, since the user
 /// may keep them after the Funcs they call are dropped. (The Funcs exist
 /// now: the caller holds the one whose definition they come from.)
 pub fn exported(es: &[Expr]) -> Vec<Expr> {
-    struct Strengthen;
-    impl Mutator for Strengthen {
-        fn mutate_expr(&mut self, e: &Expr) -> Expr {
-            let e = mutate_expr_children(self, e);
-            match e.node() {
-                ExprNode::Call {
-                    name,
-                    args,
-                    kind: CallKind::Halide { func, value_index },
-                } if func.is_weak() => match func.strengthened() {
-                    Some(func) => Expr::call(
-                        e.ty(),
-                        name.clone(),
-                        args.clone(),
-                        CallKind::Halide {
-                            func,
-                            value_index: *value_index,
-                        },
-                    ),
-                    None => e,
-                },
-                _ => e,
-            }
-        }
-    }
-    es.iter().map(|e| Strengthen.mutate_expr(e)).collect()
+    let mut strengthen = |name: &str, p: &FunctionPtr| {
+        let strong = p.strengthened().filter(|_| p.is_weak())?;
+        Some((name.to_string(), strong))
+    };
+    es.iter().map(|e| relink_calls(e, &mut strengthen)).collect()
 }
 
 fn freed_error(name: &str) -> Error {
@@ -379,15 +314,14 @@ impl Function {
         drop(c);
         // An update's references to the Func itself become references to
         // the copy.
-        let mut r = RedirectSelf {
-            from: self,
-            to: &copy,
-            name: copy.name(),
+        let copy_name = copy.name();
+        let mut to_copy = |_: &str, p: &FunctionPtr| {
+            self.is(p).then(|| (copy_name.clone(), copy.ptr()))
         };
         let mut updates = copy.updates();
         for u in &mut updates {
-            u.args = u.args.iter().map(|a| r.mutate_expr(a)).collect();
-            u.values = u.values.iter().map(|v| r.mutate_expr(v)).collect();
+            u.args = u.args.iter().map(|a| relink_calls(a, &mut to_copy)).collect();
+            u.values = u.values.iter().map(|v| relink_calls(v, &mut to_copy)).collect();
         }
         let values = copy.own_all(&copy.values())?;
         let updates = updates
@@ -412,14 +346,27 @@ impl Function {
         es.iter().map(|e| self.own(e)).collect()
     }
 
+    /// `e` with calls into this Func's group weak and (unless
+    /// `weaken_only`) calls to other groups strong.
     fn relink(&self, e: &Expr, weaken_only: bool) -> Result<Expr> {
-        let mut m = OwnLinks {
-            group: &self.group,
-            weaken_only,
-            error: None,
+        let mut error = None;
+        let mut own = |name: &str, p: &FunctionPtr| {
+            let Some(cell) = cell_of(p) else {
+                if !weaken_only {
+                    error.get_or_insert_with(|| freed_error(name));
+                }
+                return None;
+            };
+            let inside = Weak::as_ptr(&cell.group) == Arc::as_ptr(&self.group);
+            let link = match (inside, p.is_weak()) {
+                (true, false) => p.weakened(),
+                (false, true) if !weaken_only => p.strengthened()?,
+                _ => return None,
+            };
+            Some((name.to_string(), link))
         };
-        let out = m.mutate_expr(e);
-        match m.error {
+        let out = relink_calls(e, &mut own);
+        match error {
             Some(err) => Err(err),
             None => Ok(out),
         }
