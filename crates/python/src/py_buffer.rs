@@ -1157,14 +1157,16 @@ impl PyBuffer {
 
     /// A dense copy (same mins and stride order) with a fresh name.
     fn copy(&self, py: Python<'_>) -> PyResult<Py<PyBuffer>> {
-        let b = self.buf(py, "copy")?.copy().py(py)?;
+        let src = self.buf(py, "copy")?.clone();
+        let b = crate::gil::detached(py, || src.copy()).py(py)?;
         Self::wrap(py, b)
     }
 
     #[pyo3(signature = (src))]
     fn copy_from(&self, py: Python<'_>, src: &Bound<'_, PyBuffer>) -> PyResult<()> {
         let s = src.get().buf(py, "copy_from")?.clone();
-        self.buf(py, "copy_from")?.copy_from(&s).py(py)
+        let d = self.buf(py, "copy_from")?.clone();
+        crate::gil::detached(py, || d.copy_from(&s)).py(py)
     }
 
     #[pyo3(signature = (value))]
@@ -1174,7 +1176,8 @@ impl PyBuffer {
             return Err(halide_error(py, "Cannot fill a Buffer with no host memory"));
         }
         let (bytes, n) = encode_value(value, b.ty())?;
-        b.fill_bytes(&bytes[..n]).py(py)
+        let b = b.clone();
+        crate::gil::detached(py, || b.fill_bytes(&bytes[..n])).py(py)
     }
 
     #[pyo3(signature = (value))]
