@@ -204,8 +204,10 @@ fn relink_calls(e: &Expr, relink: &mut Relink<'_>) -> Expr {
 /// now: the caller holds the one whose definition they come from.)
 pub fn exported(es: &[Expr]) -> Vec<Expr> {
     let mut strengthen = |name: &str, p: &FunctionPtr| {
-        let strong = p.strengthened().filter(|_| p.is_weak())?;
-        Some((name.to_string(), strong))
+        if !p.is_weak() {
+            return None;
+        }
+        Some((name.to_string(), p.strengthened()?))
     };
     es.iter().map(|e| relink_calls(e, &mut strengthen)).collect()
 }
