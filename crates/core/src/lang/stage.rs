@@ -559,11 +559,38 @@ impl Stage {
             &xi.into(),
             &yi.into(),
         );
+        self.tile_n(
+            &[x.clone(), y.clone()],
+            &[xo.clone(), yo.clone()],
+            &[xi.clone(), yi.clone()],
+            vec![xfactor, yfactor],
+            tail,
+        )
+    }
+
+    /// `tile(previous, outers, inners, factors, tail)` over any number of
+    /// dimensions: each `previous[i]` split into `outers[i]` and
+    /// `inners[i]`, then the inners innermost, in order, and the outers
+    /// around them. All or nothing: a failure leaves the schedule as it was.
+    pub fn tile_n(
+        &self,
+        previous: &[VarOrRVar],
+        outers: &[VarOrRVar],
+        inners: &[VarOrRVar],
+        factors: Vec<Expr>,
+        tail: TailStrategy,
+    ) -> Result<()> {
+        let n = previous.len();
+        if outers.len() != n || inners.len() != n || factors.len() != n {
+            return Err(Error::user("Vectors passed to Stage::tile must all be the same length.\n"));
+        }
         let before = self.schedule();
         let r = (|| {
-            self.split(x, xo, xi, xfactor, tail)?;
-            self.split(y, yo, yi, yfactor, tail)?;
-            self.reorder(&[xi.clone(), yi.clone(), xo.clone(), yo.clone()])
+            for ((v, (o, i)), f) in previous.iter().zip(outers.iter().zip(inners)).zip(factors) {
+                self.split(v, o, i, f, tail)?;
+            }
+            let order: Vec<VarOrRVar> = inners.iter().chain(outers).cloned().collect();
+            self.reorder(&order)
         })();
         if r.is_err() {
             if let Some(b) = before {
