@@ -94,10 +94,16 @@ pub fn apply_split(
     let bound_lets = vec![
         (format!("{outer}.loop_min"), Expr::i32(0)),
         (format!("{outer}.loop_extent"), outer_extent.clone()),
-        (format!("{outer}.loop_max"), Expr::sub(outer_extent, Expr::i32(1))),
+        (
+            format!("{outer}.loop_max"),
+            Expr::sub(outer_extent, Expr::i32(1)),
+        ),
         (format!("{inner}.loop_min"), Expr::i32(0)),
         (format!("{inner}.loop_extent"), factor.clone()),
-        (format!("{inner}.loop_max"), Expr::sub(factor.clone(), Expr::i32(1))),
+        (
+            format!("{inner}.loop_max"),
+            Expr::sub(factor.clone(), Expr::i32(1)),
+        ),
     ];
     let mut results = vec![];
     let outer_v = var(outer);
@@ -106,7 +112,12 @@ pub fn apply_split(
     let mut base = Expr::mul(outer_v.clone(), factor.clone());
     let exact = alignment
         .get(old)
-        .map(|a| (a.clone(), simplify(&Expr::modulo(a.clone(), factor.clone()))))
+        .map(|a| {
+            (
+                a.clone(),
+                simplify(&Expr::modulo(a.clone(), factor.clone())),
+            )
+        })
         .filter(|(_, rem)| rem.is_zero());
     let constant = factor.as_int_const();
     if let Some((a, _)) = exact {
@@ -145,7 +156,10 @@ pub fn apply_split(
             }
             TailStrategy::PredicateStores => {
                 let (name, value) = guarded();
-                results.push(SplitResult::SubstituteInProvides(old.to_string(), var(&name)));
+                results.push(SplitResult::SubstituteInProvides(
+                    old.to_string(),
+                    var(&name),
+                ));
                 results.push(SplitResult::Let(name, value));
                 results.push(SplitResult::PredicateProvides(in_range()));
             }
@@ -183,10 +197,7 @@ pub fn apply_split(
         }
     }
     alignment.insert(inner.to_string(), factor.clone());
-    let value = Expr::add(
-        Expr::add(base, inner_v),
-        var(format!("{old}.loop_min")),
-    );
+    let value = Expr::add(Expr::add(base, inner_v), var(format!("{old}.loop_min")));
     results.push(SplitResult::Let(old.to_string(), value));
     Ok(AppliedSplit {
         bound_lets,
