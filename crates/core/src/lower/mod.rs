@@ -33,6 +33,7 @@ use crate::ir::{Stmt, Type};
 use crate::lang::function::Function;
 
 pub mod add_atomic_mutex;
+pub mod add_split_factor_checks;
 pub mod allocation_bounds_inference;
 pub mod apply_split;
 pub mod arguments;
@@ -214,6 +215,9 @@ pub fn lower_with(outputs: &[Function], name: &str, options: &LowerOptions) -> R
     }
     s = log.run("bounds inference", s, |s| {
         bounds_inference::bounds_inference(s, &env, outputs)
+    })?;
+    s = log.run("split factor checks", s, |s| {
+        Ok(add_split_factor_checks::add_split_factor_checks(s, &env))
     })?;
     // Storage and buffer checks are derived before sliding window (Halide
     // derives them after): sliding window only cuts a region when every
