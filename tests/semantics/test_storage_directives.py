@@ -1,6 +1,6 @@
 """Storage and bounds directives: bound / bound_extent (and Halide's run-time
 check that a bound covers what consumers need), align_bounds, align_extent,
-reorder_storage, store_in, hoist_storage. Results must not change; where a
+reorder_storage, store_in, hoist_storage, fold_storage. Results must not change; where a
 directive changes what is computed, an input buffer that is too small makes
 the difference visible as the same out-of-bounds error."""
 import re
@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from .harness import buffer, differential
+from .harness import buffer, differential, outcome
 
 
 def halide_error(hl, fn):
@@ -342,6 +342,57 @@ def test_hoist_storage_results(hl):
     f.compute_at(g, y0).hoist_storage_root()
     out["size_varies"] = g.realize([11, 7])
     return out
+
+
+@differential()
+def test_hoist_storage_of_a_tuple(hl):
+    # One allocation per Tuple element at the hoist level.
+    out = {}
+    x, y = hl.Var("x"), hl.Var("y")
+    for name in ["hoist_y", "hoist_root", "store_y_hoist_root"]:
+        f, g = hl.Func("f"), hl.Func("g")
+        f[x, y] = (x + y, hl.f32(x * y) * 0.5, hl.u8(x))
+        g[x, y] = f[x, y][0] + f[x + 1, y + 1][1] + hl.f32(f[x, y][2])
+        if name == "hoist_y":
+            f.compute_at(g, x).hoist_storage(g, y)
+        elif name == "hoist_root":
+            f.compute_at(g, x).hoist_storage_root()
+        else:
+            f.compute_at(g, x).store_at(g, y).hoist_storage_root()
+        out[name] = g.realize([6, 5])
+    return out
+
+
+# ---------------------------------------------------------------------------
+# fold_storage of a Func with update definitions
+# ---------------------------------------------------------------------------
+
+
+@differential()
+@pytest.mark.parametrize("update", ["scale", "rdom_x", "rdom_row", "tuple"])
+@pytest.mark.parametrize("factor", [2, 3, 4])
+def test_fold_storage_with_updates(hl, update, factor):
+    # The fold covers every stage's accesses; a factor too small for the
+    # rows one iteration touches is a run-time error (halide 21 reports it
+    # as rows accessed out of order: it tracks this footprint at run time).
+    x, y = hl.Var("x"), hl.Var("y")
+    r = hl.RDom([(0, 3)])
+    f, g = hl.Func("f"), hl.Func("g")
+    if update == "tuple":
+        f[x, y] = (x + y, x * y)
+        f[x, y] = (f[x, y][0] * 2, f[x, y][1] + f[x, y][0])
+        g[x, y] = f[x, y][0] + f[x, y + 1][1] + f[x, y + 2][0]
+    else:
+        f[x, y] = x + y * 3
+        if update == "scale":
+            f[x, y] = f[x, y] * 2
+        elif update == "rdom_x":
+            f[x, y] = f[x, y] + r.x * x
+        else:
+            f[r.x, y] = f[r.x, y] * 5 + y
+        g[x, y] = f[x, y] + f[x, y + 1] * 2 + f[x, y + 2]
+    f.compute_at(g, y).store_root().fold_storage(y, factor)
+    return {"realize": outcome(hl, lambda: g.realize([6, 9]))}
 
 
 # ---------------------------------------------------------------------------

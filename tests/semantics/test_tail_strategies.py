@@ -309,7 +309,7 @@ def test_shifted_pure_stage_under_a_rounded_up_update(hl):
     f[x] = f[x] * 2
     f.split(x, xo, xi, 4, hl.TailStrategy.ShiftInwards)
     f.update().split(x, xo, xi, 4, hl.TailStrategy.RoundUp)
-    return outcome(hl, lambda: f.realize([3]))
+    return {"realize": outcome(hl, lambda: f.realize([3]))}
 
 
 @differential()

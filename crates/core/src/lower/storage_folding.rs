@@ -85,24 +85,6 @@ impl Mutator for StorageFolding<'_> {
         let Some(f) = self.env.funcs.get(name) else {
             return s.clone();
         };
-        // Not attempted for Funcs with update definitions (their stages'
-        // accesses are not all of the windowed kind this pass proves).
-        if f.has_updates() {
-            if !f.read().schedule.folds.is_empty() {
-                self.error
-                    .get_or_insert(crate::error::Error::unimplemented(format!(
-                        "fold_storage on Func {name}, which has update definitions,"
-                    )));
-            }
-            return Stmt::new(StmtNode::Realize {
-                name: name.clone(),
-                types: types.clone(),
-                memory_type: *memory_type,
-                bounds: bounds.clone(),
-                condition: condition.clone(),
-                body,
-            });
-        }
         let mut search = FoldSearch {
             func: name,
             args: f.args(),
