@@ -396,6 +396,89 @@ def test_fold_storage_with_updates(hl, update, factor):
 
 
 # ---------------------------------------------------------------------------
+# fold_storage checked at run time (the footprint's direction is unknown
+# when lowering: Halide tracks the rows stored and checks each access)
+# ---------------------------------------------------------------------------
+
+
+def _param_walk(hl, how, p_value, updates=False):
+    """g reads rows r and r + 1 of f, with r = y * p or y / p: the direction
+    f's rows move in as y grows is only known when the pipeline runs."""
+    x, y = hl.Var("x"), hl.Var("y")
+    p = hl.Param(hl.Int(32), "p")
+    p.set(p_value)
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x, y] = x + y * 10
+    if updates:
+        f[x, y] += 3
+        r = hl.RDom([(0, 3)])
+        f[r.x, y] = f[r.x, y] * 2
+    r = y * p if how == "mul" else y / p
+    g[x, y] = f[x, r] + f[x, r + 1] * 3 + f[x + 1, r]
+    return f, g, x, y
+
+
+@differential()
+@pytest.mark.parametrize("how", ["mul", "div"])
+@pytest.mark.parametrize("p_value", [1, 2, -1, 0])
+@pytest.mark.parametrize("factor", [1, 2, 4])
+@pytest.mark.parametrize("forward", [True, False])
+def test_fold_storage_checked_at_run_time(hl, how, p_value, factor, forward):
+    # Rows moving the way the fold goes are fine; the other way (or a
+    # factor below the two rows read) is an error when the pipeline runs.
+    f, g, x, y = _param_walk(hl, how, p_value)
+    f.store_root().compute_at(g, y).fold_storage(y, factor, forward)
+    return {"realize": outcome(hl, lambda: g.realize([7, 9]))}
+
+
+@differential()
+@pytest.mark.parametrize("schedule", ["vectorized_consumer", "at_x", "vectorized_at_x", "tile",
+                                      "parallel_outer", "unrolled", "fold_x_too", "updates"])
+@pytest.mark.parametrize("p_value", [1, 2, -1])
+@pytest.mark.parametrize("forward", [True, False])
+def test_fold_storage_checked_at_run_time_schedules(hl, schedule, p_value, forward):
+    # The checks sit at every produce and consume of f inside the folded
+    # loop, wherever the schedule puts them.
+    f, g, x, y = _param_walk(hl, "mul", p_value, updates=schedule == "updates")
+    xo, xi, yo, yi = hl.vars("xo xi yo yi")
+    at = f.store_root()
+    if schedule == "vectorized_consumer":
+        g.vectorize(x, 4)
+        at.compute_at(g, y)
+    elif schedule == "at_x":
+        at.compute_at(g, x)
+    elif schedule == "vectorized_at_x":
+        g.vectorize(x, 4)
+        at.compute_at(g, x)
+    elif schedule == "tile":
+        g.tile(x, y, xo, yo, xi, yi, 4, 2)
+        at.compute_at(g, yi)
+    elif schedule == "parallel_outer":
+        g.split(y, yo, yi, 4).parallel(yo)
+        f.store_at(g, yo).compute_at(g, yi)
+    elif schedule == "unrolled":
+        g.split(y, yo, yi, 2).unroll(yi)
+        at.compute_at(g, yi)
+    elif schedule == "fold_x_too":
+        at.compute_at(g, x).fold_storage(x, 2)
+    else:
+        at.compute_at(g, y)
+    f.fold_storage(y, 4, forward)
+    return {"realize": outcome(hl, lambda: g.realize([8, 9]))}
+
+
+@differential()
+@pytest.mark.parametrize("case", ["wrong_direction", "factor_too_small"])
+def test_fold_storage_checked_at_run_time_messages(hl, case):
+    f, g, x, y = _param_walk(hl, "mul", 2)
+    if case == "wrong_direction":
+        f.store_root().compute_at(g, y).fold_storage(y, 4, False)
+    else:
+        f.store_root().compute_at(g, y).fold_storage(y, 1)
+    return halide_error(hl, lambda: g.realize([7, 9]))
+
+
+# ---------------------------------------------------------------------------
 # A pipeline that uses all of them
 # ---------------------------------------------------------------------------
 

@@ -2,8 +2,9 @@
 //! register-size part of BoundSmallAllocations.cpp).
 //!
 //! Assumes: bounds inference is done, so every Realize has concrete bounds;
-//! an Allocate that already exists is schedule_functions' marker for a
-//! hoisted allocation (no extents, same name as a Realize inside it).
+//! an Allocate without extents that already exists is schedule_functions'
+//! marker for a hoisted allocation (same name as a Realize inside it);
+//! others (storage folding's trackers) are kept as they are.
 //! Guarantees: no Realize, Provide or Func/image Calls remain. Each Realize
 //! becomes `f.min.d`, `f.extent.d` and `f.stride.d` lets and an Allocate of
 //! the product of its extents, dense in the Func's storage order
@@ -317,6 +318,10 @@ impl Mutator for Flatten<'_> {
                 let body = self.mutate_stmt(body);
                 self.path.pop();
                 Stmt::for_loop(name.clone(), min, extent, *for_type, body)
+            }
+            // An allocation of its own (storage folding's trackers).
+            StmtNode::Allocate { extents, .. } if !extents.is_empty() => {
+                mutate_stmt_children(self, s)
             }
             StmtNode::Allocate {
                 name,
