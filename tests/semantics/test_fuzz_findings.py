@@ -146,3 +146,100 @@ def test_scatter_through_a_cast_of_a_masked_unsigned_value(hl):
     r = hl.RDom([(0, 6)])
     f[hl.clamp(hl.i32(hl.u32(inp[r.x]) & 3), 0, 2)] += 1
     return f.realize([5])
+
+
+# ---------------------------------------------------------------------------------
+# What a stage requires: its definition over its region, not its loop nest
+# ---------------------------------------------------------------------------------
+@differential(expect_error=True)
+def test_rounded_up_update_of_an_output_fails_the_bounds_query_as_in_halide(hl):
+    """The pure stage computes the output's region only; the update, split
+    with RoundUp, runs past it. realize(sizes) grows the buffer once (the bounds
+    query) and the grown run reaches further: Halide's 'Output buffer ... is
+    accessed at 10, which is beyond the max (7)'."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f = hl.Func("f")
+    f[x, y] = x + y
+    f[x, y] += 1
+    f.parallel(y, 8)
+    f.update(0).vectorize(y, 4)
+    return f.realize([9, 7])
+
+
+@differential()
+@pytest.mark.parametrize("schedule", ["vectorize", "round_up"])
+def test_producer_of_an_overrunning_consumer_computes_the_required_region(hl, schedule):
+    """g (compute_root) reads an input of exactly the needed size; its
+    consumer f runs past its own region (a vector shifted inwards over 3
+    points, or a RoundUp split). Halide computes g over what f requires, not
+    over where f's loops run (reading g there reads storage only): the input
+    is large enough."""
+    x = hl.Var("x")
+    inp = hl.Buffer(np.arange(3, dtype=np.int32) * 7)
+    g = hl.Func("g")
+    g[x] = inp[x] * 2
+    f = hl.Func("f")
+    f[x] = g[x] + 1
+    h = hl.Func("h")
+    h[x] = f[x]
+    g.compute_root()
+    f.compute_root()
+    if schedule == "vectorize":
+        f.vectorize(x, 8)
+    else:
+        xo, xi = hl.Var("xo"), hl.Var("xi")
+        f.split(x, xo, xi, 8, hl.TailStrategy.RoundUp)
+    return h.realize([3])
+
+
+# ---------------------------------------------------------------------------------
+# Where the reference is wrong (checked against NumPy instead)
+# ---------------------------------------------------------------------------------
+def test_clamp_of_a_wrapping_unsigned_to_signed_cast():
+    """u32(100 + clamp(i32(v), 0, 32768)) for u32 values v >= 2^31: the cast
+    wraps to a negative number, which the clamp raises to 0. Halide 21 keeps
+    the negative value for this program (the shared repro wrong-1827: its
+    unscheduled and scheduled results agree with each other, not with
+    arithmetic), so the expected values come from NumPy."""
+    import ferrohalide as hl
+    x, y = hl.Var("x"), hl.Var("y")
+    a = ((np.arange(640808, 640918, dtype=np.uint64) * 2654435761 % 4294967296 % 200001)
+         .astype(np.int64) - 100000).astype(np.int32).reshape((11, 10))
+    bc = hl.BoundaryConditions.constant_exterior(hl.Buffer(a), -3)
+    f = hl.Func("f")
+    v = (hl.cast(hl.UInt(32), bc[y + 2, x + 2]) * hl.u32(bc[x - 1, y + 1])) \
+        % (100 | hl.cast(hl.UInt(32), bc[x, y + 2]))
+    f[x, y] = hl.cast(hl.UInt(32), 100 + hl.clamp(hl.cast(hl.Int(32), v), 0, 32768))
+    got = np.array(f.realize([7, 3]))
+
+    def at(i, j):  # constant_exterior: a[row j, column i], -3 outside
+        return np.uint32(np.int64(a[j, i]) if 0 <= i < 10 and 0 <= j < 11 else -3 & 0xffffffff)
+
+    expected = np.zeros((3, 7), dtype=np.uint32)
+    for j in range(3):
+        for i in range(7):
+            u = (int(at(j + 2, i + 2)) * int(at(i - 1, j + 1))) % (2 ** 32)
+            u %= 100 | int(at(i, j + 2))
+            signed = u - 2 ** 32 if u >= 2 ** 31 else u
+            expected[j, i] = 100 + min(max(signed, 0), 32768)
+    assert (expected == 100).any() and (got == expected).all(), (got, expected)
+
+
+@differential()
+@pytest.mark.parametrize("bits", [8, 16, 32])  # halide 21 cannot widen 64-bit ones
+@pytest.mark.parametrize("vector", [False, True])
+def test_mul_shift_right_at_every_width(hl, bits, vector):
+    """(rounding_)mul_shift_right of 32-bit operands computes in a 66-bit
+    intermediate; its saturation bounds were zero-extended constants (the
+    -2^31 bound became +2^64 - 2^31), so every result was INT_MAX."""
+    x = hl.Var("x")
+    t = hl.Int(bits)
+    big = 2 ** (bits - 1) - 1
+    a = hl.cast(t, (x - 8) * 37)
+    b = hl.select(x % 3 == 0, hl.cast(t, big), hl.select(x % 3 == 1, hl.cast(t, -big - 1), hl.cast(t, x * 5 - 40)))
+    f = hl.Func("f")
+    f[x] = (hl.mul_shift_right(a, b, 2), hl.rounding_mul_shift_right(a, b, bits - 1),
+            hl.mul_shift_right(hl.cast(t, x), hl.cast(t, 9), 0))
+    if vector:
+        f.vectorize(x, 8)
+    return f.realize([16])

@@ -8,7 +8,7 @@
 //! and lets. Results are conservative: bigger than needed is allowed,
 //! smaller never. `None` on either side means unbounded.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::analysis::simplify::simplify;
 use crate::ir::{BinOp, CallKind, Expr, ExprNode, Intrinsic, MathFn, Stmt, StmtNode, Type};
@@ -500,7 +500,24 @@ struct BoxCollector {
     loops: Option<LoopFilter>,
     /// How many enclosing loops match `loops.prefix`.
     matching_loops: usize,
+    /// See `StageRegions`.
+    stages: Option<StageRegions>,
+    /// The stage variables currently taken over their regions.
+    fixed: HashSet<String>,
 }
+
+/// Halide's bounds inference takes what a stage needs from its definition
+/// with the stage's pure variables over the stage's region
+/// (`f.sN.x.min` .. `f.sN.x.max`), not from its loop nest: a split that
+/// rounds up or shifts inwards runs its loops past the region, and what
+/// those iterations read is not required of the producers (their
+/// storage covers it; the values there are never used). With this map
+/// (stage prefix `f.sN.` to the Func's pure argument names), a stage whose
+/// whole loop nest is inside the statement (its `f.sN.__outermost` loop is
+/// there) is taken that way; a stage whose outer loops enclose the
+/// statement still ranges over its inner loops, as Halide's per-loop
+/// regions do.
+pub type StageRegions = HashMap<String, Vec<String>>;
 
 impl BoxCollector {
     /// `e` with the enclosing lets substituted (except those whose interval
@@ -556,6 +573,33 @@ impl BoxCollector {
             }
         }
         e
+    }
+
+    /// At a stage's outermost loop (`f.sN.__outermost`), with
+    /// `StageRegions`, give its pure variables the stage's region. Returns
+    /// the previous scope entries to restore.
+    fn fix_stage_region(&mut self, loop_name: &str) -> Vec<(String, Option<Interval>)> {
+        let Some(prefix) = loop_name.strip_suffix(crate::schedule::OUTERMOST) else {
+            return vec![];
+        };
+        let Some(args) = self.stages.as_ref().and_then(|st| st.get(prefix)).cloned() else {
+            return vec![];
+        };
+        args.iter()
+            .map(|a| {
+                let v = format!("{prefix}{a}");
+                // The region's symbols, over the loops enclosing the stage
+                // (a stage computed in a loop inside the statement has a
+                // region per iteration; their union is what's needed here).
+                let region = Interval::new(
+                    self.bounds(&Expr::var_i32(format!("{v}.min"))).min,
+                    self.bounds(&Expr::var_i32(format!("{v}.max"))).max,
+                );
+                let prev = self.scope.insert(v.clone(), region);
+                self.fixed.insert(v.clone());
+                (v, prev)
+            })
+            .collect()
     }
 
     fn bounds(&self, e: &Expr) -> Interval {
@@ -672,6 +716,12 @@ impl BoxCollector {
         match s.node() {
             StmtNode::LetStmt { name, value, body } => {
                 self.expr(value);
+                if self.fixed.contains(name) {
+                    // A stage variable taken over its region: its
+                    // definition from the loops does not apply.
+                    self.stmt(body);
+                    return;
+                }
                 self.lets.push((name.clone(), value.clone()));
                 let old = self.scope.remove(name);
                 self.stmt(body);
@@ -697,9 +747,14 @@ impl BoxCollector {
                     .loops
                     .as_ref()
                     .is_some_and(|l| name.starts_with(&l.prefix));
+                let fixed = self.fix_stage_region(name);
                 self.matching_loops += matching as usize;
                 self.stmt(body);
                 self.matching_loops -= matching as usize;
+                for (v, prev) in fixed.into_iter().rev() {
+                    self.fixed.remove(&v);
+                    restore(&mut self.scope, &v, prev);
+                }
                 restore(&mut self.scope, name, old);
             }
             StmtNode::IfThenElse {
@@ -868,7 +923,7 @@ impl crate::ir::Visitor for StmtWalker<'_> {
 }
 
 fn collect(s: &Stmt, scope: &Scope, touch: Touch, only: Option<&str>) -> HashMap<String, Region> {
-    collect_filtered(s, scope, touch, only, None)
+    collect_filtered(s, scope, touch, only, None, None)
 }
 
 fn collect_filtered(
@@ -877,6 +932,7 @@ fn collect_filtered(
     touch: Touch,
     only: Option<&str>,
     loops: Option<LoopFilter>,
+    stages: Option<&StageRegions>,
 ) -> HashMap<String, Region> {
     let mut c = BoxCollector {
         scope: scope.clone(),
@@ -886,6 +942,8 @@ fn collect_filtered(
         only: only.map(String::from),
         loops,
         matching_loops: 0,
+        stages: stages.cloned(),
+        fixed: HashSet::new(),
     };
     c.stmt(s);
     c.boxes
@@ -920,25 +978,29 @@ pub fn boxes_touched(s: &Stmt, scope: &Scope) -> HashMap<String, Region> {
 }
 
 /// Region of Func `name` read by `s`, counting only the accesses the loop
-/// filter selects.
+/// filter selects, with the stages `stages` lists taken over their
+/// regions (see `StageRegions`).
 pub fn box_required_filtered(
     s: &Stmt,
     name: &str,
     scope: &Scope,
-    loops: LoopFilter,
+    loops: Option<LoopFilter>,
+    stages: &StageRegions,
 ) -> Option<Region> {
-    collect_filtered(s, scope, Touch::Required, Some(name), Some(loops)).remove(name)
+    collect_filtered(s, scope, Touch::Required, Some(name), loops, Some(stages)).remove(name)
 }
 
 /// Region of Func `name` read or written by `s`, counting only the
-/// accesses the loop filter selects.
+/// accesses the loop filter selects, with the stages `stages` lists taken
+/// over their regions (see `StageRegions`).
 pub fn box_touched_filtered(
     s: &Stmt,
     name: &str,
     scope: &Scope,
     loops: LoopFilter,
+    stages: &StageRegions,
 ) -> Option<Region> {
-    collect_filtered(s, scope, Touch::Touched, Some(name), Some(loops)).remove(name)
+    collect_filtered(s, scope, Touch::Touched, Some(name), Some(loops), Some(stages)).remove(name)
 }
 
 /// Region of each Func / image read by an expression.

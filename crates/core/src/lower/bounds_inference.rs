@@ -23,7 +23,7 @@ use std::collections::HashMap;
 
 use super::buffer_checks;
 use crate::analysis::bounds::{
-    box_required, box_required_filtered, box_touched_filtered, Interval, LoopFilter,
+    box_required_filtered, box_touched_filtered, Interval, LoopFilter, StageRegions,
     Scope,
 };
 use crate::analysis::simplify::simplify;
@@ -179,6 +179,9 @@ fn explicit_bound_checks(f: &Function, arg: &str, required: &(Expr, Expr)) -> Ve
 struct BoundsInference<'a> {
     env: &'a Environment,
     outputs: &'a [Function],
+    /// Every stage's pure variables: a stage computed entirely inside a
+    /// level needs its producers over its region (see `StageRegions`).
+    stages: StageRegions,
     /// Position of each Func in the realization order.
     position: HashMap<String, usize>,
 }
@@ -221,10 +224,11 @@ impl BoundsInference<'_> {
                 &body,
                 name,
                 &empty,
-                LoopFilter {
+                Some(LoopFilter {
                     prefix: format!("{name}.s"),
                     inside: false,
-                },
+                }),
+                &self.stages,
             );
             for (d, a) in args.iter().enumerate() {
                 let (lo, hi) = if output {
@@ -273,6 +277,7 @@ impl BoundsInference<'_> {
                         prefix: format!("{name}.s{k}."),
                         inside: true,
                     },
+                    &self.stages,
                 );
                 for (d, a) in args.iter().enumerate() {
                     let (lo, hi) = (
@@ -305,7 +310,7 @@ impl BoundsInference<'_> {
             }
             let f = self.env.get(name);
             let args = f.args();
-            let required = box_required(&body, name, &empty);
+            let required = box_required_filtered(&body, name, &empty, None, &self.stages);
             for (d, a) in args.iter().enumerate() {
                 if let Some(Interval {
                     min: Some(lo),
@@ -412,10 +417,18 @@ pub fn bounds_inference(s: &Stmt, env: &Environment, outputs: &[Function]) -> Re
         .enumerate()
         .map(|(i, n)| (n.clone(), i))
         .collect();
+    let mut stages = StageRegions::new();
+    for name in &env.order {
+        let f = env.get(name);
+        for k in 0..=f.updates().len() {
+            stages.insert(format!("{name}.s{k}."), f.args());
+        }
+    }
     let bi = BoundsInference {
         env,
         outputs,
         position,
+        stages,
     };
     let mut w = Walk {
         bi: &bi,

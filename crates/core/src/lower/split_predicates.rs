@@ -181,7 +181,7 @@ pub fn blend_provides(body: &Stmt, mask: &Expr, func: &Function) -> Stmt {
                     name,
                     args.to_vec(),
                     CallKind::Halide {
-                        func: func.clone(),
+                        func: func.ptr(),
                         value_index: i,
                     },
                 );

@@ -444,31 +444,23 @@ fn track_fold(
         }
         fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
             match s.node() {
+                // Nothing else of the Func's is inside its own produce.
                 StmtNode::ProducerConsumer {
                     name,
-                    is_producer,
+                    is_producer: true,
                     body,
                 } if name == self.func => {
-                    let check = if *is_producer {
-                        self.produce_checks(body)
-                    } else {
-                        self.consume_check(body)
-                    };
-                    // Nothing else of the Func's is inside its own produce.
-                    let inner = if *is_producer {
-                        body.clone()
-                    } else {
-                        self.mutate_stmt(body)
-                    };
-                    let inner = match check {
-                        Some(c) => Stmt::block(vec![c, inner]),
-                        None => inner,
-                    };
-                    Stmt::new(StmtNode::ProducerConsumer {
-                        name: name.clone(),
-                        is_producer: *is_producer,
-                        body: inner,
-                    })
+                    let checks = self.produce_checks(body);
+                    Stmt::producer(name.clone(), prepend(checks, body.clone()))
+                }
+                StmtNode::ProducerConsumer {
+                    name,
+                    is_producer: false,
+                    body,
+                } if name == self.func => {
+                    let check = self.consume_check(body);
+                    let inner = self.mutate_stmt(body);
+                    Stmt::consumer(name.clone(), prepend(check, inner))
                 }
                 _ => mutate_stmt_children(self, s),
             }
@@ -486,6 +478,14 @@ fn track_fold(
     match inject.error {
         Some(e) => Err(e),
         None => Ok(out),
+    }
+}
+
+/// `s` after `first`, if any.
+fn prepend(first: Option<Stmt>, s: Stmt) -> Stmt {
+    match first {
+        Some(f) => Stmt::block(vec![f, s]),
+        None => s,
     }
 }
 
