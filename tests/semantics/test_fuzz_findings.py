@@ -243,3 +243,20 @@ def test_mul_shift_right_at_every_width(hl, bits, vector):
     if vector:
         f.vectorize(x, 8)
     return f.realize([16])
+
+
+@differential()
+@pytest.mark.parametrize("order", ["fg", "gf"])
+def test_pipeline_output_read_by_another_output(hl, order):
+    """realize(sizes) grows an output to what the other outputs read of it;
+    Halide crops the results back to the request only when the first output
+    grew, so g comes back whole (min -1, extent 7) when listed second."""
+    x = hl.Var("x")
+    g = hl.Func("g")
+    g[x] = x * 10
+    f = hl.Func("f")
+    f[x] = g[x - 1] + g[x + 2]
+    outs = [f, g] if order == "fg" else [g, f]
+    r = hl.Pipeline(outs).realize([4])
+    return [[b.dim(0).min(), b.dim(0).extent()] + [b[i] for i in range(b.dim(0).min(), b.dim(0).min() + b.dim(0).extent())]
+            for b in r]
