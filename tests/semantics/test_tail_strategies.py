@@ -296,13 +296,11 @@ def test_constant_factor_must_be_positive(hl, factor):
 
 @differential()
 def test_shifted_pure_stage_under_a_rounded_up_update(hl):
-    """Known difference (tests/known_failures.txt): realize([3]) of a pure
-    stage split ShiftInwards by 4 under an update split RoundUp by 4. Halide
-    bounds the pure stage by the update's definition ([0, 2], shifted to
-    [-1, 2]), grows the output to [-1, 3], then runs the update over those 5
-    points rounded up to 8 and fails its own check ('accessed at 6'); this
-    implementation bounds the pure stage by what the update's loops touch
-    ([0, 3], no shift) and succeeds."""
+    """realize([3]) of a pure stage split ShiftInwards by 4 under an update
+    split RoundUp by 4: as Halide, the pure stage is bounded by the update's
+    definition ([0, 2], shifted to [-1, 2]), the output grows to [-1, 3],
+    and the update over those 5 points rounded up to 8 fails the output's
+    check ('accessed at 6')."""
     x, xo, xi = hl.Var("x"), hl.Var("xo"), hl.Var("xi")
     f = hl.Func("f")
     f[x] = x
