@@ -1,0 +1,244 @@
+"""Shrink a failing generated program to a small one that fails the same way.
+
+    python tests/fuzz/reduce.py REPRO.py [--out SMALL.py] [--timeout 60]
+
+REPRO.py is a program of gen.py (or a repro written by runner.py).  Its failure is
+first classified (verdict.py) and summarized as a signature: the class, which runs
+it involves (U/S) and, for errors, the start of the message.  Then, greedily and
+until nothing changes, the reducer tries
+  * deleting statements of pipeline() (definitions, updates, schedule directives),
+  * replacing an expression by one of its operands, or by 0 / 1 / 0.5,
+  * shrinking the output size and the input shapes,
+and keeps each change after which the program still has the same signature.
+Only the runs the signature needs are made, in long-lived workers (runner.Worker).
+The result is printed (or written to --out) with what each side computed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import re
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import runner  # noqa: E402
+import verdict  # noqa: E402
+
+
+class Runs:
+    """Outcomes of a program text per (module, sched), computed on demand."""
+
+    def __init__(self, workers, timeout):
+        self.workers, self.timeout = workers, timeout
+        self.calls = 0
+
+    def __call__(self, text, module, sched):
+        self.calls += 1
+        return self.workers[module].run(text, sched, self.timeout)
+
+
+def signature(runs, text):
+    """(class, mode, message start) of a program, computing the four runs."""
+    o = {(m, s): runs(text, m, s) for m in runner.MODULES for s in (False, True)}
+    cls, detail = verdict.classify(o[("ferrohalide", False)], o[("ferrohalide", True)],
+                                   o[("halide", False)], o[("halide", True)])
+    return cls, detail_key(cls, detail)
+
+
+def detail_key(cls, detail):
+    """The part of a verdict's detail a reduced program must keep."""
+    if cls == "wrong":
+        return detail.split(":")[0]  # "fh U vs halide U" / "fh S vs fh U"
+    if cls in ("raises", "accepts", "not-implemented", "internal", "both-error"):
+        head = detail.split(":", 1)[0]
+        msg = re.sub(r"\$\d+|\b\d+\b", "", detail)
+        msg = msg[msg.find("Error"):][:60] if "Error" in msg else msg[:60]
+        return head + " " + msg
+    return detail.split(":")[0]  # crash / hang: "fh U" / "fh S"
+
+
+def needed_runs(cls, key):
+    """The runs that decide whether a candidate keeps the signature."""
+    mode = "S" if re.match(r"(fh|halide) S", key) else "U"
+    if cls == "wrong" and key.startswith("fh S"):
+        return [("ferrohalide", False), ("ferrohalide", True)]
+    if cls in ("crash", "hang"):
+        return [("ferrohalide", mode == "S")]
+    return [(m, s) for m in runner.MODULES for s in (False, True) if mode == "S" or not s]
+
+
+def still_fails(runs, text, target):
+    cls, key = target
+    got = {}
+    for m, s in needed_runs(cls, key):
+        got[(m, s)] = runs(text, m, s)
+    dummy = ("ok", [])
+    fu, fs = got.get(("ferrohalide", False), dummy), got.get(("ferrohalide", True), None)
+    hu, hs = got.get(("halide", False), dummy), got.get(("halide", True), None)
+    if cls == "wrong" and key.startswith("fh S"):
+        return fu[0] == "ok" and fs[0] == "ok" and verdict.compare(fs[1], fu[1]) is not None
+    if cls in ("crash", "hang"):
+        o = fs if fs is not None else fu
+        return o[0] == cls or (cls == "crash" and verdict.is_panic(o))
+    fs = fs if fs is not None else fu
+    hs = hs if hs is not None else hu
+    c2, d2 = verdict.classify(fu, fs, hu, hs)
+    return (c2, detail_key(c2, d2)) == target
+
+
+# ---------------------------------------------------------------------- candidates
+def pipeline_def(tree):
+    return next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "pipeline")
+
+
+def statement_lists(fn):
+    """The statement lists one can delete from: pipeline's body and the `if SCHED:` block."""
+    lists = [fn.body]
+    for st in fn.body:
+        if isinstance(st, ast.If):
+            lists.append(st.body)
+    return lists
+
+
+def deletions(text):
+    """Programs with one statement of pipeline() removed (last first)."""
+    tree = ast.parse(text)
+    fn = pipeline_def(tree)
+    for li, stmts in enumerate(statement_lists(fn)):
+        for i in reversed(range(len(stmts))):
+            st = stmts[i]
+            # Keep the realize (an output Buffer left unwritten would "differ" by garbage).
+            if isinstance(st, ast.Return) or (li == 0 and i == 0) or ".realize(" in ast.unparse(st):
+                continue
+            tree2 = ast.parse(text)
+            lst = statement_lists(pipeline_def(tree2))[li]
+            del lst[i]
+            if not lst:
+                lst.append(ast.Pass())
+            yield ast.unparse(tree2)
+
+
+def expression_sites(tree):
+    """Every expression node in pipeline()'s statements, outermost first."""
+    fn = pipeline_def(tree)
+    out = []
+    for st in ast.walk(fn):
+        if isinstance(st, (ast.Assign, ast.AugAssign, ast.Expr)) and ".realize(" not in ast.unparse(st):
+            value = st.value
+            for node in ast.walk(value):
+                if isinstance(node, (ast.Call, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Subscript, ast.Tuple)):
+                    out.append(node)
+    return out
+
+
+def children(node):
+    if isinstance(node, ast.Call):
+        return [a for a in node.args if not isinstance(a, (ast.Starred,))]
+    if isinstance(node, ast.BinOp):
+        return [node.left, node.right]
+    if isinstance(node, ast.UnaryOp):
+        return [node.operand]
+    if isinstance(node, ast.Compare):
+        return [node.left] + node.comparators
+    return []
+
+
+def replacements(text):
+    """Programs with one expression replaced by an operand or a small constant."""
+    tree = ast.parse(text)
+    n_sites = len(expression_sites(tree))
+    for k in range(n_sites):
+        node = expression_sites(ast.parse(text))[k]
+        options = [ast.unparse(c) for c in children(node)]
+        if not isinstance(node, (ast.Subscript, ast.Tuple)):
+            options += ["0", "1", "0.5"]
+        for opt in options:
+            tree2 = ast.parse(text)
+            target = expression_sites(tree2)[k]
+            new = ast.parse(opt, mode="eval").body
+            if not replace_node(tree2, target, new):
+                continue
+            yield ast.unparse(tree2)
+
+
+def replace_node(tree, old, new):
+    for parent in ast.walk(tree):
+        for field, value in ast.iter_fields(parent):
+            if value is old:
+                setattr(parent, field, new)
+                return True
+            if isinstance(value, list) and any(v is old for v in value):
+                setattr(parent, field, [new if v is old else v for v in value])
+                return True
+    return False
+
+
+def size_shrinks(text):
+    """Smaller output extents and input shapes."""
+    for m in re.finditer(r"(\.realize\(\[|hl\.Buffer\(hl\.\w+\(\d*\), \[|_data\(\()([\d, ]+)(\]|\),|,\))", text):
+        dims = [int(d) for d in m.group(2).replace(" ", "").split(",") if d]
+        for i, d in enumerate(dims):
+            for smaller in sorted({1, d // 2, d - 1}):
+                if 1 <= smaller < d:
+                    new = dims[:i] + [smaller] + dims[i + 1:]
+                    body = ", ".join(map(str, new)) + ("," if len(new) == 1 and m.group(1) == "_data((" else "")
+                    yield text[:m.start(2)] + body + text[m.end(2):]
+
+
+def reduce_program(text, runs, target, log=print):
+    changed = True
+    while changed:
+        changed = False
+        for gen in (deletions, size_shrinks, replacements):
+            for cand in gen(text):
+                if len(cand) >= len(text) and gen is not size_shrinks:
+                    continue
+                if still_fails(runs, cand, target):
+                    text, changed = cand, True
+                    log(f"  kept ({len(text)} chars, {runs.calls} runs)")
+                    break
+            if changed:
+                break
+    return text
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("program")
+    ap.add_argument("--out")
+    ap.add_argument("--timeout", type=float, default=60.0)
+    args = ap.parse_args(argv)
+    text = open(args.program).read().split("\n# class:")[0]
+    text = ast.unparse(ast.parse(text))
+    log_dir = tempfile.mkdtemp(prefix="fuzz-reduce-")
+    workers = {m: runner.Worker(m, log_dir, restart_every=400) for m in runner.MODULES}
+    runs = Runs(workers, args.timeout)
+    try:
+        target = signature(runs, text)
+        print(f"signature: {target}", file=sys.stderr)
+        if target[0] in ("ok", "both-error"):
+            sys.exit("nothing to reduce: the program does not fail")
+        small = reduce_program(text, runs, target, log=lambda s: print(s, file=sys.stderr))
+        notes = []
+        for m in runner.MODULES:
+            for s in (False, True):
+                notes.append(f"# {m} {'scheduled' if s else 'unscheduled'}: "
+                             f"{verdict.describe(runs(small, m, s), 1000)}")
+    finally:
+        for w in workers.values():
+            w.stop()
+    out = small.rstrip() + "\n\n" + f"# reduced; signature: {target[0]}: {target[1]}\n" + "\n".join(notes) + "\n"
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(out)
+    else:
+        sys.stdout.write(out)
+
+
+if __name__ == "__main__":
+    main()
