@@ -123,6 +123,10 @@ BOOL, I32, F32 = TYPES["b1"], TYPES["i32"], TYPES["f32"]
 INT_TYPES = [t for t in TYPES.values() if t.is_integer]
 FLOAT_TYPES = [TYPES["f32"], TYPES["f64"]]
 ALL_TYPES = list(TYPES.values())
+# Types data-dependent coordinates are computed in before the cast to Int(32): with
+# Int(32)/(64) arithmetic, Halide's bounds inference (full-range intervals plus
+# constants) overflows in constant folding and rejects the program.
+COORD_SOURCE_TYPES = [t for t in INT_TYPES if t.bits <= 16] + [TYPES["f32"]]
 
 
 class Ex:

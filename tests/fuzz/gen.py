@@ -28,7 +28,7 @@ from __future__ import annotations
 import random
 import sys
 
-from fuzz_types import ALL_TYPES, BOOL, COORD, FLOAT_TYPES, I32, INT_TYPES, TYPES, Ex
+from fuzz_types import ALL_TYPES, BOOL, COORD, COORD_SOURCE_TYPES, I32, TYPES, Ex
 from gen_expr import ExprGen, Scope, bitwise_interval, lit_code
 from gen_update import UpdateInfo, gen_update
 import gen_sched
@@ -39,6 +39,8 @@ VAR_NAMES = ["x", "y", "c"]
 # Bound on the inlined expression size of one definition (the unscheduled oracle
 # inlines everything: a blow-up would only measure compile time).
 INLINE_BUDGET = 250
+# Characters of algorithm source after which Funcs get no more updates and depth 1.
+ALGORITHM_BUDGET = 2500
 BC_KINDS = ["constant_exterior", "repeat_edge", "repeat_image", "mirror_image", "mirror_interior"]
 
 
@@ -116,11 +118,18 @@ class ProgramGen:
             self.make_input(i)
         for i in range(r.choice([0, 0, 1, 2])):
             self.make_param(i)
-        n_funcs = r.choice([1, 2, 2, 3, 3, 4, 4, 5])
+        n_funcs = r.choice([1, 2, 2, 3, 3, 4, 4])
+        # Sometimes an earlier Func is a second output (realized through a Pipeline).
+        self.second_output = r.randrange(n_funcs - 1) if n_funcs > 1 and self.chance(0.1) else None
         for i in range(n_funcs):
             self.make_func(i, last=(i == n_funcs - 1))
         sched = gen_sched.ScheduleGen(self).generate()
         return self.program_text(sched)
+
+    def over_budget(self):
+        """Has the algorithm grown big?  Then further Funcs stay small: compile time
+        (both implementations) grows faster than the bugs a bigger program finds."""
+        return sum(len(line) for line in self.lines) > ALGORITHM_BUDGET
 
     def out_size(self):
         return self.r.choice([1, 2, 3, 5, 7, 8, 9, 13, 16, 17, 24]) if self.chance(0.7) else self.r.randint(1, 24)
@@ -149,8 +158,11 @@ class ProgramGen:
         data = f"_data({np_shape}, {r.randint(0, 10 ** 6)}, {lo}, {hi}, np.{t.np}, {div})"
         image_param = self.chance(0.2)
         if image_param:
+            # The Buffer must outlive the pipeline: halide's ImageParam.set() does not keep
+            # the Python object (and with it the array's memory) alive.
+            self.emit(f"{name}_buf = hl.Buffer({data})")
             self.emit(f"{name} = hl.ImageParam({t.hl}, {self.dims}, '{name}')")
-            self.emit(f"{name}.set(hl.Buffer({data}))")
+            self.emit(f"{name}.set({name}_buf)")
         else:
             self.emit(f"{name} = hl.Buffer({data})")
         flo, fhi = (lo / div, hi / div) if t.is_float else (lo, hi)
@@ -217,7 +229,7 @@ class ProgramGen:
             # Data-dependent, but not nested: compile time grows fast with nesting.
             g.in_coordinate = True
             try:
-                src = g.gen(r.choice(INT_TYPES + [FLOAT_TYPES[0]]), 1, exact=True)
+                src = g.gen(r.choice(COORD_SOURCE_TYPES), 1, exact=True)
             finally:
                 g.in_coordinate = False
             lo = r.randint(-4, 4)
@@ -283,11 +295,11 @@ class ProgramGen:
         r = self.r
         n_vals = 1 if self.chance(0.85) else 2
         f = FuncInfo(f"f{i}", [])
-        f.is_output = last
+        f.is_output = last or i == self.second_output
         self.emit(f"{f.name} = hl.Func('{f.name}')")
         var_ex = [Ex(v, I32, -COORD, COORD) for v in self.vars]
         scope = self.make_scope(f, var_ex, [[v] for v in self.vars])
-        depth = r.choice([1, 2, 2, 3, 3])
+        depth = r.choice([1, 2, 2, 3, 3]) if not self.over_budget() else 1
         if n_vals == 2 and self.chance(0.3):
             self.argmax_definition(f, scope, depth)
         else:
@@ -298,7 +310,7 @@ class ProgramGen:
         f.inline_size = max(1, scope.inline_used)
         f.stage_calls.append(scope.calls)
         self.funcs.append(f)
-        for _ in range(r.choice([0, 0, 0, 1, 1, 2])):
+        for _ in range(r.choice([0, 0, 0, 1, 1, 2]) if not self.over_budget() else 0):
             gen_update(self, f)
         if last:
             self.use_leftovers(f)
@@ -401,6 +413,9 @@ class ProgramGen:
 
     def realize_lines(self, out: FuncInfo):
         ext = "[" + ", ".join(map(str, self.out_extent)) + "]"
+        if self.second_output is not None:
+            outs = [out.name, self.funcs[self.second_output].name]
+            return [f"r = hl.Pipeline([{', '.join(outs)}]).realize({ext})", "return [np.array(b) for b in r]"]
         if any(self.out_min) and not out.is_tuple:
             return [f"ob = hl.Buffer({out.types[0].hl}, {ext})",
                     f"ob.set_min([{', '.join(map(str, self.out_min))}])",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 
-from fuzz_types import (ALL_TYPES, BOOL, COORD, F32, FLOAT_CAP, FLOAT_TYPES, I32, INT_TYPES, TYPES, Ex,
+from fuzz_types import (ALL_TYPES, BOOL, F32, FLOAT_CAP, FLOAT_TYPES, I32, INT_TYPES, TYPES, Ex,
                         cast_range, fits, floor_pow2, match_types, wrap_range)
 
 # Intrinsics that exist in Halide 21's Python API but that ferrohalide does not

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 
-from fuzz_types import BOOL, COORD, FLOAT_CAP, I32, Ex, fits
+from fuzz_types import BOOL, COORD, COORD_SOURCE_TYPES, FLOAT_CAP, I32, Ex, fits
 from gen_expr import ExprGen, Scope, bitwise_interval
 
 # Self-reads of no-overflow types are clamped to this magnitude.
@@ -110,8 +110,7 @@ def lhs_coord(p, f, kind, d, rvars, calls):
             return rv.code, f"{rv.code} - 1"  # recursive: reads the previous element
         return rv.code, rv.code
     g = ExprGen(r, input_scope(p, rvars, [[rv.code for rv in rvars]] * p.dims, calls))
-    src = g.convert(g.gen(r.choice([I32, I32, p.inputs[0].t if not p.inputs[0].t.is_bool else I32]), 2,
-                          exact=True), I32, exact=True) or g.simple_leaf(I32)
+    src = g.convert(g.gen(r.choice(COORD_SOURCE_TYPES), 2, exact=True), I32, exact=True) or g.simple_leaf(I32)
     if not any(rv.code in src.code for rv in rvars):  # a scatter that ignores its domain is not one
         src = g.arith("+", src, r.choice(rvars), I32)
     a = r.randint(lo, hi)
@@ -150,7 +149,12 @@ def update_values(p, f, lhs, read_lhs, var_ex, coord_vars, n, calls, must_use=()
             vals.append(cur)
             continue
         style = r.random()
-        acc = accumulate(g_plain, f, j, cur, n, r.randint(1, 3)) if style < 0.45 else None
+        # The RVar a reduction must mention goes into an accumulation's operand: added
+        # after it, it would be re-applied on every iteration (not what its range says).
+        extra = None
+        if must_use and not t.is_bool:
+            extra = g_plain.convert(g_plain.tame(r.choice(must_use), -8, 8), t, exact=True)
+        acc = accumulate(g_plain, f, j, cur, n, r.randint(1, 3), extra) if style < 0.45 else None
         if acc is None:
             v = (g_self if style < 0.8 else g_plain).gen(t, r.randint(1, 3))
             code, rng = v.code, v
@@ -158,8 +162,7 @@ def update_values(p, f, lhs, read_lhs, var_ex, coord_vars, n, calls, must_use=()
             code, rng, aug, op = acc
             if len(f.types) == 1 and aug is not None and read_lhs == lhs and r.random() < 0.5:
                 augmented = aug
-        if must_use and not any(rv.code in code for rv in must_use) and not t.is_bool:
-            extra = g_plain.convert(g_plain.tame(r.choice(must_use), -8, 8), t, exact=True)
+        if extra is not None and not any(rv.code in code for rv in must_use):
             total = g_plain.arith("+", Ex(code, t, rng.lo, rng.hi, rng.exact, rng.gran), extra, t)
             code, rng, augmented = total.code, total, None
             op = op if op == "+" else None
@@ -198,9 +201,10 @@ def lit_code(v):
     return repr(v) if isinstance(v, float) else str(v)
 
 
-def accumulate(g: ExprGen, f, j, cur_code, n, depth):
-    """(code, range Ex, (augmented op, operand) or None, op) of f[j] = f[j] op e, or
-    None when the old range leaves no room (the caller writes a general expression)."""
+def accumulate(g: ExprGen, f, j, cur_code, n, depth, extra=None):
+    """(code, range Ex, (augmented op, operand) or None, op) of f[j] = f[j] op e (e
+    including `extra`), or None when the old range leaves no room (the caller then
+    writes a general expression)."""
     t = f.types[j]
     old = f.ranges[j]
     if t.is_bool:
@@ -208,6 +212,8 @@ def accumulate(g: ExprGen, f, j, cur_code, n, depth):
     ops = ["+", "-", "min", "max"] + (["*", "^", "|", "&"] if t.is_integer and t.wraps else [])
     op = g.r.choice(ops)
     e = g.gen(t, depth)
+    if extra is not None:
+        e = g.arith("+", e, extra, t)
     if op in ("+", "-"):
         if t.is_integer and not t.wraps:
             room = (1 << (t.bits - 3)) - max(abs(old.lo), abs(old.hi))

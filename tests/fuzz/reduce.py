@@ -31,64 +31,61 @@ import verdict  # noqa: E402
 
 
 class Runs:
-    """Outcomes of a program text per (module, sched), computed on demand."""
+    """Outcomes of a program text per (module, sched), computed on demand.  With
+    fresh, every run gets a new process: outcomes can depend on what ran before in
+    a process (both implementations number their internal names globally)."""
 
-    def __init__(self, workers, timeout):
-        self.workers, self.timeout = workers, timeout
+    def __init__(self, workers, timeout, fresh=False):
+        self.workers, self.timeout, self.fresh = workers, timeout, fresh
         self.calls = 0
 
     def __call__(self, text, module, sched):
         self.calls += 1
+        if self.fresh:
+            self.workers[module].stop()
         return self.workers[module].run(text, sched, self.timeout)
 
 
 def signature(runs, text):
-    """(class, mode, message start) of a program, computing the four runs."""
+    """(class, mode, message key) of a program's failure, from its four runs."""
     o = {(m, s): runs(text, m, s) for m in runner.MODULES for s in (False, True)}
     cls, detail = verdict.classify(o[("ferrohalide", False)], o[("ferrohalide", True)],
                                    o[("halide", False)], o[("halide", True)])
-    return cls, detail_key(cls, detail)
+    side, mode = detail.split()[:2]
+    sched = mode.rstrip(":") == "S"
+    erring = o[(("halide" if cls == "accepts" else "ferrohalide"), sched)]
+    return cls, sched, message_key(erring)
 
 
-def detail_key(cls, detail):
-    """The part of a verdict's detail a reduced program must keep."""
-    if cls == "wrong":
-        return detail.split(":")[0]  # "fh U vs halide U" / "fh S vs fh U"
-    if cls in ("raises", "accepts", "not-implemented", "internal", "both-error"):
-        head = detail.split(":", 1)[0]
-        msg = re.sub(r"\$\d+|\b\d+\b", "", detail)
-        msg = msg[msg.find("Error"):][:60] if "Error" in msg else msg[:60]
-        return head + " " + msg
-    return detail.split(":")[0]  # crash / hang: "fh U" / "fh S"
-
-
-def needed_runs(cls, key):
-    """The runs that decide whether a candidate keeps the signature."""
-    mode = "S" if re.match(r"(fh|halide) S", key) else "U"
-    if cls == "wrong" and key.startswith("fh S"):
-        return [("ferrohalide", False), ("ferrohalide", True)]
-    if cls in ("crash", "hang"):
-        return [("ferrohalide", mode == "S")]
-    return [(m, s) for m in runner.MODULES for s in (False, True) if mode == "S" or not s]
+def message_key(outcome):
+    """The start of an error message without names and numbers."""
+    if outcome[0] != "error":
+        return None
+    msg = re.sub(r"[\w.]*\$\d+[\w.$]*|\b\d+\b", "#", outcome[2])
+    return " ".join(msg.split())[:70]
 
 
 def still_fails(runs, text, target):
-    cls, key = target
-    got = {}
-    for m, s in needed_runs(cls, key):
-        got[(m, s)] = runs(text, m, s)
-    dummy = ("ok", [])
-    fu, fs = got.get(("ferrohalide", False), dummy), got.get(("ferrohalide", True), None)
-    hu, hs = got.get(("halide", False), dummy), got.get(("halide", True), None)
-    if cls == "wrong" and key.startswith("fh S"):
-        return fu[0] == "ok" and fs[0] == "ok" and verdict.compare(fs[1], fu[1]) is not None
+    """Does the program fail as the target signature says?  The cheapest runs first."""
+    cls, sched, key = target
+    if cls == "wrong":
+        if sched:  # fh S differs from fh U
+            a, b = runs(text, "ferrohalide", False), runs(text, "ferrohalide", True)
+        else:      # fh U differs from halide U
+            a, b = runs(text, "ferrohalide", False), None
+            b = runs(text, "halide", False) if a[0] == "ok" else None
+        return a[0] == "ok" and b is not None and b[0] == "ok" and verdict.compare(a[1], b[1]) is not None
     if cls in ("crash", "hang"):
-        o = fs if fs is not None else fu
+        o = runs(text, "ferrohalide", sched)
         return o[0] == cls or (cls == "crash" and verdict.is_panic(o))
-    fs = fs if fs is not None else fu
-    hs = hs if hs is not None else hu
-    c2, d2 = verdict.classify(fu, fs, hu, hs)
-    return (c2, detail_key(c2, d2)) == target
+    if cls == "accepts":
+        ref = runs(text, "halide", sched)
+        return message_key(ref) == key and runs(text, "ferrohalide", sched)[0] == "ok"
+    fh = runs(text, "ferrohalide", sched)  # raises, not-implemented, internal
+    if message_key(fh) != key:
+        return False
+    ref = runs(text, "halide", sched)
+    return ref[0] == ("error" if cls == "internal" else "ok")
 
 
 # ---------------------------------------------------------------------- candidates
@@ -212,16 +209,17 @@ def main(argv=None):
     ap.add_argument("program")
     ap.add_argument("--out")
     ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--fresh", action="store_true", help="a new process for every run (slower, history-free)")
     args = ap.parse_args(argv)
     text = open(args.program).read().split("\n# class:")[0]
     text = ast.unparse(ast.parse(text))
     log_dir = tempfile.mkdtemp(prefix="fuzz-reduce-")
     workers = {m: runner.Worker(m, log_dir, restart_every=400) for m in runner.MODULES}
-    runs = Runs(workers, args.timeout)
+    runs = Runs(workers, args.timeout, args.fresh)
     try:
         target = signature(runs, text)
         print(f"signature: {target}", file=sys.stderr)
-        if target[0] in ("ok", "both-error"):
+        if target[0] in ("ok", "both-error", "halide-bug", "ref-crash"):
             sys.exit("nothing to reduce: the program does not fail")
         small = reduce_program(text, runs, target, log=lambda s: print(s, file=sys.stderr))
         notes = []
@@ -232,7 +230,9 @@ def main(argv=None):
     finally:
         for w in workers.values():
             w.stop()
-    out = small.rstrip() + "\n\n" + f"# reduced; signature: {target[0]}: {target[1]}\n" + "\n".join(notes) + "\n"
+    mode = "scheduled" if target[1] else "unscheduled"
+    out = small.rstrip() + "\n\n" + f"# reduced; {target[0]} ({mode}){': ' + target[2] if target[2] else ''}\n" \
+        + "\n".join(notes) + "\n"
     if args.out:
         with open(args.out, "w") as f:
             f.write(out)
