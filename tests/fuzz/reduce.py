@@ -133,8 +133,17 @@ def expression_sites(tree):
     return out
 
 
+# Calls whose operand must not replace them: the generator clamps values into the
+# range where a later cast or operation is defined; dropping the clamp could make a
+# candidate "fail" through undefined behaviour instead of the bug.
+GUARDS = {"clamp", "saturating_cast", "u8_sat", "u16_sat", "u32_sat", "u64_sat", "i8_sat", "i16_sat", "i32_sat",
+          "i64_sat", "abs"}
+
+
 def children(node):
     if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Attribute) and node.func.attr in GUARDS:
+            return []
         return [a for a in node.args if not isinstance(a, (ast.Starred,))]
     if isinstance(node, ast.BinOp):
         return [node.left, node.right]
@@ -145,13 +154,26 @@ def children(node):
     return []
 
 
+# Casts whose operand keeps its type under reduction: a float operand in place of an
+# integer one (say) makes hl.cast(hl.Bool(), ...) or hl.u16(...) undefined.
+CASTS = {"cast", "reinterpret"} | {f"{k}{b}" for k in "iuf" for b in (8, 16, 32, 64)}
+
+
+def is_cast_operand(tree, node):
+    for parent in ast.walk(tree):
+        if isinstance(parent, ast.Call) and any(a is node for a in parent.args):
+            return isinstance(parent.func, ast.Attribute) and parent.func.attr in CASTS
+    return False
+
+
 def replacements(text):
     """Programs with one expression replaced by an operand or a small constant."""
     tree = ast.parse(text)
     n_sites = len(expression_sites(tree))
     for k in range(n_sites):
-        node = expression_sites(ast.parse(text))[k]
-        options = [ast.unparse(c) for c in children(node)]
+        tree = ast.parse(text)
+        node = expression_sites(tree)[k]
+        options = [] if is_cast_operand(tree, node) else [ast.unparse(c) for c in children(node)]
         if not isinstance(node, (ast.Subscript, ast.Tuple)):
             options += ["0", "1", "0.5"]
         for opt in options:
