@@ -17,7 +17,9 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ferrohalide_core::analysis::evaluate::eval_int;
+use ferrohalide_core::analysis::simplify::simplify;
+use ferrohalide_core::analysis::substitute::substitute_map;
+use ferrohalide_core::ir::Expr;
 use ferrohalide_core::buffer::Buffer;
 use ferrohalide_core::ir::Type;
 use ferrohalide_core::lang::function::Function;
@@ -319,18 +321,9 @@ pub fn realize_for(
         }
     }
     let compiled = compile_for(outputs, target)?;
+    let known = known_values(&compiled.lowered, outputs, sizes);
     let mut full = vec![];
     let mut views = vec![];
-    // The written regions are in terms of the first buffer's shape of
-    // every output (an output others read is computed where they read it).
-    let mut vars = HashMap::new();
-    for f in outputs {
-        let first = element_buffer_name(&f.name(), f.types().len(), 0);
-        for (d, &e) in sizes.iter().enumerate() {
-            vars.insert(format!("{first}.min.{d}"), 0i64);
-            vars.insert(format!("{first}.extent.{d}"), e as i64);
-        }
-    }
     for (i, f) in outputs.iter().enumerate() {
         let name = f.name();
         let region = compiled
@@ -342,18 +335,27 @@ pub fn realize_for(
         let mut mins = vec![];
         let mut extents = vec![];
         for (d, &e) in sizes.iter().enumerate() {
-            let lo = region
-                .get(d)
-                .and_then(|iv| iv.min.as_ref())
-                .and_then(|m| eval_int(m, &vars));
-            let hi = region
-                .get(d)
-                .and_then(|iv| iv.max.as_ref())
-                .and_then(|m| eval_int(m, &vars));
+            let value = |bound: Option<&Expr>| {
+                bound.and_then(|b| simplify(&substitute_map(&known, b)).as_int_const())
+            };
+            let iv = region.get(d);
+            let lo = value(iv.and_then(|iv| iv.min.as_ref()));
+            let hi = value(iv.and_then(|iv| iv.max.as_ref()));
+            // Never smaller than requested: a region the pipeline doesn't
+            // write (a `bound` narrower than asked) is then reported by the
+            // pipeline's own checks, not returned uninitialized. If a bound
+            // can't be evaluated, the requested size is used and the
+            // pipeline's checks report what it needs.
             let lo = lo.unwrap_or(0).min(0);
             let hi = hi.unwrap_or(e as i64 - 1).max(e as i64 - 1);
+            let extent = i32::try_from(hi - lo + 1).map_err(|_| {
+                Error::user(format!(
+                    "The output buffer {name} would need an extent of {} in dimension {d}, which does not fit in 32 bits\n",
+                    hi - lo + 1
+                ))
+            })?;
             mins.push(lo as i32);
-            extents.push((hi - lo + 1) as i32);
+            extents.push(extent);
         }
         for ty in f.types() {
             let b = Buffer::new_uninitialized(ty, &extents, Some(name.clone()))?;
@@ -370,6 +372,40 @@ pub fn realize_for(
     }
     realize_into_for(outputs, &full, target)?;
     Ok(views)
+}
+
+/// What is known when `realize(sizes)` sizes its outputs (Halide's bounds
+/// query): the requested region of every output (in terms of the first
+/// buffer of each: an output others read is computed where they read it),
+/// the scalar Params' current values and the shapes of the input buffers.
+fn known_values(lowered: &Lowered, outputs: &[Function], sizes: &[i32]) -> HashMap<String, Expr> {
+    let mut known = HashMap::new();
+    for f in outputs {
+        let first = element_buffer_name(&f.name(), f.types().len(), 0);
+        for (d, &e) in sizes.iter().enumerate() {
+            known.insert(format!("{first}.min.{d}"), Expr::i32(0));
+            known.insert(format!("{first}.extent.{d}"), Expr::i32(e as i64));
+        }
+    }
+    for p in &lowered.inputs.scalars {
+        if let Ok(v) = p.scalar_for_run() {
+            known.insert(p.name(), v);
+        }
+    }
+    for b in &lowered.inputs.buffers {
+        let buffer = match b {
+            InputBuffer::Bound(b) => Some(b.clone()),
+            InputBuffer::Param(p) => p.buffer(),
+        };
+        let Some(buffer) = buffer else { continue };
+        for (d, dim) in buffer.dims().iter().enumerate() {
+            let name = b.name();
+            known.insert(format!("{name}.min.{d}"), Expr::i32(dim.min as i64));
+            known.insert(format!("{name}.extent.{d}"), Expr::i32(dim.extent as i64));
+            known.insert(format!("{name}.stride.{d}"), Expr::i32(dim.stride as i64));
+        }
+    }
+    known
 }
 
 /// A Buffer viewing the region [0, sizes) of `b`, sharing its storage.

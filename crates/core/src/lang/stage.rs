@@ -293,7 +293,7 @@ impl Stage {
         let update = self.is_update();
         self.with_schedule("split", |st, name| {
             let tail = if update {
-                update_split_tail(st, old, outer, inner, tail)?
+                update_split_tail(st, name, old, outer, inner, tail)?
             } else {
                 tail
             };
@@ -713,6 +713,7 @@ fn short_name(dim: &str) -> &str {
 /// RoundUp for pure vars.
 fn update_split_tail(
     st: &StageSchedule,
+    func_name: &str,
     old: &VarOrRVar,
     outer: &VarOrRVar,
     inner: &VarOrRVar,
@@ -723,6 +724,17 @@ fn update_split_tail(
     };
     let is_rvar = st.dims[i].is_rvar;
     let old_name = &old.name;
+    // Halide's rule: RoundUp (and PredicateLoads) are only safe on the
+    // outermost split of a dimension. Splitting a dimension that stems from
+    // the inner var of an earlier split rounds up inside every outer
+    // iteration, recomputing points the next iteration computes again.
+    let stems_from_inner = inner_split_products(&st.splits).contains(&st.dims[i].var);
+    if stems_from_inner && tail == TailStrategy::RoundUp {
+        return Err(Error::user(format!(
+            "Can't use TailStrategy::RoundUp for splitting {} in update definition of {}. It may redundantly recompute some values, which could change the meaning of the algorithm. Use TailStrategy::GuardWithIf instead.",
+            st.dims[i].var, func_name
+        )));
+    }
     if is_rvar {
         if let Some(v) = [outer, inner].into_iter().find(|v| !v.is_rvar) {
             return Err(Error::user(format!(
@@ -751,9 +763,38 @@ fn update_split_tail(
         };
     }
     Ok(match tail {
+        TailStrategy::Auto if stems_from_inner => TailStrategy::GuardWithIf,
         TailStrategy::Auto => TailStrategy::RoundUp,
         t => t,
     })
+}
+
+/// The dims of a stage that stem from the inner var of a split: the inner
+/// products themselves, everything split from them, and fusions that
+/// include one.
+pub fn inner_split_products(splits: &[Split]) -> std::collections::HashSet<String> {
+    let mut inner_vars = std::collections::HashSet::new();
+    for s in splits {
+        match s {
+            Split::Split { old, outer, inner, .. } => {
+                inner_vars.insert(inner.clone());
+                if inner_vars.contains(old) {
+                    inner_vars.insert(outer.clone());
+                }
+            }
+            Split::Rename { old, new } => {
+                if inner_vars.contains(old) {
+                    inner_vars.insert(new.clone());
+                }
+            }
+            Split::Fuse { inner, outer, fused } => {
+                if inner_vars.contains(inner) || inner_vars.contains(outer) {
+                    inner_vars.insert(fused.clone());
+                }
+            }
+        }
+    }
+    inner_vars
 }
 
 /// Which specializations of a definition can run, after Halide's pruning

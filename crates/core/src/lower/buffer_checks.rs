@@ -8,8 +8,10 @@
 //!    ImageParams and outputs, a dense bound Buffer staying dense);
 //! 3. scalar Params lie within their ranges.
 //!
-//! Assumes: the root body after bounds inference, with Func calls and
-//! Provides not yet flattened. Guarantees: the checks come first, then the
+//! Assumes: the root body after sliding window and allocation bounds
+//! inference (so the boxes are those of the final loop nests: a slid
+//! loop's warm-up iterations and a shifted tile read what they read), with
+//! Func calls and Provides not yet flattened. Guarantees: the checks come first, then the
 //! body. Element types, dimensionality and null buffers are checked by the
 //! caller before the pipeline runs.
 //!
@@ -22,7 +24,7 @@
 
 use super::arguments::{infer_inputs, InputBuffer, Inputs};
 use super::environment::Environment;
-use crate::analysis::bounds::{box_provided, boxes_required, Scope};
+use crate::analysis::bounds::{box_touched, boxes_required, Scope};
 use crate::analysis::simplify::simplify;
 use crate::error::{Error, Result};
 use crate::ir::{Expr, Intrinsic, Stmt, Type};
@@ -194,7 +196,7 @@ pub fn add_buffer_checks(s: Stmt, env: &Environment, outputs: &[Function]) -> Re
     for o in outputs {
         let name = o.name();
         let buffers = crate::lang::tuple::element_buffer_names(o);
-        if let Some(region) = box_provided(&s, &name, &empty) {
+        if let Some(region) = box_touched(&s, &name, &empty) {
             for b in &buffers {
                 range_checks("Output", b, &region, &mut checks)?;
             }

@@ -26,13 +26,14 @@
 
 use std::time::Instant;
 
-use crate::analysis::bounds::{box_provided, Region, Scope};
+use crate::analysis::bounds::{box_touched, Region, Scope};
 use crate::buffer::Buffer;
 use crate::error::Result;
 use crate::ir::{Stmt, Type};
 use crate::lang::function::Function;
 
 pub mod add_atomic_mutex;
+pub mod allocation_bounds_inference;
 pub mod arguments;
 pub mod bounds_inference;
 pub mod buffer_checks;
@@ -211,13 +212,22 @@ pub fn lower_with(outputs: &[Function], name: &str, options: &LowerOptions) -> R
     s = log.run("bounds inference", s, |s| {
         bounds_inference::bounds_inference(s, &env, outputs)
     })?;
-    // What the outputs write is fixed by their schedules; read it before
-    // sliding window, whose rewound loops run guarded warm-up iterations
-    // that a box of the Provides would count.
+    // Storage and buffer checks are derived before sliding window (Halide
+    // derives them after): sliding window only cuts a region when every
+    // access stays inside the uncut one, and the boxes of the uncut loop
+    // nests are tighter than interval analysis of the slid ones.
+    s = log.run("allocation bounds inference", s, |s| {
+        allocation_bounds_inference::allocation_bounds_inference(s, &env)
+    })?;
+    // The region of each output its loop nests touch: what `realize(sizes)`
+    // allocates (Halide's bounds query on the outputs).
     let output_regions: Vec<Region> = outputs
         .iter()
-        .map(|o| box_provided(&s, &o.name(), &Scope::new()).unwrap_or_default())
+        .map(|o| box_touched(&s, &o.name(), &Scope::new()).unwrap_or_default())
         .collect();
+    s = log.run("buffer checks", s, |s| {
+        buffer_checks::add_buffer_checks(s.clone(), &env, outputs)
+    })?;
     let mut slides = vec![];
     s = log.run("sliding window", s, |s| {
         let (out, made) = sliding_window::sliding_window(s, &env)?;
