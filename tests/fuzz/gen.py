@@ -33,7 +33,7 @@ from gen_expr import ExprGen, Scope, bitwise_interval, lit_code
 from gen_update import UpdateInfo, gen_update
 import gen_sched
 
-GEN_VERSION = 1
+GEN_VERSION = 2
 
 VAR_NAMES = ["x", "y", "c"]
 # Bound on the inlined expression size of one definition (the unscheduled oracle

@@ -194,7 +194,11 @@ class ExprGen:
                 c = self.r.choice(["<", "<=", "==", "!=", ">"])
                 k = self.float_lit(-2, 2) if e.t.is_float else self.r.randint(0, 3)
                 return Ex(f"({e.code} {c} {lit_code(k)})", t, 0, 1, size=e.size + 1)
-            return Ex(f"hl.cast(hl.Bool(), {e.code})", t, 0, 1, size=e.size + 1)
+            # Only 0 and 1 cast to Bool alike in halide: other values are truncated to
+            # their low bit by its code generation but folded differently by its
+            # simplifier (halide-inconsistent-cast-to-bool in the findings).
+            code = e.code if 0 <= e.lo and e.hi <= 1 else f"({e.code} & 1)"
+            return Ex(f"hl.cast(hl.Bool(), {code})", t, 0, 1, size=e.size + 2)
         if t.is_integer and not e.t.is_bool and self.chance(0.3):
             return self.saturating(e, t)
         return self.cast(e, t)
@@ -423,7 +427,9 @@ class ExprGen:
         n = 1 if self.chance(0.8) else 2
         conds = [self.gen(BOOL, d) for _ in range(n)]
         vals = [self.gen(t, d, exact) for _ in range(n + 1)]
-        if self.chance(0.2) and t.name != "f64":  # a float literal is a Float(32) Expr here
+        # A float literal is a Float(32) Expr here.  An int literal takes the true
+        # value's type, unless that is a signed constant too: then it is Int(32).
+        if self.chance(0.2) and t.name != "f64" and (t is I32 or vals[-2].lo != vals[-2].hi):
             vals[-1] = self.lit(t)
         parts = []
         for c, v in zip(conds, vals):

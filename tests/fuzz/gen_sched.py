@@ -88,7 +88,9 @@ class ScheduleGen:
         self.lines.append(line)
 
     def new_var(self, rvar=False):
-        name = f"{'rv' if rvar else 'v'}{self.n_vars}"
+        # Not v<N>: Var() names its anonymous vars so (unroll's, vectorize's), and a
+        # schedule var of that name would collide with one depending on history.
+        name = f"{'rv' if rvar else 'sv'}{self.n_vars}"
         self.n_vars += 1
         self.emit(f"{name} = hl.{'RVar' if rvar else 'Var'}('{name}')")
         return name

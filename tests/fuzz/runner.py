@@ -8,7 +8,8 @@ schedule and without (the oracle).  Programs run in long-lived worker processes
 --restart-every programs; a crash is attributed to the seed and run it happened in.
 Every seed gets a class (verdict.py).  For each seed that is not ok, DIR gets a
 standalone repro `<class>-<seed>.py` (the program, with what each side printed),
-and DIR/summary.json gets the counts, the speed and every non-ok seed's detail.
+and DIR/summary.json gets the counts, the speed and every non-ok seed's detail (DIR/results.jsonl
+gets a line per seed as it finishes).
 
 Seeds listed in known_halide_bugs.txt (where the reference itself is wrong) are
 classified halide-bug rather than wrong; seeds in expected_failures.txt are
@@ -179,7 +180,8 @@ class Fuzzer:
 
     def __init__(self, timeout=60.0, restart_every=150, log_dir=None, modules=MODULES, reference=None):
         self.timeout = timeout
-        self.reference = reference_cache.load(reference)  # recorded halide outcomes
+        # Recorded halide outcomes (none when recorded for another generator version).
+        self.reference = reference_cache.load(reference, gen.GEN_VERSION)
         self.log_dir = log_dir or tempfile.mkdtemp(prefix="fuzz-logs-")
         self.restart_every = restart_every
         self.modules = modules
@@ -299,6 +301,49 @@ def check_generator(seeds, timeout, log_dir):
     return bad
 
 
+def halide_outcomes(seeds, timeout, log_dir):
+    """Yields (seed, text, U outcome, S outcome) of halide alone, in one worker (as a
+    runner lane's halide worker sees them: each seed unscheduled, then scheduled)."""
+    worker = Worker("halide", log_dir)
+    try:
+        for seed in seeds:
+            text = gen.generate(seed)
+            yield seed, text, worker.run(text, False, timeout), worker.run(text, True, timeout)
+    finally:
+        worker.stop()
+
+
+def record_reference(path, results):
+    """Write halide's outcomes of a run's seeds (all run live) to path."""
+    from importlib.metadata import version
+    reference_cache.save(path, gen.GEN_VERSION, f"halide=={version('halide')}", [
+        (r["seed"], r["text"], r["outcomes"][("halide", False)], r["outcomes"][("halide", True)])
+        for r in results])
+    print(f"recorded halide's outcomes of {len(results)} seeds (generator v{gen.GEN_VERSION}) in {path}")
+
+
+def verify_reference(path, seeds, timeout, log_dir):
+    """Rerun halide on the recorded seeds and compare: the list of seeds that differ."""
+    version = reference_cache.file_version(path)
+    if version != gen.GEN_VERSION:
+        print(f"{path} was recorded with generator v{version}, gen.py is v{gen.GEN_VERSION}: rerecord it")
+        return ["version"]
+    recorded = reference_cache.load(path, version)
+    seeds = [s for s in seeds if s in recorded]
+    bad = []
+    for seed, text, u, s in halide_outcomes(seeds, timeout, log_dir):
+        sha, rec = recorded[seed]
+        problems = [] if sha == reference_cache.program_sha(text) else ["program text changed"]
+        for mode, o in (("U", u), ("S", s)):
+            if not reference_cache.same(rec[mode == "S"], o):
+                problems.append(f"{mode}: recorded {str(rec[mode == 'S'])[:150]}, now {str(reference_cache.encode(o))[:150]}")
+        if problems:
+            bad.append(seed)
+            print(f"seed {seed}: " + "; ".join(problems), flush=True)
+    print(f"{len(seeds) - len(bad)} of {len(seeds)} recorded seeds reproduce; differing: {bad}")
+    return bad
+
+
 def parse_seeds(spec):
     """'0:500' (half-open range), '7', or '3,9,12'."""
     if ":" in spec:
@@ -315,33 +360,44 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per run before it counts as a hang")
     ap.add_argument("--restart-every", type=int, default=150, help="restart workers after this many runs")
     ap.add_argument("--reference", help="recorded halide outcomes to reuse (reference_cache.py)")
-    ap.add_argument("--record-reference", metavar="FILE", help="write halide's outcomes of these seeds to FILE")
+    ap.add_argument("--record-reference", metavar="FILE",
+                    help="also write halide's outcomes of these seeds to FILE (reference_cache.py)")
+    ap.add_argument("--verify-reference", metavar="FILE",
+                    help="only rerun halide on the seeds FILE records and compare with the records")
     ap.add_argument("--check-generator", action="store_true",
                     help="only self-test the generator (instrumented programs, halide, unscheduled)")
     args = ap.parse_args(argv)
     seeds = parse_seeds(args.seeds)
+    os.makedirs(args.out, exist_ok=True)
     if args.check_generator:
-        os.makedirs(args.out, exist_ok=True)
         sys.exit(1 if check_generator(seeds, args.timeout, args.out) else 0)
+    if args.record_reference and args.reference:
+        sys.exit("--record-reference needs every halide outcome live: drop --reference")
+    if args.verify_reference:
+        sys.exit(1 if verify_reference(args.verify_reference, seeds, args.timeout, args.out) else 0)
     fuzzer = Fuzzer(timeout=args.timeout, restart_every=args.restart_every,
                     log_dir=os.path.join(args.out, "logs"), reference=args.reference)
     os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
     start = time.monotonic()
     done = [0]
+    # One line per finished seed, so that a run stopped early still says what it found.
+    partial = open(os.path.join(args.out, "results.jsonl"), "a")
 
     def progress(res):
         done[0] += 1
+        partial.write(json.dumps({"seed": res["seed"], "class": res["class"], "detail": res["detail"][:500],
+                                  "seconds": res["seconds"]}) + "\n")
+        partial.flush()
         if res["class"] != "ok":
             print(f"[{done[0]}/{len(seeds)}] seed {res['seed']}: {res['class']}: {res['detail'][:200]}", flush=True)
         elif done[0] % 50 == 0:
             print(f"[{done[0]}/{len(seeds)}] {60 * done[0] / (time.monotonic() - start):.1f} seeds/min", flush=True)
 
     results = fuzzer.run(seeds, jobs=args.jobs, on_result=progress)
+    partial.close()
     summary = write_outputs(args.out, results, time.monotonic() - start, args.seeds)
     if args.record_reference:
-        reference_cache.save(args.record_reference, [
-            (r["seed"], r["text"], r["outcomes"][("halide", False)], r["outcomes"][("halide", True)])
-            for r in results])
+        record_reference(args.record_reference, results)
     print(json.dumps({k: summary[k] for k in ("n", "elapsed_s", "seeds_per_minute", "counts")}, indent=1))
 
 
