@@ -24,7 +24,7 @@ use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::MemoryType;
 use crate::ir::{CallKind, Expr, ExprNode, ForType, Type};
-use crate::lang::function::Function;
+use crate::lang::function::{exported, Function};
 use crate::lang::loop_level::LoopLevelHandle;
 use crate::lang::operators::cast;
 use crate::lang::print::{expr_to_string, ir_type_name};
@@ -338,7 +338,7 @@ impl Func {
                 self.name()
             )));
         }
-        Ok(self.function.values())
+        Ok(exported(&self.function.values()))
     }
 
     pub fn value(&self) -> Result<Expr> {
@@ -451,6 +451,7 @@ impl Func {
             }
         }
         crate::lang::update::freeze_callees(&self.function, &values);
+        let values = self.function.own_all(&values)?;
         let mut c = self.function.write();
         c.output_types = values.iter().map(|v| v.ty()).collect();
         c.values = values;
@@ -783,7 +784,11 @@ impl Func {
                     ..
                 } = e.node()
                 {
-                    // A Func with updates is computed even when inline.
+                    // A Func with updates is computed even when inline
+                    // (a Func that no longer exists is left to lowering's error).
+                    let Some(func) = Function::from_ptr(func) else {
+                        return;
+                    };
                     let computed =
                         !func.read().schedule.compute_level.is_inlined() || func.has_updates();
                     if computed && !func.same_as(&self.function) {
@@ -1106,7 +1111,7 @@ impl FuncRef {
             name,
             args,
             CallKind::Halide {
-                func: f.function.clone(),
+                func: f.function.ptr(),
                 value_index: i,
             },
         ))

@@ -163,7 +163,7 @@ fn definition_body(f: &Function, c: &FunctionContents, index: usize) -> Definiti
             c.name.clone(),
             u.args.clone(),
             CallKind::Halide {
-                func: f.clone(),
+                func: f.ptr(),
                 value_index: i,
             },
         )

@@ -545,7 +545,7 @@ mod tests {
                 Expr::var_i32("x"),
                 Expr::cast(Type::uint(8), Expr::var_i32("x")),
             ],
-        );
+        ).unwrap();
         f
     }
 
@@ -556,7 +556,7 @@ mod tests {
             "f",
             vec![x],
             CallKind::Halide {
-                func: f.clone(),
+                func: f.ptr(),
                 value_index: i,
             },
         )
@@ -642,7 +642,7 @@ mod tests {
         // f(x) = (x, x + 10), then f(x) = (f(x)[1], f(x)[0]) as an update
         // would: the second store must see the first element's old value.
         let f = Function::new("f");
-        f.set_pure_definition(vec!["x".into()], vec![x(), x()]);
+        f.set_pure_definition(vec!["x".into()], vec![x(), x()]).unwrap();
         let init = serial(Stmt::provide(
             "f",
             vec![x(), Expr::add(x(), Expr::i32(10))],
@@ -674,7 +674,7 @@ mod tests {
     /// The atomic update `f(x) = values` of a three-valued Func, flattened.
     fn flatten_atomic_update(values: impl Fn(&Function) -> Vec<Expr>, mutex: &str) -> String {
         let f = Function::new("f");
-        f.set_pure_definition(vec!["x".into()], vec![x(), x(), x()]);
+        f.set_pure_definition(vec!["x".into()], vec![x(), x(), x()]).unwrap();
         let update = Stmt::atomic(
             "f",
             mutex,
@@ -725,13 +725,13 @@ mod tests {
     #[test]
     fn an_atomic_single_value_needs_no_lock() {
         let f = Function::new("f");
-        f.set_pure_definition(vec!["x".into()], vec![x()]);
+        f.set_pure_definition(vec!["x".into()], vec![x()]).unwrap();
         let call = Expr::call(
             Type::i32(),
             "f",
             vec![x()],
             CallKind::Halide {
-                func: f.clone(),
+                func: f.ptr(),
                 value_index: 0,
             },
         );
@@ -749,7 +749,7 @@ mod tests {
         assert_eq!(element_buffer_name("f", 1, 0), "f");
         assert_eq!(element_buffer_name("f", 3, 2), "f.2");
         let f = Function::new("f");
-        f.set_pure_definition(vec!["x".into()], vec![x()]);
+        f.set_pure_definition(vec!["x".into()], vec![x()]).unwrap();
         let s = flatten_in_realize(
             &f,
             serial(Stmt::provide(
