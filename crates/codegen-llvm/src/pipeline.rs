@@ -373,7 +373,6 @@ pub fn realize_for(
     let compiled = compile_for(outputs, target)?;
     let known = known_values(&compiled.inputs, outputs, sizes);
     let mut full = vec![];
-    let mut views = vec![];
     for (i, f) in outputs.iter().enumerate() {
         let name = f.name();
         let region = compiled.output_regions.get(i).cloned().unwrap_or_default();
@@ -398,18 +397,21 @@ pub fn realize_for(
         for ty in f.types() {
             let b = Buffer::new_uninitialized(ty, &extents, Some(name.clone()))?;
             b.set_min(&mins)?;
-            views.push(
-                if extents.as_slice() == sizes && mins.iter().all(|&m| m == 0) {
-                    b.clone()
-                } else {
-                    crop_view(&b, sizes)?
-                },
-            );
             full.push(b);
         }
     }
     realize_into_for(outputs, &full, target)?;
-    Ok(views)
+    // As Halide: the buffers are cropped back to the requested region if
+    // the first one was grown; an output that only another output made
+    // larger is then returned whole.
+    let grown = |b: &Buffer| {
+        b.dims().iter().zip(sizes).any(|(d, &e)| d.min != 0 || d.extent != e)
+    };
+    if full.first().is_some_and(grown) {
+        full.iter().map(|b| crop_view(b, sizes)).collect()
+    } else {
+        Ok(full)
+    }
 }
 
 /// What is known when `realize(sizes)` sizes its outputs (Halide's bounds

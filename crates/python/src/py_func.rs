@@ -231,7 +231,7 @@ impl PyMemoryType {
     }
 }
 
-#[pyclass(name = "Func", module = "ferrohalide", frozen)]
+#[pyclass(name = "Func", module = "ferrohalide", frozen, subclass)]
 pub struct PyFunc {
     pub inner: Func,
 }

@@ -15,7 +15,7 @@ use crate::py_expr::{py_to_expr, py_to_opt_expr, PyExpr};
 use crate::py_output_buffer::PyDimension;
 use crate::py_type::{type_from_py, PyType};
 
-#[pyclass(name = "Param", module = "ferrohalide", frozen)]
+#[pyclass(name = "Param", module = "ferrohalide", frozen, subclass)]
 pub struct PyParam {
     pub inner: Parameter,
 }
@@ -150,7 +150,7 @@ crate::expr_like_methods!(PyParam {
     }
 });
 
-#[pyclass(name = "ImageParam", module = "ferrohalide", frozen)]
+#[pyclass(name = "ImageParam", module = "ferrohalide", frozen, subclass)]
 pub struct PyImageParam {
     /// None for `ImageParam()`, Halide's undefined ImageParam.
     pub inner: Option<ImageParam>,
