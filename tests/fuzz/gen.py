@@ -5,7 +5,9 @@
 
 The program defines `pipeline(hl, SCHED)`, which builds the pipeline with the
 module `hl` it is given (ferrohalide or halide), applies the random schedule when
-SCHED is true, realizes the output and returns the results as NumPy arrays.  Run as
+SCHED is true, realizes the output and returns the results as NumPy arrays (with two
+outputs: {"values": arrays over the requested region, "regions": each output's [min,
+extent] per dimension}, see realize_lines).  Run as
 a script it imports the module named on its command line.  With SCHED false every
 Func keeps Halide's default schedule: the semantic oracle for the scheduled run.
 
@@ -33,7 +35,7 @@ from gen_expr import ExprGen, Scope, bitwise_interval, lit_code
 from gen_update import UpdateInfo, gen_update
 import gen_sched
 
-GEN_VERSION = 2
+GEN_VERSION = 3
 
 VAR_NAMES = ["x", "y", "c"]
 # Bound on the inlined expression size of one definition (the unscheduled oracle
@@ -406,7 +408,8 @@ class ProgramGen:
             "if __name__ == '__main__':",
             "    hl = importlib.import_module(sys.argv[1] if len(sys.argv) > 1 else 'ferrohalide')",
             "    np.set_printoptions(threshold=64, linewidth=150)",
-            "    for a in pipeline(hl, SCHED and 'nosched' not in sys.argv[2:]):",
+            "    res = pipeline(hl, SCHED and 'nosched' not in sys.argv[2:])",
+            "    for a in (res['values'] + res['regions'] if isinstance(res, dict) else res):",
             "        print(repr(a))",
         ]
         return "\n".join(head + ["    " + s for s in body] + tail) + "\n"
@@ -415,7 +418,14 @@ class ProgramGen:
         ext = "[" + ", ".join(map(str, self.out_extent)) + "]"
         if self.second_output is not None:
             outs = [out.name, self.funcs[self.second_output].name]
-            return [f"r = hl.Pipeline([{', '.join(outs)}]).realize({ext})", "return [np.array(b) for b in r]"]
+            # Halide grows an output another one reads to what that one's schedule
+            # needs: the values compare over the requested region, the regions
+            # themselves only between runs of one mode (verdict.py).
+            return [f"r = hl.Pipeline([{', '.join(outs)}]).realize({ext})",
+                    f"return {{'values': [np.array(b)[tuple(slice(-b.dim(i).min(), n - b.dim(i).min()) "
+                    f"for i, n in reversed(list(enumerate({ext}))))] for b in r],",
+                    "        'regions': [np.array([[b.dim(i).min(), b.dim(i).extent()] "
+                    "for i in range(b.dimensions())]) for b in r]}"]
         if any(self.out_min) and not out.is_tuple:
             return [f"ob = hl.Buffer({out.types[0].hl}, {ext})",
                     f"ob.set_min([{', '.join(map(str, self.out_min))}])",

@@ -44,9 +44,14 @@ def digest(arrays):
     return h.hexdigest()
 
 
+def result_arrays(outcome):
+    """An ok outcome's arrays: the values, then the outputs' regions if any."""
+    return list(outcome[1]) + list(outcome[2] if len(outcome) > 2 else [])
+
+
 def encode(outcome):
     if outcome[0] == "ok":
-        return ["ok", digest(outcome[1])]
+        return ["ok", digest(result_arrays(outcome))]
     if outcome[0] == "error":
         return ["error", outcome[1], outcome[2][:MESSAGE_LIMIT]]
     return list(outcome)
@@ -88,7 +93,7 @@ def reuse(recorded, fh_outcome):
     """The reference's outcome from a record, or None when it must run live."""
     kind = recorded[0]
     if kind == "ok":
-        if fh_outcome[0] == "ok" and digest(fh_outcome[1]) == recorded[1]:
+        if fh_outcome[0] == "ok" and digest(result_arrays(fh_outcome)) == recorded[1]:
             return fh_outcome
         return None
     if kind == "error":

@@ -2,7 +2,10 @@
 
 A program runs four ways: ferrohalide and halide, each scheduled (S) and
 unscheduled (U).  A run's outcome is one of
-    ("ok", [arrays]) | ("error", type, message) | ("crash", description) | ("hang", seconds)
+    ("ok", [arrays]) | ("ok", [arrays], [regions]) | ("error", type, message) | ("crash", description)
+    | ("hang", seconds)
+(regions: each output's [min, extent] per dimension, for two-output programs, where
+Halide's grown output regions depend on the schedule: compared only within a mode)
 
 Results are compared element-wise: integers and bools bit-exact; floats with NaN
 (and infinity) positions equal and every other element within FLOAT_TOL relative
@@ -18,10 +21,12 @@ Classes (the first that applies):
     not-implemented  ferrohalide raised "... is not implemented" where halide ran
     raises           ferrohalide raised, halide ran
     accepts          halide rejected the program (or schedule), ferrohalide ran it
-    wrong            fh S differs from fh U, or fh U differs from halide U
+    wrong            fh S differs from fh U, or fh U differs from halide U (or
+                     an output region differs from halide's in the same mode)
     internal         both raised, ferrohalide with an internal error
     halide-bug       fh U == fh S, but halide's result differs; or the seed is
                      listed in known_halide_bugs.txt (the reference is wrong there)
+                     and would be wrong (U), raises or accepts
     ref-crash        halide crashed or hung, ferrohalide agrees with itself
     both-error       both raised (detail says whether the messages look alike)
     ok               all four agree
@@ -74,6 +79,14 @@ def compare_array(x, y):
     return None
 
 
+def compare_regions(a, b):
+    """The outputs' regions (min, extent per dimension) of two ok outcomes, which
+    a schedule may change (gen.py realize_lines): compared only within one mode."""
+    ra, rb = (o[2] if len(o) > 2 else [] for o in (a, b))
+    why = compare(ra, rb)
+    return f"regions: {why}" if why else None
+
+
 def is_error(o):
     return o[0] == "error"
 
@@ -108,11 +121,11 @@ def classify(fh_u, fh_s, hl_u, hl_s, known_ref_bug=False):
         if o[0] == "hang":
             return "hang", f"fh {mode}: {describe(o)}"
     # Unscheduled: the algorithm itself.
-    verdict = pair_verdict("U", fh_u, hl_u)
+    verdict = excused(pair_verdict("U", fh_u, hl_u), known_ref_bug)
     if verdict:
         return verdict
     if fh_u[0] == "ok" and hl_u[0] == "ok":
-        diff = compare(fh_u[1], hl_u[1])
+        diff = compare(fh_u[1], hl_u[1]) or compare_regions(fh_u, hl_u)
         if diff:
             if known_ref_bug:
                 return "halide-bug", f"known reference bug; U: {diff}"
@@ -120,7 +133,7 @@ def classify(fh_u, fh_s, hl_u, hl_s, known_ref_bug=False):
     elif fh_u[0] == "error":
         return both_error(fh_u, hl_u, "U")
     # Scheduled.
-    verdict = pair_verdict("S", fh_s, hl_s)
+    verdict = excused(pair_verdict("S", fh_s, hl_s), known_ref_bug)
     if verdict:
         return verdict
     if fh_s[0] == "error":
@@ -129,6 +142,9 @@ def classify(fh_u, fh_s, hl_u, hl_s, known_ref_bug=False):
     if diff:
         same_as_ref = hl_s[0] == "ok" and compare(fh_s[1], hl_s[1]) is None
         return "wrong", f"fh S vs fh U: {diff}" + ("  (halide S agrees with fh S)" if same_as_ref else "")
+    diff = compare_regions(fh_s, hl_s) if hl_s[0] == "ok" else None
+    if diff:
+        return "wrong", f"fh S vs halide S: {diff}"
     if hl_s[0] == "ok":
         diff = compare(hl_s[1], hl_u[1])
         if diff:
@@ -155,6 +171,14 @@ def pair_verdict(mode, fh, ref):
     return None
 
 
+def excused(verdict, known_ref_bug):
+    """A seed listed in known_halide_bugs.txt: ferrohalide raising where halide
+    computes garbage (or running what halide wrongly rejects) is the reference's bug."""
+    if verdict and known_ref_bug and verdict[0] in ("raises", "accepts"):
+        return "halide-bug", f"known reference bug; {verdict[0]}: {verdict[1]}"
+    return verdict
+
+
 def both_error(fh, ref, mode):
     if is_internal(fh):
         return "internal", f"fh {mode}: {describe(fh)}; halide: {describe(ref)}"
@@ -167,7 +191,8 @@ def both_error(fh, ref, mode):
 def describe(o, limit=300):
     """One line describing an outcome."""
     if o[0] == "ok":
-        return "; ".join(f"{a.dtype}{list(a.shape)} {summarize(a)}" for a in o[1])
+        regions = f" (regions {[r.tolist() for r in o[2]]})" if len(o) > 2 else ""
+        return "; ".join(f"{a.dtype}{list(a.shape)} {summarize(a)}" for a in o[1]) + regions
     if o[0] == "error":
         msg = " ".join(o[2].split())
         return f"{o[1]}: {msg[:limit]}"

@@ -5,7 +5,7 @@
 Protocol on stdin / the original stdout: 4-byte big-endian length + pickle.
 Requests are (job_id, program_text, sched); each answer is (job_id, result) with
 result one of
-    ("ok", [numpy arrays])
+    ("ok", [numpy arrays]) | ("ok", [numpy arrays], [region arrays])
     ("error", exception type name, message)
 Anything the programs or the compilers print goes to stderr (the runner keeps it
 in a log to quote when this process dies).  Crashes and hangs are detected by the
@@ -38,8 +38,11 @@ def run_program(hl, np, text, sched):
     namespace = {"__name__": "fuzz_program"}
     try:
         exec(compile(text, "<program>", "exec"), namespace)
-        arrays = namespace["pipeline"](hl, sched)
-        return ("ok", [np.array(a, copy=True) for a in arrays])
+        res = namespace["pipeline"](hl, sched)
+        if isinstance(res, dict):  # values, plus the outputs' regions (gen.py realize_lines)
+            return ("ok", [np.array(a, copy=True) for a in res["values"]],
+                    [np.array(a, copy=True) for a in res["regions"]])
+        return ("ok", [np.array(a, copy=True) for a in res])
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:  # pyo3's PanicException is a BaseException

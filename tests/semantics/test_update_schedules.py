@@ -391,6 +391,26 @@ def test_reorder_error_names_both_rvars(hl):
     return "no error"
 
 
+@differential()
+@pytest.mark.parametrize("how", ["vectorize", "parallel", "reorder"])
+def test_rvar_of_extent_one_is_pure(hl, how):
+    """An RVar of extent 1 has no two iterations: Halide proves that within the
+    RDom's bounds, so it may run in parallel, vectorized or reordered even in a
+    non-commutative update (fuzz finding raises-rvar-extent1-impure)."""
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = x
+    r = hl.RDom([(1, 1), (0, 3)])
+    f[x] = f[x] * 2 + r.x + r.y
+    if how == "vectorize":
+        f.update().vectorize(r.x, 2)
+    elif how == "parallel":
+        f.update().parallel(r.x)
+    else:
+        f.update().reorder(r.y, r.x)
+    return f.realize([4])
+
+
 @differential(expect_error=True)
 def test_pure_vectorize_default_tail_into_caller_buffer(hl):
     """A RoundUp update loop cannot write past the end of a caller Buffer."""
