@@ -6,7 +6,8 @@ REPRO.py is a program of gen.py (or a repro written by runner.py).  Its failure 
 first classified (verdict.py) and summarized as a signature: the class, which runs
 it involves (U/S) and, for errors, the start of the message.  Then, greedily and
 until nothing changes, the reducer tries
-  * deleting statements of pipeline() (definitions, updates, schedule directives),
+  * deleting statements of pipeline() (definitions, updates, schedule directives;
+    halves, quarters, ... of a block first, then one at a time),
   * replacing an expression by one of its operands, or by 0 / 1 / 0.5,
   * shrinking the output size and the input shapes,
 and keeps each change after which the program still has the same signature.
@@ -103,21 +104,41 @@ def statement_lists(fn):
 
 
 def deletions(text):
-    """Programs with one statement of pipeline() removed (last first)."""
+    """Programs with statements of pipeline() removed: runs of halves, quarters, ...
+    of a statement list first (most schedules are irrelevant to a failure, and
+    one run per chunk beats one per statement), then single statements, last first."""
     tree = ast.parse(text)
-    fn = pipeline_def(tree)
-    for li, stmts in enumerate(statement_lists(fn)):
+    lists = statement_lists(pipeline_def(tree))
+    for li, stmts in enumerate(lists):
+        size = len(stmts) // 2
+        while size >= 2:
+            for start in range(0, len(stmts), size):
+                cand = deleted(text, li, range(start, min(start + size, len(stmts))))
+                if cand:
+                    yield cand
+            size //= 2
+    for li, stmts in enumerate(lists):
         for i in reversed(range(len(stmts))):
-            st = stmts[i]
-            # Keep the realize (an output Buffer left unwritten would "differ" by garbage).
-            if isinstance(st, ast.Return) or (li == 0 and i == 0) or ".realize(" in ast.unparse(st):
-                continue
-            tree2 = ast.parse(text)
-            lst = statement_lists(pipeline_def(tree2))[li]
-            del lst[i]
-            if not lst:
-                lst.append(ast.Pass())
-            yield ast.unparse(tree2)
+            cand = deleted(text, li, [i])
+            if cand:
+                yield cand
+
+
+def deleted(text, li, indices):
+    """The program without statements `indices` of statement list li, or None when
+    one of them must stay: the first (the Vars), the realize (an output Buffer left
+    unwritten would "differ" by garbage) and the return."""
+    tree = ast.parse(text)
+    lst = statement_lists(pipeline_def(tree))[li]
+    for i in indices:
+        st = lst[i]
+        if isinstance(st, ast.Return) or (li == 0 and i == 0) or ".realize(" in ast.unparse(st):
+            return None
+    for i in sorted(indices, reverse=True):
+        del lst[i]
+    if not lst:
+        lst.append(ast.Pass())
+    return ast.unparse(tree)
 
 
 def expression_sites(tree):
@@ -209,7 +230,7 @@ def size_shrinks(text):
                     yield text[:m.start(2)] + body + text[m.end(2):]
 
 
-def reduce_program(text, runs, target, log=print):
+def reduce_program(text, runs, target, log=print, on_keep=None):
     changed = True
     while changed:
         changed = False
@@ -220,6 +241,8 @@ def reduce_program(text, runs, target, log=print):
                 if still_fails(runs, cand, target):
                     text, changed = cand, True
                     log(f"  kept ({len(text)} chars, {runs.calls} runs)")
+                    if on_keep:
+                        on_keep(text)
                     break
             if changed:
                 break
@@ -243,7 +266,9 @@ def main(argv=None):
         print(f"signature: {target}", file=sys.stderr)
         if target[0] in ("ok", "both-error", "halide-bug", "ref-crash"):
             sys.exit("nothing to reduce: the program does not fail")
-        small = reduce_program(text, runs, target, log=lambda s: print(s, file=sys.stderr))
+        # The best program so far goes to --out as it shrinks (a long reduction can be stopped).
+        small = reduce_program(text, runs, target, log=lambda s: print(s, file=sys.stderr),
+                               on_keep=lambda t: args.out and open(args.out, "w").write(t))
         notes = []
         for m in runner.MODULES:
             for s in (False, True):
