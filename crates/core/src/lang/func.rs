@@ -29,6 +29,7 @@ use crate::lang::loop_level::LoopLevelHandle;
 use crate::lang::operators::cast;
 use crate::lang::print::{expr_to_string, ir_type_name};
 use crate::lang::stage::VarOrRVar;
+use crate::lang::split_tail::{resolve_split_tail, SplitContext};
 use crate::lang::var::{is_implicit_name, unique_func_name, Var};
 use crate::schedule::{Dim, LevelSlot, LoopLevel, Split, StageSchedule, TailStrategy, OUTERMOST};
 
@@ -963,6 +964,7 @@ pub(crate) fn split_stage(
     inner: &str,
     factor: Expr,
     tail: TailStrategy,
+    ctx: SplitContext,
 ) -> Result<()> {
     if inner == outer {
         return Err(Error::user(format!(
@@ -1002,58 +1004,7 @@ pub(crate) fn split_stage(
     st.dims[i].var = inner_name.clone();
     st.dims[i + 1].var = outer_name.clone();
 
-    let tail = if tail == TailStrategy::Auto {
-        // Pure definition: ShiftInwards, unless this var is the outer of an
-        // earlier ShiftInwards split whose factor is at least this one.
-        let mut descends: Vec<(String, Expr)> = vec![];
-        for s in &st.splits {
-            match s {
-                Split::Split {
-                    old,
-                    outer,
-                    inner,
-                    factor,
-                    tail,
-                } => {
-                    let parent = descends
-                        .iter()
-                        .find(|(n, _)| n == old)
-                        .map(|(_, f)| f.clone());
-                    if *tail == TailStrategy::ShiftInwards {
-                        descends.push((outer.clone(), factor.clone()));
-                    } else if let Some(f) = parent {
-                        descends.push((inner.clone(), f.clone()));
-                        descends.push((outer.clone(), f));
-                    }
-                }
-                Split::Rename { old, new } => {
-                    if let Some(f) = descends
-                        .iter()
-                        .find(|(n, _)| n == old)
-                        .map(|(_, f)| f.clone())
-                    {
-                        descends.push((new.clone(), f));
-                    }
-                }
-                Split::Fuse { .. } => {}
-            }
-        }
-        let covered = descends
-            .iter()
-            .rev()
-            .find(|(n, _)| *n == old_name)
-            .and_then(|(_, f)| match (f.as_int_const(), factor.as_int_const()) {
-                (Some(a), Some(b)) => Some(a >= b),
-                _ => None,
-            });
-        if covered == Some(true) {
-            TailStrategy::RoundUp
-        } else {
-            TailStrategy::ShiftInwards
-        }
-    } else {
-        tail
-    };
+    let tail = resolve_split_tail(st, name, &old_name, &factor, tail, ctx)?;
     st.splits.push(Split::Split {
         old: old_name,
         outer: outer_name,

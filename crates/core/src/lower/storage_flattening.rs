@@ -2,8 +2,9 @@
 //! register-size part of BoundSmallAllocations.cpp).
 //!
 //! Assumes: bounds inference is done, so every Realize has concrete bounds;
-//! an Allocate that already exists is schedule_functions' marker for a
-//! hoisted allocation (no extents, same name as a Realize inside it).
+//! an Allocate without extents that already exists is schedule_functions'
+//! marker for a hoisted allocation (same name as a Realize inside it);
+//! others (storage folding's trackers) are kept as they are.
 //! Guarantees: no Realize, Provide or Func/image Calls remain. Each Realize
 //! becomes `f.min.d`, `f.extent.d` and `f.stride.d` lets and an Allocate of
 //! the product of its extents, dense in the Func's storage order
@@ -16,7 +17,8 @@
 //! Output and input buffers use the same names, which the backend defines.
 //! A Tuple-valued Func has one buffer per element, `f.0`, `f.1`, ...: a
 //! Realize of several types makes one Allocate each, a Provide of several
-//! values one Store each, and a call to element `i` loads from `f.i`.
+//! values one Store each, and a call to element `i` loads from `f.i`
+//! (a hoisted one, one Allocate per element at the hoist level).
 //! An `Atomic` around a Provide keeps its mutex only where stores must
 //! happen together (see `flatten_atomic`).
 
@@ -200,9 +202,11 @@ impl Flatten<'_> {
         let extent_vars: Vec<Expr> = (0..bounds.len())
             .map(|d| Expr::var_i32(format!("{name}.extent.{d}")))
             .collect();
-        let hoisted = self.hoisted.iter().any(|h| h.name == name);
+        // A hoisted allocation is marked by the Func's name (its Tuple
+        // elements share the region).
+        let hoisted = self.hoisted.iter().any(|h| h.name == func);
         let mut out = if hoisted {
-            self.record_hoisted(name, &extents);
+            self.record_hoisted(func, &extents);
             body
         } else {
             Stmt::new(StmtNode::Allocate {
@@ -315,6 +319,10 @@ impl Mutator for Flatten<'_> {
                 self.path.pop();
                 Stmt::for_loop(name.clone(), min, extent, *for_type, body)
             }
+            // An allocation of its own (storage folding's trackers).
+            StmtNode::Allocate { extents, .. } if !extents.is_empty() => {
+                mutate_stmt_children(self, s)
+            }
             StmtNode::Allocate {
                 name,
                 ty,
@@ -342,14 +350,23 @@ impl Mutator for Flatten<'_> {
                 if extents.is_empty() {
                     extents.push(Expr::i32(1));
                 }
-                Stmt::new(StmtNode::Allocate {
-                    name: name.clone(),
-                    ty: *ty,
-                    memory_type: *memory_type,
-                    extents,
-                    condition: Expr::bool_const(true),
-                    body,
-                })
+                // One allocation per Tuple element, the first outermost.
+                let types = match self.env.funcs.get(name) {
+                    Some(f) => f.types(),
+                    None => vec![*ty],
+                };
+                let mut out = body;
+                for (i, t) in types.iter().enumerate().rev() {
+                    out = Stmt::new(StmtNode::Allocate {
+                        name: element_buffer_name(name, types.len(), i),
+                        ty: *t,
+                        memory_type: *memory_type,
+                        extents: extents.clone(),
+                        condition: Expr::bool_const(true),
+                        body: out,
+                    });
+                }
+                out
             }
             StmtNode::Realize {
                 name,
@@ -360,12 +377,6 @@ impl Mutator for Flatten<'_> {
                 body,
             } => {
                 let mut out = self.mutate_stmt(body);
-                if types.len() > 1 && self.hoisted.iter().any(|h| h.name == *name) {
-                    self.fail(Error::unimplemented(format!(
-                        "hoist_storage of the Tuple-valued Func {name}"
-                    )));
-                    return out;
-                }
                 // One allocation per Tuple element (`f.0`, `f.1`, ...), the
                 // first outermost, each with its own min/extent/stride names.
                 for (i, ty) in types.iter().enumerate().rev() {
