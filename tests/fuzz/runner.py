@@ -357,9 +357,8 @@ def main(argv=None):
     ap.add_argument("--seeds", required=True, help="A:B (half-open), N, or N,M,...")
     ap.add_argument("--out", required=True, help="directory for repros and summary.json")
     ap.add_argument("--jobs", "-j", type=int, default=1, help="programs run in parallel (each uses 2 processes)")
-    ap.add_argument("--timeout", type=float, default=180.0,
-                    help="seconds per run before it counts as a hang (generous: a loaded machine can take a
-                    minute to compile a program with 512-lane vectors)")
+    # Generous: a loaded machine took a minute to compile a program with 512-lane vectors.
+    ap.add_argument("--timeout", type=float, default=180.0, help="seconds per run before it counts as a hang")
     ap.add_argument("--restart-every", type=int, default=150, help="restart workers after this many runs")
     ap.add_argument("--reference", help="recorded halide outcomes to reuse (reference_cache.py)")
     ap.add_argument("--record-reference", metavar="FILE",
