@@ -139,6 +139,14 @@ impl Stmt {
             body,
         })
     }
+    /// `body` inside `let`s of `bindings`, the first binding outermost.
+    pub fn let_stmts(bindings: impl IntoIterator<Item = (String, Expr)>, body: Stmt) -> Stmt {
+        let bindings: Vec<_> = bindings.into_iter().collect();
+        bindings
+            .into_iter()
+            .rev()
+            .fold(body, |body, (n, v)| Stmt::let_stmt(n, v, body))
+    }
     pub fn assert(condition: Expr, message: Expr) -> Stmt {
         Stmt::new(StmtNode::AssertStmt { condition, message })
     }

@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::ir::visit::mutate_stmt_children;
 use crate::ir::{Expr, Mutator, Stmt, StmtNode};
 
+use super::bounds_inference::checks_before;
 use super::buffer_checks::error_message;
 use super::environment::Environment;
 
@@ -112,14 +113,6 @@ impl AllocationBounds<'_> {
             lets.push((format!("{name}.{a}.min_realized"), min));
             lets.push((format!("{name}.{a}.extent_realized"), extent));
         }
-        let mut s = realize;
-        if !checks.is_empty() {
-            checks.push(s);
-            s = Stmt::block(checks);
-        }
-        for (n, v) in lets.into_iter().rev() {
-            s = Stmt::let_stmt(n, v, s);
-        }
-        Ok(s)
+        Ok(Stmt::let_stmts(lets, checks_before(checks, realize)))
     }
 }

@@ -323,16 +323,17 @@ impl BoundsInference<'_> {
                 }
             }
         }
-        let mut s = body;
-        if !checks.is_empty() {
-            checks.push(s);
-            s = Stmt::block(checks);
-        }
-        for (n, v) in lets.into_iter().rev() {
-            s = Stmt::let_stmt(n, v, s);
-        }
-        Ok(s)
+        Ok(Stmt::let_stmts(lets, checks_before(checks, body)))
     }
+}
+
+/// `body` after the assertions `checks` (if any).
+pub(super) fn checks_before(mut checks: Vec<Stmt>, body: Stmt) -> Stmt {
+    if checks.is_empty() {
+        return body;
+    }
+    checks.push(body);
+    Stmt::block(checks)
 }
 
 /// Does `e` use a region symbol bounds inference defines (`f.s0.x.min`,

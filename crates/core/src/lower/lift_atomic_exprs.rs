@@ -60,11 +60,7 @@ impl Mutator for LiftAll {
         if lifter.lifted.is_empty() {
             return s.clone();
         }
-        let mut out = Stmt::atomic(producer_name.clone(), mutex_name.clone(), nb);
-        for (n, v) in lifter.lifted.into_iter().rev() {
-            out = Stmt::let_stmt(n, v, out);
-        }
-        out
+        Stmt::let_stmts(lifter.lifted, Stmt::atomic(producer_name.clone(), mutex_name.clone(), nb))
     }
 }
 

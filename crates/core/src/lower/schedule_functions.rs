@@ -431,10 +431,7 @@ fn build_loop_nest(
         );
     }
 
-    for (n, v) in bound_lets.into_iter().rev() {
-        body = Stmt::let_stmt(n, v, body);
-    }
-    Ok(body)
+    Ok(Stmt::let_stmts(bound_lets, body))
 }
 
 /// The known multiples of a stage's loop extents before its splits: each

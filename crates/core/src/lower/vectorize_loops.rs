@@ -651,10 +651,7 @@ impl VectorSubs {
                 bound_as,
             });
         }
-        let mut out = self.mutate_stmt(&body);
-        for (n, v) in rebound.into_iter().rev() {
-            out = Stmt::let_stmt(n, v, out);
-        }
+        let out = Stmt::let_stmts(rebound, self.mutate_stmt(&body));
         self.scope.truncate(mark);
         self.vars.pop();
         self.replacements = replacements(&self.vars);
