@@ -193,9 +193,11 @@ pub fn mux_tuples(
     } else if let Ok(t) = values.cast::<PyTuple>() {
         t.iter().collect()
     } else {
-        // Any other sequence (a Func call included: indexing it walks its
-        // elements, as Halide's bindings do).
-        values.try_iter()?.collect::<PyResult<_>>()?
+        // Any other sized sequence (a Func call included), read by index as
+        // Halide's bindings do. Not by iteration: a Func can be indexed
+        // with any int, so iterating one would never end.
+        let n = values.len()?;
+        (0..n).map(|i| values.get_item(i)).collect::<PyResult<_>>()?
     };
     if items.iter().all(|i| py_to_expr(i).is_ok()) {
         return Ok(None);

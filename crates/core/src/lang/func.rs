@@ -988,6 +988,14 @@ pub(crate) fn split_stage(
             ir_type_name(factor.ty())
         )));
     }
+    if factor.ty().bits > 32 || factor.ty() == Type::uint(32) {
+        // Narrowing would change the factor (2**40 would become 0).
+        return Err(Error::user(format!(
+            "In schedule for {name}, the split factor {} of {old} has type {}, but must fit in an int32.\n",
+            expr_to_string(&factor),
+            ir_type_name(factor.ty())
+        )));
+    }
     let factor = cast(Type::i32(), factor)?;
     let old_name = st.dims[i].var.clone();
     let inner_name = format!("{old_name}.{inner}");

@@ -204,6 +204,13 @@ pub fn lossless_cast(t: Type, e: &Expr) -> Option<Expr> {
             };
             return back.then_some(c);
         }
+        ExprNode::FloatImm(v) if t.is_int() || t.is_uint() => {
+            // An integral value in range (Halide's `Type::can_represent(double)`).
+            let fits = v.fract() == 0.0
+                && (*v as i128) >= t.min_int()
+                && (*v as i128) <= t.max_int();
+            return fits.then(|| cast(t, e.clone()).ok()).flatten();
+        }
         ExprNode::FloatImm(v) => {
             if !t.is_float() {
                 return None;

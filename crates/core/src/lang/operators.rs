@@ -332,13 +332,24 @@ pub fn binary(op: Op, a: Expr, b: Expr) -> Result<Expr> {
             bitwise_matched(op, a, b)
         }
         Op::Shl | Op::Shr => {
+            let (which, name) = if op == Op::Shl {
+                (Intrinsic::ShiftLeft, "shift left")
+            } else {
+                (Intrinsic::ShiftRight, "shift right")
+            };
+            // Halide documents both operands as integers; its own code
+            // generation fails on anything else.
+            for (e, pos) in [(&a, "first"), (&b, "second")] {
+                if !(e.ty().is_int() || e.ty().is_uint()) {
+                    return Err(Error::user(format!(
+                        "The {pos} argument to {name} must be an integer or unsigned integer, but {} has type {}\n",
+                        s(e),
+                        ir_type_name(e.ty())
+                    )));
+                }
+            }
             let (a, b) = match_lanes(a, b)?;
             let (a, b) = match_bits(a, b)?;
-            let which = if op == Op::Shl {
-                Intrinsic::ShiftLeft
-            } else {
-                Intrinsic::ShiftRight
-            };
             Ok(Expr::intrinsic(a.ty(), which, vec![a, b]))
         }
         _ => {

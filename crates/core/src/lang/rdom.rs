@@ -65,6 +65,26 @@ fn free_variable(e: &Expr) -> Option<String> {
     found
 }
 
+/// One side of a `Range(min, extent)`, which must convert to Int(32)
+/// without changing its value (Halide's `Range` constructor): `2.0` becomes
+/// `2`, while `2.5`, `2**40` or a uint32 Param are user errors.
+pub fn range_bound(e: &Expr, what: &str) -> Result<Expr> {
+    crate::lang::math::lossless_cast(Type::i32(), e).ok_or_else(|| {
+        Error::user(format!(
+            "Range {what} is not representable as an int32: {}",
+            expr_to_string(e)
+        ))
+    })
+}
+
+/// The message for an RDom given an undefined bound.
+pub fn undefined_bound_error(name: Option<&str>) -> Error {
+    Error::user(format!(
+        "The RDom {}may not be constructed with undefined Exprs.\n",
+        name.map(|n| format!("{n} ")).unwrap_or_default()
+    ))
+}
+
 impl ReductionDomain {
     /// `RDom([(min, extent), ...], name)`. Bounds must be integers and
     /// may not depend on Vars or RVars; they are cast to Int(32). An

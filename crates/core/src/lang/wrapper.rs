@@ -126,6 +126,9 @@ pub fn get_wrapper(
         WrapperKind::In => make_in_wrapper(f, &name),
         WrapperKind::Clone => f.copy_as(name),
     };
+    // As in Halide, a wrapper is used (by its consumers) from the start:
+    // an update definition added to it would not be what they call.
+    w.freeze();
     let mut c = f.write();
     if consumers.is_empty() {
         c.wrappers.push((String::new(), w.clone()));

@@ -148,8 +148,9 @@ pub fn infer_inputs(s: &Stmt, env: &Environment, outputs: &[Function]) -> Result
     };
     for_each_expr_in_stmt(s, &mut |e| c.visit(e));
     for name in &env.order {
-        for v in env.get(name).definition_exprs() {
-            for_each_expr(&v, &mut |e| c.visit(e));
+        let f = env.get(name);
+        for v in f.definition_exprs().iter().chain(&f.schedule_exprs()) {
+            for_each_expr(v, &mut |e| c.visit(e));
         }
     }
     while let Some(p) = c.pending.pop() {

@@ -38,6 +38,7 @@ pub mod bounds_inference;
 pub mod buffer_checks;
 pub mod environment;
 pub mod sliding_window;
+pub mod split_factor_checks;
 pub mod storage_folding;
 pub mod schedule_functions;
 pub mod storage_flattening;
@@ -210,6 +211,9 @@ pub fn lower_with(outputs: &[Function], name: &str, options: &LowerOptions) -> R
     }
     s = log.run("bounds inference", s, |s| {
         bounds_inference::bounds_inference(s, &env, outputs)
+    })?;
+    s = log.run("split factor checks", s, |s| {
+        split_factor_checks::add_split_factor_checks(s.clone(), &env)
     })?;
     // What the outputs write is fixed by their schedules; read it before
     // sliding window, whose rewound loops run guarded warm-up iterations
