@@ -169,9 +169,6 @@ f.split(x, xo, xi, None)""")
 E("split_by_string", """
 f[x] = x
 f.split(x, xo, xi, "4")""")
-E("vectorize_by_none", """
-f[x] = x
-f.vectorize(x, None)""")
 E("vectorize_by_param", """
 f[x] = x
 f.vectorize(x, p)
@@ -244,7 +241,7 @@ f[x] = x
 f.rename(y, t)""", "could not find")
 E("rename_to_existing_name", """
 f[x, y] = x + y
-f.rename(x, y)""", "already")
+f.rename(x, y)""", "already used", table=IMPL_ONLY)
 E("bound_unknown_var", """
 f[x] = 0
 f.bound(y, 0, 10)""", "is not one of the pure variables")
@@ -404,7 +401,7 @@ g.compute_root()
 h[x, y, z] = x + y + z
 h.compute_root()
 f[x, hl._] = g[hl._] + 2
-f[x, hl._] = f[x, hl._] + h[hl._] + 3""", "implicit")
+f[x, hl._] = f[x, hl._] + h[hl._] + 3""", 'Undefined variable "_2"')
 E("ambiguous_inline_reductions", """
 ra, rb, rc = hl.RDom([hl.Range(0, 10)], "ra"), hl.RDom([hl.Range(0, 10)], "rb"), hl.RDom([hl.Range(0, 10)], "rc")
 f[x, y] = hl.product(hl.sum(ra, ra + rc) + hl.sum(rb, rb * 2 + rc))
@@ -458,7 +455,7 @@ f.update(0).fuse(rr.x, rr.y, rxy).fuse(rr.z, y, yrz).rfactor(rxy, z)""", "rfacto
 E("rfactor_pure_var", """
 f[x] = 0
 f[x] += r
-f.update(0).rfactor(x, t)""", "rfactor")
+f.update(0).rfactor(x, t)""")
 E("rfactor_non_associative", """
 f[x] = 0
 f[x] = f[x] * 2 + r
@@ -517,10 +514,10 @@ f[x] = (x, x, x)
 f.realize(hl.Buffer(hl.Int(32), [1024]))""", "Realization requires 1 output(s) but pipeline produces 3 result(s)")
 E("realize_single_into_two_buffers", """
 f[x] = 42
-f.realize([hl.Buffer(hl.Int(32), [10]), hl.Buffer(hl.Int(32), [10])])""", "")
+f.realize([hl.Buffer(hl.Int(32), [10]), hl.Buffer(hl.Int(32), [10])])""", 'Realization requires 2 output(s) but pipeline produces 1 result(s)')
 E("realize_tuple_into_too_few_buffers", """
 f[x] = (x, hl.f32(x))
-f.realize([hl.Buffer(hl.Int(32), [10])])""", "")
+f.realize([hl.Buffer(hl.Int(32), [10])])""", 'Realization requires 1 output(s) but pipeline produces 2 result(s)')
 E("realize_tuple_buffers_wrong_type", """
 f[x] = (x, hl.f32(x))
 f.realize([hl.Buffer(hl.Int(32), [10]), hl.Buffer(hl.Int(32), [10])])""", "type")
@@ -535,7 +532,7 @@ f[x] = x
 f.realize(hl.Buffer(hl.Int(32), [10, 10]))""", "dimensions")
 E("realize_into_undefined_buffer", """
 f[x] = x
-f.realize(hl.Buffer())""", "")
+f.realize(hl.Buffer())""", 'Undefined buffer')
 E("realize_with_bad_target", """
 f[x] = x
 f.realize([4], target="host")""")
@@ -564,10 +561,10 @@ ft[x, y] = (hl.u8(0), hl.f64(0))
 ft[x, y] = (hl.i32(0), hl.f32(0))""", "type")
 E("func_typed_tuple_size_mismatch", """
 ft = hl.Func([hl.UInt(8), hl.Float(64)], 1, "ft")
-ft[x] = hl.u8(0)""", "")
+ft[x] = hl.u8(0)""", 'is constrained to only hold values of type (uint8, float64) but is defined with values of type uint8')
 E("tuple_index_out_of_range", """
 f[x] = (x, x)
-g[x] = f[x][2]""", "")
+g[x] = f[x][2]""", 'Tuple index out of range in reference to Func')
 E("tuple_func_used_as_expr", """
 f[x] = (x, x)
 g[x] = f[x] + 1""", "Tuple")
@@ -586,32 +583,32 @@ f[x] = (x, x)
 f.output_buffer()""", "Tuple")
 E("func_update_args_of_missing_update", """
 f[x] = x
-f.update_args(0)""", "")
+f.update_args(0)""", 'as it has no update definition')
 E("func_getitem_with_string", """
 f[x] = x
-f["x"]""", "")
+f["x"]""")
 E("func_setitem_with_string_key", """
-f["x"] = 1""", "")
+f["x"] = 1""")
 E("func_setitem_string_value", """
-f[x] = "one\"""", "")
+f[x] = "one\"""")
 E("func_setitem_none_value", """
-f[x] = None""", "")
+f[x] = None""")
 E("func_setitem_float_arg", """
-f[1.5] = x""", "")
+f[1.5] = x""")
 E("func_setitem_list_value", """
-f[x] = [x, x]""", "")
+f[x] = [x, x]""")
 E("func_getitem_float_index", """
 f[x] = x
-g[x] = f[1.5]""", "")
+g[x] = f[1.5]""", 'Implicit cast from float32 to int in argument 1')
 E("func_getitem_object", """
 f[x] = x
-f[object()]""", "")
+f[object()]""")
 E("func_constructor_bad_dims", """
 hl.Func(hl.Int(32), "two", "ft")""")
 E("select_no_args", """
-hl.select()""", "")
+hl.select()""", 'select() must have at least 3 arguments')
 E("select_even_args", """
-hl.select(x > 1, 1, x > 2, 2)""", "")
+hl.select(x > 1, 1, x > 2, 2)""", 'select() must have an odd number of arguments')
 E("select_non_bool_condition", """
 f[x] = hl.select(x, 1, 2)
 f.realize([4])""", "bool")
@@ -620,13 +617,13 @@ f[x] = hl.select(x > 2, hl.u8(x), hl.f32(x))
 f.realize([4])""", "type")
 E("tuple_val_select_undef", """
 f[x] = (x, hl.select(x < 20, 20 * x, hl.undef(hl.Int(32))))
-f.realize([10])""", "undef")
+f.realize([10])""", "Conditionally-undef values in a Tuple should have the same conditions")
 E("tuple_arg_select_undef", """
 f[x, y] = (0, 0)
 a0 = hl.clamp(hl.select(r.x < 2, 13, hl.undef(hl.Int(32))), 0, 20)
 a1 = hl.clamp(hl.select(r.x < 5, 23, hl.undef(hl.Int(32))), 0, 20)
 f[a0, a1] = (f[a0, a1][0] + 10, f[a0, a1][1] + 5)
-f.realize([100, 100])""", "undef")
+f.realize([100, 100])""", "Conditionally-undef args in a Tuple should have the same conditions")
 
 # ---------------------------------------------------------------------------------
 # Schedule placement
@@ -651,7 +648,7 @@ E("compute_at_var_not_in_consumer", """
 f[x] = x
 g[x] = f[x]
 f.compute_at(g, y)
-g.realize([4])""", "")
+g.realize([4])""", 'is computed at the following invalid location', 'Legal locations for this function are')
 E("compute_at_func_that_does_not_use_it", """
 f[x] = x
 g[x] = x
@@ -701,7 +698,7 @@ f[x] = x
 g[x] = f[x]
 h[x] = x
 f.compute_at(h, x)
-g.realize([4])""", "")
+g.realize([4])""", 'is computed at the following invalid location')
 E("compute_at_loop_level_of_string", """
 f[x] = x
 f.compute_at("g", x)""", "incompatible function arguments")
@@ -732,7 +729,7 @@ f.specialize(p > 0)""", "specialize_fail")
 E("specialize_on_var", """
 f[x] = x
 f.specialize(x > 0)
-f.realize([4])""", "")
+f.realize([4])""", 'Specialization conditions may not depend on any Vars or RVars')
 E("unscheduled_after_schedule", """
 f[x] = x
 f[x] = f[x] + 1
@@ -748,7 +745,7 @@ g[x, y] = 5
 h[x, y] = f[x, y] + g[x, y]
 f.compute_root()
 f.in_(g).compute_root()
-h.realize([5, 5])""", "")
+h.realize([5, 5])""", 'does not call')
 E("wrap_custom_after_shared", """
 g1, g2, g3, g4 = hl.Func("g1"), hl.Func("g2"), hl.Func("g3"), hl.Func("g4")
 f[x] = x
@@ -756,14 +753,14 @@ g1[x, y] = f[x]
 g2[x, y] = f[x]
 g3[x, y] = f[x]
 w1 = f.in_([g1, g4, g3])
-w2 = f.in_(g3)""", "")
+w2 = f.in_(g3)""", 'Redefinition of shared wrapper', 'is illegal since')
 E("wrap_frozen", """
 f[x] = x
 g[x] = f[x]
 w = f.in_(g)
-w[x] = w[x] + 1""", "")
+w[x] = w[x] + 1""", "cannot be given a new update definition")
 E("wrap_undefined_func", """
-f.in_(g)""", "")
+f.in_(g)""", "Can't construct a Tuple from a call to Func")
 
 # ---------------------------------------------------------------------------------
 # Expressions and their types
@@ -792,20 +789,21 @@ hl.u8(x) & hl.i8(x)""", "signed")
 E("bitwise_or_of_floats", """
 hl.f32(x) | hl.f32(x)""", "integer")
 E("bitwise_xor_float_int", """
-hl.f32(x) ^ 1""", "integer")
+f[x] = hl.f32(x) ^ 1
+f.realize([2])""", "must be an integer or unsigned integer")
 E("bitwise_not_of_float", """
 ~hl.f32(x)""", "integer")
 E("logical_not_of_int", """
 hl.logical_not(x)""", "bool")
 E("expr_to_python_bool", """
 if x > 1:
-    pass""", "")
+    pass""", 'cannot be converted to a bool')
 E("python_abs_of_expr", """
-abs(hl.i8(x))""", "")
+abs(hl.i8(x))""", 'bad operand type for abs()')
 E("python_int_of_expr", """
-int(x + 1)""", "")
+int(x + 1)""", 'int() argument must be')
 E("python_float_of_expr", """
-float(hl.f32(x))""", "")
+float(hl.f32(x))""", 'float() argument must be')
 E("lerp_mismatched_types", """
 f[()] = hl.lerp(hl.u16(0), hl.u8(42), 0.5)""", "lerp")
 E("lerp_signed_weight", """
@@ -813,7 +811,7 @@ f[()] = hl.lerp(hl.u8(0), hl.u8(42), hl.i8(16))""", "lerp")
 E("lerp_float_weight_out_of_range", """
 f[()] = hl.lerp(0, 42, 1.5)""", "lerp")
 E("expr_from_complex", """
-hl.Expr(1j)""", "incompatible constructor arguments")
+hl.Expr(1j)""", "Can't convert", table=IMPL_ONLY, kind="TypeError")
 E("expr_from_list", """
 hl.Expr([1, 2])""")
 E("expr_plus_string", """
@@ -837,57 +835,51 @@ E("fast_exp_of_double", """
 hl.fast_exp(hl.f64(x))""", "fast_exp")
 E("fast_log_of_double", """
 hl.fast_log(hl.f64(x))""", "fast_log")
-E("fast_sin_of_double", """
-hl.fast_sin(hl.f64(x))""", "")
 E("fast_inverse_of_int", """
 f[x] = hl.fast_inverse(x)
-f.realize([4])""", "")
+f.realize([4])""", 'fast_inverse only takes float16 or float32 arguments')
 E("count_leading_zeros_of_float", """
-hl.count_leading_zeros(hl.f32(x))""", "")
+hl.count_leading_zeros(hl.f32(x))""", 'Argument to count_leading_zeros must be an integer')
 E("popcount_of_float", """
-hl.popcount(hl.f32(x))""", "")
+hl.popcount(hl.f32(x))""", 'Argument to popcount must be an integer')
 E("is_nan_of_int", """
-hl.is_nan(x)""", "")
+hl.is_nan(x)""", 'is_nan only works for float')
 E("is_inf_of_int", """
-hl.is_inf(x)""", "")
+hl.is_inf(x)""", 'is_inf only works for float')
 E("is_finite_of_int", """
-hl.is_finite(x)""", "")
-E("concat_bits_empty", """
-hl.concat_bits([])""", "")
-E("concat_bits_mismatched", """
-hl.concat_bits([hl.u8(x), hl.u16(x)])""", "")
+hl.is_finite(x)""", 'is_finite only works for float')
 E("mux_empty", """
-hl.mux(x, [])""", "")
+hl.mux(x, [])""", 'mux() requires a non-empty vector of values')
 E("mux_of_func", """
 f[x] = (x, x)
 hl.mux(x, f)""", "has no len()")
 E("print_when_non_bool", """
 f[x] = hl.print_when(x, x)
-f.realize([4])""", "")
+f.realize([4])""", 'is not a bool')
 E("require_non_bool", """
 f[x] = hl.require(x, x)
-f.realize([4])""", "")
+f.realize([4])""", 'Require condition must be a boolean type')
 E("require_fails", """
 q1 = hl.Param(hl.Int(32), "q1", 1)
 q2 = hl.Param(hl.Int(32), "q2", 2)
 f[x] = hl.require((q1 + q2) == 7829, (q1 + q2) * 7919, 7829, q1, q2)
 f.realize([1])""", "Requirement Failed")
 E("min_of_one_arg", """
-hl.min(x)""", "")
+hl.min(x)""", 'min() must have at least 2 arguments')
 E("max_of_string", """
 hl.max(x, "y")""", "Can't convert", table=IMPL_ONLY, kind="TypeError")
 E("clamp_missing_arg", """
-hl.clamp(x, 0)""", "")
+hl.clamp(x, 0)""")
 E("sqrt_of_string", """
-hl.sqrt("4")""", "")
+hl.sqrt("4")""")
 E("pow_of_none", """
-hl.pow(x, None)""", "")
+hl.pow(x, None)""")
 E("strict_float_of_none", """
-hl.strict_float(None)""", "")
+hl.strict_float(None)""")
 E("likely_of_string", """
-hl.likely("x")""", "")
+hl.likely("x")""")
 E("undef_of_non_type", """
-hl.undef(3)""", "")
+hl.undef(3)""")
 
 # ---------------------------------------------------------------------------------
 # Types and Targets
@@ -919,7 +911,7 @@ hl.Target("host").natural_vector_size("x")""")
 # Buffers
 # ---------------------------------------------------------------------------------
 E("buffer_from_string", """
-hl.Buffer("abc")""", "")
+hl.Buffer("abc")""", 'incompatible constructor arguments')
 E("buffer_type_with_string_sizes", """
 hl.Buffer(hl.Int(32), "ab")""", "incompatible constructor arguments")
 E("buffer_type_with_float_sizes", """
@@ -929,36 +921,36 @@ hl.Buffer(hl.Int(32), [2**31])""", "incompatible constructor arguments")
 E("buffer_too_large", """
 hl.Buffer(hl.UInt(8), [1 << 24, 1 << 24, 1 << 24])""", "too large", table=IMPL_ONLY, kind="ValueError")
 E("buffer_of_object_array", """
-hl.Buffer(np.array([None, 1], dtype=object))""", "")
+hl.Buffer(np.array([None, 1], dtype=object))""", 'Unsupported Buffer<> type')
 E("buffer_of_complex_array", """
-hl.Buffer(np.zeros(3, np.complex64))""", "")
+hl.Buffer(np.zeros(3, np.complex64))""", 'Unsupported Buffer<> type')
 E("buffer_index_out_of_range", """
 b = hl.Buffer(hl.Int(32), [4])
-b[10]""", "")
+b[10]""", 'index 10 is out of bounds for axis 0 with min=0, extent=4')
 E("buffer_index_negative", """
 b = hl.Buffer(hl.Int(32), [4])
-b[-1]""", "")
+b[-1]""", 'index -1 is out of bounds for axis 0')
 E("buffer_too_many_indices", """
 b = hl.Buffer(hl.Int(32), [4])
-b[1, 2, 3]""", "")
+b[1, 2, 3]""", 'Incorrect number of dimensions')
 E("buffer_too_few_indices", """
 b = hl.Buffer(hl.Int(32), [4, 4])
-b[1]""", "")
+b[1]""", 'Incorrect number of dimensions')
 E("buffer_float_index", """
 b = hl.Buffer(hl.Int(32), [4])
-b[1.5]""", "")
+b[1.5]""", 'must be representable as 32-bit integers')
 E("buffer_string_index", """
 b = hl.Buffer(hl.Int(32), [4])
-b["a"]""", "")
+b["a"]""")
 E("buffer_setitem_out_of_range", """
 b = hl.Buffer(hl.Int(32), [4])
-b[4] = 1""", "")
+b[4] = 1""", 'index 4 is out of bounds for axis 0')
 E("buffer_setitem_string_value", """
 b = hl.Buffer(hl.Int(32), [4])
-b[0] = "a\"""", "")
+b[0] = "a\"""", "Unable to cast Python instance of type <class 'str'>")
 E("buffer_setitem_float_into_int", """
 b = hl.Buffer(hl.Int(32), [4])
-b[0] = 1.5""", "")
+b[0] = 1.5""", "Unable to cast Python instance of type <class 'float'>")
 E("buffer_dim_out_of_range", """
 b = hl.Buffer(hl.Int(32), [4])
 b.dim(5)""", "out of range", table=IMPL_ONLY, kind="IndexError")
@@ -994,34 +986,34 @@ b = hl.Buffer(hl.Int(32), [4, 4])
 b.translate([1, 2, 3])""", "offsets", table=IMPL_ONLY, kind="ValueError")
 E("buffer_set_min_wrong_count", """
 b = hl.Buffer(hl.Int(32), [4, 4])
-b.set_min([1, 2, 3])""", "")
+b.set_min([1, 2, 3])""", 'Too many arguments')
 E("buffer_copy_from_other_type", """
 b = hl.Buffer(hl.Int(32), [4])
 b.copy_from(hl.Buffer(hl.Float(32), [4]))""", "cannot copy", table=IMPL_ONLY, kind="TypeError")
 E("buffer_fill_with_string", """
 b = hl.Buffer(hl.Int(32), [4])
-b.fill("a")""", "")
+b.fill("a")""", "Unable to cast Python instance of type <class 'str'>")
 E("buffer_make_scalar_bad_type", """
-hl.Buffer.make_scalar("int")""", "")
+hl.Buffer.make_scalar("int")""")
 E("undefined_buffer_index", """
-hl.Buffer()[0]""", "")
+hl.Buffer()[0]""", 'Undefined buffer calling')
 E("undefined_buffer_dim", """
-hl.Buffer().dim(0)""", "")
+hl.Buffer().dim(0)""", 'Undefined buffer calling', 'method dim')
 E("undefined_buffer_used_in_func", """
 f[x] = hl.Buffer()[x]""", "Undefined buffer", table=IMPL_ONLY)
 E("buffer_called_with_wrong_arg_count", """
 b = hl.Buffer(hl.Int(32), [4, 4])
 f[x] = b[x]
-f.realize([4])""", "")
+f.realize([4])""", 'Dimensionality mismatch accessing Buffer', 'There were 1 arguments, but the Buffer has 2 dimensions')
 E("buffer_called_with_float_coord", """
 b = hl.Buffer(hl.Int(32), [4])
-f[x] = b[hl.f32(x)]""", "")
+f[x] = b[hl.f32(x)]""")
 E("buffer_accessed_out_of_bounds", """
 b = hl.Buffer(np.arange(4, dtype=np.int32))
 f[x] = b[x + 1]
 f.realize([4])""", "Input buffer", "is accessed at 4")
 E("buffer_reverse_axes_string", """
-hl.Buffer(np.zeros(3, np.int32), "b", "no")""", "")
+hl.Buffer(np.zeros(3, np.int32), "b", "no")""", 'incompatible constructor arguments')
 
 # ---------------------------------------------------------------------------------
 # ImageParams and Params
@@ -1039,11 +1031,11 @@ im.set(hl.Buffer(hl.Int(32), [10, 10]))
 f.realize([10, 10])""", "type")
 E("image_param_called_with_wrong_arg_count", """
 f[x] = im[x]
-f.realize([4])""", "")
+f.realize([4])""", 'was called with 1 arguments, but was defined with 2')
 E("image_param_called_with_float_coord", """
-f[x, y] = im[hl.f32(x), y]""", "")
+f[x, y] = im[hl.f32(x), y]""", 'Implicit cast from float32 to int in argument 1')
 E("image_param_dim_out_of_range", """
-im.dim(5)""", "")
+im.dim(5)""", "Can't access dimension 5 of a 2-dimensional Parameter")
 E("image_param_negative_dims", """
 hl.ImageParam(hl.UInt(8), -1, "q")""", "", table=IMPL_ONLY, kind="TypeError")
 E("image_param_dims_string", """
@@ -1054,7 +1046,7 @@ E("image_param_set_bounds_float", """
 im.dim(0).set_bounds(0.5, 4)""", "must be integers", table=IMPL_ONLY)
 E("image_param_width_of_1d", """
 q = hl.ImageParam(hl.UInt(8), 0, "q")
-q.width()""", "")
+q.width()""", "Can't ask for the width of a zero-dimensional image")
 E("bad_dimensions_of_bound_buffer", """
 f[x, y] = im[x, y]
 im.set(hl.Buffer(hl.UInt(8), [10, 10, 3]))
@@ -1094,10 +1086,10 @@ q.set_min_value(0)
 f[x] = x + q
 f.realize([4])""", "at least 0")
 E("param_initial_value_out_of_type_range", """
-hl.Param(hl.Int(8), "q", 300)""", "")
+hl.Param(hl.Int(8), "q", 300)""", 'The value 300 cannot be losslessly converted to type int8')
 E("param_set_string", """
 q = hl.Param(hl.Float(32), "q", 1.0)
-q.set("a")""", "")
+q.set("a")""", 'set(): incompatible function arguments')
 E("param_set_none", """
 q = hl.Param(hl.Int(32), "q", 1)
 q.set(None)""", "", table=IMPL_ONLY, kind="TypeError")
@@ -1106,15 +1098,15 @@ q = hl.Param(hl.Int(64), "q", 1)
 q.set(2**70)""", "cannot be losslessly converted", table=IMPL_ONLY)
 E("param_set_float_into_int", """
 q = hl.Param(hl.Int(32), "q", 1)
-q.set(1.5)""", "")
+q.set(1.5)""", 'The value 1.5 cannot be losslessly converted to type int32')
 E("param_of_non_type", """
 hl.Param("int32", "q", 1)""", "incompatible constructor arguments")
 E("param_set_range_string", """
 q = hl.Param(hl.Int(32), "q", 1)
-q.set_range("a", 3)""", "")
+q.set_range("a", 3)""")
 E("param_set_estimate_string", """
 q = hl.Param(hl.Int(32), "q", 1)
-q.set_estimate("a")""", "")
+q.set_estimate("a")""", 'set_estimate(): incompatible function arguments')
 
 # ---------------------------------------------------------------------------------
 # Pipelines, Callables, LoopLevels, boundary conditions
@@ -1124,57 +1116,57 @@ hl.Pipeline(3)""", "incompatible constructor arguments")
 E("pipeline_of_list_with_non_func", """
 hl.Pipeline([x])""", "incompatible constructor arguments")
 E("pipeline_empty_realize", """
-hl.Pipeline().realize([4])""", "")
+hl.Pipeline().realize([4])""", 'Pipeline is undefined')
 E("pipeline_outputs_different_dimensions", """
 f[x] = x
 g[x, y] = x
-hl.Pipeline([f, g]).realize([4])""", "")
+hl.Pipeline([f, g]).realize([4])""", 'is defined with 2 dimensions, but realize() is requesting a realization with 1 dimensions')
 E("pipeline_realize_wrong_buffer_count", """
 f[x] = x
 g[x] = x
-hl.Pipeline([f, g]).realize([hl.Buffer(hl.Int(32), [4])])""", "")
+hl.Pipeline([f, g]).realize([hl.Buffer(hl.Int(32), [4])])""", 'Realization requires 1 output(s) but pipeline produces 2 result(s)')
 E("callable_missing_argument", """
 q = hl.Param(hl.Int(32), "q", 1)
 f[x] = x + q
 f.compile_to_callable([])""", "not found in the argument list")
 E("callable_argument_not_param", """
 f[x] = x
-f.compile_to_callable([x])""", "")
+f.compile_to_callable([x])""")
 E("callable_called_with_wrong_count", """
 q = hl.Param(hl.Int(32), "q", 1)
 f[x] = x + q
 cb = f.compile_to_callable([q])
-cb(1)""", "")
+cb(1)""", 'Expected exactly 2 positional arguments, but saw 1')
 E("callable_called_with_string", """
 q = hl.Param(hl.Int(32), "q", 1)
 f[x] = x + q
 cb = f.compile_to_callable([q])
-cb("a", hl.Buffer(hl.Int(32), [4]))""", "")
+cb("a", hl.Buffer(hl.Int(32), [4]))""", "Unable to cast Python instance of type <class 'str'>")
 E("callable_called_with_wrong_output_type", """
 q = hl.Param(hl.Int(32), "q", 1)
 f[x] = x + q
 cb = f.compile_to_callable([q])
-cb(1, hl.Buffer(hl.Float(32), [4]))""", "")
+cb(1, hl.Buffer(hl.Float(32), [4]))""", 'has type int32 but type of the buffer passed in is float32')
 E("loop_level_with_string_var", """
 f[x] = x
-hl.LoopLevel(f, "x")""", "")
+hl.LoopLevel(f, "x")""", 'incompatible constructor arguments')
 E("loop_level_set_to_non_level", """
 hl.LoopLevel().set(3)""")
 E("repeat_edge_of_unbounded_func", """
 f[x] = x
-hl.BoundaryConditions.repeat_edge(f)""", "")
+hl.BoundaryConditions.repeat_edge(f)""", 'repeat_edge(): incompatible function arguments')
 E("constant_exterior_bad_value", """
 b = hl.Buffer(hl.Int(32), [4])
-hl.BoundaryConditions.constant_exterior(b, "a")""", "")
+hl.BoundaryConditions.constant_exterior(b, "a")""", 'constant_exterior(): incompatible function arguments')
 E("boundary_condition_of_non_func", """
-hl.BoundaryConditions.mirror_image(3)""", "")
+hl.BoundaryConditions.mirror_image(3)""", 'mirror_image(): incompatible function arguments')
 E("compile_to_lowered_stmt_bad_path", """
 f[x] = x
 f.compile_to_lowered_stmt("/nonexistent-dir/x/y.stmt", [])""", "No such file or directory", table=IMPL_ONLY)
 E("evaluate_with_var", """
-hl.evaluate(x + 1)""", "")
+hl.evaluate(x + 1)""", 'Undefined variable "x" in definition of Func')
 E("lambda_func_wrong", """
-hl.lambda_func()""", "")
+hl.lambda_func()""", 'Not enough arguments')
 
 # ---------------------------------------------------------------------------------
 # Halide 21 misbehaves on these (aborts, hangs or gives garbage): ferrohalide only

@@ -9,5 +9,5 @@ pub mod parallel_rvar;
 pub mod simplify;
 pub mod substitute;
 
-pub use cse::{cse, cse_stmt};
+pub use cse::{cse, cse_if_heavily_shared, cse_stmt};
 pub use simplify::{can_prove, simplify, simplify_stmt};

@@ -356,6 +356,11 @@ impl Func {
     /// definition, or an update if the Func already has one (update.rs).
     pub fn define(&self, args: Vec<Expr>, values: Vec<Expr>) -> Result<()> {
         let name = self.name();
+        // Before anything walks them (see `cse_if_heavily_shared`).
+        let shared = |es: Vec<Expr>| -> Vec<Expr> {
+            es.iter().map(crate::analysis::cse_if_heavily_shared).collect()
+        };
+        let (args, values) = (shared(args), shared(values));
         if self.defined() {
             return crate::lang::update::define_update(self, args, values);
         }

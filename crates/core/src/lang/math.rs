@@ -735,6 +735,13 @@ pub fn print(args: Vec<Expr>) -> Result<Expr> {
 
 /// `print_when(cond, args...)`: like print, but only prints when cond holds.
 pub fn print_when(cond: Expr, args: Vec<Expr>) -> Result<Expr> {
+    if !cond.ty().is_bool() {
+        // (Halide reports it from the select it builds.)
+        return Err(Error::user(format!(
+            "First argument to print_when is not a bool: {}\n",
+            ir_type_name(cond.ty())
+        )));
+    }
     let p = print(args.clone())?;
     Ok(Expr::intrinsic(
         p.ty(),

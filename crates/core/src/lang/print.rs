@@ -64,6 +64,11 @@ fn math_call_name(m: MathFn, t: Type) -> String {
     }
 }
 
+/// Longest text printed for one expression: a heavily shared expression
+/// (`x ** (2**31 - 1)` is 31 shared squarings) would print as a tree of
+/// billions of nodes, so printing stops here with `...`.
+const MAX_PRINTED: usize = 1 << 20;
+
 struct Printer {
     out: String,
 }
@@ -90,6 +95,12 @@ impl Printer {
     }
 
     fn visit(&mut self, e: &Expr, no_parens: bool) {
+        if self.out.len() >= MAX_PRINTED {
+            if !self.out.ends_with("...") {
+                self.out.push_str("...");
+            }
+            return;
+        }
         let ty = e.ty();
         match e.node() {
             ExprNode::IntImm(v) => {
