@@ -1169,6 +1169,141 @@ E("lambda_func_wrong", """
 hl.lambda_func()""", 'Not enough arguments')
 
 # ---------------------------------------------------------------------------------
+# More from Halide's error tests, and Python-level misuse
+# ---------------------------------------------------------------------------------
+E("uninitialized_param", """
+q = hl.Param(hl.Int(32), "scalar_param")
+ip = hl.ImageParam(hl.Int(32), 2, "image_param")
+f[x, y] = ip[x, y] + q
+ip.set(hl.Buffer(hl.Int(32), [10, 10]))
+f.realize([10, 10])""", "does not have a valid scalar value")
+E("pointer_arithmetic", """
+q = hl.Param(hl.Handle(), "q")
+f[x] = q + 2""", "but Halide does not support pointer arithmetic")
+E("var_of_int", """
+hl.Var(3)""")
+E("func_call_syntax", """
+f[x] = x
+f(x)""", "object is not callable")
+E("compute_at_itself", """
+f[x] = x
+g[x] = f[x]
+f.compute_at(f, x)
+g.realize([4])""", "is computed at the following invalid location")
+E("store_at_non_consumer", """
+f[x] = x
+g[x] = f[x]
+h[x] = x
+f.store_at(h, x).compute_at(g, x)
+g.realize([4])""", "is computed at the following invalid location")
+E("split_already_split_var", """
+f[x] = x
+f.split(x, xo, xi, 4)
+f.split(x, t, u, 2)""", "could not find split dimension: x")
+E("reorder_var_of_other_func", """
+f[x] = x
+f.reorder(y, x)""", "could not find var y to reorder")
+E("specialize_fail_on_update", """
+f[x] = x
+f[x] = f[x] + 1
+f.update(0).specialize_fail("update failure")
+f.realize([4])""", "A schedule specialized with specialize_fail() was chosen", "update failure")
+E("rdom_where_after_use", """
+rr = hl.RDom([hl.Range(0, 4)], "rr")
+f[x] = 0
+f[rr.x] = f[rr.x] + 1
+rr.where(rr.x > 1)""", "cannot be given a new predicate, because it has already been used")
+E("vector_valued_definition", """
+f[x] = hl.cast(hl.Int(32).with_lanes(4), x)
+f.realize([4])""")
+E("select_lanes_mismatch", """
+f[x] = hl.select(hl.cast(hl.Bool(4), x), x, x)""", "vector lanes of condition must be equal to vector lanes of arguments")
+E("select_cond_float", """
+f[x] = hl.select(hl.f32(x), 1, 2)""", "The first argument to a select must be a boolean")
+E("param_range_min_above_max", """
+q = hl.Param(hl.Int(32), "q", 3)
+q.set_range(5, 1)
+f[x] = x + q
+f.realize([4])""", "Parameter q is")
+E("realize_empty_sizes_for_1d", """
+f[x] = x
+f.realize([])""", "is defined with 1 dimensions, but realize() is requesting a realization with 0 dimensions")
+E("buffer_copy_to_device_without_gpu", """
+b = hl.Buffer(hl.Int(32), [4])
+b.copy_to_device(hl.Target("host"))""")
+E("buffer_device_malloc_without_gpu", """
+b = hl.Buffer(hl.Int(32), [4])
+b.device_malloc(hl.Target("host"))""")
+E("buffer_for_each_element_callback_raises", """
+b = hl.Buffer(hl.Int(32), [4])
+def cb(*a):
+    raise KeyError("from callback")
+b.for_each_element(cb)""", "from callback")
+E("buffer_of_empty_list", """
+hl.Buffer([])""", "incompatible constructor arguments")
+E("in_of_non_func", """
+f[x] = x
+f.in_(3)""", "in_(): incompatible function arguments")
+E("clone_in_itself", """
+f[x] = x
+f.clone_in(f)""", "Cannot create wrapper of itself")
+E("loop_level_bad_stage_index", """
+f[x] = x
+g[x] = f[x]
+f.compute_at(hl.LoopLevel(g, x, 5))
+g.realize([4])""", "is computed at the following invalid location")
+E("lowered_stmt_format_string", """
+f[x] = x
+f.compile_to_lowered_stmt("unused.stmt", [], "html")""")
+E("buffer_set_host_dirty_string", """
+b = hl.Buffer(hl.Int(32), [4])
+b.set_host_dirty("yes")""")
+E("realize_unknown_keyword", """
+f[x] = x
+f.realize(sizes=[4], bogus=1)""")
+E("rdoms_mixed_in_one_update", """
+f[x, y] = x
+f[r2.x, r2.y] = f[r2.x, r2.y] + f[r.x, r2.y]""", "Multiple reduction domains found")
+E("expr_compared_with_string", """
+x > 'a'""", "not supported between instances")
+E("func_with_empty_name", """
+hl.Func("")[x] = x""", "A Func may not have an empty name")
+
+E("vectorize_too_many_lanes", """
+f[x] = x
+f.vectorize(x, 1 << 20)
+f.realize([8])""", "Halide only supports vector types with up to 65535 lanes")
+E("vectorize_by_largest_int32", """
+f[x] = x
+f.vectorize(x, 2**31 - 1)
+f.realize([8])""", "Halide only supports vector types with up to 65535 lanes")
+E("rdom_range_overflows_int32", """
+rr = hl.RDom([hl.Range(2**31 - 10, 100)], "rr")
+f[x] = 0
+f[rr.x % 4] = f[rr.x % 4] + 1
+f.realize([4])""", "Signed integer overflow occurred during constant-folding")
+E("fold_storage_zero", """
+f[x] = x
+g[x] = f[x] + f[x + 1]
+f.store_root().compute_at(g, x).fold_storage(x, 0)
+g.realize([8])""", "is too small to store the required region")
+E("fold_storage_param_zero", """
+q = hl.Param(hl.Int(32), "q", 0)
+f[x] = x
+g[x] = f[x] + f[x + 1]
+f.store_root().compute_at(g, x).fold_storage(x, q)
+g.realize([8])""")
+E("parallel_task_size_param_zero", """
+q = hl.Param(hl.Int(32), "q", 0)
+f[x] = x
+f.parallel(x, q)
+f.realize([8])""", "not strictly positive")
+E("align_bounds_float_modulus", """
+f[x] = x
+f.align_bounds(x, 2.5)
+f.realize([8])""", "Can't represent modulus as int32")
+
+# ---------------------------------------------------------------------------------
 # Halide 21 misbehaves on these (aborts, hangs or gives garbage): ferrohalide only
 # ---------------------------------------------------------------------------------
 E("shift_left_of_float", """
@@ -1181,6 +1316,14 @@ E("shift_right_of_param_by_float", """
 q = hl.Param(hl.Float(32), "q", 1.0)
 f[x] = q >> 1
 f.realize([2])""", "shift", table=IMPL_ONLY)
+
+E("rdom_missing_dimension", """
+rr = hl.RDom([hl.Range(1, 99)], "rr")
+f[x, y] = 0
+f[rr.x, rr.y] = 1""", "there is no dimension 1", table=IMPL_ONLY, kind="KeyError")
+E("two_placeholders_on_the_left", """
+f[x] = x
+g[hl._, hl._] = f[hl._]""", "more than one placeholder", table=IMPL_ONLY)
 
 # ---------------------------------------------------------------------------------
 # Accepted by Halide: must run the same in both

@@ -384,7 +384,7 @@ impl PyFunc {
         if n == 1 {
             if let Ok(name) = a0.extract::<String>() {
                 return Ok(PyFunc {
-                    inner: Func::new(Some(&name)),
+                    inner: Func::named(&name).py()?,
                 });
             }
             if let Ok(b) = a0.extract::<PyRef<PyBuffer>>() {

@@ -258,9 +258,18 @@ impl Func {
         }
     }
 
-    /// `Func(required_types, required_dimensions, name)`.
+    /// `Func(name)`: a name the user chose, which may not be empty (Halide).
+    pub fn named(name: &str) -> Result<Func> {
+        if name.is_empty() {
+            return Err(Error::user("A Func may not have an empty name.\n"));
+        }
+        Ok(Func::new(Some(name)))
+    }
+
+    /// `Func(required_types, required_dimensions, name)` (an empty name
+    /// gets a fresh one here, as Halide's constructor accepts it).
     pub fn with_requirements(types: Vec<Type>, dims: usize, name: &str) -> Func {
-        let f = Func::new(Some(name));
+        let f = Func::new(Some(name).filter(|n| !n.is_empty()));
         f.function.write().output_types = types;
         Func {
             required_dims: Some(dims),
@@ -361,6 +370,21 @@ impl Func {
             es.iter().map(crate::analysis::cse_if_heavily_shared).collect()
         };
         let (args, values) = (shared(args), shared(values));
+        if let Some((i, v)) = values.iter().enumerate().find(|(_, v)| v.ty().is_vector()) {
+            // Vectors are made by scheduling (`vectorize`), never stored.
+            return Err(Error::user(format!(
+                "Value {} in definition of \"{name}\" has the vector type {}: a Func's values must be scalars.\n",
+                i + 1,
+                ir_type_name(v.ty())
+            )));
+        }
+        if let Some((i, a)) = args.iter().enumerate().find(|(_, a)| a.ty().is_vector()) {
+            return Err(Error::user(format!(
+                "Argument {} in definition of \"{name}\" has the vector type {}: a Func's arguments must be scalars.\n",
+                i + 1,
+                ir_type_name(a.ty())
+            )));
+        }
         if self.defined() {
             return crate::lang::update::define_update(self, args, values);
         }

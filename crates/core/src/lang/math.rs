@@ -317,6 +317,15 @@ pub fn select(cond: Expr, t: Expr, f: Expr) -> Result<Expr> {
             ir_type_name(f.ty())
         )));
     }
+    if cond.ty().is_vector() && cond.lanes() != t.lanes() {
+        return Err(Error::user(format!(
+            "In Select, vector lanes of condition must be equal to vector lanes of arguments: {} has type {}, but {} has type {}\n",
+            s(&cond),
+            ir_type_name(cond.ty()),
+            s(&t),
+            ir_type_name(t.ty())
+        )));
+    }
     if t.ty().is_vector() && cond.ty().is_scalar() {
         cond = Expr::broadcast(cond, t.lanes());
     }

@@ -80,6 +80,11 @@ fn vectorize_one(name: &str, min: &Expr, extent: &Expr, body: &Stmt) -> Result<S
     let simplified = simplify(extent);
     let lanes = match const_int_value(&simplified) {
         Some(n) if n > 1 && n <= u16::MAX as i64 => n as u16,
+        Some(n) if n > u16::MAX as i64 => {
+            return Err(Error::user(format!(
+                "Halide only supports vector types with up to 65535 lanes. {n} lanes requested. (Vectorizing the loop over {name}.)"
+            )))
+        }
         _ => {
             return Err(Error::user(format!(
                 "Loop over {name} has extent {simplified}. Can only vectorize loops over a constant extent > 1"
