@@ -4,7 +4,9 @@ with wrong, degenerate and extreme arguments.  Run as a script, in a subprocess
 
     python api_fuzz.py MODULE SEED LOG [START]
 
-The plan (which callable, on which receiver, with which arguments) is pure data
+Each entry of the plan is one call, or a chain of 2-4 method calls on one
+receiver (so that schedules and buffers reach states no single call makes).  The
+plan (which callables, on which receiver, with which arguments) is pure data
 computed from the seed before anything runs, so a run that died at call k can be
 resumed at k + 1 and every call is reproducible from its index.  Each call is
 written to LOG (line-buffered) before it runs: the last line of a dead run names
@@ -256,6 +258,17 @@ SKIP_MODULE_NAMES = {"HalideError", "imageio"}
 
 CALLS_PER_TARGET = 10
 MAX_ARITY = 5
+# Chains of 2-4 calls on one receiver, per class: (receivers, how many).
+CHAINS = {
+    "Func": (["Func", "Func_update", "Func_tuple", "Func_input", "Func_1d"], 600),
+    "Stage": (["Stage", "Stage_pure"], 300),
+    "Buffer": (["Buffer", "Buffer_u8", "Buffer_zero_extent", "Buffer_0d"], 400),
+    "ImageParam": (["ImageParam", "ImageParam_set"], 100),
+    "Param": (["Param", "Param_f32"], 100),
+    "RDom": (["RDom"], 50),
+    "Pipeline": (["Pipeline", "Pipeline_multi"], 100),
+    "Target": (["Target"], 100),
+}
 
 # Arguments named like these get, half of the time, a value of roughly the right
 # kind (a Var where a Var is expected, an int where a factor is...), so that calls
@@ -394,22 +407,42 @@ def uncovered_classes(hl):
                   if methods_of(cls) and c not in RECEIVERS)
 
 
+def _call(rng, names, name, fn):
+    """One call of `fn` (called `name`) as data: (name, [arg names], {kw: name})."""
+    lo, hi, pos, kw = _signature(fn)
+    n = rng.choice(sorted({0, lo, hi, min(hi + 1, MAX_ARITY + 1), max(lo - 1, 0)})) \
+        if rng.random() < 0.4 else rng.randint(lo, max(lo, hi))
+    args = [_pick(rng, names, pos[j] if j < len(pos) else None) for j in range(n)]
+    kwargs = {}
+    if kw and rng.random() < 0.3:
+        key = rng.choice(kw)
+        kwargs[key] = _pick(rng, names, key)
+    elif rng.random() < 0.05:
+        kwargs["no_such_keyword"] = rng.choice(names)
+    return name, args, kwargs
+
+
 def plan(hl, seed):
-    """The calls, as data: [(target, receiver, [arg names], {kw: arg name})]."""
+    """The calls, as data: [(receiver or None, [(callable name, [arg names],
+    {kw: arg name}), ...])].  Most entries are one call; CHAINS entries call
+    several methods on one receiver, so that schedules and buffers reach
+    states no single call makes."""
     names = sorted(objects(hl))
     out = []
     for tname, recv, fn in targets(hl):
         rng = random.Random("%s:%s" % (seed, tname))
-        lo, hi, pos, kw = _signature(fn)
-        counts = sorted({0, lo, hi, min(hi + 1, MAX_ARITY + 1), max(lo - 1, 0)})
-        for i in range(CALLS_PER_TARGET):
-            n = counts[i % len(counts)] if i < len(counts) else rng.randint(lo, max(lo, hi))
-            args = [_pick(rng, names, pos[j] if j < len(pos) else None) for j in range(n)]
-            kwargs = {}
-            if kw and rng.random() < 0.3:
-                key = rng.choice(kw)
-                kwargs[key] = _pick(rng, names, key)
-            out.append((tname, recv, args, kwargs))
+        for _ in range(CALLS_PER_TARGET):
+            out.append((recv, [_call(rng, names, tname, fn)]))
+    classes = public_classes(hl)
+    for cname, (recvs, count) in sorted(CHAINS.items()):
+        cls = classes[cname]
+        methods = [m for m in methods_of(cls) if not m.startswith("__")]
+        rng = random.Random("%s:chains:%s" % (seed, cname))
+        for _ in range(count):
+            recv = rng.choice(recvs)
+            steps = [_call(rng, names, "%s.%s" % (recv, m), getattr(cls, m))
+                     for m in (rng.choice(methods) for _ in range(rng.randint(2, 4)))]
+            out.append((recv, steps))
     return out
 
 
@@ -454,44 +487,53 @@ def realize_check(hl):
     assert (got == want).all(), got
 
 
+def _describe(recv, steps):
+    return " ; ".join("%s(%s%s)" % (name, ", ".join(args),
+                                    "".join(", %s=%s" % kv for kv in kwargs.items()))
+                      for name, args, kwargs in steps)
+
+
+def _problem_of(exc):
+    p = bad_exception(exc)
+    return p and "%s: %s: %s" % (p, type(exc).__name__, str(exc)[:300])
+
+
+def run_entry(hl, factories, recv, steps):
+    """Run one plan entry; the reason it found a bug, or None."""
+    try:
+        receiver = factories[recv]() if recv else None
+    except BaseException as exc:  # noqa: BLE001 - building the receiver
+        return _problem_of(exc)
+    result = None
+    for name, args, kwargs in steps:
+        try:
+            fn = getattr(receiver, name.split(".", 1)[1]) if recv else getattr(hl, name[3:])
+            a = [factories[n]() for n in args]
+            k = {key: factories[n]() for key, n in kwargs.items()}
+            result = fn(*a, **k)
+        except BaseException as exc:  # noqa: BLE001 - the point of the test
+            return _problem_of(exc)
+    for v in (result, receiver):
+        try:
+            use(hl, v)
+        except BaseException as exc:  # noqa: BLE001
+            p = _problem_of(exc)
+            if p:
+                return "after the calls, using %s: %s" % (type(v).__name__, p)
+    return None
+
+
 def run(modname, seed, log_path, start=0):
     hl = importlib.import_module(modname)
-    calls = plan(hl, seed)
+    entries = plan(hl, seed)
     factories = objects(hl)
     with open(log_path, "a", buffering=1) as log:
-        log.write("PLAN %d\n" % len(calls))
-        for i in range(start, len(calls)):
-            tname, recv, args, kwargs = calls[i]
-            desc = "%s(%s%s)" % (tname, ", ".join(args),
-                                "".join(", %s=%s" % kv for kv in kwargs.items()))
+        log.write("PLAN %d\n" % len(entries))
+        for i in range(start, len(entries)):
+            recv, steps = entries[i]
+            desc = _describe(recv, steps)
             log.write("CALL %d %s\n" % (i, desc))
-            problem = None
-            try:
-                receiver = factories[recv]() if recv else None
-                fn = getattr(receiver, tname.split(".", 1)[1]) if recv else \
-                    getattr(hl, tname[3:])
-                a = [factories[n]() for n in args]
-                k = {key: factories[n]() for key, n in kwargs.items()}
-            except BaseException as exc:  # noqa: BLE001 - building the call
-                problem = bad_exception(exc)
-                fn = None
-            if fn is not None:
-                try:
-                    result = fn(*a, **k)
-                except BaseException as exc:  # noqa: BLE001 - the point of the test
-                    problem = bad_exception(exc)
-                    if problem:
-                        problem += ": %s: %s" % (type(exc).__name__, str(exc)[:300])
-                else:
-                    for v in (result, receiver):
-                        try:
-                            use(hl, v)
-                        except BaseException as exc:  # noqa: BLE001
-                            p = bad_exception(exc)
-                            if p:
-                                problem = "after the call, using %s: %s: %s: %s" % (
-                                    type(v).__name__, p, type(exc).__name__, str(exc)[:300])
-                                break
+            problem = run_entry(hl, factories, recv, steps)
             if problem:
                 log.write("BAD %d %s -- %s\n" % (i, desc, problem.replace("\n", " | ")))
         realize_check(hl)

@@ -1303,6 +1303,26 @@ f[x] = x
 f.align_bounds(x, 2.5)
 f.realize([8])""", "Can't represent modulus as int32")
 
+E("split_by_var", """
+f[x] = x
+f.split(x, xo, xi, x)
+f.realize([8])""", "Symbol not found: x")
+E("split_by_other_var", """
+f[x, y] = x
+f.split(x, xo, xi, y + 1)
+f.realize([8, 8])""", "Symbol not found: y")
+E("bound_extent_uses_var", """
+f[x] = x
+f.bound_extent(x, hl.u8(x))
+f.realize([3])""", "Symbol not found: x")
+E("bound_min_uses_var", """
+f[x] = x
+g[x] = f[x]
+f.compute_root().bound(x, x, 4)
+g.realize([3])""", "Symbol not found: x")
+E("widening_mul_of_int_and_float", """
+hl.evaluate(hl.widening_mul(3, 2.5))""")
+
 # ---------------------------------------------------------------------------------
 # Halide 21 misbehaves on these (aborts, hangs or gives garbage): ferrohalide only
 # ---------------------------------------------------------------------------------

@@ -652,7 +652,17 @@ pub fn widening_sub(a: Expr, b: Expr) -> Result<Expr> {
 }
 
 pub fn widening_mul(a: Expr, b: Expr) -> Result<Expr> {
-    let (a, b) = (a, b);
+    // The operands may differ in sign (not matched), but not be one float
+    // and one integer: Halide would only fail in code generation.
+    if a.ty().is_float() != b.ty().is_float() {
+        return Err(Error::user(format!(
+            "The arguments to widening_mul must both be floats or both be integers, but {} has type {} and {} has type {}\n",
+            s(&a),
+            ir_type_name(a.ty()),
+            s(&b),
+            ir_type_name(b.ty())
+        )));
+    }
     let (ba, bb) = (a.ty().bits, b.ty().bits);
     let (a, b) = if ba < bb {
         (cast(a.ty().with_bits(bb), a)?, b)

@@ -38,7 +38,7 @@ pub mod bounds_inference;
 pub mod buffer_checks;
 pub mod environment;
 pub mod sliding_window;
-pub mod split_factor_checks;
+pub mod schedule_expr_checks;
 pub mod storage_folding;
 pub mod schedule_functions;
 pub mod storage_flattening;
@@ -174,6 +174,7 @@ pub fn lower_with(outputs: &[Function], name: &str, options: &LowerOptions) -> R
     use crate::analysis::simplify::simplify_stmt;
     let log = PassLog::new();
     let env = environment::build_environment(outputs)?;
+    schedule_expr_checks::check_schedule_exprs(&env)?;
     let input_buffers = environment::bound_input_buffers(&env)?;
 
     let mut s = log.run("schedule functions", Stmt::no_op(), |_| {
@@ -213,7 +214,7 @@ pub fn lower_with(outputs: &[Function], name: &str, options: &LowerOptions) -> R
         bounds_inference::bounds_inference(s, &env, outputs)
     })?;
     s = log.run("split factor checks", s, |s| {
-        split_factor_checks::add_split_factor_checks(s.clone(), &env)
+        schedule_expr_checks::add_split_factor_checks(s.clone(), &env)
     })?;
     // What the outputs write is fixed by their schedules; read it before
     // sliding window, whose rewound loops run guarded warm-up iterations

@@ -1,16 +1,18 @@
-//! Split factors must be strictly positive (Halide's ApplySplit check and
-//! AddSplitFactorChecks.cpp). A zero or negative factor gives a loop nest
-//! that computes nothing (or garbage) where the Func is supposed to be
-//! defined, so it is never let through:
-//! - a constant factor that is not positive is a compile-time user error;
-//! - any other factor (a Param expression) gets an assertion, evaluated
-//!   before the pipeline does any work, naming the split and its value;
-//! - a factor may only use constants and Params: a Var (or RVar) has no
-//!   value where loop extents are computed.
+//! Checks of the expressions in schedules, which are evaluated once, before
+//! any loop runs (Halide's ApplySplit check, AddSplitFactorChecks.cpp and its
+//! "Symbol not found" for anything else):
+//! - they may only use constants and Params: a Var (or RVar) has no value
+//!   there (`bound(x, 0, x)`, `split(x, xo, xi, y)`);
+//! - split factors must be strictly positive. A zero or negative factor
+//!   gives a loop nest that computes nothing (or garbage) where the Func is
+//!   supposed to be defined, so it is never let through: a constant factor
+//!   that is not positive is a compile-time user error; any other factor (a
+//!   Param expression) gets an assertion, evaluated before the pipeline does
+//!   any work, naming the split and its value.
 //!
 //! Every split of every stage is checked, specializations included
 //! (`split`, `tile`, and `vectorize`/`unroll`/`parallel` with a factor all
-//! record splits).
+//! record splits), and every bound, alignment and storage fold.
 //!
 //! Assumes: the root body after bounds inference. Guarantees: the
 //! assertions come before it, in stage order.
@@ -43,15 +45,26 @@ fn loop_variable_in(factor: &Expr) -> Option<String> {
     found
 }
 
-/// The check of one split of Func `func`: `Ok(None)` if it is provably fine.
-fn check_split(func: &str, old: &str, outer: &str, inner: &str, factor: &Expr) -> Result<Option<Stmt>> {
-    if let Some(v) = loop_variable_in(factor) {
-        return Err(Error::user(format!(
-            "In schedule for {func}, the factor used to split the variable {} is {}, which uses {v}: split factors may only use constants and Params (Symbol not found: {v})\n",
-            short(old),
-            expr_to_string(factor)
-        )));
+/// A schedule expression of Func `func` (`what` says which) must not use
+/// a Var or RVar.
+fn check_no_loop_variable(func: &str, what: &str, e: &Expr) -> Result<()> {
+    match loop_variable_in(e) {
+        Some(v) => Err(Error::user(format!(
+            "In schedule for {func}, {what} is {}, which uses {v}: schedule expressions may only use constants and Params (Symbol not found: {v})\n",
+            expr_to_string(e)
+        ))),
+        None => Ok(()),
     }
+}
+
+/// The compile-time check of one split of Func `func`; the run-time check
+/// its factor needs, if it is not provably positive.
+fn check_split(func: &str, old: &str, outer: &str, inner: &str, factor: &Expr) -> Result<Option<Stmt>> {
+    check_no_loop_variable(
+        func,
+        &format!("the factor used to split the variable {}", short(old)),
+        factor,
+    )?;
     if let Some(k) = factor.as_int_const() {
         if k > 0 {
             return Ok(None);
@@ -82,10 +95,14 @@ fn check_split(func: &str, old: &str, outer: &str, inner: &str, factor: &Expr) -
     )))
 }
 
-/// Put the checks of every split factor of the pipeline in front of `s`.
-pub fn add_split_factor_checks(s: Stmt, env: &Environment) -> Result<Stmt> {
+/// Check every schedule expression of the pipeline (the user errors);
+/// returns the run-time checks split factors need.
+fn split_checks(env: &Environment) -> Result<Vec<Stmt>> {
     let mut checks = vec![];
     for name in &env.order {
+        for e in env.get(name).read().schedule.exprs() {
+            check_no_loop_variable(name, "a bound, alignment or storage fold", &e)?;
+        }
         for (_, stage) in env.get(name).stage_schedules() {
             for split in &stage.splits {
                 if let Split::Split {
@@ -101,6 +118,17 @@ pub fn add_split_factor_checks(s: Stmt, env: &Environment) -> Result<Stmt> {
             }
         }
     }
+    Ok(checks)
+}
+
+/// The user errors, before lowering builds anything from the schedules.
+pub fn check_schedule_exprs(env: &Environment) -> Result<()> {
+    split_checks(env).map(|_| ())
+}
+
+/// Put the run-time checks of split factors in front of `s`.
+pub fn add_split_factor_checks(s: Stmt, env: &Environment) -> Result<Stmt> {
+    let mut checks = split_checks(env)?;
     if checks.is_empty() {
         return Ok(s);
     }
