@@ -109,7 +109,9 @@ pub fn compile_for(outputs: &[Function], target: Option<&Target>) -> Result<Arc<
         no_asserts: target.has_feature(feature::NO_ASSERTS),
     };
     let lowered = lower_with(outputs, &name, &options)?;
-    let module = compile_jit(&lowered.pipeline, &jit_target)?;
+    // Code generation recurses as deep as the lowered expressions nest.
+    let module =
+        ferrohalide_core::stack::with_large_stack(|| compile_jit(&lowered.pipeline, &jit_target))?;
     COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let compiled = Arc::new(Compiled {
         lowered,

@@ -10,6 +10,7 @@ pub mod ir;
 pub mod lang;
 pub mod lower;
 pub mod schedule;
+pub mod stack;
 pub mod target;
 
 pub use error::{Error, ErrorKind, Result};

@@ -41,7 +41,19 @@ fn exprs_of<'py>(
     items: impl Iterator<Item = Bound<'py, PyAny>>,
     err: impl Fn(&Bound<'py, PyAny>) -> PyErr,
 ) -> PyResult<Vec<Expr>> {
-    items.map(|i| py_to_expr(&i).map_err(|_| err(&i))).collect()
+    // Only a value that is not convertible gets `err`; an Expr that is
+    // itself wrong (undefined, too deep) keeps its own error.
+    items
+        .map(|i| {
+            py_to_expr(&i).map_err(|e| {
+                if e.is_instance_of::<PyTypeError>(i.py()) {
+                    err(&i)
+                } else {
+                    e
+                }
+            })
+        })
+        .collect()
 }
 
 /// The values of a Python list when only Expr objects are accepted
@@ -197,9 +209,20 @@ pub fn mux_tuples(
         // Halide's bindings do. Not by iteration: a Func can be indexed
         // with any int, so iterating one would never end.
         let n = values.len()?;
-        (0..n).map(|i| values.get_item(i)).collect::<PyResult<_>>()?
+        (0..n)
+            .map(|i| values.get_item(i))
+            .collect::<PyResult<_>>()?
     };
-    if items.iter().all(|i| py_to_expr(i).is_ok()) {
+    let mut all_exprs = true;
+    for i in &items {
+        match py_to_expr(i) {
+            Ok(_) => {}
+            // An Expr that is itself wrong (too deep) keeps its error.
+            Err(e) if !e.is_instance_of::<PyTypeError>(py) => return Err(e),
+            Err(_) => all_exprs = false,
+        }
+    }
+    if all_exprs {
         return Ok(None);
     }
     let tuples: Option<Vec<Tuple>> = items.iter().map(implicit_tuple).collect();

@@ -364,6 +364,18 @@ impl Func {
     /// `f[args] = values` (one value, or several for a Tuple): the pure
     /// definition, or an update if the Func already has one (update.rs).
     pub fn define(&self, args: Vec<Expr>, values: Vec<Expr>) -> Result<()> {
+        // The checks below recurse as deep as the expressions nest.
+        let depth = args
+            .iter()
+            .chain(&values)
+            .map(Expr::depth)
+            .max()
+            .unwrap_or(0);
+        crate::stack::for_depth(depth, || self.define_here(args, values))
+    }
+
+    /// `define` on the current thread.
+    fn define_here(&self, args: Vec<Expr>, values: Vec<Expr>) -> Result<()> {
         let name = self.name();
         // Before anything walks them (see `cse_if_heavily_shared`).
         let shared = |es: Vec<Expr>| -> Vec<Expr> {

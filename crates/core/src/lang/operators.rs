@@ -8,6 +8,23 @@ use crate::error::{Error, Result};
 use crate::ir::{BinOp, Expr, ExprNode, Intrinsic, MathFn, Type, TypeCode};
 use crate::lang::print::{expr_to_string as s, ir_type_name};
 
+// ---- nesting depth --------------------------------------------------------------
+
+/// The deepest expression the front end accepts. Compilation recurses once
+/// per level; Halide itself overflows its stack somewhat deeper than this.
+pub const MAX_EXPR_DEPTH: u32 = 20_000;
+
+/// A user error for an expression nested deeper than `MAX_EXPR_DEPTH`.
+pub fn check_depth(e: &Expr) -> Result<()> {
+    if e.depth() <= MAX_EXPR_DEPTH {
+        return Ok(());
+    }
+    Err(Error::user(format!(
+        "An expression is nested {} levels deep, more than the {MAX_EXPR_DEPTH} that can be compiled. (A Python loop that adds one term at a time nests one level per term: add the terms pairwise, or compute partial results in separate Funcs.)\n",
+        e.depth()
+    )))
+}
+
 // ---- constants and casts ------------------------------------------------------
 
 /// Halide's `make_const(t, int64)`.

@@ -178,9 +178,11 @@ pub fn infer_inputs(s: &Stmt, env: &Environment, outputs: &[Function]) -> Result
 /// The inputs of the pipeline computing `outputs`, without lowering it
 /// further than building its loop nest (`Pipeline.infer_arguments`).
 pub fn pipeline_inputs(outputs: &[Function]) -> Result<Inputs> {
-    let env = super::environment::build_environment(outputs)?;
-    let s = super::schedule_functions::schedule_functions(&env, outputs)?;
-    infer_inputs(&s, &env, outputs)
+    crate::stack::with_large_stack(|| {
+        let env = super::environment::build_environment(outputs)?;
+        let s = super::schedule_functions::schedule_functions(&env, outputs)?;
+        infer_inputs(&s, &env, outputs)
+    })
 }
 
 #[cfg(test)]

@@ -171,6 +171,11 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
 /// Lower the pipeline computing `outputs` to a single loop nest, in
 /// Halide's pass order. Each line is one pass.
 pub fn lower_with(outputs: &[Function], name: &str, options: &LowerOptions) -> Result<Lowered> {
+    crate::stack::with_large_stack(|| lower_here(outputs, name, options))
+}
+
+/// `lower_with` on the current thread.
+fn lower_here(outputs: &[Function], name: &str, options: &LowerOptions) -> Result<Lowered> {
     use crate::analysis::simplify::simplify_stmt;
     let log = PassLog::new();
     let env = environment::build_environment(outputs)?;
