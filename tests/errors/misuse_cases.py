@@ -1324,6 +1324,121 @@ E("widening_mul_of_int_and_float", """
 hl.evaluate(hl.widening_mul(3, 2.5))""")
 
 # ---------------------------------------------------------------------------------
+# More of Halide's error tests (bad_const_cast, missing_args, bad_bound,
+# reuse_var_in_schedule, ...) and constraint, callable and schedule misuse
+# ---------------------------------------------------------------------------------
+E("uint8_mod_256_constant", """
+f[x] = hl.cast(hl.UInt(8), x) % 256
+f.realize([4])""", "Integer constant 256 will be implicitly coerced to type uint8")
+E("callable_without_its_param", """
+a = hl.Param(hl.Float(32), "a")
+f[x] = im[x, x] + a
+f.compile_to_callable([im])""", "Generated code refers to parameter a", "not found in the argument list")
+E("callable_without_any_argument", """
+a = hl.Param(hl.Float(32), "a")
+f[x] = im[x, x] + a
+f.compile_to_callable([])""", "which was not found in the argument list")
+E("round_up_split_past_output_buffer", """
+f[x] = x
+f.split(x, xo, xi, 8, hl.TailStrategy.RoundUp)
+f.realize(hl.Buffer(hl.Int(32), [10]))""", "is accessed at 15, which is beyond the max (9)")
+E("register_storage_of_dynamic_size", """
+f[x] = x
+f.store_in(hl.MemoryType.Register)
+g[x] = f[x]
+f.compute_root()
+g.realize([100])""", "Only fixed-size allocations can be stored in registers")
+E("rename_old_name_after_rename", """
+f[x] = x
+f.rename(x, y).rename(x, z)""", "could not find rename dimension: x")
+E("fuse_rvar_with_pure_var_in_update", """
+f[x] = 0
+f[x] += r
+f.update().fuse(x, r, t)
+f.realize([8])""", "Can't fuse Var t from RVar")
+E("rdom_where_uses_other_rdom", """
+r.where(r2.x > 0)""", "An RDom's predicate may only refer to its own RVars")
+E("rvars_of_missing_update", """
+f[x] = x
+f.rvars(0)""", "as it has no update definition")
+E("dimensions_of_undefined_func", """
+f.dimensions()""", "because it is undefined or has no dimension requirements")
+E("div_round_to_zero_of_float", """
+hl.div_round_to_zero(hl.f32(x), hl.f32(x))""", "First argument to div_round_to_zero is not an integer")
+E("mod_round_to_zero_of_float", """
+hl.mod_round_to_zero(hl.f32(x), hl.f32(x))""", "First argument to mod_round_to_zero is not an integer")
+E("rdom_bound_uses_other_rvar", """
+q = hl.RDom([hl.Range(0, r.x)])""", "The bounds of an RDom may not depend on a free variable", "depend on the variable r$x")
+E("output_bound_issued_twice", """
+f[x] = x
+f.bound(x, 0, 4).bound(x, 0, 8)
+f.realize([4])""", "Bounds given for", "(from 0 to 3) do not cover required region (from 0 to 7)")
+E("producer_bound_issued_twice", """
+f[x] = x
+g[x] = f[x]
+f.compute_root().bound(x, 0, 4).bound(x, 0, 8)
+g.realize([4])""", "(from 0 to 3) do not cover required region (from 0 to 7)")
+E("update_with_swapped_pure_vars", """
+f[x, y] = x + y
+f[y, x] = f[x, y] + 1
+f.realize([4, 4])""", 'Undefined variable "y" in definition of Func')
+E("evaluate_param_without_value", """
+hl.evaluate(hl.Param(hl.Int(32), "unset") + 1)""", "does not have a valid scalar value")
+E("tuple_of_nothing", """
+hl.Tuple([])""", "Tuples must have at least one element")
+E("define_with_empty_python_tuple", """
+f[x] = ()""", "__setitem__", kind="TypeError")
+E("cast_int_to_handle", """
+f[x] = hl.cast(hl.Handle(), x)
+f.realize([4])""", "to a handle", "reinterpret(Handle(), cast<uint64_t>(x))")
+E("bool_param_initial_value_3", """
+hl.Param(hl.Bool(), "b", 3)""", "cannot be losslessly converted to type uint1")
+E("image_param_stride_constraint_violated", """
+im.dim(0).set_stride(0)
+im.set(hl.Buffer(hl.UInt(8), [4, 4]))
+f[x, y] = im[x, y]
+f.realize([4, 4])""", "Constraint violated: im.stride.0 (1) == 0")
+E("image_param_extent_constraint_violated", """
+im.dim(0).set_extent(5)
+im.set(hl.Buffer(hl.UInt(8), [4, 4]))
+f[x, y] = im[x, y]
+f.realize([4, 4])""", "Constraint violated: im.extent.0 (4) == 5")
+E("image_param_min_constraint_violated", """
+im.dim(0).set_min(2)
+im.set(hl.Buffer(hl.UInt(8), [4, 4]))
+f[x, y] = im[x, y]
+f.realize([2, 2])""", "Constraint violated: im.min.0 (0) == 2")
+E("realize_into_transposed_buffer", """
+f[x, y] = x
+f.realize(hl.Buffer(hl.Int(32), [4, 4]).transposed(0, 1))""", "Constraint violated", "stride.0 (4) == 1")
+E("unroll_rvar_of_param_extent", """
+q = hl.RDom([hl.Range(0, p)])
+f[x] = 0
+f[x] += q.x
+f.update().unroll(q.x)
+f.realize([4])""", "Can only unroll for loops over a constant extent", "has extent p")
+E("vectorize_rvar_of_param_extent", """
+q = hl.RDom([hl.Range(0, p)])
+f[x] = 0
+f[q.x] += 1
+f.update().vectorize(q.x)
+f.realize([4])""", "Can only vectorize", "constant extent", "has extent p")
+E("callable_output_of_wrong_type", """
+f[x] = im[x, 0]
+c = f.compile_to_callable([im])
+c(hl.Buffer(hl.UInt(8), [4, 4]), hl.Buffer(hl.Float(32), [4]))""", "has type uint8 but type of the buffer passed in is float32")
+E("callable_input_of_wrong_type", """
+f[x] = im[x, 0]
+c = f.compile_to_callable([im])
+c(hl.Buffer(hl.Int(8), [4, 4]), hl.Buffer(hl.UInt(8), [4]))""", "Input buffer im has type uint8 but type of the buffer passed in is int8")
+E("compute_at_consumer_defined_later", """
+g[x] = 0
+g[r] += f[r]""", "because it has not yet been defined")
+E("tuple_value_mismatched_update_bool", """
+f[x] = x
+f[x] = x > 2""", "has type uint1, but pure definition has type int32")
+
+# ---------------------------------------------------------------------------------
 # Halide 21 misbehaves on these (aborts, hangs or gives garbage): ferrohalide only
 # ---------------------------------------------------------------------------------
 E("shift_left_of_float", """
@@ -1344,6 +1459,20 @@ f[rr.x, rr.y] = 1""", "there is no dimension 1", table=IMPL_ONLY, kind="KeyError
 E("two_placeholders_on_the_left", """
 f[x] = x
 g[hl._, hl._] = f[hl._]""", "more than one placeholder", table=IMPL_ONLY)
+
+E("parallel_rvar_of_where_reading_the_func_early", """
+f[x] = 1
+r.where(f[0] == 1)
+f[r] = 2
+f.update().parallel(r)
+f.realize([10])""", "may introduce a race condition", table=IMPL_ONLY)
+E("round_up_output_read_before_its_min", """
+rr = hl.RDom([hl.Range(0, 1024)])
+f[x] = (0, 0)
+f[rr] = (f[rr - 100][0], 0)
+f.split(x, xo, xi, 16, hl.TailStrategy.RoundUp)
+f.update(0).unscheduled()
+f.realize([hl.Buffer(hl.Int(32), [1024]), hl.Buffer(hl.Int(32), [1024])])""", "is accessed at -100, which is before the min (0)", table=IMPL_ONLY)
 
 # ---------------------------------------------------------------------------------
 # Accepted by Halide: must run the same in both

@@ -142,14 +142,29 @@ fn apply_user_bounds(
 
 /// Halide's explicit-bounds assertions: each `bound` on `arg` must cover
 /// the region required at `f`'s store level, `required` (the region as
-/// `apply_user_bounds` saw it before the first-issued bound).
-fn explicit_bound_checks(f: &Function, arg: &str, required: &(Expr, Expr)) -> Vec<Stmt> {
+/// `apply_user_bounds` saw it before the first-issued bound). For an
+/// output, whose region is its buffer's, the last-issued bound is not
+/// checked (Halide computes an output's bounded region into any buffer),
+/// but the earlier ones must cover it.
+fn explicit_bound_checks(
+    f: &Function,
+    arg: &str,
+    required: &(Expr, Expr),
+    output: bool,
+) -> Vec<Stmt> {
     let c = f.read();
     let (req_lo, req_hi) = (simplify(&required.0), simplify(&required.1));
-    c.schedule
+    let mut bounds: Vec<_> = c
+        .schedule
         .bounds
         .iter()
-        .filter(|b| b.var == arg)
+        .filter(|b| b.var == arg && b.extent.is_some())
+        .collect();
+    if output {
+        bounds.pop();
+    }
+    bounds
+        .into_iter()
         .filter_map(|b| {
             let extent = b.extent.clone()?;
             let min = simplify(&b.min.clone().unwrap_or_else(|| req_lo.clone()));
@@ -267,8 +282,8 @@ impl BoundsInference<'_> {
                 // An output is stored where it is computed (its buffer).
                 let stored_here = output || realized.contains(name);
                 let (lo, hi, unbounded) = apply_user_bounds(f, a, lo, hi, stored_here);
-                if let (Some(req), true, false) = (&unbounded, stored_here, output) {
-                    checks.extend(explicit_bound_checks(f, a, req));
+                if let (Some(req), true) = (&unbounded, stored_here) {
+                    checks.extend(explicit_bound_checks(f, a, req, output));
                 }
                 lets.push((format!("{p}{a}.min"), simplify(&lo)));
                 lets.push((format!("{p}{a}.max"), simplify(&hi)));
@@ -354,7 +369,7 @@ impl BoundsInference<'_> {
                 }) = required.as_ref().map(|r| r[d].clone())
                 {
                     if let (_, _, Some(req)) = apply_user_bounds(f, a, lo, hi, false) {
-                        checks.extend(explicit_bound_checks(f, a, &req));
+                        checks.extend(explicit_bound_checks(f, a, &req, false));
                     }
                 }
                 match provided.as_ref().map(|r| r[d].clone()) {
