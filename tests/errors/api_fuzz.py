@@ -110,6 +110,7 @@ def objects(hl):
         "1j": lambda: 1j,
         "''": lambda: "",
         "'x'": lambda: "x",
+        "'x.png'": lambda: "x.png",
         "'host'": lambda: "host",
         "'bad'": lambda: "no-such\x00thing",
         "b'x'": lambda: b"x",
@@ -124,6 +125,11 @@ def objects(hl):
         "[4,4]": lambda: [4, 4],
         "[Func]": lambda: [_funcs(hl)[0]()],
         "[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]": lambda: [0] * 17,
+        "[(0,4)]": lambda: [(0, 4)],
+        "[(0,4),(0,3)]": lambda: [(0, 4), (0, 3)],
+        "[(None,None),(1,-3)]": lambda: [(None, None), (1, -3)],
+        "[(0,2**40),(x,4)]": lambda: [(0, 2 ** 40), (hl.Var("x"), 4)],
+        "[Range,Range]": lambda: [hl.Range(0, 4), hl.Range(0, 3)],
         "()": lambda: (),
         "(1,2)": lambda: (1, 2),
         "{}": lambda: {},
@@ -255,8 +261,12 @@ DUNDERS = {
 
 # Names that are not API entry points of the module.
 SKIP_MODULE_NAMES = {"HalideError", "imageio"}
+# Submodules whose functions are API entry points too.
+SUBMODULES = ["BoundaryConditions", "imageio"]
 
 CALLS_PER_TARGET = 10
+# Module functions with several arguments of several kinds get more calls.
+CALLS_PER_SUBMODULE_FUNCTION = 40
 MAX_ARITY = 5
 # Chains of 2-4 calls on one receiver, per class: (receivers, how many).
 CHAINS = {
@@ -303,6 +313,13 @@ HINTS = {
     **dict.fromkeys(["name", "filename", "fmt", "message", "qualname", "module"], _STRS),
     **dict.fromkeys(["dirty", "fold_forward", "reverse_axes",
                      "override_associativity_test"], _BOOLS),
+    **dict.fromkeys(["source"], _FUNCS + ["ImageParam", "ImageParam_set", "Buffer", "Buffer_u8"]),
+    **dict.fromkeys(["bounds"], ["[(0,4)]", "[(0,4),(0,3)]", "[(None,None),(1,-3)]",
+                                 "[(0,2**40),(x,4)]", "[Range,Range]", "[]", "[4,4]", "None"]),
+    **dict.fromkeys(["exterior"], _EXPRS),
+    **dict.fromkeys(["uri", "format"], _STRS + ["'x.png'"]),
+    **dict.fromkeys(["im"], ["Buffer", "Buffer_u8", "Buffer_0d", "Buffer_zero_extent",
+                             "np.u8_3x4", "np.strided", "np.zeros(3)", "None"]),
     "target": ["Target", "'host'", "'bad'", "None", "0"],
     "tail": ["TailStrategy", "0", "None", "'x'"],
     "memory_type": ["MemoryType", "0", "None"],
@@ -382,9 +399,46 @@ def _pick(rng, names, param):
     return rng.choice(names)
 
 
+def submodule(hl, name):
+    """The package's submodule `name` (imported if need be), or None."""
+    m = getattr(hl, name, None)
+    if m is None:
+        try:
+            m = importlib.import_module("%s.%s" % (hl.__name__, name))
+        except ImportError:
+            return None
+    return m if inspect.ismodule(m) else None
+
+
+def submodule_functions(hl):
+    """[(dotted name, function)] of the submodules' own public functions (not
+    those they import from other libraries)."""
+    out = []
+    for sub in SUBMODULES:
+        m = submodule(hl, sub)
+        if m is None:
+            continue
+        for n in sorted(dir(m)):
+            o = getattr(m, n)
+            if n.startswith("_") or inspect.isclass(o) or inspect.ismodule(o) or not callable(o):
+                continue
+            owner = getattr(o, "__module__", None) or ""
+            ours = (hl.__name__.split(".")[0], sub)
+            if owner and not owner.startswith(ours) and not owner.endswith("." + sub):
+                continue
+            out.append(("%s.%s" % (sub, n), o))
+    return out
+
+
+def resolve(hl, dotted):
+    """The module-level callable `hl.<dotted>`."""
+    head, _, rest = dotted.partition(".")
+    return getattr(submodule(hl, head), rest) if rest else getattr(hl, head)
+
+
 def targets(hl):
     """[(target name, receiver kind or None, the callable to inspect)]."""
-    out = []
+    out = [("hl." + n, None, o) for n, o in submodule_functions(hl)]
     for n in sorted(dir(hl)):
         if n.startswith("_") or n in SKIP_MODULE_NAMES:
             continue
@@ -399,6 +453,12 @@ def targets(hl):
             for recv in RECEIVERS.get(cname, []):
                 out.append(("%s.%s" % (recv, m), recv, getattr(cls, m)))
     return out
+
+
+def uncovered_submodules(hl):
+    """Public submodules the fuzzer does not call into (the test requires none)."""
+    return sorted(n for n in dir(hl) if not n.startswith("_") and
+                  inspect.ismodule(getattr(hl, n)) and n not in SUBMODULES)
 
 
 def uncovered_classes(hl):
@@ -429,9 +489,11 @@ def plan(hl, seed):
     states no single call makes."""
     names = sorted(objects(hl))
     out = []
+    in_submodule = {"hl." + n for n, _ in submodule_functions(hl)}
     for tname, recv, fn in targets(hl):
         rng = random.Random("%s:%s" % (seed, tname))
-        for _ in range(CALLS_PER_TARGET):
+        calls = CALLS_PER_SUBMODULE_FUNCTION if tname in in_submodule else CALLS_PER_TARGET
+        for _ in range(calls):
             out.append((recv, [_call(rng, names, tname, fn)]))
     classes = public_classes(hl)
     for cname, (recvs, count) in sorted(CHAINS.items()):
@@ -507,7 +569,7 @@ def run_entry(hl, factories, recv, steps):
     result = None
     for name, args, kwargs in steps:
         try:
-            fn = getattr(receiver, name.split(".", 1)[1]) if recv else getattr(hl, name[3:])
+            fn = getattr(receiver, name.split(".", 1)[1]) if recv else resolve(hl, name[3:])
             a = [factories[n]() for n in args]
             k = {key: factories[n]() for key, n in kwargs.items()}
             result = fn(*a, **k)

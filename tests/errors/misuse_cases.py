@@ -1438,6 +1438,19 @@ E("tuple_value_mismatched_update_bool", """
 f[x] = x
 f[x] = x > 2""", "has type uint1, but pure definition has type int32")
 
+E("boundary_bounds_beyond_int32", """
+f[x, y] = x
+hl.BoundaryConditions.repeat_edge(f, [(0, 2 ** 40), (0, 3)])""", "incompatible function arguments", kind="TypeError")
+E("boundary_bounds_fractional", """
+f[x, y] = x
+hl.BoundaryConditions.constant_exterior(f, 0, [(0, 4.5), (0, 3)])""", "incompatible function arguments", kind="TypeError")
+E("boundary_bounds_int64_expr_too_big", """
+f[x, y] = x
+hl.BoundaryConditions.mirror_image(f, [(0, hl.i64(2 ** 40)), (0, 3)])""", "incompatible function arguments", kind="TypeError")
+E("boundary_more_bounds_than_dimensions", """
+f[x, y] = x
+hl.BoundaryConditions.repeat_image(f, [(0, 4), (0, 3), (0, 2)])""", "Invalid arguments to repeat_image", kind="ValueError")
+
 # ---------------------------------------------------------------------------------
 # Halide 21 misbehaves on these (aborts, hangs or gives garbage): ferrohalide only
 # ---------------------------------------------------------------------------------
@@ -1473,6 +1486,12 @@ f[rr] = (f[rr - 100][0], 0)
 f.split(x, xo, xi, 16, hl.TailStrategy.RoundUp)
 f.update(0).unscheduled()
 f.realize([hl.Buffer(hl.Int(32), [1024]), hl.Buffer(hl.Int(32), [1024])])""", "is accessed at -100, which is before the min (0)", table=IMPL_ONLY)
+
+# Halide 21 answers only "Invalid arguments" (a ValueError) here.
+E("boundary_of_buffer_bounds_use_a_var", """
+b = hl.Buffer(hl.Int(32), [4, 3])
+g = hl.BoundaryConditions.repeat_image(b, [(0, 4), (x, 3)])
+g.realize([5, 5])""", 'Undefined variable "x" in definition of Func "repeat_image"', table=IMPL_ONLY)
 
 # ---------------------------------------------------------------------------------
 # Accepted by Halide: must run the same in both

@@ -81,6 +81,13 @@ def test_every_class_is_fuzzed():
     assert api_fuzz.uncovered_classes(hl) == []
 
 
+def test_every_submodule_is_fuzzed():
+    hl = pytest.importorskip("ferrohalide")
+    assert api_fuzz.uncovered_submodules(hl) == []
+    fuzzed = {n for n, _, _ in api_fuzz.targets(hl)}
+    assert {"hl.BoundaryConditions.repeat_edge", "hl.imageio.imread"} <= fuzzed
+
+
 def test_api_fuzz(tmp_path):
     pytest.importorskip("ferrohalide")
     problems = fuzz("ferrohalide", str(tmp_path))

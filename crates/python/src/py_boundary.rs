@@ -90,7 +90,14 @@ fn bounds_from_py(kind: Kind, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Region>> {
             if t.len() != 2 {
                 return Err(incompatible(kind));
             }
-            let side = |o: Bound<'_, PyAny>| py_to_opt_expr(&o).map_err(|_| incompatible(kind));
+            // Halide's bindings convert a tuple to a Range, which must hold
+            // int32s: a side that doesn't fit makes the call's arguments
+            // incompatible.
+            let side = |o: Bound<'_, PyAny>| -> PyResult<Option<Expr>> {
+                let e = py_to_opt_expr(&o).map_err(|_| incompatible(kind))?;
+                e.map(|e| range_bound(&e, "bound").map_err(|_| incompatible(kind)))
+                    .transpose()
+            };
             (side(t.get_item(0)?)?, side(t.get_item(1)?)?)
         } else {
             return Err(incompatible(kind));
