@@ -203,6 +203,46 @@ def objects(hl):
         "StmtOutputFormat": lambda: hl.StmtOutputFormat.HTML,
         "Argument": lambda: func_input().infer_arguments()[0],
         "TypeCode": lambda: hl.TypeCode.Float,
+        **_generator_objects(hl),
+    }
+
+
+_GENERATORS = {}
+
+
+def _generator_class(hl):
+    """A small Generator class, registered once per module."""
+    if hl.__name__ not in _GENERATORS:
+        class FuzzGenerator:
+            inp = hl.InputBuffer(hl.UInt(8), 1)
+            k = hl.InputScalar(hl.Int(32))
+            out = hl.OutputBuffer(hl.Int(32), 1)
+
+            def generate(self):
+                x = hl.Var("x")
+                self.out[x] = hl.i32(self.inp[x]) + self.k
+        _GENERATORS[hl.__name__] = hl.generator(name="api_fuzz_generator")(FuzzGenerator)
+    return _GENERATORS[hl.__name__]
+
+
+def _generator(hl):
+    with hl.GeneratorContext(hl.Target("host")):
+        return _generator_class(hl)()
+
+
+def _generator_objects(hl):
+    """The Generator API's objects (modules that have it)."""
+    if not hasattr(hl, "InputBuffer"):
+        return {}
+    return {
+        "ArgInfo": lambda: hl.ArgInfo(),
+        "AutoschedulerParams": lambda: hl.AutoschedulerParams(),
+        "GeneratorContext": lambda: hl.GeneratorContext(hl.Target("host")),
+        "InputBuffer": lambda: hl.InputBuffer(hl.UInt(8), 1),
+        "InputScalar": lambda: hl.InputScalar(hl.Int(32)),
+        "OutputBuffer": lambda: hl.OutputBuffer(hl.Int(32), 1),
+        "OutputScalar": lambda: hl.OutputScalar(hl.Int(32)),
+        "Generator": lambda: _generator(hl),
     }
 
 
@@ -242,6 +282,10 @@ RECEIVERS = {
     "StmtOutputFormat": ["StmtOutputFormat"],
     "Argument": ["Argument"],
     "TypeCode": ["TypeCode"],
+    **{c: [c] for c in ["ArgInfo", "AutoschedulerParams", "GeneratorContext", "InputBuffer",
+                        "InputScalar", "OutputBuffer", "OutputScalar", "Generator"]},
+    # The Generator made by `_generator`: its methods are Generator's, fuzzed there.
+    "FuzzGenerator": [],
 }
 
 # Dunder methods worth calling (operators, indexing, conversions); the rest of

@@ -10,6 +10,7 @@ use ferrohalide_core::ir::visit::{walk_stmt, Visitor};
 use ferrohalide_core::ir::{Expr, MemoryType, Stmt, StmtNode};
 use ferrohalide_core::lang::func::Func;
 use ferrohalide_core::lang::loop_level::LoopLevelHandle;
+use ferrohalide_core::lower::allocation_bounds_inference::allocation_bounds_inference;
 use ferrohalide_core::lower::bounds_inference::bounds_inference;
 use ferrohalide_core::lower::environment::build_environment;
 use ferrohalide_core::lower::schedule_functions::schedule_functions;
@@ -24,6 +25,7 @@ fn flattened(g: &Func) -> Result<Stmt> {
     let env = build_environment(&outputs)?;
     let s = schedule_functions(&env, &outputs)?;
     let s = bounds_inference(&s, &env, &outputs)?;
+    let s = allocation_bounds_inference(&s, &env)?;
     storage_flattening(&s, &env)
 }
 

@@ -134,6 +134,10 @@ fn rvar_loops_bound_what_an_update_reads_of_its_producers() {
         ferrohalide_core::lower::schedule_functions::schedule_functions(&env, &outputs).unwrap();
     let b =
         ferrohalide_core::lower::bounds_inference::bounds_inference(&s, &env, &outputs).unwrap();
+    let b = ferrohalide_core::lower::allocation_bounds_inference::allocation_bounds_inference(
+        &b, &env,
+    )
+    .unwrap();
     // Evaluate the root lets for an output of 5 points: g's storage is
     // those 5 plus the 2 more the update's RVar loop reads.
     let mut lets = HashMap::new();

@@ -8,7 +8,7 @@
 //! and lets. Results are conservative: bigger than needed is allowed,
 //! smaller never. `None` on either side means unbounded.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::analysis::simplify::simplify;
 use crate::ir::{BinOp, CallKind, Expr, ExprNode, Intrinsic, MathFn, Stmt, StmtNode, Type};
@@ -181,7 +181,18 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                         map_opt(&ia.max, |x| Expr::cast(ty, x)),
                     )
                 } else {
-                    Interval::of_type(ty)
+                    // The simplifier may still prove every value of `a`
+                    // fits (through bitwise ops, say): then the cast is
+                    // exact over those constant bounds.
+                    let ic = constant_bounds(a);
+                    if fits(&ic.min) && fits(&ic.max) {
+                        Interval::new(
+                            map_opt(&ic.min, |x| Expr::cast(ty, x)),
+                            map_opt(&ic.max, |x| Expr::cast(ty, x)),
+                        )
+                    } else {
+                        Interval::of_type(ty)
+                    }
                 }
             }
         }
@@ -219,7 +230,7 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                 let mark = |x: Expr| Expr::intrinsic(x.ty(), *which, vec![x]);
                 Interval::new(map_opt(&ia.min, mark), map_opt(&ia.max, mark))
             }
-            CallKind::Intrinsic(Intrinsic::PromiseClamped) => bounds_of_expr(&args[0], scope),
+            CallKind::Intrinsic(Intrinsic::PromiseClamped) => promise_clamped_bounds(args, scope),
             CallKind::Intrinsic(Intrinsic::Abs)
                 if ty.is_int_or_uint() && no_overflow(args[0].ty()) =>
             {
@@ -239,7 +250,7 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                 let ap = |x: Expr| Expr::intrinsic(ty, Intrinsic::Math(*m), vec![x]);
                 Interval::new(map_opt(&ia.min, ap), map_opt(&ia.max, ap))
             }
-            _ => Interval::of_type(ty),
+            _ => constant_bounds(e),
         },
         ExprNode::Shuffle { vectors, .. } => {
             let mut it = vectors.iter().map(|v| bounds_of_expr(v, scope));
@@ -248,6 +259,44 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
         }
         ExprNode::VectorReduce { .. } => Interval::of_type(ty),
     }
+}
+
+/// `promise_clamped(a, lo, hi)` promises `lo <= a <= hi` where it is
+/// evaluated: its bounds are those of `a` intersected with `[lo, hi]`. Where
+/// `a` is a single point (inside the scope over which it varies) the
+/// promise is dropped rather than lifted (as Halide: it holds at that
+/// point of the IR only).
+fn promise_clamped_bounds(args: &[Expr], scope: &Scope) -> Interval {
+    let ia = bounds_of_expr(&args[0], scope);
+    if args.len() < 3 || single_point(&ia).is_some() {
+        return ia;
+    }
+    let lo = bounds_of_expr(&args[1], scope);
+    let hi = bounds_of_expr(&args[2], scope);
+    Interval::new(max_opt(ia.min, lo.min), min_opt(ia.max, hi.max))
+}
+
+/// The constant bounds the simplifier proves for a scalar integer `e`
+/// (it tracks bitwise operations, shifts and the like, which interval
+/// arithmetic here does not); the type's range for anything else.
+fn constant_bounds(e: &Expr) -> Interval {
+    let ty = e.ty();
+    if !ty.is_scalar() || !ty.is_int_or_uint() {
+        return Interval::of_type(ty);
+    }
+    let info = crate::analysis::simplify::Simplifier::new().info(e);
+    let range = Interval::of_type(ty);
+    // Only a bound tighter than the type's own range says something (a
+    // 32/64-bit value is unbounded here, as in Halide), except that an
+    // unsigned value is never negative.
+    let tighter = |v: Option<i64>, edge: i128| {
+        v.filter(|&v| v as i128 != edge || (ty.is_uint() && edge == 0))
+            .map(|v| Expr::make_const_i64(ty, v))
+    };
+    Interval::new(
+        tighter(info.min, ty.min_int()).or(range.min),
+        tighter(info.max, ty.max_int()).or(range.max),
+    )
 }
 
 fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> Interval {
@@ -451,7 +500,24 @@ struct BoxCollector {
     loops: Option<LoopFilter>,
     /// How many enclosing loops match `loops.prefix`.
     matching_loops: usize,
+    /// See `StageRegions`.
+    stages: Option<StageRegions>,
+    /// The stage variables currently taken over their regions.
+    fixed: HashSet<String>,
 }
+
+/// Halide's bounds inference takes what a stage needs from its definition
+/// with the stage's pure variables over the stage's region
+/// (`f.sN.x.min` .. `f.sN.x.max`), not from its loop nest: a split that
+/// rounds up or shifts inwards runs its loops past the region, and what
+/// those iterations read is not required of the producers (their
+/// storage covers it; the values there are never used). With this map
+/// (stage prefix `f.sN.` to the Func's pure argument names), a stage whose
+/// whole loop nest is inside the statement (its `f.sN.__outermost` loop is
+/// there) is taken that way; a stage whose outer loops enclose the
+/// statement still ranges over its inner loops, as Halide's per-loop
+/// regions do.
+pub type StageRegions = HashMap<String, Vec<String>>;
 
 impl BoxCollector {
     /// `e` with the enclosing lets substituted (except those whose interval
@@ -507,6 +573,33 @@ impl BoxCollector {
             }
         }
         e
+    }
+
+    /// At a stage's outermost loop (`f.sN.__outermost`), with
+    /// `StageRegions`, give its pure variables the stage's region. Returns
+    /// the previous scope entries to restore.
+    fn fix_stage_region(&mut self, loop_name: &str) -> Vec<(String, Option<Interval>)> {
+        let Some(prefix) = loop_name.strip_suffix(crate::schedule::OUTERMOST) else {
+            return vec![];
+        };
+        let Some(args) = self.stages.as_ref().and_then(|st| st.get(prefix)).cloned() else {
+            return vec![];
+        };
+        args.iter()
+            .map(|a| {
+                let v = format!("{prefix}{a}");
+                // The region's symbols, over the loops enclosing the stage
+                // (a stage computed in a loop inside the statement has a
+                // region per iteration; their union is what's needed here).
+                let region = Interval::new(
+                    self.bounds(&Expr::var_i32(format!("{v}.min"))).min,
+                    self.bounds(&Expr::var_i32(format!("{v}.max"))).max,
+                );
+                let prev = self.scope.insert(v.clone(), region);
+                self.fixed.insert(v.clone());
+                (v, prev)
+            })
+            .collect()
     }
 
     fn bounds(&self, e: &Expr) -> Interval {
@@ -594,6 +687,17 @@ impl BoxCollector {
                 restore(&mut self.scope, name, old);
                 self.lets.pop();
             }
+            ExprNode::Call {
+                args,
+                kind: CallKind::Intrinsic(Intrinsic::IfThenElse),
+                ..
+            } if args.len() >= 2 => {
+                // As an `if`: each side touches only where it is taken.
+                let side = |e: &Expr| Stmt::evaluate(e.clone());
+                let equivalent =
+                    Stmt::if_then_else(args[0].clone(), side(&args[1]), args.get(2).map(side));
+                self.stmt(&equivalent);
+            }
             ExprNode::Call { name, args, kind } => {
                 for a in args {
                     self.expr(a);
@@ -612,6 +716,12 @@ impl BoxCollector {
         match s.node() {
             StmtNode::LetStmt { name, value, body } => {
                 self.expr(value);
+                if self.fixed.contains(name) {
+                    // A stage variable taken over its region: its
+                    // definition from the loops does not apply.
+                    self.stmt(body);
+                    return;
+                }
                 self.lets.push((name.clone(), value.clone()));
                 let old = self.scope.remove(name);
                 self.stmt(body);
@@ -637,9 +747,14 @@ impl BoxCollector {
                     .loops
                     .as_ref()
                     .is_some_and(|l| name.starts_with(&l.prefix));
+                let fixed = self.fix_stage_region(name);
                 self.matching_loops += matching as usize;
                 self.stmt(body);
                 self.matching_loops -= matching as usize;
+                for (v, prev) in fixed.into_iter().rev() {
+                    self.fixed.remove(&v);
+                    restore(&mut self.scope, &v, prev);
+                }
                 restore(&mut self.scope, name, old);
             }
             StmtNode::IfThenElse {
@@ -685,7 +800,14 @@ impl BoxCollector {
                 }
                 self.expr(predicate);
                 if self.touch != Touch::Required {
-                    self.add(name, args);
+                    if predicate.is_true() {
+                        self.add(name, args);
+                    } else {
+                        // The store happens only where the predicate holds.
+                        let t = Expr::bool_const(true);
+                        let store = Stmt::provide(name.clone(), vec![], args.clone(), t);
+                        self.stmt(&Stmt::if_then_else(predicate.clone(), store, None));
+                    }
                 }
             }
             _ => crate::ir::visit::walk_stmt(&mut StmtWalker(self), s),
@@ -724,28 +846,45 @@ fn refine_scope(scope: &mut Scope, cond: &Expr) {
         ExprNode::Binary { op, a, b }
             if op.is_comparison() && a.ty().is_scalar() && a.ty().is_int() =>
         {
-            let Some(v) = a.as_variable() else { return };
-            let ib = bounds_of_expr(b, scope);
-            let one = Expr::one(a.ty());
-            let cur = scope
-                .get(v)
-                .cloned()
-                .unwrap_or_else(|| Interval::point(a.clone()));
-            let new = match op {
-                BinOp::LE => Interval::new(cur.min, min_opt(cur.max, ib.max)),
-                BinOp::LT => {
-                    Interval::new(cur.min, min_opt(cur.max, ib.max.map(|m| Expr::sub(m, one))))
-                }
-                BinOp::GE => Interval::new(max_opt(cur.min, ib.min), cur.max),
-                BinOp::GT => {
-                    Interval::new(max_opt(cur.min, ib.min.map(|m| Expr::add(m, one))), cur.max)
-                }
+            let mirrored = match op {
+                BinOp::LE => BinOp::GE,
+                BinOp::LT => BinOp::GT,
+                BinOp::GE => BinOp::LE,
+                BinOp::GT => BinOp::LT,
                 _ => return,
             };
-            scope.insert(v.to_string(), new);
+            // Refine whichever side is a variable with an interval (a loop
+            // variable, or a let the caller gave one): `min <= x` bounds x.
+            let in_scope = |e: &Expr| e.as_variable().is_some_and(|v| scope.contains_key(v));
+            let (left, right) = (in_scope(a), in_scope(b));
+            if left || !right {
+                refine_variable(scope, a, *op, b);
+            }
+            if right {
+                refine_variable(scope, b, mirrored, a);
+            }
         }
         _ => {}
     }
+}
+
+/// Tighten the interval of variable `a` given that `a op b` holds.
+fn refine_variable(scope: &mut Scope, a: &Expr, op: BinOp, b: &Expr) {
+    let Some(v) = a.as_variable() else { return };
+    let ib = bounds_of_expr(b, scope);
+    let one = Expr::one(a.ty());
+    let cur = scope
+        .get(v)
+        .cloned()
+        .unwrap_or_else(|| Interval::point(a.clone()));
+    let new = match op {
+        BinOp::LE => Interval::new(cur.min, min_opt(cur.max, ib.max)),
+        BinOp::LT => Interval::new(cur.min, min_opt(cur.max, ib.max.map(|m| Expr::sub(m, one)))),
+        BinOp::GE => Interval::new(max_opt(cur.min, ib.min), cur.max),
+        BinOp::GT => Interval::new(max_opt(cur.min, ib.min.map(|m| Expr::add(m, one))), cur.max),
+        _ => return,
+    };
+    scope.insert(v.to_string(), new);
 }
 
 fn min_opt(a: Option<Expr>, b: Option<Expr>) -> Option<Expr> {
@@ -784,7 +923,7 @@ impl crate::ir::Visitor for StmtWalker<'_> {
 }
 
 fn collect(s: &Stmt, scope: &Scope, touch: Touch, only: Option<&str>) -> HashMap<String, Region> {
-    collect_filtered(s, scope, touch, only, None)
+    collect_filtered(s, scope, touch, only, None, None)
 }
 
 fn collect_filtered(
@@ -793,6 +932,7 @@ fn collect_filtered(
     touch: Touch,
     only: Option<&str>,
     loops: Option<LoopFilter>,
+    stages: Option<&StageRegions>,
 ) -> HashMap<String, Region> {
     let mut c = BoxCollector {
         scope: scope.clone(),
@@ -802,6 +942,8 @@ fn collect_filtered(
         only: only.map(String::from),
         loops,
         matching_loops: 0,
+        stages: stages.cloned(),
+        fixed: HashSet::new(),
     };
     c.stmt(s);
     c.boxes
@@ -825,26 +967,40 @@ pub fn box_provided(s: &Stmt, name: &str, scope: &Scope) -> Option<Region> {
     collect(s, scope, Touch::Provided, Some(name)).remove(name)
 }
 
+/// Region of Func `name` read or written by `s`.
+pub fn box_touched(s: &Stmt, name: &str, scope: &Scope) -> Option<Region> {
+    collect(s, scope, Touch::Touched, Some(name)).remove(name)
+}
+
+/// Region of each Func / image read or written by `s`.
+pub fn boxes_touched(s: &Stmt, scope: &Scope) -> HashMap<String, Region> {
+    collect(s, scope, Touch::Touched, None)
+}
+
 /// Region of Func `name` read by `s`, counting only the accesses the loop
-/// filter selects.
+/// filter selects, with the stages `stages` lists taken over their
+/// regions (see `StageRegions`).
 pub fn box_required_filtered(
     s: &Stmt,
     name: &str,
     scope: &Scope,
-    loops: LoopFilter,
+    loops: Option<LoopFilter>,
+    stages: &StageRegions,
 ) -> Option<Region> {
-    collect_filtered(s, scope, Touch::Required, Some(name), Some(loops)).remove(name)
+    collect_filtered(s, scope, Touch::Required, Some(name), loops, Some(stages)).remove(name)
 }
 
 /// Region of Func `name` read or written by `s`, counting only the
-/// accesses the loop filter selects.
+/// accesses the loop filter selects, with the stages `stages` lists taken
+/// over their regions (see `StageRegions`).
 pub fn box_touched_filtered(
     s: &Stmt,
     name: &str,
     scope: &Scope,
     loops: LoopFilter,
+    stages: &StageRegions,
 ) -> Option<Region> {
-    collect_filtered(s, scope, Touch::Touched, Some(name), Some(loops)).remove(name)
+    collect_filtered(s, scope, Touch::Touched, Some(name), Some(loops), Some(stages)).remove(name)
 }
 
 /// Region of each Func / image read by an expression.
@@ -962,5 +1118,22 @@ mod tests {
             }
             _ => panic!("not constant: {e}"),
         }
+    }
+}
+#[cfg(test)]
+mod guard_tests {
+    use super::*;
+    #[test]
+    fn guard_with_var_on_the_right_refines() {
+        let x = Expr::var_i32("x");
+        let m = Expr::var_i32("m");
+        let body = Stmt::if_then_else(
+            Expr::likely(Expr::le(m.clone(), x.clone())),
+            Stmt::provide("f", vec![Expr::i32(0)], vec![x.clone()], Expr::bool_const(true)),
+            None,
+        );
+        let s = Stmt::for_loop("x", Expr::sub(m.clone(), Expr::i32(4)), Expr::i32(10), crate::ir::ForType::Serial, body);
+        let b = box_provided(&s, "f", &Scope::new()).unwrap();
+        assert_eq!(b[0].min.as_ref().unwrap().to_string(), "m");
     }
 }

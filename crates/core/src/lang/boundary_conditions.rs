@@ -69,7 +69,7 @@ fn source_func(src: Source) -> Result<(Function, Option<Vec<Bound>>)> {
                 .iter()
                 .map(|d| Some((Expr::i32(d.min as i64), Expr::i32(d.extent as i64))))
                 .collect();
-            Ok((lambda_over_implicit_vars(dims.len(), call), Some(bounds)))
+            Ok((lambda_over_implicit_vars(dims.len(), call)?, Some(bounds)))
         }
         Source::ImageParam(im) => {
             let n = im.dimensions();
@@ -81,7 +81,7 @@ fn source_func(src: Source) -> Result<(Function, Option<Vec<Bound>>)> {
                     Some((p.shape_var("min", d), p.shape_var("extent", d)))
                 })
                 .collect();
-            Ok((lambda_over_implicit_vars(n, call), Some(bounds)))
+            Ok((lambda_over_implicit_vars(n, call)?, Some(bounds)))
         }
     }
 }

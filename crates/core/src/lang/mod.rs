@@ -12,6 +12,7 @@ pub mod print;
 pub mod rdom;
 pub mod reduction;
 pub mod rfactor;
+pub mod split_tail;
 pub mod stage;
 pub mod tuple;
 pub mod update;

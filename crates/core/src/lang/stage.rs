@@ -19,7 +19,7 @@
 //! definition or specialization (see `func.rs` for the naming of dims and
 //! splits) and the `Specialization` lists of `Function`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use crate::analysis::simplify::simplify;
 use crate::error::{Error, Result};
@@ -29,6 +29,7 @@ use crate::lang::func::{dump_dims, set_dim_type, split_stage, var_name_match};
 use crate::lang::function::{Function, FunctionContents, Specialization};
 use crate::lang::print::expr_to_string;
 use crate::lang::var::Var;
+use crate::lang::split_tail::{check_blend_races, SplitContext};
 use crate::schedule::{Split, StageSchedule, TailStrategy, OUTERMOST};
 
 #[derive(Clone, Debug)]
@@ -292,20 +293,13 @@ impl Stage {
         let (old, outer, inner) = (&old.into(), &outer.into(), &inner.into());
         let update = self.is_update();
         self.with_schedule("split", |st, name| {
-            check_predicate_loads(st, name, &old.name, tail)?;
-            let tail = if update {
-                update_split_tail(st, name, old, outer, inner, tail)?
+            let exact = if update {
+                check_split_kinds(st, old, outer, inner)?
             } else {
-                tail
+                false
             };
-            split_stage(st, name, &old.name, &outer.name, &inner.name, factor, tail)?;
-            if matches!(
-                tail,
-                TailStrategy::RoundUpAndBlend | TailStrategy::ShiftInwardsAndBlend
-            ) {
-                check_blend_races(st)?;
-            }
-            Ok(())
+            let ctx = SplitContext { update, exact };
+            split_stage(st, name, &old.name, &outer.name, &inner.name, factor, tail, ctx)
         })
     }
 
@@ -573,11 +567,38 @@ impl Stage {
             &xi.into(),
             &yi.into(),
         );
+        self.tile_n(
+            &[x.clone(), y.clone()],
+            &[xo.clone(), yo.clone()],
+            &[xi.clone(), yi.clone()],
+            vec![xfactor, yfactor],
+            tail,
+        )
+    }
+
+    /// `tile(previous, outers, inners, factors, tail)` over any number of
+    /// dimensions: each `previous[i]` split into `outers[i]` and
+    /// `inners[i]`, then the inners innermost, in order, and the outers
+    /// around them. All or nothing: a failure leaves the schedule as it was.
+    pub fn tile_n(
+        &self,
+        previous: &[VarOrRVar],
+        outers: &[VarOrRVar],
+        inners: &[VarOrRVar],
+        factors: Vec<Expr>,
+        tail: TailStrategy,
+    ) -> Result<()> {
+        let n = previous.len();
+        if outers.len() != n || inners.len() != n || factors.len() != n {
+            return Err(Error::user("Vectors passed to Stage::tile must all be the same length.\n"));
+        }
         let before = self.schedule();
         let r = (|| {
-            self.split(x, xo, xi, xfactor, tail)?;
-            self.split(y, yo, yi, yfactor, tail)?;
-            self.reorder(&[xi.clone(), yi.clone(), xo.clone(), yo.clone()])
+            for ((v, (o, i)), f) in previous.iter().zip(outers.iter().zip(inners)).zip(factors) {
+                self.split(v, o, i, f, tail)?;
+            }
+            let order: Vec<VarOrRVar> = inners.iter().chain(outers).cloned().collect();
+            self.reorder(&order)
         })();
         if r.is_err() {
             if let Some(b) = before {
@@ -720,134 +741,17 @@ fn short_name(dim: &str) -> &str {
     dim.rsplit('.').next().unwrap_or(dim)
 }
 
-/// The resolved tail strategy of a split in an update, after Halide's
-/// checks: RVars split into RVars, Vars into Vars; no ShiftInwards (it
-/// would recompute points); RVars only GuardWithIf or Predicate (anything
-/// else iterates outside the domain). `Auto` is GuardWithIf for RVars and
-/// RoundUp for pure vars.
-/// The loops of `st` that stem from the inner loop of an earlier split:
-/// splitting one of these again with RoundUp (in an update) or
-/// PredicateLoads could touch points outside the outer split's tile.
-fn inner_descendants(st: &StageSchedule) -> HashSet<String> {
-    let mut inner_vars = HashSet::new();
-    for s in &st.splits {
-        match s {
-            Split::Split { old, outer, inner, .. } => {
-                inner_vars.insert(inner.clone());
-                if inner_vars.contains(old) {
-                    inner_vars.insert(outer.clone());
-                }
-            }
-            Split::Rename { old, new } => {
-                if inner_vars.contains(old) {
-                    inner_vars.insert(new.clone());
-                }
-            }
-            Split::Fuse { inner, outer, fused } => {
-                if inner_vars.contains(inner) || inner_vars.contains(outer) {
-                    inner_vars.insert(fused.clone());
-                }
-            }
-        }
-    }
-    inner_vars
-}
-
-/// The full loop name (`x.xi`) of the dim the user calls `v`, if any.
-fn dim_name(st: &StageSchedule, v: &str) -> Option<String> {
-    Stage::find_dim(st, v).map(|i| st.dims[i].var.clone())
-}
-
-/// Halide: PredicateLoads may only split a loop that does not stem from
-/// the inner loop of an earlier split.
-fn check_predicate_loads(st: &StageSchedule, name: &str, old: &str, tail: TailStrategy) -> Result<()> {
-    if tail != TailStrategy::PredicateLoads {
-        return Ok(());
-    }
-    match dim_name(st, old) {
-        Some(full) if inner_descendants(st).contains(&full) => Err(Error::user(format!(
-            "Can't use TailStrategy::PredicateLoads for splitting {full} in the definition of {name}. PredicateLoads may not be used to split a Var stemming from the inner Var of a prior split.\n"
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// Halide's race check for the blending tail strategies: a split that
-/// blends (reads, then writes back, values beyond its tile) may not share
-/// an original loop with a parallel one, whose threads would write those
-/// values concurrently.
-fn check_blend_races(st: &StageSchedule) -> Result<()> {
-    if st.allow_race_conditions {
-        return Ok(());
-    }
-    let mut parallel: HashSet<String> = st
-        .dims
-        .iter()
-        .filter(|d| d.for_type == ForType::Parallel)
-        .map(|d| d.var.clone())
-        .collect();
-    // Back to the original loops with a parallel descendant...
-    for s in st.splits.iter().rev() {
-        match s {
-            Split::Split { old, outer, inner, .. } => {
-                if parallel.contains(inner) || parallel.contains(outer) {
-                    parallel.insert(old.clone());
-                }
-            }
-            Split::Rename { old, new } => {
-                if parallel.contains(new) {
-                    parallel.insert(old.clone());
-                }
-            }
-            Split::Fuse { inner, outer, fused } => {
-                if parallel.contains(fused) {
-                    parallel.insert(inner.clone());
-                    parallel.insert(outer.clone());
-                }
-            }
-        }
-    }
-    // ...then forward to every split of theirs.
-    for s in &st.splits {
-        match s {
-            Split::Split { old, inner, tail, .. } => {
-                if parallel.contains(old) {
-                    parallel.insert(inner.clone());
-                    if matches!(
-                        tail,
-                        TailStrategy::RoundUpAndBlend | TailStrategy::ShiftInwardsAndBlend
-                    ) {
-                        return Err(Error::user(format!(
-                            "Tail strategy {tail:?} may not be used to split {old} because other vars stemming from the same original Var or RVar are marked as parallel.This could cause a race condition.\n"
-                        )));
-                    }
-                }
-            }
-            Split::Rename { old, new } => {
-                if parallel.contains(old) {
-                    parallel.insert(new.clone());
-                }
-            }
-            Split::Fuse { inner, outer, fused } => {
-                if parallel.contains(inner) || parallel.contains(outer) {
-                    parallel.insert(fused.clone());
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-fn update_split_tail(
+/// Halide's kind checks of a split in an update: RVars split into RVars,
+/// Vars into Vars. Returns whether an RVar is split (the split must then
+/// stay inside the domain).
+fn check_split_kinds(
     st: &StageSchedule,
-    name: &str,
     old: &VarOrRVar,
     outer: &VarOrRVar,
     inner: &VarOrRVar,
-    tail: TailStrategy,
-) -> Result<TailStrategy> {
+) -> Result<bool> {
     let Some(i) = Stage::find_dim(st, &old.name) else {
-        return Ok(tail);
+        return Ok(false);
     };
     let is_rvar = st.dims[i].is_rvar;
     let old_name = &old.name;
@@ -864,32 +768,7 @@ fn update_split_tail(
             v.name
         )));
     }
-    if tail == TailStrategy::ShiftInwards {
-        return Err(Error::user(format!(
-            "When splitting Var {old_name} ShiftInwards is not a legal tail strategy for update definitions, as it may change the meaning of the algorithm\n"
-        )));
-    }
-    if is_rvar {
-        return match tail {
-            TailStrategy::Auto => Ok(TailStrategy::GuardWithIf),
-            TailStrategy::GuardWithIf | TailStrategy::Predicate => Ok(tail),
-            _ => Err(Error::user(format!(
-                "When splitting Var {old_name} the tail strategy must be GuardWithIf, Predicate, or Auto. Anything else may change the meaning of the algorithm\n"
-            ))),
-        };
-    }
-    // RoundUp would recompute points of a tile of an earlier split of
-    // which this loop is the inner part: wrong for an update.
-    let full = &st.dims[i].var;
-    let round_up_ok = !inner_descendants(st).contains(full);
-    match tail {
-        TailStrategy::Auto if round_up_ok => Ok(TailStrategy::RoundUp),
-        TailStrategy::Auto => Ok(TailStrategy::GuardWithIf),
-        TailStrategy::RoundUp if !round_up_ok => Err(Error::user(format!(
-            "Can't use TailStrategy::RoundUp for splitting {full} in update definition of {name}. It may redundantly recompute some values, which could change the meaning of the algorithm. Use TailStrategy::GuardWithIf instead.\n"
-        ))),
-        t => Ok(t),
-    }
+    Ok(is_rvar)
 }
 
 /// Which specializations of a definition can run, after Halide's pruning

@@ -6,13 +6,13 @@
 //! stage, the region of `f` its consumers at that level need, with every
 //! loop inside the level ranging over its full extent; for an earlier
 //! stage, that region plus every point the later stages read or write of
-//! `f` (so the pure definition covers everything its updates touch) — and
-//! `f.v.min_realized` / `f.v.extent_realized`, the region its loop nests
-//! actually write (larger than required when splits round up).
+//! `f` (so the pure definition covers everything its updates touch).
+//! Storage bounds come later, from what the final loop nests touch
+//! (allocation_bounds_inference).
 //! Consumers are handled before producers, so a producer's region can be
 //! expressed in terms of its consumers' regions. At the root, an output's
-//! region is its output buffer, and the checks that every buffer covers
-//! what the pipeline touches are added (see buffer_checks).
+//! region is its output buffer (buffer checks come later, after sliding
+//! window: buffer_checks).
 //!
 //! The user's `bound`s replace the required region, `align_bounds` /
 //! `align_extent` widen it (so the realized region is aligned too); where
@@ -23,7 +23,7 @@ use std::collections::HashMap;
 
 use super::buffer_checks;
 use crate::analysis::bounds::{
-    box_provided, box_required, box_required_filtered, box_touched_filtered, Interval, LoopFilter,
+    box_required_filtered, box_touched_filtered, Interval, LoopFilter, StageRegions,
     Scope,
 };
 use crate::analysis::simplify::simplify;
@@ -142,29 +142,14 @@ fn apply_user_bounds(
 
 /// Halide's explicit-bounds assertions: each `bound` on `arg` must cover
 /// the region required at `f`'s store level, `required` (the region as
-/// `apply_user_bounds` saw it before the first-issued bound). For an
-/// output, whose region is its buffer's, the last-issued bound is not
-/// checked (Halide computes an output's bounded region into any buffer),
-/// but the earlier ones must cover it.
-fn explicit_bound_checks(
-    f: &Function,
-    arg: &str,
-    required: &(Expr, Expr),
-    output: bool,
-) -> Vec<Stmt> {
+/// `apply_user_bounds` saw it before the first-issued bound).
+fn explicit_bound_checks(f: &Function, arg: &str, required: &(Expr, Expr)) -> Vec<Stmt> {
     let c = f.read();
     let (req_lo, req_hi) = (simplify(&required.0), simplify(&required.1));
-    let mut bounds: Vec<_> = c
-        .schedule
+    c.schedule
         .bounds
         .iter()
-        .filter(|b| b.var == arg && b.extent.is_some())
-        .collect();
-    if output {
-        bounds.pop();
-    }
-    bounds
-        .into_iter()
+        .filter(|b| b.var == arg)
         .filter_map(|b| {
             let extent = b.extent.clone()?;
             let min = simplify(&b.min.clone().unwrap_or_else(|| req_lo.clone()));
@@ -191,20 +176,12 @@ fn explicit_bound_checks(
         .collect()
 }
 
-/// The allocation extent of a realized region `[lo, hi]`. The region is
-/// empty (hi < lo) where a producer is computed inside a loop iteration whose
-/// consumer does nothing, e.g. the tail of a GuardWithIf split: allocate
-/// nothing there rather than a negative size.
-fn realized_extent(hi: Expr, lo: Expr) -> Expr {
-    simplify(&Expr::max(
-        Expr::add(Expr::sub(hi, lo), Expr::i32(1)),
-        Expr::i32(0),
-    ))
-}
-
 struct BoundsInference<'a> {
     env: &'a Environment,
     outputs: &'a [Function],
+    /// Every stage's pure variables: a stage computed entirely inside a
+    /// level needs its producers over its region (see `StageRegions`).
+    stages: StageRegions,
     /// Position of each Func in the realization order.
     position: HashMap<String, usize>,
 }
@@ -247,10 +224,11 @@ impl BoundsInference<'_> {
                 &body,
                 name,
                 &empty,
-                LoopFilter {
+                Some(LoopFilter {
                     prefix: format!("{name}.s"),
                     inside: false,
-                },
+                }),
+                &self.stages,
             );
             for (d, a) in args.iter().enumerate() {
                 let (lo, hi) = if output {
@@ -283,7 +261,7 @@ impl BoundsInference<'_> {
                 let stored_here = output || realized.contains(name);
                 let (lo, hi, unbounded) = apply_user_bounds(f, a, lo, hi, stored_here);
                 if let (Some(req), true) = (&unbounded, stored_here) {
-                    checks.extend(explicit_bound_checks(f, a, req, output));
+                    checks.extend(explicit_bound_checks(f, a, req));
                 }
                 lets.push((format!("{p}{a}.min"), simplify(&lo)));
                 lets.push((format!("{p}{a}.max"), simplify(&hi)));
@@ -299,6 +277,7 @@ impl BoundsInference<'_> {
                         prefix: format!("{name}.s{k}."),
                         inside: true,
                     },
+                    &self.stages,
                 );
                 for (d, a) in args.iter().enumerate() {
                     let (lo, hi) = (
@@ -322,68 +301,24 @@ impl BoundsInference<'_> {
                     lets.push((format!("{name}.s{}.{a}.max", k - 1), simplify(&hi)));
                 }
             }
-            if output {
-                continue;
-            }
-            if !realized.contains(name) {
-                // Stored further out: the allocation's region is set there.
-                continue;
-            }
-            // The region actually written, for the allocation.
-            let provided = box_provided(&body, name, &empty);
-            for (d, a) in args.iter().enumerate() {
-                let iv = provided.as_ref().map(|r| r[d].clone());
-                let (lo, hi) = match iv {
-                    Some(Interval {
-                        min: Some(lo),
-                        max: Some(hi),
-                    }) => (lo, hi),
-                    // The pure stage's region covers every stage's.
-                    _ => (
-                        var(format!("{name}.s0.{a}.min")),
-                        var(format!("{name}.s0.{a}.max")),
-                    ),
-                };
-                lets.push((format!("{name}.{a}.min_realized"), simplify(&lo)));
-                lets.push((
-                    format!("{name}.{a}.extent_realized"),
-                    realized_extent(hi, lo),
-                ));
-            }
         }
-        // Funcs stored here but computed in a loop inside: their storage
-        // covers everything the loops inside write.
+        // Funcs stored here but computed in a loop inside: their bounds
+        // are checked here, against what this level needs.
         for name in &realized {
             if funcs.contains(name) {
                 continue;
             }
             let f = self.env.get(name);
             let args = f.args();
-            let provided = box_provided(&body, name, &empty);
-            let required = box_required(&body, name, &empty);
+            let required = box_required_filtered(&body, name, &empty, None, &self.stages);
             for (d, a) in args.iter().enumerate() {
-                // The bounds are checked here, against what this level needs.
                 if let Some(Interval {
                     min: Some(lo),
                     max: Some(hi),
                 }) = required.as_ref().map(|r| r[d].clone())
                 {
                     if let (_, _, Some(req)) = apply_user_bounds(f, a, lo, hi, false) {
-                        checks.extend(explicit_bound_checks(f, a, &req, false));
-                    }
-                }
-                match provided.as_ref().map(|r| r[d].clone()) {
-                    Some(Interval { min: Some(lo), max: Some(hi) }) => {
-                        lets.push((format!("{name}.{a}.min_realized"), simplify(&lo)));
-                        lets.push((
-                            format!("{name}.{a}.extent_realized"),
-                            realized_extent(hi, lo),
-                        ));
-                    }
-                    _ => {
-                        return Err(crate::Error::user(format!(
-                            "Can't infer the storage bounds of Func {name} in dimension {a} at its store level."
-                        )))
+                        checks.extend(explicit_bound_checks(f, a, &req));
                     }
                 }
             }
@@ -392,9 +327,6 @@ impl BoundsInference<'_> {
         if !checks.is_empty() {
             checks.push(s);
             s = Stmt::block(checks);
-        }
-        if at_root {
-            s = buffer_checks::add_buffer_checks(s, self.env, self.outputs)?;
         }
         for (n, v) in lets.into_iter().rev() {
             s = Stmt::let_stmt(n, v, s);
@@ -485,10 +417,18 @@ pub fn bounds_inference(s: &Stmt, env: &Environment, outputs: &[Function]) -> Re
         .enumerate()
         .map(|(i, n)| (n.clone(), i))
         .collect();
+    let mut stages = StageRegions::new();
+    for name in &env.order {
+        let f = env.get(name);
+        for k in 0..=f.updates().len() {
+            stages.insert(format!("{name}.s{k}."), f.args());
+        }
+    }
     let bi = BoundsInference {
         env,
         outputs,
         position,
+        stages,
     };
     let mut w = Walk {
         bi: &bi,

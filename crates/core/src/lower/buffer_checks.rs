@@ -8,8 +8,10 @@
 //!    ImageParams and outputs, a dense bound Buffer staying dense);
 //! 3. scalar Params lie within their ranges.
 //!
-//! Assumes: the root body after bounds inference, with Func calls and
-//! Provides not yet flattened. Guarantees: the checks come first, then the
+//! Assumes: the root body after sliding window and allocation bounds
+//! inference (so the boxes are those of the final loop nests: a slid
+//! loop's warm-up iterations and a shifted tile read what they read), with
+//! Func calls and Provides not yet flattened. Guarantees: the checks come first, then the
 //! body. Element types, dimensionality and null buffers are checked by the
 //! caller before the pipeline runs.
 //!
@@ -22,8 +24,9 @@
 
 use super::arguments::{infer_inputs, InputBuffer, Inputs};
 use super::environment::Environment;
-use crate::analysis::bounds::{box_provided, boxes_required, Scope};
+use crate::analysis::bounds::{box_touched, boxes_required, Scope};
 use crate::analysis::simplify::simplify;
+use crate::analysis::widen::exact_int32;
 use crate::error::{Error, Result};
 use crate::ir::{Expr, Intrinsic, Stmt, Type};
 use crate::lang::function::Function;
@@ -46,13 +49,15 @@ fn range_checks(
                 "Buffer {buf} may be accessed in an unbounded way in dimension {d}\n"
             )));
         }
-        let bmin = Expr::var_i32(format!("{buf}.min.{d}"));
+        // Exact (64-bit) bounds: an offset near 2^31 wraps the 32-bit ones
+        // back inside the buffer (analysis/widen.rs).
+        let bmin = Expr::cast(Type::i64(), Expr::var_i32(format!("{buf}.min.{d}")));
         let bmax = Expr::sub(
-            Expr::add(bmin.clone(), Expr::var_i32(format!("{buf}.extent.{d}"))),
-            Expr::i32(1),
+            Expr::add(bmin.clone(), Expr::cast(Type::i64(), Expr::var_i32(format!("{buf}.extent.{d}")))),
+            Expr::i64(1),
         );
         if let Some(lo) = &iv.min {
-            let lo = simplify(lo);
+            let lo = simplify(&exact_int32(lo));
             out.push(Stmt::assert(
                 Expr::ge(lo.clone(), bmin.clone()),
                 error_message(vec![
@@ -65,7 +70,7 @@ fn range_checks(
             ));
         }
         if let Some(hi) = &iv.max {
-            let hi = simplify(hi);
+            let hi = simplify(&exact_int32(hi));
             out.push(Stmt::assert(
                 Expr::le(hi.clone(), bmax.clone()),
                 error_message(vec![
@@ -194,7 +199,7 @@ pub fn add_buffer_checks(s: Stmt, env: &Environment, outputs: &[Function]) -> Re
     for o in outputs {
         let name = o.name();
         let buffers = crate::lang::tuple::element_buffer_names(o);
-        if let Some(region) = box_provided(&s, &name, &empty) {
+        if let Some(region) = box_touched(&s, &name, &empty) {
             for b in &buffers {
                 range_checks("Output", b, &region, &mut checks)?;
             }

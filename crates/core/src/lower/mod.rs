@@ -26,13 +26,16 @@
 
 use std::time::Instant;
 
-use crate::analysis::bounds::{box_provided, Region, Scope};
+use crate::analysis::bounds::{box_touched, Region, Scope};
 use crate::buffer::Buffer;
 use crate::error::Result;
 use crate::ir::{Stmt, Type};
 use crate::lang::function::Function;
 
 pub mod add_atomic_mutex;
+pub mod add_split_factor_checks;
+pub mod allocation_bounds_inference;
+pub mod apply_split;
 pub mod arguments;
 pub mod bounds_inference;
 pub mod buffer_checks;
@@ -41,6 +44,7 @@ pub mod sliding_window;
 pub mod schedule_expr_checks;
 pub mod storage_folding;
 pub mod schedule_functions;
+pub mod split_predicates;
 pub mod storage_flattening;
 pub mod wrap_calls;
 
@@ -105,6 +109,7 @@ pub fn lowered_stmt(
 }
 
 pub mod lift_atomic_exprs;
+pub mod lower_safe_promises;
 pub mod partition_loops;
 pub mod remove_unneeded_atomics;
 pub mod unroll_loops;
@@ -219,15 +224,24 @@ fn lower_here(outputs: &[Function], name: &str, options: &LowerOptions) -> Resul
         bounds_inference::bounds_inference(s, &env, outputs)
     })?;
     s = log.run("split factor checks", s, |s| {
-        schedule_expr_checks::add_split_factor_checks(s.clone(), &env)
+        Ok(add_split_factor_checks::add_split_factor_checks(s, &env))
     })?;
-    // What the outputs write is fixed by their schedules; read it before
-    // sliding window, whose rewound loops run guarded warm-up iterations
-    // that a box of the Provides would count.
+    // Storage and buffer checks are derived before sliding window (Halide
+    // derives them after): sliding window only cuts a region when every
+    // access stays inside the uncut one, and the boxes of the uncut loop
+    // nests are tighter than interval analysis of the slid ones.
+    s = log.run("allocation bounds inference", s, |s| {
+        allocation_bounds_inference::allocation_bounds_inference(s, &env)
+    })?;
+    // The region of each output its loop nests touch: what `realize(sizes)`
+    // allocates (Halide's bounds query on the outputs).
     let output_regions: Vec<Region> = outputs
         .iter()
-        .map(|o| box_provided(&s, &o.name(), &Scope::new()).unwrap_or_default())
+        .map(|o| box_touched(&s, &o.name(), &Scope::new()).unwrap_or_default())
         .collect();
+    s = log.run("buffer checks", s, |s| {
+        buffer_checks::add_buffer_checks(s.clone(), &env, outputs)
+    })?;
     let mut slides = vec![];
     s = log.run("sliding window", s, |s| {
         let (out, made) = sliding_window::sliding_window(s, &env)?;
@@ -237,6 +251,9 @@ fn lower_here(outputs: &[Function], name: &str, options: &LowerOptions) -> Resul
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
     s = log.run("storage folding", s, |s| {
         storage_folding::storage_folding(s, &env, &slides)
+    })?;
+    s = log.run("lower safe promises", s, |s| {
+        Ok(lower_safe_promises::lower_safe_promises(s))
     })?;
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
     s = log.run("storage flattening", s, |s| {

@@ -1,28 +1,20 @@
-//! Checks of the expressions in schedules, which are evaluated once, before
-//! any loop runs (Halide's ApplySplit check, AddSplitFactorChecks.cpp and its
-//! "Symbol not found" for anything else):
-//! - they may only use constants and Params: a Var (or RVar) has no value
-//!   there (`bound(x, 0, x)`, `split(x, xo, xi, y)`);
-//! - split factors must be strictly positive. A zero or negative factor
-//!   gives a loop nest that computes nothing (or garbage) where the Func is
-//!   supposed to be defined, so it is never let through: a constant factor
-//!   that is not positive is a compile-time user error; any other factor (a
-//!   Param expression) gets an assertion, evaluated before the pipeline does
-//!   any work, naming the split and its value.
+//! The expressions in schedules (split factors, bounds, alignments, storage
+//! folds) are evaluated once, before any loop runs, so they may only use
+//! constants and Params: a Var or RVar has no value there
+//! (`bound(x, 0, x)`, `split(x, xo, xi, y)`). Halide reports such a use
+//! when it compiles the pipeline ("Symbol not found"); this check says
+//! which schedule expression it is, before lowering builds anything from
+//! the schedules. (Whether a split factor is positive is checked where
+//! the split is applied, apply_split.rs, and at run time,
+//! add_split_factor_checks.rs.)
 //!
-//! Every split of every stage is checked, specializations included
-//! (`split`, `tile`, and `vectorize`/`unroll`/`parallel` with a factor all
-//! record splits), and every bound, alignment and storage fold.
-//!
-//! Assumes: the root body after bounds inference. Guarantees: the
-//! assertions come before it, in stage order.
+//! Every split of every stage is checked, specializations included, and
+//! every bound, alignment and storage fold.
 
-use super::buffer_checks::error_message;
 use super::environment::Environment;
-use crate::analysis::simplify::simplify;
 use crate::error::{Error, Result};
 use crate::ir::visit::for_each_expr;
-use crate::ir::{Expr, ExprNode, Stmt};
+use crate::ir::{Expr, ExprNode};
 use crate::lang::print::expr_to_string;
 use crate::schedule::Split;
 
@@ -31,10 +23,10 @@ fn short(name: &str) -> &str {
     name.rsplit('.').next().unwrap_or(name)
 }
 
-/// A Var or RVar the factor uses (anything that is not a Param).
-fn loop_variable_in(factor: &Expr) -> Option<String> {
+/// A Var or RVar the expression uses (anything that is not a Param).
+fn loop_variable_in(e: &Expr) -> Option<String> {
     let mut found = None;
-    for_each_expr(factor, &mut |e| {
+    for_each_expr(e, &mut |e| {
         if let ExprNode::Variable {
             name, param: None, ..
         } = e.node()
@@ -57,83 +49,22 @@ fn check_no_loop_variable(func: &str, what: &str, e: &Expr) -> Result<()> {
     }
 }
 
-/// The compile-time check of one split of Func `func`; the run-time check
-/// its factor needs, if it is not provably positive.
-fn check_split(func: &str, old: &str, outer: &str, inner: &str, factor: &Expr) -> Result<Option<Stmt>> {
-    check_no_loop_variable(
-        func,
-        &format!("the factor used to split the variable {}", short(old)),
-        factor,
-    )?;
-    if let Some(k) = factor.as_int_const() {
-        if k > 0 {
-            return Ok(None);
-        }
-        return Err(Error::user(format!(
-            "Can't split {old} by {k}. Split factors must be strictly positive\n"
-        )));
-    }
-    let positive = Expr::gt(factor.clone(), Expr::zero(factor.ty()));
-    if simplify(&positive).is_true() {
-        return Ok(None);
-    }
-    let text = expr_to_string(factor);
-    Ok(Some(Stmt::assert(
-        positive,
-        error_message(vec![
-            Expr::string(format!(
-                "In schedule for func {func}, the factor used to split the variable {} into {} and {} is {text}. This evaluated to ",
-                short(old),
-                short(outer),
-                short(inner)
-            )),
-            factor.clone(),
-            Expr::string(format!(
-                ", which is not strictly positive. Consider using max({text}, 1) instead."
-            )),
-        ]),
-    )))
-}
-
-/// Check every schedule expression of the pipeline (the user errors);
-/// returns the run-time checks split factors need.
-fn split_checks(env: &Environment) -> Result<Vec<Stmt>> {
-    let mut checks = vec![];
+/// The user errors, before lowering builds anything from the schedules.
+pub fn check_schedule_exprs(env: &Environment) -> Result<()> {
     for name in &env.order {
         for e in env.get(name).read().schedule.exprs() {
             check_no_loop_variable(name, "a bound, alignment or storage fold", &e)?;
         }
         for (_, stage) in env.get(name).stage_schedules() {
             for split in &stage.splits {
-                if let Split::Split {
-                    old,
-                    outer,
-                    inner,
-                    factor,
-                    ..
-                } = split
-                {
-                    checks.extend(check_split(name, old, outer, inner, factor)?);
+                if let Split::Split { old, factor, .. } = split {
+                    let what = format!("the factor used to split the variable {}", short(old));
+                    check_no_loop_variable(name, &what, factor)?;
                 }
             }
         }
     }
-    Ok(checks)
-}
-
-/// The user errors, before lowering builds anything from the schedules.
-pub fn check_schedule_exprs(env: &Environment) -> Result<()> {
-    split_checks(env).map(|_| ())
-}
-
-/// Put the run-time checks of split factors in front of `s`.
-pub fn add_split_factor_checks(s: Stmt, env: &Environment) -> Result<Stmt> {
-    let mut checks = split_checks(env)?;
-    if checks.is_empty() {
-        return Ok(s);
-    }
-    checks.push(s);
-    Ok(Stmt::block(checks))
+    Ok(())
 }
 
 #[cfg(test)]
@@ -143,23 +74,10 @@ mod tests {
     use crate::lang::parameter::Parameter;
 
     #[test]
-    fn constant_factors_must_be_positive() {
-        assert!(check_split("f", "x", "x.xo", "x.xi", &Expr::i32(4)).unwrap().is_none());
-        for k in [0, -3] {
-            let e = check_split("f", "x", "x.xo", "x.xi", &Expr::i32(k)).unwrap_err();
-            assert_eq!(
-                e.message,
-                format!("Can't split x by {k}. Split factors must be strictly positive\n")
-            );
-        }
-    }
-
-    #[test]
-    fn param_factors_are_checked_when_run_and_vars_are_rejected() {
-        let p = Parameter::new(Type::int(32), false, 0, "sfc_p");
-        let check = check_split("f", "x", "x.xo", "x.xi", &p.expr()).unwrap();
-        assert!(matches!(check.unwrap().node(), crate::ir::StmtNode::AssertStmt { .. }));
-        let e = check_split("f", "x", "x.xo", "x.xi", &Expr::var_i32("y")).unwrap_err();
+    fn params_are_allowed_and_vars_are_rejected() {
+        let p = Parameter::new(Type::int(32), false, 0, "sec_p");
+        assert!(check_no_loop_variable("f", "a factor", &Expr::add(p.expr(), Expr::i32(1))).is_ok());
+        let e = check_no_loop_variable("f", "a factor", &Expr::var_i32("y")).unwrap_err();
         assert!(e.message.contains("Symbol not found: y"), "{}", e.message);
     }
 }

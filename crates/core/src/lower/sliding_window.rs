@@ -17,7 +17,8 @@
 //! the region's min and max both move the same way as `v` grows, no other
 //! dimension's region depends on `v`, no loop between `v` and the compute
 //! site has bounds that depend on `v`, and no condition sits between them,
-//! and, for a Func with updates, every update runs over d's pure variable
+//! and, for a Func with updates, no stage splits d with ShiftInwards and
+//! every update runs over d's pure variable
 //! and reads the Func only at that same coordinate in d (each row of d
 //! goes through all stages independently; the earlier stages' lets must
 //! be the later stages' own), then on every iteration but the first the
@@ -26,7 +27,8 @@
 //! `select(likely(v > v_min), max(min, max(v - 1) + 1), min)`; shrinking,
 //! the max becomes `select(likely(v > v_min), min(max, min(v - 1) - 1), max)`.
 //! A growing slide of a Func without updates whose region has a constant
-//! width `W` and moves by a constant step `s` dividing `W - s`, over a
+//! width `W` and moves by a constant step `s` dividing `W - s`, in a
+//! dimension no stage splits with ShiftInwards (see `shifts_inwards`), over a
 //! serial loop whose body runs nothing but that Func's produce and consume
 //! (its consumers live inside the consume), is rewound instead (see
 //! `Rewind`): the loop starts `(W - s) / s` iterations early, the min
@@ -133,57 +135,73 @@ fn var(name: &str) -> Expr {
 /// wrote? GuardWithIf writes exactly the region, and ShiftInwards writes
 /// whole tiles ending at the region's max, which the uncut region's tiles
 /// also covered. A RoundUp tile starting at the cut min can run past the
-/// max, into rows no bounds check or allocation accounted for, and a fused
+/// max, into rows no bounds check or allocation accounted for (so can the
+/// stores of RoundUpAndBlend and PredicateLoads tiles), and a fused
 /// loop split with ShiftInwards can shift back across rows: such
 /// dimensions are not cut.
 fn cut_stays_inside(f: &Function, arg: &str) -> bool {
-    let c = f.read();
-    std::iter::once(&c.stage)
-        .chain(c.updates.iter().map(|u| &u.stage))
-        .all(|stage| stage_cut_stays_inside(&c.args, &stage.splits, arg))
+    dim_splits(f, arg).iter().all(|s| match s {
+        Split::Split { tail, .. } => !matches!(
+            tail,
+            TailStrategy::RoundUp | TailStrategy::RoundUpAndBlend | TailStrategy::PredicateLoads
+        ),
+        Split::Fuse { .. } => false,
+        Split::Rename { .. } => true,
+    })
 }
 
-fn stage_cut_stays_inside(args: &[String], splits: &[Split], arg: &str) -> bool {
-    // The pure dimensions each loop dimension is made of.
-    let mut parts: HashMap<String, HashSet<String>> = args
-        .iter()
-        .map(|a| (a.clone(), HashSet::from([a.clone()])))
-        .collect();
-    for s in splits {
-        match s {
+/// Does some stage split dimension `arg` of `f` with ShiftInwards? A
+/// shifted tile ends at the region's max and so reaches up to a tile's
+/// width before a cut min: inside what the previous iteration computed in
+/// the steady state, but before the first real iteration's region in the
+/// warm-up iterations a rewind adds. Such slides are peeled, not rewound.
+fn shifts_inwards(f: &Function, arg: &str) -> bool {
+    dim_splits(f, arg).iter().any(|s| {
+        matches!(
+            s,
             Split::Split {
-                old,
-                outer,
-                inner,
-                tail,
+                tail: TailStrategy::ShiftInwards
+                    | TailStrategy::ShiftInwardsAndBlend
+                    | TailStrategy::Auto,
                 ..
-            } => {
-                let p = parts.remove(old).unwrap_or_default();
-                if *tail == TailStrategy::RoundUp && p.contains(arg) {
-                    return false;
-                }
-                parts.insert(outer.clone(), p.clone());
-                parts.insert(inner.clone(), p);
             }
-            Split::Fuse {
-                inner,
-                outer,
-                fused,
-            } => {
-                let mut p = parts.remove(inner).unwrap_or_default();
-                p.extend(parts.remove(outer).unwrap_or_default());
-                if p.contains(arg) {
-                    return false;
+        )
+    })
+}
+
+/// The splits and fusions, in every stage of `f`, of loop dimensions made
+/// from pure dimension `arg`.
+fn dim_splits(f: &Function, arg: &str) -> Vec<Split> {
+    let c = f.read();
+    let mut out = vec![];
+    for stage in std::iter::once(&c.stage).chain(c.updates.iter().map(|u| &u.stage)) {
+        // The pure dimensions each loop dimension is made of.
+        let mut parts: HashMap<String, HashSet<String>> = c
+            .args
+            .iter()
+            .map(|a| (a.clone(), HashSet::from([a.clone()])))
+            .collect();
+        for s in &stage.splits {
+            let (p, made) = match s {
+                Split::Split { old, outer, inner, .. } => {
+                    (parts.remove(old).unwrap_or_default(), vec![outer, inner])
                 }
-                parts.insert(fused.clone(), p);
+                Split::Fuse { inner, outer, fused } => {
+                    let mut p = parts.remove(inner).unwrap_or_default();
+                    p.extend(parts.remove(outer).unwrap_or_default());
+                    (p, vec![fused])
+                }
+                Split::Rename { old, new } => (parts.remove(old).unwrap_or_default(), vec![new]),
+            };
+            if p.contains(arg) {
+                out.push(s.clone());
             }
-            Split::Rename { old, new } => {
-                let p = parts.remove(old).unwrap_or_default();
-                parts.insert(new.clone(), p);
+            for m in made {
+                parts.insert(m.clone(), p.clone());
             }
         }
     }
-    true
+    out
 }
 
 /// Can dimension `d` of `f`'s region be cut for every stage? Each update
@@ -294,7 +312,14 @@ impl SlidingWindow<'_> {
     /// growing slide of `func` whose region in the slid dimension is
     /// `[lo, hi]` (expanded, in terms of the loop variable): `None` unless
     /// the conditions in the module comment hold.
-    fn rewind_iterations(&self, func: &str, w_at: usize, lo: &Expr, hi: &Expr) -> Option<i64> {
+    fn rewind_iterations(
+        &self,
+        func: &str,
+        arg: &str,
+        w_at: usize,
+        lo: &Expr,
+        hi: &Expr,
+    ) -> Option<i64> {
         let Frame::Loop {
             name,
             for_type: ForType::Serial,
@@ -305,7 +330,10 @@ impl SlidingWindow<'_> {
             return None;
         };
         let function = self.env.funcs.get(func)?;
-        if !function.updates().is_empty() || self.rewinds.iter().any(|r| r.loop_name == *name) {
+        if !function.updates().is_empty()
+            || self.rewinds.iter().any(|r| r.loop_name == *name)
+            || shifts_inwards(function, arg)
+        {
             return None;
         }
         let prev = substitute(name, &Expr::sub(var(name), Expr::i32(1)), hi);
@@ -333,6 +361,12 @@ impl SlidingWindow<'_> {
         let args = function.args();
         let last = function.updates().len();
         if !updates_slide_with(function, d) || !cut_stays_inside(function, &args[d]) {
+            return None;
+        }
+        // A shifted tile of an earlier stage would recompute points whose
+        // later stages already ran in a previous iteration, and the later
+        // stages would not run on them again: their results would be lost.
+        if last > 0 && shifts_inwards(function, &args[d]) {
             return None;
         }
         // The earlier stages' regions in d must follow the last stage's:
@@ -466,7 +500,7 @@ impl SlidingWindow<'_> {
         });
         if growing {
             let prev_max = local(self, &regions[d].1);
-            if let Some(iterations) = self.rewind_iterations(func, w_at, &lo, &hi) {
+            if let Some(iterations) = self.rewind_iterations(func, &args[d], w_at, &lo, &hi) {
                 let orig = var(&format!("{w_name}.loop_min.orig"));
                 let lo_at_orig = substitute(&w_name, &orig, &self.expand(min_value, w_at + 1, top));
                 self.rewinds.push(Rewind {

@@ -6,8 +6,8 @@
 
 use std::collections::HashMap;
 
-use crate::analysis::evaluate::{div_euclid as halide_div, mod_euclid as halide_mod};
-use crate::ir::{BinOp, CallKind, Expr, ExprNode, Intrinsic, Stmt, StmtNode, Type};
+use crate::analysis::evaluate::{wrap, Env, Evaluator, Unsupported, Value};
+use crate::ir::{Expr, Stmt, StmtNode, Type};
 
 pub type Memory = HashMap<String, Vec<i64>>;
 
@@ -68,21 +68,6 @@ struct State {
     log: Vec<String>,
 }
 
-fn wrap(t: Type, v: i64) -> i64 {
-    if t.is_bool() {
-        return (v != 0) as i64;
-    }
-    if t.bits >= 64 {
-        return v;
-    }
-    let shift = 64 - t.bits as u32;
-    if t.is_int() {
-        (v << shift) >> shift
-    } else {
-        ((v as u64) << shift >> shift) as i64
-    }
-}
-
 fn spread(v: Vec<i64>, lanes: usize) -> Vec<i64> {
     if v.len() == lanes {
         v
@@ -90,6 +75,30 @@ fn spread(v: Vec<i64>, lanes: usize) -> Vec<i64> {
         vec![v[0]; lanes]
     } else {
         panic!("lane mismatch: {} vs {lanes}", v.len())
+    }
+}
+
+impl Env for State {
+    fn var(&mut self, name: &str, lanes: usize) -> Option<Vec<Value>> {
+        let v = self.lookup(name).ok()?;
+        let v = if v.len() == 1 { vec![v[0]; lanes] } else { v };
+        Some(v.into_iter().map(|x| Value::Int(x as i128)).collect())
+    }
+    fn load(&mut self, name: &str, ty: Type, index: i128) -> Result<Value, Unsupported> {
+        let buf = self
+            .mem
+            .get(name)
+            .ok_or_else(|| Unsupported(format!("unknown buffer {name}")))?;
+        if index < 0 || index as usize >= buf.len() {
+            return Err(Unsupported(format!(
+                "out-of-bounds load {name}[{index}] (size {})",
+                buf.len()
+            )));
+        }
+        Ok(Value::Int(wrap(ty, buf[index as usize] as i128)))
+    }
+    fn print(&mut self, parts: Vec<String>) {
+        self.log.push(parts.join(" "));
     }
 }
 
@@ -111,190 +120,23 @@ impl State {
         Ok(v[0])
     }
 
+    /// Expressions go through the one evaluator (`analysis/evaluate.rs`),
+    /// with this state's variables, memories and print log.
     fn eval(&mut self, e: &Expr) -> Result<Vec<i64>, String> {
-        let t = e.ty();
-        let lanes = t.lanes as usize;
-        if t.is_float() {
+        if e.ty().is_float() {
             return Err(format!(
                 "float values are not supported by the test interpreter: {e}"
             ));
         }
-        Ok(match e.node() {
-            ExprNode::IntImm(v) => vec![*v],
-            ExprNode::UIntImm(v) => vec![*v as i64],
-            ExprNode::FloatImm(_) | ExprNode::StringImm(_) => {
-                return Err(format!("unsupported constant {e}"))
-            }
-            ExprNode::Cast(a) => self.eval(a)?.into_iter().map(|v| wrap(t, v)).collect(),
-            ExprNode::Reinterpret(_) => return Err("reinterpret unsupported".into()),
-            ExprNode::Variable { name, .. } => self.lookup(name)?,
-            ExprNode::Binary { op, a, b } => {
-                let at = a.ty();
-                let x = spread(self.eval(a)?, lanes);
-                let y = spread(self.eval(b)?, lanes);
-                x.iter()
-                    .zip(&y)
-                    .map(|(&p, &q)| {
-                        let r = match op {
-                            BinOp::Add => p.wrapping_add(q),
-                            BinOp::Sub => p.wrapping_sub(q),
-                            BinOp::Mul => p.wrapping_mul(q),
-                            BinOp::Div => halide_div(p, q),
-                            BinOp::Mod => halide_mod(p, q),
-                            BinOp::Min => p.min(q),
-                            BinOp::Max => p.max(q),
-                            BinOp::EQ => (p == q) as i64,
-                            BinOp::NE => (p != q) as i64,
-                            BinOp::LT => (p < q) as i64,
-                            BinOp::LE => (p <= q) as i64,
-                            BinOp::GT => (p > q) as i64,
-                            BinOp::GE => (p >= q) as i64,
-                            BinOp::And => (p != 0 && q != 0) as i64,
-                            BinOp::Or => (p != 0 || q != 0) as i64,
-                        };
-                        if op.is_comparison() || op.is_logical() {
-                            r
-                        } else {
-                            wrap(at, r)
-                        }
-                    })
-                    .collect()
-            }
-            ExprNode::Not(a) => self.eval(a)?.into_iter().map(|v| (v == 0) as i64).collect(),
-            ExprNode::Select { cond, t: tv, f } => {
-                let c = spread(self.eval(cond)?, lanes);
-                let x = spread(self.eval(tv)?, lanes);
-                let y = spread(self.eval(f)?, lanes);
-                (0..lanes)
-                    .map(|i| if c[i] != 0 { x[i] } else { y[i] })
-                    .collect()
-            }
-            ExprNode::Load {
-                name,
-                index,
-                predicate,
-            } => {
-                let idx = self.eval(index)?;
-                if idx.len() != lanes {
-                    return Err(format!("load index lanes differ from load type: {e}"));
-                }
-                let p = spread(self.eval(predicate)?, lanes);
-                let buf = self
-                    .mem
-                    .get(name)
-                    .ok_or_else(|| format!("unknown buffer {name}"))?;
-                let mut out = Vec::with_capacity(lanes);
-                for i in 0..lanes {
-                    if p[i] == 0 {
-                        out.push(0);
-                    } else if idx[i] < 0 || idx[i] as usize >= buf.len() {
-                        return Err(format!(
-                            "out-of-bounds load {name}[{}] (size {})",
-                            idx[i],
-                            buf.len()
-                        ));
-                    } else {
-                        out.push(wrap(t.element_of(), buf[idx[i] as usize]));
-                    }
-                }
-                out
-            }
-            ExprNode::Ramp {
-                base,
-                stride,
-                lanes: n,
-            } => {
-                let b = self.eval(base)?;
-                let s = spread(self.eval(stride)?, b.len());
-                let et = base.ty();
-                let mut out = Vec::with_capacity(lanes);
-                for i in 0..*n as i64 {
-                    for (bv, sv) in b.iter().zip(&s) {
-                        out.push(wrap(et, bv.wrapping_add(sv.wrapping_mul(i))));
-                    }
-                }
-                out
-            }
-            ExprNode::Broadcast { value, lanes: n } => {
-                let v = self.eval(value)?;
-                let mut out = Vec::with_capacity(lanes);
-                for _ in 0..*n {
-                    out.extend_from_slice(&v);
-                }
-                out
-            }
-            ExprNode::Let { name, value, body } => {
-                let v = self.eval(value)?;
-                self.env.push((name.clone(), v));
-                let r = self.eval(body);
-                self.env.pop();
-                r?
-            }
-            ExprNode::Call {
-                args,
-                kind: CallKind::Intrinsic(i),
-                ..
-            } => match i {
-                Intrinsic::Likely | Intrinsic::LikelyIfInnermost | Intrinsic::PromiseClamped => {
-                    self.eval(&args[0])?
-                }
-                Intrinsic::Print => {
-                    let mut parts = vec![];
-                    let mut first = None;
-                    for a in args {
-                        if let ExprNode::StringImm(s) = a.node() {
-                            parts.push(s.clone());
-                        } else {
-                            let v = self.eval(a)?;
-                            parts.push(
-                                v.iter()
-                                    .map(|x| x.to_string())
-                                    .collect::<Vec<_>>()
-                                    .join(","),
-                            );
-                            first.get_or_insert(v);
-                        }
-                    }
-                    self.log.push(parts.join(" "));
-                    spread(first.unwrap_or_else(|| vec![0]), lanes)
-                }
-                Intrinsic::Abs => self
-                    .eval(&args[0])?
-                    .into_iter()
-                    .map(|v| wrap(t, v.wrapping_abs()))
-                    .collect(),
-                other => return Err(format!("intrinsic {other:?} unsupported")),
-            },
-            ExprNode::Call { .. } => return Err(format!("call unsupported: {e}")),
-            ExprNode::Shuffle { vectors, indices } => {
-                let mut all = vec![];
-                for v in vectors {
-                    all.extend(self.eval(v)?);
-                }
-                indices.iter().map(|&i| all[i as usize]).collect()
-            }
-            ExprNode::VectorReduce { op, value } => {
-                use crate::ir::VectorReduceOp as R;
-                let v = self.eval(value)?;
-                let per = v.len() / lanes.max(1);
-                let et = t.element_of();
-                (0..lanes)
-                    .map(|i| {
-                        let chunk = &v[i * per..(i + 1) * per];
-                        let r = chunk.iter().copied().reduce(|a, b| match op {
-                            R::Add => a.wrapping_add(b),
-                            R::Mul => a.wrapping_mul(b),
-                            R::Min => a.min(b),
-                            R::Max => a.max(b),
-                            R::And => (a != 0 && b != 0) as i64,
-                            R::Or => (a != 0 || b != 0) as i64,
-                            R::SaturatingAdd => a.saturating_add(b),
-                        });
-                        wrap(et, r.unwrap_or(0))
-                    })
-                    .collect()
-            }
-        })
+        let values = Evaluator::new(self).eval(e).map_err(|u| u.0)?;
+        values
+            .into_iter()
+            .map(|v| {
+                v.as_int()
+                    .map(|i| i as i64)
+                    .ok_or_else(|| format!("a float value inside {e}"))
+            })
+            .collect()
     }
 
     fn exec(&mut self, s: &Stmt) -> Result<(), String> {
@@ -363,7 +205,7 @@ impl State {
                             buf.len()
                         ));
                     }
-                    buf[idx[i] as usize] = wrap(et, v[i]);
+                    buf[idx[i] as usize] = wrap(et, v[i] as i128) as i64;
                 }
                 Ok(())
             }

@@ -8,7 +8,6 @@
 
 use std::collections::HashMap;
 
-use super::info::{div_euclid, mod_euclid};
 use super::simplify;
 use crate::ir::{BinOp, Expr, ExprNode, Type};
 
@@ -191,116 +190,31 @@ impl Gen {
     }
 }
 
-/// Reference interpreter. Returns the value (bools as 0/1) and whether a
-/// non-overflowing type (int32) overflowed somewhere.
+/// The oracle: the one evaluator (`analysis/evaluate.rs`). Returns the
+/// value (bools as 0/1) and sets `overflow` if a non-overflowing type
+/// (int32) overflowed somewhere.
 pub(crate) fn eval(e: &Expr, env: &mut HashMap<String, i128>, overflow: &mut bool) -> i128 {
     eval_lane(e, 0, env, overflow)
 }
 
-/// Evaluate lane `lane` of a (possibly vector) expression.
+/// Lane `lane` of a (possibly vector) expression.
 pub(crate) fn eval_lane(
     e: &Expr,
     lane: i128,
     env: &mut HashMap<String, i128>,
     overflow: &mut bool,
 ) -> i128 {
-    let eval = |e: &Expr, env: &mut HashMap<String, i128>, o: &mut bool| eval_lane(e, lane, env, o);
-    let ty = e.ty();
-    let wrap = |v: i128, overflow: &mut bool| -> i128 {
-        if ty.is_bool() {
-            return v & 1;
-        }
-        if ty.is_int() && ty.bits >= 32 && (v < ty.min_int() || v > ty.max_int()) {
-            *overflow = true;
-        }
-        let span = 1i128 << ty.bits;
-        let mut r = v.rem_euclid(span);
-        if ty.is_int() && r > ty.max_int() {
-            r -= span;
-        }
-        r
-    };
-    match e.node() {
-        ExprNode::IntImm(v) => *v as i128,
-        ExprNode::UIntImm(v) => *v as i128,
-        ExprNode::Variable { name, .. } => {
-            *env.get(name).unwrap_or_else(|| panic!("unbound {name}"))
-        }
-        ExprNode::Cast(a) => {
-            let v = eval(a, env, overflow);
-            if ty.is_bool() {
-                (v != 0) as i128
-            } else {
-                let span = 1i128 << ty.bits;
-                let mut r = v.rem_euclid(span);
-                if ty.is_int() && r > ty.max_int() {
-                    r -= span;
-                }
-                r
-            }
-        }
-        ExprNode::Binary { op, a, b } => {
-            let x = eval(a, env, overflow);
-            let y = eval(b, env, overflow);
-            match op {
-                BinOp::Add => wrap(x + y, overflow),
-                BinOp::Sub => wrap(x - y, overflow),
-                BinOp::Mul => wrap(x * y, overflow),
-                BinOp::Div => wrap(div_euclid(x, y), overflow),
-                BinOp::Mod => wrap(mod_euclid(x, y), overflow),
-                BinOp::Min => x.min(y),
-                BinOp::Max => x.max(y),
-                BinOp::EQ => (x == y) as i128,
-                BinOp::NE => (x != y) as i128,
-                BinOp::LT => (x < y) as i128,
-                BinOp::LE => (x <= y) as i128,
-                BinOp::GT => (x > y) as i128,
-                BinOp::GE => (x >= y) as i128,
-                BinOp::And => (x != 0 && y != 0) as i128,
-                BinOp::Or => (x != 0 || y != 0) as i128,
-            }
-        }
-        ExprNode::Not(a) => (eval(a, env, overflow) == 0) as i128,
-        ExprNode::Select { cond, t, f } => {
-            // evaluate both sides: Halide's select is not lazy
-            let c = eval(cond, env, overflow);
-            let tv = eval(t, env, overflow);
-            let fv = eval(f, env, overflow);
-            if c != 0 {
-                tv
-            } else {
-                fv
-            }
-        }
-        ExprNode::Let { name, value, body } => {
-            let v = eval(value, env, overflow);
-            let old = env.insert(name.clone(), v);
-            let r = eval(body, env, overflow);
-            match old {
-                Some(o) => env.insert(name.clone(), o),
-                None => env.remove(name),
-            };
-            r
-        }
-        ExprNode::Call { args, .. } if e.as_intrinsic(crate::ir::Intrinsic::Likely).is_some() => {
-            eval(&args[0], env, overflow)
-        }
-        ExprNode::Call { .. }
-            if e.as_intrinsic(crate::ir::Intrinsic::SignedIntegerOverflow)
-                .is_some() =>
-        {
-            // the simplifier's marker for a folded signed overflow
-            *overflow = true;
-            0
-        }
-        ExprNode::Broadcast { value, .. } => eval_lane(value, 0, env, overflow),
-        ExprNode::Ramp { base, stride, .. } => {
-            let b = eval_lane(base, 0, env, overflow);
-            let s = eval_lane(stride, 0, env, overflow);
-            wrap(b + lane * s, overflow)
-        }
-        other => panic!("interpreter: unsupported node {other:?}"),
-    }
+    use crate::analysis::evaluate::{Evaluator, Value};
+    let mut vars: HashMap<String, Value> =
+        env.iter().map(|(k, v)| (k.clone(), Value::Int(*v))).collect();
+    let mut ev = Evaluator::new(&mut vars);
+    let v = ev
+        .eval(e)
+        .unwrap_or_else(|u| panic!("evaluator: {} in {e}", u.0));
+    *overflow |= ev.overflowed;
+    v[lane as usize]
+        .as_int()
+        .unwrap_or_else(|| panic!("a float value from {e}"))
 }
 
 pub(crate) fn random_env(rng: &mut Rng) -> HashMap<String, i128> {

@@ -37,31 +37,7 @@ fn to_i64(v: i128) -> Option<i64> {
     i64::try_from(v).ok()
 }
 
-/// Euclidean (Halide) division on i128.
-pub fn div_euclid(a: i128, b: i128) -> i128 {
-    if b == 0 {
-        return 0;
-    }
-    let q = a / b;
-    let r = a - q * b;
-    if r < 0 {
-        if b > 0 {
-            q - 1
-        } else {
-            q + 1
-        }
-    } else {
-        q
-    }
-}
-
-/// Euclidean (Halide) modulo on i128: always in [0, |b|).
-pub fn mod_euclid(a: i128, b: i128) -> i128 {
-    if b == 0 {
-        return 0;
-    }
-    a - div_euclid(a, b) * b
-}
+pub use crate::analysis::evaluate::{div_euclid, mod_euclid};
 
 type Bound = Option<i128>;
 

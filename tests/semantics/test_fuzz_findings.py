@@ -1,0 +1,262 @@
+"""Bugs found by random differential pipelines (the fuzzer in tests/fuzz and the
+programs in the shared repro corpus), each reduced to its cause.
+
+Update splits: Halide allows RoundUp only on the outermost split of a dimension.
+A dimension that stems from the inner var of an earlier split is guarded instead
+(Auto), or rejected (explicit RoundUp): rounding up inside every outer iteration
+would run the update twice on some points."""
+import numpy as np
+import pytest
+
+from .harness import differential
+
+
+def _counting_update(hl):
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = x
+    f[x] = f[x] * 2 + 1  # not idempotent: a point updated twice shows
+    return x, f
+
+
+@differential()
+@pytest.mark.parametrize("size", [1, 5, 23, 24, 34])
+def test_nested_split_of_update_var_runs_each_point_once(hl, size):
+    x, f = _counting_update(hl)
+    a, b, c, d = hl.Var("a"), hl.Var("b"), hl.Var("c"), hl.Var("d")
+    f.update(0).split(x, a, b, 4).split(b, c, d, 3)
+    return f.realize([size])
+
+
+@differential()
+def test_tiled_inner_split_of_update_var(hl):
+    """Tile of two inner products, then a split of the outer one (a fuzzer
+    finding: the output was then accessed past the region the bounds query
+    had grown)."""
+    x, f = _counting_update(hl)
+    v = [hl.Var("v%d" % i) for i in range(8)]
+    (f.update(0).split(x, v[0], v[1], 4).split(v[1], v[2], v[3], 3)
+     .tile(v[2], v[3], v[4], v[5], 2, 3).split(v[0], v[6], v[7], 4))
+    return f.realize([23])
+
+
+@differential(expect_error=True)
+def test_explicit_round_up_of_inner_update_var_is_an_error(hl):
+    x, f = _counting_update(hl)
+    a, b, c, d = hl.Var("a"), hl.Var("b"), hl.Var("c"), hl.Var("d")
+    f.update(0).split(x, a, b, 4).split(b, c, d, 3, hl.TailStrategy.RoundUp)
+
+
+# ---------------------------------------------------------------------------------
+# Sliding window with ShiftInwards tiles
+# ---------------------------------------------------------------------------------
+@differential()
+def test_slid_producer_vectorized_along_the_slid_dimension(hl):
+    """A producer stored outside two loops and computed inside both slides
+    along both; vectorized along one of them with ShiftInwards, its tile
+    reaches up to a vector's width before the cut region. A rewound warm-up
+    wrote those rows before its storage (heap corruption); such slides are
+    peeled now."""
+    x, y = hl.Var("x"), hl.Var("y")
+    inp = hl.Buffer(np.arange(260, dtype=np.int32).reshape((13, 20)))
+    f = hl.Func("f")
+    f[x, y] = inp[hl.clamp(x, 0, 19), hl.clamp(y, 0, 12)]
+    g = hl.Func("g")
+    g[x, y] = f[x - 2, y + 1] + f[x + 2, y - 2]
+    f.vectorize(y, 4, hl.TailStrategy.Auto)
+    f.compute_at(g, x).store_at(g, hl.Var.outermost())
+    return g.realize([17, 1]), g.realize([9, 6])
+
+
+@differential()
+def test_slid_producer_with_update_and_shifted_tiles(hl):
+    """A producer with an update, slid along x, whose pure stage is unrolled
+    with ShiftInwards: the shifted tile recomputed pure values of points the
+    update had already changed in an earlier iteration. Not slid now."""
+    x = hl.Var("x")
+    inp = hl.Buffer(np.array([5, -3, 8, 1, 7], dtype=np.float32))
+    bc = hl.BoundaryConditions.repeat_edge(inp)
+    f = hl.Func("f")
+    f[x] = hl.cast(hl.Int(16), bc[x] * 3)
+    r = hl.RDom([(-2, 1)])
+    f[x] += hl.cast(hl.Int(16), bc[x + r.x]) + hl.cast(hl.Int(16), r.x * 100)
+    g = hl.Func("g")
+    g[x] = f[x - 2] + f[x + 1] * 2 + f[x + 2] * 3
+    xo, xi = hl.Var("xo"), hl.Var("xi")
+    g.split(x, xo, xi, 3).vectorize(xi)
+    f.compute_at(g, xo).store_at(g, hl.Var.outermost())
+    f.unroll(x, 4)
+    return g.realize([8]), g.realize([13])
+
+
+# ---------------------------------------------------------------------------------
+# Explicit bounds and output regions
+# ---------------------------------------------------------------------------------
+@differential(expect_error=True)
+def test_bound_narrower_than_the_output_buffer_is_an_error(hl):
+    """Halide's own basics.py: a bound that does not cover the buffer
+    realized into is a run-time error, not uncomputed elements."""
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = hl.u8(x)
+    f.bound(x, 0, 1)
+    f.realize(hl.Buffer(hl.UInt(8), [10]))
+
+
+def test_bound_narrower_than_the_requested_size_is_an_error():
+    """realize(sizes) with such a bound: Halide returns elements it never
+    computed (its bounds query shrinks the buffer to the bound, then crops
+    back out past the allocation); ferrohalide raises the bound error."""
+    import ferrohalide as hl
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = hl.u8(x)
+    f.bound(x, 0, 1)
+    with pytest.raises(hl.HalideError, match=r"Bounds given for f(\$\d+)? in x \(from 0 to 0\) do not cover"):
+        f.realize([10])
+
+
+@differential()
+@pytest.mark.parametrize("factor", [3, 4, 16])
+def test_output_region_that_depends_on_a_param(hl, factor):
+    """A RoundUp split by a Param: the region the output writes depends on the
+    Param's value, which realize(sizes) must use (it assumed the requested
+    size and then failed its own bounds check)."""
+    x = hl.Var("x")
+    p = hl.Param(hl.Int(32), "p", factor)
+    f = hl.Func("f")
+    f[x] = x * 3
+    xo, xi = hl.Var("xo"), hl.Var("xi")
+    f.split(x, xo, xi, p, hl.TailStrategy.RoundUp)
+    return f.realize([10])
+
+
+# ---------------------------------------------------------------------------------
+# Bounds of casts the simplifier can prove exact
+# ---------------------------------------------------------------------------------
+@differential()
+def test_scatter_through_a_cast_of_a_masked_unsigned_value(hl):
+    """clamp(i32(u32 & 3), 0, 2): the simplifier proves the cast non-negative
+    and drops the clamp's lower side; bounds inference then had to bound the
+    cast itself, and called the update's location unbounded."""
+    x = hl.Var("x")
+    inp = hl.Buffer(np.array([7, 2, 9, 4, 4, 1], dtype=np.int32))
+    f = hl.Func("f")
+    f[x] = x * 10
+    r = hl.RDom([(0, 6)])
+    f[hl.clamp(hl.i32(hl.u32(inp[r.x]) & 3), 0, 2)] += 1
+    return f.realize([5])
+
+
+# ---------------------------------------------------------------------------------
+# What a stage requires: its definition over its region, not its loop nest
+# ---------------------------------------------------------------------------------
+@differential(expect_error=True)
+def test_rounded_up_update_of_an_output_fails_the_bounds_query_as_in_halide(hl):
+    """The pure stage computes the output's region only; the update, split
+    with RoundUp, runs past it. realize(sizes) grows the buffer once (the bounds
+    query) and the grown run reaches further: Halide's 'Output buffer ... is
+    accessed at 10, which is beyond the max (7)'."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f = hl.Func("f")
+    f[x, y] = x + y
+    f[x, y] += 1
+    f.parallel(y, 8)
+    f.update(0).vectorize(y, 4)
+    return f.realize([9, 7])
+
+
+@differential()
+@pytest.mark.parametrize("schedule", ["vectorize", "round_up"])
+def test_producer_of_an_overrunning_consumer_computes_the_required_region(hl, schedule):
+    """g (compute_root) reads an input of exactly the needed size; its
+    consumer f runs past its own region (a vector shifted inwards over 3
+    points, or a RoundUp split). Halide computes g over what f requires, not
+    over where f's loops run (reading g there reads storage only): the input
+    is large enough."""
+    x = hl.Var("x")
+    inp = hl.Buffer(np.arange(3, dtype=np.int32) * 7)
+    g = hl.Func("g")
+    g[x] = inp[x] * 2
+    f = hl.Func("f")
+    f[x] = g[x] + 1
+    h = hl.Func("h")
+    h[x] = f[x]
+    g.compute_root()
+    f.compute_root()
+    if schedule == "vectorize":
+        f.vectorize(x, 8)
+    else:
+        xo, xi = hl.Var("xo"), hl.Var("xi")
+        f.split(x, xo, xi, 8, hl.TailStrategy.RoundUp)
+    return h.realize([3])
+
+
+# ---------------------------------------------------------------------------------
+# Where the reference is wrong (checked against NumPy instead)
+# ---------------------------------------------------------------------------------
+def test_clamp_of_a_wrapping_unsigned_to_signed_cast():
+    """u32(100 + clamp(i32(v), 0, 32768)) for u32 values v >= 2^31: the cast
+    wraps to a negative number, which the clamp raises to 0. Halide 21 keeps
+    the negative value for this program (the shared repro wrong-1827: its
+    unscheduled and scheduled results agree with each other, not with
+    arithmetic), so the expected values come from NumPy."""
+    import ferrohalide as hl
+    x, y = hl.Var("x"), hl.Var("y")
+    a = ((np.arange(640808, 640918, dtype=np.uint64) * 2654435761 % 4294967296 % 200001)
+         .astype(np.int64) - 100000).astype(np.int32).reshape((11, 10))
+    bc = hl.BoundaryConditions.constant_exterior(hl.Buffer(a), -3)
+    f = hl.Func("f")
+    v = (hl.cast(hl.UInt(32), bc[y + 2, x + 2]) * hl.u32(bc[x - 1, y + 1])) \
+        % (100 | hl.cast(hl.UInt(32), bc[x, y + 2]))
+    f[x, y] = hl.cast(hl.UInt(32), 100 + hl.clamp(hl.cast(hl.Int(32), v), 0, 32768))
+    got = np.array(f.realize([7, 3]))
+
+    def at(i, j):  # constant_exterior: a[row j, column i], -3 outside
+        return np.uint32(np.int64(a[j, i]) if 0 <= i < 10 and 0 <= j < 11 else -3 & 0xffffffff)
+
+    expected = np.zeros((3, 7), dtype=np.uint32)
+    for j in range(3):
+        for i in range(7):
+            u = (int(at(j + 2, i + 2)) * int(at(i - 1, j + 1))) % (2 ** 32)
+            u %= 100 | int(at(i, j + 2))
+            signed = u - 2 ** 32 if u >= 2 ** 31 else u
+            expected[j, i] = 100 + min(max(signed, 0), 32768)
+    assert (expected == 100).any() and (got == expected).all(), (got, expected)
+
+
+@differential()
+@pytest.mark.parametrize("bits", [8, 16, 32])  # halide 21 cannot widen 64-bit ones
+@pytest.mark.parametrize("vector", [False, True])
+def test_mul_shift_right_at_every_width(hl, bits, vector):
+    """(rounding_)mul_shift_right of 32-bit operands computes in a 66-bit
+    intermediate; its saturation bounds were zero-extended constants (the
+    -2^31 bound became +2^64 - 2^31), so every result was INT_MAX."""
+    x = hl.Var("x")
+    t = hl.Int(bits)
+    big = 2 ** (bits - 1) - 1
+    a = hl.cast(t, (x - 8) * 37)
+    b = hl.select(x % 3 == 0, hl.cast(t, big), hl.select(x % 3 == 1, hl.cast(t, -big - 1), hl.cast(t, x * 5 - 40)))
+    f = hl.Func("f")
+    f[x] = (hl.mul_shift_right(a, b, 2), hl.rounding_mul_shift_right(a, b, bits - 1),
+            hl.mul_shift_right(hl.cast(t, x), hl.cast(t, 9), 0))
+    if vector:
+        f.vectorize(x, 8)
+    return f.realize([16])
+
+
+@differential()
+@pytest.mark.parametrize("order", ["fg", "gf"])
+def test_pipeline_output_read_by_another_output(hl, order):
+    """realize(sizes) grows an output to what the other outputs read of it;
+    Halide crops the results back to the request only when the first output
+    grew, so g comes back whole (min -1, extent 7) when listed second."""
+    x = hl.Var("x")
+    g = hl.Func("g")
+    g[x] = x * 10
+    f = hl.Func("f")
+    f[x] = g[x - 1] + g[x + 2]
+    outs = [f, g] if order == "fg" else [g, f]
+    r = hl.Pipeline(outs).realize([4])
+    return [[b.dim(0).min(), b.dim(0).extent()] + [b[i] for i in range(b.dim(0).min(), b.dim(0).min() + b.dim(0).extent())]
+            for b in r]
