@@ -41,19 +41,19 @@ fn exprs_of<'py>(
     items: impl Iterator<Item = Bound<'py, PyAny>>,
     err: impl Fn(&Bound<'py, PyAny>) -> PyErr,
 ) -> PyResult<Vec<Expr>> {
-    // Only a value that is not convertible gets `err`; an Expr that is
-    // itself wrong (undefined, too deep) keeps its own error.
     items
         .map(|i| {
-            py_to_expr(&i).map_err(|e| {
-                if e.is_instance_of::<PyTypeError>(i.py()) {
-                    err(&i)
-                } else {
-                    e
-                }
-            })
+            py_to_expr(&i).map_err(|e| if own_error(&i, &e) { e } else { err(&i) })
         })
         .collect()
+}
+
+/// Whether converting `item` to an Expr failed because the item is an Expr
+/// that is itself wrong (undefined, nested too deep): that error stands.
+/// Anything else (a string, a call to a Tuple-valued Func) is a value of
+/// the wrong kind, for the caller's "incompatible arguments" TypeError.
+fn own_error(item: &Bound<'_, PyAny>, e: &PyErr) -> bool {
+    item.is_instance_of::<PyExpr>() && !e.is_instance_of::<PyTypeError>(item.py())
 }
 
 /// The values of a Python list when only Expr objects are accepted
@@ -243,8 +243,7 @@ pub fn mux_tuples(
     for i in &items {
         match py_to_expr(i) {
             Ok(_) => {}
-            // An Expr that is itself wrong (too deep) keeps its error.
-            Err(e) if !e.is_instance_of::<PyTypeError>(py) => return Err(e),
+            Err(e) if own_error(i, &e) => return Err(e),
             Err(_) => all_exprs = false,
         }
     }
