@@ -501,6 +501,22 @@ pub fn for_each_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     }
 }
 
+/// The first variable of `e` (pre-order) that is not a parameter: a Var or
+/// RVar, where only constants and Params have a value (schedules,
+/// specialization conditions, RDom bounds).
+pub fn first_free_variable(e: &Expr) -> Option<String> {
+    let mut found = None;
+    for_each_expr(e, &mut |x| {
+        if let ExprNode::Variable {
+            name, param: None, ..
+        } = x.node()
+        {
+            found.get_or_insert_with(|| name.clone());
+        }
+    });
+    found
+}
+
 /// Call `f` on every expression (pre-order) inside a Stmt.
 pub fn for_each_expr_in_stmt(s: &Stmt, f: &mut dyn FnMut(&Expr)) {
     struct Each<'a>(&'a mut dyn FnMut(&Expr));

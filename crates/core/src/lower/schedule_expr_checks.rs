@@ -13,8 +13,8 @@
 
 use super::environment::Environment;
 use crate::error::{Error, Result};
-use crate::ir::visit::for_each_expr;
-use crate::ir::{Expr, ExprNode};
+use crate::ir::visit::first_free_variable;
+use crate::ir::Expr;
 use crate::lang::print::expr_to_string;
 use crate::schedule::Split;
 
@@ -23,24 +23,10 @@ fn short(name: &str) -> &str {
     name.rsplit('.').next().unwrap_or(name)
 }
 
-/// A Var or RVar the expression uses (anything that is not a Param).
-fn loop_variable_in(e: &Expr) -> Option<String> {
-    let mut found = None;
-    for_each_expr(e, &mut |e| {
-        if let ExprNode::Variable {
-            name, param: None, ..
-        } = e.node()
-        {
-            found.get_or_insert_with(|| name.clone());
-        }
-    });
-    found
-}
-
 /// A schedule expression of Func `func` (`what` says which) must not use
 /// a Var or RVar.
 fn check_no_loop_variable(func: &str, what: &str, e: &Expr) -> Result<()> {
-    match loop_variable_in(e) {
+    match first_free_variable(e) {
         Some(v) => Err(Error::user(format!(
             "In schedule for {func}, {what} is {}, which uses {v}: schedule expressions may only use constants and Params (Symbol not found: {v})\n",
             expr_to_string(e)
