@@ -166,7 +166,9 @@ fn compile_uncached(outputs: &[Function], target: Target) -> Result<Compiled> {
         no_asserts: target.has_feature(feature::NO_ASSERTS),
     };
     let lowered = lower_with(outputs, &name, &options)?;
-    let module = compile_jit(&lowered.pipeline, &jit_target)?;
+    // Code generation recurses as deep as the lowered expressions nest.
+    let module =
+        ferrohalide_core::stack::with_large_stack(|| compile_jit(&lowered.pipeline, &jit_target))?;
     COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Ok(Compiled {
         name: lowered.pipeline.name,

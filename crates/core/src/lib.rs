@@ -11,6 +11,7 @@ pub mod lang;
 pub mod live;
 pub mod lower;
 pub mod schedule;
+pub mod stack;
 pub mod target;
 
 pub use error::{Error, ErrorKind, Result};

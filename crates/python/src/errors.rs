@@ -57,3 +57,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("HalideError", m.py().get_type::<HalideError>())?;
     Ok(())
 }
+
+/// The TypeError for iterating an object that can be indexed at any
+/// coordinate (a Func, an ImageParam): Python's fallback iteration through
+/// `__getitem__` would never end.
+pub fn not_iterable(class: &str) -> PyErr {
+    PyTypeError::new_err(format!(
+        "'{class}' object is not iterable: it can be indexed at any coordinate, so iterating it would never end"
+    ))
+}

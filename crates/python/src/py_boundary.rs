@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
 use ferrohalide_core::ir::Expr;
+use ferrohalide_core::lang::rdom::range_bound;
 use ferrohalide_core::lang::boundary_conditions::{
     boundary_condition, Bound as Region, Kind, Source,
 };
@@ -31,13 +32,15 @@ impl PyRange {
     #[new]
     #[pyo3(signature = (min=None, extent=None))]
     fn py_new(min: Option<&Bound<'_, PyAny>>, extent: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        let conv = |o: Option<&Bound<'_, PyAny>>| match o {
-            Some(o) => py_to_opt_expr(o),
-            None => Ok(None),
+        let conv = |o: Option<&Bound<'_, PyAny>>, what: &str| -> PyResult<Option<Expr>> {
+            match o.map(py_to_opt_expr).transpose()?.flatten() {
+                Some(e) => Ok(Some(range_bound(&e, what).py()?)),
+                None => Ok(None),
+            }
         };
         Ok(PyRange {
-            min: conv(min)?,
-            extent: conv(extent)?,
+            min: conv(min, "min")?,
+            extent: conv(extent, "extent")?,
         })
     }
     #[getter]
@@ -87,7 +90,14 @@ fn bounds_from_py(kind: Kind, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Region>> {
             if t.len() != 2 {
                 return Err(incompatible(kind));
             }
-            let side = |o: Bound<'_, PyAny>| py_to_opt_expr(&o).map_err(|_| incompatible(kind));
+            // Halide's bindings convert a tuple to a Range, which must hold
+            // int32s: a side that doesn't fit makes the call's arguments
+            // incompatible.
+            let side = |o: Bound<'_, PyAny>| -> PyResult<Option<Expr>> {
+                let e = py_to_opt_expr(&o).map_err(|_| incompatible(kind))?;
+                e.map(|e| range_bound(&e, "bound").map_err(|_| incompatible(kind)))
+                    .transpose()
+            };
             (side(t.get_item(0)?)?, side(t.get_item(1)?)?)
         } else {
             return Err(incompatible(kind));

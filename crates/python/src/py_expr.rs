@@ -77,6 +77,14 @@ pub fn warn_lossy_float(py: Python<'_>, v: f64) -> PyResult<()> {
 /// A Python number or Expr-like object as an operator operand; `None` if the
 /// object is not something Halide's operators accept.
 pub fn py_operand(obj: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
+    let o = py_operand_unchecked(obj)?;
+    if let Some(Operand::Expr(e)) = &o {
+        ops::check_depth(e).map_err(to_pyerr)?;
+    }
+    Ok(o)
+}
+
+fn py_operand_unchecked(obj: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
     let py = obj.py();
     if let Ok(e) = obj.extract::<PyRef<PyExpr>>() {
         if e.undefined {

@@ -326,7 +326,26 @@ fn func_args_from_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
         .collect()
 }
 
-fn func_values_from_py(value: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
+/// An undefined `hl.Expr()` among the values of `f[...] = value` is
+/// reported by position, as Halide does.
+fn check_values_defined(func: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    let items: Vec<Bound<'_, PyAny>> = match value.cast::<PyTuple>() {
+        Ok(t) => t.iter().collect(),
+        Err(_) => vec![value.clone()],
+    };
+    for (i, v) in items.iter().enumerate() {
+        if v.extract::<PyRef<PyExpr>>().is_ok_and(|e| e.undefined) {
+            return Err(HalideError::new_err(format!(
+                "Error: Value {} in definition of \"{func}\" is undefined.\n",
+                i + 1
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn func_values_from_py(func: &str, value: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
+    check_values_defined(func, value)?;
     if let Some(values) = crate::py_tuple::definition_values(value)? {
         return Ok(values);
     }
@@ -363,7 +382,7 @@ impl PyFunc {
         if n == 1 {
             if let Ok(name) = a0.extract::<String>() {
                 return Ok(PyFunc {
-                    inner: Func::new(Some(&name)),
+                    inner: Func::named(&name).py()?,
                 });
             }
             if let Ok(b) = a0.extract::<PyRef<PyBuffer>>() {
@@ -538,6 +557,12 @@ impl PyFunc {
         false
     }
 
+    /// Not iterable: without this, Python would iterate through
+    /// `__getitem__` (f[0], f[1], ...), which never ends.
+    fn __iter__(&self) -> PyResult<()> {
+        Err(crate::errors::not_iterable("Func"))
+    }
+
     fn __getitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<PyFuncRef> {
         let args = func_args_from_key(key)?;
         Ok(PyFuncRef {
@@ -560,7 +585,7 @@ impl PyFunc {
             }
             return u.target.compound_update(u.op, u.rhs.clone()).py();
         }
-        let values = func_values_from_py(value)?;
+        let values = func_values_from_py(&self.inner.name(), value)?;
         self.inner.define(args, values).py()
     }
 

@@ -238,6 +238,11 @@ impl PyImageParam {
         self.get_inner()?.reset();
         Ok(())
     }
+    /// Not iterable: without this, Python would iterate through
+    /// `__getitem__` (im[0], im[1], ...), which never ends.
+    fn __iter__(&self) -> PyResult<()> {
+        Err(crate::errors::not_iterable("ImageParam"))
+    }
     fn __getitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         let items: Vec<Bound<'_, PyAny>> = if let Ok(t) = key.cast::<PyTuple>() {
             t.iter().collect()

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyTuple};
 
 use ferrohalide_core::ir::Expr;
-use ferrohalide_core::lang::rdom::{RVar, ReductionDomain};
+use ferrohalide_core::lang::rdom::{undefined_bound_error, RVar, ReductionDomain};
 use ferrohalide_core::lang::stage::VarOrRVar;
 use ferrohalide_core::Error;
 
@@ -48,7 +48,7 @@ fn bound_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Expr> {
 
 /// The (min, extent) pairs of a region: a sequence of `hl.Range`s and
 /// 2-tuples.
-fn region_from_py(region: &Bound<'_, PyAny>) -> PyResult<Vec<(Expr, Expr)>> {
+fn region_from_py(region: &Bound<'_, PyAny>, name: Option<&str>) -> PyResult<Vec<(Expr, Expr)>> {
     let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = region.cast::<PyList>() {
         l.iter().collect()
     } else if let Ok(t) = region.cast::<PyTuple>() {
@@ -62,7 +62,7 @@ fn region_from_py(region: &Bound<'_, PyAny>) -> PyResult<Vec<(Expr, Expr)>> {
             if let Ok(r) = it.extract::<PyRef<PyRange>>() {
                 return match (&r.min, &r.extent) {
                     (Some(min), Some(extent)) => Ok((min.clone(), extent.clone())),
-                    _ => Err(PyTypeError::new_err(RDOM_CONSTRUCTORS)),
+                    _ => Err(to_pyerr(undefined_bound_error(name))),
                 };
             }
             match it.cast::<PyTuple>() {
@@ -81,7 +81,12 @@ impl PyRDom {
         self.inner
             .rvar(i)
             .map(|inner| PyRVar { inner })
-            .ok_or_else(|| PyKeyError::new_err(""))
+            .ok_or_else(|| {
+                PyKeyError::new_err(format!(
+                    "RDom has {} dimension(s); there is no dimension {i}",
+                    self.inner.dimensions()
+                ))
+            })
     }
 }
 
@@ -127,7 +132,7 @@ crate::expr_like_methods!(PyRDom {
                 }
                 ReductionDomain::new(Some(&ip.name()), bounds).py()?
             }
-            [region] => ReductionDomain::new(name.as_deref(), region_from_py(region)?).py()?,
+            [region] => ReductionDomain::new(name.as_deref(), region_from_py(region, name.as_deref())?).py()?,
             _ => return Err(PyTypeError::new_err(RDOM_CONSTRUCTORS)),
         };
         Ok(PyRDom { inner })

@@ -277,7 +277,13 @@ impl PyStage {
             let v = v
                 .extract::<PyRef<crate::py_var::PyVar>>()
                 .map_err(|_| bad())?;
-            Ok((var_or_rvar(r)?, v.inner.name().to_string()))
+            // As Halide's binding: the first of a pair must be an RVar (or
+            // a one-dimensional RDom), not a Var.
+            let r = var_or_rvar(r).map_err(|_| bad())?;
+            if !r.is_rvar {
+                return Err(bad());
+            }
+            Ok((r, v.inner.name().to_string()))
         };
         let pairs = match args.len() {
             2 => vec![pair(&args.get_item(0)?, &args.get_item(1)?)?],

@@ -41,7 +41,19 @@ fn exprs_of<'py>(
     items: impl Iterator<Item = Bound<'py, PyAny>>,
     err: impl Fn(&Bound<'py, PyAny>) -> PyErr,
 ) -> PyResult<Vec<Expr>> {
-    items.map(|i| py_to_expr(&i).map_err(|_| err(&i))).collect()
+    items
+        .map(|i| {
+            py_to_expr(&i).map_err(|e| if own_error(&i, &e) { e } else { err(&i) })
+        })
+        .collect()
+}
+
+/// Whether converting `item` to an Expr failed because the item is an Expr
+/// that is itself wrong (undefined, nested too deep): that error stands.
+/// Anything else (a string, a call to a Tuple-valued Func) is a value of
+/// the wrong kind, for the caller's "incompatible arguments" TypeError.
+fn own_error(item: &Bound<'_, PyAny>, e: &PyErr) -> bool {
+    item.is_instance_of::<PyExpr>() && !e.is_instance_of::<PyTypeError>(item.py())
 }
 
 /// The values of a Python list when only Expr objects are accepted
@@ -219,11 +231,23 @@ pub fn mux_tuples(
     } else if let Ok(t) = values.cast::<PyTuple>() {
         t.iter().collect()
     } else {
-        // Any other sequence (a Func call included: indexing it walks its
-        // elements, as Halide's bindings do).
-        values.try_iter()?.collect::<PyResult<_>>()?
+        // Any other sized sequence (a Func call included), read by index as
+        // Halide's bindings do. Not by iteration: a Func can be indexed
+        // with any int, so iterating one would never end.
+        let n = values.len()?;
+        (0..n)
+            .map(|i| values.get_item(i))
+            .collect::<PyResult<_>>()?
     };
-    if items.iter().all(|i| py_to_expr(i).is_ok()) {
+    let mut all_exprs = true;
+    for i in &items {
+        match py_to_expr(i) {
+            Ok(_) => {}
+            Err(e) if own_error(i, &e) => return Err(e),
+            Err(_) => all_exprs = false,
+        }
+    }
+    if all_exprs {
         return Ok(None);
     }
     let tuples: Option<Vec<Tuple>> = items.iter().map(implicit_tuple).collect();

@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 
 use ferrohalide_core::ir::{Expr, Type, TypeCode};
 
+use crate::errors::IntoPy;
 use crate::py_expr::PyExpr;
 
 #[pyclass(name = "TypeCode", module = "ferrohalide", eq, eq_int)]
@@ -66,10 +67,10 @@ pub struct PyType {
 }
 
 fn check_bits(bits: i64) -> PyResult<u8> {
-    u8::try_from(bits).map_err(|_| PyTypeError::new_err(format!("invalid bit width {bits}")))
+    Ok(Type::checked(TypeCode::Int, bits, 1).py()?.bits)
 }
 fn check_lanes(lanes: i64) -> PyResult<u16> {
-    u16::try_from(lanes).map_err(|_| PyTypeError::new_err(format!("invalid lane count {lanes}")))
+    Ok(Type::checked(TypeCode::Int, 8, lanes).py()?.lanes)
 }
 
 #[pymethods]

@@ -7,6 +7,21 @@ use super::ops::IP;
 use super::{CodeGen, Val};
 use crate::runtime_symbols::names;
 
+/// A loop whose constant bounds end beyond Int(32) (an RDom starting near
+/// 2^31) would count with a wrapping counter, which the no-overflow rule
+/// of loop counters makes undefined: report it as Halide's constant
+/// folding does.
+fn check_loop_end(min: &Expr, extent: &Expr) -> Result<()> {
+    if let (Some(m), Some(e)) = (min.as_int_const(), extent.as_int_const()) {
+        if e > 0 && min.ty().bits <= 32 && i32::try_from(m + e).is_err() {
+            return Err(Error::user(
+                "Signed integer overflow occurred during constant-folding. Signed integer overflow for int32 and int64 is undefined behavior in Halide.\n",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Constant-size allocations up to this many bytes live on the stack.
 const MAX_STACK_ALLOCATION: u64 = 16 * 1024;
 /// Extra bytes at the end of every allocation, so that vector code that
@@ -54,10 +69,13 @@ impl CodeGen {
                 Ok(())
             }
             StmtNode::ProducerConsumer { body, .. } => self.codegen_stmt(body),
-            StmtNode::For { name, min, extent, for_type, body } => match for_type {
-                ForType::Parallel => self.codegen_parallel_for(name, min, extent, body),
-                _ => self.codegen_serial_for(name, min, extent, body),
-            },
+            StmtNode::For { name, min, extent, for_type, body } => {
+                check_loop_end(min, extent)?;
+                match for_type {
+                    ForType::Parallel => self.codegen_parallel_for(name, min, extent, body),
+                    _ => self.codegen_serial_for(name, min, extent, body),
+                }
+            }
             StmtNode::Store { name, value, index, predicate } if self.atomic_stores => {
                 self.codegen_atomic_store(name, value, index, predicate)
             }

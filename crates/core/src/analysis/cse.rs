@@ -254,13 +254,48 @@ fn cse_with(e: &Expr, names: &mut Names) -> Expr {
     body
 }
 
+/// The names of the variables and lets of `e`, visiting each shared node
+/// once (a tree walk of a heavily shared expression takes exponential time).
 fn collect_names_expr(e: &Expr, used: &mut HashSet<String>) {
-    crate::ir::visit::for_each_expr(e, &mut |x| match x.node() {
-        ExprNode::Variable { name, .. } | ExprNode::Let { name, .. } => {
+    fn walk(e: &Expr, seen: &mut HashSet<usize>, used: &mut HashSet<String>) {
+        if !seen.insert(id(e)) {
+            return;
+        }
+        if let ExprNode::Variable { name, .. } | ExprNode::Let { name, .. } = e.node() {
             used.insert(name.clone());
         }
-        _ => {}
-    });
+        crate::ir::visit::for_each_child(e, &mut |c| walk(c, seen, used));
+    }
+    walk(e, &mut HashSet::new(), used);
+}
+
+/// The number of nodes of `e` as a tree (saturating) and as a DAG.
+fn tree_and_dag_size(e: &Expr) -> (u64, usize) {
+    fn tree(e: &Expr, memo: &mut HashMap<usize, u64>) -> u64 {
+        if let Some(n) = memo.get(&id(e)) {
+            return *n;
+        }
+        let mut n: u64 = 1;
+        crate::ir::visit::for_each_child(e, &mut |c| n = n.saturating_add(tree(c, memo)));
+        memo.insert(id(e), n);
+        n
+    }
+    let mut memo = HashMap::new();
+    let t = tree(e, &mut memo);
+    (t, memo.len())
+}
+
+/// `cse(e)` if `e` shares subexpressions so much that its tree is far
+/// larger than its DAG (`x ** (2**31 - 1)` builds 31 shared squarings): the
+/// passes that walk expressions as trees would take exponential time on
+/// it. Halide CSEs every definition; ferrohalide only these.
+pub fn cse_if_heavily_shared(e: &Expr) -> Expr {
+    let (tree, dag) = tree_and_dag_size(e);
+    if tree > 10_000 && tree / 4 > dag as u64 {
+        cse(e)
+    } else {
+        e.clone()
+    }
 }
 
 /// Lift repeated subexpressions of `e` into lets.

@@ -364,7 +364,95 @@ pub enum ExprNode {
 #[derive(Debug)]
 pub struct ExprInner {
     pub ty: Type,
+    /// Nodes on the longest path down to a leaf (1 for a leaf): how deep
+    /// recursive passes over this expression go.
+    depth: u32,
     pub node: ExprNode,
+}
+
+/// Dropping a deep expression (a sum of 100000 terms built by a Python
+/// loop, or a chain of 100000 Funcs each calling the previous one) must
+/// not recurse once per level, which would overflow the stack: the
+/// children a node owns alone are taken apart on an explicit worklist, and
+/// drops that happen while it runs (an Expr inside a Func a call held)
+/// only add to it.
+impl Drop for ExprInner {
+    fn drop(&mut self) {
+        let mut unique = false;
+        crate::ir::visit::for_each_child_of_node(&self.node, &mut |c| {
+            unique |= Arc::strong_count(&c.0) == 1
+        });
+        if !unique {
+            return;
+        }
+        let mut children = Vec::new();
+        take_children(&mut self.node, &mut children);
+        let _ = PENDING_DROPS.try_with(|pending| {
+            if let Ok(mut p) = pending.try_borrow_mut() {
+                let outermost = p.is_none();
+                p.get_or_insert_with(Vec::new).append(&mut children);
+                if !outermost {
+                    return;
+                }
+            } else {
+                return;
+            }
+            // The outermost drop empties the worklist.
+            loop {
+                let next = pending.borrow_mut().as_mut().and_then(|p| p.pop());
+                let Some(mut e) = next else { break };
+                if let Some(inner) = Arc::get_mut(&mut e.0) {
+                    let mut more = Vec::new();
+                    take_children(&mut inner.node, &mut more);
+                    if let Some(p) = pending.borrow_mut().as_mut() {
+                        p.append(&mut more);
+                    }
+                }
+                drop(e);
+            }
+            *pending.borrow_mut() = None;
+        });
+        // (Without the worklist, during thread teardown, `children` drop
+        // recursively here.)
+    }
+}
+
+thread_local! {
+    /// Expressions waiting to be taken apart by the outermost drop running
+    /// on this thread (`None`: no drop is running).
+    static PENDING_DROPS: std::cell::RefCell<Option<Vec<Expr>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Move the children of `node` to `stack`, leaving a leaf behind.
+fn take_children(node: &mut ExprNode, stack: &mut Vec<Expr>) {
+    match std::mem::replace(node, ExprNode::IntImm(0)) {
+        ExprNode::Cast(a)
+        | ExprNode::Reinterpret(a)
+        | ExprNode::Not(a)
+        | ExprNode::Broadcast { value: a, .. }
+        | ExprNode::VectorReduce { value: a, .. } => stack.push(a),
+        ExprNode::Binary { a, b, .. }
+        | ExprNode::Ramp {
+            base: a, stride: b, ..
+        }
+        | ExprNode::Load {
+            index: a,
+            predicate: b,
+            ..
+        }
+        | ExprNode::Let {
+            value: a, body: b, ..
+        } => stack.extend([a, b]),
+        ExprNode::Select { cond, t, f } => stack.extend([cond, t, f]),
+        ExprNode::Call { args, .. } => stack.extend(args),
+        ExprNode::Shuffle { vectors, .. } => stack.extend(vectors),
+        ExprNode::IntImm(_)
+        | ExprNode::UIntImm(_)
+        | ExprNode::FloatImm(_)
+        | ExprNode::StringImm(_)
+        | ExprNode::Variable { .. } => {}
+    }
 }
 
 /// An immutable IR expression. Clone is cheap (a refcount bump).
@@ -373,7 +461,17 @@ pub struct Expr(Arc<ExprInner>);
 
 impl Expr {
     pub fn new(ty: Type, node: ExprNode) -> Expr {
-        Expr(Arc::new(ExprInner { ty, node }))
+        let mut below = 0u32;
+        crate::ir::visit::for_each_child_of_node(&node, &mut |c| below = below.max(c.0.depth));
+        Expr(Arc::new(ExprInner {
+            ty,
+            depth: below.saturating_add(1),
+            node,
+        }))
+    }
+    /// How deeply nested this expression is (1 for a leaf).
+    pub fn depth(&self) -> u32 {
+        self.0.depth
     }
     #[inline]
     pub fn ty(&self) -> Type {

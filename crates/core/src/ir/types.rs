@@ -44,6 +44,21 @@ pub struct Type {
 }
 
 impl Type {
+    /// A type from user-given sizes, which must fit Halide's fields (as
+    /// Halide's `Type` constructor checks).
+    pub fn checked(code: TypeCode, bits: i64, lanes: i64) -> crate::Result<Type> {
+        let lanes = u16::try_from(lanes).map_err(|_| {
+            crate::Error::user(format!(
+                "Halide only supports vector types with up to 65535 lanes. {lanes} lanes requested."
+            ))
+        })?;
+        let bits = u8::try_from(bits).map_err(|_| {
+            crate::Error::user(format!(
+                "Halide only supports types with up to 255 bits. {bits} bits requested."
+            ))
+        })?;
+        Ok(Type::new(code, bits, lanes))
+    }
     pub const fn new(code: TypeCode, bits: u8, lanes: u16) -> Type {
         Type { code, bits, lanes }
     }

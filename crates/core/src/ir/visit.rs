@@ -445,7 +445,12 @@ pub fn mutate_stmt_children<M: Mutator + ?Sized>(m: &mut M, s: &Stmt) -> Stmt {
 
 /// Call `f` on each direct child of `e`, in field order.
 pub fn for_each_child(e: &Expr, f: &mut dyn FnMut(&Expr)) {
-    match e.node() {
+    for_each_child_of_node(e.node(), f)
+}
+
+/// `for_each_child` on a node.
+pub fn for_each_child_of_node(node: &ExprNode, f: &mut dyn FnMut(&Expr)) {
+    match node {
         ExprNode::IntImm(_)
         | ExprNode::UIntImm(_)
         | ExprNode::FloatImm(_)
@@ -484,14 +489,32 @@ pub fn for_each_child(e: &Expr, f: &mut dyn FnMut(&Expr)) {
 
 /// Call `f` on every sub-expression (pre-order) of an Expr.
 pub fn for_each_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
-    struct Each<'a>(&'a mut dyn FnMut(&Expr));
-    impl Visitor for Each<'_> {
-        fn visit_expr(&mut self, e: &Expr) {
-            (self.0)(e);
-            walk_expr(self, e);
-        }
+    // On an explicit stack: expressions can nest deeper than the caller's
+    // stack allows recursion (a sum built term by term in a Python loop).
+    let mut pending = vec![e.clone()];
+    let mut children = Vec::new();
+    while let Some(e) = pending.pop() {
+        f(&e);
+        for_each_child(&e, &mut |c| children.push(c.clone()));
+        // Reversed, so that the first child is visited next.
+        pending.extend(children.drain(..).rev());
     }
-    Each(f).visit_expr(e);
+}
+
+/// The first variable of `e` (pre-order) that is not a parameter: a Var or
+/// RVar, where only constants and Params have a value (schedules,
+/// specialization conditions, RDom bounds).
+pub fn first_free_variable(e: &Expr) -> Option<String> {
+    let mut found = None;
+    for_each_expr(e, &mut |x| {
+        if let ExprNode::Variable {
+            name, param: None, ..
+        } = x.node()
+        {
+            found.get_or_insert_with(|| name.clone());
+        }
+    });
+    found
 }
 
 /// Call `f` on every expression (pre-order) inside a Stmt.

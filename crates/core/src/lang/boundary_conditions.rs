@@ -11,14 +11,13 @@
 
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
-use crate::ir::{Expr, Type};
+use crate::ir::Expr;
 use crate::lang::func::Func;
 use crate::lang::function::Function;
 use crate::lang::image_param::ImageParam;
 use crate::lang::lambda::lambda_over_implicit_vars;
 use crate::lang::math::{clamp, select};
-use crate::lang::operators::cast;
-use crate::lang::var::{unique_func_name, Var};
+use crate::lang::var::Var;
 
 /// What a boundary condition extends.
 pub enum Source {
@@ -87,12 +86,9 @@ fn source_func(src: Source) -> Result<(Function, Option<Vec<Bound>>)> {
     }
 }
 
-fn i32_bound(e: Expr) -> Result<Expr> {
-    if e.ty() == Type::i32() {
-        Ok(e)
-    } else {
-        cast(Type::i32(), e)
-    }
+/// A bound as Halide's `Range` takes it: losslessly an int32.
+fn i32_bound(e: Expr, what: &str) -> Result<Expr> {
+    crate::lang::rdom::range_bound(&e, what)
 }
 
 /// The coordinate to read the source at, in one bounded dimension.
@@ -180,7 +176,7 @@ pub fn boundary_condition(
         match bounds.get(d).cloned().flatten() {
             None => coords.push(x),
             Some((min, extent)) => {
-                let (min, extent) = (i32_bound(min)?, i32_bound(extent)?);
+                let (min, extent) = (i32_bound(min, "min")?, i32_bound(extent, "extent")?);
                 let out = Expr::or(
                     Expr::lt(x.clone(), min.clone()),
                     Expr::ge(x.clone(), Expr::add(min.clone(), extent.clone())),
@@ -208,9 +204,12 @@ pub fn boundary_condition(
             values[0] = select(out, value, Expr::likely(values[0].clone()))?;
         }
     }
-    let f = Function::new(unique_func_name(Some(kind.name())));
-    f.set_pure_definition(arg_names, values)?;
-    Ok(Func::from_function(f))
+    // Defined as the user would, so that the definition's checks apply (a
+    // bound that uses a Var other than the source's own is a free variable).
+    let f = Func::new(Some(kind.name()));
+    let args = arg_names.iter().map(|a| Expr::var_i32(a.clone())).collect();
+    f.define(args, values)?;
+    Ok(f)
 }
 
 #[cfg(test)]

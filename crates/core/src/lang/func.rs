@@ -259,9 +259,18 @@ impl Func {
         }
     }
 
-    /// `Func(required_types, required_dimensions, name)`.
+    /// `Func(name)`: a name the user chose, which may not be empty (Halide).
+    pub fn named(name: &str) -> Result<Func> {
+        if name.is_empty() {
+            return Err(Error::user("A Func may not have an empty name.\n"));
+        }
+        Ok(Func::new(Some(name)))
+    }
+
+    /// `Func(required_types, required_dimensions, name)` (an empty name
+    /// gets a fresh one here, as Halide's constructor accepts it).
     pub fn with_requirements(types: Vec<Type>, dims: usize, name: &str) -> Func {
-        let f = Func::new(Some(name));
+        let f = Func::new(Some(name).filter(|n| !n.is_empty()));
         f.function.write().output_types = types;
         Func {
             required_dims: Some(dims),
@@ -356,7 +365,39 @@ impl Func {
     /// `f[args] = values` (one value, or several for a Tuple): the pure
     /// definition, or an update if the Func already has one (update.rs).
     pub fn define(&self, args: Vec<Expr>, values: Vec<Expr>) -> Result<()> {
+        // The checks below recurse as deep as the expressions nest.
+        let depth = args
+            .iter()
+            .chain(&values)
+            .map(Expr::depth)
+            .max()
+            .unwrap_or(0);
+        crate::stack::for_depth(depth, || self.define_here(args, values))
+    }
+
+    /// `define` on the current thread.
+    fn define_here(&self, args: Vec<Expr>, values: Vec<Expr>) -> Result<()> {
         let name = self.name();
+        // Before anything walks them (see `cse_if_heavily_shared`).
+        let shared = |es: Vec<Expr>| -> Vec<Expr> {
+            es.iter().map(crate::analysis::cse_if_heavily_shared).collect()
+        };
+        let (args, values) = (shared(args), shared(values));
+        if let Some((i, v)) = values.iter().enumerate().find(|(_, v)| v.ty().is_vector()) {
+            // Vectors are made by scheduling (`vectorize`), never stored.
+            return Err(Error::user(format!(
+                "Value {} in definition of \"{name}\" has the vector type {}: a Func's values must be scalars.\n",
+                i + 1,
+                ir_type_name(v.ty())
+            )));
+        }
+        if let Some((i, a)) = args.iter().enumerate().find(|(_, a)| a.ty().is_vector()) {
+            return Err(Error::user(format!(
+                "Argument {} in definition of \"{name}\" has the vector type {}: a Func's arguments must be scalars.\n",
+                i + 1,
+                ir_type_name(a.ty())
+            )));
+        }
         if self.defined() {
             return crate::lang::update::define_update(self, args, values);
         }
@@ -991,6 +1032,14 @@ pub(crate) fn split_stage(
     if !factor.ty().is_int() && !factor.ty().is_uint() {
         return Err(Error::user(format!(
             "In schedule for {name}, the split factor {} of {old} has type {}, but must be an integer.\n",
+            expr_to_string(&factor),
+            ir_type_name(factor.ty())
+        )));
+    }
+    if factor.ty().bits > 32 || factor.ty() == Type::uint(32) {
+        // Narrowing would change the factor (2**40 would become 0).
+        return Err(Error::user(format!(
+            "In schedule for {name}, the split factor {} of {old} has type {}, but must fit in an int32.\n",
             expr_to_string(&factor),
             ir_type_name(factor.ty())
         )));

@@ -535,6 +535,47 @@ impl Function {
         }
         out
     }
+    /// Every stage schedule of every definition, specializations included
+    /// (pure definition first, then each update), with the definition's
+    /// index.
+    pub fn stage_schedules(&self) -> Vec<(usize, StageSchedule)> {
+        fn walk(index: usize, specs: &[Specialization], out: &mut Vec<(usize, StageSchedule)>) {
+            for s in specs {
+                out.push((index, s.stage.clone()));
+                walk(index, &s.specializations, out);
+            }
+        }
+        let c = self.read();
+        let mut out = vec![(0, c.stage.clone())];
+        walk(0, &c.specializations, &mut out);
+        for (i, u) in c.updates.iter().enumerate() {
+            out.push((i + 1, u.stage.clone()));
+            walk(i + 1, &u.specializations, &mut out);
+        }
+        out
+    }
+    /// Every Expr of the schedule (split factors, bounds, storage folds,
+    /// specialization conditions): like the definitions, they may mention
+    /// Params, which are then inputs of the pipeline.
+    pub fn schedule_exprs(&self) -> Vec<Expr> {
+        fn conditions(specs: &[Specialization], out: &mut Vec<Expr>) {
+            for s in specs {
+                out.push(s.condition.clone());
+                conditions(&s.specializations, out);
+            }
+        }
+        let mut out = vec![];
+        for (_, st) in self.stage_schedules() {
+            out.extend(st.exprs());
+        }
+        let c = self.read();
+        out.extend(c.schedule.exprs());
+        conditions(&c.specializations, &mut out);
+        for u in &c.updates {
+            conditions(&u.specializations, &mut out);
+        }
+        out
+    }
     /// Mark as used (by another definition or a realization): Halide then
     /// forbids new update definitions. Not a schedule change, so the
     /// version stays.

@@ -204,6 +204,13 @@ pub fn lossless_cast(t: Type, e: &Expr) -> Option<Expr> {
             };
             return back.then_some(c);
         }
+        ExprNode::FloatImm(v) if t.is_int() || t.is_uint() => {
+            // An integral value in range (Halide's `Type::can_represent(double)`).
+            let fits = v.fract() == 0.0
+                && (*v as i128) >= t.min_int()
+                && (*v as i128) <= t.max_int();
+            return fits.then(|| cast(t, e.clone()).ok()).flatten();
+        }
         ExprNode::FloatImm(v) => {
             if !t.is_float() {
                 return None;
@@ -308,6 +315,15 @@ pub fn select(cond: Expr, t: Expr, f: Expr) -> Result<Expr> {
             ir_type_name(t.ty()),
             s(&f),
             ir_type_name(f.ty())
+        )));
+    }
+    if cond.ty().is_vector() && cond.lanes() != t.lanes() {
+        return Err(Error::user(format!(
+            "In Select, vector lanes of condition must be equal to vector lanes of arguments: {} has type {}, but {} has type {}\n",
+            s(&cond),
+            ir_type_name(cond.ty()),
+            s(&t),
+            ir_type_name(t.ty())
         )));
     }
     if t.ty().is_vector() && cond.ty().is_scalar() {
@@ -636,7 +652,17 @@ pub fn widening_sub(a: Expr, b: Expr) -> Result<Expr> {
 }
 
 pub fn widening_mul(a: Expr, b: Expr) -> Result<Expr> {
-    let (a, b) = (a, b);
+    // The operands may differ in sign (not matched), but not be one float
+    // and one integer: Halide would only fail in code generation.
+    if a.ty().is_float() != b.ty().is_float() {
+        return Err(Error::user(format!(
+            "The arguments to widening_mul must both be floats or both be integers, but {} has type {} and {} has type {}\n",
+            s(&a),
+            ir_type_name(a.ty()),
+            s(&b),
+            ir_type_name(b.ty())
+        )));
+    }
     let (ba, bb) = (a.ty().bits, b.ty().bits);
     let (a, b) = if ba < bb {
         (cast(a.ty().with_bits(bb), a)?, b)
@@ -728,6 +754,13 @@ pub fn print(args: Vec<Expr>) -> Result<Expr> {
 
 /// `print_when(cond, args...)`: like print, but only prints when cond holds.
 pub fn print_when(cond: Expr, args: Vec<Expr>) -> Result<Expr> {
+    if !cond.ty().is_bool() {
+        // (Halide reports it from the select it builds.)
+        return Err(Error::user(format!(
+            "First argument to print_when is not a bool: {}\n",
+            ir_type_name(cond.ty())
+        )));
+    }
     let p = print(args.clone())?;
     Ok(Expr::intrinsic(
         p.ty(),

@@ -8,6 +8,23 @@ use crate::error::{Error, Result};
 use crate::ir::{BinOp, Expr, ExprNode, Intrinsic, MathFn, Type, TypeCode};
 use crate::lang::print::{expr_to_string as s, ir_type_name};
 
+// ---- nesting depth --------------------------------------------------------------
+
+/// The deepest expression the front end accepts. Compilation recurses once
+/// per level; Halide itself overflows its stack somewhat deeper than this.
+pub const MAX_EXPR_DEPTH: u32 = 20_000;
+
+/// A user error for an expression nested deeper than `MAX_EXPR_DEPTH`.
+pub fn check_depth(e: &Expr) -> Result<()> {
+    if e.depth() <= MAX_EXPR_DEPTH {
+        return Ok(());
+    }
+    Err(Error::user(format!(
+        "An expression is nested {} levels deep, more than the {MAX_EXPR_DEPTH} that can be compiled. (A Python loop that adds one term at a time nests one level per term: add the terms pairwise, or compute partial results in separate Funcs.)\n",
+        e.depth()
+    )))
+}
+
 // ---- constants and casts ------------------------------------------------------
 
 /// Halide's `make_const(t, int64)`.
@@ -332,13 +349,24 @@ pub fn binary(op: Op, a: Expr, b: Expr) -> Result<Expr> {
             bitwise_matched(op, a, b)
         }
         Op::Shl | Op::Shr => {
+            let (which, name) = if op == Op::Shl {
+                (Intrinsic::ShiftLeft, "shift left")
+            } else {
+                (Intrinsic::ShiftRight, "shift right")
+            };
+            // Halide documents both operands as integers; its own code
+            // generation fails on anything else.
+            for (e, pos) in [(&a, "first"), (&b, "second")] {
+                if !(e.ty().is_int() || e.ty().is_uint()) {
+                    return Err(Error::user(format!(
+                        "The {pos} argument to {name} must be an integer or unsigned integer, but {} has type {}\n",
+                        s(e),
+                        ir_type_name(e.ty())
+                    )));
+                }
+            }
             let (a, b) = match_lanes(a, b)?;
             let (a, b) = match_bits(a, b)?;
-            let which = if op == Op::Shl {
-                Intrinsic::ShiftLeft
-            } else {
-                Intrinsic::ShiftRight
-            };
             Ok(Expr::intrinsic(a.ty(), which, vec![a, b]))
         }
         _ => {

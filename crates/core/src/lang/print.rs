@@ -64,8 +64,19 @@ fn math_call_name(m: MathFn, t: Type) -> String {
     }
 }
 
+/// Longest text printed for one expression: a heavily shared expression
+/// (`x ** (2**31 - 1)` is 31 shared squarings) would print as a tree of
+/// billions of nodes, so printing stops here with `...`.
+const MAX_PRINTED: usize = 1 << 20;
+
+/// Deepest nesting printed: deeper subexpressions print as `...`, so that
+/// printing recurses at most this deep.
+const MAX_PRINT_DEPTH: usize = 10_000;
+
 struct Printer {
     out: String,
+    depth: usize,
+    max_depth: usize,
 }
 
 impl Printer {
@@ -90,6 +101,18 @@ impl Printer {
     }
 
     fn visit(&mut self, e: &Expr, no_parens: bool) {
+        if self.out.len() >= MAX_PRINTED || self.depth >= self.max_depth {
+            if !self.out.ends_with("...") {
+                self.out.push_str("...");
+            }
+            return;
+        }
+        self.depth += 1;
+        self.visit_node(e, no_parens);
+        self.depth -= 1;
+    }
+
+    fn visit_node(&mut self, e: &Expr, no_parens: bool) {
         let ty = e.ty();
         match e.node() {
             ExprNode::IntImm(v) => {
@@ -265,9 +288,21 @@ impl Printer {
 
 /// `e` as Halide prints it.
 pub fn expr_to_string(e: &Expr) -> String {
-    let mut p = Printer { out: String::new() };
-    p.print(e);
-    p.out
+    let print = |max_depth| {
+        let mut p = Printer {
+            out: String::new(),
+            depth: 0,
+            max_depth,
+        };
+        p.print(e);
+        p.out
+    };
+    if e.depth() <= crate::stack::SHALLOW_DEPTH {
+        return print(MAX_PRINT_DEPTH);
+    }
+    // Without a thread to print on, a deep expression prints shortened.
+    crate::stack::try_on_large_stack(|| print(MAX_PRINT_DEPTH))
+        .unwrap_or_else(|_| print(crate::stack::SHALLOW_DEPTH as usize))
 }
 
 #[cfg(test)]

@@ -61,18 +61,24 @@ fn dim_suffix(i: usize) -> String {
     }
 }
 
-/// The first Var or RVar `e` depends on (parameters are fine).
-fn free_variable(e: &Expr) -> Option<String> {
-    let mut found = None;
-    for_each_expr(e, &mut |x| {
-        if let ExprNode::Variable {
-            name, param: None, ..
-        } = x.node()
-        {
-            found.get_or_insert_with(|| name.clone());
-        }
-    });
-    found
+/// One side of a `Range(min, extent)`, which must convert to Int(32)
+/// without changing its value (Halide's `Range` constructor): `2.0` becomes
+/// `2`, while `2.5`, `2**40` or a uint32 Param are user errors.
+pub fn range_bound(e: &Expr, what: &str) -> Result<Expr> {
+    crate::lang::math::lossless_cast(Type::i32(), e).ok_or_else(|| {
+        Error::user(format!(
+            "Range {what} is not representable as an int32: {}",
+            expr_to_string(e)
+        ))
+    })
+}
+
+/// The message for an RDom given an undefined bound.
+pub fn undefined_bound_error(name: Option<&str>) -> Error {
+    Error::user(format!(
+        "The RDom {}may not be constructed with undefined Exprs.\n",
+        name.map(|n| format!("{n} ")).unwrap_or_default()
+    ))
 }
 
 impl ReductionDomain {
@@ -95,7 +101,7 @@ impl ReductionDomain {
                 }
             }
             for e in [&min, &extent] {
-                if let Some(v) = free_variable(e) {
+                if let Some(v) = crate::ir::visit::first_free_variable(e) {
                     return Err(Error::user(format!(
                         "The bounds of the RDom {prefix} in dimension {i} are:\n  {} ... {}\nThese depend on the variable {v}.\nThe bounds of an RDom may not depend on a free variable.\n",
                         expr_to_string(&min),

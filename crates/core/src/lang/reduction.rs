@@ -118,6 +118,17 @@ pub fn inline_reduction(
     e: Expr,
     name: &str,
 ) -> Result<Vec<Expr>> {
+    // Rewriting `e` recurses as deep as it nests.
+    crate::stack::for_depth(e.depth(), || inline_reduction_here(kind, rdom, e, name))
+}
+
+/// `inline_reduction` on the current thread.
+fn inline_reduction_here(
+    kind: Reduction,
+    rdom: Option<ReductionDomain>,
+    e: Expr,
+    name: &str,
+) -> Result<Vec<Expr>> {
     let what = kind.name();
     let domain = match rdom {
         Some(d) => d,

@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use crate::analysis::simplify::simplify;
 use crate::error::{Error, Result};
 use crate::ir::equality::equal;
-use crate::ir::{Expr, ExprNode, ForType};
+use crate::ir::{Expr, ForType};
 use crate::lang::func::{dump_dims, set_dim_type, split_stage, var_name_match};
 use crate::lang::function::{Function, FunctionContents, Specialization};
 use crate::lang::print::expr_to_string;
@@ -107,21 +107,6 @@ fn definition_at<'a>(
         specs = &mut s.specializations;
     }
     Some((stage, specs))
-}
-
-/// The first Var (not a parameter) in a specialization condition, which
-/// Halide forbids: conditions are evaluated once, outside every loop.
-fn free_variable(e: &Expr) -> Option<String> {
-    let mut found = None;
-    crate::ir::visit::for_each_expr(e, &mut |x| {
-        if let ExprNode::Variable {
-            name, param: None, ..
-        } = x.node()
-        {
-            found.get_or_insert_with(|| name.clone());
-        }
-    });
-    found
 }
 
 /// The dims of the definition's default loop nest that each current dim
@@ -661,7 +646,7 @@ impl Stage {
                 "Argument passed to specialize must be of type bool\n",
             ));
         }
-        if let Some(v) = free_variable(&condition) {
+        if let Some(v) = crate::ir::visit::first_free_variable(&condition) {
             return Err(Error::user(format!(
                 "Specialization condition {} for {name} depends on Var or RVar {v}. Specialization conditions may not depend on any Vars or RVars.\n",
                 expr_to_string(&condition)

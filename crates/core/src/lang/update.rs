@@ -83,6 +83,9 @@ pub fn define_update(f: &Func, args: Vec<Expr>, values: Vec<Expr>) -> Result<()>
         )));
     }
     let pure_args = function.args();
+    // A placeholder `_` stands for the implicit vars of the pure
+    // definition's remaining dimensions.
+    let args = crate::lang::func::expand_placeholder(&name, args, pure_args.len())?;
     let args = f.call(args)?.args;
     if args.len() != pure_args.len() {
         return Err(Error::user(format!(

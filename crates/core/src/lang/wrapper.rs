@@ -127,6 +127,9 @@ pub fn get_wrapper(
         WrapperKind::In => make_in_wrapper(f, &name)?,
         WrapperKind::Clone => f.copy_in_group(name)?,
     };
+    // As in Halide, a wrapper is used (by its consumers) from the start:
+    // an update definition added to it would not be what they call.
+    w.freeze();
     if consumers.is_empty() {
         f.add_wrapper(String::new(), &w);
     } else {

@@ -120,14 +120,17 @@ pub fn apply_split(
         })
         .filter(|(_, rem)| rem.is_zero());
     let constant = factor.as_int_const();
-    if let Some((a, _)) = exact {
-        // The factor divides the extent: every tile is whole.
-        alignment.insert(outer.to_string(), simplify(&Expr::div(a, factor.clone())));
-    } else if constant.is_some_and(|k| k <= 0) {
+    // Before the exactness test: `a % 0` is 0, which would make a split by
+    // zero look exact.
+    if constant.is_some_and(|k| k <= 0) {
         return Err(Error::user(format!(
             "Can't split {} by {factor}. Split factors must be strictly positive\n",
             unprefixed(old, prefix)
         )));
+    }
+    if let Some((a, _)) = exact {
+        // The factor divides the extent: every tile is whole.
+        alignment.insert(outer.to_string(), simplify(&Expr::div(a, factor.clone())));
     } else if constant == Some(1) {
         // Trivially whole tiles, but nothing new is known of the outer loop.
     } else {

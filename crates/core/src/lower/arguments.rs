@@ -148,8 +148,9 @@ pub fn infer_inputs(s: &Stmt, env: &Environment, outputs: &[Function]) -> Result
     };
     for_each_expr_in_stmt(s, &mut |e| c.visit(e));
     for name in &env.order {
-        for v in env.get(name).definition_exprs() {
-            for_each_expr(&v, &mut |e| c.visit(e));
+        let f = env.get(name);
+        for v in f.definition_exprs().iter().chain(&f.schedule_exprs()) {
+            for_each_expr(v, &mut |e| c.visit(e));
         }
     }
     while let Some(p) = c.pending.pop() {
@@ -177,9 +178,11 @@ pub fn infer_inputs(s: &Stmt, env: &Environment, outputs: &[Function]) -> Result
 /// The inputs of the pipeline computing `outputs`, without lowering it
 /// further than building its loop nest (`Pipeline.infer_arguments`).
 pub fn pipeline_inputs(outputs: &[Function]) -> Result<Inputs> {
-    let env = super::environment::build_environment(outputs)?;
-    let s = super::schedule_functions::schedule_functions(&env, outputs)?;
-    infer_inputs(&s, &env, outputs)
+    crate::stack::with_large_stack(|| {
+        let env = super::environment::build_environment(outputs)?;
+        let s = super::schedule_functions::schedule_functions(&env, outputs)?;
+        infer_inputs(&s, &env, outputs)
+    })
 }
 
 #[cfg(test)]

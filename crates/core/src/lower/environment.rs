@@ -103,59 +103,8 @@ pub fn build_environment(outputs: &[Function]) -> Result<Environment> {
 
     let mut funcs: HashMap<String, Function> = HashMap::new();
     let mut order: Vec<String> = vec![];
-    #[derive(PartialEq)]
-    enum Mark {
-        Visiting,
-        Done,
-    }
-    let mut marks: HashMap<String, Mark> = HashMap::new();
-
-    fn visit(
-        name: &str,
-        all: &HashMap<String, Function>,
-        funcs: &mut HashMap<String, Function>,
-        order: &mut Vec<String>,
-        marks: &mut HashMap<String, Mark>,
-        path: &mut Vec<String>,
-    ) -> Result<()> {
-        match marks.get(name) {
-            Some(Mark::Done) => return Ok(()),
-            Some(Mark::Visiting) => {
-                path.push(name.to_string());
-                return Err(Error::user(format!(
-                    "Cycle in the pipeline: {} depend on each other.",
-                    path.join(" -> ")
-                )));
-            }
-            None => {}
-        }
-        let f = &all[name];
-        if !f.has_pure_definition() {
-            return Err(Error::user(format!(
-                "Func {name} is used but has no definition."
-            )));
-        }
-        funcs.insert(name.to_string(), f.clone());
-        marks.insert(name.to_string(), Mark::Visiting);
-        path.push(name.to_string());
-        for g in direct_callees(f)? {
-            visit(&g.name(), all, funcs, order, marks, path)?;
-        }
-        path.pop();
-        marks.insert(name.to_string(), Mark::Done);
-        order.push(name.to_string());
-        Ok(())
-    }
-
     for f in outputs {
-        visit(
-            &f.name(),
-            &all,
-            &mut funcs,
-            &mut order,
-            &mut marks,
-            &mut vec![],
-        )?;
+        visit_producers_first(&f.name(), &all, &mut funcs, &mut order)?;
     }
     let mut sources: Vec<Function> = sources.into_values().collect();
     sources.sort_by_key(|f| f.id());
@@ -168,6 +117,62 @@ pub fn build_environment(outputs: &[Function]) -> Result<Environment> {
         order,
         sources,
     })
+}
+
+/// Depth-first from `root`: adds every Func it reaches to `funcs` and
+/// appends each to `order` after all of its callees. A chain of Funcs can
+/// be as long as the user makes it (one per Python loop iteration), so the
+/// walk keeps its path on the heap, not on the call stack.
+fn visit_producers_first(
+    root: &str,
+    all: &HashMap<String, Function>,
+    funcs: &mut HashMap<String, Function>,
+    order: &mut Vec<String>,
+) -> Result<()> {
+    if funcs.contains_key(root) {
+        return Ok(());
+    }
+    // The path from `root`: each Func with the callees it has yet to visit
+    // (reversed, so the next one pops off the end).
+    let mut path: Vec<(String, Vec<String>)> = vec![];
+    let mut on_path: std::collections::HashSet<String> = Default::default();
+    let mut next = Some(root.to_string());
+    loop {
+        if let Some(name) = next.take() {
+            let f = &all[&name];
+            if !f.has_pure_definition() {
+                return Err(Error::user(format!(
+                    "Func {name} is used but has no definition."
+                )));
+            }
+            funcs.insert(name.clone(), f.clone());
+            on_path.insert(name.clone());
+            let mut callees: Vec<String> = direct_callees(f)?.iter().map(|g| g.name()).collect();
+            callees.reverse();
+            path.push((name, callees));
+        }
+        let Some((name, callees)) = path.last_mut() else {
+            return Ok(());
+        };
+        match callees.pop() {
+            Some(g) if on_path.contains(&g) => {
+                let mut cycle: Vec<String> = path.iter().map(|(n, _)| n.clone()).collect();
+                cycle.push(g);
+                return Err(Error::user(format!(
+                    "Cycle in the pipeline: {} depend on each other.",
+                    cycle.join(" -> ")
+                )));
+            }
+            // Visited before, through another path: done.
+            Some(g) if funcs.contains_key(&g) => {}
+            Some(g) => next = Some(g),
+            None => {
+                on_path.remove(name.as_str());
+                order.push(name.clone());
+                path.pop();
+            }
+        }
+    }
 }
 
 /// The concrete Buffers the pipeline's Funcs read (`buf[x, y]` on a Buffer),

@@ -41,6 +41,7 @@ pub mod bounds_inference;
 pub mod buffer_checks;
 pub mod environment;
 pub mod sliding_window;
+pub mod schedule_expr_checks;
 pub mod storage_folding;
 pub mod schedule_functions;
 pub mod split_predicates;
@@ -175,9 +176,15 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
 /// Lower the pipeline computing `outputs` to a single loop nest, in
 /// Halide's pass order. Each line is one pass.
 pub fn lower_with(outputs: &[Function], name: &str, options: &LowerOptions) -> Result<Lowered> {
+    crate::stack::with_large_stack(|| lower_here(outputs, name, options))
+}
+
+/// `lower_with` on the current thread.
+fn lower_here(outputs: &[Function], name: &str, options: &LowerOptions) -> Result<Lowered> {
     use crate::analysis::simplify::simplify_stmt;
     let log = PassLog::new();
     let env = environment::build_environment(outputs)?;
+    schedule_expr_checks::check_schedule_exprs(&env)?;
     let input_buffers = environment::bound_input_buffers(&env)?;
 
     let mut s = log.run("schedule functions", Stmt::no_op(), |_| {

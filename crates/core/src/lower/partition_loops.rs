@@ -747,9 +747,14 @@ impl LikelyWalker {
         Some(e)
     }
 
+    /// Record a let as written: `expand` substitutes the lets it uses in
+    /// turn (a let that can't be hoisted makes every let using it `None`
+    /// then). Expanding each value here instead would rebuild every chain
+    /// of lets as a tree (31 lets squaring their predecessor become 2^31
+    /// nodes).
     fn bind(&mut self, name: &str, value: &Expr) {
-        let v = if self.replace.is_none() {
-            self.expand(value).filter(|v| !reads_state(v))
+        let v = if self.replace.is_none() && !reads_state(value) {
+            Some(value.clone())
         } else {
             None
         };

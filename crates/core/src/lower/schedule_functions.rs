@@ -148,49 +148,53 @@ struct DefinitionBody {
     lets: Vec<(String, Expr)>,
 }
 
-fn definition_body(f: &Function, c: &FunctionContents, index: usize) -> DefinitionBody {
+fn definition_body(f: &Function, c: &FunctionContents, index: usize) -> Result<DefinitionBody> {
     if index == 0 {
-        return DefinitionBody {
-            args: c.args.iter().map(var).collect(),
-            stores: Some((Expr::bool_const(true), undef_to_zero(&c.values))),
+        let args: Vec<Expr> = c.args.iter().map(var).collect();
+        let values = undef_to_zero(&args, &c.values)?;
+        return Ok(DefinitionBody {
+            args,
+            stores: Some((Expr::bool_const(true), values)),
             pure_vars: c.args.clone(),
             rvars: vec![],
             lets: vec![],
-        };
+        });
     }
     let u = &c.updates[index - 1];
     let types: Vec<Type> = c.values.iter().map(|v| v.ty()).collect();
     // An element left alone keeps its value: read it at the point stored.
-    let old = |i: usize| {
+    let old = |i: usize, args: &[Expr]| {
         Expr::call(
             types[i],
             c.name.clone(),
-            u.args.clone(),
+            args.to_vec(),
             CallKind::Halide {
                 func: f.ptr(),
                 value_index: i,
             },
         )
     };
-    let stores = match remove_undef(&u.values, old) {
-        Stores::Nothing => None,
-        Stores::Values { condition, values } => {
-            let predicate = u.domain.as_ref().map(|d| d.predicate());
-            let condition = match predicate {
-                Some(p) if condition.is_true() => p,
-                Some(p) if !p.is_true() => Expr::and(p, condition),
-                _ => condition,
-            };
-            Some((condition, values))
-        }
-    };
-    DefinitionBody {
-        args: u.args.clone(),
+    let removed = remove_undef(&u.args, &u.values, old)?;
+    let args = removed
+        .as_ref()
+        .map(|r| r.args.clone())
+        .unwrap_or_else(|| u.args.clone());
+    let stores = removed.map(|Stores { condition, values, .. }| {
+        let predicate = u.domain.as_ref().map(|d| d.predicate());
+        let condition = match predicate {
+            Some(p) if condition.is_true() => p,
+            Some(p) if !p.is_true() => Expr::and(p, condition),
+            _ => condition,
+        };
+        (condition, values)
+    });
+    Ok(DefinitionBody {
+        args,
         stores,
         pure_vars: u.pure_vars(&c.args),
         rvars: u.domain.as_ref().map(|d| d.vars()).unwrap_or_default(),
         lets: u.lets.clone(),
-    }
+    })
 }
 
 /// The loop nest computing definition `index` of `c` with the schedule
@@ -206,7 +210,7 @@ fn build_loop_nest(
 ) -> Result<Stmt> {
     let name = c.name.clone();
     let p = stage_prefix(&name, index);
-    let def = definition_body(f, c, index);
+    let def = definition_body(f, c, index)?;
 
     // The definition, with pure vars and RVars renamed to the stage's loop variables.
     let renames: HashMap<String, Expr> = def

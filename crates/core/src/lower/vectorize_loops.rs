@@ -121,6 +121,9 @@ fn vector_lanes(name: &str, extent: &Expr) -> Result<u16> {
     let simplified = simplify(extent);
     match const_int_value(&simplified) {
         Some(n) if n > 1 && n <= u16::MAX as i64 => Ok(n as u16),
+        Some(n) if n > u16::MAX as i64 => Err(Error::user(format!(
+            "Halide only supports vector types with up to 65535 lanes. {n} lanes requested. (Vectorizing the loop over {name}.)"
+        ))),
         _ => Err(Error::user(format!(
             "Loop over {name} has extent {simplified}. Can only vectorize loops over a constant extent > 1"
         ))),

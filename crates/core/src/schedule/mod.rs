@@ -184,6 +184,16 @@ pub struct StageSchedule {
 }
 
 impl StageSchedule {
+    /// The split factors.
+    pub fn exprs(&self) -> Vec<Expr> {
+        self.splits
+            .iter()
+            .filter_map(|s| match s {
+                Split::Split { factor, .. } => Some(factor.clone()),
+                _ => None,
+            })
+            .collect()
+    }
     /// The default schedule for pure args `args` (args[0] innermost).
     pub fn for_pure_args(args: &[String]) -> StageSchedule {
         let mut dims: Vec<Dim> = args
@@ -267,6 +277,18 @@ impl Default for FuncSchedule {
 }
 
 impl FuncSchedule {
+    /// The bounds' and storage folds' Exprs.
+    pub fn exprs(&self) -> Vec<Expr> {
+        let bounds = self.bounds.iter().flat_map(|b| {
+            [&b.min, &b.extent, &b.modulus, &b.remainder]
+                .into_iter()
+                .flatten()
+                .cloned()
+        });
+        bounds
+            .chain(self.folds.iter().map(|f| f.factor.clone()))
+            .collect()
+    }
     pub fn level(&self, slot: LevelSlot) -> &LoopLevel {
         match slot {
             LevelSlot::Compute => &self.compute_level,

@@ -1,0 +1,49 @@
+//! Running deep recursion on a thread with a large stack. Lowering and
+//! code generation recurse once per level of expression nesting, and
+//! lowering makes expressions deeper than the user wrote (inlining a Func
+//! pastes its value into every call), so the caller's stack (8 MiB for
+//! Python's main thread, whatever `threading.stack_size` says for its
+//! other threads) may not be enough; Halide runs its compiler the same way.
+//! Front-end work on one expression (printing it, checking a definition)
+//! moves to such a thread only when the expression is deep, so ordinary
+//! programs never pay for a thread.
+
+use crate::error::{Error, Result};
+
+/// Stack reserved for compilation. Only the pages used are ever touched.
+const COMPILER_STACK_BYTES: usize = 1 << 30;
+
+/// Nesting that recursion over one expression may take on the caller's
+/// stack: a few hundred bytes per level fit in the smallest stack Python
+/// lets a thread have (32 KiB) times a margin.
+pub const SHALLOW_DEPTH: u32 = 200;
+
+/// `f()`, run on a thread with a `COMPILER_STACK_BYTES` stack; a panic in
+/// `f` resumes in the caller. `Err(f)` if no thread could be started.
+pub fn try_on_large_stack<R: Send, F: FnOnce() -> R + Send>(f: F) -> std::result::Result<R, Error> {
+    std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
+            .name("ferrohalide-compiler".into())
+            .stack_size(COMPILER_STACK_BYTES)
+            .spawn_scoped(scope, f)
+            .map_err(|e| Error::runtime(format!("could not start a thread to compile on: {e}")))?;
+        Ok(handle
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    })
+}
+
+/// `f()` on a thread with a large stack (see `try_on_large_stack`).
+pub fn with_large_stack<R: Send>(f: impl FnOnce() -> Result<R> + Send) -> Result<R> {
+    try_on_large_stack(f)?
+}
+
+/// `f()` for work recursing `depth` levels deep: on the caller's stack when
+/// that is shallow, else on a large one.
+pub fn for_depth<R: Send>(depth: u32, f: impl FnOnce() -> Result<R> + Send) -> Result<R> {
+    if depth <= SHALLOW_DEPTH {
+        f()
+    } else {
+        with_large_stack(f)
+    }
+}
