@@ -4,6 +4,8 @@
 pub mod func;
 pub mod function;
 pub mod loop_level;
+pub mod bits;
+pub mod fixed_point;
 pub mod math;
 pub mod operators;
 pub mod output_buffer;

@@ -110,7 +110,9 @@ impl Simplifier {
                     (op == ShiftLeft, sh)
                 };
                 if sh >= bits {
-                    return None;
+                    // Halide's simplifier: a constant shift by the width or
+                    // more is undefined, reported as signed overflow.
+                    return Some(fold::signed_integer_overflow(ty));
                 }
                 if sh == 0 {
                     return Some(a[0].clone());
@@ -208,9 +210,37 @@ impl Simplifier {
                 };
                 Some(fold::make(ty, C::U(r as u64)))
             }
+            ConcatBits if a.len() == 1 => Some(a[0].clone()),
+            WidenRightAdd | WidenRightMul | WidenRightSub | WideningShiftLeft
+            | WideningShiftRight | RoundingShiftLeft | RoundingShiftRight | ExtractBits
+            | ConcatBits
+                if a.iter().all(|x| fold::const_of(x).is_some()) =>
+            {
+                fold_through_evaluator(op, ty, a)
+            }
             _ => None,
         }
     }
+}
+
+/// The constant value of an intrinsic of constant arguments, as the
+/// evaluator computes it (through its lowering); `None` where that is
+/// undefined (a shift past the width), which is left to code generation.
+fn fold_through_evaluator(op: Intrinsic, ty: Type, args: &[Expr]) -> Option<Expr> {
+    use crate::analysis::evaluate::{Evaluator, Value};
+    if !ty.is_scalar() || !(ty.is_int_or_uint() || ty.is_float()) {
+        return None;
+    }
+    let mut env: std::collections::HashMap<String, Value> = Default::default();
+    let mut ev = Evaluator::new(&mut env);
+    let v = ev.eval(&Expr::intrinsic(ty, op, args.to_vec())).ok()?;
+    if ev.overflowed {
+        return None;
+    }
+    Some(match v.first()? {
+        Value::Int(i) => fold::make_int(ty, *i),
+        Value::Float(f) => fold::make(ty, C::F(*f)),
+    })
 }
 
 /// Facts about a call's value.
@@ -226,7 +256,10 @@ pub(crate) fn call_info(s: &mut Simplifier, e: &Expr) -> Info {
         return range;
     };
     match op {
-        Intrinsic::Likely | Intrinsic::LikelyIfInnermost | Intrinsic::PromiseClamped
+        Intrinsic::Likely
+        | Intrinsic::LikelyIfInnermost
+        | Intrinsic::PromiseClamped
+        | Intrinsic::MemoizeExpr
             if !args.is_empty() =>
         {
             if args[0].ty() == ty {
