@@ -109,6 +109,7 @@ pub fn compile_for(outputs: &[Function], target: Option<&Target>) -> Result<Arc<
     let name = outputs.first().map(|f| f.name()).unwrap_or_default();
     let options = LowerOptions {
         no_asserts: target.has_feature(feature::NO_ASSERTS),
+        target: target.clone(),
     };
     let lowered = lower_with(outputs, &name, &options)?;
     let module = compile_jit(&lowered.pipeline, &jit_target)?;

@@ -422,11 +422,6 @@ unimplemented_fns!(
     random_uint,
     scatter,
     gather,
-    target_arch_is,
-    target_bits,
-    target_has_feature,
-    target_natural_vector_size,
-    target_os_is,
 );
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -15,6 +15,7 @@ pub mod rdom;
 pub mod reduction;
 pub mod rfactor;
 pub mod stage;
+pub mod target_queries;
 pub mod tuple;
 pub mod update;
 pub mod var;

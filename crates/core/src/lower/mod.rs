@@ -42,6 +42,7 @@ pub mod sliding_window;
 pub mod storage_folding;
 pub mod schedule_functions;
 pub mod storage_flattening;
+pub mod target_query_ops;
 pub mod wrap_calls;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,6 +161,9 @@ impl PassLog {
 pub struct LowerOptions {
     /// Halide's `no_asserts`: no run-time checks at all.
     pub no_asserts: bool,
+    /// What the target queries (`target_bits()`, ...) answer; the unknown
+    /// `Target()` stands for the host.
+    pub target: crate::target::Target,
 }
 
 /// Lower the pipeline computing `outputs` to a single loop nest, in
@@ -171,6 +175,22 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
 /// Lower the pipeline computing `outputs` to a single loop nest, in
 /// Halide's pass order. Each line is one pass.
 pub fn lower_with(outputs: &[Function], name: &str, options: &LowerOptions) -> Result<Lowered> {
+    let target = if options.target == crate::target::Target::default() {
+        crate::target::Target::host()
+    } else {
+        options.target.clone()
+    };
+    crate::lang::target_queries::with_compile_target(&target, || {
+        lower_for_target(outputs, name, options, &target)
+    })
+}
+
+fn lower_for_target(
+    outputs: &[Function],
+    name: &str,
+    options: &LowerOptions,
+    target: &crate::target::Target,
+) -> Result<Lowered> {
     use crate::analysis::simplify::simplify_stmt;
     let log = PassLog::new();
     let env = environment::build_environment(outputs)?;
@@ -178,6 +198,9 @@ pub fn lower_with(outputs: &[Function], name: &str, options: &LowerOptions) -> R
 
     let mut s = log.run("schedule functions", Stmt::no_op(), |_| {
         schedule_functions::schedule_functions(&env, outputs)
+    })?;
+    s = log.run("target queries", s, |s| {
+        Ok(target_query_ops::lower_target_query_ops(s, target))
     })?;
     // Inputs (buffers, then scalars, each sorted by name), then one output
     // buffer per value: `f`, or `f.0`, `f.1`, ... for a Tuple.

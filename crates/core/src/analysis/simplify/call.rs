@@ -210,6 +210,9 @@ impl Simplifier {
                 };
                 Some(fold::make(ty, C::U(r as u64)))
             }
+            TargetArchIs | TargetOsIs | TargetBits | TargetHasFeature | TargetNaturalVectorSize => {
+                crate::lang::target_queries::query_value(op, a)
+            }
             ConcatBits if a.len() == 1 => Some(a[0].clone()),
             WidenRightAdd | WidenRightMul | WidenRightSub | WideningShiftLeft
             | WideningShiftRight | RoundingShiftLeft | RoundingShiftRight | ExtractBits
@@ -266,6 +269,12 @@ pub(crate) fn call_info(s: &mut Simplifier, e: &Expr) -> Info {
                 s.info(&args[0])
             } else {
                 range
+            }
+        }
+        Intrinsic::TargetBits | Intrinsic::TargetNaturalVectorSize => {
+            match crate::lang::target_queries::query_value(*op, args).and_then(|v| v.as_int_const()) {
+                Some(v) => Info::exact(v),
+                None => range,
             }
         }
         Intrinsic::Abs if args.len() == 1 => {
