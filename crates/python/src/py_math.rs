@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
 use ferrohalide_core::ir::{Expr, Intrinsic, MathFn, Type};
-use ferrohalide_core::lang::{bits, fixed_point, math, operators};
+use ferrohalide_core::lang::{bits, fixed_point, math, operators, random};
 
 use crate::errors::{unimplemented, IntoPy};
 use crate::py_expr::{py_to_expr, PyExpr};
@@ -352,6 +352,26 @@ fn require(condition: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>, args: &Bound<
     ok(math::require(py_to_expr(condition)?, py_to_expr(value)?, exprs(args)?))
 }
 
+fn seed_of(seed: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Expr>> {
+    seed.map(py_to_expr).transpose()
+}
+
+#[pyfunction]
+#[pyo3(signature = (seed=None))]
+fn random_float(seed: Option<&Bound<'_, PyAny>>) -> R {
+    ok(random::random_float(seed_of(seed)?))
+}
+#[pyfunction]
+#[pyo3(signature = (seed=None))]
+fn random_uint(seed: Option<&Bound<'_, PyAny>>) -> R {
+    ok(random::random_uint(seed_of(seed)?))
+}
+#[pyfunction]
+#[pyo3(signature = (seed=None))]
+fn random_int(seed: Option<&Bound<'_, PyAny>>) -> R {
+    ok(random::random_int(seed_of(seed)?))
+}
+
 fn print_args(args: &Bound<'_, PyTuple>) -> PyResult<Vec<Expr>> {
     args.iter()
         .map(|a| {
@@ -417,9 +437,6 @@ macro_rules! unimplemented_fns {
 }
 
 unimplemented_fns!(
-    random_float,
-    random_int,
-    random_uint,
     scatter,
     gather,
 );
@@ -471,7 +488,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         concat_bits,
         unsafe_promise_clamped,
         memoize_tag,
-        require
+        require,
+        random_float,
+        random_uint,
+        random_int
     );
     Ok(())
 }

@@ -9,6 +9,7 @@ pub mod fixed_point;
 pub mod math;
 pub mod operators;
 pub mod output_buffer;
+pub mod random;
 pub mod parameter;
 pub mod print;
 pub mod rdom;
