@@ -5,9 +5,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
 use ferrohalide_core::ir::{Expr, Intrinsic, MathFn, Type};
-use ferrohalide_core::lang::{bits, fixed_point, math, operators, random};
+use ferrohalide_core::lang::{bits, fixed_point, math, operators, random, scatter_gather};
 
-use crate::errors::{unimplemented, IntoPy};
+use crate::errors::IntoPy;
 use crate::py_expr::{py_to_expr, PyExpr};
 use crate::py_type::type_from_py;
 
@@ -352,6 +352,15 @@ fn require(condition: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>, args: &Bound<
     ok(math::require(py_to_expr(condition)?, py_to_expr(value)?, exprs(args)?))
 }
 
+#[pyfunction]
+fn scatter(values: &Bound<'_, PyAny>) -> R {
+    ok(scatter_gather::scatter_gather(expr_list(values, "scatter")?, "scatter"))
+}
+#[pyfunction]
+fn gather(values: &Bound<'_, PyAny>) -> R {
+    ok(scatter_gather::scatter_gather(expr_list(values, "gather")?, "gather"))
+}
+
 fn seed_of(seed: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Expr>> {
     seed.map(py_to_expr).transpose()
 }
@@ -420,32 +429,10 @@ fn strict_float(e: &Bound<'_, PyAny>) -> R {
     Ok(PyExpr::new(py_to_expr(e)?))
 }
 
-macro_rules! unimplemented_fns {
-    ($($fname:ident),* $(,)?) => {
-        $(
-            #[pyfunction]
-            #[pyo3(signature = (*_args, **_kwargs))]
-            fn $fname(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>) -> R {
-                Err(unimplemented(concat!("hl.", stringify!($fname), "()")))
-            }
-        )*
-        fn register_unimplemented(m: &Bound<'_, PyModule>) -> PyResult<()> {
-            $( m.add_function(wrap_pyfunction!($fname, m)?)?; )*
-            Ok(())
-        }
-    };
-}
-
-unimplemented_fns!(
-    scatter,
-    gather,
-);
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     register_unary(m)?;
     register_casts(m)?;
     register_same_type(m)?;
-    register_unimplemented(m)?;
     register_fixed_point(m)?;
     macro_rules! add {
         ($($f:ident),*) => { $( m.add_function(wrap_pyfunction!($f, m)?)?; )* };
@@ -491,7 +478,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         require,
         random_float,
         random_uint,
-        random_int
+        random_int,
+        scatter,
+        gather
     );
     Ok(())
 }

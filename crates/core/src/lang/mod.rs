@@ -15,6 +15,7 @@ pub mod print;
 pub mod rdom;
 pub mod reduction;
 pub mod rfactor;
+pub mod scatter_gather;
 pub mod stage;
 pub mod target_queries;
 pub mod tuple;

@@ -41,6 +41,7 @@ pub mod environment;
 pub mod sliding_window;
 pub mod storage_folding;
 pub mod schedule_functions;
+pub mod split_scatter_gather;
 pub mod storage_flattening;
 pub mod target_query_ops;
 pub mod wrap_calls;
@@ -262,6 +263,7 @@ fn lower_for_target(
         storage_folding::storage_folding(s, &env, &slides)
     })?;
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
+    s = log.run("split scatter/gather", s, split_scatter_gather::split_scatter_gather)?;
     s = log.run("storage flattening", s, |s| {
         storage_flattening::storage_flattening(s, &env)
     })?;
