@@ -335,6 +335,21 @@ fn expr_list(values: &Bound<'_, PyAny>, fname: &str) -> PyResult<Vec<Expr>> {
     )))
 }
 
+/// The `*args` of `require` and `memoize_tag`: each must convert to an
+/// Expr; pybind11 reports a failed conversion there as a RuntimeError.
+fn cast_args(args: &Bound<'_, PyTuple>) -> PyResult<Vec<Expr>> {
+    args.iter()
+        .map(|a| {
+            py_to_expr(&a).map_err(|_| {
+                let t = a.get_type().str().map(|s| s.to_string()).unwrap_or_default();
+                pyo3::exceptions::PyRuntimeError::new_err(format!(
+                    "Unable to cast Python instance of type {t} to C++ type '?' (#define PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for details)"
+                ))
+            })
+        })
+        .collect()
+}
+
 #[pyfunction]
 fn unsafe_promise_clamped(value: &Bound<'_, PyAny>, min: &Bound<'_, PyAny>, max: &Bound<'_, PyAny>) -> R {
     ok(math::unsafe_promise_clamped(py_to_expr(value)?, py_to_expr(min)?, py_to_expr(max)?))
@@ -343,13 +358,13 @@ fn unsafe_promise_clamped(value: &Bound<'_, PyAny>, min: &Bound<'_, PyAny>, max:
 #[pyfunction]
 #[pyo3(signature = (result, *cache_key_values))]
 fn memoize_tag(result: &Bound<'_, PyAny>, cache_key_values: &Bound<'_, PyTuple>) -> R {
-    Ok(PyExpr::new(math::memoize_tag(py_to_expr(result)?, exprs(cache_key_values)?)))
+    Ok(PyExpr::new(math::memoize_tag(py_to_expr(result)?, cast_args(cache_key_values)?)))
 }
 
 #[pyfunction]
 #[pyo3(signature = (condition, value, *args))]
 fn require(condition: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> R {
-    ok(math::require(py_to_expr(condition)?, py_to_expr(value)?, exprs(args)?))
+    ok(math::require(py_to_expr(condition)?, py_to_expr(value)?, cast_args(args)?))
 }
 
 #[pyfunction]
