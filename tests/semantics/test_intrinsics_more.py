@@ -84,32 +84,30 @@ def test_shift_by_buffer_values(hl, op, t, vec):
 
 
 def _realize_each(hl, exprs_of, n, vec):
-    """Realize one Func per expression builder in `exprs_of` over x in
-    [0, n): all in one pipeline (a select over y) when that compiles, each
-    on its own otherwise (to see which ones raise). Returns a list of
-    per-builder outcomes."""
+    """Realize the expression builders in `exprs_of` over x in [0, n) and
+    return one outcome per builder: together in one pipeline (a select over
+    y) when that compiles, else halving the group until the ones that raise
+    are found (few compilations for many constants)."""
     x, y = hl.Var("x"), hl.Var("y")
 
-    def one(build):
-        def run():
-            f = hl.Func("f")
-            f[x] = build(x)
-            if vec:
-                f.vectorize(x, 8, hl.TailStrategy.GuardWithIf)
-            return f.realize([n])
-        return outcome(hl, run)
-
-    def together():
-        f = hl.Func("all")
-        f[x, y] = select_tree(hl, y, [build(x) for build in exprs_of])
+    def realize(builders):
+        f = hl.Func("f")
+        if len(builders) == 1:
+            f[x] = builders[0](x)
+        else:
+            f[x, y] = select_tree(hl, y, [build(x) for build in builders])
         if vec:
             f.vectorize(x, 8, hl.TailStrategy.GuardWithIf)
-        return np.asarray(f.realize([n, len(exprs_of)]))
+        return np.asarray(f.realize([n] if len(builders) == 1 else [n, len(builders)]))
 
+    if len(exprs_of) == 1:
+        return [outcome(hl, lambda: realize(exprs_of))]
     try:
-        r = together()
+        r = realize(exprs_of)
     except Exception:  # noqa: BLE001 - some of them raise: find which
-        return [one(b) for b in exprs_of]
+        half = len(exprs_of) // 2
+        return (_realize_each(hl, exprs_of[:half], n, vec)
+                + _realize_each(hl, exprs_of[half:], n, vec))
     return [np.array(r[i], copy=True) for i in range(len(exprs_of))]
 
 

@@ -562,6 +562,17 @@ impl<'a> Evaluator<'a> {
                 self.overflowed |= b.iter().any(|&y| y.abs() >= et.bits as i128);
                 ints(a.iter().zip(&b).map(|(&x, &y)| shift(et, x, y, left)).collect())
             }
+            // The two used by the rounding shifts' lowering: exact in
+            // wider arithmetic, as code generation computes them.
+            Intrinsic::RoundingHalvingAdd if !et.is_float() => {
+                let (a, b) = (self.ints(&args[0], lanes)?, self.ints(&args[1], lanes)?);
+                ints(a.iter().zip(&b).map(|(&x, &y)| (x + y + 1) >> 1).collect())
+            }
+            Intrinsic::SaturatingAdd | Intrinsic::SaturatingSub if !et.is_float() => {
+                let (a, b) = (self.ints(&args[0], lanes)?, self.ints(&args[1], lanes)?);
+                let sum = |x: i128, y: i128| if i == Intrinsic::SaturatingAdd { x + y } else { x - y };
+                ints(a.iter().zip(&b).map(|(&x, &y)| sum(x, y).clamp(et.min_int(), et.max_int())).collect())
+            }
             Intrinsic::Abs => {
                 let v = spread(self.eval(&args[0])?, lanes)?;
                 v.into_iter()
@@ -740,6 +751,33 @@ mod tests {
         let mut env: HashMap<String, Value> = HashMap::new();
         let v = eval_lanes(&r, &mut env).unwrap();
         assert_eq!(v, [3, 5, 7, 9].map(Value::Int).to_vec());
+    }
+
+    #[test]
+    fn reinterpret_regroups_lanes_little_endian() {
+        let v = Expr::shuffle(
+            vec![Expr::uint_imm(Type::uint(8), 0x34), Expr::uint_imm(Type::uint(8), 0x12)],
+            vec![0, 1],
+        );
+        let e = Expr::reinterpret(Type::uint(16), v);
+        assert_eq!(eval_scalar(&e, &HashMap::new()).unwrap(), Value::Int(0x1234));
+        let w = Expr::reinterpret(Type::int(8).with_lanes(2), Expr::uint_imm(Type::uint(16), 0xff01));
+        let mut env: HashMap<String, Value> = HashMap::new();
+        assert_eq!(eval_lanes(&w, &mut env).unwrap(), vec![Value::Int(1), Value::Int(-1)]);
+    }
+
+    #[test]
+    fn shift_past_the_width_is_undefined() {
+        let e = Expr::intrinsic(
+            Type::uint(8),
+            Intrinsic::ShiftLeft,
+            vec![Expr::var(Type::uint(8), "x"), Expr::uint_imm(Type::uint(8), 8)],
+        );
+        let mut env: HashMap<String, Value> = HashMap::new();
+        env.insert("x".into(), Value::Int(3));
+        let mut ev = Evaluator::new(&mut env);
+        ev.eval(&e).unwrap();
+        assert!(ev.overflowed);
     }
 
     #[test]

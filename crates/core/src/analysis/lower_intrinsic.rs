@@ -127,3 +127,105 @@ fn concat_bits(ty: Type, args: &[Expr]) -> Option<Expr> {
     let interleaved = simplify(&Expr::shuffle(args.to_vec(), indices));
     Some(Expr::reinterpret(ty, interleaved))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::evaluate::Value;
+    use crate::lang::fixed_point::{shift, shift_by_int, widen_right};
+    use std::collections::HashMap;
+
+    fn c(t: Type, v: i64) -> Expr {
+        Expr::make_const_i64(t, v)
+    }
+
+    /// The value of a constant expression, or None if it is undefined.
+    fn value(e: &Expr) -> Option<i128> {
+        use crate::analysis::evaluate::Evaluator;
+        let mut env: HashMap<String, Value> = HashMap::new();
+        let mut ev = Evaluator::new(&mut env);
+        let v = ev.eval(e).ok()?;
+        (!ev.overflowed).then(|| v[0].as_int().unwrap())
+    }
+
+    /// Round-half-up `a / 2^b` (a left shift for b < 0), in i128.
+    fn rounded(a: i128, b: i32) -> i128 {
+        if b <= 0 {
+            a << -b
+        } else {
+            (a + (1 << (b - 1))) >> b
+        }
+    }
+
+    #[test]
+    fn rounding_shifts_round_half_up() {
+        for t in [Type::int(8), Type::uint(8), Type::int(16), Type::uint(32), Type::int(64)] {
+            let bt = t.with_code(TypeCode::Int);
+            for a in [t.min_int(), t.min_int() + 1, -7, -1, 0, 1, 5, 100, t.max_int()] {
+                if a < t.min_int() || a > t.max_int() {
+                    continue;
+                }
+                for b in -(t.bits as i32 - 1)..t.bits as i32 {
+                    let e = shift(Intrinsic::RoundingShiftRight, c(t, a as i64), c(bt, b as i64)).unwrap();
+                    let want = crate::analysis::evaluate::wrap(t, rounded(a, b));
+                    assert_eq!(value(&e), Some(want), "rounding_shift_right({a}, {b}) in {t:?}");
+                    let e = shift(Intrinsic::RoundingShiftLeft, c(t, a as i64), c(bt, -b as i64)).unwrap();
+                    assert_eq!(value(&e), Some(want), "rounding_shift_left({a}, {}) in {t:?}", -b);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn widening_shifts_keep_every_bit() {
+        let t = Type::int(8);
+        let e = shift_by_int(Intrinsic::WideningShiftLeft, c(t, -128), 15).unwrap();
+        assert_eq!(e.ty(), Type::int(16));
+        assert_eq!(value(&e), Some(0));
+        let e = shift_by_int(Intrinsic::WideningShiftLeft, c(t, -3), 4).unwrap();
+        assert_eq!(value(&e), Some(-48));
+        let e = shift(Intrinsic::WideningShiftRight, c(Type::uint(8), 200), c(Type::int(8), -8)).unwrap();
+        assert_eq!(value(&e), Some(200 << 8));
+        // Twice the width or more is undefined: not folded.
+        let e = shift(Intrinsic::WideningShiftLeft, c(Type::uint(8), 1), c(Type::uint(8), 16)).unwrap();
+        assert_eq!(value(&e), None);
+    }
+
+    #[test]
+    fn constant_rounding_shift_by_the_width() {
+        // Defined through the averaging form for 8 and 16 bits...
+        let e = shift(Intrinsic::RoundingShiftRight, c(Type::uint(8), 200), c(Type::uint(8), 8)).unwrap();
+        assert_eq!(value(&e), Some(1));
+        // ... and Halide's signed-overflow error for 32 bits (1 << 31 - 1).
+        let e = shift(Intrinsic::RoundingShiftRight, c(Type::i32(), 5), c(Type::i32(), 32)).unwrap();
+        assert_eq!(value(&e), None);
+    }
+
+    #[test]
+    fn widen_right_and_bits() {
+        let e = widen_right(Intrinsic::WidenRightSub, c(Type::uint(16), 3), c(Type::uint(8), 5)).unwrap();
+        assert_eq!(value(&e), Some(65534));
+        let e = widen_right(Intrinsic::WidenRightMul, c(Type::int(16), -300), c(Type::int(8), -100)).unwrap();
+        assert_eq!(value(&e), Some(crate::analysis::evaluate::wrap(Type::int(16), 30000)));
+        let e = crate::lang::bits::concat_bits(vec![c(Type::uint(8), 0x34), c(Type::uint(8), 0x12)]).unwrap();
+        assert_eq!(value(&e), Some(0x1234));
+        let e = crate::lang::bits::concat_bits(vec![c(Type::int(8), -1), c(Type::int(8), 1)]).unwrap();
+        assert_eq!(value(&e), Some(0x01ff));
+        let e = crate::lang::bits::extract_bits(Type::uint(8), c(Type::int(16), -2), Expr::i32(4));
+        assert_eq!(value(&e), Some(0xff));
+        let e = crate::lang::bits::extract_bits(Type::int(8), c(Type::uint(16), 0x1234), Expr::i32(-4));
+        assert_eq!(value(&e), Some(0x40));
+    }
+
+    #[test]
+    fn simplifier_folds_constant_calls() {
+        let e = shift(Intrinsic::RoundingShiftRight, c(Type::uint(8), 7), c(Type::uint(8), 1)).unwrap();
+        assert!(simplify(&e).is_const_value(4));
+        // An undefined widening shift is left for code generation.
+        let e = shift(Intrinsic::WideningShiftLeft, c(Type::uint(8), 1), c(Type::uint(8), 16)).unwrap();
+        assert!(!simplify(&e).is_const());
+        let x = Expr::var(Type::uint(8), "x");
+        let e = crate::lang::bits::concat_bits(vec![x.clone()]).unwrap();
+        assert!(crate::ir::equal(&simplify(&e), &x));
+    }
+}

@@ -377,6 +377,38 @@ mod tests {
     }
 
     #[test]
+    fn shifts_past_the_width_are_overflow() {
+        // Halide's simplifier: poison in LLVM, its signed-overflow error here.
+        let u8t = Type::uint(8);
+        let x = Expr::var(u8t, "x");
+        for (op, amount) in [
+            (Intrinsic::ShiftLeft, Expr::uint_imm(u8t, 8)),
+            (Intrinsic::ShiftRight, Expr::uint_imm(u8t, 200)),
+        ] {
+            let e = simplify(&Expr::intrinsic(u8t, op, vec![x.clone(), amount]));
+            assert!(e.as_intrinsic(Intrinsic::SignedIntegerOverflow).is_some(), "{e}");
+        }
+        // A negative signed amount shifts the other way, by its magnitude.
+        let i32x = Expr::var_i32("x");
+        let e = simplify(&Expr::intrinsic(Type::i32(), Intrinsic::ShiftLeft, vec![i32x, Expr::i32(-40)]));
+        assert!(e.as_intrinsic(Intrinsic::SignedIntegerOverflow).is_some(), "{e}");
+    }
+
+    #[test]
+    fn target_queries_fold_while_compiling() {
+        use crate::lang::target_queries::{target_bits, target_has_feature, with_compile_target};
+        use crate::target::{feature, Target};
+        let t = Target::parse("x86-64-linux-avx2").unwrap();
+        assert!(!simplify(&target_bits()).is_const());
+        with_compile_target(&t, || {
+            assert!(simplify(&target_bits()).is_const_value(64));
+            assert!(simplify(&target_has_feature(feature::AVX2)).is_true());
+            assert!(simplify(&target_has_feature(feature::AVX512)).is_false());
+        });
+        assert!(!simplify(&target_bits()).is_const());
+    }
+
+    #[test]
     fn likely_kept() {
         let x = Expr::var_i32("x");
         let e = Expr::likely(Expr::add(Expr::add(x.clone(), Expr::i32(1)), Expr::i32(2)));
