@@ -216,9 +216,11 @@ pub fn lossless_cast(t: Type, e: &Expr) -> Option<Expr> {
     if t.can_represent_type(e.ty()) {
         return cast(t, e.clone()).ok();
     }
+    // Through a cast only if that cast itself loses nothing (float32(x)
+    // of an int32 x does).
     if let ExprNode::Cast(inner) = e.node() {
-        if t.can_represent_type(inner.ty()) {
-            return cast(t, inner.clone()).ok();
+        if e.ty().can_represent_type(inner.ty()) {
+            return lossless_cast(t, inner);
         }
     }
     None

@@ -20,37 +20,36 @@ static CALLS: AtomicI32 = AtomicI32::new(0);
 /// Halide's `random_variable_counter`: one tag per Func definition.
 static DEFINITIONS: AtomicI32 = AtomicI32::new(0);
 
-fn random_call(t: Type, seed: Option<Expr>, id: i32) -> Expr {
-    let mut args: Vec<Expr> = seed.into_iter().collect();
-    args.push(Expr::i32(id as i64));
-    Expr::intrinsic(t, Intrinsic::Random, args)
-}
-
-/// `random_float(seed?)`: uniform in [0, 1]; the seed must be an Int(32).
-pub fn random_float(seed: Option<Expr>) -> Result<Expr> {
+/// A random call of type `t`: takes the next call number, then checks the
+/// seed (Halide's order: a rejected call still uses up its number).
+fn random_call(t: Type, seed: Option<Expr>, name: &str, seed_types: &[Type]) -> Result<Expr> {
     let id = CALLS.fetch_add(1, Ordering::Relaxed);
-    if let Some(e) = seed.as_ref().filter(|e| e.ty() != Type::i32()) {
+    if let Some(e) = seed.as_ref().filter(|e| !seed_types.contains(&e.ty())) {
+        let wanted: Vec<&str> = seed_types
+            .iter()
+            .map(|t| if t.is_int() { "Int(32)" } else { "UInt(32)" })
+            .collect();
         return Err(Error::user(format!(
-            "The seed passed to random_float must have type Int(32), but instead is {} of type {}\n",
+            "The seed passed to {name} must have type {}, but instead is {} of type {}\n",
+            wanted.join(" or "),
             s(e),
             ir_type_name(e.ty())
         )));
     }
-    Ok(random_call(Type::float(32), seed, id))
+    let mut args: Vec<Expr> = seed.into_iter().collect();
+    args.push(Expr::i32(id as i64));
+    Ok(Expr::intrinsic(t, Intrinsic::Random, args))
+}
+
+/// `random_float(seed?)`: uniform in [0, 1]; the seed must be an Int(32).
+pub fn random_float(seed: Option<Expr>) -> Result<Expr> {
+    random_call(Type::float(32), seed, "random_float", &[Type::i32()])
 }
 
 /// `random_uint(seed?)`: every UInt(32) equally likely; the seed is an
 /// Int(32) or a UInt(32).
 pub fn random_uint(seed: Option<Expr>) -> Result<Expr> {
-    let id = CALLS.fetch_add(1, Ordering::Relaxed);
-    if let Some(e) = seed.as_ref().filter(|e| e.ty() != Type::i32() && e.ty() != Type::uint(32)) {
-        return Err(Error::user(format!(
-            "The seed passed to random_int must have type Int(32) or UInt(32), but instead is {} of type {}\n",
-            s(e),
-            ir_type_name(e.ty())
-        )));
-    }
-    Ok(random_call(Type::uint(32), seed, id))
+    random_call(Type::uint(32), seed, "random_int", &[Type::i32(), Type::uint(32)])
 }
 
 /// `random_int(seed?)`: `random_uint`'s bits as an Int(32).
