@@ -468,6 +468,12 @@ _RANDOM_SCRIPT = textwrap.dedent("""
     m = hl.Func("m")
     m[x] = hl.random_float(x * 7) * 2 + hl.random_float()
     out["mixed"] = np.asarray(m.realize([6])).tolist()
+    r2 = hl.RDom([(0, 16)])
+    r2.where(hl.random_float() < 0.5)
+    c = hl.Func("c")
+    c[x] = 0
+    c[r2.x] = c[r2.x] + 1
+    out["where"] = [int(v) for v in np.asarray(c.realize([16]))]
     out["repr"] = [repr(hl.random_float()), repr(hl.random_int(x)), repr(hl.random_uint(3))]
     print(json.dumps(out))
 """)

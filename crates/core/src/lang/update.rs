@@ -206,8 +206,9 @@ pub fn define_update(f: &Func, args: Vec<Expr>, values: Vec<Expr>) -> Result<()>
     Ok(())
 }
 
-/// An update's random calls hash its tag, its pure vars (in argument
-/// order) and then its RVars.
+/// An update's random calls (in its args, values and its domain's
+/// predicate) hash its tag, its pure vars (in argument order) and then its
+/// RVars.
 fn lower_random_in_update(
     args: Vec<Expr>,
     values: Vec<Expr>,
@@ -220,6 +221,10 @@ fn lower_random_in_update(
         free.extend(d.vars().into_iter().map(|v| Expr::rvar(v.name, d.clone())));
     }
     let tag = next_definition_tag();
+    if let Some(d) = domain.filter(|d| d.has_predicate()) {
+        // The domain is shared; Halide rewrites its predicate the same way.
+        d.set_predicate(Some(lower_random(&d.predicate(), &free, tag)));
+    }
     let lower = |es: Vec<Expr>| es.iter().map(|e| lower_random(e, &free, tag)).collect();
     (lower(args), lower(values))
 }
