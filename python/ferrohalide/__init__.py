@@ -49,6 +49,27 @@ def evaluate_may_gpu(e):
     return evaluate(e)
 
 
+from ._generator import (  # noqa: E402,F401
+    ArgInfo,
+    ArgInfoDirection,
+    ArgInfoKind,
+    AutoschedulerParams,
+    Generator,
+    GeneratorContext,
+    GeneratorParam,
+    InputBuffer,
+    InputScalar,
+    OutputBuffer,
+    OutputScalar,
+    active_generator_context,
+    alias,
+    create_callable_from_generator,
+    generator,
+)
+from ._generator import _create as _create_python_generator  # noqa: E402,F401
+from ._generator import _registered_names as _get_python_generator_names  # noqa: E402,F401
+
+
 # ---------------------------------------------------------------------------
 # Parts of Halide's Python API that ferrohalide does not implement yet. They
 # exist so that code referring to them fails with a clear HalideError naming
@@ -77,26 +98,17 @@ def _make_unimplemented_function(name):
 
 
 for _name in [
-    "ArgInfo",
     "Argument",
     "ArgumentEstimates",
     "AutoSchedulerResults",
-    "AutoschedulerParams",
     "Callable",
     "Derivative",
     "Dimension",
     "EvictionKey",
     "ExternFuncArgument",
-    "Generator",
-    "GeneratorContext",
-    "GeneratorParam",
     "ImageParam",
-    "InputBuffer",
-    "InputScalar",
     "Module",
-    "OutputBuffer",
     "OutputImageParam",
-    "OutputScalar",
     "Param",
     "Parameter",
     "Pipeline",
@@ -111,12 +123,9 @@ for _name in [
         globals()[_name] = _make_unimplemented_class(_name)
 
 for _name in [
-    "alias",
     "compile_standalone_runtime",
-    "create_callable_from_generator",
     "deserialize_parameters",
     "deserialize_pipeline",
-    "generator",
     "get_host_target",
     "get_jit_target_from_environment",
     "get_target_from_environment",
@@ -128,7 +137,6 @@ for _name in [
     "propagate_adjoints",
     "serialize_pipeline",
     "target_feature_for_device_api",
-    "active_generator_context",
 ]:
     if _name not in globals():
         globals()[_name] = _make_unimplemented_function(_name)

@@ -223,3 +223,40 @@ def test_clamp_of_a_wrapping_unsigned_to_signed_cast():
             signed = u - 2 ** 32 if u >= 2 ** 31 else u
             expected[j, i] = 100 + min(max(signed, 0), 32768)
     assert (expected == 100).any() and (got == expected).all(), (got, expected)
+
+
+@differential()
+@pytest.mark.parametrize("bits", [8, 16, 32])  # halide 21 cannot widen 64-bit ones
+@pytest.mark.parametrize("vector", [False, True])
+def test_mul_shift_right_at_every_width(hl, bits, vector):
+    """(rounding_)mul_shift_right of 32-bit operands computes in a 66-bit
+    intermediate; its saturation bounds were zero-extended constants (the
+    -2^31 bound became +2^64 - 2^31), so every result was INT_MAX."""
+    x = hl.Var("x")
+    t = hl.Int(bits)
+    big = 2 ** (bits - 1) - 1
+    a = hl.cast(t, (x - 8) * 37)
+    b = hl.select(x % 3 == 0, hl.cast(t, big), hl.select(x % 3 == 1, hl.cast(t, -big - 1), hl.cast(t, x * 5 - 40)))
+    f = hl.Func("f")
+    f[x] = (hl.mul_shift_right(a, b, 2), hl.rounding_mul_shift_right(a, b, bits - 1),
+            hl.mul_shift_right(hl.cast(t, x), hl.cast(t, 9), 0))
+    if vector:
+        f.vectorize(x, 8)
+    return f.realize([16])
+
+
+@differential()
+@pytest.mark.parametrize("order", ["fg", "gf"])
+def test_pipeline_output_read_by_another_output(hl, order):
+    """realize(sizes) grows an output to what the other outputs read of it;
+    Halide crops the results back to the request only when the first output
+    grew, so g comes back whole (min -1, extent 7) when listed second."""
+    x = hl.Var("x")
+    g = hl.Func("g")
+    g[x] = x * 10
+    f = hl.Func("f")
+    f[x] = g[x - 1] + g[x + 2]
+    outs = [f, g] if order == "fg" else [g, f]
+    r = hl.Pipeline(outs).realize([4])
+    return [[b.dim(0).min(), b.dim(0).extent()] + [b[i] for i in range(b.dim(0).min(), b.dim(0).min() + b.dim(0).extent())]
+            for b in r]

@@ -427,3 +427,25 @@ def test_dimension_accessor_exprs(hl):
     d = im.dim(1)
     return [e.type() for e in [d.min(), d.extent(), d.stride(), d.max(), im.width(),
                                im.left(), im.bottom()]]
+
+
+@differential()
+def test_param_constructor_keywords(hl):
+    ps = [hl.Param(hl.UInt(8), name="offset"), hl.Param(hl.Int(32), value=7),
+          hl.Param(type=hl.Float(32), name="r", value=1.5), hl.Param(hl.Int(16), "s", 3)]
+    f = hl.Func("f")
+    f[()] = hl.f32(ps[1]) + ps[2] + hl.f32(ps[3])
+    return [ps[0].name(), ps[2].name(), f.realize([])]
+
+
+@differential(expect_error=True)
+def test_param_value_keyword_of_wrong_type(hl):
+    hl.Param(hl.Int(32), value="x")
+
+
+@differential(ulp=1)  # Halide's simplifier folds (x * c0) * c1 into x * (c0 * c1)
+def test_f64_of_a_python_float_keeps_double_precision(hl):
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = x * hl.f64(0.123456789012345678) * (hl.f64(0.1) + hl.f64(0.2))
+    return f.realize([10])

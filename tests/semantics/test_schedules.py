@@ -133,3 +133,30 @@ def test_dimensionality(hl):
     f4[x, y, c, w] = hl.i8(x + y * 2 - c * 3 + w * 5)
     out["4d"] = f4.realize([2, 3, 4, 5])
     return out
+
+
+@differential()
+@pytest.mark.parametrize("form", ["outers", "in_place", "tail", "update"])
+def test_tile_with_lists_of_vars(hl, form):
+    x, y, z = hl.Var("x"), hl.Var("y"), hl.Var("z")
+    xo, yo, zo, xi, yi, zi = (hl.Var(n) for n in ["xo", "yo", "zo", "xi", "yi", "zi"])
+    f = hl.Func("f")
+    f[x, y, z] = x + 10 * y + 100 * z
+    f[x, y, z] = f[x, y, z] * 2 + 1
+    if form == "outers":
+        f.tile([x, y, z], [xo, yo, zo], [xi, yi, zi], [4, 3, 2])
+    elif form == "in_place":
+        f.tile([x, y], [xi, yi], [4, 4])
+    elif form == "tail":
+        f.tile([x, y], [xo, yo], [x, y], [8, 8], hl.TailStrategy.RoundUp)
+    else:
+        f.update(0).tile([x, y], [xo, yo], [xi, yi], [3, 5], hl.TailStrategy.GuardWithIf)
+    return f.realize([16, 16, 3] if form == "tail" else [11, 7, 3])
+
+
+@differential(expect_error=True)
+def test_tile_with_lists_of_different_lengths(hl):
+    x, y, xi, yi = hl.Var("x"), hl.Var("y"), hl.Var("xi"), hl.Var("yi")
+    f = hl.Func("f")
+    f[x, y] = x + y
+    f.tile([x, y], [xi, yi], [4])

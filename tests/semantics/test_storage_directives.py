@@ -1,6 +1,6 @@
 """Storage and bounds directives: bound / bound_extent (and Halide's run-time
 check that a bound covers what consumers need), align_bounds, align_extent,
-reorder_storage, store_in, hoist_storage. Results must not change; where a
+reorder_storage, store_in, hoist_storage, fold_storage. Results must not change; where a
 directive changes what is computed, an input buffer that is too small makes
 the difference visible as the same out-of-bounds error."""
 import re
@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from .harness import buffer, differential
+from .harness import buffer, differential, outcome
 
 
 def halide_error(hl, fn):
@@ -342,6 +342,140 @@ def test_hoist_storage_results(hl):
     f.compute_at(g, y0).hoist_storage_root()
     out["size_varies"] = g.realize([11, 7])
     return out
+
+
+@differential()
+def test_hoist_storage_of_a_tuple(hl):
+    # One allocation per Tuple element at the hoist level.
+    out = {}
+    x, y = hl.Var("x"), hl.Var("y")
+    for name in ["hoist_y", "hoist_root", "store_y_hoist_root"]:
+        f, g = hl.Func("f"), hl.Func("g")
+        f[x, y] = (x + y, hl.f32(x * y) * 0.5, hl.u8(x))
+        g[x, y] = f[x, y][0] + f[x + 1, y + 1][1] + hl.f32(f[x, y][2])
+        if name == "hoist_y":
+            f.compute_at(g, x).hoist_storage(g, y)
+        elif name == "hoist_root":
+            f.compute_at(g, x).hoist_storage_root()
+        else:
+            f.compute_at(g, x).store_at(g, y).hoist_storage_root()
+        out[name] = g.realize([6, 5])
+    return out
+
+
+# ---------------------------------------------------------------------------
+# fold_storage of a Func with update definitions
+# ---------------------------------------------------------------------------
+
+
+@differential()
+@pytest.mark.parametrize("update", ["scale", "rdom_x", "rdom_row", "tuple"])
+@pytest.mark.parametrize("factor", [2, 3, 4])
+def test_fold_storage_with_updates(hl, update, factor):
+    # The fold covers every stage's accesses; a factor too small for the
+    # rows one iteration touches is a run-time error (halide 21 reports it
+    # as rows accessed out of order: it tracks this footprint at run time).
+    x, y = hl.Var("x"), hl.Var("y")
+    r = hl.RDom([(0, 3)])
+    f, g = hl.Func("f"), hl.Func("g")
+    if update == "tuple":
+        f[x, y] = (x + y, x * y)
+        f[x, y] = (f[x, y][0] * 2, f[x, y][1] + f[x, y][0])
+        g[x, y] = f[x, y][0] + f[x, y + 1][1] + f[x, y + 2][0]
+    else:
+        f[x, y] = x + y * 3
+        if update == "scale":
+            f[x, y] = f[x, y] * 2
+        elif update == "rdom_x":
+            f[x, y] = f[x, y] + r.x * x
+        else:
+            f[r.x, y] = f[r.x, y] * 5 + y
+        g[x, y] = f[x, y] + f[x, y + 1] * 2 + f[x, y + 2]
+    f.compute_at(g, y).store_root().fold_storage(y, factor)
+    return {"realize": outcome(hl, lambda: g.realize([6, 9]))}
+
+
+# ---------------------------------------------------------------------------
+# fold_storage checked at run time (the footprint's direction is unknown
+# when lowering: Halide tracks the rows stored and checks each access)
+# ---------------------------------------------------------------------------
+
+
+def _param_walk(hl, how, p_value, updates=False):
+    """g reads rows r and r + 1 of f, with r = y * p or y / p: the direction
+    f's rows move in as y grows is only known when the pipeline runs."""
+    x, y = hl.Var("x"), hl.Var("y")
+    p = hl.Param(hl.Int(32), "p")
+    p.set(p_value)
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x, y] = x + y * 10
+    if updates:
+        f[x, y] += 3
+        r = hl.RDom([(0, 3)])
+        f[r.x, y] = f[r.x, y] * 2
+    r = y * p if how == "mul" else y / p
+    g[x, y] = f[x, r] + f[x, r + 1] * 3 + f[x + 1, r]
+    return f, g, x, y
+
+
+@differential()
+@pytest.mark.parametrize("how", ["mul", "div"])
+@pytest.mark.parametrize("p_value", [1, 2, -1, 0])
+@pytest.mark.parametrize("factor", [1, 2, 4])
+@pytest.mark.parametrize("forward", [True, False])
+def test_fold_storage_checked_at_run_time(hl, how, p_value, factor, forward):
+    # Rows moving the way the fold goes are fine; the other way (or a
+    # factor below the two rows read) is an error when the pipeline runs.
+    f, g, x, y = _param_walk(hl, how, p_value)
+    f.store_root().compute_at(g, y).fold_storage(y, factor, forward)
+    return {"realize": outcome(hl, lambda: g.realize([7, 9]))}
+
+
+@differential()
+@pytest.mark.parametrize("schedule", ["vectorized_consumer", "at_x", "vectorized_at_x", "tile",
+                                      "parallel_outer", "unrolled", "fold_x_too", "updates"])
+@pytest.mark.parametrize("p_value", [1, 2, -1])
+@pytest.mark.parametrize("forward", [True, False])
+def test_fold_storage_checked_at_run_time_schedules(hl, schedule, p_value, forward):
+    # The checks sit at every produce and consume of f inside the folded
+    # loop, wherever the schedule puts them.
+    f, g, x, y = _param_walk(hl, "mul", p_value, updates=schedule == "updates")
+    xo, xi, yo, yi = hl.vars("xo xi yo yi")
+    at = f.store_root()
+    if schedule == "vectorized_consumer":
+        g.vectorize(x, 4)
+        at.compute_at(g, y)
+    elif schedule == "at_x":
+        at.compute_at(g, x)
+    elif schedule == "vectorized_at_x":
+        g.vectorize(x, 4)
+        at.compute_at(g, x)
+    elif schedule == "tile":
+        g.tile(x, y, xo, yo, xi, yi, 4, 2)
+        at.compute_at(g, yi)
+    elif schedule == "parallel_outer":
+        g.split(y, yo, yi, 4).parallel(yo)
+        f.store_at(g, yo).compute_at(g, yi)
+    elif schedule == "unrolled":
+        g.split(y, yo, yi, 2).unroll(yi)
+        at.compute_at(g, yi)
+    elif schedule == "fold_x_too":
+        at.compute_at(g, x).fold_storage(x, 2)
+    else:
+        at.compute_at(g, y)
+    f.fold_storage(y, 4, forward)
+    return {"realize": outcome(hl, lambda: g.realize([8, 9]))}
+
+
+@differential()
+@pytest.mark.parametrize("case", ["wrong_direction", "factor_too_small"])
+def test_fold_storage_checked_at_run_time_messages(hl, case):
+    f, g, x, y = _param_walk(hl, "mul", 2)
+    if case == "wrong_direction":
+        f.store_root().compute_at(g, y).fold_storage(y, 4, False)
+    else:
+        f.store_root().compute_at(g, y).fold_storage(y, 1)
+    return halide_error(hl, lambda: g.realize([7, 9]))
 
 
 # ---------------------------------------------------------------------------

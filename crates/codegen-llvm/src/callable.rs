@@ -50,13 +50,12 @@ pub fn compile_to_callable(
     target: Option<&Target>,
 ) -> Result<Callable> {
     let compiled = compile_for(outputs, target)?;
-    let lowered = &compiled.lowered;
-    for p in &lowered.inputs.scalars {
+    for p in &compiled.inputs.scalars {
         if !inputs.iter().any(|q| q.same_as(p)) {
             return Err(missing_argument("parameter", &p.name(), inputs));
         }
     }
-    for b in &lowered.inputs.buffers {
+    for b in &compiled.inputs.buffers {
         if let InputBuffer::Param(p) = b {
             if !inputs.iter().any(|q| q.same_as(p)) {
                 return Err(missing_argument("image parameter", &p.name(), inputs));
@@ -210,7 +209,6 @@ impl Callable {
                     // Bound Buffers are part of the pipeline, not arguments.
                     None => match self
                         .compiled
-                        .lowered
                         .inputs
                         .buffers
                         .iter()

@@ -61,6 +61,12 @@ pub struct JitModule {
     llvm: Mutex<LlvmState>,
 }
 
+impl Drop for JitModule {
+    fn drop(&mut self) {
+        ferrohalide_core::live::COMPILED_PIPELINES.dropped();
+    }
+}
+
 // SAFETY: the LLVM objects are only touched under the mutex; the compiled
 // code is immutable and re-entrant.
 unsafe impl Send for JitModule {}
@@ -195,6 +201,7 @@ pub fn compile_jit(p: &LoweredPipeline, target: &JitTarget) -> Result<JitModule>
     // SAFETY: the function has this signature (see codegen::entry).
     let entry: extern "C" fn(*mut c_void, *mut *mut c_void) -> i32 =
         unsafe { std::mem::transmute(addr) };
+    ferrohalide_core::live::COMPILED_PIPELINES.created();
     Ok(JitModule {
         name: p.name.clone(),
         args: p.args.clone(),

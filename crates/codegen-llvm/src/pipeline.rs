@@ -1,8 +1,10 @@
 //! Realizing Funcs from Rust: lower, JIT-compile (cached), bind the
 //! arguments, run.
 //!
-//! Compiled code is cached per thread, keyed by the identity and version of
-//! every Func in the pipeline (any definition or schedule change bumps a
+//! Compiled code is cached on the pipeline's first output Func
+//! (`Function::compiled_code`), so it is freed with that Func and shared by
+//! every thread. An entry is keyed by the identity and version of every
+//! Func in the pipeline (any definition or schedule change bumps a
 //! version), by what lowering specializes on in each bound input Buffer
 //! (type, rank, dense innermost dimension), by the Parameters' ranges and
 //! constraints (a process-wide version) and by the target. Param values and
@@ -13,11 +15,12 @@
 //! dimensionality; the compiled code then checks regions, constraints and
 //! Param ranges itself (lower/buffer_checks.rs).
 
-use std::cell::RefCell;
+use std::any::Any;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ferrohalide_core::analysis::simplify::simplify;
+use ferrohalide_core::analysis::bounds::Region;
+use ferrohalide_core::analysis::evaluate::{Evaluator, Value};
 use ferrohalide_core::analysis::substitute::substitute_map;
 use ferrohalide_core::ir::Expr;
 use ferrohalide_core::buffer::Buffer;
@@ -26,9 +29,9 @@ use ferrohalide_core::lang::function::Function;
 use ferrohalide_core::lang::parameter::{immediate_value, ScalarInput};
 use ferrohalide_core::lang::print::ir_type_name;
 use ferrohalide_core::lang::tuple::{element_buffer_name, element_buffer_names};
-use ferrohalide_core::lower::arguments::InputBuffer;
+use ferrohalide_core::lower::arguments::{InputBuffer, Inputs};
 use ferrohalide_core::lower::environment::{bound_input_buffers, build_environment};
-use ferrohalide_core::lower::{lower_with, ArgumentKind, LowerOptions, Lowered, LoweredArgument};
+use ferrohalide_core::lower::{lower_with, ArgumentKind, LowerOptions, LoweredArgument};
 use ferrohalide_core::target::{feature, Target};
 use ferrohalide_core::{Error, Result};
 use ferrohalide_runtime::halide_dimension_t;
@@ -49,23 +52,36 @@ struct CacheKey {
     target: String,
 }
 
+/// A compiled pipeline and what running it needs. It holds no Func and no
+/// IR statement: it is cached on a Func, which a link back would keep
+/// alive forever, and the lowered statement is only needed to compile.
 pub struct Compiled {
-    pub lowered: Lowered,
+    /// The pipeline's name and arguments (inputs, then outputs).
+    pub name: String,
+    pub args: Vec<LoweredArgument>,
+    /// Per output, the region its loop nest writes (`Lowered::output_regions`).
+    pub output_regions: Vec<Region>,
+    /// The pipeline's inputs: ImageParams, bound Buffers and scalar Params.
+    pub inputs: Inputs,
     pub module: JitModule,
     pub target: Target,
 }
 
-const CACHE_CAPACITY: usize = 64;
+/// One cached compilation, on its first output Func.
+struct CacheEntry {
+    key: CacheKey,
+    compiled: Arc<Compiled>,
+}
+
+/// Compilations kept per Func (targets, input layouts, schedules tried in
+/// turn); the oldest goes first.
+const CACHE_CAPACITY: usize = 8;
 
 static COMPILATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// How many pipelines this process has JIT-compiled (cache misses).
 pub fn compilations() -> u64 {
     COMPILATIONS.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-thread_local! {
-    static CACHE: RefCell<HashMap<CacheKey, Arc<Compiled>>> = RefCell::new(HashMap::new());
 }
 
 fn cache_key(outputs: &[Function], target: &Target) -> Result<CacheKey> {
@@ -98,13 +114,52 @@ pub fn resolve_target(target: Option<&Target>) -> Result<Target> {
     }
 }
 
+impl CacheKey {
+    /// Is `self` (an entry in the cache) for an older state of the same
+    /// Funcs than `current`? It can never be used again: versions only grow.
+    fn outdated_by(&self, current: &CacheKey) -> bool {
+        self.outputs == current.outputs
+            && self.funcs.len() == current.funcs.len()
+            && self
+                .funcs
+                .iter()
+                .zip(&current.funcs)
+                .all(|(a, b)| a.0 == b.0)
+            && (self.funcs != current.funcs || self.constraints != current.constraints)
+    }
+}
+
 /// Lower and compile `outputs` for `target`, or fetch the cached compilation.
 pub fn compile_for(outputs: &[Function], target: Option<&Target>) -> Result<Arc<Compiled>> {
     let target = resolve_target(target)?;
     let key = cache_key(outputs, &target)?;
-    if let Some(c) = CACHE.with(|c| c.borrow().get(&key).cloned()) {
-        return Ok(c);
+    let Some(first) = outputs.first() else {
+        return Err(Error::user("Can't compile a Pipeline with no outputs.\n"));
+    };
+    // Held while compiling: threads asking for the same pipeline wait for
+    // one compilation instead of repeating it.
+    let mut cache = first.compiled_code();
+    let entries = || cache.iter().filter_map(|e| e.downcast_ref::<CacheEntry>());
+    if let Some(e) = entries().find(|e| e.key == key) {
+        return Ok(e.compiled.clone());
     }
+    let compiled = Arc::new(compile_uncached(outputs, target)?);
+    cache.retain(|e| {
+        e.downcast_ref::<CacheEntry>()
+            .is_some_and(|e| !e.key.outdated_by(&key))
+    });
+    if cache.len() >= CACHE_CAPACITY {
+        cache.remove(0);
+    }
+    let entry: Arc<dyn Any + Send + Sync> = Arc::new(CacheEntry {
+        key,
+        compiled: compiled.clone(),
+    });
+    cache.push(entry);
+    Ok(compiled)
+}
+
+fn compile_uncached(outputs: &[Function], target: Target) -> Result<Compiled> {
     let jit_target = JitTarget::for_target(&target)?;
     let name = outputs.first().map(|f| f.name()).unwrap_or_default();
     let options = LowerOptions {
@@ -114,19 +169,14 @@ pub fn compile_for(outputs: &[Function], target: Option<&Target>) -> Result<Arc<
     let lowered = lower_with(outputs, &name, &options)?;
     let module = compile_jit(&lowered.pipeline, &jit_target)?;
     COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let compiled = Arc::new(Compiled {
-        lowered,
+    Ok(Compiled {
+        name: lowered.pipeline.name,
+        args: lowered.pipeline.args,
+        output_regions: lowered.output_regions,
+        inputs: lowered.inputs,
         module,
         target,
-    });
-    CACHE.with(|c| {
-        let mut c = c.borrow_mut();
-        if c.len() >= CACHE_CAPACITY {
-            c.clear();
-        }
-        c.insert(key, compiled.clone());
-    });
-    Ok(compiled)
+    })
 }
 
 /// Lower and compile `outputs` for the default JIT target (cached).
@@ -175,9 +225,9 @@ fn scalar_value(v: ScalarInput) -> ScalarValue {
 
 /// The values realize uses for the inputs: what the Params and
 /// ImageParams hold now, and the bound Buffers.
-fn stored_input(lowered: &Lowered, a: &LoweredArgument) -> Result<InputValue> {
+fn stored_input(compiled: &Compiled, a: &LoweredArgument) -> Result<InputValue> {
     if a.kind == ArgumentKind::InputScalar {
-        let p = lowered
+        let p = compiled
             .inputs
             .scalars
             .iter()
@@ -188,7 +238,7 @@ fn stored_input(lowered: &Lowered, a: &LoweredArgument) -> Result<InputValue> {
             .map(InputValue::Scalar)
             .ok_or_else(|| Error::internal(format!("Param {} holds a non-constant", a.name)));
     }
-    match lowered.inputs.buffers.iter().find(|b| b.name() == a.name) {
+    match compiled.inputs.buffers.iter().find(|b| b.name() == a.name) {
         Some(InputBuffer::Bound(b)) => Ok(InputValue::Buffer(b.clone())),
         Some(InputBuffer::Param(p)) => p
             .buffer()
@@ -205,7 +255,7 @@ pub fn run(
     input: &mut dyn FnMut(&LoweredArgument) -> Result<InputValue>,
     outputs: &[Buffer],
 ) -> Result<()> {
-    let p = &compiled.lowered.pipeline;
+    let p = compiled;
     // Scalars first: a Param without a value is reported before an
     // unbound ImageParam.
     let mut slots: Vec<Option<InputValue>> = vec![None; p.args.len()];
@@ -322,26 +372,17 @@ pub fn realize_for(
         }
     }
     let compiled = compile_for(outputs, target)?;
-    let known = known_values(&compiled.lowered, outputs, sizes);
+    let known = known_values(&compiled.inputs, outputs, sizes);
     let mut full = vec![];
-    let mut views = vec![];
     for (i, f) in outputs.iter().enumerate() {
         let name = f.name();
-        let region = compiled
-            .lowered
-            .output_regions
-            .get(i)
-            .cloned()
-            .unwrap_or_default();
+        let region = compiled.output_regions.get(i).cloned().unwrap_or_default();
         let mut mins = vec![];
         let mut extents = vec![];
         for (d, &e) in sizes.iter().enumerate() {
-            let value = |bound: Option<&Expr>| {
-                bound.and_then(|b| simplify(&substitute_map(&known, b)).as_int_const())
-            };
             let iv = region.get(d);
-            let lo = value(iv.and_then(|iv| iv.min.as_ref()));
-            let hi = value(iv.and_then(|iv| iv.max.as_ref()));
+            let lo = region_bound(&known, iv.and_then(|iv| iv.min.as_ref()), &name, d)?;
+            let hi = region_bound(&known, iv.and_then(|iv| iv.max.as_ref()), &name, d)?;
             // Never smaller than requested: a region the pipeline doesn't
             // write (a `bound` narrower than asked) is then reported by the
             // pipeline's own checks, not returned uninitialized. If a bound
@@ -349,37 +390,36 @@ pub fn realize_for(
             // pipeline's checks report what it needs.
             let lo = lo.unwrap_or(0).min(0);
             let hi = hi.unwrap_or(e as i64 - 1).max(e as i64 - 1);
-            let extent = i32::try_from(hi - lo + 1).map_err(|_| {
-                Error::user(format!(
-                    "The output buffer {name} would need an extent of {} in dimension {d}, which does not fit in 32 bits\n",
-                    hi - lo + 1
-                ))
-            })?;
-            mins.push(lo as i32);
-            extents.push(extent);
+            mins.push(lo);
+            extents.push(hi.saturating_sub(lo).saturating_add(1));
         }
+        let max = compiled.target.maximum_buffer_size();
+        let (mins, extents) = output_shape(&name, &mins, &extents, max)?;
         for ty in f.types() {
             let b = Buffer::new_uninitialized(ty, &extents, Some(name.clone()))?;
             b.set_min(&mins)?;
-            views.push(
-                if extents.as_slice() == sizes && mins.iter().all(|&m| m == 0) {
-                    b.clone()
-                } else {
-                    crop_view(&b, sizes)?
-                },
-            );
             full.push(b);
         }
     }
     realize_into_for(outputs, &full, target)?;
-    Ok(views)
+    // As Halide: the buffers are cropped back to the requested region if
+    // the first one was grown; an output that only another output made
+    // larger is then returned whole.
+    let grown = |b: &Buffer| {
+        b.dims().iter().zip(sizes).any(|(d, &e)| d.min != 0 || d.extent != e)
+    };
+    if full.first().is_some_and(grown) {
+        full.iter().map(|b| crop_view(b, sizes)).collect()
+    } else {
+        Ok(full)
+    }
 }
 
 /// What is known when `realize(sizes)` sizes its outputs (Halide's bounds
 /// query): the requested region of every output (in terms of the first
 /// buffer of each: an output others read is computed where they read it),
 /// the scalar Params' current values and the shapes of the input buffers.
-fn known_values(lowered: &Lowered, outputs: &[Function], sizes: &[i32]) -> HashMap<String, Expr> {
+fn known_values(inputs: &Inputs, outputs: &[Function], sizes: &[i32]) -> HashMap<String, Expr> {
     let mut known = HashMap::new();
     for f in outputs {
         let first = element_buffer_name(&f.name(), f.types().len(), 0);
@@ -388,12 +428,12 @@ fn known_values(lowered: &Lowered, outputs: &[Function], sizes: &[i32]) -> HashM
             known.insert(format!("{first}.extent.{d}"), Expr::i32(e as i64));
         }
     }
-    for p in &lowered.inputs.scalars {
+    for p in &inputs.scalars {
         if let Ok(v) = p.scalar_for_run() {
             known.insert(p.name(), v);
         }
     }
-    for b in &lowered.inputs.buffers {
+    for b in &inputs.buffers {
         let buffer = match b {
             InputBuffer::Bound(b) => Some(b.clone()),
             InputBuffer::Param(p) => p.buffer(),
@@ -407,6 +447,58 @@ fn known_values(lowered: &Lowered, outputs: &[Function], sizes: &[i32]) -> HashM
         }
     }
     known
+}
+
+/// One bound of the region output `name` needs in dimension `d`, given
+/// what is `known` (`None` if it depends on anything else). Evaluated as
+/// the pipeline would (32-bit wrap-around), a bound that overflows is an
+/// error: the pipeline could not address that region.
+fn region_bound(
+    known: &HashMap<String, Expr>,
+    bound: Option<&Expr>,
+    name: &str,
+    d: usize,
+) -> Result<Option<i64>> {
+    let Some(bound) = bound else { return Ok(None) };
+    let mut no_vars: HashMap<String, Value> = HashMap::new();
+    let mut evaluator = Evaluator::new(&mut no_vars);
+    let value = evaluator.eval(&substitute_map(known, bound));
+    if evaluator.overflowed {
+        return Err(Error::user(format!(
+            "The region of output buffer {name} required in dimension {d} overflows 32-bit \
+             arithmetic ({bound})\n"
+        )));
+    }
+    Ok(match value.as_deref() {
+        Ok([v]) => v.as_int().and_then(|v| i64::try_from(v).ok()),
+        _ => None,
+    })
+}
+
+/// The mins and extents of an output buffer about to be allocated, as
+/// 32-bit values, after the check the pipeline makes on its output buffers
+/// (Halide's message): no prefix of the dimensions may hold more than the
+/// target's maximum buffer size in elements.
+fn output_shape(name: &str, mins: &[i64], extents: &[i64], max: i64) -> Result<(Vec<i32>, Vec<i32>)> {
+    let mut elements: i128 = 1;
+    for &e in extents {
+        elements *= e.max(0) as i128;
+        if elements > max as i128 {
+            return Err(Error::user(format!(
+                "Total allocation for buffer {name} is {elements}, which exceeds the maximum size of {max}\n"
+            )));
+        }
+    }
+    let narrow = |v: i64, what: &str, d: usize| {
+        i32::try_from(v).map_err(|_| {
+            Error::user(format!(
+                "The {what} of dimension {d} of the output buffer {name} would be {v}, which does not fit in 32 bits\n"
+            ))
+        })
+    };
+    let mins = mins.iter().enumerate().map(|(d, &m)| narrow(m, "min", d)).collect::<Result<_>>()?;
+    let extents = extents.iter().enumerate().map(|(d, &e)| narrow(e, "extent", d)).collect::<Result<_>>()?;
+    Ok((mins, extents))
 }
 
 /// A Buffer viewing the region [0, sizes) of `b`, sharing its storage.
@@ -471,6 +563,5 @@ pub fn realize_into_for(
         check_output_buffer(f, name, *ty, b)?;
     }
     let compiled = compile_for(outputs, target)?;
-    let lowered = &compiled.lowered;
-    run(&compiled, &mut |a| stored_input(lowered, a), buffers)
+    run(&compiled, &mut |a| stored_input(&compiled, a), buffers)
 }

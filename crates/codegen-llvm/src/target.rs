@@ -1,4 +1,5 @@
-//! What the JIT compiles for: an LLVM CPU name and a feature string.
+//! What the JIT compiles for: an LLVM CPU name and a feature string, and
+//! the largest buffer the target allows.
 
 use inkwell::targets::TargetMachine;
 
@@ -8,13 +9,20 @@ use inkwell::targets::TargetMachine;
 pub struct JitTarget {
     pub cpu: String,
     pub features: String,
+    /// Halide's `Target::maximum_buffer_size`: 2^31 - 1 bytes, 2^63 - 1
+    /// with `large_buffers`. Larger allocations are errors.
+    pub max_buffer_size: u64,
 }
+
+/// The maximum buffer size without `large_buffers`.
+const DEFAULT_MAX_BUFFER_SIZE: u64 = i32::MAX as u64;
 
 impl JitTarget {
     pub fn new(cpu: impl Into<String>, features: impl Into<String>) -> JitTarget {
         JitTarget {
             cpu: cpu.into(),
             features: features.into(),
+            max_buffer_size: DEFAULT_MAX_BUFFER_SIZE,
         }
     }
 
@@ -22,7 +30,7 @@ impl JitTarget {
     pub fn host() -> JitTarget {
         let cpu = TargetMachine::get_host_cpu_name().to_string();
         let features = TargetMachine::get_host_cpu_features().to_string();
-        JitTarget { cpu, features }
+        JitTarget::new(cpu, features)
     }
 
     /// The host, with some features forced on or off, e.g. `"+avx2,-avx512f"`.
@@ -60,8 +68,8 @@ impl JitTarget {
             feats.push(o);
         }
         JitTarget {
-            cpu: self.cpu.clone(),
             features: feats.join(","),
+            ..self.clone()
         }
     }
 
@@ -279,6 +287,14 @@ impl JitTarget {
     /// for another machine (or asking for features this CPU lacks) are
     /// refused, since their code cannot run here.
     pub fn for_target(t: &Target) -> Result<JitTarget> {
+        let max_buffer_size = t.maximum_buffer_size() as u64;
+        Ok(JitTarget {
+            max_buffer_size,
+            ..Self::isa_for_target(t)?
+        })
+    }
+
+    fn isa_for_target(t: &Target) -> Result<JitTarget> {
         init_host_target();
         let host_t = Target::host();
         if *t == Target::default() {

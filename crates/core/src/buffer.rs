@@ -33,7 +33,7 @@ impl AlignedStorage {
 
     fn allocate(bytes: usize, zero: bool) -> Result<AlignedStorage> {
         let layout = std::alloc::Layout::from_size_align(bytes.max(1), 64)
-            .map_err(|_| Error::value(format!("cannot allocate a buffer of {bytes} bytes")))?;
+            .map_err(|_| Error::runtime(format!("out of memory allocating {bytes} bytes")))?;
         // SAFETY: layout has non-zero size.
         let ptr = unsafe {
             if zero {
@@ -71,6 +71,12 @@ pub struct BufferContents {
 // concurrent element access is the user's business, as in Halide.
 unsafe impl Send for BufferContents {}
 unsafe impl Sync for BufferContents {}
+
+impl Drop for BufferContents {
+    fn drop(&mut self) {
+        crate::live::BUFFERS.dropped();
+    }
+}
 
 impl std::fmt::Debug for BufferContents {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -116,9 +122,9 @@ impl Buffer {
                 )));
             }
             if stride > i32::MAX as i64 {
-                return Err(Error::value(
-                    "Buffer is too large: strides must fit in 32 bits",
-                ));
+                return Err(Error::user(format!(
+                    "Buffer is too large: the stride of dimension {i} would be {stride}, which does not fit in 32 bits"
+                )));
             }
             dims.push(halide_dimension_t {
                 min: 0,
@@ -128,9 +134,10 @@ impl Buffer {
             });
             stride *= e as i64;
         }
+        // (Halide's text for this case, from its Buffer's overflow check.)
         let bytes = (stride as usize)
             .checked_mul(ty.bytes())
-            .ok_or_else(|| Error::value("Buffer is too large"))?;
+            .ok_or_else(|| Error::user("Overflow computing total size of buffer."))?;
         let storage = storage(bytes)?;
         let host = storage.ptr;
         Ok(Buffer::from_parts(
@@ -150,6 +157,7 @@ impl Buffer {
         dims: Vec<halide_dimension_t>,
         keepalive: Option<Arc<dyn Any + Send + Sync>>,
     ) -> Buffer {
+        crate::live::BUFFERS.created();
         Buffer(Arc::new(RwLock::new(BufferContents {
             name,
             ty,

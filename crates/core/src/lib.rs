@@ -8,6 +8,7 @@ pub mod buffer;
 pub mod error;
 pub mod ir;
 pub mod lang;
+pub mod live;
 pub mod lower;
 pub mod schedule;
 pub mod target;

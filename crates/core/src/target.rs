@@ -334,8 +334,11 @@ impl Target {
     }
 
     /// Halide's `validate_target_string` (the empty string is not valid).
+    /// Halide's `validate_target_string`: it parses, and names an
+    /// architecture, an OS and a bit width (none unknown).
     pub fn validate(s: &str) -> bool {
-        !s.is_empty() && Self::parse_strict(s).is_some()
+        !s.is_empty()
+            && Self::parse_strict(s).is_some_and(|t| t.arch.0 != 0 && t.os.0 != 0 && t.bits != 0)
     }
 
     fn parse_strict(s: &str) -> Option<Target> {
@@ -560,6 +563,10 @@ mod tests {
         assert_eq!(canon("x86-64-linux-tune_generic"), "x86-64-linux");
         assert_eq!(canon("x86-64-linux-trace_all"), "x86-64-linux-trace_all");
         assert_eq!(Target::default().to_string(), "arch_unknown-0-os_unknown");
+        for unknowns in ["arch_unknown-0-os_unknown", "0-arch_unknown-os_unknown-sse41", "x86-0-linux"] {
+            assert!(!Target::validate(unknowns), "{unknowns}");
+        }
+        assert!(Target::validate("x86-32-linux-sse41"));
         for bad in [
             "x86-64",
             "linux",

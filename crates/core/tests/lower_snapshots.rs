@@ -24,7 +24,7 @@ fn call(f: &Function, args: Vec<Expr>) -> Expr {
         f.name(),
         args,
         CallKind::Halide {
-            func: f.clone(),
+            func: f.ptr(),
             value_index: 0,
         },
     )
@@ -121,7 +121,7 @@ fn environment_orders_producers_first_and_rejects_undefined_funcs() {
             "u",
             vec![x()],
             CallKind::Halide {
-                func: undefined,
+                func: undefined.ptr(),
                 value_index: 0,
             },
         ),

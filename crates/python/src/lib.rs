@@ -4,19 +4,21 @@
 use pyo3::prelude::*;
 
 pub mod errors;
+pub mod gil;
+pub mod py_boundary;
 pub mod py_buffer;
 pub mod py_expr;
 pub mod py_func;
+pub mod py_live;
 pub mod py_loop_level;
 pub mod py_math;
 pub mod py_output_buffer;
-pub mod py_boundary;
 pub mod py_param;
 pub mod py_pipeline;
-pub mod py_target;
 pub mod py_rdom;
 pub mod py_reduction;
 pub mod py_stage;
+pub mod py_target;
 pub mod py_tuple;
 pub mod py_type;
 pub mod py_var;
@@ -40,5 +42,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_boundary::register(m)?;
     py_rdom::register(m)?;
     py_reduction::register(m)?;
+    py_live::register(m)?;
     Ok(())
 }

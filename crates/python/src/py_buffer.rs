@@ -253,11 +253,12 @@ fn encode_value(value: &Bound<'_, PyAny>, ty: Type) -> PyResult<([u8; 8], usize)
 // Keeping an imported buffer-protocol view alive.
 // ---------------------------------------------------------------------------
 
-/// A `Py_buffer` obtained with `PyObject_GetBuffer`, released (with the GIL)
-/// when the last core Buffer using its memory is dropped.
-struct HeldView(Box<ffi::Py_buffer>);
+/// A `Py_buffer` obtained with `PyObject_GetBuffer`, released (with the GIL,
+/// see `gil::release_later`) when the last core Buffer using its memory is
+/// dropped.
+struct HeldView(Option<Box<ffi::Py_buffer>>);
 
-// SAFETY: the view is only touched again in Drop, which takes the GIL.
+// SAFETY: the view is only touched again when released, with the GIL.
 unsafe impl Send for HeldView {}
 unsafe impl Sync for HeldView {}
 
@@ -266,7 +267,15 @@ impl Drop for HeldView {
         if unsafe { ffi::Py_IsInitialized() } == 0 {
             return;
         }
-        Python::attach(|_py| unsafe { ffi::PyBuffer_Release(&mut *self.0) });
+        if let Some(view) = self.0.take() {
+            let view = HeldView(Some(view));
+            crate::gil::release_later(Box::new(move || {
+                let mut view = view;
+                if let Some(mut v) = view.0.take() {
+                    unsafe { ffi::PyBuffer_Release(&mut *v) };
+                }
+            }));
+        }
     }
 }
 
@@ -299,8 +308,11 @@ pub(crate) fn import_buffer_with(
     if rc != 0 {
         return Err(PyErr::fetch(py));
     }
-    let held = HeldView(view);
-    let v = &*held.0;
+    crate::gil::release_pending(py);
+    let held = HeldView(Some(view));
+    let Some(v) = held.0.as_deref() else {
+        return Err(PyValueError::new_err("buffer view lost"));
+    };
     let fmt = if v.format.is_null() {
         "B".to_string()
     } else {
@@ -1145,14 +1157,16 @@ impl PyBuffer {
 
     /// A dense copy (same mins and stride order) with a fresh name.
     fn copy(&self, py: Python<'_>) -> PyResult<Py<PyBuffer>> {
-        let b = self.buf(py, "copy")?.copy().py(py)?;
+        let src = self.buf(py, "copy")?.clone();
+        let b = crate::gil::detached(py, || src.copy()).py(py)?;
         Self::wrap(py, b)
     }
 
     #[pyo3(signature = (src))]
     fn copy_from(&self, py: Python<'_>, src: &Bound<'_, PyBuffer>) -> PyResult<()> {
         let s = src.get().buf(py, "copy_from")?.clone();
-        self.buf(py, "copy_from")?.copy_from(&s).py(py)
+        let d = self.buf(py, "copy_from")?.clone();
+        crate::gil::detached(py, || d.copy_from(&s)).py(py)
     }
 
     #[pyo3(signature = (value))]
@@ -1162,7 +1176,8 @@ impl PyBuffer {
             return Err(halide_error(py, "Cannot fill a Buffer with no host memory"));
         }
         let (bytes, n) = encode_value(value, b.ty())?;
-        b.fill_bytes(&bytes[..n]).py(py)
+        let b = b.clone();
+        crate::gil::detached(py, || b.fill_bytes(&bytes[..n])).py(py)
     }
 
     #[pyo3(signature = (value))]

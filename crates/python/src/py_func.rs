@@ -231,7 +231,7 @@ impl PyMemoryType {
     }
 }
 
-#[pyclass(name = "Func", module = "ferrohalide", frozen)]
+#[pyclass(name = "Func", module = "ferrohalide", frozen, subclass)]
 pub struct PyFunc {
     pub inner: Func,
 }
@@ -345,8 +345,6 @@ fn func_values_from_py(value: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
     }
     Ok(vec![py_to_expr(value)?])
 }
-
-
 
 #[pymethods]
 impl PyFunc {
@@ -583,12 +581,16 @@ impl PyFunc {
         arguments: &Bound<'_, PyAny>,
         target: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<crate::py_pipeline::PyCallable> {
-        crate::py_pipeline::compile_to_callable_py(vec![self.inner.function.clone()], arguments, target)
+        crate::py_pipeline::compile_to_callable_py(
+            vec![self.inner.function.clone()],
+            arguments,
+            target,
+        )
     }
 
     #[pyo3(signature = (target=None))]
-    fn compile_jit(&self, target: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        crate::py_pipeline::compile_jit_py(vec![self.inner.function.clone()], target)
+    fn compile_jit(&self, py: Python<'_>, target: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        crate::py_pipeline::compile_jit_py(py, vec![self.inner.function.clone()], target)
     }
 
     fn infer_arguments(&self, py: Python<'_>) -> PyResult<Vec<crate::py_pipeline::PyArgument>> {
@@ -628,15 +630,17 @@ impl PyFunc {
             return Err(incompatible());
         }
         if target.is_some_and(|t| !t.is_none()) {
-            return Err(unimplemented("Func.compile_to_lowered_stmt with an explicit target"));
+            return Err(unimplemented(
+                "Func.compile_to_lowered_stmt with an explicit target",
+            ));
         }
         let function = self.inner.function.clone();
-        let text = py
-            .detach(|| ferrohalide_core::lower::lowered_stmt(&[function], fmt.to_core()))
-            .py()?;
-        std::fs::write(&filename, text).map_err(|e| {
-            HalideError::new_err(format!("Error: Can't write {filename}: {e}\n"))
+        let text = crate::gil::detached(py, || {
+            ferrohalide_core::lower::lowered_stmt(&[function], fmt.to_core())
         })
+            .py()?;
+        std::fs::write(&filename, text)
+            .map_err(|e| HalideError::new_err(format!("Error: Can't write {filename}: {e}\n")))
     }
 
     // ---- scheduling ----
@@ -1039,15 +1043,8 @@ fn define_with_implicit_args(f: &Func, dims: usize, value: Expr) -> PyResult<()>
     let args: Vec<String> = (0..dims)
         .map(|i| Var::implicit(i).name().to_string())
         .collect();
-    let mut c = f.function.write();
-    c.output_types = vec![value.ty()];
-    c.values = vec![value];
-    c.stage = ferrohalide_core::schedule::StageSchedule::for_pure_args(&args);
-    c.schedule.storage_dims = args.clone();
-    c.args = args;
-    Ok(())
+    f.function.set_pure_definition(args, vec![value]).py()
 }
-
 
 crate::expr_like_methods!(PyFuncRef {
     /// `f[args][i]`: element `i` of a call to a Tuple-valued Func.

@@ -95,6 +95,12 @@ macro_rules! concise_casts {
         $(
             #[pyfunction(name = $pyname)]
             fn $fname(e: &Bound<'_, PyAny>) -> R {
+                let t: Type = $ty;
+                // A Python float cast to f64 keeps all of its precision (it
+                // would otherwise become a float32 constant first).
+                if t == Type::float(64) && e.is_exact_instance_of::<pyo3::types::PyFloat>() {
+                    return Ok(PyExpr::new(Expr::f64(e.extract::<f64>()?)));
+                }
                 let e = py_to_expr(e)?;
                 let t: Type = $ty;
                 let t = t.with_lanes(e.lanes());

@@ -15,7 +15,7 @@ use crate::py_expr::{py_to_expr, py_to_opt_expr, PyExpr};
 use crate::py_output_buffer::PyDimension;
 use crate::py_type::{type_from_py, PyType};
 
-#[pyclass(name = "Param", module = "ferrohalide", frozen)]
+#[pyclass(name = "Param", module = "ferrohalide", frozen, subclass)]
 pub struct PyParam {
     pub inner: Parameter,
 }
@@ -81,12 +81,15 @@ crate::expr_like_methods!(PyParam {
     /// `Param(type)`, `Param(type, name)`, `Param(type, value)`,
     /// `Param(type, name, value)`.
     #[new]
-    #[pyo3(signature = (ty, a=None, b=None))]
-    fn py_new(ty: &Bound<'_, PyAny>, a: Option<&Bound<'_, PyAny>>, b: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+    /// Keywords as Halide's: `type`, `name`, `value`.
+    #[pyo3(signature = (r#type, name=None, value=None))]
+    fn py_new(r#type: &Bound<'_, PyAny>, name: Option<&Bound<'_, PyAny>>, value: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let (ty, a, b) = (r#type, name, value);
         let bad = || PyTypeError::new_err("__init__(): incompatible constructor arguments for halide.Param");
         let ty = type_from_py(ty).map_err(|_| bad())?;
         let (name, value) = match (a, b) {
-            (None, _) => (None, None),
+            (None, None) => (None, None),
+            (None, Some(v)) => (None, Some(v)),
             (Some(a), None) if a.is_instance_of::<PyString>() => (Some(a.extract::<String>()?), None),
             (Some(a), None) => (None, Some(a)),
             (Some(a), Some(v)) => {
@@ -150,7 +153,7 @@ crate::expr_like_methods!(PyParam {
     }
 });
 
-#[pyclass(name = "ImageParam", module = "ferrohalide", frozen)]
+#[pyclass(name = "ImageParam", module = "ferrohalide", frozen, subclass)]
 pub struct PyImageParam {
     /// None for `ImageParam()`, Halide's undefined ImageParam.
     pub inner: Option<ImageParam>,

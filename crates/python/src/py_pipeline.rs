@@ -112,7 +112,7 @@ pub fn realize_py(
         1 => {
             let a0 = args.get_item(0)?;
             if let Some(bufs) = buffer_list(&a0)? {
-                py.detach(|| pipeline::realize_into_for(&outputs, &bufs, target.as_ref()))
+                crate::gil::detached(py, || pipeline::realize_into_for(&outputs, &bufs, target.as_ref()))
                     .py()?;
                 return Ok(py.None());
             }
@@ -125,8 +125,7 @@ pub fn realize_py(
             "realize(): incompatible function arguments: expected a list of sizes, a Buffer or a list of Buffers (and optionally target=)",
         ));
     };
-    let bufs = py
-        .detach(|| pipeline::realize_for(&outputs, &sizes, target.as_ref()))
+    let bufs = crate::gil::detached(py, || pipeline::realize_for(&outputs, &sizes, target.as_ref()))
         .py()?;
     let mut wrapped: Vec<Py<PyAny>> = Vec::with_capacity(bufs.len());
     for b in bufs {
@@ -165,21 +164,24 @@ pub fn compile_to_callable_py(
 ) -> PyResult<PyCallable> {
     let inputs = callable_inputs(args)?;
     let target = opt_target(target)?;
-    let c = args
-        .py()
-        .detach(|| compile_to_callable(&outputs, &inputs, target.as_ref()))
+    let c = crate::gil::detached(args.py(), || compile_to_callable(&outputs, &inputs, target.as_ref()))
         .py()?;
     Ok(PyCallable { inner: Arc::new(c) })
 }
 
-pub fn compile_jit_py(outputs: Vec<Function>, target: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+pub fn compile_jit_py(
+    py: Python<'_>,
+    outputs: Vec<Function>,
+    target: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
     let target = opt_target(target)?;
-    pipeline::compile_for(&outputs, target.as_ref()).py()?;
+    crate::gil::detached(py, || pipeline::compile_for(&outputs, target.as_ref()))
+        .py()?;
     Ok(())
 }
 
 pub fn infer_arguments_py(py: Python<'_>, outputs: &[Function]) -> PyResult<Vec<PyArgument>> {
-    let inputs = pipeline_inputs(outputs).py()?;
+    let inputs = crate::gil::detached(py, || pipeline_inputs(outputs)).py()?;
     let mut out = vec![];
     for b in &inputs.buffers {
         if let InputBuffer::Param(_) = b {
@@ -261,8 +263,8 @@ impl PyPipeline {
         realize_py(py, self.outputs_or_err()?, args, target)
     }
     #[pyo3(signature = (target=None))]
-    fn compile_jit(&self, target: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        compile_jit_py(self.outputs_or_err()?, target)
+    fn compile_jit(&self, py: Python<'_>, target: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        compile_jit_py(py, self.outputs_or_err()?, target)
     }
     #[pyo3(signature = (arguments, target=None))]
     fn compile_to_callable(
@@ -300,8 +302,7 @@ impl PyPipeline {
             ferrohalide_core::lower::StmtOutputFormat::Text
         };
         let outputs = self.outputs_or_err()?;
-        let text = py
-            .detach(|| ferrohalide_core::lower::lowered_stmt(&outputs, format))
+        let text = crate::gil::detached(py, || ferrohalide_core::lower::lowered_stmt(&outputs, format))
             .py()?;
         std::fs::write(&filename, text)
             .map_err(|e| HalideError::new_err(format!("Error: Can't write {filename}: {e}\n")))
@@ -515,7 +516,7 @@ impl PyCallable {
             });
         }
         let c = self.inner.clone();
-        py.detach(move || c.call(values)).py()
+        crate::gil::detached(py, move || c.call(values)).py()
     }
     fn __repr__(&self) -> String {
         let names: Vec<&str> = self

@@ -149,7 +149,23 @@ pub(crate) fn tile(
                 .py()
         }
         3 | 4 if items[0].cast::<PyList>().is_ok() => {
-            Err(unimplemented("Func.tile with lists of Vars"))
+            // tile(previous, [outers,] inners, factors)
+            let vars = |o: &Bound<'_, PyAny>| -> PyResult<Vec<VarOrRVar>> {
+                o.try_iter()?.map(|v| var_or_rvar(&v?)).collect()
+            };
+            let previous = vars(&items[0])?;
+            let (outers, inners) = if items.len() == 4 {
+                (vars(&items[1])?, vars(&items[2])?)
+            } else {
+                (previous.clone(), vars(&items[1])?)
+            };
+            let factors = items[items.len() - 1]
+                .try_iter()?
+                .map(|f| py_to_expr(&f?))
+                .collect::<PyResult<Vec<_>>>()?;
+            stage
+                .tile_n(&previous, &outers, &inners, factors, tail_of(tail))
+                .py()
         }
         _ => Err(PyTypeError::new_err(
             "tile(): incompatible function arguments",

@@ -75,9 +75,18 @@ fn check_lanes(lanes: i64) -> PyResult<u16> {
 #[pymethods]
 impl PyType {
     #[new]
-    #[pyo3(signature = (code=None, bits=0, lanes=1))]
-    fn py_new(code: Option<PyTypeCode>, bits: i64, lanes: i64) -> PyResult<Self> {
-        let code = code.map(|c| c.to_core()).unwrap_or(TypeCode::Handle);
+    /// `Type()` is Halide's default: a handle of 0 bits and 0 lanes.
+    #[pyo3(signature = (code=None, bits=None, lanes=None))]
+    fn py_new(code: Option<PyTypeCode>, bits: Option<i64>, lanes: Option<i64>) -> PyResult<Self> {
+        let (code, bits, lanes) = match (code, bits, lanes) {
+            (None, None, None) => (TypeCode::Handle, 0, 0),
+            (Some(c), Some(b), Some(l)) => (c.to_core(), b, l),
+            _ => {
+                return Err(PyTypeError::new_err(
+                    "__init__(): incompatible constructor arguments: Type() or Type(code, bits, lanes)",
+                ))
+            }
+        };
         Ok(PyType {
             inner: Type::new(code, check_bits(bits)?, check_lanes(lanes)?),
         })
@@ -139,29 +148,29 @@ impl PyType {
             inner: self.inner.with_lanes(check_lanes(lanes)?),
         })
     }
+    /// Types made in Python carry no C++ handle type, so any two agree
+    /// (as in Halide's bindings).
+    fn same_handle_type(&self, other: &PyType) -> bool {
+        let _ = other;
+        true
+    }
     fn can_represent(&self, other: &PyType) -> bool {
         self.inner == other.inner || self.inner.can_represent_type(other.inner)
     }
     /// Largest value of the type (infinity for floats, as Halide's bindings).
-    fn max(&self) -> PyExpr {
-        PyExpr::new(type_extreme(self.inner, true))
+    fn max(&self) -> PyResult<PyExpr> {
+        Ok(PyExpr::new(type_extreme(self.number_type()?, true)))
     }
-    fn min(&self) -> PyExpr {
-        PyExpr::new(type_extreme(self.inner, false))
+    fn min(&self) -> PyResult<PyExpr> {
+        Ok(PyExpr::new(type_extreme(self.number_type()?, false)))
     }
-    fn is_max(&self, value: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let e = crate::py_expr::py_to_expr(value)?;
-        Ok(ferrohalide_core::ir::equal(
-            &e,
-            &type_extreme(self.inner, true),
-        ))
+    /// Is the integer `value` the type's largest value? (Halide takes a
+    /// 64-bit integer; float and handle types have none.)
+    fn is_max(&self, value: i128) -> PyResult<bool> {
+        self.is_extreme(value, true)
     }
-    fn is_min(&self, value: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let e = crate::py_expr::py_to_expr(value)?;
-        Ok(ferrohalide_core::ir::equal(
-            &e,
-            &type_extreme(self.inner, false),
-        ))
+    fn is_min(&self, value: i128) -> PyResult<bool> {
+        self.is_extreme(value, false)
     }
 
     fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
@@ -200,6 +209,30 @@ pub fn type_name(t: Type) -> String {
         return s;
     }
     t.to_string()
+}
+
+impl PyType {
+    fn is_extreme(&self, value: i128, max: bool) -> PyResult<bool> {
+        if value < i64::MIN as i128 || value > u64::MAX as i128 {
+            return Err(PyTypeError::new_err(format!("{value} does not fit in 64 bits")));
+        }
+        let t = self.inner;
+        if !(t.is_int() || t.is_uint()) {
+            return Ok(false);
+        }
+        Ok(value == if max { t.max_int() } else { t.min_int() })
+    }
+
+    /// The type, if it has a largest and smallest value.
+    fn number_type(&self) -> PyResult<Type> {
+        if self.inner.is_handle() || self.inner.bits == 0 {
+            return Err(crate::errors::to_pyerr(ferrohalide_core::Error::user(format!(
+                "{} has no largest or smallest value\n",
+                type_name(self.inner)
+            ))));
+        }
+        Ok(self.inner)
+    }
 }
 
 fn type_extreme(t: Type, max: bool) -> Expr {

@@ -502,7 +502,7 @@ impl CodeGen {
             let (tmin, tmax) = (to.min_int(), to.max_int());
             let mut v = v;
             if tmin > smin {
-                let c = self.cint(ty, tmin as u64);
+                let c = self.cint_i128(ty, tmin);
                 v = self.intrin2(
                     if from.is_int() {
                         "llvm.smax"
@@ -514,7 +514,7 @@ impl CodeGen {
                 );
             }
             if tmax < smax {
-                let c = self.cint(ty, tmax as u64);
+                let c = self.cint_i128(ty, tmax);
                 v = self.intrin2(
                     if from.is_int() {
                         "llvm.smin"

@@ -120,8 +120,26 @@ impl CodeGen {
             self.csplat(s, self.lanes_of_ty(t))
         }
     }
+    /// Signed constant: sign-extended into element types wider than 64
+    /// bits (the widened intermediates of mul_shift_right and friends).
     pub(crate) fn cint_s(&self, t: Ty, v: i64) -> Val {
-        self.cint(t, v as u64)
+        unsafe {
+            let e = self.elem_ty(t);
+            let s = LLVMConstInt(e, v as u64, 1);
+            self.csplat(s, self.lanes_of_ty(t))
+        }
+    }
+    /// A constant of any value a 128-bit integer holds, sign-extended.
+    pub(crate) fn cint_i128(&self, t: Ty, v: i128) -> Val {
+        match i64::try_from(v) {
+            Ok(v) => self.cint_s(t, v),
+            Err(_) => unsafe {
+                let e = self.elem_ty(t);
+                let words = [v as u64, (v >> 64) as u64];
+                let s = LLVMConstIntOfArbitraryPrecision(e, 2, words.as_ptr());
+                self.csplat(s, self.lanes_of_ty(t))
+            },
+        }
     }
     pub(crate) fn cf(&self, t: Ty, v: f64) -> Val {
         unsafe {

@@ -13,6 +13,9 @@ const MAX_STACK_ALLOCATION: u64 = 16 * 1024;
 /// reads a little past the end of a buffer stays inside it.
 const ALLOCATION_PADDING: u64 = 64;
 
+/// The maximum buffer size without `large_buffers`, 2^31 - 1.
+const DEFAULT_MAX_BUFFER_SIZE: u64 = i32::MAX as u64;
+
 impl CodeGen {
     pub(crate) fn codegen_stmt(&mut self, s: &Stmt) -> Result<()> {
         match s.node() {
@@ -101,6 +104,74 @@ impl CodeGen {
                 Ok(())
             }
         }
+    }
+
+    /// If `failed` (an i1) holds, report `message` and return an error code
+    /// from the pipeline. `values` are named values the message mentions
+    /// (as Variables).
+    fn fail_if(&mut self, failed: Val, message: &[Expr], values: &[(&str, Val)]) -> Result<()> {
+        let ok = self.new_block("check_ok");
+        let fail = self.new_block("check_failed");
+        self.cond_br(failed, fail, ok);
+        self.position(fail);
+        for (n, v) in values {
+            self.push_sym(n, *v);
+        }
+        let code = self.report_error(message);
+        for (n, _) in values {
+            self.pop_sym(n);
+        }
+        self.return_error(code?);
+        self.position(ok);
+        Ok(())
+    }
+
+    /// The byte size of a heap allocation (element size times the extents,
+    /// negative extents counting as 0), with Halide's check that it neither
+    /// overflows 64 bits nor exceeds the target's maximum buffer size
+    /// (checked only where `condition` holds, when there is one).
+    fn checked_allocation_size(
+        &mut self,
+        name: &str,
+        elem_bytes: u64,
+        extents: &[Expr],
+        condition: Option<Val>,
+    ) -> Result<Val> {
+        let (i64t, i128t) = (self.t_i64(), self.t_int(128));
+        let mut size = self.i64c(elem_bytes as i64);
+        let mut overflow = self.bool_c(false);
+        for e in extents {
+            let v = self.codegen_expr(e)?;
+            let v = self.int_resize(v, i64t, e.ty().is_int());
+            let negative = self.icmp(IP::LLVMIntSLT, v, self.i64c(0));
+            let v = self.select(negative, self.i64c(0), v);
+            // The product in 128 bits: its high half says whether 64 overflowed.
+            let wide = self.mul(
+                self.int_resize(size, i128t, false),
+                self.int_resize(v, i128t, false),
+            );
+            let high = self.lshr(wide, self.cint(i128t, 64));
+            let lost = self.icmp(IP::LLVMIntNE, high, self.cint(i128t, 0));
+            overflow = self.or(overflow, lost);
+            size = self.int_resize(wide, i64t, false);
+        }
+        let max = self.target.max_buffer_size;
+        let above = self.icmp(IP::LLVMIntUGT, size, self.cint(i64t, max));
+        let mut too_large = self.or(overflow, above);
+        if let Some(c) = condition {
+            too_large = self.and(too_large, c);
+        }
+        // (Halide's halide_error_buffer_allocation_too_large text.)
+        self.fail_if(
+            too_large,
+            &[
+                Expr::string(format!("Total allocation for buffer {name} is ")),
+                Expr::var(Type::uint(64), "__alloc_size"),
+                Expr::string(format!(", which exceeds the maximum size of {max}")),
+            ],
+            &[("__alloc_size", size)],
+        )?;
+        Ok(size)
     }
 
     /// Free the live heap allocations of this function and return `code`.
@@ -256,6 +327,16 @@ impl CodeGen {
             };
         }
         let const_bytes = const_elems.and_then(|n| n.checked_mul(elem_bytes));
+        if const_elems.is_some() && const_bytes.is_none_or(|b| b > self.target.max_buffer_size) {
+            let max = if self.target.max_buffer_size > DEFAULT_MAX_BUFFER_SIZE {
+                "2^63 - 1"
+            } else {
+                "2^31 - 1"
+            };
+            return Err(Error::user(format!(
+                "Total size for allocation {name} is constant but exceeds {max}."
+            )));
+        }
         // As Halide: registers always on the stack; any other constant size
         // not asked to be on the heap if it fits (a large Stack request goes
         // to the heap, as Halide's pseudostack does).
@@ -274,39 +355,27 @@ impl CodeGen {
             self.pop_sym(name);
             return r;
         }
-        // Heap: size = product of extents * element size (+ padding), in i64.
-        let i64t = self.t_i64();
-        let mut size = self.i64c(elem_bytes as i64);
-        for e in extents {
-            let v = self.codegen_expr(e)?;
-            let v = self.int_resize(v, i64t, e.ty().is_int());
-            size = self.mul(size, v);
-        }
-        let size = self.add(size, self.i64c(ALLOCATION_PADDING as i64));
-        let size = if condition.is_true() || condition.is_const_value(1) {
-            size
+        let always = condition.is_true() || condition.is_const_value(1);
+        let cond = if always {
+            None
         } else {
-            let c = self.codegen_expr(condition)?;
-            self.select(c, size, self.i64c(0))
+            Some(self.codegen_expr(condition)?)
+        };
+        let size = self.checked_allocation_size(name, elem_bytes, extents, cond)?;
+        let size = self.add(size, self.i64c(ALLOCATION_PADDING as i64));
+        let size = match cond {
+            None => size,
+            Some(c) => self.select(c, size, self.i64c(0)),
         };
         let uc = self.f.user_context;
         let p = self.call_extern(names::MALLOC, self.t_ptr(), &[uc, size]);
-        let ok = self.new_block("alloc_ok");
-        let fail = self.new_block("alloc_failed");
         let is_null = self.icmp(IP::LLVMIntEQ, p, self.null_ptr());
-        self.cond_br(is_null, fail, ok);
-        self.position(fail);
-        let msg = [
-            Expr::string(format!("Out of memory allocating buffer {name} of ")),
-            Expr::var(Type::int(64), "__alloc_size"),
-            Expr::string(" bytes"),
-        ];
-        self.push_sym("__alloc_size", size);
-        let code = self.report_error(&msg);
-        self.pop_sym("__alloc_size");
-        let code = code?;
-        self.return_error(code);
-        self.position(ok);
+        // (Halide's halide_error_out_of_memory text.)
+        self.fail_if(
+            is_null,
+            &[Expr::string("Out of memory (halide_malloc returned nullptr)")],
+            &[],
+        )?;
         self.f.heap_allocs.push(p);
         self.push_sym(name, p);
         let r = self.codegen_stmt(body);

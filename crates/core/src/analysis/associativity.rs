@@ -75,7 +75,7 @@ impl Matcher<'_> {
                 args,
                 kind: CallKind::Halide { func, value_index },
                 ..
-            } if func.same_as(self.func)
+            } if self.func.is(func)
                 && args.len() == self.args.len()
                 && args.iter().zip(self.args).all(|(a, b)| equal(a, b)) =>
             {
@@ -93,7 +93,7 @@ impl Matcher<'_> {
                 ..
             } = x.node()
             {
-                found |= func.same_as(self.func);
+                found |= self.func.is(func);
             }
         });
         found

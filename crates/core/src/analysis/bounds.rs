@@ -230,19 +230,11 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                 let mark = |x: Expr| Expr::intrinsic(x.ty(), *which, vec![x]);
                 Interval::new(map_opt(&ia.min, mark), map_opt(&ia.max, mark))
             }
-            CallKind::Intrinsic(Intrinsic::PromiseClamped | Intrinsic::MemoizeExpr) => {
-                bounds_of_expr(&args[0], scope)
-            }
-            // The user's promise bounds the value wherever it is unbounded
-            // or looser (Halide relies on it the same way).
-            CallKind::Intrinsic(Intrinsic::UnsafePromiseClamped) if args.len() == 3 => {
-                let ia = bounds_of_expr(&args[0], scope);
-                let lo = bounds_of_expr(&args[1], scope);
-                let hi = bounds_of_expr(&args[2], scope);
-                Interval::new(
-                    either_opt(&ia.min, &lo.min, Expr::max),
-                    either_opt(&ia.max, &hi.max, Expr::min),
-                )
+            CallKind::Intrinsic(Intrinsic::MemoizeExpr) => bounds_of_expr(&args[0], scope),
+            // The user's promise bounds the value the same way (Halide relies
+            // on it for bounds inference).
+            CallKind::Intrinsic(Intrinsic::PromiseClamped | Intrinsic::UnsafePromiseClamped) => {
+                promise_clamped_bounds(args, scope)
             }
             CallKind::Intrinsic(Intrinsic::ScatterGather) => {
                 let mut it = args.iter().map(|a| bounds_of_expr(a, scope));
@@ -296,6 +288,21 @@ fn lowered_for_bounds(which: Intrinsic, args: &[Expr]) -> bool {
         RoundingShiftLeft | RoundingShiftRight => true,
         _ => false,
     }
+}
+
+/// `promise_clamped(a, lo, hi)` promises `lo <= a <= hi` where it is
+/// evaluated: its bounds are those of `a` intersected with `[lo, hi]`. Where
+/// `a` is a single point (inside the scope over which it varies) the
+/// promise is dropped rather than lifted (as Halide: it holds at that
+/// point of the IR only).
+fn promise_clamped_bounds(args: &[Expr], scope: &Scope) -> Interval {
+    let ia = bounds_of_expr(&args[0], scope);
+    if args.len() < 3 || single_point(&ia).is_some() {
+        return ia;
+    }
+    let lo = bounds_of_expr(&args[1], scope);
+    let hi = bounds_of_expr(&args[2], scope);
+    Interval::new(max_opt(ia.min, lo.min), min_opt(ia.max, hi.max))
 }
 
 /// The constant bounds the simplifier proves for a scalar integer `e`
@@ -709,6 +716,17 @@ impl BoxCollector {
                 restore(&mut self.scope, name, old);
                 self.lets.pop();
             }
+            ExprNode::Call {
+                args,
+                kind: CallKind::Intrinsic(Intrinsic::IfThenElse),
+                ..
+            } if args.len() >= 2 => {
+                // As an `if`: each side touches only where it is taken.
+                let side = |e: &Expr| Stmt::evaluate(e.clone());
+                let equivalent =
+                    Stmt::if_then_else(args[0].clone(), side(&args[1]), args.get(2).map(side));
+                self.stmt(&equivalent);
+            }
             ExprNode::Call { name, args, kind } => {
                 for a in args {
                     self.expr(a);
@@ -811,7 +829,14 @@ impl BoxCollector {
                 }
                 self.expr(predicate);
                 if self.touch != Touch::Required {
-                    self.add(name, args);
+                    if predicate.is_true() {
+                        self.add(name, args);
+                    } else {
+                        // The store happens only where the predicate holds.
+                        let t = Expr::bool_const(true);
+                        let store = Stmt::provide(name.clone(), vec![], args.clone(), t);
+                        self.stmt(&Stmt::if_then_else(predicate.clone(), store, None));
+                    }
                 }
             }
             _ => crate::ir::visit::walk_stmt(&mut StmtWalker(self), s),

@@ -77,7 +77,7 @@ fn self_references(func: &Function, exprs: &[Expr]) -> Vec<Vec<Expr>> {
                 ..
             } = x.node()
             {
-                if f.same_as(func) {
+                if func.is(f) {
                     out.push(args.clone());
                 }
             }

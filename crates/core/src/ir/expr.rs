@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::types::{Type, TypeCode};
 use crate::buffer::Buffer;
-use crate::lang::function::Function;
+use crate::ir::function_ptr::FunctionPtr;
 use crate::lang::parameter::Parameter;
 use crate::lang::rdom::ReductionDomain;
 
@@ -301,7 +301,8 @@ pub enum CallKind {
     Extern,
     /// A call to a Halide Func (before storage flattening).
     Halide {
-        func: Function,
+        /// Weak for calls inside the callee's group (see `function_ptr`).
+        func: FunctionPtr,
         value_index: usize,
     },
     /// A read of an input image: a concrete Buffer or an ImageParam.
@@ -506,6 +507,9 @@ impl Expr {
     }
     pub fn i32(v: i64) -> Expr {
         Expr::int_imm(Type::i32(), v)
+    }
+    pub fn i64(v: i64) -> Expr {
+        Expr::int_imm(Type::i64(), v)
     }
     pub fn f32(v: f64) -> Expr {
         Expr::float_imm(Type::float(32), v)

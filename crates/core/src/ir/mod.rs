@@ -3,6 +3,7 @@
 
 pub mod equality;
 pub mod expr;
+pub mod function_ptr;
 pub mod printer;
 pub mod printer_html;
 pub mod stmt;
@@ -11,6 +12,7 @@ pub mod visit;
 
 pub use equality::{equal, ExprKey};
 pub use expr::{BinOp, CallKind, Expr, ExprNode, Intrinsic, MathFn, Range, VectorReduceOp};
+pub use function_ptr::{FunctionPtr, FunctionTarget};
 pub use stmt::{ForType, MemoryType, Stmt, StmtNode};
 pub use types::{Type, TypeCode};
 pub use visit::{Mutator, Visitor};

@@ -70,7 +70,7 @@ fn source_func(src: Source) -> Result<(Function, Option<Vec<Bound>>)> {
                 .iter()
                 .map(|d| Some((Expr::i32(d.min as i64), Expr::i32(d.extent as i64))))
                 .collect();
-            Ok((lambda_over_implicit_vars(dims.len(), call), Some(bounds)))
+            Ok((lambda_over_implicit_vars(dims.len(), call)?, Some(bounds)))
         }
         Source::ImageParam(im) => {
             let n = im.dimensions();
@@ -82,7 +82,7 @@ fn source_func(src: Source) -> Result<(Function, Option<Vec<Bound>>)> {
                     Some((p.shape_var("min", d), p.shape_var("extent", d)))
                 })
                 .collect();
-            Ok((lambda_over_implicit_vars(n, call), Some(bounds)))
+            Ok((lambda_over_implicit_vars(n, call)?, Some(bounds)))
         }
     }
 }
@@ -209,7 +209,7 @@ pub fn boundary_condition(
         }
     }
     let f = Function::new(unique_func_name(Some(kind.name())));
-    f.set_pure_definition(arg_names, values);
+    f.set_pure_definition(arg_names, values)?;
     Ok(Func::from_function(f))
 }
 

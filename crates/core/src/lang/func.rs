@@ -24,11 +24,12 @@ use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::MemoryType;
 use crate::ir::{CallKind, Expr, ExprNode, ForType, Type};
-use crate::lang::function::Function;
+use crate::lang::function::{exported, Function};
 use crate::lang::loop_level::LoopLevelHandle;
 use crate::lang::operators::cast;
 use crate::lang::print::{expr_to_string, ir_type_name};
 use crate::lang::stage::VarOrRVar;
+use crate::lang::split_tail::{resolve_split_tail, SplitContext};
 use crate::lang::var::{is_implicit_name, unique_func_name, Var};
 use crate::schedule::{Dim, LevelSlot, LoopLevel, Split, StageSchedule, TailStrategy, OUTERMOST};
 
@@ -338,7 +339,7 @@ impl Func {
                 self.name()
             )));
         }
-        Ok(self.function.values())
+        Ok(exported(&self.function.values()))
     }
 
     pub fn value(&self) -> Result<Expr> {
@@ -452,6 +453,7 @@ impl Func {
         }
         crate::lang::update::freeze_callees(&self.function, &values);
         let values = lower_random_calls(values, &arg_names);
+        let values = self.function.own_all(&values)?;
         let mut c = self.function.write();
         c.output_types = values.iter().map(|v| v.ty()).collect();
         c.values = values;
@@ -784,7 +786,11 @@ impl Func {
                     ..
                 } = e.node()
                 {
-                    // A Func with updates is computed even when inline.
+                    // A Func with updates is computed even when inline
+                    // (a Func that no longer exists is left to lowering's error).
+                    let Some(func) = Function::from_ptr(func) else {
+                        return;
+                    };
                     let computed =
                         !func.read().schedule.compute_level.is_inlined() || func.has_updates();
                     if computed && !func.same_as(&self.function) {
@@ -959,6 +965,7 @@ pub(crate) fn split_stage(
     inner: &str,
     factor: Expr,
     tail: TailStrategy,
+    ctx: SplitContext,
 ) -> Result<()> {
     if inner == outer {
         return Err(Error::user(format!(
@@ -998,58 +1005,7 @@ pub(crate) fn split_stage(
     st.dims[i].var = inner_name.clone();
     st.dims[i + 1].var = outer_name.clone();
 
-    let tail = if tail == TailStrategy::Auto {
-        // Pure definition: ShiftInwards, unless this var is the outer of an
-        // earlier ShiftInwards split whose factor is at least this one.
-        let mut descends: Vec<(String, Expr)> = vec![];
-        for s in &st.splits {
-            match s {
-                Split::Split {
-                    old,
-                    outer,
-                    inner,
-                    factor,
-                    tail,
-                } => {
-                    let parent = descends
-                        .iter()
-                        .find(|(n, _)| n == old)
-                        .map(|(_, f)| f.clone());
-                    if *tail == TailStrategy::ShiftInwards {
-                        descends.push((outer.clone(), factor.clone()));
-                    } else if let Some(f) = parent {
-                        descends.push((inner.clone(), f.clone()));
-                        descends.push((outer.clone(), f));
-                    }
-                }
-                Split::Rename { old, new } => {
-                    if let Some(f) = descends
-                        .iter()
-                        .find(|(n, _)| n == old)
-                        .map(|(_, f)| f.clone())
-                    {
-                        descends.push((new.clone(), f));
-                    }
-                }
-                Split::Fuse { .. } => {}
-            }
-        }
-        let covered = descends
-            .iter()
-            .rev()
-            .find(|(n, _)| *n == old_name)
-            .and_then(|(_, f)| match (f.as_int_const(), factor.as_int_const()) {
-                (Some(a), Some(b)) => Some(a >= b),
-                _ => None,
-            });
-        if covered == Some(true) {
-            TailStrategy::RoundUp
-        } else {
-            TailStrategy::ShiftInwards
-        }
-    } else {
-        tail
-    };
+    let tail = resolve_split_tail(st, name, &old_name, &factor, tail, ctx)?;
     st.splits.push(Split::Split {
         old: old_name,
         outer: outer_name,
@@ -1107,7 +1063,7 @@ impl FuncRef {
             name,
             args,
             CallKind::Halide {
-                func: f.function.clone(),
+                func: f.function.ptr(),
                 value_index: i,
             },
         ))

@@ -2,12 +2,23 @@
 //! definition, output types and schedule. A `Func` handle in the front end
 //! and every `Call` to it in the IR point at the same `Function`, so a Func
 //! can be referenced before it is defined, and scheduled after.
+//!
+//! Ownership (Halide's FunctionGroup): each Function belongs to a group, a
+//! Func and the wrappers made for it, freed together once no strong link
+//! reaches any member. A `Function` handle is strong. Links stored inside
+//! a group's definitions (a Func reading itself in an update, a wrapper
+//! calling what it wraps, the Func's list of its wrappers) are weak, so a
+//! group never keeps itself alive; links to other groups are strong. The
+//! strength is set whenever a definition is stored (`own`), never later,
+//! so the IR stays immutable.
 
+use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 
+use crate::error::{Error, Result};
 use crate::ir::visit::mutate_expr_children;
-use crate::ir::{CallKind, Expr, ExprNode, Mutator, Type};
+use crate::ir::{CallKind, Expr, ExprNode, FunctionPtr, FunctionTarget, Mutator, Type};
 use crate::lang::rdom::ReductionDomain;
 use crate::schedule::{FuncSchedule, StageSchedule};
 
@@ -31,11 +42,10 @@ pub struct FunctionContents {
     /// Wrappers made by `in_`/`clone_in`: (consumer name, wrapper), the
     /// empty name standing for the global wrapper. Several consumers may
     /// share one wrapper. Kept in creation order: a wrapper's name counts the
-    /// entries that existed before it, as Halide's does. (An `in_` wrapper
-    /// calls this Function, so the two keep each other alive: Halide weakens
-    /// one side; here a wrapped Func and its wrappers are simply never freed,
-    /// a few small allocations per wrapper.)
-    pub wrappers: Vec<(String, Function)>,
+    /// entries that existed before it, as Halide's does. Wrappers are in
+    /// this Function's group, so the links are weak (`Function::wrappers`
+    /// gives handles).
+    pub wrappers: Vec<(String, FunctionPtr)>,
     /// Update definitions, in the order they run after the pure one.
     pub updates: Vec<UpdateDefinition>,
     /// Used by another Func's definition or realized: no more updates.
@@ -94,36 +104,124 @@ pub struct Specialization {
     pub failure_message: Option<String>,
 }
 
-#[derive(Clone, Debug)]
-pub struct Function(Arc<RwLock<FunctionContents>>);
-
-/// Calls to `from` become calls to `to` (named `name`).
-struct RedirectSelf<'a> {
-    from: &'a Function,
-    to: &'a Function,
-    name: String,
+/// One Func's state, owned by its group: the definition and schedule, and
+/// the code compiled for pipelines this Func is the first output of.
+pub struct FunctionCell {
+    group: Weak<FunctionGroup>,
+    contents: RwLock<FunctionContents>,
+    /// The backend's compiled pipelines (type-erased: the core knows no
+    /// backend); freed with the Func, so compiled code never outlives what
+    /// it was compiled from.
+    compiled: Mutex<Vec<Arc<dyn Any + Send + Sync>>>,
 }
 
-impl Mutator for RedirectSelf<'_> {
-    fn mutate_expr(&mut self, e: &Expr) -> Expr {
-        let e = mutate_expr_children(self, e);
-        match e.node() {
-            ExprNode::Call {
-                args,
-                kind: CallKind::Halide { func, value_index },
-                ..
-            } if func.same_as(self.from) => Expr::call(
-                e.ty(),
-                self.name.clone(),
-                args.clone(),
-                CallKind::Halide {
-                    func: self.to.clone(),
-                    value_index: *value_index,
-                },
-            ),
-            _ => e,
+/// Funcs freed together: a Func and the wrappers made for it. Every
+/// member's state is owned here; strong links keep the group alive.
+struct FunctionGroup {
+    members: Mutex<Vec<Arc<FunctionCell>>>,
+}
+
+impl Drop for FunctionCell {
+    fn drop(&mut self) {
+        crate::live::FUNCTIONS.dropped();
+    }
+}
+
+impl FunctionTarget for FunctionCell {
+    fn outputs(&self) -> usize {
+        let c = read_lock(&self.contents);
+        c.values.len().max(c.output_types.len()).max(1)
+    }
+    fn owner(&self) -> Option<Arc<dyn Any + Send + Sync>> {
+        let g: Arc<dyn Any + Send + Sync> = self.group.upgrade()?;
+        Some(g)
+    }
+}
+
+fn read_lock(l: &RwLock<FunctionContents>) -> RwLockReadGuard<'_, FunctionContents> {
+    l.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn write_lock(l: &RwLock<FunctionContents>) -> RwLockWriteGuard<'_, FunctionContents> {
+    l.write().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A strong handle on a Func's state (and so on its whole group).
+#[derive(Clone)]
+pub struct Function {
+    group: Arc<FunctionGroup>,
+    cell: Arc<FunctionCell>,
+}
+
+impl std::fmt::Debug for Function {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // (try_read: a Function may be printed while it is being changed.)
+        match self.cell.contents.try_read() {
+            Ok(c) => write!(f, "Function({})", c.name),
+            Err(_) => write!(f, "Function({:#x})", self.id()),
         }
     }
+}
+
+/// A new name and link for a call to a Func (given its name and link), or
+/// `None` to leave the call as it is.
+type Relink<'a> = dyn FnMut(&str, &FunctionPtr) -> Option<(String, FunctionPtr)> + 'a;
+
+/// `e` with each call to a Func that `relink` changes rebuilt with its new
+/// name and link (the one walk behind redirecting and re-linking calls).
+fn relink_calls(e: &Expr, relink: &mut Relink<'_>) -> Expr {
+    struct Walk<'a, 'b>(&'a mut Relink<'b>);
+    impl Mutator for Walk<'_, '_> {
+        fn mutate_expr(&mut self, e: &Expr) -> Expr {
+            let e = mutate_expr_children(self, e);
+            let ExprNode::Call {
+                name,
+                args,
+                kind: CallKind::Halide { func, value_index },
+            } = e.node()
+            else {
+                return e;
+            };
+            match (self.0)(name, func) {
+                Some((name, func)) => Expr::call(
+                    e.ty(),
+                    name,
+                    args.clone(),
+                    CallKind::Halide {
+                        func,
+                        value_index: *value_index,
+                    },
+                ),
+                None => e,
+            }
+        }
+    }
+    Walk(relink).mutate_expr(e)
+}
+
+/// Exprs of a definition, for the user: every link strong, since the user
+/// may keep them after the Funcs they call are dropped. (The Funcs exist
+/// now: the caller holds the one whose definition they come from.)
+pub fn exported(es: &[Expr]) -> Vec<Expr> {
+    let mut strengthen = |name: &str, p: &FunctionPtr| {
+        if !p.is_weak() {
+            return None;
+        }
+        Some((name.to_string(), p.strengthened()?))
+    };
+    es.iter().map(|e| relink_calls(e, &mut strengthen)).collect()
+}
+
+fn freed_error(name: &str) -> Error {
+    Error::user(format!(
+        "Func \"{name}\" no longer exists: every Func that referred to it was dropped, but an expression calling it was kept and used again.\n"
+    ))
+}
+
+/// The state a link points at, if it still exists.
+fn cell_of(p: &FunctionPtr) -> Option<Arc<FunctionCell>> {
+    let target: Arc<dyn Any + Send + Sync> = p.target()?;
+    target.downcast::<FunctionCell>().ok()
 }
 
 static NEXT_VERSION: AtomicU64 = AtomicU64::new(1);
@@ -134,31 +232,76 @@ pub fn next_version() -> u64 {
     NEXT_VERSION.fetch_add(1, Ordering::Relaxed)
 }
 
+fn empty_contents(name: String) -> FunctionContents {
+    FunctionContents {
+        name,
+        args: vec![],
+        values: vec![],
+        output_types: vec![],
+        schedule: FuncSchedule::default(),
+        stage: StageSchedule::default(),
+        version: next_version(),
+        specializations: vec![],
+        wrappers: vec![],
+        updates: vec![],
+        frozen: false,
+    }
+}
+
+impl FunctionGroup {
+    fn new() -> Arc<FunctionGroup> {
+        Arc::new(FunctionGroup {
+            members: Mutex::new(vec![]),
+        })
+    }
+
+    /// A new member holding `contents`.
+    fn add(self: &Arc<Self>, contents: FunctionContents) -> Function {
+        crate::live::FUNCTIONS.created();
+        let cell = Arc::new(FunctionCell {
+            group: Arc::downgrade(self),
+            contents: RwLock::new(contents),
+            compiled: Mutex::new(vec![]),
+        });
+        self.members
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(cell.clone());
+        Function {
+            group: self.clone(),
+            cell,
+        }
+    }
+}
+
 impl Function {
+    /// A new, undefined Func in a group of its own.
     pub fn new(name: impl Into<String>) -> Function {
-        Function(Arc::new(RwLock::new(FunctionContents {
-            name: name.into(),
-            args: vec![],
-            values: vec![],
-            output_types: vec![],
-            schedule: FuncSchedule::default(),
-            stage: StageSchedule::default(),
-            version: next_version(),
-            specializations: vec![],
-            wrappers: vec![],
-            updates: vec![],
-            frozen: false,
-        })))
+        FunctionGroup::new().add(empty_contents(name.into()))
+    }
+
+    /// A new, undefined Func freed together with this one (a wrapper).
+    pub fn new_in_group(&self, name: impl Into<String>) -> Function {
+        self.group.add(empty_contents(name.into()))
     }
 
     /// A new Function named `name` with a copy of this one's definition,
-    /// schedule and specializations (`clone_in`, and lowering's private
-    /// copies). Wrappers are not copied: they are keyed by consumer, and a
-    /// copy is a different producer.
-    pub fn copy_as(&self, name: impl Into<String>) -> Function {
+    /// schedule and specializations, in a group of its own (lowering's
+    /// private copies). Wrappers are not copied: they are keyed by
+    /// consumer, and a copy is a different producer.
+    pub fn copy_as(&self, name: impl Into<String>) -> Result<Function> {
+        self.copy_into(&FunctionGroup::new(), name.into())
+    }
+
+    /// `copy_as`, freed together with this Func (`clone_in`).
+    pub fn copy_in_group(&self, name: impl Into<String>) -> Result<Function> {
+        self.copy_into(&self.group, name.into())
+    }
+
+    fn copy_into(&self, group: &Arc<FunctionGroup>, name: String) -> Result<Function> {
         let c = self.read();
-        let copy = Function(Arc::new(RwLock::new(FunctionContents {
-            name: name.into(),
+        let copy = group.add(FunctionContents {
+            name,
             args: c.args.clone(),
             values: c.values.clone(),
             output_types: c.output_types.clone(),
@@ -169,30 +312,96 @@ impl Function {
             wrappers: vec![],
             updates: c.updates.clone(),
             frozen: false,
-        })));
+        });
         drop(c);
         // An update's references to the Func itself become references to
         // the copy.
-        if copy.has_updates() {
-            let mut r = RedirectSelf {
-                from: self,
-                to: &copy,
-                name: copy.name(),
+        let copy_name = copy.name();
+        let mut to_copy = |_: &str, p: &FunctionPtr| {
+            self.is(p).then(|| (copy_name.clone(), copy.ptr()))
+        };
+        let mut updates = copy.updates();
+        for u in &mut updates {
+            u.args = u.args.iter().map(|a| relink_calls(a, &mut to_copy)).collect();
+            u.values = u.values.iter().map(|v| relink_calls(v, &mut to_copy)).collect();
+        }
+        let values = copy.own_all(&copy.values())?;
+        let updates = updates
+            .into_iter()
+            .map(|u| copy.own_update(u))
+            .collect::<Result<Vec<_>>>()?;
+        let mut d = write_lock(&copy.cell.contents);
+        d.values = values;
+        d.updates = updates;
+        drop(d);
+        Ok(copy)
+    }
+
+    /// `e` with its calls to Funcs linked as a definition of this Func
+    /// must hold them: weakly inside this Func's group, strongly outside
+    /// it. An error if it calls a Func that no longer exists.
+    pub fn own(&self, e: &Expr) -> Result<Expr> {
+        self.relink(e, false)
+    }
+
+    pub fn own_all(&self, es: &[Expr]) -> Result<Vec<Expr>> {
+        es.iter().map(|e| self.own(e)).collect()
+    }
+
+    /// `e` with calls into this Func's group weak and (unless
+    /// `weaken_only`) calls to other groups strong.
+    fn relink(&self, e: &Expr, weaken_only: bool) -> Result<Expr> {
+        let mut error = None;
+        let mut own = |name: &str, p: &FunctionPtr| {
+            let Some(cell) = cell_of(p) else {
+                if !weaken_only {
+                    error.get_or_insert_with(|| freed_error(name));
+                }
+                return None;
             };
-            let mut d = copy.0.write().unwrap_or_else(|p| p.into_inner());
-            for u in &mut d.updates {
-                u.args = u.args.iter().map(|a| r.mutate_expr(a)).collect();
-                u.values = u.values.iter().map(|v| r.mutate_expr(v)).collect();
+            let inside = Weak::as_ptr(&cell.group) == Arc::as_ptr(&self.group);
+            let link = match (inside, p.is_weak()) {
+                (true, false) => p.weakened(),
+                (false, true) if !weaken_only => p.strengthened()?,
+                _ => return None,
+            };
+            Some((name.to_string(), link))
+        };
+        let out = relink_calls(e, &mut own);
+        match error {
+            Some(err) => Err(err),
+            None => Ok(out),
+        }
+    }
+
+    /// An update definition with its Exprs owned (`own`). Its domain is
+    /// shared with the user's RDom (and maybe other Funcs), so calls in
+    /// the predicate are only weakened (calls to this Func's group), never
+    /// strengthened.
+    pub fn own_update(&self, u: UpdateDefinition) -> Result<UpdateDefinition> {
+        if let Some(d) = &u.domain {
+            if d.has_predicate() {
+                d.set_predicate(Some(self.relink(&d.predicate(), true)?));
             }
         }
-        copy
+        Ok(UpdateDefinition {
+            args: self.own_all(&u.args)?,
+            values: self.own_all(&u.values)?,
+            lets: u
+                .lets
+                .iter()
+                .map(|(n, v)| Ok((n.clone(), self.own(v)?)))
+                .collect::<Result<_>>()?,
+            ..u
+        })
     }
 
     /// Define `name(args) = values` directly, with a default schedule. For
     /// definitions the front end builds itself (wrappers), whose arguments
     /// may be implicit vars that user definitions can't name.
-    pub fn set_pure_definition(&self, args: Vec<String>, values: Vec<Expr>) {
+    pub fn set_pure_definition(&self, args: Vec<String>, values: Vec<Expr>) -> Result<()> {
         let values = crate::lang::func::lower_random_calls(values, &args);
+        let values = self.own_all(&values)?;
         let mut c = self.write();
         c.output_types = values.iter().map(|v| v.ty()).collect();
         c.values = values;
@@ -201,16 +410,61 @@ impl Function {
         c.args = args;
         c.specializations.clear();
         c.updates.clear();
+        Ok(())
+    }
+
+    /// Append an update definition (owned: `own_update`).
+    pub fn push_update(&self, u: UpdateDefinition) -> Result<()> {
+        let u = self.own_update(u)?;
+        self.write().updates.push(u);
+        Ok(())
+    }
+
+    /// Replace update definition `k` (owned: `own_update`).
+    pub fn replace_update(&self, k: usize, u: UpdateDefinition) -> Result<()> {
+        let u = self.own_update(u)?;
+        self.write().updates[k] = u;
+        Ok(())
+    }
+
+    /// A strong link to this Func, for a `Call` outside its group (a
+    /// definition being stored re-links it: `own`).
+    pub fn ptr(&self) -> FunctionPtr {
+        let owner: Arc<dyn Any + Send + Sync> = self.group.clone();
+        FunctionPtr::strong(owner, self.cell.clone())
+    }
+
+    /// The Func a link points at, if it still exists.
+    pub fn from_ptr(p: &FunctionPtr) -> Option<Function> {
+        let cell = cell_of(p)?;
+        let group = cell.group.upgrade()?;
+        Some(Function { group, cell })
+    }
+
+    /// The Func a `Call` named `name` points at; an error if it no longer exists.
+    pub fn called(p: &FunctionPtr, name: &str) -> Result<Function> {
+        Function::from_ptr(p).ok_or_else(|| freed_error(name))
+    }
+
+    /// Does `p` point at this Func?
+    pub fn is(&self, p: &FunctionPtr) -> bool {
+        p.id() == self.id()
     }
 
     pub fn read(&self) -> RwLockReadGuard<'_, FunctionContents> {
-        self.0.read().unwrap_or_else(|p| p.into_inner())
+        read_lock(&self.cell.contents)
     }
     /// Mutable access; bumps the version so compiled code is recompiled.
     pub fn write(&self) -> RwLockWriteGuard<'_, FunctionContents> {
-        let mut g = self.0.write().unwrap_or_else(|p| p.into_inner());
+        let mut g = write_lock(&self.cell.contents);
         g.version = next_version();
         g
+    }
+
+    /// Compiled pipelines whose first output is this Func, kept by the
+    /// backend and freed with the Func.
+    pub fn compiled_code(&self) -> MutexGuard<'_, Vec<Arc<dyn Any + Send + Sync>>> {
+        self.cell.compiled.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn name(&self) -> String {
@@ -223,8 +477,7 @@ impl Function {
         self.read().args.len()
     }
     pub fn outputs(&self) -> usize {
-        let c = self.read();
-        c.values.len().max(c.output_types.len()).max(1)
+        self.cell.outputs()
     }
     pub fn values(&self) -> Vec<Expr> {
         self.read().values.clone()
@@ -241,8 +494,21 @@ impl Function {
             c.output_types.clone()
         }
     }
+    /// The wrappers made for this Func: (consumer name, wrapper).
     pub fn wrappers(&self) -> Vec<(String, Function)> {
-        self.read().wrappers.clone()
+        self.read()
+            .wrappers
+            .iter()
+            .filter_map(|(k, w)| Some((k.clone(), Function::from_ptr(w)?)))
+            .collect()
+    }
+    /// Record `wrapper` (made in this Func's group) for `consumer` ("" for
+    /// every consumer).
+    pub fn add_wrapper(&self, consumer: String, wrapper: &Function) {
+        debug_assert!(Arc::ptr_eq(&self.group, &wrapper.group));
+        self.write()
+            .wrappers
+            .push((consumer, wrapper.ptr().weakened()));
     }
     pub fn updates(&self) -> Vec<UpdateDefinition> {
         self.read().updates.clone()
@@ -274,7 +540,7 @@ impl Function {
     /// forbids new update definitions. Not a schedule change, so the
     /// version stays.
     pub fn freeze(&self) {
-        self.0.write().unwrap_or_else(|p| p.into_inner()).frozen = true;
+        write_lock(&self.cell.contents).frozen = true;
     }
     pub fn is_frozen(&self) -> bool {
         self.read().frozen
@@ -286,10 +552,145 @@ impl Function {
         self.read().version
     }
     pub fn same_as(&self, other: &Function) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        Arc::ptr_eq(&self.cell, &other.cell)
     }
-    /// A stable identity for hashing (the address of the shared contents).
+    /// A stable identity for hashing (the address of the shared state;
+    /// `FunctionPtr::id` gives the same value).
     pub fn id(&self) -> usize {
-        Arc::as_ptr(&self.0) as *const () as usize
+        Arc::as_ptr(&self.cell) as *const () as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn x() -> Expr {
+        Expr::var_i32("x")
+    }
+
+    fn call(f: &Function) -> Expr {
+        Expr::call(
+            Type::i32(),
+            f.name(),
+            vec![x()],
+            CallKind::Halide {
+                func: f.ptr(),
+                value_index: 0,
+            },
+        )
+    }
+
+    fn update(values: Vec<Expr>) -> UpdateDefinition {
+        UpdateDefinition {
+            args: vec![x()],
+            values,
+            domain: None,
+            stage: StageSchedule::default(),
+            specializations: vec![],
+            lets: vec![],
+        }
+    }
+
+    /// Is the Function behind `w` still alive?
+    fn alive(w: &Weak<FunctionCell>) -> bool {
+        w.upgrade().is_some()
+    }
+
+    /// The link of the first call to a Func in `e`.
+    fn link_of(e: &Expr) -> FunctionPtr {
+        let mut found = None;
+        crate::ir::visit::for_each_expr(e, &mut |x| {
+            if let ExprNode::Call {
+                kind: CallKind::Halide { func, .. },
+                ..
+            } = x.node()
+            {
+                found.get_or_insert_with(|| func.clone());
+            }
+        });
+        found.expect("a call to a Func")
+    }
+
+    #[test]
+    fn a_func_reading_itself_is_freed() {
+        let f = Function::new("own_f");
+        f.set_pure_definition(vec!["x".into()], vec![x()]).unwrap();
+        f.push_update(update(vec![Expr::add(call(&f), Expr::i32(1))]))
+            .unwrap();
+        assert!(link_of(&f.updates()[0].values[0]).is_weak());
+        let w = Arc::downgrade(&f.cell);
+        drop(f);
+        assert!(!alive(&w));
+    }
+
+    #[test]
+    fn a_consumer_keeps_its_producer() {
+        let f = Function::new("own_p");
+        f.set_pure_definition(vec!["x".into()], vec![x()]).unwrap();
+        let g = Function::new("own_c");
+        g.set_pure_definition(vec!["x".into()], vec![call(&f)]).unwrap();
+        assert!(!link_of(&g.values()[0]).is_weak());
+        let w = Arc::downgrade(&f.cell);
+        drop(f);
+        assert!(alive(&w));
+        drop(g);
+        assert!(!alive(&w));
+    }
+
+    #[test]
+    fn a_func_and_its_wrapper_live_and_die_together() {
+        let f = Function::new("own_w");
+        f.set_pure_definition(vec!["x".into()], vec![x()]).unwrap();
+        let w = f.new_in_group("own_w_wrapper");
+        w.set_pure_definition(vec!["x".into()], vec![call(&f)]).unwrap();
+        f.add_wrapper(String::new(), &w);
+        assert!(link_of(&w.values()[0]).is_weak());
+        let (wf, ww) = (Arc::downgrade(&f.cell), Arc::downgrade(&w.cell));
+        // The wrapper's handle is dropped: it lives on with f.
+        drop(w);
+        assert!(alive(&ww));
+        assert_eq!(f.wrappers()[0].1.name(), "own_w_wrapper");
+        // Only the wrapper is kept: it keeps f.
+        let w = f.wrappers()[0].1.clone();
+        drop(f);
+        assert!(alive(&wf));
+        drop(w);
+        assert!(!alive(&wf) && !alive(&ww));
+    }
+
+    #[test]
+    fn exported_exprs_keep_what_they_call() {
+        let f = Function::new("own_e");
+        f.set_pure_definition(vec!["x".into()], vec![x()]).unwrap();
+        f.push_update(update(vec![call(&f)])).unwrap();
+        let v = exported(&f.updates()[0].values);
+        assert!(!link_of(&v[0]).is_weak());
+        let w = Arc::downgrade(&f.cell);
+        drop(f);
+        assert!(alive(&w));
+        drop(v);
+        assert!(!alive(&w));
+    }
+
+    #[test]
+    fn storing_a_call_to_a_freed_func_is_an_error() {
+        let f = Function::new("own_gone");
+        f.set_pure_definition(vec!["x".into()], vec![x()]).unwrap();
+        let weak_call = Expr::call(
+            Type::i32(),
+            "own_gone",
+            vec![x()],
+            CallKind::Halide {
+                func: f.ptr().weakened(),
+                value_index: 0,
+            },
+        );
+        drop(f);
+        let g = Function::new("own_g");
+        let err = g
+            .set_pure_definition(vec!["x".into()], vec![weak_call])
+            .unwrap_err();
+        assert!(err.message.contains("Func \"own_gone\" no longer exists"), "{}", err.message);
     }
 }

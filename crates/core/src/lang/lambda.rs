@@ -2,38 +2,33 @@
 //! vn) = e`, named from a process-wide counter (with `$m` if that name is
 //! taken), as Halide's `lambda` is.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use crate::error::Result;
 use crate::ir::Expr;
 use crate::lang::func::Func;
 use crate::lang::function::Function;
-use crate::lang::var::{unique_func_name, Var};
-
-static NEXT_LAMBDA: AtomicU64 = AtomicU64::new(0);
+use crate::lang::var::{generated_func_name, Var};
 
 fn lambda_name() -> String {
-    let n = NEXT_LAMBDA.fetch_add(1, Ordering::Relaxed);
-    unique_func_name(Some(&format!("lambda_{n}")))
+    generated_func_name("lambda_")
 }
 
 /// `lambda_func(vars..., e)`: the Func over `vars` (in that order) whose
 /// value is `e`; a Var of `e` not listed is Halide's "Undefined variable".
 pub fn lambda_func(vars: &[Var], e: Expr) -> Result<Func> {
-    let f = Func::new(Some(&lambda_name()));
+    let f = Func::from_function(Function::new(lambda_name()));
     f.define(vars.iter().map(Var::expr).collect(), vec![e])?;
     Ok(f)
 }
 
 /// A lambda over the implicit vars `_0 .. _{n-1}`, which user definitions
 /// cannot name (Halide wraps Buffers and ImageParams this way).
-pub fn lambda_over_implicit_vars(n: usize, e: Expr) -> Function {
+pub fn lambda_over_implicit_vars(n: usize, e: Expr) -> Result<Function> {
     let f = Function::new(lambda_name());
     let args = (0..n)
         .map(|i| Var::implicit(i).name().to_string())
         .collect();
-    f.set_pure_definition(args, vec![e]);
-    f
+    f.set_pure_definition(args, vec![e])?;
+    Ok(f)
 }
 
 #[cfg(test)]

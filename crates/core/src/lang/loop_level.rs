@@ -12,6 +12,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::ir::FunctionPtr;
 use crate::lang::function::Function;
 use crate::schedule::{LevelSlot, LoopLevel};
 
@@ -20,7 +21,24 @@ static NEXT_HANDLE: AtomicU64 = AtomicU64::new(1);
 #[derive(Debug)]
 struct HandleContents {
     value: LoopLevel,
-    users: Vec<(Function, LevelSlot)>,
+    /// The slots taken from this handle, with weak links to their Funcs: a
+    /// handle the user keeps (even `LoopLevel.root()` in a module global)
+    /// must not keep every Func it was ever given to alive.
+    users: Vec<(FunctionPtr, LevelSlot)>,
+}
+
+impl HandleContents {
+    /// The users still alive whose slot still comes from handle `id`.
+    fn live_users(&mut self, id: u64) -> Vec<(Function, LevelSlot)> {
+        let live: Vec<(Function, LevelSlot)> = self
+            .users
+            .iter()
+            .filter_map(|(p, slot)| Some((Function::from_ptr(p)?, *slot)))
+            .filter(|(f, slot)| f.read().schedule.handle_of(*slot) == Some(id))
+            .collect();
+        self.users = live.iter().map(|(f, s)| (f.ptr().weakened(), *s)).collect();
+        live
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -57,12 +75,11 @@ impl LoopLevelHandle {
     pub fn set(&self, value: LoopLevel) {
         let mut c = self.lock();
         c.value = value.clone();
-        let id = self.id;
-        // Forget slots that were re-scheduled since.
-        c.users
-            .retain(|(f, slot)| f.read().schedule.handle_of(*slot) == Some(id));
-        for (f, slot) in &c.users {
-            f.write().schedule.set_level(*slot, value.clone(), Some(id));
+        // Slots re-scheduled since, and dropped Funcs, are forgotten.
+        for (f, slot) in c.live_users(self.id) {
+            f.write()
+                .schedule
+                .set_level(slot, value.clone(), Some(self.id));
         }
     }
 
@@ -87,11 +104,9 @@ impl LoopLevelHandle {
         f.write()
             .schedule
             .set_level(slot, c.value.clone(), Some(self.id));
-        let id = self.id;
-        c.users
-            .retain(|(g, s)| g.read().schedule.handle_of(*s) == Some(id));
-        if !c.users.iter().any(|(g, s)| g.same_as(f) && *s == slot) {
-            c.users.push((f.clone(), slot));
+        let live = c.live_users(self.id);
+        if !live.iter().any(|(g, s)| g.same_as(f) && *s == slot) {
+            c.users.push((f.ptr().weakened(), slot));
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod rdom;
 pub mod reduction;
 pub mod rfactor;
 pub mod scatter_gather;
+pub mod split_tail;
 pub mod stage;
 pub mod target_queries;
 pub mod tuple;

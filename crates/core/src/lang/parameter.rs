@@ -12,7 +12,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use std::collections::HashMap;
+
 use crate::analysis::simplify::simplify;
+use crate::analysis::substitute::substitute_map;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{Expr, Type, TypeCode};
@@ -30,6 +33,20 @@ pub struct DimConstraint {
     pub extent_estimate: Option<Expr>,
 }
 
+impl DimConstraint {
+    /// The same constraint with `f` applied to each Expr.
+    fn map(&self, f: impl Fn(&Expr) -> Expr) -> DimConstraint {
+        let g = |e: &Option<Expr>| e.as_ref().map(&f);
+        DimConstraint {
+            min: g(&self.min),
+            extent: g(&self.extent),
+            stride: g(&self.stride),
+            min_estimate: g(&self.min_estimate),
+            extent_estimate: g(&self.extent_estimate),
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct ParameterContents {
     pub name: String,
@@ -44,7 +61,17 @@ pub struct ParameterContents {
     pub estimate: Option<Expr>,
     /// Per dimension of a buffer parameter; dimension 0's stride is
     /// constrained to 1 unless the user removes it (as in Halide).
+    /// Stored with this parameter's own shape variables as plain
+    /// Variables (`im.extent.0` in `im.dim(1).set_stride(im.dim(0).extent())`):
+    /// a variable links its Parameter, so keeping the link would make the
+    /// Parameter keep itself alive. `Parameter::constraints` restores them.
     pub constraints: Vec<DimConstraint>,
+}
+
+impl Drop for ParameterContents {
+    fn drop(&mut self) {
+        crate::live::PARAMETERS.dropped();
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -184,6 +211,7 @@ impl Parameter {
         if let Some(c) = constraints.first_mut() {
             c.stride = Some(Expr::i32(1));
         }
+        crate::live::PARAMETERS.created();
         Parameter(Arc::new(Mutex::new(ParameterContents {
             name: name.into(),
             ty,
@@ -323,14 +351,36 @@ impl Parameter {
         Expr::param_var(Type::i32(), name, self.clone())
     }
     pub fn constraints(&self) -> Vec<DimConstraint> {
-        self.lock().constraints.clone()
+        let stored = self.lock().constraints.clone();
+        let linked = self.shape_vars(|name| Expr::param_var(Type::i32(), name, self.clone()));
+        stored
+            .iter()
+            .map(|c| c.map(|e| substitute_map(&linked, e)))
+            .collect()
     }
     /// Change the constraints of dimension `d` (checked to exist by the caller).
     pub fn constrain(&self, d: usize, f: impl FnOnce(&mut DimConstraint)) {
+        let plain = self.shape_vars(|name| Expr::var_i32(name));
         if let Some(c) = self.lock().constraints.get_mut(d) {
             f(c);
+            *c = c.map(|e| substitute_map(&plain, e));
         }
         constraints_changed();
+    }
+    /// Each shape variable name of this buffer parameter, with `make(name)`.
+    fn shape_vars(&self, make: impl Fn(String) -> Expr) -> HashMap<String, Expr> {
+        let (name, dims) = {
+            let c = self.lock();
+            (c.name.clone(), c.dimensions)
+        };
+        let mut out = HashMap::new();
+        for d in 0..dims {
+            for field in ["min", "extent", "stride"] {
+                let n = format!("{name}.{field}.{d}");
+                out.insert(n.clone(), make(n));
+            }
+        }
+        out
     }
 }
 

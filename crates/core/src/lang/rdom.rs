@@ -11,6 +11,7 @@
 
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use crate::analysis::substitute::substitute_map;
 use crate::error::{Error, Result};
 use crate::ir::visit::for_each_expr;
 use crate::ir::{Expr, ExprNode, Type};
@@ -31,10 +32,19 @@ pub struct ReductionVariable {
 #[derive(Debug)]
 pub struct RDomContents {
     pub vars: Vec<ReductionVariable>,
-    /// The `where` conditions, ANDed in the order given.
-    pub predicate: Option<Expr>,
+    /// The `where` conditions, ANDed in the order given, with this
+    /// domain's RVars stored as plain Variables: an RVar links its domain,
+    /// so keeping them would make the domain keep itself alive (Halide
+    /// drops the links too). `ReductionDomain::predicate` restores them.
+    predicate: Option<Expr>,
     /// Used by a definition: no more predicates.
     pub frozen: bool,
+}
+
+impl Drop for RDomContents {
+    fn drop(&mut self) {
+        crate::live::REDUCTION_DOMAINS.dropped();
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -106,6 +116,7 @@ impl ReductionDomain {
                 extent: to_i32(extent)?,
             });
         }
+        crate::live::REDUCTION_DOMAINS.created();
         Ok(ReductionDomain(Arc::new(RwLock::new(RDomContents {
             vars,
             predicate: None,
@@ -116,6 +127,7 @@ impl ReductionDomain {
     /// A domain with the given variables (names as given) and predicate;
     /// for the domains `rfactor` splits a reduction into.
     pub fn from_vars(vars: Vec<ReductionVariable>) -> ReductionDomain {
+        crate::live::REDUCTION_DOMAINS.created();
         ReductionDomain(Arc::new(RwLock::new(RDomContents {
             vars,
             predicate: None,
@@ -123,9 +135,32 @@ impl ReductionDomain {
         })))
     }
 
-    /// Replace the predicate (of a domain `from_vars` made).
+    /// Replace the predicate (of a domain `from_vars` made, or re-linked
+    /// when a definition stores it).
     pub fn set_predicate(&self, predicate: Option<Expr>) {
-        self.write().predicate = predicate;
+        let stored = predicate.map(|p| self.unlinked(&p));
+        self.write().predicate = stored;
+    }
+
+    /// `e` with this domain's RVars as plain Variables (how the predicate
+    /// is stored).
+    fn unlinked(&self, e: &Expr) -> Expr {
+        let plain = self
+            .vars()
+            .into_iter()
+            .map(|v| (v.name.clone(), Expr::var_i32(v.name)))
+            .collect();
+        substitute_map(&plain, e)
+    }
+
+    /// The stored predicate with this domain's RVars linked again.
+    fn relinked(&self, e: &Expr) -> Expr {
+        let linked = self
+            .vars()
+            .into_iter()
+            .map(|v| (v.name.clone(), Expr::rvar(v.name, self.clone())))
+            .collect();
+        substitute_map(&linked, e)
     }
 
     fn read(&self) -> RwLockReadGuard<'_, RDomContents> {
@@ -143,10 +178,11 @@ impl ReductionDomain {
     }
     /// The conjunction of the `where` conditions (true if none).
     pub fn predicate(&self) -> Expr {
-        self.read()
-            .predicate
-            .clone()
-            .unwrap_or_else(|| Expr::bool_const(true))
+        let stored = self.read().predicate.clone();
+        match stored {
+            Some(p) => self.relinked(&p),
+            None => Expr::bool_const(true),
+        }
     }
     pub fn has_predicate(&self) -> bool {
         self.read().predicate.is_some()
@@ -212,6 +248,7 @@ impl ReductionDomain {
             // Halide's words: it ANDs the new condition into the old one.
             return Err(Error::user("lhs of And is not a bool\n"));
         }
+        let predicate = self.unlinked(&predicate);
         let mut c = self.write();
         let new = match c.predicate.take() {
             None => predicate,
@@ -329,6 +366,21 @@ mod tests {
         let r = ReductionDomain::new(None, vec![(u8.clone(), u8)]).unwrap();
         assert_eq!(r.vars()[0].min.ty(), Type::i32());
         assert!(r.vars()[0].name.starts_with('r'));
+    }
+
+    #[test]
+    fn a_predicate_on_its_own_rvars_does_not_keep_the_domain() {
+        let r = ReductionDomain::new(None, vec![(Expr::i32(0), Expr::i32(5)); 2]).unwrap();
+        let (rx, ry) = (r.rvar(0).unwrap().expr(), r.rvar(1).unwrap().expr());
+        r.where_(Expr::lt(rx, ry)).unwrap();
+        // The getter gives the RVars back, linked to the domain.
+        let p = r.predicate();
+        let d = domain_of(&[&p], |_| Error::user("two domains")).unwrap();
+        assert!(d.is_some_and(|d| d.same_as(&r)));
+        drop(p);
+        let w = Arc::downgrade(&r.0);
+        drop(r);
+        assert!(w.upgrade().is_none());
     }
 
     #[test]

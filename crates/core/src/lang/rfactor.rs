@@ -333,7 +333,7 @@ impl Stage {
         }
         debug_assert_eq!(f_dims.last().map(|d| d.var.as_str()), Some(OUTERMOST));
 
-        intm.function.write().updates.push(UpdateDefinition {
+        intm.function.push_update(UpdateDefinition {
             args: lhs,
             values: intm_values,
             domain: has_domain.then(|| intm_domain.clone()),
@@ -344,7 +344,7 @@ impl Stage {
             },
             specializations: vec![],
             lets,
-        });
+        })?;
 
         // f(P) = op(f(P), intm(P, S)).
         let p_args: Vec<Expr> = pure_args.iter().map(|a| Expr::var_i32(a.clone())).collect();
@@ -364,19 +364,22 @@ impl Stage {
             .collect::<Result<Vec<_>>>()?;
         let values = apply(&op, &xs, &ys);
         intm.function.freeze();
-        self.function.write().updates[k] = UpdateDefinition {
-            args: p_args,
-            values,
-            domain: (!f_domain.vars().is_empty()).then_some(f_domain),
-            stage: StageSchedule {
-                splits: kept_splits,
-                dims: f_dims,
-                touched: true,
-                ..StageSchedule::default()
+        self.function.replace_update(
+            k,
+            UpdateDefinition {
+                args: p_args,
+                values,
+                domain: (!f_domain.vars().is_empty()).then_some(f_domain),
+                stage: StageSchedule {
+                    splits: kept_splits,
+                    dims: f_dims,
+                    touched: true,
+                    ..StageSchedule::default()
+                },
+                specializations: vec![],
+                lets: vec![],
             },
-            specializations: vec![],
-            lets: vec![],
-        };
+        )?;
         Ok(intm)
     }
 }

@@ -29,6 +29,7 @@ use crate::lang::func::{dump_dims, set_dim_type, split_stage, var_name_match};
 use crate::lang::function::{Function, FunctionContents, Specialization};
 use crate::lang::print::expr_to_string;
 use crate::lang::var::Var;
+use crate::lang::split_tail::{check_blend_races, SplitContext};
 use crate::schedule::{Split, StageSchedule, TailStrategy, OUTERMOST};
 
 #[derive(Clone, Debug)]
@@ -292,12 +293,13 @@ impl Stage {
         let (old, outer, inner) = (&old.into(), &outer.into(), &inner.into());
         let update = self.is_update();
         self.with_schedule("split", |st, name| {
-            let tail = if update {
-                update_split_tail(st, name, old, outer, inner, tail)?
+            let exact = if update {
+                check_split_kinds(st, old, outer, inner)?
             } else {
-                tail
+                false
             };
-            split_stage(st, name, &old.name, &outer.name, &inner.name, factor, tail)
+            let ctx = SplitContext { update, exact };
+            split_stage(st, name, &old.name, &outer.name, &inner.name, factor, tail, ctx)
         })
     }
 
@@ -473,7 +475,13 @@ impl Stage {
                 check(self, st)?;
             }
         }
-        self.with_schedule(t.name(), |st, name| set_dim_type(st, name, &var.name, t))
+        self.with_schedule(t.name(), |st, name| {
+            set_dim_type(st, name, &var.name, t)?;
+            if t == ForType::Parallel {
+                check_blend_races(st)?;
+            }
+            Ok(())
+        })
     }
 
     /// Halide's race check for marking `var` parallel or vectorized.
@@ -559,11 +567,38 @@ impl Stage {
             &xi.into(),
             &yi.into(),
         );
+        self.tile_n(
+            &[x.clone(), y.clone()],
+            &[xo.clone(), yo.clone()],
+            &[xi.clone(), yi.clone()],
+            vec![xfactor, yfactor],
+            tail,
+        )
+    }
+
+    /// `tile(previous, outers, inners, factors, tail)` over any number of
+    /// dimensions: each `previous[i]` split into `outers[i]` and
+    /// `inners[i]`, then the inners innermost, in order, and the outers
+    /// around them. All or nothing: a failure leaves the schedule as it was.
+    pub fn tile_n(
+        &self,
+        previous: &[VarOrRVar],
+        outers: &[VarOrRVar],
+        inners: &[VarOrRVar],
+        factors: Vec<Expr>,
+        tail: TailStrategy,
+    ) -> Result<()> {
+        let n = previous.len();
+        if outers.len() != n || inners.len() != n || factors.len() != n {
+            return Err(Error::user("Vectors passed to Stage::tile must all be the same length.\n"));
+        }
         let before = self.schedule();
         let r = (|| {
-            self.split(x, xo, xi, xfactor, tail)?;
-            self.split(y, yo, yi, yfactor, tail)?;
-            self.reorder(&[xi.clone(), yi.clone(), xo.clone(), yo.clone()])
+            for ((v, (o, i)), f) in previous.iter().zip(outers.iter().zip(inners)).zip(factors) {
+                self.split(v, o, i, f, tail)?;
+            }
+            let order: Vec<VarOrRVar> = inners.iter().chain(outers).cloned().collect();
+            self.reorder(&order)
         })();
         if r.is_err() {
             if let Some(b) = before {
@@ -706,35 +741,20 @@ fn short_name(dim: &str) -> &str {
     dim.rsplit('.').next().unwrap_or(dim)
 }
 
-/// The resolved tail strategy of a split in an update, after Halide's
-/// checks: RVars split into RVars, Vars into Vars; no ShiftInwards (it
-/// would recompute points); RVars only GuardWithIf or Predicate (anything
-/// else iterates outside the domain). `Auto` is GuardWithIf for RVars and
-/// RoundUp for pure vars.
-fn update_split_tail(
+/// Halide's kind checks of a split in an update: RVars split into RVars,
+/// Vars into Vars. Returns whether an RVar is split (the split must then
+/// stay inside the domain).
+fn check_split_kinds(
     st: &StageSchedule,
-    func_name: &str,
     old: &VarOrRVar,
     outer: &VarOrRVar,
     inner: &VarOrRVar,
-    tail: TailStrategy,
-) -> Result<TailStrategy> {
+) -> Result<bool> {
     let Some(i) = Stage::find_dim(st, &old.name) else {
-        return Ok(tail);
+        return Ok(false);
     };
     let is_rvar = st.dims[i].is_rvar;
     let old_name = &old.name;
-    // Halide's rule: RoundUp (and PredicateLoads) are only safe on the
-    // outermost split of a dimension. Splitting a dimension that stems from
-    // the inner var of an earlier split rounds up inside every outer
-    // iteration, recomputing points the next iteration computes again.
-    let stems_from_inner = inner_split_products(&st.splits).contains(&st.dims[i].var);
-    if stems_from_inner && tail == TailStrategy::RoundUp {
-        return Err(Error::user(format!(
-            "Can't use TailStrategy::RoundUp for splitting {} in update definition of {}. It may redundantly recompute some values, which could change the meaning of the algorithm. Use TailStrategy::GuardWithIf instead.",
-            st.dims[i].var, func_name
-        )));
-    }
     if is_rvar {
         if let Some(v) = [outer, inner].into_iter().find(|v| !v.is_rvar) {
             return Err(Error::user(format!(
@@ -748,53 +768,7 @@ fn update_split_tail(
             v.name
         )));
     }
-    if tail == TailStrategy::ShiftInwards {
-        return Err(Error::user(format!(
-            "When splitting Var {old_name} ShiftInwards is not a legal tail strategy for update definitions, as it may change the meaning of the algorithm\n"
-        )));
-    }
-    if is_rvar {
-        return match tail {
-            TailStrategy::Auto => Ok(TailStrategy::GuardWithIf),
-            TailStrategy::GuardWithIf | TailStrategy::Predicate => Ok(tail),
-            _ => Err(Error::user(format!(
-                "When splitting Var {old_name} the tail strategy must be GuardWithIf, Predicate, or Auto. Anything else may change the meaning of the algorithm\n"
-            ))),
-        };
-    }
-    Ok(match tail {
-        TailStrategy::Auto if stems_from_inner => TailStrategy::GuardWithIf,
-        TailStrategy::Auto => TailStrategy::RoundUp,
-        t => t,
-    })
-}
-
-/// The dims of a stage that stem from the inner var of a split: the inner
-/// products themselves, everything split from them, and fusions that
-/// include one.
-pub fn inner_split_products(splits: &[Split]) -> std::collections::HashSet<String> {
-    let mut inner_vars = std::collections::HashSet::new();
-    for s in splits {
-        match s {
-            Split::Split { old, outer, inner, .. } => {
-                inner_vars.insert(inner.clone());
-                if inner_vars.contains(old) {
-                    inner_vars.insert(outer.clone());
-                }
-            }
-            Split::Rename { old, new } => {
-                if inner_vars.contains(old) {
-                    inner_vars.insert(new.clone());
-                }
-            }
-            Split::Fuse { inner, outer, fused } => {
-                if inner_vars.contains(inner) || inner_vars.contains(outer) {
-                    inner_vars.insert(fused.clone());
-                }
-            }
-        }
-    }
-    inner_vars
+    Ok(is_rvar)
 }
 
 /// Which specializations of a definition can run, after Halide's pruning

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::ir::visit::for_each_expr;
 use crate::ir::{CallKind, Expr, ExprNode, ForType, Type};
 use crate::lang::func::{undefined_variable, Func, FuncRef};
-use crate::lang::function::{Function, UpdateDefinition};
+use crate::lang::function::{exported, Function, UpdateDefinition};
 use crate::lang::operators::{py_binary, scalar_to_expr, Op, Operand, PyOp};
 use crate::lang::print::ir_type_name;
 use crate::lang::rdom::{domain_of, RVar, ReductionDomain};
@@ -27,8 +27,11 @@ pub(crate) fn freeze_callees(me: &Function, exprs: &[Expr]) {
                 ..
             } = x.node()
             {
-                if !func.same_as(me) {
-                    func.freeze();
+                // (One that no longer exists fails when lowered.)
+                if !me.is(func) {
+                    if let Some(f) = Function::from_ptr(func) {
+                        f.freeze();
+                    }
                 }
             }
         });
@@ -145,7 +148,7 @@ pub fn define_update(f: &Func, args: Vec<Expr>, values: Vec<Expr>) -> Result<()>
                 ..
             } = x.node()
             {
-                if !func.same_as(function) {
+                if !function.is(func) {
                     return;
                 }
                 for (i, lhs) in args.iter().enumerate() {
@@ -179,7 +182,7 @@ pub fn define_update(f: &Func, args: Vec<Expr>, values: Vec<Expr>) -> Result<()>
                 ..
             } = x.node()
             {
-                found |= func.same_as(function);
+                found |= function.is(func);
             }
         });
         found
@@ -196,14 +199,13 @@ pub fn define_update(f: &Func, args: Vec<Expr>, values: Vec<Expr>) -> Result<()>
     }
     let stage = update_stage_schedule(domain.as_ref(), &pure_vars);
     let (args, values) = lower_random_in_update(update.args, update.values, &pure_vars, domain.as_ref());
-    function.write().updates.push(UpdateDefinition {
+    function.push_update(UpdateDefinition {
         domain,
         stage,
         args,
         values,
         ..update
-    });
-    Ok(())
+    })
 }
 
 /// An update's random calls (in its args, values and its domain's
@@ -258,7 +260,8 @@ impl FuncRef {
                 };
                 names.push(n);
             }
-            f.function.set_pure_definition(names, vec![identity(op, t)]);
+            f.function
+                .set_pure_definition(names, vec![identity(op, t)])?;
         }
         let lhs = self.to_expr()?;
         let value = py_binary(PyOp::Bin(op), Operand::Expr(lhs), rhs)?;
@@ -290,10 +293,10 @@ impl Func {
     }
 
     pub fn update_args(&self, i: usize) -> Result<Vec<Expr>> {
-        Ok(self.update_definition(i)?.args)
+        Ok(exported(&self.update_definition(i)?.args))
     }
     pub fn update_values(&self, i: usize) -> Result<Vec<Expr>> {
-        Ok(self.update_definition(i)?.values)
+        Ok(exported(&self.update_definition(i)?.values))
     }
     pub fn update_value(&self, i: usize) -> Result<Expr> {
         let v = self.update_values(i)?;

@@ -26,9 +26,10 @@ pub enum WrapperKind {
     Clone,
 }
 
-/// `w(args) = f(args)` for every value of `f`.
-fn make_in_wrapper(wrapped: &Function, name: &str) -> Function {
-    let w = Function::new(name);
+/// `w(args) = f(args)` for every value of `f`, in `f`'s group (each keeps
+/// the other alive, through weak links).
+fn make_in_wrapper(wrapped: &Function, name: &str) -> Result<Function> {
+    let w = wrapped.new_in_group(name);
     let args = wrapped.args();
     let call_args: Vec<Expr> = args.iter().map(|a| Expr::var_i32(a.clone())).collect();
     let values = wrapped
@@ -41,14 +42,14 @@ fn make_in_wrapper(wrapped: &Function, name: &str) -> Function {
                 wrapped.name(),
                 call_args.clone(),
                 CallKind::Halide {
-                    func: wrapped.clone(),
+                    func: wrapped.ptr(),
                     value_index: i,
                 },
             )
         })
         .collect();
-    w.set_pure_definition(args, values);
-    w
+    w.set_pure_definition(args, values)?;
+    Ok(w)
 }
 
 /// Halide's checks when `consumers` ask for the wrapper `existing` that
@@ -123,15 +124,14 @@ pub fn get_wrapper(
     }
     let name = format!("{base}${}", entries.len());
     let w = match kind {
-        WrapperKind::In => make_in_wrapper(f, &name),
-        WrapperKind::Clone => f.copy_as(name),
+        WrapperKind::In => make_in_wrapper(f, &name)?,
+        WrapperKind::Clone => f.copy_in_group(name)?,
     };
-    let mut c = f.write();
     if consumers.is_empty() {
-        c.wrappers.push((String::new(), w.clone()));
+        f.add_wrapper(String::new(), &w);
     } else {
         for consumer in consumers {
-            c.wrappers.push((consumer.name(), w.clone()));
+            f.add_wrapper(consumer.name(), &w);
         }
     }
     Ok(Func::from_function(w))

@@ -197,7 +197,7 @@ mod tests {
         f.set_pure_definition(
             vec!["x".into()],
             vec![im.call(vec![Expr::var_i32("x")]).unwrap()],
-        );
+        ).unwrap();
         let env = crate::lower::environment::build_environment(&[f.clone()]).unwrap();
         let inputs = infer_inputs(&Stmt::no_op(), &env, &[f]).unwrap();
         assert_eq!(inputs.buffers.len(), 1);
@@ -207,7 +207,7 @@ mod tests {
         let k1 = Parameter::new(Type::int(32), false, 0, "k");
         let k2 = Parameter::new(Type::int(32), false, 0, "k");
         let g = Function::new("arg_test_g");
-        g.set_pure_definition(vec!["x".into()], vec![Expr::add(k1.expr(), k2.expr())]);
+        g.set_pure_definition(vec!["x".into()], vec![Expr::add(k1.expr(), k2.expr())]).unwrap();
         let env = crate::lower::environment::build_environment(&[g.clone()]).unwrap();
         let err = infer_inputs(&Stmt::no_op(), &env, &[g]).unwrap_err();
         assert!(err.message.contains("the name 'k' was seen multiple times"));

@@ -33,23 +33,35 @@ impl Environment {
     }
 }
 
-/// The Funcs called directly by `f`'s definitions (other than `f`).
-pub fn direct_callees(f: &Function) -> Vec<Function> {
+/// The Funcs called directly by `f`'s definitions (other than `f`); an
+/// error if one no longer exists.
+pub fn direct_callees(f: &Function) -> Result<Vec<Function>> {
     let mut out: Vec<Function> = vec![];
+    let mut err = None;
     for v in f.definition_exprs() {
         for_each_expr(&v, &mut |e| {
             if let ExprNode::Call {
+                name,
                 kind: CallKind::Halide { func, .. },
                 ..
             } = e.node()
             {
-                if !func.same_as(f) && !out.iter().any(|g| g.same_as(func)) {
-                    out.push(func.clone());
+                if f.is(func) || out.iter().any(|g| g.is(func)) {
+                    return;
+                }
+                match Function::called(func, name) {
+                    Ok(g) => out.push(g),
+                    Err(e) => {
+                        err.get_or_insert(e);
+                    }
                 }
             }
         });
     }
-    out
+    match err {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }
 
 fn same_name_error(name: &str) -> Error {
@@ -71,7 +83,7 @@ fn collect_sources(outputs: &[Function]) -> Result<HashMap<String, Function>> {
             continue;
         }
         found.insert(name, f.clone());
-        stack.extend(direct_callees(&f));
+        stack.extend(direct_callees(&f)?);
         stack.extend(f.wrappers().into_iter().map(|(_, w)| w));
     }
     Ok(found)
@@ -126,7 +138,7 @@ pub fn build_environment(outputs: &[Function]) -> Result<Environment> {
         funcs.insert(name.to_string(), f.clone());
         marks.insert(name.to_string(), Mark::Visiting);
         path.push(name.to_string());
-        for g in direct_callees(f) {
+        for g in direct_callees(f)? {
             visit(&g.name(), all, funcs, order, marks, path)?;
         }
         path.pop();

@@ -33,7 +33,9 @@ use crate::ir::{Stmt, Type};
 use crate::lang::function::Function;
 
 pub mod add_atomic_mutex;
+pub mod add_split_factor_checks;
 pub mod allocation_bounds_inference;
+pub mod apply_split;
 pub mod arguments;
 pub mod bounds_inference;
 pub mod buffer_checks;
@@ -41,6 +43,7 @@ pub mod environment;
 pub mod sliding_window;
 pub mod storage_folding;
 pub mod schedule_functions;
+pub mod split_predicates;
 pub mod split_scatter_gather;
 pub mod storage_flattening;
 pub mod target_query_ops;
@@ -107,6 +110,7 @@ pub fn lowered_stmt(
 }
 
 pub mod lift_atomic_exprs;
+pub mod lower_safe_promises;
 pub mod partition_loops;
 pub mod remove_unneeded_atomics;
 pub mod unroll_loops;
@@ -236,6 +240,9 @@ fn lower_for_target(
     s = log.run("bounds inference", s, |s| {
         bounds_inference::bounds_inference(s, &env, outputs)
     })?;
+    s = log.run("split factor checks", s, |s| {
+        Ok(add_split_factor_checks::add_split_factor_checks(s, &env))
+    })?;
     // Storage and buffer checks are derived before sliding window (Halide
     // derives them after): sliding window only cuts a region when every
     // access stays inside the uncut one, and the boxes of the uncut loop
@@ -261,6 +268,9 @@ fn lower_for_target(
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
     s = log.run("storage folding", s, |s| {
         storage_folding::storage_folding(s, &env, &slides)
+    })?;
+    s = log.run("lower safe promises", s, |s| {
+        Ok(lower_safe_promises::lower_safe_promises(s))
     })?;
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
     s = log.run("split scatter/gather", s, split_scatter_gather::split_scatter_gather)?;

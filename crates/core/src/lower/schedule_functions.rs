@@ -28,6 +28,10 @@ use crate::ir::{
     CallKind, Expr, ExprNode, ForType, MemoryType, Mutator, Range, Stmt, StmtNode, Type,
 };
 use crate::lang::function::Function;
+use super::apply_split::{apply_fuse, apply_rename, apply_split, Alignment, SplitResult};
+use super::split_predicates::{
+    blend_provides, predicate_calls, predicate_provides, substitute_guarded, Target,
+};
 use crate::schedule::{LockedLevels, LoopLevel, Split, TailStrategy, OUTERMOST};
 
 /// The prefix of every loop and bound name of definition `index` of `f`
@@ -163,7 +167,7 @@ fn definition_body(f: &Function, c: &FunctionContents, index: usize) -> Definiti
             c.name.clone(),
             u.args.clone(),
             CallKind::Halide {
-                func: f.clone(),
+                func: f.ptr(),
                 value_index: i,
             },
         )
@@ -272,8 +276,15 @@ fn build_loop_nest(
         .chain(def.rvars.iter().map(|r| &r.name))
         .map(|a| (a.clone(), a.clone()))
         .collect();
+    let mut alignment = extent_alignment(&def, &p);
+    let predicated = predicated_inner_dims(stage);
+    let dim = |names: &mut HashMap<String, String>, d: &str, what: &str| {
+        names
+            .remove(d)
+            .ok_or_else(|| Error::internal(format!("{what} of unknown dim {d}")))
+    };
     for s in &stage.splits {
-        match s {
+        let applied = match s {
             Split::Split {
                 old,
                 outer,
@@ -281,121 +292,79 @@ fn build_loop_nest(
                 factor,
                 tail,
             } => {
-                let o = names
-                    .remove(old)
-                    .ok_or_else(|| Error::internal(format!("split of unknown dim {old}")))?;
+                if predicated.contains(old) {
+                    return Err(Error::user(
+                        "Cannot split a loop variable resulting from a split using PredicateLoads or PredicateStores.",
+                    ));
+                }
+                let o = dim(&mut names, old, "split")?;
                 let (on, inn) = (product_name(&o, old, outer), product_name(&o, old, inner));
-                let (od, outd, innd) = (format!("{p}{o}"), format!("{p}{on}"), format!("{p}{inn}"));
                 if factor.ty() != Type::i32() {
                     return Err(Error::user(format!(
                         "Split factor {factor} of Func {name} must be an Int(32)"
                     )));
                 }
-                let old_extent = var(format!("{od}.loop_extent"));
-                let outer_extent = Expr::div(
-                    Expr::add(old_extent.clone(), Expr::sub(factor.clone(), Expr::i32(1))),
-                    factor.clone(),
-                );
-                bound_lets.push((format!("{outd}.loop_min"), Expr::i32(0)));
-                bound_lets.push((format!("{outd}.loop_extent"), outer_extent.clone()));
-                bound_lets.push((
-                    format!("{outd}.loop_max"),
-                    Expr::sub(outer_extent, Expr::i32(1)),
-                ));
-                bound_lets.push((format!("{innd}.loop_min"), Expr::i32(0)));
-                bound_lets.push((format!("{innd}.loop_extent"), factor.clone()));
-                bound_lets.push((
-                    format!("{innd}.loop_max"),
-                    Expr::sub(factor.clone(), Expr::i32(1)),
-                ));
-                let mut base = Expr::mul(var(&outd), factor.clone());
-                match resolve_tail(*tail) {
-                    TailStrategy::ShiftInwards => {
-                        // As Halide: the unshifted base is the likely case,
-                        // so loop partitioning peels the shifted last tile.
-                        base = Expr::min(
-                            Expr::intrinsic(
-                                base.ty(),
-                                crate::ir::Intrinsic::LikelyIfInnermost,
-                                vec![base],
-                            ),
-                            Expr::sub(old_extent, factor.clone()),
-                        );
-                    }
-                    TailStrategy::RoundUp => {}
-                    // In an update, the tails Halide allows besides
-                    // RoundUp only differ from GuardWithIf in the code
-                    // they make, not in what they compute.
-                    TailStrategy::GuardWithIf
-                    | TailStrategy::Predicate
-                    | TailStrategy::PredicateLoads
-                    | TailStrategy::PredicateStores
-                    | TailStrategy::RoundUpAndBlend
-                    | TailStrategy::ShiftInwardsAndBlend
-                        if index > 0 || *tail == TailStrategy::GuardWithIf =>
-                    {
-                        guards.push(Expr::likely(Expr::le(
-                            var(&od),
-                            var(format!("{od}.loop_max")),
-                        )));
-                    }
-                    other => {
-                        return Err(Error::unimplemented(format!(
-                            "TailStrategy::{other:?} on a pure definition"
-                        )));
-                    }
-                }
-                let value = Expr::add(Expr::add(base, var(&innd)), var(format!("{od}.loop_min")));
-                defs.push((od, value));
-                names.insert(outer.clone(), on);
-                names.insert(inner.clone(), inn);
+                names.insert(outer.clone(), on.clone());
+                names.insert(inner.clone(), inn.clone());
+                apply_split(
+                    &p,
+                    &format!("{p}{o}"),
+                    &format!("{p}{on}"),
+                    &format!("{p}{inn}"),
+                    factor,
+                    resolve_tail(*tail),
+                    &mut alignment,
+                )?
             }
             Split::Fuse {
                 inner,
                 outer,
                 fused,
             } => {
-                let i = names
-                    .remove(inner)
-                    .ok_or_else(|| Error::internal(format!("fuse of unknown dim {inner}")))?;
-                let o = names
-                    .remove(outer)
-                    .ok_or_else(|| Error::internal(format!("fuse of unknown dim {outer}")))?;
+                let i = dim(&mut names, inner, "fuse")?;
+                let o = dim(&mut names, outer, "fuse")?;
                 let fname = product_name(&i, inner, fused);
-                let (id, odim, fd) = (format!("{p}{i}"), format!("{p}{o}"), format!("{p}{fname}"));
-                let inner_extent = var(format!("{id}.loop_extent"));
-                let extent = Expr::mul(inner_extent.clone(), var(format!("{odim}.loop_extent")));
-                bound_lets.push((format!("{fd}.loop_min"), Expr::i32(0)));
-                bound_lets.push((format!("{fd}.loop_extent"), extent.clone()));
-                bound_lets.push((format!("{fd}.loop_max"), Expr::sub(extent, Expr::i32(1))));
-                // Defined innermost-first, so the outer comes after the inner here.
-                defs.push((
-                    id.clone(),
-                    Expr::add(
-                        Expr::modulo(var(&fd), inner_extent.clone()),
-                        var(format!("{id}.loop_min")),
-                    ),
-                ));
-                defs.push((
-                    odim.clone(),
-                    Expr::add(
-                        Expr::div(var(&fd), inner_extent),
-                        var(format!("{odim}.loop_min")),
-                    ),
-                ));
-                names.insert(fused.clone(), fname);
+                names.insert(fused.clone(), fname.clone());
+                apply_fuse(
+                    &format!("{p}{i}"),
+                    &format!("{p}{o}"),
+                    &format!("{p}{fname}"),
+                    &mut alignment,
+                )
             }
             Split::Rename { old, new } => {
-                let o = names
-                    .remove(old)
-                    .ok_or_else(|| Error::internal(format!("rename of unknown dim {old}")))?;
-                let nn = product_name(&o, old, new);
-                for suffix in ["loop_min", "loop_extent", "loop_max"] {
-                    bound_lets.push((format!("{p}{nn}.{suffix}"), var(format!("{p}{o}.{suffix}"))));
+                if predicated.contains(old) {
+                    return Err(Error::user(
+                        "Cannot split a loop variable resulting from a split using PredicateLoads or PredicateStores.",
+                    ));
                 }
-                defs.push((format!("{p}{o}"), var(format!("{p}{nn}"))));
-                names.insert(new.clone(), nn);
+                let o = dim(&mut names, old, "rename")?;
+                let nn = product_name(&o, old, new);
+                names.insert(new.clone(), nn.clone());
+                apply_rename(&format!("{p}{o}"), &format!("{p}{nn}"))
             }
+        };
+        bound_lets.extend(applied.bound_lets);
+        for r in applied.results {
+            body = match r {
+                SplitResult::Let(n, v) => {
+                    defs.push((n, v));
+                    continue;
+                }
+                SplitResult::Guard(g) => {
+                    guards.push(g);
+                    continue;
+                }
+                SplitResult::SubstituteInCalls(v, e) => {
+                    substitute_guarded(&body, &v, &e, Target::Calls, &defs)
+                }
+                SplitResult::SubstituteInProvides(v, e) => {
+                    substitute_guarded(&body, &v, &e, Target::Provides, &defs)
+                }
+                SplitResult::PredicateCalls(cond) => predicate_calls(&body, &cond),
+                SplitResult::PredicateProvides(cond) => predicate_provides(&body, &cond),
+                SplitResult::BlendProvides(mask) => blend_provides(&body, &mask, f),
+            };
         }
     }
 
@@ -466,6 +435,35 @@ fn build_loop_nest(
         body = Stmt::let_stmt(n, v, body);
     }
     Ok(body)
+}
+
+/// The known multiples of a stage's loop extents before its splits: each
+/// RVar's extent. (Halide also trusts the Func's `bound`s and
+/// `align_bounds` here; in this implementation those shape the region of
+/// the last stage only, which earlier stages may exceed, so they are not
+/// used: a guard on a split they make exact is always true, same results.)
+fn extent_alignment(def: &DefinitionBody, prefix: &str) -> Alignment {
+    def.rvars
+        .iter()
+        .map(|r| (format!("{prefix}{}", r.name), r.extent.clone()))
+        .collect()
+}
+
+/// The inner dims of PredicateLoads / PredicateStores splits: splitting
+/// them again is an error (their guarded copies would not follow).
+fn predicated_inner_dims(stage: &StageSchedule) -> std::collections::HashSet<String> {
+    stage
+        .splits
+        .iter()
+        .filter_map(|s| match s {
+            Split::Split {
+                inner,
+                tail: TailStrategy::PredicateLoads | TailStrategy::PredicateStores,
+                ..
+            } => Some(inner.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Where the guards of a stage's loop nest go: index into the loops

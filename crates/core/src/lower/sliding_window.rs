@@ -135,12 +135,16 @@ fn var(name: &str) -> Expr {
 /// wrote? GuardWithIf writes exactly the region, and ShiftInwards writes
 /// whole tiles ending at the region's max, which the uncut region's tiles
 /// also covered. A RoundUp tile starting at the cut min can run past the
-/// max, into rows no bounds check or allocation accounted for, and a fused
+/// max, into rows no bounds check or allocation accounted for (so can the
+/// stores of RoundUpAndBlend and PredicateLoads tiles), and a fused
 /// loop split with ShiftInwards can shift back across rows: such
 /// dimensions are not cut.
 fn cut_stays_inside(f: &Function, arg: &str) -> bool {
     dim_splits(f, arg).iter().all(|s| match s {
-        Split::Split { tail, .. } => *tail != TailStrategy::RoundUp,
+        Split::Split { tail, .. } => !matches!(
+            tail,
+            TailStrategy::RoundUp | TailStrategy::RoundUpAndBlend | TailStrategy::PredicateLoads
+        ),
         Split::Fuse { .. } => false,
         Split::Rename { .. } => true,
     })

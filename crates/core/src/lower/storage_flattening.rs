@@ -2,8 +2,9 @@
 //! register-size part of BoundSmallAllocations.cpp).
 //!
 //! Assumes: bounds inference is done, so every Realize has concrete bounds;
-//! an Allocate that already exists is schedule_functions' marker for a
-//! hoisted allocation (no extents, same name as a Realize inside it).
+//! an Allocate without extents that already exists is schedule_functions'
+//! marker for a hoisted allocation (same name as a Realize inside it);
+//! others (storage folding's trackers) are kept as they are.
 //! Guarantees: no Realize, Provide or Func/image Calls remain. Each Realize
 //! becomes `f.min.d`, `f.extent.d` and `f.stride.d` lets and an Allocate of
 //! the product of its extents, dense in the Func's storage order
@@ -16,7 +17,8 @@
 //! Output and input buffers use the same names, which the backend defines.
 //! A Tuple-valued Func has one buffer per element, `f.0`, `f.1`, ...: a
 //! Realize of several types makes one Allocate each, a Provide of several
-//! values one Store each, and a call to element `i` loads from `f.i`.
+//! values one Store each, and a call to element `i` loads from `f.i`
+//! (a hoisted one, one Allocate per element at the hoist level).
 //! An `Atomic` around a Provide keeps its mutex only where stores must
 //! happen together (see `flatten_atomic`).
 
@@ -200,9 +202,11 @@ impl Flatten<'_> {
         let extent_vars: Vec<Expr> = (0..bounds.len())
             .map(|d| Expr::var_i32(format!("{name}.extent.{d}")))
             .collect();
-        let hoisted = self.hoisted.iter().any(|h| h.name == name);
+        // A hoisted allocation is marked by the Func's name (its Tuple
+        // elements share the region).
+        let hoisted = self.hoisted.iter().any(|h| h.name == func);
         let mut out = if hoisted {
-            self.record_hoisted(name, &extents);
+            self.record_hoisted(func, &extents);
             body
         } else {
             Stmt::new(StmtNode::Allocate {
@@ -315,6 +319,10 @@ impl Mutator for Flatten<'_> {
                 self.path.pop();
                 Stmt::for_loop(name.clone(), min, extent, *for_type, body)
             }
+            // An allocation of its own (storage folding's trackers).
+            StmtNode::Allocate { extents, .. } if !extents.is_empty() => {
+                mutate_stmt_children(self, s)
+            }
             StmtNode::Allocate {
                 name,
                 ty,
@@ -342,14 +350,23 @@ impl Mutator for Flatten<'_> {
                 if extents.is_empty() {
                     extents.push(Expr::i32(1));
                 }
-                Stmt::new(StmtNode::Allocate {
-                    name: name.clone(),
-                    ty: *ty,
-                    memory_type: *memory_type,
-                    extents,
-                    condition: Expr::bool_const(true),
-                    body,
-                })
+                // One allocation per Tuple element, the first outermost.
+                let types = match self.env.funcs.get(name) {
+                    Some(f) => f.types(),
+                    None => vec![*ty],
+                };
+                let mut out = body;
+                for (i, t) in types.iter().enumerate().rev() {
+                    out = Stmt::new(StmtNode::Allocate {
+                        name: element_buffer_name(name, types.len(), i),
+                        ty: *t,
+                        memory_type: *memory_type,
+                        extents: extents.clone(),
+                        condition: Expr::bool_const(true),
+                        body: out,
+                    });
+                }
+                out
             }
             StmtNode::Realize {
                 name,
@@ -360,12 +377,6 @@ impl Mutator for Flatten<'_> {
                 body,
             } => {
                 let mut out = self.mutate_stmt(body);
-                if types.len() > 1 && self.hoisted.iter().any(|h| h.name == *name) {
-                    self.fail(Error::unimplemented(format!(
-                        "hoist_storage of the Tuple-valued Func {name}"
-                    )));
-                    return out;
-                }
                 // One allocation per Tuple element (`f.0`, `f.1`, ...), the
                 // first outermost, each with its own min/extent/stride names.
                 for (i, ty) in types.iter().enumerate().rev() {
@@ -545,7 +556,7 @@ mod tests {
                 Expr::var_i32("x"),
                 Expr::cast(Type::uint(8), Expr::var_i32("x")),
             ],
-        );
+        ).unwrap();
         f
     }
 
@@ -556,7 +567,7 @@ mod tests {
             "f",
             vec![x],
             CallKind::Halide {
-                func: f.clone(),
+                func: f.ptr(),
                 value_index: i,
             },
         )
@@ -642,7 +653,7 @@ mod tests {
         // f(x) = (x, x + 10), then f(x) = (f(x)[1], f(x)[0]) as an update
         // would: the second store must see the first element's old value.
         let f = Function::new("f");
-        f.set_pure_definition(vec!["x".into()], vec![x(), x()]);
+        f.set_pure_definition(vec!["x".into()], vec![x(), x()]).unwrap();
         let init = serial(Stmt::provide(
             "f",
             vec![x(), Expr::add(x(), Expr::i32(10))],
@@ -674,7 +685,7 @@ mod tests {
     /// The atomic update `f(x) = values` of a three-valued Func, flattened.
     fn flatten_atomic_update(values: impl Fn(&Function) -> Vec<Expr>, mutex: &str) -> String {
         let f = Function::new("f");
-        f.set_pure_definition(vec!["x".into()], vec![x(), x(), x()]);
+        f.set_pure_definition(vec!["x".into()], vec![x(), x(), x()]).unwrap();
         let update = Stmt::atomic(
             "f",
             mutex,
@@ -725,13 +736,13 @@ mod tests {
     #[test]
     fn an_atomic_single_value_needs_no_lock() {
         let f = Function::new("f");
-        f.set_pure_definition(vec!["x".into()], vec![x()]);
+        f.set_pure_definition(vec!["x".into()], vec![x()]).unwrap();
         let call = Expr::call(
             Type::i32(),
             "f",
             vec![x()],
             CallKind::Halide {
-                func: f.clone(),
+                func: f.ptr(),
                 value_index: 0,
             },
         );
@@ -749,7 +760,7 @@ mod tests {
         assert_eq!(element_buffer_name("f", 1, 0), "f");
         assert_eq!(element_buffer_name("f", 3, 2), "f.2");
         let f = Function::new("f");
-        f.set_pure_definition(vec!["x".into()], vec![x()]);
+        f.set_pure_definition(vec!["x".into()], vec![x()]).unwrap();
         let s = flatten_in_realize(
             &f,
             serial(Stmt::provide(

@@ -23,8 +23,14 @@
 //! a vectorized loop indexes (they would turn vector accesses into
 //! gathers), as Halide does. A folded dimension's Realize bounds become
 //! `[0, factor)` and every index `i` in it `i % factor` (never negative).
-//! A requested fold that cannot be proven monotonic is an error (Halide
-//! would track the footprint at run time; that is not implemented).
+//! A requested fold whose region cannot be proven to move monotonically is
+//! checked at run time, as Halide does: a tracker `f.fold.<dim>.<loop>`
+//! (an int32 allocated around the Realize, starting at the realized
+//! region's first row, or last when folding backwards) holds the leading
+//! edge of the rows stored (for a forward fold, the largest coordinate
+//! produced so far); each produce of `f` moves it and asserts that it
+//! writes inside the window `(edge - factor, edge]`, each consume asserts
+//! that it reads inside it (Halide's "accessed out of order").
 
 use std::collections::HashSet;
 
@@ -39,7 +45,8 @@ use crate::ir::visit::{
     expr_uses_var, mutate_expr_children, mutate_stmt_children, walk_expr, walk_stmt,
 };
 use crate::ir::{
-    CallKind, Expr, ExprNode, ForType, Intrinsic, Mutator, Range, Stmt, StmtNode, Type, Visitor,
+    CallKind, Expr, ExprNode, ForType, Intrinsic, MemoryType, Mutator, Range, Stmt, StmtNode, Type,
+    Visitor,
 };
 use crate::schedule::StorageFold;
 
@@ -85,24 +92,6 @@ impl Mutator for StorageFolding<'_> {
         let Some(f) = self.env.funcs.get(name) else {
             return s.clone();
         };
-        // Not attempted for Funcs with update definitions (their stages'
-        // accesses are not all of the windowed kind this pass proves).
-        if f.has_updates() {
-            if !f.read().schedule.folds.is_empty() {
-                self.error
-                    .get_or_insert(crate::error::Error::unimplemented(format!(
-                        "fold_storage on Func {name}, which has update definitions,"
-                    )));
-            }
-            return Stmt::new(StmtNode::Realize {
-                name: name.clone(),
-                types: types.clone(),
-                memory_type: *memory_type,
-                bounds: bounds.clone(),
-                condition: condition.clone(),
-                body,
-            });
-        }
         let mut search = FoldSearch {
             func: name,
             args: f.args(),
@@ -115,18 +104,19 @@ impl Mutator for StorageFolding<'_> {
                 .collect(),
             accesses: count_accesses(&body, name),
             folds: vec![],
+            trackers: vec![],
             error: None,
         };
         let body = search.mutate_stmt(&body);
         if let Some(e) = search.error {
             self.error.get_or_insert(e);
         }
-        let mut bounds = bounds.clone();
+        let mut folded = bounds.clone();
         let body = if search.folds.is_empty() {
             body
         } else {
             for (d, factor) in &search.folds {
-                bounds[*d] = Range::new(Expr::i32(0), factor.clone());
+                folded[*d] = Range::new(Expr::i32(0), factor.clone());
             }
             FoldIndices {
                 func: name,
@@ -134,14 +124,18 @@ impl Mutator for StorageFolding<'_> {
             }
             .mutate_stmt(&body)
         };
-        Stmt::new(StmtNode::Realize {
+        let realize = Stmt::new(StmtNode::Realize {
             name: name.clone(),
             types: types.clone(),
             memory_type: *memory_type,
-            bounds,
+            bounds: folded,
             condition: condition.clone(),
             body,
-        })
+        });
+        search
+            .trackers
+            .iter()
+            .fold(realize, |body, t| t.allocate_around(body, &bounds[t.dim]))
     }
 }
 
@@ -155,7 +149,38 @@ struct FoldSearch<'a> {
     accesses: usize,
     /// (dimension, factor), at most one per dimension.
     folds: Vec<(usize, Expr)>,
+    /// Run-time trackers of requested folds not proven monotonic.
+    trackers: Vec<Tracker>,
     error: Option<Error>,
+}
+
+/// The leading edge of a fold checked at run time: an int32 named `name`
+/// (allocated around the Realize) for dimension `dim`.
+struct Tracker {
+    name: String,
+    dim: usize,
+    forward: bool,
+}
+
+impl Tracker {
+    /// The tracker's allocation around `body`, starting at the first row
+    /// of the realized range `r` (the last, folding backwards).
+    fn allocate_around(&self, body: Stmt, r: &Range) -> Stmt {
+        let init = if self.forward {
+            r.min.clone()
+        } else {
+            Expr::sub(Expr::add(r.min.clone(), r.extent.clone()), Expr::i32(1))
+        };
+        let store = Stmt::store(&self.name, init, Expr::i32(0), Expr::bool_const(true));
+        Stmt::new(StmtNode::Allocate {
+            name: self.name.clone(),
+            ty: Type::i32(),
+            memory_type: MemoryType::Stack,
+            extents: vec![Expr::i32(1)],
+            condition: Expr::bool_const(true),
+            body: Stmt::block(vec![store, body]),
+        })
+    }
 }
 
 impl Mutator for FoldSearch<'_> {
@@ -215,6 +240,7 @@ impl FoldSearch<'_> {
         };
         let mut checks: Vec<Stmt> = vec![];
         let mut overlapping = false;
+        let mut body_checked = body.clone();
         for d in (0..self.args.len()).rev() {
             if self.folds.iter().any(|(fd, _)| *fd == d) {
                 continue;
@@ -237,19 +263,34 @@ impl FoldSearch<'_> {
                 .iter()
                 .find(|f| f.var == var_name && moves)
                 .cloned();
-            let forward = is_monotonic(&lo, v) == Monotonic::Increasing;
-            let backward = is_monotonic(&hi, v) == Monotonic::Decreasing;
+            let mut forward = is_monotonic(&lo, v) == Monotonic::Increasing;
+            let mut backward = is_monotonic(&hi, v) == Monotonic::Decreasing;
+            let mut tracked = false;
             if !forward && !backward {
-                if requested.is_some() {
-                    self.error.get_or_insert(Error::unimplemented(format!(
-                        "fold_storage of {}.{var_name}: the region of {} that loop {v} accesses does not move monotonically, so the fold needs run-time tracking of the live region",
-                        self.func, self.func
-                    )));
+                let Some(r) = &requested else {
+                    continue;
+                };
+                // Checked as the loop runs instead.
+                let tracker = Tracker {
+                    name: format!("{}.fold.{var_name}.{v}", self.func),
+                    dim: d,
+                    forward: r.fold_forward,
+                };
+                match track_fold(&body_checked, self.func, &var_name, v, &tracker, &r.factor) {
+                    Ok(b) => body_checked = b,
+                    Err(e) => {
+                        self.error.get_or_insert(e);
+                        continue;
+                    }
                 }
-                continue;
+                self.trackers.push(tracker);
+                forward = r.fold_forward;
+                backward = !forward;
+                tracked = true;
             }
             let extent = simplify(&Expr::add(Expr::sub(hi.clone(), lo.clone()), Expr::i32(1)));
             let factor = match requested {
+                Some(r) if tracked => r.factor,
                 Some(r) => {
                     let fits = Expr::le(extent.clone(), r.factor.clone());
                     // Proven for every iteration from the loop's min on?
@@ -286,12 +327,165 @@ impl FoldSearch<'_> {
             overlapping |= !can_prove(&apart);
         }
         let out = if checks.is_empty() {
-            body.clone()
+            body_checked
         } else {
-            checks.push(body.clone());
+            checks.push(body_checked);
             Stmt::block(checks)
         };
         (out, !overlapping)
+    }
+}
+
+/// Halide's run-time tracking of a fold (for a sequential Func without an
+/// extern definition): at each produce of `func` in `body`, the leading
+/// edge moves to the farthest row written and the rows written must fit
+/// the fold and lie inside the window behind the edge; at each consume,
+/// the rows read must lie inside that window.
+fn track_fold(
+    body: &Stmt,
+    func: &str,
+    var: &str,
+    v: &str,
+    t: &Tracker,
+    factor: &Expr,
+) -> Result<Stmt> {
+    struct Inject<'a> {
+        func: &'a str,
+        var: &'a str,
+        v: &'a str,
+        t: &'a Tracker,
+        factor: &'a Expr,
+        error: Option<Error>,
+    }
+    impl Inject<'_> {
+        fn edge(&self) -> Expr {
+            Expr::load(
+                Type::i32(),
+                self.t.name.clone(),
+                Expr::i32(0),
+                Expr::bool_const(true),
+            )
+        }
+        fn bad_fold(&self) -> Expr {
+            Expr::intrinsic(
+                Type::i32(),
+                Intrinsic::Error,
+                vec![Expr::string(format!(
+                    "The folded storage dimension {} of {} was accessed out of order by loop {}.",
+                    self.var, self.func, self.v
+                ))],
+            )
+        }
+        /// The rows of the fold's dimension `b` spans; an unbounded span
+        /// cannot be checked, which is an error.
+        fn span(&mut self, b: Option<Vec<Interval>>) -> Option<(Expr, Expr)> {
+            match b?.get(self.t.dim).cloned() {
+                Some(Interval {
+                    min: Some(lo),
+                    max: Some(hi),
+                }) => Some((lo, hi)),
+                _ => {
+                    self.error.get_or_insert(Error::unimplemented(format!(
+                        "fold_storage of {}.{}: the rows of {} that an iteration of loop {} touches are unbounded, so the fold cannot be checked at run time",
+                        self.func, self.var, self.func, self.v
+                    )));
+                    None
+                }
+            }
+        }
+        fn produce_checks(&mut self, body: &Stmt) -> Option<Stmt> {
+            let (lo, hi) = self.span(box_provided(body, self.func, &Scope::new()))?;
+            let edge_name = format!("{}.next", self.t.name);
+            let edge = Expr::var_i32(&edge_name);
+            let (new_edge, inside) = if self.t.forward {
+                let e = Expr::max(hi.clone(), self.edge());
+                (
+                    e,
+                    Expr::gt(lo.clone(), Expr::sub(edge.clone(), self.factor.clone())),
+                )
+            } else {
+                let e = Expr::min(lo.clone(), self.edge());
+                (
+                    e,
+                    Expr::lt(hi.clone(), Expr::add(edge.clone(), self.factor.clone())),
+                )
+            };
+            let extent = Expr::add(Expr::sub(hi, lo), Expr::i32(1));
+            let checks = Stmt::block(vec![
+                Stmt::assert(
+                    Expr::le(extent.clone(), self.factor.clone()),
+                    fold_too_small(self.func, self.var, self.factor, self.v, &extent),
+                ),
+                Stmt::assert(inside, self.bad_fold()),
+                Stmt::store(&self.t.name, edge, Expr::i32(0), Expr::bool_const(true)),
+            ]);
+            Some(Stmt::let_stmt(edge_name, new_edge, checks))
+        }
+        fn consume_check(&mut self, body: &Stmt) -> Option<Stmt> {
+            let (lo, hi) = self.span(box_required(body, self.func, &Scope::new()))?;
+            let edge = self.edge();
+            let inside = if self.t.forward {
+                Expr::and(
+                    Expr::gt(lo, Expr::sub(edge.clone(), self.factor.clone())),
+                    Expr::le(hi, edge),
+                )
+            } else {
+                Expr::and(
+                    Expr::lt(hi, Expr::add(edge.clone(), self.factor.clone())),
+                    Expr::ge(lo, edge),
+                )
+            };
+            Some(Stmt::assert(inside, self.bad_fold()))
+        }
+    }
+    impl Mutator for Inject<'_> {
+        fn mutate_expr(&mut self, e: &Expr) -> Expr {
+            e.clone()
+        }
+        fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+            match s.node() {
+                // Nothing else of the Func's is inside its own produce.
+                StmtNode::ProducerConsumer {
+                    name,
+                    is_producer: true,
+                    body,
+                } if name == self.func => {
+                    let checks = self.produce_checks(body);
+                    Stmt::producer(name.clone(), prepend(checks, body.clone()))
+                }
+                StmtNode::ProducerConsumer {
+                    name,
+                    is_producer: false,
+                    body,
+                } if name == self.func => {
+                    let check = self.consume_check(body);
+                    let inner = self.mutate_stmt(body);
+                    Stmt::consumer(name.clone(), prepend(check, inner))
+                }
+                _ => mutate_stmt_children(self, s),
+            }
+        }
+    }
+    let mut inject = Inject {
+        func,
+        var,
+        v,
+        t,
+        factor,
+        error: None,
+    };
+    let out = inject.mutate_stmt(body);
+    match inject.error {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+/// `s` after `first`, if any.
+fn prepend(first: Option<Stmt>, s: Stmt) -> Stmt {
+    match first {
+        Some(f) => Stmt::block(vec![f, s]),
+        None => s,
     }
 }
 

@@ -19,9 +19,21 @@
 //! body predicated. Anything that cannot be vectorized (impure calls such
 //! as `print`, vector assertions, unpredictable bodies) is scalarized: it
 //! runs in a serial loop over the lanes; so does an atomic update that is
-//! not a reduction across lanes (`VectorSubs::mutate_atomic`). A
-//! vectorized loop nested inside another is a user error; so is a
-//! reduction of all lanes into one location outside an atomic update.
+//! not a reduction across lanes (`VectorSubs::mutate_atomic`). A reduction
+//! of all lanes into one location outside an atomic update is a user error.
+//!
+//! Nested vectorized loops (Halide's scheme): the outer loop is vectorized
+//! first; at an inner vectorized loop its variable joins the stack of
+//! vectorized variables and every expression inside gets the product of
+//! their lanes, the innermost loop's lanes varying fastest (an outer
+//! variable is a ramp of broadcasts, an inner one a broadcast of ramps:
+//! vectors of vectors, which the backend flattens). Lets of the outer
+//! loop whose values became vectors are widened again inside the inner
+//! loop under new names (`t.widened.y`). An allocation inside gets one
+//! copy per lane of every enclosing vectorized loop, sized for the largest
+//! of the lanes' extents.
+
+use std::collections::HashMap;
 
 use crate::analysis::simplify::simplify;
 use crate::analysis::substitute::substitute_in_stmt;
@@ -77,25 +89,20 @@ impl Mutator for FindVectorLoops {
 }
 
 fn vectorize_one(name: &str, min: &Expr, extent: &Expr, body: &Stmt) -> Result<Stmt> {
-    let simplified = simplify(extent);
-    let lanes = match const_int_value(&simplified) {
-        Some(n) if n > 1 && n <= u16::MAX as i64 => n as u16,
-        _ => {
-            return Err(Error::user(format!(
-                "Loop over {name} has extent {simplified}. Can only vectorize loops over a constant extent > 1"
-            )))
-        }
-    };
+    let lanes = vector_lanes(name, extent)?;
     if !min.ty().is_scalar() || !min.ty().is_int_or_uint() {
         return Err(Error::internal(format!(
             "vectorized loop over {name} has a non-scalar or non-integer min {min}"
         )));
     }
-    let mut subs = VectorSubs {
-        var: name.to_string(),
+    let vars = vec![VectorVar {
+        name: name.to_string(),
         min: min.clone(),
         lanes,
-        ramp: Expr::ramp(min.clone(), Expr::one(min.ty()), lanes),
+    }];
+    let mut subs = VectorSubs {
+        replacements: replacements(&vars),
+        vars,
         scope: vec![],
         containing_lets: vec![],
         needs_scalarize: false,
@@ -108,8 +115,60 @@ fn vectorize_one(name: &str, min: &Expr, extent: &Expr, body: &Stmt) -> Result<S
     }
 }
 
-/// How an operand of a lanewise operation looks: the same value in every
-/// lane, an affine ramp with a scalar base, or anything else.
+/// The extent of a constant loop to vectorize, or the user error Halide
+/// gives for any other.
+fn vector_lanes(name: &str, extent: &Expr) -> Result<u16> {
+    let simplified = simplify(extent);
+    match const_int_value(&simplified) {
+        Some(n) if n > 1 && n <= u16::MAX as i64 => Ok(n as u16),
+        _ => Err(Error::user(format!(
+            "Loop over {name} has extent {simplified}. Can only vectorize loops over a constant extent > 1"
+        ))),
+    }
+}
+
+/// One vectorized loop whose variable is being replaced: its first value
+/// and its number of lanes.
+#[derive(Clone, Debug)]
+struct VectorVar {
+    name: String,
+    min: Expr,
+    lanes: u16,
+}
+
+/// What each variable of the stack of nested vectorized loops `vars`
+/// (outermost first) becomes: a vector with the product of their lanes,
+/// the innermost loop's lanes varying fastest.
+fn replacements(vars: &[VectorVar]) -> HashMap<String, Expr> {
+    let mut r: Vec<Expr> = vars.iter().map(|v| v.min.clone()).collect();
+    for ix in (0..vars.len()).rev() {
+        let n = vars[ix].lanes;
+        for (ik, e) in r.iter_mut().enumerate() {
+            *e = if ik == ix {
+                let one = Expr::make_const_i64(e.ty(), 1);
+                Expr::ramp(e.clone(), one, n)
+            } else {
+                broadcast(e.clone(), n)
+            };
+        }
+    }
+    vars.iter().map(|v| v.name.clone()).zip(r).collect()
+}
+
+/// `e` repeated `n` times; a broadcast of a scalar stays one broadcast.
+fn broadcast(e: Expr, n: u16) -> Expr {
+    match e.node() {
+        ExprNode::Broadcast { value, lanes } if value.ty().is_scalar() => {
+            Expr::broadcast(value.clone(), lanes * n)
+        }
+        _ => Expr::broadcast(e, n),
+    }
+}
+
+/// How an operand of a lanewise operation looks: the same value (a scalar,
+/// or a vector of `w` lanes) repeated, an affine ramp whose base has `w`
+/// lanes (lane `j` is `base[j % w] + stride[j % w] * (j / w)`), or
+/// anything else.
 enum Shape {
     Uniform(Expr),
     Ramp(Expr, Expr),
@@ -121,68 +180,97 @@ fn shape(e: &Expr) -> Shape {
         return Shape::Uniform(e.clone());
     }
     match e.node() {
-        ExprNode::Broadcast { value, .. } if value.ty().is_scalar() => {
-            Shape::Uniform(value.clone())
-        }
-        ExprNode::Ramp { base, stride, .. } if base.ty().is_scalar() => {
-            Shape::Ramp(base.clone(), stride.clone())
-        }
+        ExprNode::Broadcast { value, .. } => Shape::Uniform(value.clone()),
+        ExprNode::Ramp { base, stride, .. } => Shape::Ramp(base.clone(), stride.clone()),
         _ => Shape::Other,
     }
 }
 
-/// Broadcast a scalar to `lanes` lanes; vectors of the right width pass.
+/// The same value in every lane of `e`, if it is that simple.
+fn scalar_uniform(e: &Expr) -> Option<Expr> {
+    match shape(e) {
+        Shape::Uniform(u) if u.ty().is_scalar() => Some(u),
+        _ => None,
+    }
+}
+
+/// Repeat `e` to `lanes` lanes (a whole number of copies); vectors of the
+/// right width pass.
 fn widen(e: Expr, lanes: u16) -> Expr {
     if e.lanes() == lanes {
         e
     } else {
         debug_assert_eq!(
-            e.lanes(),
-            1,
+            lanes % e.lanes(),
+            0,
             "widening a {}-lane vector to {lanes} lanes",
             e.lanes()
         );
-        Expr::broadcast(e, lanes)
+        let n = lanes / e.lanes();
+        broadcast(e, n)
     }
 }
 
-/// `a op b` lanewise, widening a scalar operand and keeping ramps and
-/// broadcasts in closed form where that is exact (integer wrap-around
-/// arithmetic is a ring, so the ramp identities hold for every width).
+/// `a op b` lanewise, widening a narrower operand (by repetition) and
+/// keeping ramps and broadcasts in closed form where that is exact
+/// (integer wrap-around arithmetic is a ring, so the ramp identities hold
+/// for every width). Ramps and broadcasts of vectors combine when their
+/// repeated units have the same width (the narrower one repeated to it).
 pub(crate) fn vector_binary(op: BinOp, a: Expr, b: Expr) -> Expr {
     let lanes = a.lanes().max(b.lanes());
     if lanes == 1 {
         return fold_binary(op, a, b);
     }
     let int = a.ty().is_int_or_uint();
+    // `x` repeated to the unit width `w`, if `w` is a whole number of `x`s.
+    let to_width = |x: Expr, w: u16| w.is_multiple_of(x.lanes()).then(|| widen(x, w));
     let ramp = |base: Expr, stride: Expr| {
+        let n = lanes / base.lanes();
         if stride.is_zero() {
-            Expr::broadcast(base, lanes)
+            broadcast(base, n)
         } else {
-            Expr::ramp(base, stride, lanes)
+            Expr::ramp(base, stride, n)
         }
     };
     match (shape(&a), shape(&b)) {
         (Shape::Uniform(x), Shape::Uniform(y)) => {
-            return Expr::broadcast(fold_binary(op, x, y), lanes)
-        }
-        (Shape::Ramp(b1, s1), Shape::Uniform(y)) if int => match op {
-            BinOp::Add | BinOp::Sub => return ramp(fold_binary(op, b1, y), s1),
-            BinOp::Mul => return ramp(fold_binary(op, b1, y.clone()), fold_binary(op, s1, y)),
-            _ => {}
-        },
-        (Shape::Uniform(x), Shape::Ramp(b2, s2)) if int => match op {
-            BinOp::Add => return ramp(fold_binary(op, x, b2), s2),
-            BinOp::Sub => {
-                let neg = fold_binary(BinOp::Sub, Expr::zero(s2.ty()), s2);
-                return ramp(fold_binary(op, x, b2), neg);
+            let w = x.lanes().max(y.lanes());
+            if let (Some(x), Some(y)) = (to_width(x, w), to_width(y, w)) {
+                return broadcast(vector_binary(op, x, y), lanes / w);
             }
-            BinOp::Mul => return ramp(fold_binary(op, x.clone(), b2), fold_binary(op, x, s2)),
-            _ => {}
-        },
-        (Shape::Ramp(b1, s1), Shape::Ramp(b2, s2)) if int => {
+        }
+        (Shape::Ramp(b1, s1), Shape::Uniform(y)) if int => {
+            if let Some(y) = to_width(y, b1.lanes()) {
+                match op {
+                    BinOp::Add | BinOp::Sub => return ramp(vector_binary(op, b1, y), s1),
+                    BinOp::Mul => {
+                        let base = vector_binary(op, b1, y.clone());
+                        return ramp(base, vector_binary(op, s1, y));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        (Shape::Uniform(x), Shape::Ramp(b2, s2)) if int => {
+            if let Some(x) = to_width(x, b2.lanes()) {
+                match op {
+                    BinOp::Add => return ramp(vector_binary(op, x, b2), s2),
+                    BinOp::Sub => {
+                        let zero = Expr::make_const_i64(s2.ty(), 0);
+                        let neg = vector_binary(BinOp::Sub, zero, s2);
+                        return ramp(vector_binary(op, x, b2), neg);
+                    }
+                    BinOp::Mul => {
+                        let base = vector_binary(op, x.clone(), b2);
+                        return ramp(base, vector_binary(op, x, s2));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        (Shape::Ramp(b1, s1), Shape::Ramp(b2, s2)) if int && b1.lanes() == b2.lanes() => {
             if let BinOp::Add | BinOp::Sub = op {
-                return ramp(fold_binary(op, b1, b2), fold_binary(op, s1, s2));
+                return ramp(vector_binary(op, b1, b2), vector_binary(op, s1, s2));
             }
         }
         _ => {}
@@ -190,27 +278,34 @@ pub(crate) fn vector_binary(op: BinOp, a: Expr, b: Expr) -> Expr {
     Expr::binary(op, widen(a, lanes), widen(b, lanes))
 }
 
-/// Constant lower and upper bounds over the lanes of `e`, as scalar
-/// expressions, when `e` is a scalar, a broadcast or a ramp with a constant
-/// stride (assumes the ramp does not wrap around).
+/// Lower and upper bounds over the lanes of `e`, as scalar expressions,
+/// when `e` is a scalar, a broadcast or a ramp with a constant stride
+/// (of such), assuming the ramps do not wrap around.
 pub(crate) fn lane_bounds(e: &Expr) -> Option<(Expr, Expr)> {
     match shape(e) {
-        Shape::Uniform(u) => Some((u.clone(), u)),
+        Shape::Uniform(u) if u.ty().is_scalar() => Some((u.clone(), u)),
+        Shape::Uniform(u) => lane_bounds(&u),
         Shape::Ramp(base, stride) => {
             let s = const_int_value(&stride)?;
             let n = e.lanes() / base.lanes();
-            let last = fold_binary(
-                BinOp::Add,
-                base.clone(),
-                Expr::make_const_i64(base.ty(), s * (n as i64 - 1)),
-            );
+            let (lo, hi) = lane_bounds(&base)?;
+            let span = Expr::make_const_i64(lo.ty(), s * (n as i64 - 1));
             if s >= 0 {
-                Some((base, last))
+                Some((lo, fold_binary(BinOp::Add, hi, span)))
             } else {
-                Some((last, base))
+                Some((fold_binary(BinOp::Add, lo, span), hi))
             }
         }
         Shape::Other => None,
+    }
+}
+
+/// The largest lane of `e`: in closed form when `lane_bounds` finds it,
+/// else reduced across the lanes at run time (as Halide's bounds of lanes).
+fn max_over_lanes(e: &Expr) -> Expr {
+    match lane_bounds(e) {
+        Some((_, hi)) => hi,
+        None => Expr::vector_reduce(crate::ir::VectorReduceOp::Max, e.clone(), 1),
     }
 }
 
@@ -249,6 +344,35 @@ pub(crate) fn all_lanes_true(c: &Expr) -> Option<Expr> {
     }
 }
 
+/// `if_then_else(c, load)` with no false value (a PredicateLoads tail's
+/// call) is the load predicated by `c`, as Halide vectorizes it. The
+/// condition keeps its `likely`, so loop partitioning turns the
+/// steady state's loads into dense unpredicated ones.
+fn predicated_load(kind: &CallKind, wide: &[Expr]) -> Option<Expr> {
+    if !matches!(kind, CallKind::Intrinsic(Intrinsic::IfThenElse)) || wide.len() != 2 {
+        return None;
+    }
+    let ExprNode::Load {
+        name,
+        index,
+        predicate,
+    } = wide[1].node()
+    else {
+        return None;
+    };
+    let predicate = if predicate.is_true() {
+        wide[0].clone()
+    } else {
+        Expr::and(predicate.clone(), wide[0].clone())
+    };
+    Some(Expr::load(
+        wide[1].ty(),
+        name.clone(),
+        index.clone(),
+        predicate,
+    ))
+}
+
 fn strip_top_likely(c: &Expr) -> Expr {
     match c
         .as_intrinsic(Intrinsic::Likely)
@@ -268,16 +392,25 @@ fn loads_from(e: &Expr, name: &str) -> bool {
     crate::ir::visit::expr_loads_from(e, &|n| n == name)
 }
 
-/// Substitutes the vector for the loop variable and widens everything.
+/// A let-bound name in scope inside the vectorized loops: `value` is the
+/// widened value if it became a vector (`None` for a scalar binding, which
+/// hides an outer vector binding of the same name), bound as `bound_as`
+/// (the name itself, or its re-widened copy inside an inner vectorized
+/// loop).
+struct Binding {
+    name: String,
+    value: Option<Expr>,
+    bound_as: String,
+}
+
+/// Substitutes vectors for the variables of the vectorized loops and
+/// widens everything.
 struct VectorSubs {
-    var: String,
-    min: Expr,
-    lanes: u16,
-    ramp: Expr,
-    /// Let-bound names in scope inside the loop: `Some(widened)` if the
-    /// value became a vector, `None` for a scalar binding (which hides an
-    /// outer vector binding of the same name).
-    scope: Vec<(String, Option<Expr>)>,
+    /// The vectorized loops around the current node, outermost first.
+    vars: Vec<VectorVar>,
+    /// What each of their variables becomes (`replacements(vars)`).
+    replacements: HashMap<String, Expr>,
+    scope: Vec<Binding>,
     /// The original scalar values of the enclosing lets that became
     /// vectors, outermost first (used to rebuild lanes when scalarizing).
     containing_lets: Vec<(String, Expr)>,
@@ -294,35 +427,59 @@ impl VectorSubs {
         }
     }
 
-    /// Run the original statement `s` once per lane, in lane order.
-    fn scalarize(&self, s: &Stmt) -> Stmt {
-        let lane = format!("{}.lane", self.var);
+    /// The innermost vectorized loop's variable (for messages).
+    fn var(&self) -> &str {
+        self.vars
+            .last()
+            .map(|v| v.name.as_str())
+            .unwrap_or_default()
+    }
+
+    /// Run the original statement `s` once per lane, in lane order: serial
+    /// loops over the lanes of every enclosing vectorized loop. Vectorized
+    /// loops inside `s` are vectorized by themselves.
+    fn scalarize(&mut self, s: &Stmt) -> Stmt {
         let mut body = s.clone();
         for (name, value) in self.containing_lets.iter().rev() {
             body = substitute_in_stmt(name, value, &body);
         }
-        let ty = self.min.ty();
-        let v = fold_binary(BinOp::Add, self.min.clone(), Expr::var(ty, lane.clone()));
-        body = substitute_in_stmt(&self.var, &v, &body);
-        Stmt::for_loop(
-            lane,
-            Expr::zero(ty),
-            Expr::make_const_i64(ty, self.lanes as i64),
-            ForType::Serial,
-            body,
-        )
+        // Innermost first: an inner loop's min may use an outer variable.
+        for v in self.vars.iter().rev() {
+            let lane = Expr::var(v.min.ty(), format!("{}.lane", v.name));
+            let value = fold_binary(BinOp::Add, v.min.clone(), lane);
+            body = substitute_in_stmt(&v.name, &value, &body);
+        }
+        for v in self.vars.iter().rev() {
+            let ty = v.min.ty();
+            body = Stmt::for_loop(
+                format!("{}.lane", v.name),
+                Expr::zero(ty),
+                Expr::make_const_i64(ty, v.lanes as i64),
+                ForType::Serial,
+                body,
+            );
+        }
+        match vectorize_loops(&body) {
+            Ok(b) => b,
+            Err(e) => {
+                self.fail(e);
+                body
+            }
+        }
     }
 
     fn push_let(&mut self, name: &str, original: &Expr, widened: &Expr) -> bool {
-        if widened.ty().is_vector() {
-            self.scope.push((name.to_string(), Some(widened.clone())));
+        let vector = widened.ty().is_vector();
+        self.scope.push(Binding {
+            name: name.to_string(),
+            value: vector.then(|| widened.clone()),
+            bound_as: name.to_string(),
+        });
+        if vector {
             self.containing_lets
                 .push((name.to_string(), original.clone()));
-            true
-        } else {
-            self.scope.push((name.to_string(), None));
-            false
         }
+        vector
     }
 
     fn pop_let(&mut self, vector: bool) {
@@ -408,16 +565,21 @@ impl VectorSubs {
                 let inner = substitute_in_stmt(name, min, body);
                 return self.mutate_stmt(&inner);
             }
-            self.fail(Error::user(format!(
-                "Cannot vectorize the loop over {name} inside the vectorized loop over {}: nested vectorization is \
-                 not supported. Vectorize only one of the two variables.",
-                self.var
-            )));
-            return s.clone();
+            return match vector_lanes(name, extent) {
+                Ok(lanes) => self.mutate_nested_vector_loop(name, min, lanes, body),
+                Err(e) => {
+                    self.fail(e);
+                    s.clone()
+                }
+            };
         }
         let nmin = self.mutate_expr(min);
         let next = self.mutate_expr(extent);
-        self.scope.push((name.to_string(), None));
+        self.scope.push(Binding {
+            name: name.to_string(),
+            value: None,
+            bound_as: name.to_string(),
+        });
         let nbody = self.mutate_stmt(body);
         self.scope.pop();
         if nmin.ty().is_scalar() && next.ty().is_scalar() {
@@ -432,7 +594,7 @@ impl VectorSubs {
         let (Some((lo, _)), Some((_, hi))) = (lane_bounds(&nmin), lane_bounds(&end)) else {
             return self.scalarize(s);
         };
-        let lanes = self.lanes;
+        let lanes = nmin.lanes().max(next.lanes());
         let v = Expr::broadcast(Expr::var(nmin.ty().element_of(), name), lanes);
         let inside = Expr::and(
             Expr::ge(v.clone(), widen(nmin, lanes)),
@@ -450,6 +612,55 @@ impl VectorSubs {
         }
     }
 
+    /// A vectorized loop over `name` inside the vectorized loops so far:
+    /// its variable joins them (a loop starting at a lane-varying min is
+    /// rebased to start at 0 first), and the enclosing lets that became
+    /// vectors are widened again, under new names, for its body.
+    fn mutate_nested_vector_loop(
+        &mut self,
+        name: &str,
+        min: &Expr,
+        lanes: u16,
+        body: &Stmt,
+    ) -> Stmt {
+        let nmin = self.mutate_expr(min);
+        let (min, body) = if nmin.ty().is_vector() {
+            let v = Expr::var(min.ty(), name);
+            let shifted = substitute_in_stmt(name, &fold_binary(BinOp::Add, v, min.clone()), body);
+            (Expr::zero(min.ty()), shifted)
+        } else {
+            (min.clone(), body.clone())
+        };
+        self.vars.push(VectorVar {
+            name: name.to_string(),
+            min,
+            lanes,
+        });
+        self.replacements = replacements(&self.vars);
+        let mark = self.scope.len();
+        let mut rebound = vec![];
+        for (n, original) in self.containing_lets.clone() {
+            let w = self.mutate_expr(&original);
+            let bound_as = format!("{n}.widened.{name}");
+            if !Self::inline_let_value(&w) {
+                rebound.push((bound_as.clone(), w.clone()));
+            }
+            self.scope.push(Binding {
+                name: n,
+                value: Some(w),
+                bound_as,
+            });
+        }
+        let mut out = self.mutate_stmt(&body);
+        for (n, v) in rebound.into_iter().rev() {
+            out = Stmt::let_stmt(n, v, out);
+        }
+        self.scope.truncate(mark);
+        self.vars.pop();
+        self.replacements = replacements(&self.vars);
+        out
+    }
+
     fn mutate_allocate(&mut self, s: &Stmt) -> Stmt {
         let StmtNode::Allocate {
             name,
@@ -462,45 +673,43 @@ impl VectorSubs {
         else {
             unreachable!()
         };
-        let mut new_extents = vec![Expr::i32(self.lanes as i64)];
+        // One copy per lane of every enclosing vectorized loop, each sized
+        // for the largest of the lanes' extents.
+        let mut new_extents: Vec<Expr> = self
+            .vars
+            .iter()
+            .map(|v| Expr::i32(v.lanes as i64))
+            .collect();
         for e in extents {
             let m = self.mutate_expr(e);
-            let m = if m.ty().is_vector() {
-                match lane_bounds(&m) {
-                    Some((_, hi)) => hi,
-                    None => {
-                        self.fail(Error::unimplemented(format!(
-                            "Vectorizing an allocation of {name} whose size varies across the lanes of {}",
-                            self.var
-                        )));
-                        return s.clone();
-                    }
-                }
+            new_extents.push(if m.ty().is_vector() {
+                max_over_lanes(&m)
             } else {
                 m
-            };
-            new_extents.push(m);
+            });
         }
+        // Allocated when some lane needs it.
         let cond = self.mutate_expr(condition);
-        if cond.ty().is_vector() {
-            self.fail(Error::unimplemented(format!(
-                "Vectorizing an allocation of {name} whose condition varies across the lanes of {}",
-                self.var
-            )));
-            return s.clone();
+        let cond = if cond.ty().is_vector() {
+            Expr::vector_reduce(crate::ir::VectorReduceOp::Or, cond, 1)
+        } else {
+            cond
+        };
+        // Lane copies innermost: name[i] -> name[(i * lanes0 + lane0) * lanes1 + lane1].
+        let mut rewritten = body.clone();
+        for v in &self.vars {
+            let lane = fold_binary(
+                BinOp::Sub,
+                Expr::var(v.min.ty(), v.name.clone()),
+                v.min.clone(),
+            );
+            rewritten = RewriteAllocAccess {
+                name: name.clone(),
+                lanes: v.lanes,
+                lane,
+            }
+            .mutate_stmt(&rewritten);
         }
-        // Give each lane its own copy: name[i] -> name[i * lanes + lane].
-        let lane = fold_binary(
-            BinOp::Sub,
-            Expr::var(self.min.ty(), self.var.clone()),
-            self.min.clone(),
-        );
-        let rewritten = RewriteAllocAccess {
-            name: name.clone(),
-            lanes: self.lanes,
-            lane,
-        }
-        .mutate_stmt(body);
         let nbody = self.mutate_stmt(&rewritten);
         Stmt::new(StmtNode::Allocate {
             name: name.clone(),
@@ -532,7 +741,7 @@ impl VectorSubs {
                 "Cannot vectorize the loop over {}: every lane stores to the same location of {name} \
                  a value that reads {name} (a reduction across vector lanes). Use atomic() or do not \
                  vectorize this variable.",
-                self.var
+                self.var()
             )));
             return s.clone();
         }
@@ -620,12 +829,8 @@ impl VectorSubs {
         }
         let si = self.mutate_expr(index);
         let li = self.mutate_expr(&load_index);
-        let uniform = |e: &Expr| match shape(e) {
-            Shape::Uniform(u) => Some(u),
-            _ => None,
-        };
         let elem_ty = value.ty().element_of();
-        let (store_index, y) = match (uniform(&si), uniform(&li)) {
+        let (store_index, y) = match (scalar_uniform(&si), scalar_uniform(&li)) {
             (Some(s1), Some(l1)) => {
                 if !crate::analysis::simplify::can_prove(&Expr::eq(s1.clone(), l1)) {
                     return None;
@@ -636,7 +841,8 @@ impl VectorSubs {
                 let (Shape::Ramp(sb, ss), Shape::Ramp(lb, ls)) = (shape(&si), shape(&li)) else {
                     return None;
                 };
-                let distinct = const_int_value(&ss).is_some_and(|k| k != 0);
+                // (A ramp of vectors may repeat its values.)
+                let distinct = sb.ty().is_scalar() && const_int_value(&ss).is_some_and(|k| k != 0);
                 let same = crate::analysis::simplify::can_prove(&Expr::and(
                     Expr::eq(sb, lb),
                     Expr::eq(ss, ls),
@@ -671,18 +877,18 @@ impl Mutator for VectorSubs {
         }
         match e.node() {
             ExprNode::Variable { name, .. } => {
-                if let Some((_, binding)) = self.scope.iter().rev().find(|(n, _)| n == name) {
-                    return match binding {
+                if let Some(b) = self.scope.iter().rev().find(|b| b.name == *name) {
+                    return match &b.value {
                         Some(w) if Self::inline_let_value(w) => w.clone(),
-                        Some(w) => Expr::var(w.ty(), name.clone()),
+                        Some(w) => Expr::var(w.ty(), b.bound_as.clone()),
                         None => e.clone(),
                     };
                 }
-                if *name == self.var {
-                    if e.ty() == self.ramp.ty().element_of() {
-                        return self.ramp.clone();
+                if let Some(r) = self.replacements.get(name) {
+                    if e.ty() == r.ty().element_of() {
+                        return r.clone();
                     }
-                    return Expr::cast(e.ty().with_lanes(self.lanes), self.ramp.clone());
+                    return Expr::cast(e.ty().with_lanes(r.lanes()), r.clone());
                 }
                 e.clone()
             }
@@ -703,7 +909,8 @@ impl Mutator for VectorSubs {
                 let t = e.ty().with_lanes(na.lanes());
                 match shape(&na) {
                     Shape::Uniform(u) if na.ty().is_vector() => {
-                        Expr::broadcast(Expr::cast(e.ty().element_of(), u), na.lanes())
+                        let n = na.lanes() / u.lanes();
+                        broadcast(Expr::cast(e.ty().with_lanes(u.lanes()), u), n)
                     }
                     _ => Expr::cast(t, na),
                 }
@@ -726,8 +933,12 @@ impl Mutator for VectorSubs {
                     return e.clone();
                 }
                 let lanes = nc.lanes().max(nt.lanes()).max(nf.lanes());
-                match (shape(&nc), shape(&nt), shape(&nf)) {
-                    (Shape::Uniform(c), Shape::Uniform(x), Shape::Uniform(y)) if lanes > 1 => {
+                match (
+                    scalar_uniform(&nc),
+                    scalar_uniform(&nt),
+                    scalar_uniform(&nf),
+                ) {
+                    (Some(c), Some(x), Some(y)) if lanes > 1 => {
                         Expr::broadcast(Expr::select(c, x, y), lanes)
                     }
                     _ => Expr::select(widen(nc, lanes), widen(nt, lanes), widen(nf, lanes)),
@@ -781,6 +992,9 @@ impl Mutator for VectorSubs {
                     return e.clone();
                 }
                 let mut wide: Vec<Expr> = nargs.into_iter().map(|a| widen(a, lanes)).collect();
+                if let Some(load) = predicated_load(kind, &wide) {
+                    return load;
+                }
                 if matches!(kind, CallKind::Intrinsic(Intrinsic::IfThenElse)) && wide.len() >= 2 {
                     // Lazy select: a lane reads memory only on its taken side.
                     let cond = strip_top_likely(&wide[0]);
@@ -805,9 +1019,10 @@ impl Mutator for VectorSubs {
             | ExprNode::VectorReduce { .. } => {
                 let n = mutate_expr_children(self, e);
                 if !n.same_as(e) {
-                    self.fail(Error::unimplemented(format!(
-                        "Vectorizing the loop over {} around an expression that is already a vector ({e})",
-                        self.var
+                    // Loops are vectorized outermost first, on scalar code.
+                    self.fail(Error::internal(format!(
+                        "vectorizing the loop over {} around an expression that is already a vector ({e})",
+                        self.var()
                     )));
                     return e.clone();
                 }
@@ -850,12 +1065,15 @@ impl Mutator for VectorSubs {
             StmtNode::AssertStmt { condition, message } => {
                 // The message's values may vary across lanes even when the
                 // condition does not (e.g. an always-false check).
-                let varying_message = std::iter::once(self.var.as_str())
+                let varying_message = self
+                    .vars
+                    .iter()
+                    .map(|v| v.name.as_str())
                     .chain(
                         self.scope
                             .iter()
-                            .filter(|(_, w)| w.is_some())
-                            .map(|(n, _)| n.as_str()),
+                            .filter(|b| b.value.is_some())
+                            .map(|b| b.name.as_str()),
                     )
                     .any(|v| crate::ir::visit::expr_uses_var(message, v));
                 if varying_message || self.mutate_expr(condition).ty().is_vector() {
@@ -1466,14 +1684,169 @@ mod tests {
         );
         let s = vloop("x", c(0), 1, st("out", x.clone(), x.clone()));
         assert!(vectorize_loops(&s).is_err());
-        let inner = vloop(
+        // An inner vectorized loop needs a constant extent too.
+        let inner = Stmt::for_loop(
             "y",
             c(0),
-            4,
+            i32v("n"),
+            ForType::Vectorized,
             st("out", Expr::add(x.clone(), i32v("y")), x.clone()),
         );
         let e = vectorize_loops(&vloop("x", c(0), 8, inner)).unwrap_err();
-        assert!(e.message.contains("nested vectorization"), "{}", e.message);
+        assert_eq!(e.kind, ErrorKind::User);
+        assert!(
+            e.message.starts_with("Loop over y has extent n"),
+            "{}",
+            e.message
+        );
+    }
+
+    /// `vectorized x in [0, 4): vectorized y in [0, 3): body`
+    fn nested(body: Stmt) -> Stmt {
+        vloop("x", c(0), 4, vloop("y", c(0), 3, body))
+    }
+
+    #[test]
+    fn nested_vector_loops_widen_to_vectors_of_vectors() {
+        // out[x*3 + y] = in[y*4 + x] * 2 + x: the inner loop's lanes vary fastest.
+        let (x, y) = (i32v("x"), i32v("y"));
+        let idx = Expr::add(Expr::mul(x.clone(), c(3)), y.clone());
+        let src = Expr::add(Expr::mul(y, c(4)), x.clone());
+        let s = nested(st("out", idx, Expr::add(Expr::mul(ld("in", src), c(2)), x)));
+        let v = check_same(&s, &[("in", 12), ("out", 12)], &[], 4);
+        let text = v.to_string();
+        // One 12-lane store at a ramp of ramps: dense.
+        assert!(
+            text.contains("out[ramp(ramp(0, 1, 3), x3(3), 4)]"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn nested_vector_loops_rewiden_outer_lets() {
+        // let t = in[x] * 5 (a vector of x's lanes) is widened again inside
+        // the inner loop, under a new name.
+        let (x, y) = (i32v("x"), i32v("y"));
+        let inner = vloop(
+            "y",
+            c(0),
+            3,
+            st(
+                "out",
+                Expr::add(Expr::mul(x.clone(), c(3)), y.clone()),
+                Expr::add(i32v("t"), ld("in", Expr::add(y, c(4)))),
+            ),
+        );
+        let body = Stmt::let_stmt("t", Expr::mul(ld("in", x.clone()), c(5)), inner);
+        let s = vloop("x", c(0), 4, body);
+        let v = check_same(&s, &[("in", 8), ("out", 12)], &[], 4);
+        assert!(v.to_string().contains("let t.widened.y = "), "{v}");
+    }
+
+    #[test]
+    fn nested_vector_loop_with_lane_varying_min_is_rebased() {
+        // vectorized y in [x, x + 3): out[x*3 + y - x] = in[y]
+        let (x, y) = (i32v("x"), i32v("y"));
+        let inner = vloop(
+            "y",
+            x.clone(),
+            3,
+            st(
+                "out",
+                Expr::sub(Expr::add(Expr::mul(x.clone(), c(3)), y.clone()), x.clone()),
+                ld("in", y),
+            ),
+        );
+        let s = vloop("x", c(0), 4, inner);
+        check_same(&s, &[("in", 8), ("out", 12)], &[], 4);
+    }
+
+    #[test]
+    fn nested_vector_loops_scalarize_and_predicate() {
+        // An impure call inside both loops runs lane by lane in serial order.
+        let (x, y) = (i32v("x"), i32v("y"));
+        let p = Expr::intrinsic(
+            Type::i32(),
+            Intrinsic::Print,
+            vec![Expr::string("v"), x.clone(), y.clone()],
+        );
+        let s = nested(st(
+            "out",
+            Expr::add(Expr::mul(x.clone(), c(3)), y.clone()),
+            p,
+        ));
+        let v = check_same(&s, &[("out", 12)], &[], 1);
+        let o = run_full(
+            &v,
+            &{
+                let mut m = Memory::new();
+                m.insert("out".into(), vec![0; 12]);
+                m
+            },
+            &HashMap::new(),
+        )
+        .unwrap();
+        assert_eq!(o.log[0..4], ["v 0 0", "v 0 1", "v 0 2", "v 1 0"]);
+        // A lane-varying condition around the inner loop predicates it.
+        let guarded = Stmt::if_then_else(
+            Expr::lt(ld("in", x.clone()), c(3)),
+            vloop(
+                "y",
+                c(0),
+                3,
+                st("out", Expr::add(Expr::mul(x.clone(), c(3)), y.clone()), y),
+            ),
+            None,
+        );
+        check_same(
+            &vloop("x", c(0), 4, guarded),
+            &[("in", 4), ("out", 12)],
+            &[],
+            6,
+        );
+    }
+
+    #[test]
+    fn allocation_sized_per_lane() {
+        // vectorized x: allocate tmp[x + 1]; for k in [0, x + 1): tmp[k] = in[k] + x;
+        // out[x] = tmp[x]: each lane gets a copy as large as the largest lane's.
+        let (x, k) = (i32v("x"), i32v("k"));
+        let fill = Stmt::for_loop(
+            "k",
+            c(0),
+            Expr::add(x.clone(), c(1)),
+            ForType::Serial,
+            st("tmp", k.clone(), Expr::add(ld("in", k), x.clone())),
+        );
+        let alloc = |extent: Expr| {
+            Stmt::new(StmtNode::Allocate {
+                name: "tmp".into(),
+                ty: Type::i32(),
+                memory_type: Default::default(),
+                extents: vec![extent],
+                condition: t(),
+                body: Stmt::block(vec![
+                    fill.clone(),
+                    st("out", x.clone(), ld("tmp", x.clone())),
+                ]),
+            })
+        };
+        let s = vloop("x", c(0), 8, alloc(Expr::add(x.clone(), c(1))));
+        let v = check_same(&s, &[("in", 8), ("out", 8)], &[], 3);
+        assert!(v.to_string().contains("allocate tmp[int32 * 8 * 8]"), "{v}");
+        // An extent no closed form bounds: the largest lane, reduced at run time.
+        let s = vloop(
+            "x",
+            c(0),
+            8,
+            alloc(Expr::add(
+                Expr::modulo(Expr::mul(x.clone(), x.clone()), c(5)),
+                x.clone(),
+            )),
+        );
+        let s = substitute_in_stmt("k", &i32v("k"), &s);
+        let v = vectorize_loops(&s).unwrap();
+        assert!(v.to_string().contains("vector_reduce"), "{v}");
     }
 
     #[test]
@@ -1494,7 +1867,11 @@ mod tests {
         let update = Stmt::atomic(
             "f",
             mutex,
-            st("f", i32v("i"), Expr::binary(op, ld("f", i32v("i")), i32v("y"))),
+            st(
+                "f",
+                i32v("i"),
+                Expr::binary(op, ld("f", i32v("i")), i32v("y")),
+            ),
         );
         let body = Stmt::let_stmt("i", index, Stmt::let_stmt("y", value, update));
         vloop("r", c(0), 8, body)
@@ -1518,11 +1895,19 @@ mod tests {
 
     #[test]
     fn atomic_update_of_distinct_elements_is_one_vector_update() {
-        let s = atomic_update(Expr::mul(i32v("r"), c(2)), BinOp::Add, ld("a", i32v("r")), "");
+        let s = atomic_update(
+            Expr::mul(i32v("r"), c(2)),
+            BinOp::Add,
+            ld("a", i32v("r")),
+            "",
+        );
         let v = check_same(&s, &[("a", 8), ("f", 16)], &[], 4);
         let text = v.to_string();
         assert!(text.contains("ramp(0, 2, 8)"), "{text}");
-        assert!(!text.contains("vector_reduce") && lane_loops(&v) == 0, "{text}");
+        assert!(
+            !text.contains("vector_reduce") && lane_loops(&v) == 0,
+            "{text}"
+        );
     }
 
     #[test]
@@ -1549,7 +1934,11 @@ mod tests {
 
     #[test]
     fn atomic_stores_that_do_not_read_the_buffer_are_plain_vector_stores() {
-        let body = Stmt::atomic("f", "", st("f", ld("a", i32v("r")), Expr::mul(ld("a", i32v("r")), c(3))));
+        let body = Stmt::atomic(
+            "f",
+            "",
+            st("f", ld("a", i32v("r")), Expr::mul(ld("a", i32v("r")), c(3))),
+        );
         let s = vloop("r", c(0), 8, body);
         let v = vectorize_loops(&s).unwrap();
         assert_eq!(lane_loops(&v), 0, "{v}");

@@ -63,7 +63,7 @@ impl Mutator for Redirect<'_> {
                     w.name(),
                     args.clone(),
                     CallKind::Halide {
-                        func: w.clone(),
+                        func: w.ptr(),
                         value_index: *value_index,
                     },
                 );
@@ -115,7 +115,7 @@ pub fn wrap_calls(funcs: &HashMap<String, Function>) -> Result<HashMap<String, F
             continue;
         }
         let original = &funcs[consumer];
-        let copy = original.copy_as(consumer.clone());
+        let copy = original.copy_as(consumer.clone())?;
         {
             let mut c = copy.write();
             let mut r = Redirect { subs: s };
@@ -130,7 +130,7 @@ pub fn wrap_calls(funcs: &HashMap<String, Function>) -> Result<HashMap<String, F
 
     // Checked after redirection so chains of custom wrappers count as used.
     for (consumer, s) in &subs {
-        let callees = direct_callees(&out[consumer]);
+        let callees = direct_callees(&out[consumer])?;
         for (wrapped, wrapper) in s {
             let wname = wrapper.name();
             if global_wrappers.contains(&wname) || callees.iter().any(|c| c.name() == wname) {
