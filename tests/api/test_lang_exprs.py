@@ -67,6 +67,22 @@ FUNCTIONS = [
     "hl.widening_add(x, x)", "hl.widening_mul(i8, u8)", "hl.mul_shift_right(u8, u8, 3)",
     "hl.rounding_mul_shift_right(u8, u8, 3)", "hl.likely(x)", "hl.likely_if_innermost(x)",
     "hl.undef(hl.Int(32))", "hl.Int(32).max() + 1", "hl.strict_float(f)",
+    "hl.widening_shift_left(u8, 3)", "hl.widening_shift_left(u8, -3)",
+    "hl.widening_shift_right(u8, x)", "hl.widening_shift_right(x, u8)",
+    "hl.rounding_shift_right(u8, 3)", "hl.rounding_shift_left(i16, -2)",
+    "hl.rounding_shift_right(x, u8)", "hl.widening_shift_left(u8, 300)",
+    "hl.rounding_shift_left(u8, -256)", "hl.widening_shift_left(f, 2)",
+    "hl.widen_right_add(hl.u16(x), u8)", "hl.widen_right_mul(i16, i8)",
+    "hl.widen_right_sub(u8, u8)", "hl.widen_right_add(f, u8)", "hl.widen_right_mul(i16, u8)",
+    "hl.widen_right_add(hl.u64(x), hl.u64(x))", "hl.extract_bits(hl.UInt(8), x, 3)",
+    "hl.extract_bits(hl.Float(32), hl.u64(x), x)", "hl.concat_bits([u8, u8])",
+    "hl.concat_bits([u8, i8])", "hl.concat_bits([])", "hl.concat_bits([u8, u8, u8])",
+    "hl.unsafe_promise_clamped(u8, 0, 300)", "hl.unsafe_promise_clamped(x, 0, 10)",
+    "hl.unsafe_promise_clamped(x, f, 10)", "hl.memoize_tag(x, 3, x)", "hl.memoize_tag(u8)",
+    "hl.scatter([x, x + 1])", "hl.gather([u8])", "hl.target_bits()",
+    "hl.target_natural_vector_size(hl.Float(32))", "hl.target_arch_is(hl.TargetArch.ARM)",
+    "hl.target_os_is(hl.TargetOS.Windows)", "hl.target_has_feature(hl.TargetFeature.AVX512)",
+    "hl.random_float(f)", "hl.random_uint(u8)", "hl.require(x, x)",
 ]
 
 

@@ -164,6 +164,7 @@ fn compile_uncached(outputs: &[Function], target: Target) -> Result<Compiled> {
     let name = outputs.first().map(|f| f.name()).unwrap_or_default();
     let options = LowerOptions {
         no_asserts: target.has_feature(feature::NO_ASSERTS),
+        target: target.clone(),
     };
     let lowered = lower_with(outputs, &name, &options)?;
     // Code generation recurses as deep as the lowered expressions nest.

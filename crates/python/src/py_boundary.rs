@@ -1,10 +1,10 @@
 //! `hl.BoundaryConditions` (a submodule, as in Halide's bindings),
-//! `hl.Range`, `hl.lambda_func` and `hl.require`: argument conversion for
-//! `ferrohalide_core::lang::{boundary_conditions, lambda, math}`.
+//! `hl.Range` and `hl.lambda_func`: argument conversion for
+//! `ferrohalide_core::lang::{boundary_conditions, lambda}`.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::types::{PyList, PyTuple};
 
 use ferrohalide_core::ir::Expr;
 use ferrohalide_core::lang::rdom::range_bound;
@@ -238,28 +238,6 @@ fn lambda_func(args: &Bound<'_, PyTuple>) -> PyResult<PyFunc> {
     })
 }
 
-/// `require(condition, value, *args)`.
-#[pyfunction]
-#[pyo3(signature = (condition, value, *args))]
-fn require(
-    condition: &Bound<'_, PyAny>,
-    value: &Bound<'_, PyAny>,
-    args: &Bound<'_, PyTuple>,
-) -> PyResult<PyExpr> {
-    if value.is_instance_of::<PyString>() {
-        return Err(PyTypeError::new_err(
-            "require(): incompatible function arguments: the value must be an Expr",
-        ));
-    }
-    let extra = args
-        .iter()
-        .map(|a| py_to_expr(&a))
-        .collect::<PyResult<Vec<Expr>>>()?;
-    let e =
-        ferrohalide_core::lang::math::require(py_to_expr(condition)?, py_to_expr(value)?, extra);
-    Ok(PyExpr::new(e.py()?))
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     let bc = PyModule::new(py, "BoundaryConditions")?;
@@ -271,6 +249,5 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_submodule(&bc)?;
     m.add_class::<PyRange>()?;
     m.add_function(wrap_pyfunction!(lambda_func, m)?)?;
-    m.add_function(wrap_pyfunction!(require, m)?)?;
     Ok(())
 }

@@ -5,9 +5,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
 use ferrohalide_core::ir::{Expr, Intrinsic, MathFn, Type};
-use ferrohalide_core::lang::{math, operators};
+use ferrohalide_core::lang::{bits, fixed_point, math, operators, random, scatter_gather};
 
-use crate::errors::{unimplemented, IntoPy};
+use crate::errors::IntoPy;
 use crate::py_expr::{py_to_expr, PyExpr};
 use crate::py_type::type_from_py;
 
@@ -281,6 +281,127 @@ fn rounding_mul_shift_right(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, q: &Boun
     msr(a, b, q, true)
 }
 
+/// `widening_shift_left(a, b)` and the other shifts: Halide's int overload
+/// for a Python int amount that fits in 32 bits, else the Expr one.
+fn fixed_point_shift(which: Intrinsic, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> R {
+    let a = py_to_expr(a)?;
+    match small_int(b) {
+        Some(k) => ok(fixed_point::shift_by_int(which, a, k as i64)),
+        None => ok(fixed_point::shift(which, a, py_to_expr(b)?)),
+    }
+}
+
+macro_rules! fixed_point_fns {
+    ($($fname:ident => $which:expr, $build:ident);* $(;)?) => {
+        $(
+            #[pyfunction]
+            fn $fname(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> R {
+                $build($which, a, b)
+            }
+        )*
+        fn register_fixed_point(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $( m.add_function(wrap_pyfunction!($fname, m)?)?; )*
+            Ok(())
+        }
+    };
+}
+
+fn widen_right(which: Intrinsic, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> R {
+    ok(fixed_point::widen_right(which, py_to_expr(a)?, py_to_expr(b)?))
+}
+
+fixed_point_fns!(
+    widening_shift_left => Intrinsic::WideningShiftLeft, fixed_point_shift;
+    widening_shift_right => Intrinsic::WideningShiftRight, fixed_point_shift;
+    rounding_shift_left => Intrinsic::RoundingShiftLeft, fixed_point_shift;
+    rounding_shift_right => Intrinsic::RoundingShiftRight, fixed_point_shift;
+    widen_right_add => Intrinsic::WidenRightAdd, widen_right;
+    widen_right_mul => Intrinsic::WidenRightMul, widen_right;
+    widen_right_sub => Intrinsic::WidenRightSub, widen_right;
+);
+
+#[pyfunction]
+fn extract_bits(t: &Bound<'_, PyAny>, e: &Bound<'_, PyAny>, lsb: &Bound<'_, PyAny>) -> R {
+    Ok(PyExpr::new(bits::extract_bits(type_from_py(t)?, py_to_expr(e)?, py_to_expr(lsb)?)))
+}
+
+/// `concat_bits([e0, e1, ...])` (a list or tuple of Exprs).
+#[pyfunction]
+fn concat_bits(values: &Bound<'_, PyAny>) -> R {
+    ok(bits::concat_bits(expr_list(values, "concat_bits")?))
+}
+
+/// A Python list or tuple of Expr-convertible values.
+fn expr_list(values: &Bound<'_, PyAny>, fname: &str) -> PyResult<Vec<Expr>> {
+    if values.is_instance_of::<PyList>() || values.is_instance_of::<PyTuple>() {
+        return values.try_iter()?.map(|v| py_to_expr(&v?)).collect();
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(format!(
+        "{fname}(): incompatible function arguments: expected a list of Exprs"
+    )))
+}
+
+/// The `*args` of `require` and `memoize_tag`: each must convert to an
+/// Expr; pybind11 reports a failed conversion there as a RuntimeError.
+fn cast_args(args: &Bound<'_, PyTuple>) -> PyResult<Vec<Expr>> {
+    args.iter()
+        .map(|a| {
+            py_to_expr(&a).map_err(|_| {
+                let t = a.get_type().str().map(|s| s.to_string()).unwrap_or_default();
+                pyo3::exceptions::PyRuntimeError::new_err(format!(
+                    "Unable to cast Python instance of type {t} to C++ type '?' (#define PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for details)"
+                ))
+            })
+        })
+        .collect()
+}
+
+#[pyfunction]
+fn unsafe_promise_clamped(value: &Bound<'_, PyAny>, min: &Bound<'_, PyAny>, max: &Bound<'_, PyAny>) -> R {
+    ok(math::unsafe_promise_clamped(py_to_expr(value)?, py_to_expr(min)?, py_to_expr(max)?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (result, *cache_key_values))]
+fn memoize_tag(result: &Bound<'_, PyAny>, cache_key_values: &Bound<'_, PyTuple>) -> R {
+    Ok(PyExpr::new(math::memoize_tag(py_to_expr(result)?, cast_args(cache_key_values)?)))
+}
+
+#[pyfunction]
+#[pyo3(signature = (condition, value, *args))]
+fn require(condition: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> R {
+    ok(math::require(py_to_expr(condition)?, py_to_expr(value)?, cast_args(args)?))
+}
+
+#[pyfunction]
+fn scatter(values: &Bound<'_, PyAny>) -> R {
+    ok(scatter_gather::scatter_gather(expr_list(values, "scatter")?, "scatter"))
+}
+#[pyfunction]
+fn gather(values: &Bound<'_, PyAny>) -> R {
+    ok(scatter_gather::scatter_gather(expr_list(values, "gather")?, "gather"))
+}
+
+fn seed_of(seed: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Expr>> {
+    seed.map(py_to_expr).transpose()
+}
+
+#[pyfunction]
+#[pyo3(signature = (seed=None))]
+fn random_float(seed: Option<&Bound<'_, PyAny>>) -> R {
+    ok(random::random_float(seed_of(seed)?))
+}
+#[pyfunction]
+#[pyo3(signature = (seed=None))]
+fn random_uint(seed: Option<&Bound<'_, PyAny>>) -> R {
+    ok(random::random_uint(seed_of(seed)?))
+}
+#[pyfunction]
+#[pyo3(signature = (seed=None))]
+fn random_int(seed: Option<&Bound<'_, PyAny>>) -> R {
+    ok(random::random_int(seed_of(seed)?))
+}
+
 fn print_args(args: &Bound<'_, PyTuple>) -> PyResult<Vec<Expr>> {
     args.iter()
         .map(|a| {
@@ -329,53 +450,11 @@ fn strict_float(e: &Bound<'_, PyAny>) -> R {
     Ok(PyExpr::new(py_to_expr(e)?))
 }
 
-macro_rules! unimplemented_fns {
-    ($($fname:ident),* $(,)?) => {
-        $(
-            #[pyfunction]
-            #[pyo3(signature = (*_args, **_kwargs))]
-            fn $fname(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>) -> R {
-                Err(unimplemented(concat!("hl.", stringify!($fname), "()")))
-            }
-        )*
-        fn register_unimplemented(m: &Bound<'_, PyModule>) -> PyResult<()> {
-            $( m.add_function(wrap_pyfunction!($fname, m)?)?; )*
-            Ok(())
-        }
-    };
-}
-
-unimplemented_fns!(
-    random_float,
-    random_int,
-    random_uint,
-    widening_shift_left,
-    widening_shift_right,
-    rounding_shift_left,
-    rounding_shift_right,
-    widen_right_add,
-    widen_right_mul,
-    widen_right_sub,
-    require,
-    memoize_tag,
-    scatter,
-    gather,
-    extract_bits,
-    concat_bits,
-    unsafe_promise_clamped,
-    target_arch_is,
-    target_bits,
-    target_has_feature,
-    target_natural_vector_size,
-    target_os_is,
-    evaluate_may_gpu,
-);
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     register_unary(m)?;
     register_casts(m)?;
     register_same_type(m)?;
-    register_unimplemented(m)?;
+    register_fixed_point(m)?;
     macro_rules! add {
         ($($f:ident),*) => { $( m.add_function(wrap_pyfunction!($f, m)?)?; )* };
     }
@@ -412,7 +491,17 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         likely,
         likely_if_innermost,
         undef,
-        strict_float
+        strict_float,
+        extract_bits,
+        concat_bits,
+        unsafe_promise_clamped,
+        memoize_tag,
+        require,
+        random_float,
+        random_uint,
+        random_int,
+        scatter,
+        gather
     );
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! `hl.Target`, its enums (`TargetOS`, `TargetArch`, `TargetProcessorTune`,
 //! `TargetFeature`, Python IntEnums built from the core's tables, with
-//! Halide's values) and the host / environment target functions.
+//! Halide's values), the host / environment target functions and the
+//! target queries (`target_bits()`, ...).
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -9,7 +10,10 @@ use pyo3::types::{PyList, PyString, PyTuple};
 
 use ferrohalide_core::target::{Arch, Feature, Os, Target, Tune, ARCHES, FEATURES, OSES, TUNES};
 
+use ferrohalide_core::lang::target_queries;
+
 use crate::errors::IntoPy;
+use crate::py_expr::PyExpr;
 use crate::py_type::type_from_py;
 
 static OS_ENUM: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -283,6 +287,36 @@ fn get_target_from_environment() -> PyResult<PyTarget> {
     })
 }
 
+// ---- target queries: Exprs answered when the pipeline is compiled ----------
+
+#[pyfunction]
+fn target_arch_is(arch: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+    let a = Arch(enum_value(arch, &ARCH_ENUM, "halide.TargetArch")? as u8);
+    Ok(PyExpr::new(target_queries::target_arch_is(a)))
+}
+
+#[pyfunction]
+fn target_os_is(os: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+    let o = Os(enum_value(os, &OS_ENUM, "halide.TargetOS")? as u8);
+    Ok(PyExpr::new(target_queries::target_os_is(o)))
+}
+
+#[pyfunction]
+fn target_bits() -> PyExpr {
+    PyExpr::new(target_queries::target_bits())
+}
+
+#[pyfunction]
+fn target_has_feature(feature: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+    Ok(PyExpr::new(target_queries::target_has_feature(feature_of(feature)?)))
+}
+
+#[pyfunction]
+fn target_natural_vector_size(t: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+    let t = type_from_py(t)?;
+    Ok(PyExpr::new(target_queries::target_natural_vector_size(t)))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     ferrohalide_codegen_llvm::target::init_host_target();
@@ -303,6 +337,11 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     }
     m.add_class::<PyTarget>()?;
     m.add_function(wrap_pyfunction!(get_host_target, m)?)?;
+    m.add_function(wrap_pyfunction!(target_arch_is, m)?)?;
+    m.add_function(wrap_pyfunction!(target_os_is, m)?)?;
+    m.add_function(wrap_pyfunction!(target_bits, m)?)?;
+    m.add_function(wrap_pyfunction!(target_has_feature, m)?)?;
+    m.add_function(wrap_pyfunction!(target_natural_vector_size, m)?)?;
     m.add_function(wrap_pyfunction!(get_jit_target_from_environment, m)?)?;
     m.add_function(wrap_pyfunction!(get_target_from_environment, m)?)?;
     Ok(())

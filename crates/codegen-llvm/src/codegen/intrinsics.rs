@@ -1,7 +1,9 @@
 //! `Call` nodes: Halide intrinsics, math functions (see `math`), and calls
 //! to extern C functions.
 
+use ferrohalide_core::analysis::lower_intrinsic::lower_intrinsic;
 use ferrohalide_core::ir::{CallKind, Expr, ExprNode, Intrinsic, Type};
+use ferrohalide_core::lang::print::ir_type_name;
 use ferrohalide_core::{Error, Result};
 use ferrohalide_runtime::buffer_t::offsets;
 
@@ -70,10 +72,40 @@ impl CodeGen {
                 "Signed integer overflow occurred during constant-folding. Signed integer overflow for int32 and int64 is undefined behavior in Halide.\n"
                     .to_string(),
             )),
-            I::Likely | I::LikelyIfInnermost | I::PromiseClamped | I::StrictFloat => {
+            I::Likely
+            | I::LikelyIfInnermost
+            | I::PromiseClamped
+            | I::UnsafePromiseClamped
+            | I::MemoizeExpr
+            | I::StrictFloat => {
                 want(1)?;
                 self.codegen_expr(&args[0])
             }
+            I::WidenRightAdd
+            | I::WidenRightMul
+            | I::WidenRightSub
+            | I::WideningShiftLeft
+            | I::WideningShiftRight
+            | I::RoundingShiftLeft
+            | I::RoundingShiftRight
+            | I::ExtractBits
+            | I::ConcatBits => {
+                let lowered = lower_intrinsic(i, t, args).ok_or_else(|| {
+                    Error::user(format!("{} of {} is not supported\n", i.name(), ir_type_name(t)))
+                })?;
+                self.codegen_expr(&lowered)
+            }
+            // Replaced when Funcs are defined or lowered.
+            I::ScatterGather
+            | I::TargetArchIs
+            | I::TargetOsIs
+            | I::TargetBits
+            | I::TargetHasFeature
+            | I::TargetNaturalVectorSize
+            | I::Random => Err(Error::internal(format!(
+                "intrinsic {} reached code generation",
+                i.name()
+            ))),
             I::Undef => Ok(self.undef(self.llvm_ty(t))),
             I::BitwiseAnd | I::BitwiseOr | I::BitwiseXor => {
                 want(2)?;

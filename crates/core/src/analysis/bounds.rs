@@ -230,7 +230,23 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                 let mark = |x: Expr| Expr::intrinsic(x.ty(), *which, vec![x]);
                 Interval::new(map_opt(&ia.min, mark), map_opt(&ia.max, mark))
             }
-            CallKind::Intrinsic(Intrinsic::PromiseClamped) => promise_clamped_bounds(args, scope),
+            CallKind::Intrinsic(Intrinsic::MemoizeExpr) => bounds_of_expr(&args[0], scope),
+            // The user's promise bounds the value the same way (Halide relies
+            // on it for bounds inference).
+            CallKind::Intrinsic(Intrinsic::PromiseClamped | Intrinsic::UnsafePromiseClamped) => {
+                promise_clamped_bounds(args, scope)
+            }
+            CallKind::Intrinsic(Intrinsic::ScatterGather) => {
+                let mut it = args.iter().map(|a| bounds_of_expr(a, scope));
+                let first = it.next().unwrap_or_else(Interval::everything);
+                it.fold(first, |acc, x| acc.union(&x))
+            }
+            CallKind::Intrinsic(which) if lowered_for_bounds(*which, args) => {
+                match crate::analysis::lower_intrinsic::lower_intrinsic(*which, ty, args) {
+                    Some(lowered) => bounds_of_expr(&lowered, scope),
+                    None => constant_bounds(e),
+                }
+            }
             CallKind::Intrinsic(Intrinsic::Abs)
                 if ty.is_int_or_uint() && no_overflow(args[0].ty()) =>
             {
@@ -258,6 +274,19 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
             it.fold(first, |acc, x| acc.union(&x))
         }
         ExprNode::VectorReduce { .. } => Interval::of_type(ty),
+    }
+}
+
+/// Intrinsics bounded through what they compute, as Halide's bounds do:
+/// the widening ones only when the widened operand has at most 32 bits.
+fn lowered_for_bounds(which: Intrinsic, args: &[Expr]) -> bool {
+    use Intrinsic::*;
+    let narrow = |i: usize| args.get(i).is_some_and(|a| a.ty().bits <= 32);
+    match which {
+        WidenRightAdd | WidenRightMul | WidenRightSub => narrow(1),
+        WideningShiftLeft | WideningShiftRight => narrow(0),
+        RoundingShiftLeft | RoundingShiftRight => true,
+        _ => false,
     }
 }
 

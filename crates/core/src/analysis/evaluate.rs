@@ -357,6 +357,9 @@ impl<'a> Evaluator<'a> {
                     .map(|v| cast(et, from, v))
                     .collect::<Result<_, _>>()?
             }
+            ExprNode::Reinterpret(a) if a.lanes() as usize != lanes => {
+                regroup_bits(et, a.ty().element_of(), &self.eval(a)?, lanes)?
+            }
             ExprNode::Reinterpret(a) => {
                 let from = a.ty().element_of();
                 self.eval(a)?
@@ -520,8 +523,26 @@ impl<'a> Evaluator<'a> {
     ) -> Result<Vec<Value>, Unsupported> {
         let ints = |v: Vec<i128>| v.into_iter().map(Value::Int).collect::<Vec<_>>();
         Ok(match i {
-            Intrinsic::Likely | Intrinsic::LikelyIfInnermost | Intrinsic::PromiseClamped | Intrinsic::StrictFloat => {
-                spread(self.eval(&args[0])?, lanes)?
+            Intrinsic::Likely
+            | Intrinsic::LikelyIfInnermost
+            | Intrinsic::PromiseClamped
+            | Intrinsic::UnsafePromiseClamped
+            | Intrinsic::MemoizeExpr
+            | Intrinsic::StrictFloat => spread(self.eval(&args[0])?, lanes)?,
+            Intrinsic::WidenRightAdd
+            | Intrinsic::WidenRightMul
+            | Intrinsic::WidenRightSub
+            | Intrinsic::WideningShiftLeft
+            | Intrinsic::WideningShiftRight
+            | Intrinsic::RoundingShiftLeft
+            | Intrinsic::RoundingShiftRight
+            | Intrinsic::ExtractBits
+            | Intrinsic::ConcatBits => {
+                let ty = et.with_lanes(lanes as u16);
+                match crate::analysis::lower_intrinsic::lower_intrinsic(i, ty, args) {
+                    Some(lowered) => spread(self.eval(&lowered)?, lanes)?,
+                    None => return unsupported(format!("intrinsic {i:?} of {ty:?}")),
+                }
             }
             Intrinsic::SignedIntegerOverflow => {
                 self.overflowed = true;
@@ -537,7 +558,20 @@ impl<'a> Evaluator<'a> {
             Intrinsic::ShiftLeft | Intrinsic::ShiftRight if !et.is_float() => {
                 let (a, b) = (self.ints(&args[0], lanes)?, self.ints(&args[1], lanes)?);
                 let left = i == Intrinsic::ShiftLeft;
+                // A shift by the width or more is undefined (LLVM poison).
+                self.overflowed |= b.iter().any(|&y| y.abs() >= et.bits as i128);
                 ints(a.iter().zip(&b).map(|(&x, &y)| shift(et, x, y, left)).collect())
+            }
+            // The two used by the rounding shifts' lowering: exact in
+            // wider arithmetic, as code generation computes them.
+            Intrinsic::RoundingHalvingAdd if !et.is_float() => {
+                let (a, b) = (self.ints(&args[0], lanes)?, self.ints(&args[1], lanes)?);
+                ints(a.iter().zip(&b).map(|(&x, &y)| (x + y + 1) >> 1).collect())
+            }
+            Intrinsic::SaturatingAdd | Intrinsic::SaturatingSub if !et.is_float() => {
+                let (a, b) = (self.ints(&args[0], lanes)?, self.ints(&args[1], lanes)?);
+                let sum = |x: i128, y: i128| if i == Intrinsic::SaturatingAdd { x + y } else { x - y };
+                ints(a.iter().zip(&b).map(|(&x, &y)| sum(x, y).clamp(et.min_int(), et.max_int())).collect())
             }
             Intrinsic::Abs => {
                 let v = spread(self.eval(&args[0])?, lanes)?;
@@ -620,12 +654,34 @@ impl<'a> Evaluator<'a> {
     }
 }
 
+/// A vector of `from` lanes read as `lanes` lanes of `to` (the same total
+/// bits; lane 0 holds the lowest bits, as on a little-endian machine).
+fn regroup_bits(to: Type, from: Type, v: &[Value], lanes: usize) -> Result<Vec<Value>, Unsupported> {
+    let mut bits: Vec<bool> = Vec::with_capacity(v.len() * from.bits as usize);
+    for &x in v {
+        let word = match reinterpret(Type::uint(from.bits), from, x)? {
+            Value::Int(w) => w as u128,
+            Value::Float(_) => return unsupported("a float as bits"),
+        };
+        bits.extend((0..from.bits as u32).map(|k| (word >> k) & 1 == 1));
+    }
+    if bits.len() != to.bits as usize * lanes {
+        return unsupported(format!("reinterpret of {} bits as {lanes} x {to:?}", bits.len()));
+    }
+    bits.chunks(to.bits as usize)
+        .map(|chunk| {
+            let word = chunk.iter().rev().fold(0u128, |w, &b| (w << 1) | b as u128);
+            reinterpret(to, Type::uint(to.bits), Value::Int(word as i128))
+        })
+        .collect()
+}
+
 /// The bits of a value of type `from` read as type `to` (same width).
 fn reinterpret(to: Type, from: Type, v: Value) -> Result<Value, Unsupported> {
     let bits = match (from.code, from.bits, v) {
         (TypeCode::Float, 32, Value::Float(f)) => (f as f32).to_bits() as u128,
         (TypeCode::Float, 64, Value::Float(f)) => f.to_bits() as u128,
-        (TypeCode::Int | TypeCode::UInt, _, Value::Int(x)) => (x as u128) & ((1u128 << from.bits) - 1),
+        (TypeCode::Int | TypeCode::UInt, _, Value::Int(x)) => (x as u128) & (u128::MAX >> (128 - from.bits as u32)),
         _ => return unsupported(format!("reinterpret from {from:?}")),
     };
     Ok(match (to.code, to.bits) {
@@ -695,6 +751,33 @@ mod tests {
         let mut env: HashMap<String, Value> = HashMap::new();
         let v = eval_lanes(&r, &mut env).unwrap();
         assert_eq!(v, [3, 5, 7, 9].map(Value::Int).to_vec());
+    }
+
+    #[test]
+    fn reinterpret_regroups_lanes_little_endian() {
+        let v = Expr::shuffle(
+            vec![Expr::uint_imm(Type::uint(8), 0x34), Expr::uint_imm(Type::uint(8), 0x12)],
+            vec![0, 1],
+        );
+        let e = Expr::reinterpret(Type::uint(16), v);
+        assert_eq!(eval_scalar(&e, &HashMap::new()).unwrap(), Value::Int(0x1234));
+        let w = Expr::reinterpret(Type::int(8).with_lanes(2), Expr::uint_imm(Type::uint(16), 0xff01));
+        let mut env: HashMap<String, Value> = HashMap::new();
+        assert_eq!(eval_lanes(&w, &mut env).unwrap(), vec![Value::Int(1), Value::Int(-1)]);
+    }
+
+    #[test]
+    fn shift_past_the_width_is_undefined() {
+        let e = Expr::intrinsic(
+            Type::uint(8),
+            Intrinsic::ShiftLeft,
+            vec![Expr::var(Type::uint(8), "x"), Expr::uint_imm(Type::uint(8), 8)],
+        );
+        let mut env: HashMap<String, Value> = HashMap::new();
+        env.insert("x".into(), Value::Int(3));
+        let mut ev = Evaluator::new(&mut env);
+        ev.eval(&e).unwrap();
+        assert!(ev.overflowed);
     }
 
     #[test]

@@ -124,7 +124,9 @@ impl Analysis<'_> {
                     CallKind::Intrinsic(
                         Intrinsic::Likely
                         | Intrinsic::LikelyIfInnermost
-                        | Intrinsic::PromiseClamped,
+                        | Intrinsic::PromiseClamped
+                        | Intrinsic::UnsafePromiseClamped
+                        | Intrinsic::MemoizeExpr,
                     ),
                 args,
                 ..

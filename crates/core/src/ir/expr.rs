@@ -223,6 +223,42 @@ pub enum Intrinsic {
     /// Marks a pure value for the optimizer; returns arg 0.
     PromiseClamped,
     StrictFloat,
+    /// `widen_right_add/mul/sub(a, b)`: `a` of twice `b`'s width combined
+    /// with `b` widened (FindIntrinsics.cpp's lowering).
+    WidenRightAdd,
+    WidenRightMul,
+    WidenRightSub,
+    /// `widening_shift_left/right(a, b)`: `a` widened, then shifted by `b`.
+    WideningShiftLeft,
+    WideningShiftRight,
+    /// `rounding_shift_left/right(a, b)`: shifts that round to nearest
+    /// (halves up) where bits are dropped.
+    RoundingShiftLeft,
+    RoundingShiftRight,
+    /// `extract_bits(e, lsb)`: the bits of `e` from `lsb` up, as the call's type.
+    ExtractBits,
+    /// `concat_bits(e0, e1, ...)`: the arguments' bits, `e0` lowest.
+    ConcatBits,
+    /// `unsafe_promise_clamped(value, min, max)`: `value`, which the user
+    /// promises lies in `[min, max]` (bounds inference relies on it).
+    UnsafePromiseClamped,
+    /// `memoize_tag(value, keys...)`: `value`; the keys only name a cache entry.
+    MemoizeExpr,
+    /// `scatter(...)` / `gather(...)`: several values of one update definition,
+    /// split into one store each before storage flattening.
+    ScatterGather,
+    /// Facts of the compile target, replaced by constants when lowering:
+    /// `target_arch_is(arch)`, `target_os_is(os)`, `target_bits()`,
+    /// `target_has_feature(feature)` (Halide's enum values as int32 args) and
+    /// `target_natural_vector_size(zero of the element type)`.
+    TargetArchIs,
+    TargetOsIs,
+    TargetBits,
+    TargetHasFeature,
+    TargetNaturalVectorSize,
+    /// `random(seed?, id)`: replaced by a hash of its arguments and the
+    /// defining Func's free vars when the Func is defined (`lang/random.rs`).
+    Random,
 }
 
 impl Intrinsic {
@@ -487,6 +523,30 @@ impl Expr {
     }
     pub fn lanes(&self) -> u16 {
         self.ty().lanes
+    }
+
+    /// Halide's name of the node's class (`IntImm`, `Add`, `Call`, ...),
+    /// which some of its error messages show.
+    pub fn node_type_name(&self) -> String {
+        match self.node() {
+            ExprNode::IntImm(_) => "IntImm".into(),
+            ExprNode::UIntImm(_) => "UIntImm".into(),
+            ExprNode::FloatImm(_) => "FloatImm".into(),
+            ExprNode::StringImm(_) => "StringImm".into(),
+            ExprNode::Cast(_) => "Cast".into(),
+            ExprNode::Reinterpret(_) => "Reinterpret".into(),
+            ExprNode::Variable { .. } => "Variable".into(),
+            ExprNode::Binary { op, .. } => format!("{op:?}"),
+            ExprNode::Not(_) => "Not".into(),
+            ExprNode::Select { .. } => "Select".into(),
+            ExprNode::Load { .. } => "Load".into(),
+            ExprNode::Ramp { .. } => "Ramp".into(),
+            ExprNode::Broadcast { .. } => "Broadcast".into(),
+            ExprNode::Let { .. } => "Let".into(),
+            ExprNode::Call { .. } => "Call".into(),
+            ExprNode::Shuffle { .. } => "Shuffle".into(),
+            ExprNode::VectorReduce { .. } => "VectorReduce".into(),
+        }
     }
 
     // ---- constants -------------------------------------------------------

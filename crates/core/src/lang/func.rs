@@ -493,6 +493,7 @@ impl Func {
             }
         }
         crate::lang::update::freeze_callees(&self.function, &values);
+        let values = lower_random_calls(values, &arg_names);
         let values = self.function.own_all(&values)?;
         let mut c = self.function.write();
         c.output_types = values.iter().map(|v| v.ty()).collect();
@@ -1199,6 +1200,17 @@ impl Func {
     pub fn specialize_fail(&self, message: &str) -> Result<()> {
         self.stage().specialize_fail(message)
     }
+}
+
+/// Every definition takes a tag and turns the `random_*()` calls in its
+/// values into hashes of the tag and its pure vars (lang/random.rs).
+pub(crate) fn lower_random_calls(values: Vec<Expr>, args: &[String]) -> Vec<Expr> {
+    let tag = crate::lang::random::next_definition_tag();
+    let free: Vec<Expr> = args.iter().map(|a| Expr::var_i32(a.clone())).collect();
+    values
+        .iter()
+        .map(|v| crate::lang::random::lower_random(v, &free, tag))
+        .collect()
 }
 
 #[cfg(test)]

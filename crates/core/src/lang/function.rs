@@ -400,6 +400,7 @@ impl Function {
     /// definitions the front end builds itself (wrappers), whose arguments
     /// may be implicit vars that user definitions can't name.
     pub fn set_pure_definition(&self, args: Vec<String>, values: Vec<Expr>) -> Result<()> {
+        let values = crate::lang::func::lower_random_calls(values, &args);
         let values = self.own_all(&values)?;
         let mut c = self.write();
         c.output_types = values.iter().map(|v| v.ty()).collect();

@@ -223,9 +223,11 @@ pub fn lossless_cast(t: Type, e: &Expr) -> Option<Expr> {
     if t.can_represent_type(e.ty()) {
         return cast(t, e.clone()).ok();
     }
+    // Through a cast only if that cast itself loses nothing (float32(x)
+    // of an int32 x does).
     if let ExprNode::Cast(inner) = e.node() {
-        if t.can_represent_type(inner.ty()) {
-            return cast(t, inner.clone()).ok();
+        if e.ty().can_represent_type(inner.ty()) {
+            return lossless_cast(t, inner);
         }
     }
     None
@@ -782,6 +784,33 @@ pub fn require(cond: Expr, value: Expr, args: Vec<Expr>) -> Result<Expr> {
         call.push(a);
     }
     Ok(Expr::intrinsic(value.ty(), Intrinsic::Require, call))
+}
+
+/// `unsafe_promise_clamped(value, min, max)`: `value`, promised to lie in
+/// `[min, max]` (nothing checks it). The bounds must convert losslessly to
+/// the value's type.
+pub fn unsafe_promise_clamped(value: Expr, min: Expr, max: Expr) -> Result<Expr> {
+    let t = value.ty();
+    let bound = |which: &str, b: &Expr| {
+        lossless_cast(t, b).ok_or_else(|| {
+            Error::user(format!(
+                "unsafe_promise_clamped {which} argument (type {} {}) could not be cast losslessly to {}\n",
+                b.node_type_name(),
+                ir_type_name(b.ty()),
+                ir_type_name(t)
+            ))
+        })
+    };
+    let (lo, hi) = (bound("min", &min)?, bound("max", &max)?);
+    Ok(Expr::intrinsic(t, Intrinsic::UnsafePromiseClamped, vec![value, lo, hi]))
+}
+
+/// `memoize_tag(result, keys...)`: `result`; the keys only identify it.
+pub fn memoize_tag(result: Expr, keys: Vec<Expr>) -> Expr {
+    let t = result.ty();
+    let mut args = vec![result];
+    args.extend(keys);
+    Expr::intrinsic(t, Intrinsic::MemoizeExpr, args)
 }
 
 pub fn likely(e: Expr) -> Expr {

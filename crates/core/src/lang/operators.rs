@@ -166,7 +166,7 @@ pub fn reinterpret(t: Type, e: Expr) -> Result<Expr> {
 
 // ---- type matching --------------------------------------------------------------
 
-fn match_lanes(a: Expr, b: Expr) -> Result<(Expr, Expr)> {
+pub(crate) fn match_lanes(a: Expr, b: Expr) -> Result<(Expr, Expr)> {
     let (la, lb) = (a.lanes(), b.lanes());
     if la == 1 && lb > 1 {
         Ok((Expr::broadcast(a, lb), b))
@@ -193,7 +193,7 @@ fn widened(t: Type, bits: u8) -> Type {
     t.with_bits(bits)
 }
 
-fn match_bits(a: Expr, b: Expr) -> Result<(Expr, Expr)> {
+pub(crate) fn match_bits(a: Expr, b: Expr) -> Result<(Expr, Expr)> {
     let (ba, bb) = (a.ty().bits, b.ty().bits);
     if ba < bb {
         let t = widened(a.ty(), bb);

@@ -201,11 +201,37 @@ pub fn define_update(f: &Func, args: Vec<Expr>, values: Vec<Expr>) -> Result<()>
         d.freeze();
     }
     let stage = update_stage_schedule(domain.as_ref(), &pure_vars);
+    let (args, values) = lower_random_in_update(update.args, update.values, &pure_vars, domain.as_ref());
     function.push_update(UpdateDefinition {
         domain,
         stage,
+        args,
+        values,
         ..update
     })
+}
+
+/// An update's random calls (in its args, values and its domain's
+/// predicate) hash its tag, its pure vars (in argument order) and then its
+/// RVars.
+fn lower_random_in_update(
+    args: Vec<Expr>,
+    values: Vec<Expr>,
+    pure_vars: &[String],
+    domain: Option<&ReductionDomain>,
+) -> (Vec<Expr>, Vec<Expr>) {
+    use crate::lang::random::{lower_random, next_definition_tag};
+    let mut free: Vec<Expr> = pure_vars.iter().map(|v| Expr::var_i32(v.clone())).collect();
+    if let Some(d) = domain {
+        free.extend(d.vars().into_iter().map(|v| Expr::rvar(v.name, d.clone())));
+    }
+    let tag = next_definition_tag();
+    if let Some(d) = domain.filter(|d| d.has_predicate()) {
+        // The domain is shared; Halide rewrites its predicate the same way.
+        d.set_predicate(Some(lower_random(&d.predicate(), &free, tag)));
+    }
+    let lower = |es: Vec<Expr>| es.iter().map(|e| lower_random(e, &free, tag)).collect();
+    (lower(args), lower(values))
 }
 
 /// The identity of a compound assignment operator, of type `t`.

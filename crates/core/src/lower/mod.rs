@@ -45,7 +45,9 @@ pub mod schedule_expr_checks;
 pub mod storage_folding;
 pub mod schedule_functions;
 pub mod split_predicates;
+pub mod split_scatter_gather;
 pub mod storage_flattening;
+pub mod target_query_ops;
 pub mod wrap_calls;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,6 +167,9 @@ impl PassLog {
 pub struct LowerOptions {
     /// Halide's `no_asserts`: no run-time checks at all.
     pub no_asserts: bool,
+    /// What the target queries (`target_bits()`, ...) answer; the unknown
+    /// `Target()` stands for the host.
+    pub target: crate::target::Target,
 }
 
 /// Lower the pipeline computing `outputs` to a single loop nest, in
@@ -179,8 +184,26 @@ pub fn lower_with(outputs: &[Function], name: &str, options: &LowerOptions) -> R
     crate::stack::with_large_stack(|| lower_here(outputs, name, options))
 }
 
-/// `lower_with` on the current thread.
+/// `lower_with` on the current thread. The target queries (`hl.get_target()`
+/// inside an Expr) answer for the compile target, set thread-locally here
+/// because the large-stack thread is the one that lowers.
 fn lower_here(outputs: &[Function], name: &str, options: &LowerOptions) -> Result<Lowered> {
+    let target = if options.target == crate::target::Target::default() {
+        crate::target::Target::host()
+    } else {
+        options.target.clone()
+    };
+    crate::lang::target_queries::with_compile_target(&target, || {
+        lower_for_target(outputs, name, options, &target)
+    })
+}
+
+fn lower_for_target(
+    outputs: &[Function],
+    name: &str,
+    options: &LowerOptions,
+    target: &crate::target::Target,
+) -> Result<Lowered> {
     use crate::analysis::simplify::simplify_stmt;
     let log = PassLog::new();
     let env = environment::build_environment(outputs)?;
@@ -189,6 +212,9 @@ fn lower_here(outputs: &[Function], name: &str, options: &LowerOptions) -> Resul
 
     let mut s = log.run("schedule functions", Stmt::no_op(), |_| {
         schedule_functions::schedule_functions(&env, outputs)
+    })?;
+    s = log.run("target queries", s, |s| {
+        Ok(target_query_ops::lower_target_query_ops(s, target))
     })?;
     // Inputs (buffers, then scalars, each sorted by name), then one output
     // buffer per value: `f`, or `f.0`, `f.1`, ... for a Tuple.
@@ -256,6 +282,7 @@ fn lower_here(outputs: &[Function], name: &str, options: &LowerOptions) -> Resul
         Ok(lower_safe_promises::lower_safe_promises(s))
     })?;
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
+    s = log.run("split scatter/gather", s, split_scatter_gather::split_scatter_gather)?;
     s = log.run("storage flattening", s, |s| {
         storage_flattening::storage_flattening(s, &env)
     })?;

@@ -110,7 +110,9 @@ impl Simplifier {
                     (op == ShiftLeft, sh)
                 };
                 if sh >= bits {
-                    return None;
+                    // Halide's simplifier: a constant shift by the width or
+                    // more is undefined, reported as signed overflow.
+                    return Some(fold::signed_integer_overflow(ty));
                 }
                 if sh == 0 {
                     return Some(a[0].clone());
@@ -208,9 +210,40 @@ impl Simplifier {
                 };
                 Some(fold::make(ty, C::U(r as u64)))
             }
+            TargetArchIs | TargetOsIs | TargetBits | TargetHasFeature | TargetNaturalVectorSize => {
+                crate::lang::target_queries::query_value(op, a)
+            }
+            ConcatBits if a.len() == 1 => Some(a[0].clone()),
+            WidenRightAdd | WidenRightMul | WidenRightSub | WideningShiftLeft
+            | WideningShiftRight | RoundingShiftLeft | RoundingShiftRight | ExtractBits
+            | ConcatBits
+                if a.iter().all(|x| fold::const_of(x).is_some()) =>
+            {
+                fold_through_evaluator(op, ty, a)
+            }
             _ => None,
         }
     }
+}
+
+/// The constant value of an intrinsic of constant arguments, as the
+/// evaluator computes it (through its lowering); `None` where that is
+/// undefined (a shift past the width), which is left to code generation.
+fn fold_through_evaluator(op: Intrinsic, ty: Type, args: &[Expr]) -> Option<Expr> {
+    use crate::analysis::evaluate::{Evaluator, Value};
+    if !ty.is_scalar() || !(ty.is_int_or_uint() || ty.is_float()) {
+        return None;
+    }
+    let mut env: std::collections::HashMap<String, Value> = Default::default();
+    let mut ev = Evaluator::new(&mut env);
+    let v = ev.eval(&Expr::intrinsic(ty, op, args.to_vec())).ok()?;
+    if ev.overflowed {
+        return None;
+    }
+    Some(match v.first()? {
+        Value::Int(i) => fold::make_int(ty, *i),
+        Value::Float(f) => fold::make(ty, C::F(*f)),
+    })
 }
 
 /// Facts about a call's value.
@@ -226,13 +259,22 @@ pub(crate) fn call_info(s: &mut Simplifier, e: &Expr) -> Info {
         return range;
     };
     match op {
-        Intrinsic::Likely | Intrinsic::LikelyIfInnermost | Intrinsic::PromiseClamped
+        Intrinsic::Likely
+        | Intrinsic::LikelyIfInnermost
+        | Intrinsic::PromiseClamped
+        | Intrinsic::MemoizeExpr
             if !args.is_empty() =>
         {
             if args[0].ty() == ty {
                 s.info(&args[0])
             } else {
                 range
+            }
+        }
+        Intrinsic::TargetBits | Intrinsic::TargetNaturalVectorSize => {
+            match crate::lang::target_queries::query_value(*op, args).and_then(|v| v.as_int_const()) {
+                Some(v) => Info::exact(v),
+                None => range,
             }
         }
         Intrinsic::Abs if args.len() == 1 => {
@@ -332,6 +374,38 @@ mod tests {
             s(c(Intrinsic::BitwiseOr, vec![x.clone(), Expr::i32(0)])),
             "x"
         );
+    }
+
+    #[test]
+    fn shifts_past_the_width_are_overflow() {
+        // Halide's simplifier: poison in LLVM, its signed-overflow error here.
+        let u8t = Type::uint(8);
+        let x = Expr::var(u8t, "x");
+        for (op, amount) in [
+            (Intrinsic::ShiftLeft, Expr::uint_imm(u8t, 8)),
+            (Intrinsic::ShiftRight, Expr::uint_imm(u8t, 200)),
+        ] {
+            let e = simplify(&Expr::intrinsic(u8t, op, vec![x.clone(), amount]));
+            assert!(e.as_intrinsic(Intrinsic::SignedIntegerOverflow).is_some(), "{e}");
+        }
+        // A negative signed amount shifts the other way, by its magnitude.
+        let i32x = Expr::var_i32("x");
+        let e = simplify(&Expr::intrinsic(Type::i32(), Intrinsic::ShiftLeft, vec![i32x, Expr::i32(-40)]));
+        assert!(e.as_intrinsic(Intrinsic::SignedIntegerOverflow).is_some(), "{e}");
+    }
+
+    #[test]
+    fn target_queries_fold_while_compiling() {
+        use crate::lang::target_queries::{target_bits, target_has_feature, with_compile_target};
+        use crate::target::{feature, Target};
+        let t = Target::parse("x86-64-linux-avx2").unwrap();
+        assert!(!simplify(&target_bits()).is_const());
+        with_compile_target(&t, || {
+            assert!(simplify(&target_bits()).is_const_value(64));
+            assert!(simplify(&target_has_feature(feature::AVX2)).is_true());
+            assert!(simplify(&target_has_feature(feature::AVX512)).is_false());
+        });
+        assert!(!simplify(&target_bits()).is_const());
     }
 
     #[test]
