@@ -40,6 +40,7 @@ pub mod arguments;
 pub mod bounds_inference;
 pub mod buffer_checks;
 pub mod environment;
+pub mod fused_groups;
 pub mod sliding_window;
 pub mod storage_folding;
 pub mod schedule_functions;
