@@ -286,6 +286,21 @@ fn children_first(
     Ok(out)
 }
 
+/// The stage at the root of the compute_with tree of stage `k` of `name`
+/// (itself if it is not fused into another): its loop nest encloses the
+/// whole loop nest of stage `k`.
+pub fn fusion_root(pairs: &[FusedPair], name: &str, k: usize) -> (String, usize) {
+    let mut at = (name.to_string(), k);
+    // Pairs have no cycles (checked): at most one step per pair.
+    for _ in 0..=pairs.len() {
+        match pairs.iter().find(|p| p.child == at.0 && p.child_stage == at.1) {
+            Some(p) => at = (p.parent.clone(), p.parent_stage),
+            None => break,
+        }
+    }
+    at
+}
+
 /// Halide's kinds of loop dimensions, for the matching check.
 fn dim_type(f: &Function, k: usize, st: &StageSchedule, d: &Dim) -> &'static str {
     if !d.is_rvar {

@@ -40,6 +40,7 @@ pub mod arguments;
 pub mod bounds_inference;
 pub mod buffer_checks;
 pub mod environment;
+pub mod fuse_loop_nests;
 pub mod fused_groups;
 pub mod sliding_window;
 pub mod storage_folding;
