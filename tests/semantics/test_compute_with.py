@@ -5,7 +5,7 @@ reference's errors; and the fused loops must really be one loop nest."""
 import numpy as np
 import pytest
 
-from .harness import differential
+from .harness import REF_MODULE, SELFTEST, differential
 
 ALIGNS = ["AlignStart", "AlignEnd", "NoAlign", "Auto"]
 
@@ -302,6 +302,29 @@ def test_only_some_are_tiled(hl):
     inp.store_root()
     inp.compute_at(f, y).vectorize(x, 8)
     return _realize_three(hl, f, g, h)
+
+
+@pytest.mark.skipif(SELFTEST, reason="the reference is wrong here")
+@differential()
+@pytest.mark.parametrize("fuse_at", ["xo", "xi"])
+def test_parent_guard_outside_the_inner_fused_loops(hl, fuse_at):
+    """A's y split guard depends on its shared y loops only; B, fused with
+    A at an x loop inside, must not be skipped where A's guard fails.
+    halide 21 skips it (its output holds uninitialized values): compared
+    with the unfused reference."""
+    x, y = hl.Var("x"), hl.Var("y")
+    xo, xi, yo, yi = hl.Var("xo"), hl.Var("xi"), hl.Var("yo"), hl.Var("yi")
+    inp, A, B, h = hl.Func("inp"), hl.Func("A"), hl.Func("B"), hl.Func("h")
+    inp[x, y] = x * 7 + y * 3 + (x * y) % 5
+    A[x, y] = inp[x - 1, y - 1]
+    B[x, y] = inp[2 * x - 2, y + 1] + (x - y)
+    h[x, y] = A[x + 3, y + 1] + B[x - 2, y + 3]
+    T = hl.TailStrategy
+    A.compute_at(h, y).split(y, yo, yi, 2, T.GuardWithIf).split(x, xo, xi, 8, T.GuardWithIf)
+    B.compute_at(h, y).split(y, yo, yi, 4, T.ShiftInwards).split(x, xo, xi, 8, T.GuardWithIf)
+    if hl.__name__ != REF_MODULE:
+        B.compute_with(A, {"xo": xo, "xi": xi}[fuse_at])
+    return h.realize([9, 5])
 
 
 # ---------------------------------------------------------------------------
@@ -1000,6 +1023,16 @@ def test_error_loop_types_do_not_match(hl, which):
         f.unroll(x)
     g.compute_with(f, x)
     h.realize([16, 10])
+
+
+@differential(expect_error=True)
+def test_error_whole_fused_dims_vectorized(hl):
+    """The shared loop spans both Funcs' ranges: not a constant extent."""
+    x, y, f, g, h = _two(hl)
+    f.compute_root().vectorize(x)
+    g.compute_root().vectorize(x)
+    g.compute_with(f, x)
+    h.realize([4, 10])
 
 
 @differential(expect_error=True)

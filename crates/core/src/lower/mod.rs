@@ -179,9 +179,11 @@ pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
 pub fn lower_with(outputs: &[Function], name: &str, options: &LowerOptions) -> Result<Lowered> {
     use crate::analysis::simplify::simplify_stmt;
     let log = PassLog::new();
+    // The Funcs, their realization order and compute_with groups.
     let env = environment::build_environment(outputs)?;
     let input_buffers = environment::bound_input_buffers(&env)?;
 
+    // Loop nests (a compute_with group as one nest: fuse_loop_nests.rs).
     let mut s = log.run("schedule functions", Stmt::no_op(), |_| {
         schedule_functions::schedule_functions(&env, outputs)
     })?;

@@ -15,7 +15,10 @@
 //! inference defines later. Realize bounds refer to
 //! `f.v.min_realized`/`f.v.extent_realized`, also defined by bounds
 //! inference. The Provide of an `atomic()` update stage is wrapped in an
-//! `Atomic` node; its loops keep their scheduled types.
+//! `Atomic` node; its loops keep their scheduled types. The Funcs of a
+//! compute_with group (lower/fused_groups.rs) share one produce, nested
+//! `produce` nodes around one loop nest (lower/fuse_loop_nests.rs), placed
+//! at their common compute level, each with its own Realize.
 
 use std::collections::HashMap;
 
@@ -390,7 +393,15 @@ fn build_loop_nest(
             names.get(&d.var).map(|internal| format!("{p}{internal}"))
         });
     }
-    let placed = place_guards(&guards, &defs, &loop_vars);
+    let mut placed = place_guards(&guards, &defs, &loop_vars);
+    // Loops shared with other stages (compute_with) also run those stages,
+    // appended to their bodies later: a guard of this stage goes no
+    // further out than the innermost shared loop's body.
+    if let Some(from) = fused_from {
+        for at in placed.guards.iter_mut().flatten() {
+            *at = (*at).min(from);
+        }
+    }
 
     // Innermost: the guards and split definitions not placed further out
     // (each defined before use).
