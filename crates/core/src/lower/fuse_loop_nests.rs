@@ -133,6 +133,38 @@ impl Group {
         Ok(Group { stages })
     }
 
+    /// Where the nest of `key`, fused with `parent`, goes: at the end of
+    /// the body of the loop that owns its innermost shared position (its
+    /// parent's loop over the fused var, unless the parent is itself fused
+    /// there: a parent fused at an inner loop has its own extent-1 loops
+    /// inside that one, where `key` would run once per inner iteration;
+    /// Halide puts it there).
+    fn injection_level(&self, key: Key, parent: Key, names: &[String]) -> LoopLevel {
+        let s = &self.stages[&key];
+        let (owner, var) = match s.fused.checked_sub(1) {
+            None => (parent, s.fuse_var.clone()),
+            Some(j) => {
+                let o = self.owner(key, j);
+                let os = &self.stages[&o];
+                let n = &os.loop_names[j];
+                (o, n.strip_prefix(&os.prefix).unwrap_or(n).to_string())
+            }
+        };
+        LoopLevel::At {
+            func: names[owner.0].clone(),
+            var,
+            stage: Some(owner.1),
+        }
+    }
+
+    /// The root of `key`'s compute_with tree (whose nest it runs in).
+    fn root(&self, key: Key) -> Key {
+        match self.stages[&key].parent {
+            Some(p) => self.root(p),
+            None => key,
+        }
+    }
+
     /// The stage that owns the shared loop at position `j` of `key`.
     fn owner(&self, key: Key, j: usize) -> Key {
         let s = &self.stages[&key];
@@ -188,9 +220,12 @@ impl Group {
 }
 
 /// Halide's order of the group's stages: each Func's stages in sequence,
-/// a child stage after its parent stage, and a child's stages before the
-/// parent stage of a later child stage (unless consecutive stages share
-/// one parent stage).
+/// a child stage after its parent stage, and the earlier stages of a
+/// child's Func before the nest it runs in (unless consecutive stages
+/// share one parent stage). That nest is the one of the root of the
+/// parent's compute_with tree, which is where the child runs; Halide
+/// orders them before the parent stage only, which for a parent that is
+/// itself fused runs the child before the earlier stages of its Func.
 fn stage_order(env: &Environment, names: &[String], group: &Group) -> Result<Vec<Key>> {
     let counts: Vec<usize> = names.iter().map(|n| env.get(n).read().updates.len() + 1).collect();
     let mut deps: Vec<Vec<usize>> = counts.iter().map(|&c| vec![0; c]).collect();
@@ -205,9 +240,10 @@ fn stage_order(env: &Environment, names: &[String], group: &Group) -> Result<Vec
             adj[p.0][p.1].push((i, k));
             if k > 0 {
                 if prev != Some(p) {
+                    let root = group.root(p);
                     for earlier in 0..k {
-                        deps[p.0][p.1] += 1;
-                        adj[i][earlier].push(p);
+                        deps[root.0][root.1] += 1;
+                        adj[i][earlier].push(root);
                     }
                 }
                 prev = Some(p);
@@ -400,11 +436,7 @@ pub fn build_group_produce(env: &Environment, names: &[String]) -> Result<Stmt> 
             });
             continue;
         };
-        let level = LoopLevel::At {
-            func: names[parent.0].clone(),
-            var: gs.fuse_var.clone(),
-            stage: Some(parent.1),
-        };
+        let level = group.injection_level(*key, parent, names);
         let mut inject = InjectAt {
             level: &level,
             stmt: &nest,
