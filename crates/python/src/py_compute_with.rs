@@ -20,7 +20,14 @@ use crate::py_loop_level::PyLoopLevel;
 use crate::py_rdom::var_or_rvar;
 use crate::py_stage::PyStage;
 
-#[pyclass(name = "LoopAlignStrategy", module = "ferrohalide", eq, eq_int, hash, frozen)]
+#[pyclass(
+    name = "LoopAlignStrategy",
+    module = "ferrohalide",
+    eq,
+    eq_int,
+    hash,
+    frozen
+)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PyLoopAlignStrategy {
     AlignStart = 0,

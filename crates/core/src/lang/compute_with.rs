@@ -115,7 +115,10 @@ mod tests {
             .unwrap();
         let fl = g.function.read().stage.fuse_level.clone().unwrap();
         assert_eq!(fl.level, at(&f.name(), "y"));
-        assert_eq!(fl.align, vec![("y".to_string(), LoopAlignStrategy::AlignEnd)]);
+        assert_eq!(
+            fl.align,
+            vec![("y".to_string(), LoopAlignStrategy::AlignEnd)]
+        );
     }
 
     #[test]
@@ -125,7 +128,9 @@ mod tests {
             .stage()
             .compute_with(at(&g.name(), "x"), Align::One(LoopAlignStrategy::Auto))
             .unwrap_err();
-        assert!(e.message.starts_with("Cannot schedule cw_g2 to be computed with cw_g2.s0.x"));
+        assert!(e
+            .message
+            .starts_with("Cannot schedule cw_g2 to be computed with cw_g2.s0.x"));
         let e = g
             .stage()
             .compute_with(LoopLevel::Root, Align::One(LoopAlignStrategy::Auto))

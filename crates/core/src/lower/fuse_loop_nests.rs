@@ -84,8 +84,11 @@ struct Group {
 
 impl Group {
     fn new(env: &Environment, names: &[String]) -> Result<Group> {
-        let index: HashMap<&str, usize> =
-            names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+        let index: HashMap<&str, usize> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i))
+            .collect();
         let mut stages: HashMap<Key, GroupStage> = HashMap::new();
         for (i, name) in names.iter().enumerate() {
             let c = env.get(name).read();
@@ -94,7 +97,12 @@ impl Group {
                 let (mut parent, mut fused, mut guarded_from) = (None, 0, None);
                 let mut fuse_var = String::new();
                 if let Some(fl) = &st.fuse_level {
-                    let LoopLevel::At { func, var, stage: Some(ps) } = &fl.level else {
+                    let LoopLevel::At {
+                        func,
+                        var,
+                        stage: Some(ps),
+                    } = &fl.level
+                    else {
                         return Err(Error::internal("unchecked compute_with level"));
                     };
                     let from = fused_dim_index(&st.dims, var)
@@ -123,7 +131,11 @@ impl Group {
                         prefix,
                         parent,
                         fuse_var,
-                        align: st.fuse_level.as_ref().map(|f| f.align.clone()).unwrap_or_default(),
+                        align: st
+                            .fuse_level
+                            .as_ref()
+                            .map(|f| f.align.clone())
+                            .unwrap_or_default(),
                         fused,
                         guarded_from,
                     },
@@ -227,7 +239,10 @@ impl Group {
 /// orders them before the parent stage only, which for a parent that is
 /// itself fused runs the child before the earlier stages of its Func.
 fn stage_order(env: &Environment, names: &[String], group: &Group) -> Result<Vec<Key>> {
-    let counts: Vec<usize> = names.iter().map(|n| env.get(n).read().updates.len() + 1).collect();
+    let counts: Vec<usize> = names
+        .iter()
+        .map(|n| env.get(n).read().updates.len() + 1)
+        .collect();
     let mut deps: Vec<Vec<usize>> = counts.iter().map(|&c| vec![0; c]).collect();
     let mut adj: Vec<Vec<Vec<Key>>> = counts.iter().map(|&c| vec![vec![]; c]).collect();
     for (i, &count) in counts.iter().enumerate() {
@@ -241,9 +256,9 @@ fn stage_order(env: &Environment, names: &[String], group: &Group) -> Result<Vec
             if k > 0 {
                 if prev != Some(p) {
                     let root = group.root(p);
-                    for earlier in 0..k {
-                        deps[root.0][root.1] += 1;
-                        adj[i][earlier].push(root);
+                    deps[root.0][root.1] += k;
+                    for edges in &mut adj[i][..k] {
+                        edges.push(root);
                     }
                 }
                 prev = Some(p);
@@ -321,7 +336,14 @@ struct FuseLoops<'a> {
 }
 
 impl FuseLoops<'_> {
-    fn shared_loop(&mut self, name: &str, key: Key, j: usize, for_type: ForType, body: &Stmt) -> Stmt {
+    fn shared_loop(
+        &mut self,
+        name: &str,
+        key: Key,
+        j: usize,
+        for_type: ForType,
+        body: &Stmt,
+    ) -> Stmt {
         let group = self.group;
         let fused = fused_name(name);
         let s = &group.stages[&key];
@@ -355,7 +377,8 @@ impl FuseLoops<'_> {
                 lo = Expr::min(lo, Expr::sub(var(format!("{l}.loop_min")), shift.clone()));
                 hi = Expr::max(hi, Expr::sub(var(format!("{l}.loop_max")), shift));
             }
-            self.scope.insert((key, j), (name.to_string(), fused.clone()));
+            self.scope
+                .insert((key, j), (name.to_string(), fused.clone()));
             (lo, hi, for_type, var(fused.clone()))
         };
         let b = self.mutate_stmt(body);
@@ -368,7 +391,13 @@ impl FuseLoops<'_> {
             for_type,
             inner,
         );
-        let extent = Expr::add(Expr::sub(var(format!("{fused}.loop_max")), var(format!("{fused}.loop_min"))), Expr::i32(1));
+        let extent = Expr::add(
+            Expr::sub(
+                var(format!("{fused}.loop_max")),
+                var(format!("{fused}.loop_min")),
+            ),
+            Expr::i32(1),
+        );
         out = Stmt::let_stmt(format!("{fused}.loop_extent"), extent, out);
         out = Stmt::let_stmt(format!("{fused}.loop_max"), hi, out);
         Stmt::let_stmt(format!("{fused}.loop_min"), lo, out)
@@ -455,7 +484,9 @@ pub fn build_group_produce(env: &Environment, names: &[String]) -> Result<Stmt> 
     let mut loops = HashMap::new();
     for (key, gs) in &group.stages {
         let c = env.get(&names[key.0]).read();
-        let count = gs.guarded_from.map_or(0, |g| stage_schedule(&c, key.1).dims.len() - 1 - g);
+        let count = gs
+            .guarded_from
+            .map_or(0, |g| stage_schedule(&c, key.1).dims.len() - 1 - g);
         collect_loops(
             stage_schedule(&c, key.1),
             stage_specializations(&c, key.1),

@@ -19,8 +19,8 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::{Error, Result};
 use crate::ir::ForType;
-use crate::lang::function::{Function, FunctionContents, Specialization};
 use crate::lang::func::var_name_match;
+use crate::lang::function::{Function, FunctionContents, Specialization};
 use crate::lang::stage::Stage;
 use crate::schedule::{Dim, FuseLevel, LockedLevels, LoopLevel, StageSchedule};
 
@@ -66,7 +66,11 @@ fn fuse_levels(f: &Function) -> Vec<(usize, FuseLevel)> {
 /// Halide's check that `f`'s stages can still run in order: a later
 /// stage may not be fused with an earlier stage of the same parent than
 /// an earlier stage was (except consecutive stages sharing one).
-fn check_stages_in_order(name: &str, levels: &[(usize, String, usize)], stages: usize) -> Result<()> {
+fn check_stages_in_order(
+    name: &str,
+    levels: &[(usize, String, usize)],
+    stages: usize,
+) -> Result<()> {
     let mut last: HashMap<&str, (i64, i64)> = HashMap::new();
     let mut consecutive = false;
     for i in 0..stages {
@@ -109,7 +113,12 @@ pub fn fused_pairs(funcs: &HashMap<String, Function>) -> Result<Vec<FusedPair>> 
         let f = &funcs[name];
         let mut levels = vec![];
         for (k, fl) in fuse_levels(f) {
-            let LoopLevel::At { func: parent, var, stage } = &fl.level else {
+            let LoopLevel::At {
+                func: parent,
+                var,
+                stage,
+            } = &fl.level
+            else {
                 return Err(Error::internal("compute_with level is not a loop"));
             };
             let Some(p) = funcs.get(parent) else {
@@ -153,7 +162,10 @@ pub fn fused_pairs(funcs: &HashMap<String, Function>) -> Result<Vec<FusedPair>> 
         }
     }
     for p in &pairs {
-        if pairs.iter().any(|q| q.parent == p.child && q.child == p.parent) {
+        if pairs
+            .iter()
+            .any(|q| q.parent == p.child && q.child == p.parent)
+        {
             return Err(Error::user(format!(
                 "Found cyclic dependencies between compute_with of {} and {}\n",
                 p.parent, p.child
@@ -172,11 +184,17 @@ pub fn realization_order(
     order: &[String],
     pairs: &[FusedPair],
 ) -> Result<Vec<Vec<String>>> {
-    let position: HashMap<&str, usize> =
-        order.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+    let position: HashMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
     // Connected components of the compute_with pairs.
-    let mut group_of: HashMap<String, usize> =
-        order.iter().enumerate().map(|(i, n)| (n.clone(), i)).collect();
+    let mut group_of: HashMap<String, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.clone(), i))
+        .collect();
     loop {
         let mut changed = false;
         for p in pairs {
@@ -293,7 +311,10 @@ pub fn fusion_root(pairs: &[FusedPair], name: &str, k: usize) -> (String, usize)
     let mut at = (name.to_string(), k);
     // Pairs have no cycles (checked): at most one step per pair.
     for _ in 0..=pairs.len() {
-        match pairs.iter().find(|p| p.child == at.0 && p.child_stage == at.1) {
+        match pairs
+            .iter()
+            .find(|p| p.child == at.0 && p.child_stage == at.1)
+        {
             Some(p) => at = (p.parent.clone(), p.parent_stage),
             None => break,
         }
@@ -334,7 +355,11 @@ fn dims_match(a: &str, b: &str) -> bool {
 
 /// The fused loops of `pair` in the parent's schedule `st1` (its
 /// definition or one of its specializations) and the child's match.
-fn check_fused_dims(env: &HashMap<String, Function>, p: &FusedPair, st1: &StageSchedule) -> Result<()> {
+fn check_fused_dims(
+    env: &HashMap<String, Function>,
+    p: &FusedPair,
+    st1: &StageSchedule,
+) -> Result<()> {
     let (f1, f2) = (&env[&p.parent], &env[&p.child]);
     let c2 = f2.read();
     let st2 = stage_schedule(&c2, p.child_stage);
@@ -413,7 +438,10 @@ pub fn validate_group_schedules(
         }
         drop(child);
         let (l1, l2) = (&levels[&p.parent].compute, &levels[&p.child].compute);
-        for (n, s, l) in [(&p.parent, p.parent_stage, l1), (&p.child, p.child_stage, l2)] {
+        for (n, s, l) in [
+            (&p.parent, p.parent_stage, l1),
+            (&p.child, p.child_stage, l2),
+        ] {
             if l.is_inlined() {
                 return Err(Error::user(format!(
                     "Invalid compute_with: {n}.s{s} is scheduled inline.\n"
@@ -452,10 +480,12 @@ mod tests {
         assert!(check_stages_in_order("f", &[lv(0, "g", 0), lv(2, "g", 0)], 3).is_err());
         // Consecutive stages may share one parent stage.
         assert!(check_stages_in_order("f", &[lv(0, "g", 0), lv(1, "g", 0)], 3).is_ok());
-        assert!(check_stages_in_order("f", &[lv(0, "g", 1), lv(1, "g", 0)], 2)
-            .unwrap_err()
-            .message
-            .contains("f.s0 with g.s1 and f.s1 with g.s0"));
+        assert!(
+            check_stages_in_order("f", &[lv(0, "g", 1), lv(1, "g", 0)], 2)
+                .unwrap_err()
+                .message
+                .contains("f.s0 with g.s1 and f.s1 with g.s0")
+        );
     }
 
     #[test]
@@ -468,10 +498,16 @@ mod tests {
             var: "y".into(),
         };
         let names = ["f".to_string(), "g".to_string(), "h".to_string()];
-        let position: HashMap<&str, usize> =
-            names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+        let position: HashMap<&str, usize> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i))
+            .collect();
         let pairs = [pair("f", "g"), pair("g", "h")];
-        assert_eq!(children_first(&names, &pairs, &position).unwrap(), ["h", "g", "f"]);
+        assert_eq!(
+            children_first(&names, &pairs, &position).unwrap(),
+            ["h", "g", "f"]
+        );
         let cycle = [pair("f", "g"), pair("g", "h"), pair("h", "f")];
         assert!(children_first(&names, &cycle, &position).is_err());
     }
