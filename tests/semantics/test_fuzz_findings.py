@@ -260,3 +260,18 @@ def test_pipeline_output_read_by_another_output(hl, order):
     r = hl.Pipeline(outs).realize([4])
     return [[b.dim(0).min(), b.dim(0).extent()] + [b[i] for i in range(b.dim(0).min(), b.dim(0).min() + b.dim(0).extent())]
             for b in r]
+
+
+@differential()
+@pytest.mark.parametrize("size", [[1, 16, 2], [4, 16, 2], [5, 3, 2]])
+def test_fuse_of_split_dimensions(hl, size):
+    """The fused loop is decomposed by dividing by a product of loop extents;
+    the bounds of that quotient lost the divisor's sign (the product of two
+    single values was not a single value) and the output check reported
+    nonsense indices (fuzz seed 300)."""
+    x, y, c, s0, s1 = [hl.Var(n) for n in "x y c s0 s1".split()]
+    f = hl.Func("f")
+    f[x, y, c] = x + 10 * y + 100 * c
+    f.vectorize(c, 2).unroll(x, 4)
+    f.fuse(x, y, s0).fuse(s0, c, s1)
+    return f.realize(size)

@@ -495,3 +495,26 @@ def test_min_max_pair_with_float_tolerance(hl):
     f[y] = (hl.min(f[y][0], v), hl.max(f[y][1], v), f[y][2] + v / 17.0)
     mn, mx, mean = f.realize([4])
     return mn, mx, Tol(mean, rel=1e-6, abs=1e-6)
+
+
+class _Pair:
+    """A user class with the sequence protocol (as lesson 13's Complex)."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __getitem__(self, i):
+        return (self.a, self.b)[i]
+
+    def __len__(self):
+        return 2
+
+
+@differential()
+def test_a_python_sequence_defines_a_tuple(hl):
+    x, y = hl.Var("x"), hl.Var("y")
+    f = hl.Func("f")
+    f[x, y] = _Pair(hl.f32(x) * 0.5, hl.f32(y) + 1.0)
+    r = hl.RDom([(1, 3)])
+    f[x, r] = _Pair(f[x, r - 1][0] + f[x, r][1], f[x, r - 1][1] * 2.0)
+    return list(f.realize([4, 4]))

@@ -391,6 +391,25 @@ def test_reorder_error_names_both_rvars(hl):
     return "no error"
 
 
+@differential()
+@pytest.mark.parametrize("how", ["parallel", "reorder"])
+def test_rvar_of_extent_one_is_pure(hl, how):
+    """An RVar of extent 1 has no two iterations: Halide proves that within the
+    RDom's bounds, so it may run in parallel or be reordered even in a
+    non-commutative update (fuzz finding raises-rvar-extent1-impure; vectorizing
+    it still fails in ferrohalide's VectorizeLoops, see tests/fuzz/TRIAGE.md)."""
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = x
+    r = hl.RDom([(1, 1), (0, 3)])
+    f[x] = f[x] * 2 + r.x + r.y
+    if how == "parallel":
+        f.update().parallel(r.x)
+    else:
+        f.update().reorder(r.y, r.x)
+    return f.realize([4])
+
+
 @differential(expect_error=True)
 def test_pure_vectorize_default_tail_into_caller_buffer(hl):
     """A RoundUp update loop cannot write past the end of a caller Buffer."""

@@ -70,7 +70,28 @@ pub fn implicit_tuple(obj: &Bound<'_, PyAny>) -> Option<Tuple> {
     if let Ok(l) = obj.cast::<PyList>() {
         return Tuple::new(strict_exprs(l)?).ok();
     }
-    None
+    let items = sequence_items(obj)?;
+    Tuple::new(exprs_of(items.into_iter(), |_| PyTypeError::new_err("")).ok()?).ok()
+}
+
+/// The items of any other Python sequence (a class with `__len__` and
+/// `__getitem__`, as lesson 13's `Complex`), which Halide's bindings take
+/// as a Tuple; not strings, bytes or Buffers.
+fn sequence_items<'py>(obj: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
+    let ours = obj
+        .get_type()
+        .module()
+        .is_ok_and(|m| m.to_string_lossy().starts_with("ferrohalide"));
+    if ours
+        || obj.is_instance_of::<pyo3::types::PyString>()
+        || obj.is_instance_of::<pyo3::types::PyBytes>()
+        || obj.is_instance_of::<pyo3::types::PyDict>()
+        || !obj.hasattr("__getitem__").unwrap_or(false)
+    {
+        return None;
+    }
+    let n = obj.len().ok()?;
+    (0..n).map(|i| obj.get_item(i).ok()).collect()
 }
 
 /// The values on the right of `f[args] = value`: several for an
@@ -104,8 +125,13 @@ pub fn definition_values(value: &Bound<'_, PyAny>) -> PyResult<Option<Vec<Expr>>
         if r.inner.func.defined() && n > 1 {
             return Ok(Some(Tuple::from_func_ref(&r.inner).py()?.into_values()));
         }
+        return Ok(None);
     }
-    Ok(None)
+    match sequence_items(value) {
+        Some(items) if !items.is_empty() => exprs_of(items.into_iter(), |_| incompatible()).map(Some),
+        Some(_) => Err(incompatible()),
+        None => Ok(None),
+    }
 }
 
 fn to_py(py: Python<'_>, t: Tuple) -> PyResult<Py<PyAny>> {

@@ -305,6 +305,11 @@ fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> I
     }
     let ia = bounds_of_expr(a, scope);
     let ib = bounds_of_expr(b, scope);
+    // Two single values make a single value (a loop-invariant product or
+    // quotient stays exact: a fused loop divides by the product of extents).
+    if let (Some(pa), Some(pb)) = (single_point(&ia), single_point(&ib)) {
+        return Interval::point(Expr::binary(op, pa, pb));
+    }
     match op {
         BinOp::Add => Interval::new(
             zip_opt(&ia.min, &ib.min, Expr::add),

@@ -8,6 +8,7 @@ pub mod monotonic;
 pub mod parallel_rvar;
 pub mod simplify;
 pub mod substitute;
+pub mod widen;
 
 pub use cse::{cse, cse_stmt};
 pub use simplify::{can_prove, simplify, simplify_stmt};

@@ -10,7 +10,8 @@
 //! function of the RVar alone (`a * r + b`, `a` a nonzero constant, `b`
 //! free of loop variables), and every self-reference on the right has the
 //! very same expression there. Then the point written by one iteration
-//! differs from every point another iteration writes or reads.
+//! differs from every point another iteration writes or reads. An RVar of
+//! extent 1 passes too: it has no two iterations.
 
 use crate::ir::equality::equal;
 use crate::ir::visit::for_each_expr;
@@ -88,6 +89,9 @@ fn self_references(func: &Function, exprs: &[Expr]) -> Vec<Vec<Expr>> {
 
 /// See the module comment.
 pub fn can_parallelize_rvar(func: &Function, update: &UpdateDefinition, rvar: &str) -> bool {
+    if has_one_iteration(update, rvar) {
+        return true;
+    }
     let mut reads_from: Vec<Expr> = update.values.clone();
     reads_from.extend(update.args.iter().cloned());
     if let Some(d) = &update.domain {
@@ -99,6 +103,17 @@ pub fn can_parallelize_rvar(func: &Function, update: &UpdateDefinition, rvar: &s
             && loads
                 .iter()
                 .all(|l| l.get(i).is_some_and(|li| equal(li, a)))
+    })
+}
+
+/// Is `rvar` an RVar of extent 1?  Two different iterations of it do not exist
+/// (Halide's test finds the same: it simplifies its hazard within the RDom's
+/// bounds, where `r != r'` is false).
+fn has_one_iteration(update: &UpdateDefinition, rvar: &str) -> bool {
+    update.domain.as_ref().is_some_and(|d| {
+        d.vars()
+            .iter()
+            .any(|v| v.name == rvar && v.extent.as_int_const() == Some(1))
     })
 }
 

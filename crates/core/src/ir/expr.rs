@@ -448,6 +448,9 @@ impl Expr {
     pub fn i32(v: i64) -> Expr {
         Expr::int_imm(Type::i32(), v)
     }
+    pub fn i64(v: i64) -> Expr {
+        Expr::int_imm(Type::i64(), v)
+    }
     pub fn f32(v: f64) -> Expr {
         Expr::float_imm(Type::float(32), v)
     }

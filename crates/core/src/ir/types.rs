@@ -65,6 +65,9 @@ impl Type {
     pub const fn i32() -> Type {
         Type::int(32)
     }
+    pub const fn i64() -> Type {
+        Type::int(64)
+    }
 
     pub fn with_lanes(self, lanes: u16) -> Type {
         Type { lanes, ..self }

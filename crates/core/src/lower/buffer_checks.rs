@@ -26,6 +26,7 @@ use super::arguments::{infer_inputs, InputBuffer, Inputs};
 use super::environment::Environment;
 use crate::analysis::bounds::{box_touched, boxes_required, Scope};
 use crate::analysis::simplify::simplify;
+use crate::analysis::widen::exact_int32;
 use crate::error::{Error, Result};
 use crate::ir::{Expr, Intrinsic, Stmt, Type};
 use crate::lang::function::Function;
@@ -48,13 +49,15 @@ fn range_checks(
                 "Buffer {buf} may be accessed in an unbounded way in dimension {d}\n"
             )));
         }
-        let bmin = Expr::var_i32(format!("{buf}.min.{d}"));
+        // Exact (64-bit) bounds: an offset near 2^31 wraps the 32-bit ones
+        // back inside the buffer (analysis/widen.rs).
+        let bmin = Expr::cast(Type::i64(), Expr::var_i32(format!("{buf}.min.{d}")));
         let bmax = Expr::sub(
-            Expr::add(bmin.clone(), Expr::var_i32(format!("{buf}.extent.{d}"))),
-            Expr::i32(1),
+            Expr::add(bmin.clone(), Expr::cast(Type::i64(), Expr::var_i32(format!("{buf}.extent.{d}")))),
+            Expr::i64(1),
         );
         if let Some(lo) = &iv.min {
-            let lo = simplify(lo);
+            let lo = simplify(&exact_int32(lo));
             out.push(Stmt::assert(
                 Expr::ge(lo.clone(), bmin.clone()),
                 error_message(vec![
@@ -67,7 +70,7 @@ fn range_checks(
             ));
         }
         if let Some(hi) = &iv.max {
-            let hi = simplify(hi);
+            let hi = simplify(&exact_int32(hi));
             out.push(Stmt::assert(
                 Expr::le(hi.clone(), bmax.clone()),
                 error_message(vec![
