@@ -1023,9 +1023,15 @@ fn inject(members: Vec<Member>, produce: Stmt, s: Stmt) -> Result<Stmt> {
         return Err(fused_group_partly_used());
     }
     if !inj.found_all() {
-        return Err(Error::internal(format!(
-            "Funcs {names:?} passed validation but their compute, store or hoist level was not found"
-        )));
+        return Err(Error::internal(match names.as_slice() {
+            [name] => format!(
+                "Func {name} passed validation but its compute, store or hoist level was not found"
+            ),
+            _ => format!(
+                "Funcs {} passed validation but their compute, store or hoist level was not found",
+                names.join(", ")
+            ),
+        }));
     }
     Ok(s)
 }
