@@ -547,20 +547,7 @@ pub fn realize_into_for(
             values.len()
         )));
     }
-    if let Some(first) = outputs.first() {
-        if let Some(f) = outputs
-            .iter()
-            .find(|f| f.dimensions() != first.dimensions())
-        {
-            return Err(Error::user(format!(
-                "Can't realize Pipeline with outputs of different dimensionality: {} has {} dimensions but {} has {} dimensions.\n",
-                first.name(),
-                first.dimensions(),
-                f.name(),
-                f.dimensions()
-            )));
-        }
-    }
+    // As in Halide, outputs may differ in dimensionality: each has its own buffer.
     for ((f, name, ty), b) in values.iter().zip(buffers) {
         check_output_buffer(f, name, *ty, b)?;
     }

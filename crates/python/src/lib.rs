@@ -7,6 +7,7 @@ pub mod errors;
 pub mod gil;
 pub mod py_boundary;
 pub mod py_buffer;
+pub mod py_compute_with;
 pub mod py_expr;
 pub mod py_func;
 pub mod py_live;
@@ -34,6 +35,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_math::register(m)?;
     py_buffer::register(m)?;
     py_stage::register(m)?;
+    py_compute_with::register(m)?;
     py_output_buffer::register(m)?;
     py_tuple::register(m)?;
     py_param::register(m)?;

@@ -996,14 +996,16 @@ impl PyFunc {
         self.inner.specialize_fail(message).py()
     }
 
-    /// Not implemented: raises for every overload.
-    #[pyo3(signature = (*_args, **_kwargs))]
-    fn compute_with(
-        &self,
-        _args: &Bound<'_, PyTuple>,
-        _kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<()> {
-        Err(unimplemented("Func.compute_with()"))
+    /// `compute_with(stage, var, align)` / `compute_with(loop_level, align)`
+    /// on the pure definition.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn compute_with<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        crate::py_compute_with::compute_with(&slf.get().inner.stage(), args, kwargs)?;
+        Ok(slf.clone())
     }
 
     fn output_buffer(&self) -> PyResult<PyOutputImageParam> {

@@ -74,8 +74,8 @@ impl PyLoopLevel {
     }
 
     /// Take `other`'s current value; Funcs scheduled with this LoopLevel follow.
-    fn set(&self, other: PyRef<'_, PyLoopLevel>) {
-        self.inner.set(other.inner.get());
+    fn set(&self, other: PyRef<'_, PyLoopLevel>) -> PyResult<()> {
+        self.inner.set(other.inner.get()).py()
     }
 
     fn stage_index(&self) -> PyResult<usize> {

@@ -388,14 +388,15 @@ impl PyStage {
         self.inner.specialize_fail(message).py()
     }
 
-    /// Not implemented: raises for every overload.
-    #[pyo3(signature = (*_args, **_kwargs))]
-    fn compute_with(
-        &self,
-        _args: &Bound<'_, PyTuple>,
-        _kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<()> {
-        Err(unimplemented("Stage.compute_with()"))
+    /// `compute_with(stage, var, align)` / `compute_with(loop_level, align)`.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn compute_with<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        crate::py_compute_with::compute_with(&slf.get().inner, args, kwargs)?;
+        Ok(slf.clone())
     }
 
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {

@@ -545,13 +545,16 @@ struct BoxCollector {
 /// (`f.sN.x.min` .. `f.sN.x.max`), not from its loop nest: a split that
 /// rounds up or shifts inwards runs its loops past the region, and what
 /// those iterations read is not required of the producers (their
-/// storage covers it; the values there are never used). With this map
-/// (stage prefix `f.sN.` to the Func's pure argument names), a stage whose
-/// whole loop nest is inside the statement (its `f.sN.__outermost` loop is
-/// there) is taken that way; a stage whose outer loops enclose the
-/// statement still ranges over its inner loops, as Halide's per-loop
-/// regions do.
-pub type StageRegions = HashMap<String, Vec<String>>;
+/// storage covers it; the values there are never used). With this map, a
+/// stage whose whole loop nest is inside the statement is taken that way;
+/// a stage whose outer loops enclose the statement still ranges over its
+/// inner loops, as Halide's per-loop regions do. The map goes from the
+/// prefix `g.sK.` of a stage whose `g.sK.__outermost` loop encloses whole
+/// loop nests to those stages: (prefix `f.sN.`, the Func's pure argument
+/// names). A stage's own outermost loop encloses its nest, except for a
+/// stage fused into another's loops (compute_with), whose nest is only
+/// whole inside the outermost loop of the stage it is fused into.
+pub type StageRegions = HashMap<String, Vec<(String, Vec<String>)>>;
 
 impl BoxCollector {
     /// `e` with the enclosing lets substituted (except those whose interval
@@ -616,11 +619,13 @@ impl BoxCollector {
         let Some(prefix) = loop_name.strip_suffix(crate::schedule::OUTERMOST) else {
             return vec![];
         };
-        let Some(args) = self.stages.as_ref().and_then(|st| st.get(prefix)).cloned() else {
+        let Some(whole) = self.stages.as_ref().and_then(|st| st.get(prefix)).cloned() else {
             return vec![];
         };
-        args.iter()
-            .map(|a| {
+        whole
+            .iter()
+            .flat_map(|(prefix, args)| args.iter().map(move |a| (prefix, a)))
+            .map(|(prefix, a)| {
                 let v = format!("{prefix}{a}");
                 // The region's symbols, over the loops enclosing the stage
                 // (a stage computed in a loop inside the statement has a

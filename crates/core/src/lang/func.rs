@@ -1196,6 +1196,15 @@ impl Func {
         self.stage().specialize(condition)
     }
 
+    /// `compute_with(level, align)` on the pure definition.
+    pub fn compute_with(
+        &self,
+        level: LoopLevel,
+        align: crate::lang::compute_with::Align,
+    ) -> Result<()> {
+        self.stage().compute_with(level, align)
+    }
+
     /// `specialize_fail(message)` on the pure definition.
     pub fn specialize_fail(&self, message: &str) -> Result<()> {
         self.stage().specialize_fail(message)

@@ -8,6 +8,9 @@
 //! still come from it (a later `compute_root()` on the Func detaches the
 //! slot). Writing through the Func bumps its version, so compiled code is
 //! recompiled; lowering never needs to know about handles.
+//!
+//! As in Halide, `compute_with(loop_level)` locks the handle: its value is
+//! read once, and a later `set` is an error.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -25,6 +28,8 @@ struct HandleContents {
     /// handle the user keeps (even `LoopLevel.root()` in a module global)
     /// must not keep every Func it was ever given to alive.
     users: Vec<(FunctionPtr, LevelSlot)>,
+    /// Locked by `compute_with`: no more `set`.
+    locked: bool,
 }
 
 impl HandleContents {
@@ -54,6 +59,7 @@ impl LoopLevelHandle {
             contents: Arc::new(Mutex::new(HandleContents {
                 value,
                 users: vec![],
+                locked: false,
             })),
         }
     }
@@ -72,8 +78,14 @@ impl LoopLevelHandle {
 
     /// `set(other)`: take `value`, and rewrite every schedule slot this
     /// handle still controls.
-    pub fn set(&self, value: LoopLevel) {
+    pub fn set(&self, value: LoopLevel) -> crate::Result<()> {
         let mut c = self.lock();
+        if c.locked {
+            return Err(crate::Error::user(format!(
+                "Cannot call set() on a locked LoopLevel: {}\n",
+                raw_name(&c.value)
+            )));
+        }
         c.value = value.clone();
         // Slots re-scheduled since, and dropped Funcs, are forgotten.
         for (f, slot) in c.live_users(self.id) {
@@ -81,20 +93,37 @@ impl LoopLevelHandle {
                 .schedule
                 .set_level(slot, value.clone(), Some(self.id));
         }
+        Ok(())
+    }
+
+    /// Halide's `lock()`: the value from now on, which must be defined
+    /// (the handle stays locked even when it is not, as in Halide).
+    pub fn lock_value(&self) -> crate::Result<LoopLevel> {
+        let mut c = self.lock();
+        c.locked = true;
+        if c.value == LoopLevel::Undefined {
+            return Err(crate::Error::user(
+                "There should be no undefined LoopLevels at the start of lowering. (Did you mean to use LoopLevel::inlined() instead of LoopLevel() ?)",
+            ));
+        }
+        Ok(c.value.clone())
     }
 
     /// `stage_index()`: Halide only lets locked LoopLevels (the copies
     /// lowering makes) be inspected; a user's handle never is.
     pub fn stage_index(&self) -> crate::Result<usize> {
-        let (func, var) = match self.get() {
-            LoopLevel::Undefined => (String::new(), "__undefined_loop_level_var_name".to_string()),
-            LoopLevel::Inlined => (String::new(), String::new()),
-            LoopLevel::Root => (String::new(), "__root".to_string()),
-            LoopLevel::At { func, var, .. } => (func, var),
-        };
-        Err(crate::Error::user(format!(
-            "Cannot inspect an unlocked LoopLevel: {func}.{var}\n"
-        )))
+        let c = self.lock();
+        match (&c.value, c.locked) {
+            (LoopLevel::At { stage: Some(k), .. }, true) => Ok(*k),
+            (value, true) => Err(crate::Error::user(format!(
+                "LoopLevel {} names no stage\n",
+                raw_name(value)
+            ))),
+            (value, false) => Err(crate::Error::user(format!(
+                "Cannot inspect an unlocked LoopLevel: {}\n",
+                raw_name(value)
+            ))),
+        }
     }
 
     /// Put this handle's current value in `slot` of `f`'s schedule and keep
@@ -111,6 +140,17 @@ impl LoopLevelHandle {
     }
 }
 
+/// Halide's `func.var` of a LoopLevel's contents, as its messages print it
+/// (no stage; `.__root`, `.__undefined_loop_level_var_name`).
+fn raw_name(l: &LoopLevel) -> String {
+    match l {
+        LoopLevel::Undefined => ".__undefined_loop_level_var_name".into(),
+        LoopLevel::Inlined => ".".into(),
+        LoopLevel::Root => ".__root".into(),
+        LoopLevel::At { func, var, .. } => format!("{func}.{var}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,14 +162,25 @@ mod tests {
         h.attach(&f, LevelSlot::Compute);
         assert_eq!(f.read().schedule.compute_level, LoopLevel::Undefined);
         let v0 = f.version();
-        h.set(LoopLevel::at("g", "x"));
+        h.set(LoopLevel::at("g", "x")).unwrap();
         assert_eq!(f.read().schedule.compute_level, LoopLevel::at("g", "x"));
         assert!(f.version() > v0);
         // A plain compute_root detaches the slot from the handle.
         f.write()
             .schedule
             .set_level(LevelSlot::Compute, LoopLevel::Root, None);
-        h.set(LoopLevel::Inlined);
+        h.set(LoopLevel::Inlined).unwrap();
         assert_eq!(f.read().schedule.compute_level, LoopLevel::Root);
+    }
+
+    #[test]
+    fn a_locked_handle_cannot_be_set() {
+        let h = LoopLevelHandle::new(LoopLevel::at("g", "y"));
+        assert_eq!(h.lock_value().unwrap(), LoopLevel::at("g", "y"));
+        let e = h.set(LoopLevel::Root).unwrap_err();
+        assert!(e.message.contains("locked LoopLevel: g.y"), "{}", e.message);
+        let u = LoopLevelHandle::new(LoopLevel::Undefined);
+        assert!(u.lock_value().is_err());
+        assert!(u.set(LoopLevel::Root).is_err());
     }
 }

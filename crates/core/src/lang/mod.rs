@@ -25,4 +25,5 @@ pub mod var;
 pub mod wrapper;
 pub mod image_param;
 pub mod boundary_conditions;
+pub mod compute_with;
 pub mod lambda;

@@ -374,6 +374,8 @@ impl Stage {
                     splits: kept_splits,
                     dims: f_dims,
                     touched: true,
+                    // Halide rewrites the loops in place: a compute_with stays.
+                    fuse_level: st.fuse_level.clone(),
                     ..StageSchedule::default()
                 },
                 specializations: vec![],

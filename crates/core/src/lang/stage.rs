@@ -90,7 +90,7 @@ impl VarOrRVar {
 }
 
 /// The schedule and specialization list of definition `index` at `path`.
-fn definition_at<'a>(
+pub(crate) fn definition_at<'a>(
     c: &'a mut FunctionContents,
     index: usize,
     path: &[usize],
@@ -234,7 +234,7 @@ impl Stage {
     /// Whether no two iterations of the loop over `dim` of this (update)
     /// stage can touch the same point of the Func: true for dims made of
     /// pure vars and of RVars the analysis proves safe.
-    fn dim_is_pure(&self, st: &StageSchedule, dim: &str) -> bool {
+    pub(crate) fn dim_is_pure(&self, st: &StageSchedule, dim: &str) -> bool {
         if !self.is_update() {
             return true;
         }

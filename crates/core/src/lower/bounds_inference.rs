@@ -33,6 +33,7 @@ use crate::ir::{Expr, Mutator, Stmt, StmtNode};
 use crate::lang::function::Function;
 
 use super::environment::Environment;
+use super::fused_groups::fusion_root;
 
 /// Names of the Funcs whose `produce` is in `s` without an enclosing loop.
 fn produced_at_this_level(s: &Stmt, out: &mut Vec<String>) {
@@ -422,7 +423,11 @@ pub fn bounds_inference(s: &Stmt, env: &Environment, outputs: &[Function]) -> Re
     for name in &env.order {
         let f = env.get(name);
         for k in 0..=f.updates().len() {
-            stages.insert(format!("{name}.s{k}."), f.args());
+            let (root, rk) = fusion_root(&env.fused_pairs, name, k);
+            stages
+                .entry(format!("{root}.s{rk}."))
+                .or_default()
+                .push((format!("{name}.s{k}."), f.args()));
         }
     }
     let bi = BoundsInference {

@@ -7,10 +7,14 @@
 //! Func comes after every Func it calls (producers first, outputs last).
 //! `sources` lists every Func the pipeline was built from (reachable
 //! through calls or wrappers), as the user holds them. Undefined Funcs and
-//! cycles of pure definitions are user errors.
+//! cycles of pure definitions are user errors. Funcs whose loops are fused
+//! by compute_with form `groups` (lower/fused_groups.rs): each group is
+//! contiguous in `order`, after every Func its members call, children of a
+//! fused loop before its parent; every other Func is a group of one.
 
 use std::collections::HashMap;
 
+use super::fused_groups::{fused_pairs, realization_order, FusedPair};
 use super::wrap_calls::wrap_calls;
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
@@ -22,6 +26,10 @@ pub struct Environment {
     pub funcs: HashMap<String, Function>,
     /// Producers first; the outputs are last.
     pub order: Vec<String>,
+    /// `order` cut into the groups of Funcs computed together (compute_with).
+    pub groups: Vec<Vec<String>>,
+    /// The stages fused by compute_with.
+    pub fused_pairs: Vec<FusedPair>,
     /// The user's Funcs this pipeline depends on (including wrappers that
     /// end up unused): what a compiled pipeline must be cached against.
     pub sources: Vec<Function>,
@@ -106,6 +114,13 @@ pub fn build_environment(outputs: &[Function]) -> Result<Environment> {
     for f in outputs {
         visit_producers_first(&f.name(), &all, &mut funcs, &mut order)?;
     }
+    let fused_pairs = fused_pairs(&funcs)?;
+    let groups = if fused_pairs.is_empty() {
+        order.iter().map(|n| vec![n.clone()]).collect()
+    } else {
+        realization_order(&funcs, &order, &fused_pairs)?
+    };
+    let order = groups.concat();
     let mut sources: Vec<Function> = sources.into_values().collect();
     sources.sort_by_key(|f| f.id());
     // Realized: as in Halide, no more update definitions.
@@ -115,6 +130,8 @@ pub fn build_environment(outputs: &[Function]) -> Result<Environment> {
     Ok(Environment {
         funcs,
         order,
+        groups,
+        fused_pairs,
         sources,
     })
 }

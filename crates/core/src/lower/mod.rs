@@ -40,6 +40,8 @@ pub mod arguments;
 pub mod bounds_inference;
 pub mod buffer_checks;
 pub mod environment;
+pub mod fuse_loop_nests;
+pub mod fused_groups;
 pub mod sliding_window;
 pub mod schedule_expr_checks;
 pub mod storage_folding;
@@ -206,10 +208,12 @@ fn lower_for_target(
 ) -> Result<Lowered> {
     use crate::analysis::simplify::simplify_stmt;
     let log = PassLog::new();
+    // The Funcs, their realization order and compute_with groups.
     let env = environment::build_environment(outputs)?;
     schedule_expr_checks::check_schedule_exprs(&env)?;
     let input_buffers = environment::bound_input_buffers(&env)?;
 
+    // Loop nests (a compute_with group as one nest: fuse_loop_nests.rs).
     let mut s = log.run("schedule functions", Stmt::no_op(), |_| {
         schedule_functions::schedule_functions(&env, outputs)
     })?;

@@ -15,11 +15,16 @@
 //! inference defines later. Realize bounds refer to
 //! `f.v.min_realized`/`f.v.extent_realized`, also defined by bounds
 //! inference. The Provide of an `atomic()` update stage is wrapped in an
-//! `Atomic` node; its loops keep their scheduled types.
+//! `Atomic` node; its loops keep their scheduled types. The Funcs of a
+//! compute_with group (lower/fused_groups.rs) share one produce, nested
+//! `produce` nodes around one loop nest (lower/fuse_loop_nests.rs), placed
+//! at their common compute level, each with its own Realize.
 
 use std::collections::HashMap;
 
 use super::environment::Environment;
+use super::fuse_loop_nests::build_group_produce;
+use super::fused_groups::validate_group_schedules;
 use super::validate_schedule::{innermost_use_site, validate_schedule};
 use crate::analysis::substitute::substitute_map;
 use crate::error::{Error, Result};
@@ -79,24 +84,26 @@ use crate::schedule::StageSchedule;
 /// region each branch writes apart (`analysis/bounds.rs`, conditions that
 /// depend on no loop).
 pub fn build_produce(f: &Function) -> Result<Stmt> {
+    let stages = (0..=f.read().updates.len())
+        .map(|k| build_stage_nest(f, k, None))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Stmt::producer(f.name(), Stmt::block(stages)))
+}
+
+/// The loop nest of definition `index` of `f` with its specializations.
+/// `fused_from` (compute_with): the loops from this index of the stage's
+/// dims outwards (`__outermost` excepted) are shared with other stages,
+/// so each runs its body only inside its own bounds (Halide's `likely`
+/// guards on `v.loop_min` / `v.loop_max`).
+pub fn build_stage_nest(f: &Function, index: usize, fused_from: Option<usize>) -> Result<Stmt> {
     let c = f.read();
-    let mut stages = vec![build_specialized_nest(
-        f,
-        &c,
-        0,
-        &c.stage,
-        &c.specializations,
-    )?];
-    for (i, u) in c.updates.iter().enumerate() {
-        stages.push(build_specialized_nest(
-            f,
-            &c,
-            i + 1,
-            &u.stage,
-            &u.specializations,
-        )?);
-    }
-    Ok(Stmt::producer(c.name.clone(), Stmt::block(stages)))
+    let (stage, specs) = if index == 0 {
+        (&c.stage, &c.specializations)
+    } else {
+        let u = &c.updates[index - 1];
+        (&u.stage, &u.specializations)
+    };
+    build_specialized_nest(f, &c, index, stage, specs, fused_from)
 }
 
 /// The loop nest of definition `index` scheduled by `stage`, specialized by `specs`.
@@ -106,19 +113,27 @@ fn build_specialized_nest(
     index: usize,
     stage: &StageSchedule,
     specs: &[Specialization],
+    fused_from: Option<usize>,
 ) -> Result<Stmt> {
     // Constant conditions are pruned first (Halide's
     // simplify_specializations); a final always-true one is the default.
     let (live, default) = live_specializations(specs);
     let mut s = match &default {
-        Some(d) => build_specialized_nest(f, c, index, &d.stage, &d.specializations)?,
-        None => build_loop_nest(f, c, index, stage)?,
+        Some(d) => build_specialized_nest(f, c, index, &d.stage, &d.specializations, fused_from)?,
+        None => build_loop_nest(f, c, index, stage, fused_from)?,
     };
     for sp in live.iter().rev() {
         s = match &sp.failure_message {
             None => Stmt::if_then_else(
                 sp.condition.clone(),
-                build_specialized_nest(f, c, index, &sp.stage, &sp.specializations)?,
+                build_specialized_nest(
+                    f,
+                    c,
+                    index,
+                    &sp.stage,
+                    &sp.specializations,
+                    fused_from,
+                )?,
                 Some(s),
             ),
             // Only ever last, with a true condition: it replaces the default.
@@ -207,6 +222,7 @@ fn build_loop_nest(
     c: &FunctionContents,
     index: usize,
     stage: &StageSchedule,
+    fused_from: Option<usize>,
 ) -> Result<Stmt> {
     let name = c.name.clone();
     let p = stage_prefix(&name, index);
@@ -381,7 +397,15 @@ fn build_loop_nest(
             names.get(&d.var).map(|internal| format!("{p}{internal}"))
         });
     }
-    let placed = place_guards(&guards, &defs, &loop_vars);
+    let mut placed = place_guards(&guards, &defs, &loop_vars);
+    // Loops shared with other stages (compute_with) also run those stages,
+    // appended to their bodies later: a guard of this stage goes no
+    // further out than the innermost shared loop's body.
+    if let Some(from) = fused_from {
+        for at in placed.guards.iter_mut().flatten() {
+            *at = (*at).min(from);
+        }
+    }
 
     // Innermost: the guards and split definitions not placed further out
     // (each defined before use).
@@ -426,6 +450,9 @@ fn build_loop_nest(
             ))
         })?;
         let ln = format!("{p}{internal}");
+        if fused_from == Some(li) {
+            body = fused_loop_guards(&loop_vars[li..], body);
+        }
         body = Stmt::for_loop(
             ln.clone(),
             var(format!("{ln}.loop_min")),
@@ -436,6 +463,25 @@ fn build_loop_nest(
     }
 
     Ok(Stmt::let_stmts(bound_lets, body))
+}
+
+/// The body of the innermost of the loops `vars` (innermost first) that
+/// are shared with other stages (compute_with): run only inside this
+/// stage's own bounds, which the shared loops may exceed. The guards go
+/// there, not into each shared loop, so that the stages appended to a
+/// shared loop's body later are outside them (Halide puts them around
+/// the innermost loop's body, with the same effect).
+fn fused_loop_guards(vars: &[Option<String>], mut body: Stmt) -> Stmt {
+    for v in vars.iter().flatten() {
+        let (x, lo, hi) = (
+            var(v.to_string()),
+            var(format!("{v}.loop_min")),
+            var(format!("{v}.loop_max")),
+        );
+        body = Stmt::if_then_else(Expr::likely(Expr::le(x.clone(), hi)), body, None);
+        body = Stmt::if_then_else(Expr::likely(Expr::ge(x, lo)), body, None);
+    }
+    body
 }
 
 /// The known multiples of a stage's loop extents before its splits: each
@@ -605,79 +651,164 @@ pub fn inline_function(s: &Stmt, f: &Function) -> Result<Stmt> {
     Ok(out)
 }
 
-/// Inject one Func's realization into the loop nest of its consumers:
-/// `produce`/`consume` in the body of the compute-level loop, its Realize
-/// around the body of the store-level loop and, when its storage is
-/// hoisted further out, an Allocate of the same name (extents left to
-/// storage flattening) around the body of the hoist-level loop. Root
-/// levels are handled by the caller, around the whole Stmt.
-///
-/// Like Halide, injection goes inside the lets and `if`s that open a loop
-/// body (split definitions, GuardWithIf guards), so the Func is computed
-/// only where its consumer runs.
-struct InjectRealization<'a> {
-    func: &'a str,
-    produce: Stmt,
+/// One Func of a group realized together: its storage and levels.
+struct Member {
+    name: String,
     types: Vec<Type>,
     bounds: Vec<Range>,
     memory_type: MemoryType,
-    levels: &'a LockedLevels,
+    levels: LockedLevels,
+    /// Outputs have no Realize and no consume node (their buffer is given).
+    is_output: bool,
+}
+
+impl Member {
+    fn new(f: &Function, levels: LockedLevels, is_output: bool) -> Member {
+        let name = f.name();
+        let (args, memory_type) = {
+            let c = f.read();
+            (c.args.clone(), c.schedule.memory_type)
+        };
+        let bounds = args
+            .iter()
+            .map(|a| {
+                Range::new(
+                    var(format!("{name}.{a}.min_realized")),
+                    var(format!("{name}.{a}.extent_realized")),
+                )
+            })
+            .collect();
+        Member {
+            name,
+            types: f.types(),
+            bounds,
+            memory_type,
+            levels,
+            is_output,
+        }
+    }
+}
+
+/// Inject the realization of a group of Funcs (one Func, or the Funcs
+/// fused by compute_with, which share one compute level) into the loop
+/// nest of their consumers: `produce` (of the whole group) and `consume`
+/// in the body of the compute-level loop, each member's Realize around the
+/// body of its store-level loop and, when its storage is hoisted further
+/// out, an Allocate of the same name (extents left to storage flattening)
+/// around the body of the hoist-level loop. Root levels are handled by
+/// `wrap_root`, around the whole Stmt.
+///
+/// Like Halide, injection goes inside the lets and `if`s that open a loop
+/// body (split definitions, GuardWithIf guards), so the Funcs are computed
+/// only where their consumers run.
+struct InjectRealization {
+    members: Vec<Member>,
+    produce: Stmt,
+    compute: LoopLevel,
     /// How many times the produce was injected so far: a Func used in
     /// several stages of a consumer is computed in each stage's loop.
     computes: usize,
-    found_store: bool,
-    found_hoist: bool,
+    found_store: Vec<bool>,
+    found_hoist: Vec<bool>,
+    /// A compute-level loop that uses some members of a fused group only.
+    partly_used: bool,
 }
 
-impl InjectRealization<'_> {
+impl InjectRealization {
+    fn new(members: Vec<Member>, produce: Stmt) -> InjectRealization {
+        let n = members.len();
+        InjectRealization {
+            compute: members[0].levels.compute.clone(),
+            members,
+            produce,
+            computes: 0,
+            found_store: vec![false; n],
+            found_hoist: vec![false; n],
+            partly_used: false,
+        }
+    }
     fn found_compute(&self) -> bool {
         self.computes > 0
     }
+    fn found_all(&self) -> bool {
+        self.found_compute()
+            && self.found_store.iter().all(|&f| f)
+            && self.found_hoist.iter().all(|&f| f)
+    }
     fn wrap_compute(&mut self, body: Stmt) -> Stmt {
         self.computes += 1;
-        Stmt::block(vec![self.produce.clone(), Stmt::consumer(self.func, body)])
+        let mut consumer = body;
+        for m in self.members.iter().filter(|m| !m.is_output) {
+            consumer = Stmt::consumer(&m.name, consumer);
+        }
+        if consumer.is_no_op() {
+            // The first output scheduled: nothing consumes it here.
+            return self.produce.clone();
+        }
+        Stmt::block(vec![self.produce.clone(), consumer])
     }
-    fn wrap_store(&mut self, body: Stmt) -> Stmt {
-        self.found_store = true;
+    fn wrap_store(&mut self, i: usize, body: Stmt) -> Stmt {
+        self.found_store[i] = true;
+        let m = &self.members[i];
+        if m.is_output {
+            return body;
+        }
         Stmt::new(StmtNode::Realize {
-            name: self.func.to_string(),
-            types: self.types.clone(),
-            memory_type: self.memory_type,
-            bounds: self.bounds.clone(),
+            name: m.name.clone(),
+            types: m.types.clone(),
+            memory_type: m.memory_type,
+            bounds: m.bounds.clone(),
             condition: Expr::bool_const(true),
             body,
         })
     }
-    fn wrap_hoist(&mut self, body: Stmt) -> Stmt {
-        self.found_hoist = true;
-        if self.levels.hoist == self.levels.store {
+    fn wrap_hoist(&mut self, i: usize, body: Stmt) -> Stmt {
+        self.found_hoist[i] = true;
+        let m = &self.members[i];
+        if m.is_output || m.levels.hoist == m.levels.store {
             return body;
         }
         Stmt::new(StmtNode::Allocate {
-            name: self.func.to_string(),
-            ty: self.types[0],
-            memory_type: self.memory_type,
+            name: m.name.clone(),
+            ty: m.types[0],
+            memory_type: m.memory_type,
             extents: vec![],
             condition: Expr::bool_const(true),
             body,
         })
     }
+    /// The storage of each member whose level is the loop `name` (or the
+    /// root, for `None`), around `b`, once the group is computed inside.
+    fn wrap_storage(&mut self, name: Option<&str>, mut b: Stmt) -> Stmt {
+        let at = |l: &LoopLevel| match name {
+            Some(n) => l.matches_loop(n),
+            None => l.is_root(),
+        };
+        for i in 0..self.members.len() {
+            if at(&self.members[i].levels.store) {
+                b = self.wrap_store(i, b);
+            }
+        }
+        for i in 0..self.members.len() {
+            if at(&self.members[i].levels.hoist) {
+                b = self.wrap_hoist(i, b);
+            }
+        }
+        b
+    }
     /// Wrap `s` at the root for the levels that are the root.
     fn wrap_root(&mut self, mut s: Stmt) -> Stmt {
-        if self.levels.compute.is_root() {
+        if self.compute.is_root() {
             s = self.wrap_compute(s);
         }
-        if self.found_compute() && self.levels.store.is_root() {
-            s = self.wrap_store(s);
-        }
-        if self.found_compute() && self.levels.hoist.is_root() {
-            s = self.wrap_hoist(s);
+        if self.found_compute() {
+            s = self.wrap_storage(None, s);
         }
         s
     }
 }
 
-impl Mutator for InjectRealization<'_> {
+impl Mutator for InjectRealization {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         let StmtNode::For {
             name,
@@ -712,16 +843,22 @@ impl Mutator for InjectRealization<'_> {
         let before = self.computes;
         let mut b = self.mutate_stmt(inner);
         // A level names a loop of any stage of its Func: compute only in
-        // the loops that use this Func.
-        if self.levels.compute.matches_loop(name) && stmt_calls(&b, self.func) {
-            b = self.wrap_compute(b);
+        // the loops that use the group (all of it: Halide refuses a fused
+        // group used in part).
+        if self.compute.matches_loop(name) {
+            let used = self
+                .members
+                .iter()
+                .filter(|m| stmt_calls(&b, &m.name))
+                .count();
+            if used == self.members.len() {
+                b = self.wrap_compute(b);
+            } else if used > 0 {
+                self.partly_used = true;
+            }
         }
-        let computed_inside = self.computes > before;
-        if computed_inside && self.levels.store.matches_loop(name) {
-            b = self.wrap_store(b);
-        }
-        if computed_inside && self.levels.hoist.matches_loop(name) {
-            b = self.wrap_hoist(b);
+        if self.computes > before {
+            b = self.wrap_storage(Some(name), b);
         }
         if b.same_as(inner) {
             return s.clone();
@@ -775,7 +912,8 @@ fn stmt_calls(s: &Stmt, func: &str) -> bool {
 
 /// Build the whole loop nest of the pipeline: Funcs from the outputs back
 /// to the inputs, each placed (after validation) in the loops of its
-/// consumers, or inlined into them.
+/// consumers, or inlined into them. Funcs fused by compute_with are
+/// placed together, as one produce (lower/fuse_loop_nests.rs).
 pub fn schedule_functions(env: &Environment, outputs: &[Function]) -> Result<Stmt> {
     warn_unscheduled_updates(env);
     let is_output = |n: &str| outputs.iter().any(|o| o.name() == n);
@@ -795,83 +933,106 @@ pub fn schedule_functions(env: &Environment, outputs: &[Function]) -> Result<Stm
         };
         locked.insert(name.clone(), levels);
     }
+    validate_group_schedules(&env.funcs, &env.fused_pairs, &locked)?;
     let mut s = Stmt::no_op();
-    let mut first = true;
-    for name in env.order.iter().rev() {
+    for group in env.groups.iter().rev() {
+        s = if let [name] = group.as_slice() {
+            schedule_function(env, name, &locked[name], is_output(name), s)?
+        } else {
+            schedule_group(env, group, &locked, &is_output, s)?
+        };
+    }
+    Ok(s)
+}
+
+/// Place Func `name` (not fused with any other) in `s`.
+fn schedule_function(
+    env: &Environment,
+    name: &str,
+    levels: &LockedLevels,
+    is_output: bool,
+    s: Stmt,
+) -> Result<Stmt> {
+    let f = env.get(name);
+    let mut levels = levels.clone();
+    // Halide can't inline a Func with update definitions: left inline,
+    // it is computed and stored at the innermost loop around all its
+    // uses. (A storage level given to such a Func is still the error
+    // validation reports for inlined Funcs.)
+    if levels.compute.is_inlined()
+        && levels.store.is_inlined()
+        && levels.hoist.is_inlined()
+        && f.has_updates()
+        && !is_output
+    {
+        let Some(site) = innermost_use_site(name, &s) else {
+            return Ok(s);
+        };
+        levels = LockedLevels {
+            compute: site.clone(),
+            store: site.clone(),
+            hoist: site,
+        };
+    }
+    if !validate_schedule(f, &levels, &s, is_output)? {
+        // Nothing uses it.
+        return Ok(s);
+    }
+    if levels.compute.is_inlined() {
+        return inline_function(&s, f);
+    }
+    let produce = build_produce(f)?;
+    inject(vec![Member::new(f, levels, is_output)], produce, s)
+}
+
+/// Place the Funcs of a compute_with group, computed together, in `s`.
+fn schedule_group(
+    env: &Environment,
+    group: &[String],
+    locked: &HashMap<String, LockedLevels>,
+    is_output: &dyn Fn(&str) -> bool,
+    s: Stmt,
+) -> Result<Stmt> {
+    let mut members = vec![];
+    for name in group {
         let f = env.get(name);
-        let mut levels = &locked[name];
-        // Halide can't inline a Func with update definitions: left inline,
-        // it is computed and stored at the innermost loop around all its
-        // uses.
-        let innermost;
-        // (A storage level given to such a Func is still the error
-        // validation reports for inlined Funcs.)
-        if levels.compute.is_inlined()
-            && levels.store.is_inlined()
-            && levels.hoist.is_inlined()
-            && f.has_updates()
-            && !is_output(name)
-        {
-            let Some(site) = innermost_use_site(name, &s) else {
-                continue;
-            };
-            innermost = LockedLevels {
-                compute: site.clone(),
-                store: site.clone(),
-                hoist: site,
-            };
-            levels = &innermost;
+        if validate_schedule(f, &locked[name], &s, is_output(name))? {
+            members.push(Member::new(f, locked[name].clone(), is_output(name)));
         }
-        if !validate_schedule(f, levels, &s, is_output(name))? {
-            // Nothing uses it.
-            continue;
-        }
-        if is_output(name) {
-            let produce = build_produce(f)?;
-            s = if first {
-                produce
-            } else {
-                Stmt::block(vec![produce, s])
-            };
-            first = false;
-            continue;
-        }
-        if levels.compute.is_inlined() {
-            s = inline_function(&s, f)?;
-            continue;
-        }
-        let produce = build_produce(f)?;
-        let (args, memory_type) = {
-            let c = f.read();
-            (c.args.clone(), c.schedule.memory_type)
-        };
-        let bounds: Vec<Range> = args
-            .iter()
-            .map(|a| {
-                Range::new(
-                    var(format!("{name}.{a}.min_realized")),
-                    var(format!("{name}.{a}.extent_realized")),
-                )
-            })
-            .collect();
-        let mut inj = InjectRealization {
-            func: name,
-            produce,
-            types: f.types(),
-            bounds,
-            memory_type,
-            levels,
-            computes: 0,
-            found_store: false,
-            found_hoist: false,
-        };
-        s = inj.mutate_stmt(&s);
-        s = inj.wrap_root(s);
-        if !(inj.found_compute() && inj.found_store && inj.found_hoist) {
-            return Err(Error::internal(format!(
+    }
+    if members.is_empty() {
+        return Ok(s);
+    }
+    if members.len() < group.len() {
+        return Err(fused_group_partly_used());
+    }
+    let produce = build_group_produce(env, group)?;
+    inject(members, produce, s)
+}
+
+fn fused_group_partly_used() -> Error {
+    Error::user("Fused groups must either be entirely used or unused\n")
+}
+
+/// Inject `produce`, computing `members`, at their levels in `s`.
+fn inject(members: Vec<Member>, produce: Stmt, s: Stmt) -> Result<Stmt> {
+    let names: Vec<String> = members.iter().map(|m| m.name.clone()).collect();
+    let mut inj = InjectRealization::new(members, produce);
+    let s = inj.mutate_stmt(&s);
+    let s = inj.wrap_root(s);
+    if inj.partly_used {
+        return Err(fused_group_partly_used());
+    }
+    if !inj.found_all() {
+        return Err(Error::internal(match names.as_slice() {
+            [name] => format!(
                 "Func {name} passed validation but its compute, store or hoist level was not found"
-            )));
-        }
+            ),
+            _ => format!(
+                "Funcs {} passed validation but their compute, store or hoist level was not found",
+                names.join(", ")
+            ),
+        }));
     }
     Ok(s)
 }

@@ -594,6 +594,8 @@ mod tests {
         let env = crate::lower::environment::Environment {
             funcs: [("f".to_string(), f.clone())].into_iter().collect(),
             order: vec!["f".into()],
+            groups: vec![vec!["f".into()]],
+            fused_pairs: vec![],
             sources: vec![],
         };
         storage_flattening(&realize, &env).unwrap()

@@ -163,6 +163,31 @@ pub struct Dim {
     pub is_rvar: bool,
 }
 
+/// How the loops of a stage computed with another (`compute_with`) line
+/// up with the loops they are fused into, per fused dimension (Halide's
+/// LoopAlignStrategy, same values). `Auto` is `NoAlign`, as in Halide 21.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LoopAlignStrategy {
+    /// The stage's first iteration runs with the parent's first.
+    AlignStart = 0,
+    /// The stage's last iteration runs with the parent's last.
+    AlignEnd = 1,
+    /// The stage's iteration `v` runs in the fused loop's iteration `v`.
+    NoAlign = 2,
+    Auto = 3,
+}
+
+/// `compute_with(stage, var, align)`: this stage's loops from `var` out
+/// are fused with the same loops of another stage (Halide's
+/// FuseLoopLevel). `level` is `At { func, var, stage }` (a LoopLevel the
+/// user built may leave the stage unnamed; lowering then refuses it);
+/// `align` maps dimension names to strategies, unnamed ones get `Auto`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FuseLevel {
+    pub level: LoopLevel,
+    pub align: Vec<(String, LoopAlignStrategy)>,
+}
+
 /// The name of the implicit outermost loop every stage has (extent 1);
 /// compute_at it to mean "once per realization of the consumer stage".
 pub const OUTERMOST: &str = "__outermost";
@@ -181,6 +206,9 @@ pub struct StageSchedule {
     pub override_atomic_check: bool,
     /// `allow_race_conditions()`: no race checks at all.
     pub allow_race_conditions: bool,
+    /// `compute_with`: the stage whose loops this one shares (kept on the
+    /// definition itself, never on a specialization).
+    pub fuse_level: Option<FuseLevel>,
 }
 
 impl StageSchedule {
