@@ -203,6 +203,13 @@ def objects(hl):
         "StmtOutputFormat": lambda: hl.StmtOutputFormat.HTML,
         "Argument": lambda: func_input().infer_arguments()[0],
         "TypeCode": lambda: hl.TypeCode.Float,
+        "LoopAlignStrategy": lambda: hl.LoopAlignStrategy.AlignStart,
+        "DeviceAPI": lambda: hl.DeviceAPI.Host,
+        "Partition": lambda: hl.Partition.Never,
+        "TargetOS": lambda: hl.TargetOS.Linux,
+        "TargetArch": lambda: hl.TargetArch.X86,
+        "TargetProcessorTune": lambda: hl.TargetProcessorTune.TuneZnVer4,
+        "ArgumentKind": lambda: hl.ArgumentKind.InputBuffer,
         **_generator_objects(hl),
     }
 
@@ -282,6 +289,10 @@ RECEIVERS = {
     "StmtOutputFormat": ["StmtOutputFormat"],
     "Argument": ["Argument"],
     "TypeCode": ["TypeCode"],
+    "LoopAlignStrategy": ["LoopAlignStrategy"],
+    "DeviceAPI": ["DeviceAPI"],
+    "Partition": ["Partition"],
+    **{c: [c] for c in ["TargetOS", "TargetArch", "TargetProcessorTune", "ArgumentKind"]},
     **{c: [c] for c in ["ArgInfo", "AutoschedulerParams", "GeneratorContext", "InputBuffer",
                         "InputScalar", "OutputBuffer", "OutputScalar", "Generator"]},
     # The Generator made by `_generator`: its methods are Generator's, fuzzed there.
@@ -367,6 +378,8 @@ HINTS = {
     "target": ["Target", "'host'", "'bad'", "None", "0"],
     "tail": ["TailStrategy", "0", "None", "'x'"],
     "memory_type": ["MemoryType", "0", "None"],
+    "policy": ["Partition", "0", "None"],
+    "device": ["DeviceAPI", "0", "None"],
 }
 
 

@@ -261,3 +261,52 @@ def test_hl_jit_target_environment(hl):
     rc, out, err = run_script(hl, script, env={"HL_JIT_TARGET": jit,
                                                "HL_TARGET": "x86-32-windows-debug"})
     return rc, out
+
+
+DEVICE_TARGETS = ["x86-64-linux", "x86-64-linux-cuda", "x86-64-linux-opencl",
+                  "x86-64-linux-opencl-cl_doubles", "x86-64-osx-metal", "arm-64-android-hvx-no_runtime",
+                  "x86-64-linux-vulkan", "x86-64-linux-vulkan-vk_int64-vk_float64-vk_int8",
+                  "x86-64-windows-d3d12compute", "x86-64-linux-webgpu"]
+
+
+HOST_SUPPORT_TARGETS = ["x86-64-linux", "x86-64-linux-cuda", "x86-64-linux-opencl",
+                        "x86-64-linux-opencl-cl_doubles", "x86-64-osx-metal"]
+
+
+def test_host_supports_no_device_runtime():
+    """Where Halide 21 segfaults (hvx) or errors while loading a GPU runtime
+    (vulkan, webgpu, d3d12compute), ferrohalide answers: no device runtime here."""
+    import ferrohalide as hl
+    for s in ["arm-64-android-hvx", "x86-64-linux-vulkan", "x86-64-linux-webgpu",
+              "x86-64-windows-d3d12compute", "x86-64-linux-hexagon_dma"]:
+        assert hl.host_supports_target_device(hl.Target(s)) is False, s
+    assert hl.host_supports_target_device(hl.Target("x86-64-linux")) is True
+
+
+@differential()
+def test_device_api_queries(hl):
+    """hl.DeviceAPI, Target.supports_device_api / supports_type (with and without a
+    device), target_feature_for_device_api and host_supports_target_device (this
+    machine has no GPU runtime: only targets without a device are supported)."""
+    apis = list(hl.DeviceAPI.__members__.items())
+    types = [hl.Float(64), hl.Float(16), hl.Int(64), hl.UInt(16), hl.Int(8),
+             hl.Float(32).with_lanes(4), hl.Float(64).with_lanes(4)]
+    out = {"members": [(n, int(v), str(v), repr(v)) for n, v in apis],
+           "features": [str(hl.target_feature_for_device_api(v)) for _, v in apis]}
+    for s in DEVICE_TARGETS:
+        t = hl.Target(s)
+        out[s] = {
+            "device_api": [t.supports_device_api(v) for _, v in apis],
+            "type": [t.supports_type(ty) for ty in types],
+            "type_on": [[t.supports_type(ty, v) for ty in types] for _, v in apis],
+            # Halide 21 crashes or fails to load a runtime library on the others.
+            "host_supports": error_key(hl, lambda: hl.host_supports_target_device(t))
+            if s in HOST_SUPPORT_TARGETS else None,
+        }
+    return out
+
+
+@differential()
+def test_enum_str_names_member(hl):
+    return [str(hl.TargetFeature.AVX), str(hl.TargetOS.Linux), str(hl.TargetArch.X86),
+            repr(hl.TargetFeature.AVX)]

@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod buffer;
+pub mod device_api;
 pub mod error;
 pub mod ir;
 pub mod lang;

@@ -195,9 +195,17 @@ pub mod feature {
     pub const AVX512_ZEN4: Feature = Feature(44);
     pub const AVX512_ZEN5: Feature = Feature(45);
     pub const AVX512_SAPPHIRERAPIDS: Feature = Feature(46);
+    pub const CL_DOUBLES: Feature = Feature(27);
+    pub const HVX: Feature = Feature(35);
     pub const D3D12_COMPUTE: Feature = Feature(58);
+    pub const HEXAGON_DMA: Feature = Feature(60);
     pub const WEBGPU: Feature = Feature(67);
     pub const VULKAN: Feature = Feature(88);
+    pub const VULKAN_INT8: Feature = Feature(89);
+    pub const VULKAN_INT16: Feature = Feature(90);
+    pub const VULKAN_INT64: Feature = Feature(91);
+    pub const VULKAN_FLOAT16: Feature = Feature(92);
+    pub const VULKAN_FLOAT64: Feature = Feature(93);
 }
 
 pub mod os {
@@ -213,6 +221,7 @@ pub mod arch {
     pub const UNKNOWN: Arch = Arch(0);
     pub const X86: Arch = Arch(1);
     pub const ARM: Arch = Arch(2);
+    pub const HEXAGON: Arch = Arch(3);
 }
 
 fn lookup<'a>(table: &'a [(&'a str, u8, &'a str)], v: u8) -> Option<&'a (&'a str, u8, &'a str)> {

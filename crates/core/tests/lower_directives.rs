@@ -433,10 +433,10 @@ fn loop_level_handles_decide_placement_when_lowering() {
     f.compute_at_level(&h);
     let e = flattened(&g).unwrap_err();
     assert!(e.message.contains("no undefined LoopLevels"));
-    h.set(LoopLevel::at(g.name(), "x"));
+    h.set(LoopLevel::at(g.name(), "x")).unwrap();
     let body = flattened(&g).unwrap();
     assert!(find_allocation(&body, &f.name()).loops_outside > 0);
-    h.set(LoopLevel::Root);
+    h.set(LoopLevel::Root).unwrap();
     let body = flattened(&g).unwrap();
     assert_eq!(find_allocation(&body, &f.name()).loops_outside, 0);
 }

@@ -10,6 +10,7 @@ use pyo3::types::{PyList, PyString, PyTuple};
 
 use ferrohalide_core::target::{Arch, Feature, Os, Target, Tune, ARCHES, FEATURES, OSES, TUNES};
 
+use ferrohalide_core::device_api::{self, DeviceApi};
 use ferrohalide_core::lang::target_queries;
 
 use crate::errors::IntoPy;
@@ -20,6 +21,17 @@ static OS_ENUM: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static ARCH_ENUM: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static TUNE_ENUM: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static FEATURE_ENUM: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+/// The value of Python's `TargetFeature.FeatureEnd`.
+const FEATURE_END: u8 = 101;
+static DEVICE_API_ENUM: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// The `DeviceAPI` of a Python `hl.DeviceAPI` member (TypeError otherwise).
+pub(crate) fn device_api_of(obj: &Bound<'_, PyAny>) -> PyResult<DeviceApi> {
+    let v = enum_value(obj, &DEVICE_API_ENUM, "DeviceAPI")?;
+    DeviceApi::from_value(v as i64)
+        .ok_or_else(|| PyTypeError::new_err(format!("invalid DeviceAPI value {v}")))
+}
+
 
 pub(crate) fn make_enum(
     py: Python<'_>,
@@ -39,6 +51,9 @@ pub(crate) fn make_enum(
         .getattr("IntEnum")?
         .call1((name, members))?;
     e.setattr("__module__", "ferrohalide")?;
+    // str() names the member ("TargetFeature.AVX"), as Halide's enums do,
+    // rather than IntEnum's bare number.
+    e.setattr("__str__", py.import("enum")?.getattr("Enum")?.getattr("__str__")?)?;
     Ok(e.unbind())
 }
 
@@ -247,10 +262,18 @@ impl PyTarget {
     fn __ne__(&self, other: &Bound<'_, PyAny>) -> bool {
         !self.__eq__(other)
     }
-    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        if ["supports_type", "supports_device_api"].contains(&name) {
-            return crate::py_stage::unimplemented_method(py, format!("Target.{name}()"));
-        }
+    fn supports_device_api(&self, api: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(device_api::supports_device_api(&self.inner, device_api_of(api)?))
+    }
+    #[pyo3(signature = (r#type, device=None))]
+    fn supports_type(&self, r#type: &Bound<'_, PyAny>, device: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+        let t = type_from_py(r#type)?;
+        Ok(match device {
+            None => device_api::supports_type(&self.inner, t),
+            Some(d) => device_api::supports_type_on(&self.inner, t, device_api_of(d)?),
+        })
+    }
+    fn __getattr__(&self, name: &str) -> PyResult<Py<PyAny>> {
         Err(pyo3::exceptions::PyAttributeError::new_err(format!(
             "'halide.Target' object has no attribute '{name}'"
         )))
@@ -261,6 +284,19 @@ impl PyTarget {
         self.inner.hash(&mut h);
         h.finish()
     }
+}
+
+/// The target feature that enables a device API (`FeatureEnd` for none).
+#[pyfunction]
+fn target_feature_for_device_api(py: Python<'_>, api: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    let f = device_api_of(api)?.target_feature().map_or(FEATURE_END, |f| f.0);
+    member(py, &FEATURE_ENUM, f)
+}
+
+/// Whether this machine can run code for the target's device.
+#[pyfunction]
+fn host_supports_target_device(t: &PyTarget) -> PyResult<bool> {
+    device_api::host_supports_target_device(&t.inner).py()
 }
 
 #[pyfunction]
@@ -328,14 +364,21 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
             &FEATURE_ENUM,
             "TargetFeature",
             FEATURES,
-            &[("HVX", 35u8), ("FeatureEnd", 101u8)][..],
+            &[("HVX", 35u8), ("FeatureEnd", FEATURE_END)][..],
         ),
     ] {
         let e = make_enum(py, name, table, extra)?;
         m.add(name, e.bind(py))?;
         let _ = cell.set(py, e);
     }
+    let members: Vec<(&str, u8, &str)> =
+        device_api::PYTHON_MEMBERS.iter().map(|(_, n, v)| (*n, *v, "")).collect();
+    let e = make_enum(py, "DeviceAPI", &members, &[])?;
+    m.add("DeviceAPI", e.bind(py))?;
+    let _ = DEVICE_API_ENUM.set(py, e);
     m.add_class::<PyTarget>()?;
+    m.add_function(wrap_pyfunction!(target_feature_for_device_api, m)?)?;
+    m.add_function(wrap_pyfunction!(host_supports_target_device, m)?)?;
     m.add_function(wrap_pyfunction!(get_host_target, m)?)?;
     m.add_function(wrap_pyfunction!(target_arch_is, m)?)?;
     m.add_function(wrap_pyfunction!(target_os_is, m)?)?;
