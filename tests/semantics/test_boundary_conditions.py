@@ -358,3 +358,20 @@ def test_vectorized_clamped_loads(hl, t):
             g.realize(o)
             out["%s_%d_%d" % (name, l, h)] = arr(o)
     return out
+
+
+@differential()
+def test_boundary_keywords(hl):
+    """The source is the keyword `f`, as in Halide's bindings."""
+    x, y = hl.Var("x"), hl.Var("y")
+    inp = buffer(hl, np.arange(12, dtype=np.int32).reshape(3, 4))
+    out = []
+    for bc, extra in [(hl.BoundaryConditions.repeat_edge, {}),
+                      (hl.BoundaryConditions.mirror_image, {}),
+                      (hl.BoundaryConditions.constant_exterior, {"exterior": 7})]:
+        f = hl.Func("f")
+        f[x, y] = bc(f=inp, bounds=[(0, 4), (0, 3)], **extra)[x, y]
+        out.append(f.realize([6, 5]))
+        g = bc(f=inp, **extra)
+        out.append(hl.lambda_func(x, y, g[x, y]).realize([6, 5]))
+    return out

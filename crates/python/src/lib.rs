@@ -15,6 +15,7 @@ pub mod py_loop_level;
 pub mod py_math;
 pub mod py_output_buffer;
 pub mod py_param;
+pub mod py_partition;
 pub mod py_pipeline;
 pub mod py_rdom;
 pub mod py_reduction;
@@ -36,6 +37,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_buffer::register(m)?;
     py_stage::register(m)?;
     py_compute_with::register(m)?;
+    py_partition::register(m)?;
     py_output_buffer::register(m)?;
     py_tuple::register(m)?;
     py_param::register(m)?;

@@ -165,36 +165,37 @@ fn apply(
 }
 
 #[pyfunction]
-#[pyo3(signature = (source, bounds=None))]
-fn repeat_edge(source: &Bound<'_, PyAny>, bounds: Option<&Bound<'_, PyAny>>) -> PyResult<PyFunc> {
-    apply(Kind::RepeatEdge, source, bounds, None)
+#[pyo3(signature = (f, bounds=None))]
+/// The source is named `f`, Halide's keyword (`repeat_edge(f=img)`).
+fn repeat_edge(f: &Bound<'_, PyAny>, bounds: Option<&Bound<'_, PyAny>>) -> PyResult<PyFunc> {
+    apply(Kind::RepeatEdge, f, bounds, None)
 }
 
 #[pyfunction]
-#[pyo3(signature = (source, bounds=None))]
-fn repeat_image(source: &Bound<'_, PyAny>, bounds: Option<&Bound<'_, PyAny>>) -> PyResult<PyFunc> {
-    apply(Kind::RepeatImage, source, bounds, None)
+#[pyo3(signature = (f, bounds=None))]
+fn repeat_image(f: &Bound<'_, PyAny>, bounds: Option<&Bound<'_, PyAny>>) -> PyResult<PyFunc> {
+    apply(Kind::RepeatImage, f, bounds, None)
 }
 
 #[pyfunction]
-#[pyo3(signature = (source, bounds=None))]
-fn mirror_image(source: &Bound<'_, PyAny>, bounds: Option<&Bound<'_, PyAny>>) -> PyResult<PyFunc> {
-    apply(Kind::MirrorImage, source, bounds, None)
+#[pyo3(signature = (f, bounds=None))]
+fn mirror_image(f: &Bound<'_, PyAny>, bounds: Option<&Bound<'_, PyAny>>) -> PyResult<PyFunc> {
+    apply(Kind::MirrorImage, f, bounds, None)
 }
 
 #[pyfunction]
-#[pyo3(signature = (source, bounds=None))]
+#[pyo3(signature = (f, bounds=None))]
 fn mirror_interior(
-    source: &Bound<'_, PyAny>,
+    f: &Bound<'_, PyAny>,
     bounds: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyFunc> {
-    apply(Kind::MirrorInterior, source, bounds, None)
+    apply(Kind::MirrorInterior, f, bounds, None)
 }
 
 #[pyfunction]
-#[pyo3(signature = (source, exterior, bounds=None))]
+#[pyo3(signature = (f, exterior, bounds=None))]
 fn constant_exterior(
-    source: &Bound<'_, PyAny>,
+    f: &Bound<'_, PyAny>,
     exterior: &Bound<'_, PyAny>,
     bounds: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyFunc> {
@@ -211,7 +212,7 @@ fn constant_exterior(
         ));
     }
     let value = py_to_expr(exterior).map_err(|_| incompatible(kind))?;
-    apply(kind, source, bounds, Some(value))
+    apply(kind, f, bounds, Some(value))
 }
 
 /// `lambda_func(v1, ..., vn, e)`.

@@ -3,6 +3,8 @@
 
 use pyo3::exceptions::{PyAttributeError, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
+
+use ferrohalide_core::schedule::Partition;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use ferrohalide_core::ir::{Expr, MemoryType, Type};
@@ -262,8 +264,6 @@ pub struct PyFuncTupleElementRef {
 const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "add_trace_tag",
     "align_storage",
-    "always_partition",
-    "always_partition_all",
     "async_",
     "bound_storage",
     "compile_to",
@@ -293,9 +293,6 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "hexagon",
     "infer_input_bounds",
     "memoize",
-    "never_partition",
-    "never_partition_all",
-    "partition",
     "prefetch",
     "ring_buffer",
     "set_estimate",
@@ -1005,6 +1002,31 @@ impl PyFunc {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, Self>> {
         crate::py_compute_with::compute_with(&slf.get().inner.stage(), args, kwargs)?;
+        Ok(slf.clone())
+    }
+
+    fn partition<'py>(
+        slf: &Bound<'py, Self>,
+        var: &Bound<'py, PyAny>,
+        partition_policy: crate::py_partition::PyPartition,
+    ) -> PyResult<Bound<'py, Self>> {
+        crate::py_partition::partition(&slf.get().inner.stage(), var, partition_policy)?;
+        Ok(slf.clone())
+    }
+    fn never_partition<'py>(slf: &Bound<'py, Self>, vars: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        crate::py_partition::partition_each(&slf.get().inner.stage(), vars, Partition::Never)?;
+        Ok(slf.clone())
+    }
+    fn always_partition<'py>(slf: &Bound<'py, Self>, vars: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        crate::py_partition::partition_each(&slf.get().inner.stage(), vars, Partition::Always)?;
+        Ok(slf.clone())
+    }
+    fn never_partition_all<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        crate::py_partition::partition_all(&slf.get().inner.stage(), Partition::Never)?;
+        Ok(slf.clone())
+    }
+    fn always_partition_all<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        crate::py_partition::partition_all(&slf.get().inner.stage(), Partition::Always)?;
         Ok(slf.clone())
     }
 

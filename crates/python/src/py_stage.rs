@@ -5,6 +5,8 @@
 
 use pyo3::exceptions::{PyAttributeError, PyTypeError};
 use pyo3::prelude::*;
+
+use ferrohalide_core::schedule::Partition;
 use pyo3::types::{PyCFunction, PyDict, PyList, PyTuple};
 
 use ferrohalide_core::ir::ForType;
@@ -17,8 +19,6 @@ use crate::py_rdom::var_or_rvar;
 
 /// Stage methods of Halide's API that ferrohalide does not implement yet.
 const UNIMPLEMENTED_STAGE_METHODS: &[&str] = &[
-    "always_partition",
-    "always_partition_all",
     "gpu",
     "gpu_blocks",
     "gpu_lanes",
@@ -26,9 +26,6 @@ const UNIMPLEMENTED_STAGE_METHODS: &[&str] = &[
     "gpu_threads",
     "gpu_tile",
     "hexagon",
-    "never_partition",
-    "never_partition_all",
-    "partition",
     "prefetch",
 ];
 
@@ -396,6 +393,31 @@ impl PyStage {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, Self>> {
         crate::py_compute_with::compute_with(&slf.get().inner, args, kwargs)?;
+        Ok(slf.clone())
+    }
+
+    fn partition<'py>(
+        slf: &Bound<'py, Self>,
+        var: &Bound<'py, PyAny>,
+        partition_policy: crate::py_partition::PyPartition,
+    ) -> PyResult<Bound<'py, Self>> {
+        crate::py_partition::partition(&slf.get().inner, var, partition_policy)?;
+        Ok(slf.clone())
+    }
+    fn never_partition<'py>(slf: &Bound<'py, Self>, vars: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        crate::py_partition::partition_each(&slf.get().inner, vars, Partition::Never)?;
+        Ok(slf.clone())
+    }
+    fn always_partition<'py>(slf: &Bound<'py, Self>, vars: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        crate::py_partition::partition_each(&slf.get().inner, vars, Partition::Always)?;
+        Ok(slf.clone())
+    }
+    fn never_partition_all<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        crate::py_partition::partition_all(&slf.get().inner, Partition::Never)?;
+        Ok(slf.clone())
+    }
+    fn always_partition_all<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        crate::py_partition::partition_all(&slf.get().inner, Partition::Always)?;
         Ok(slf.clone())
     }
 

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 
 use crate::analysis::associativity::{apply, prove_associativity};
 use crate::error::{Error, Result};
-use crate::ir::{Expr, ForType};
+use crate::ir::Expr;
 use crate::lang::func::{dump_dims, var_name_match, Func};
 use crate::lang::function::UpdateDefinition;
 use crate::lang::rdom::{ReductionDomain, ReductionVariable};
@@ -288,6 +288,7 @@ impl Stage {
                 .unwrap_or_else(|| d.var.rsplit('.').next().unwrap_or(&d.var).to_string()),
             for_type: d.for_type,
             is_rvar: as_var.is_none(),
+            partition: d.partition,
         };
         let intm_dims: Vec<Dim> = st
             .dims
@@ -323,11 +324,7 @@ impl Stage {
                 let at = f_dims.len() - 1;
                 f_dims.insert(
                     at,
-                    Dim {
-                        var: a.clone(),
-                        for_type: ForType::Serial,
-                        is_rvar: false,
-                    },
+                    Dim::serial(a.clone(), false),
                 );
             }
         }

@@ -30,7 +30,7 @@ use crate::lang::function::{Function, FunctionContents, Specialization};
 use crate::lang::print::expr_to_string;
 use crate::lang::var::Var;
 use crate::lang::split_tail::{check_blend_races, SplitContext};
-use crate::schedule::{Split, StageSchedule, TailStrategy, OUTERMOST};
+use crate::schedule::{Partition, Split, StageSchedule, TailStrategy, OUTERMOST};
 
 #[derive(Clone, Debug)]
 pub struct Stage {
@@ -615,6 +615,37 @@ impl Stage {
             f(st);
         }
         Ok(())
+    }
+
+    /// `partition(var, policy)`: the loop partition policy of every dim
+    /// matching `var`.
+    pub fn partition(&self, var: impl Into<VarOrRVar>, policy: Partition) -> Result<()> {
+        let var = var.into();
+        self.with_schedule("partition", |st, name| {
+            let mut found = false;
+            for d in st.dims.iter_mut().filter(|d| var_name_match(&d.var, &var.name)) {
+                d.partition = policy;
+                found = true;
+            }
+            if found {
+                Ok(())
+            } else {
+                Err(Error::user(format!(
+                    "In schedule for {name}, could not find var {} to set loop partition policy.\n{}",
+                    var.name,
+                    dump_dims(&st.dims)
+                )))
+            }
+        })
+    }
+
+    /// `never_partition_all()` / `always_partition_all()`: one policy for
+    /// every loop of the stage (the implicit outermost one included).
+    pub fn partition_all(&self, policy: Partition) -> Result<()> {
+        self.with_schedule("partition", |st, _| {
+            st.dims.iter_mut().for_each(|d| d.partition = policy);
+            Ok(())
+        })
     }
 
     /// `unscheduled()`: declares the stage deliberately left with its

@@ -7,7 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::ir::visit::for_each_expr;
-use crate::ir::{CallKind, Expr, ExprNode, ForType, Type};
+use crate::ir::{CallKind, Expr, ExprNode, Type};
 use crate::lang::func::{undefined_variable, Func, FuncRef};
 use crate::lang::function::{exported, Function, UpdateDefinition};
 use crate::lang::operators::{py_binary, scalar_to_expr, Op, Operand, PyOp};
@@ -46,26 +46,14 @@ pub fn update_stage_schedule(
 ) -> StageSchedule {
     let mut dims: Vec<Dim> = vec![];
     if let Some(d) = domain {
-        dims.extend(d.vars().into_iter().map(|v| Dim {
-            var: v.name,
-            for_type: ForType::Serial,
-            is_rvar: true,
-        }));
+        dims.extend(d.vars().into_iter().map(|v| Dim::serial(v.name, true)));
     }
     for v in pure_vars {
         if !dims.iter().any(|d| d.var == *v) {
-            dims.push(Dim {
-                var: v.clone(),
-                for_type: ForType::Serial,
-                is_rvar: false,
-            });
+            dims.push(Dim::serial(v.clone(), false));
         }
     }
-    dims.push(Dim {
-        var: OUTERMOST.to_string(),
-        for_type: ForType::Serial,
-        is_rvar: false,
-    });
+    dims.push(Dim::serial(OUTERMOST, false));
     StageSchedule {
         dims,
         ..StageSchedule::default()

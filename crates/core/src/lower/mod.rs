@@ -174,6 +174,22 @@ pub struct LowerOptions {
     pub target: crate::target::Target,
 }
 
+/// The loop partition policies the schedules set, by loop name.
+fn partition_policies(
+    env: &environment::Environment,
+) -> std::collections::HashMap<String, crate::schedule::Partition> {
+    let mut by_loop = std::collections::HashMap::new();
+    for name in &env.order {
+        for (k, stage) in env.get(name).stage_schedules() {
+            let prefix = schedule_functions::stage_prefix(name, k);
+            for d in stage.dims.iter().filter(|d| d.partition != Default::default()) {
+                by_loop.insert(format!("{prefix}{}", d.var), d.partition);
+            }
+        }
+    }
+    by_loop
+}
+
 /// Lower the pipeline computing `outputs` to a single loop nest, in
 /// Halide's pass order, with default options.
 pub fn lower(outputs: &[Function], name: &str) -> Result<Lowered> {
@@ -304,7 +320,8 @@ fn lower_for_target(
         Ok(remove_unneeded_atomics::remove_unneeded_atomics(s))
     })?;
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
-    s = log.run("partition loops", s, partition_loops::partition_loops)?;
+    let policies = partition_loops::Policies::new(partition_policies(&env));
+    s = log.run("partition loops", s, |s| partition_loops::partition_loops(s, &policies))?;
     s = log.run("strip likely", s, |s| Ok(partition_loops::strip_likely(s)))?;
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
 

@@ -30,22 +30,62 @@
 //! most `MIN_PARTITIONED_EXTENT` iterations are left whole.
 //! `strip_likely` removes the remaining marks afterwards.
 
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 
 use crate::analysis::simplify::{can_prove, simplify_stmt};
 use crate::analysis::substitute::substitute;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ir::visit::{
     expr_uses_var, for_each_expr, for_each_expr_in_stmt, for_each_stmt, mutate_expr_children,
     mutate_stmt_children,
 };
 use crate::ir::{BinOp, Expr, ExprNode, ForType, Intrinsic, Mutator, Stmt, StmtNode, Type};
 use crate::lower::unroll_loops::{const_int_value, fold_binary};
+use crate::schedule::Partition;
+
+/// The partition policies the schedules set (`partition(x, ...)`), by loop
+/// name; loops not listed are `Auto`. Collects the first `Always` loop
+/// that could not be partitioned.
+#[derive(Default)]
+pub struct Policies {
+    by_loop: HashMap<String, Partition>,
+    failure: RefCell<Option<Error>>,
+}
+
+impl Policies {
+    pub fn new(by_loop: HashMap<String, Partition>) -> Policies {
+        Policies { by_loop, failure: RefCell::new(None) }
+    }
+    fn of(&self, loop_name: &str) -> Partition {
+        self.by_loop.get(loop_name).copied().unwrap_or_default()
+    }
+    fn always(&self, s: &Stmt) -> bool {
+        matches!(s.node(), StmtNode::For { name, .. } if self.of(name) == Partition::Always)
+    }
+    fn contains_always(&self, s: &Stmt) -> bool {
+        let mut found = false;
+        for_each_stmt(s, &mut |t| found |= self.always(t));
+        found
+    }
+    fn fail(&self, loop_name: &str) {
+        let mut f = self.failure.borrow_mut();
+        if f.is_none() {
+            *f = Some(Error::user(format!(
+                "Loop Partition Policy is set to Always for {loop_name}, but no loop partitioning was performed.\n"
+            )));
+        }
+    }
+}
 
 /// Partition every Serial and Parallel loop whose body holds solvable
-/// `likely` marks.
-pub fn partition_loops(s: &Stmt) -> Result<Stmt> {
-    Ok(Partitioner::run(s, Depth::Full))
+/// `likely` marks, as `policies` allow.
+pub fn partition_loops(s: &Stmt, policies: &Policies) -> Result<Stmt> {
+    let out = Partitioner::run(s, Depth::Full, policies);
+    match policies.failure.borrow_mut().take() {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }
 
 /// Replace every `likely(x)` / `likely_if_innermost(x)` by `x`.
@@ -65,14 +105,24 @@ impl Mutator for StripLikely {
 }
 
 /// Turn every `likely(x)` into `likely_if_innermost(x)`: only innermost
-/// loops will still be partitioned on it.
-fn demote_likely(s: &Stmt) -> Stmt {
-    DemoteLikely.mutate_stmt(s)
+/// loops will still be partitioned on it (loops that must be partitioned
+/// keep theirs).
+fn demote_likely(s: &Stmt, policies: &Policies) -> Stmt {
+    DemoteLikely { policies }.mutate_stmt(s)
 }
 
-struct DemoteLikely;
+struct DemoteLikely<'a> {
+    policies: &'a Policies,
+}
 
-impl Mutator for DemoteLikely {
+impl Mutator for DemoteLikely<'_> {
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        if self.policies.always(s) {
+            s.clone()
+        } else {
+            mutate_stmt_children(self, s)
+        }
+    }
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         let e = mutate_expr_children(self, e);
         match e.as_intrinsic(Intrinsic::Likely) {
@@ -113,8 +163,9 @@ enum Depth {
     Grace,
 }
 
-struct Partitioner {
+struct Partitioner<'a> {
     depth: Depth,
+    policies: &'a Policies,
     /// LetStmts around the statement being visited (within this walk).
     lets: Vec<(String, Expr)>,
 }
@@ -125,10 +176,11 @@ struct Partitioner {
 /// first iteration, whose scalar row clamps cost a min and a max).
 const MIN_PARTITIONED_EXTENT: i64 = 4;
 
-impl Partitioner {
-    fn run(s: &Stmt, depth: Depth) -> Stmt {
+impl Partitioner<'_> {
+    fn run(s: &Stmt, depth: Depth, policies: &Policies) -> Stmt {
         Partitioner {
             depth,
+            policies,
             lets: vec![],
         }
         .mutate_stmt(s)
@@ -148,8 +200,8 @@ impl Partitioner {
     }
 
     /// Partition a piece's body with only its innermost loops split.
-    fn innermost_only(s: &Stmt) -> Stmt {
-        Partitioner::run(&demote_likely(s), Depth::Full)
+    fn innermost_only(s: &Stmt, policies: &Policies) -> Stmt {
+        Partitioner::run(&demote_likely(s, policies), Depth::Full, policies)
     }
 
     /// A prologue or epilogue made by clamps alone (not a peel): it runs
@@ -159,16 +211,16 @@ impl Partitioner {
     /// (the channel clamps of a 3-D boundary condition made the Gaussian's
     /// JIT a third longer). Around an innermost level, its loops are
     /// partitioned as usual.
-    fn boundary_piece(s: &Stmt) -> Stmt {
-        if holds_loop_nest(s) {
+    fn boundary_piece(s: &Stmt, policies: &Policies) -> Stmt {
+        if holds_loop_nest(s) && !policies.contains_always(s) {
             strip_likely(s)
         } else {
-            Partitioner::innermost_only(s)
+            Partitioner::innermost_only(s, policies)
         }
     }
 }
 
-impl Mutator for Partitioner {
+impl Mutator for Partitioner<'_> {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         e.clone()
     }
@@ -191,12 +243,15 @@ impl Mutator for Partitioner {
             body,
         } = s.node()
         {
-            if self.few_iterations(extent) {
+            let policy = self.policies.of(name);
+            let always = policy == Partition::Always;
+            if policy == Partition::Never || (!always && self.few_iterations(extent)) {
                 return mutate_stmt_children(self, s);
             }
-            if self.depth == Depth::Grace && !contains_produce(body) {
+            let policies = self.policies;
+            if !always && self.depth == Depth::Grace && !contains_produce(body) {
                 // Not a loop of a consumer over its producer's rows.
-                return Partitioner::innermost_only(s);
+                return Partitioner::innermost_only(s, policies);
             }
             // Outer loops first: a steady state often makes an inner loop
             // trivial (a producer computed per vector of its consumer gets
@@ -206,24 +261,27 @@ impl Mutator for Partitioner {
             let pieces = Pieces {
                 prologue: &|b: &Stmt, peels: bool| {
                     if full && peels {
-                        Partitioner::run(b, Depth::Grace)
+                        Partitioner::run(b, Depth::Grace, policies)
                     } else if peels {
-                        Partitioner::innermost_only(b)
+                        Partitioner::innermost_only(b, policies)
                     } else {
-                        Partitioner::boundary_piece(b)
+                        Partitioner::boundary_piece(b, policies)
                     }
                 },
-                epilogue: &Partitioner::boundary_piece,
+                epilogue: &|b: &Stmt| Partitioner::boundary_piece(b, policies),
                 steady: &|b: &Stmt| {
                     if full {
-                        Partitioner::run(b, Depth::Full)
+                        Partitioner::run(b, Depth::Full, policies)
                     } else {
-                        Partitioner::innermost_only(b)
+                        Partitioner::innermost_only(b, policies)
                     }
                 },
             };
             if let Some(p) = partition(name, min, extent, *ft, body, &pieces) {
                 return p;
+            }
+            if always {
+                policies.fail(name);
             }
         }
         mutate_stmt_children(self, s)
@@ -1182,7 +1240,7 @@ mod tests {
             ld("in", clamp_likely(Expr::add(x.clone(), c(1)), c(0), n1)),
         );
         let s = Stmt::for_loop("x", c(0), v("n"), ForType::Serial, st("out", x, val));
-        let p = partition_loops(&s).unwrap();
+        let p = partition_loops(&s, &Policies::default()).unwrap();
         assert_eq!(count_loops(&p), 3, "{p}");
         let text = p.to_string();
         // The steady state has no clamps left (whatever the simplifier's
@@ -1204,6 +1262,22 @@ mod tests {
         let stripped = strip_likely(&p);
         assert!(!stripped.to_string().contains("likely"), "{stripped}");
         same(&s, &stripped, &[("in", 12), ("out", 12)], &settings);
+    }
+
+    #[test]
+    fn policies_never_and_always() {
+        let x = v("x");
+        let n1 = Expr::sub(v("n"), c(1));
+        let val = ld("in", clamp_likely(Expr::sub(x.clone(), c(1)), c(0), n1));
+        let s = Stmt::for_loop("x", c(0), v("n"), ForType::Serial, st("out", x.clone(), val));
+        let never = Policies::new([("x".to_string(), Partition::Never)].into());
+        assert_eq!(count_loops(&partition_loops(&s, &never).unwrap()), 1);
+        let always = Policies::new([("x".to_string(), Partition::Always)].into());
+        assert_eq!(count_loops(&partition_loops(&s, &always).unwrap()), 2);
+        // Always with nothing to partition is an error naming the loop.
+        let plain = Stmt::for_loop("x", c(0), v("n"), ForType::Serial, st("out", x.clone(), x));
+        let e = partition_loops(&plain, &always).unwrap_err();
+        assert!(e.message.contains("set to Always for x, but no loop partitioning"), "{}", e.message);
     }
 
     #[test]
@@ -1241,7 +1315,7 @@ mod tests {
             ForType::Serial,
             Stmt::for_loop("x", c(0), c(8), ForType::Serial, inner),
         );
-        let p = partition_loops(&s).unwrap();
+        let p = partition_loops(&s, &Policies::default()).unwrap();
         let x_loops = count_loops_named(&p, "x");
         // prologue 3 + steady 3 + epilogue 1
         assert_eq!(x_loops, 7, "{p}");
@@ -1265,12 +1339,12 @@ mod tests {
             e,
             Stmt::for_loop("y", v("m"), v("e"), ForType::Serial, body),
         );
-        let p = partition_loops(&s).unwrap();
+        let p = partition_loops(&s, &Policies::default()).unwrap();
         assert_eq!(count_loops(&p), 1, "{p}");
         // With many iterations the same loop is partitioned.
         let body = st("out", v("y"), ld("in", clamp_likely(v("y"), c(0), c(9))));
         let s = Stmt::for_loop("y", v("m"), c(5), ForType::Serial, body);
-        assert_eq!(count_loops(&partition_loops(&s).unwrap()), 3);
+        assert_eq!(count_loops(&partition_loops(&s, &Policies::default()).unwrap()), 3);
     }
 
     #[test]
@@ -1306,7 +1380,7 @@ mod tests {
                 ),
             ),
         );
-        let p = partition_loops(&s).unwrap();
+        let p = partition_loops(&s, &Policies::default()).unwrap();
         let x_loops = count_loops_named(&p, "x");
         // c's prologue (all channels when nc < 1) and epilogue (channels
         // past nc) keep one x loop each; the steady state splits x in two.
@@ -1350,7 +1424,7 @@ mod tests {
                 x8(t()),
             ),
         );
-        let p = partition_loops(&s).unwrap();
+        let p = partition_loops(&s, &Policies::default()).unwrap();
         assert_eq!(count_loops(&p), 3, "{p}");
         let text = p.to_string();
         let steady = text
@@ -1389,7 +1463,7 @@ mod tests {
             ),
         ]);
         let s = Stmt::for_loop("x", v("m"), v("e"), ForType::Serial, body);
-        let p = partition_loops(&s).unwrap();
+        let p = partition_loops(&s, &Policies::default()).unwrap();
         assert_eq!(count_loops(&p), 3, "{p}");
         assert!(
             p.to_string().contains("out[(x - m)] = in[(x - m)]\n"),
@@ -1425,7 +1499,7 @@ mod tests {
                 ),
             ),
         );
-        assert!(partition_loops(&s).unwrap().same_as(&s));
+        assert!(partition_loops(&s, &Policies::default()).unwrap().same_as(&s));
         // Not linear.
         let s2 = Stmt::for_loop(
             "x",
@@ -1442,10 +1516,10 @@ mod tests {
                 ),
             ),
         );
-        assert!(partition_loops(&s2).unwrap().same_as(&s2));
+        assert!(partition_loops(&s2, &Policies::default()).unwrap().same_as(&s2));
         // No likely at all.
         let s3 = Stmt::for_loop("x", c(0), v("n"), ForType::Serial, st("out", x.clone(), x));
-        assert!(partition_loops(&s3).unwrap().same_as(&s3));
+        assert!(partition_loops(&s3, &Policies::default()).unwrap().same_as(&s3));
     }
 
     #[test]
@@ -1472,7 +1546,7 @@ mod tests {
             ForType::Serial,
             Stmt::for_loop("x", c(0), v("w"), ForType::Parallel, body),
         );
-        let p = partition_loops(&s).unwrap();
+        let p = partition_loops(&s, &Policies::default()).unwrap();
         // Only the inner loop can be split (the condition needs x); its
         // steady state comes first and needs no prologue.
         assert_eq!(count_loops(&p), 3, "{p}");
@@ -1507,7 +1581,7 @@ mod tests {
             let i = Expr::sub(x.clone(), v("m"));
             let body = st("out", i, Expr::select(Expr::likely(cond), c(1), c(2)));
             let s = Stmt::for_loop("x", v("m"), v("e"), ForType::Serial, body);
-            let p = partition_loops(&s).unwrap();
+            let p = partition_loops(&s, &Policies::default()).unwrap();
             let settings = vec![
                 vec![("m", -7), ("e", 15), ("q", 0)],
                 vec![("m", 0), ("e", 15), ("q", 3)],
@@ -1537,7 +1611,7 @@ mod tests {
             Stmt::for_loop("xi", c(0), c(8), ForType::Vectorized, inner),
         );
         let vec = vectorize_loops(&s).unwrap();
-        let p = strip_likely(&partition_loops(&vec).unwrap());
+        let p = strip_likely(&partition_loops(&vec, &Policies::default()).unwrap());
         let text = p.to_string();
         // Steady state: an unpredicated vector store with no condition.
         assert!(text.contains("for (xo, 0, xo.epilogue) {\n  out[ramp((xo * 8), 1, 8)] = (in[ramp((xo * 8), 1, 8)] * x8(3))\n}"), "{text}");

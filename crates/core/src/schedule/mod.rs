@@ -161,6 +161,42 @@ pub struct Dim {
     pub var: String,
     pub for_type: ForType,
     pub is_rvar: bool,
+    /// Whether loop partitioning may, must or must not split this loop.
+    pub partition: Partition,
+}
+
+impl Dim {
+    /// A serial loop over `var` with the default partition policy.
+    pub fn serial(var: impl Into<String>, is_rvar: bool) -> Dim {
+        Dim {
+            var: var.into(),
+            for_type: ForType::Serial,
+            is_rvar,
+            partition: Partition::Auto,
+        }
+    }
+}
+
+/// Halide's loop partition policy (`hl.Partition`, same values): `Auto`
+/// partitions where the partitioner finds it worthwhile, `Never` leaves the
+/// loop whole, `Always` partitions it even inside another loop's prologue
+/// or epilogue, and fails compilation when nothing can be partitioned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Partition {
+    #[default]
+    Auto = 0,
+    Never = 1,
+    Always = 2,
+}
+
+impl Partition {
+    pub fn name(self) -> &'static str {
+        match self {
+            Partition::Auto => "Auto",
+            Partition::Never => "Never",
+            Partition::Always => "Always",
+        }
+    }
 }
 
 /// How the loops of a stage computed with another (`compute_with`) line
@@ -226,17 +262,9 @@ impl StageSchedule {
     pub fn for_pure_args(args: &[String]) -> StageSchedule {
         let mut dims: Vec<Dim> = args
             .iter()
-            .map(|a| Dim {
-                var: a.clone(),
-                for_type: ForType::Serial,
-                is_rvar: false,
-            })
+            .map(|a| Dim::serial(a.clone(), false))
             .collect();
-        dims.push(Dim {
-            var: OUTERMOST.to_string(),
-            for_type: ForType::Serial,
-            is_rvar: false,
-        });
+        dims.push(Dim::serial(OUTERMOST, false));
         StageSchedule {
             splits: vec![],
             dims,
