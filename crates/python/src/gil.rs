@@ -44,13 +44,45 @@ pub fn release_pending(_py: Python<'_>) {
     }
 }
 
-/// `f()` with the GIL released; afterwards, the queued releases.
+/// `f()` with the GIL released; afterwards, the queued releases, and the
+/// compiler's warnings written to Python's `sys.stdout` (where Halide's
+/// bindings send them, so `contextlib.redirect_stdout` captures them).
 pub fn detached<T, F>(py: Python<'_>, f: F) -> T
 where
-    F: Ungil + FnOnce() -> T,
-    T: Ungil,
+    F: Ungil + Send + FnOnce() -> T,
+    T: Ungil + Send,
 {
-    let r = py.detach(f);
+    let (r, warnings) = py.detach(|| ferrohalide_core::error::collect_warnings(f));
     release_pending(py);
+    write_stdout(py, &warnings);
     r
+}
+
+/// Write `lines` to `sys.stdout` (to the process's stdout if Python has none).
+pub fn write_stdout(py: Python<'_>, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    let out = py.import("sys").and_then(|s| s.getattr("stdout"));
+    for line in lines {
+        let written = match &out {
+            Ok(o) if !o.is_none() => o.call_method1("write", (line.as_str(),)).is_ok(),
+            _ => false,
+        };
+        if !written {
+            print!("{line}");
+        }
+    }
+}
+
+/// Warnings raised outside `detached` (while defining or scheduling a Func)
+/// go to `sys.stdout` when this thread holds the GIL; never waits for it.
+pub fn write_warning_if_holding_gil(text: &str) -> bool {
+    if !holds_gil() {
+        return false;
+    }
+    // SAFETY: this thread holds the GIL (checked above).
+    let py = unsafe { Python::assume_attached() };
+    write_stdout(py, &[text.to_string()]);
+    true
 }

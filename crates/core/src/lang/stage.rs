@@ -374,10 +374,37 @@ impl Stage {
             let old_name = st.dims[i].var.clone();
             let new_name = format!("{old_name}.{}", new.name);
             st.dims[i].var = new_name.clone();
-            st.splits.push(Split::Rename {
-                old: old_name,
-                new: new_name,
-            });
+            // As Halide does: rename the output of the split, fuse or rename
+            // that made the dim, so the schedule has no extra step.
+            let mut rewritten = false;
+            for split in st.splits.iter_mut().rev() {
+                let output = match split {
+                    Split::Fuse { inner, outer, fused } => {
+                        if *inner == old_name || *outer == old_name {
+                            return Err(Error::user(format!(
+                                "In schedule for {name}, can't rename variable {old_name} because it has already been fused into {fused}\n{}",
+                                dump_dims(&st.dims)
+                            )));
+                        }
+                        Some(fused)
+                    }
+                    Split::Split { inner, outer, .. } => {
+                        [inner, outer].into_iter().find(|n| **n == old_name)
+                    }
+                    Split::Rename { new: made, .. } => Some(made),
+                };
+                if let Some(output) = output.filter(|n| **n == old_name) {
+                    *output = new_name.clone();
+                    rewritten = true;
+                    break;
+                }
+            }
+            if !rewritten {
+                st.splits.push(Split::Rename {
+                    old: old_name,
+                    new: new_name,
+                });
+            }
             Ok(())
         })
     }

@@ -634,6 +634,13 @@ pub fn inline_function(s: &Stmt, f: &Function) -> Result<Stmt> {
             c.name
         )));
     }
+    if c.updates.is_empty() {
+        super::validate_schedule::warn_meaningless_inline_schedule(
+            &c.stage.splits,
+            &c.schedule.bounds,
+            &c.name,
+        );
+    }
     let mut m = Inline {
         name: &c.name,
         args: c.args.clone(),

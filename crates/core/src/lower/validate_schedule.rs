@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::ir::visit::{walk_expr, walk_stmt, Visitor};
 use crate::ir::{CallKind, Expr, ExprNode, ForType, Stmt, StmtNode};
 use crate::lang::function::Function;
-use crate::schedule::{LockedLevels, LoopLevel, OUTERMOST};
+use crate::schedule::{Bound, LockedLevels, LoopLevel, Split, OUTERMOST};
 
 /// A place a Func could be computed or stored: the root or a loop.
 #[derive(Clone, Debug)]
@@ -198,7 +198,45 @@ fn validate_inlined(f: &Function, name: &str) -> Result<()> {
             d.var
         )));
     }
+    if c.updates.is_empty() {
+        warn_meaningless_inline_schedule(&c.stage.splits, &c.schedule.bounds, name);
+    }
     Ok(())
+}
+
+/// Halide's warnings for loop and bounds directives of an inlined Func,
+/// which have nothing to act on. Halide gives them when it validates the
+/// schedule and again when it inlines the Func; so does ferrohalide.
+pub(crate) fn warn_meaningless_inline_schedule(splits: &[Split], bounds: &[Bound], name: &str) {
+    use crate::error::user_warning;
+    use crate::lang::print::expr_to_string as text;
+    for split in splits {
+        user_warning(&match split {
+            Split::Rename { old, new } => format!(
+                "It is meaningless to rename variable {old} of function {name} to {new} because {name} is scheduled inline.\n"
+            ),
+            Split::Fuse { inner, outer, .. } => format!(
+                "It is meaningless to fuse variables {inner} and {outer} because {name} is scheduled inline.\n"
+            ),
+            Split::Split { old, outer, inner, factor, .. } => format!(
+                "It is meaningless to split variable {old} of function {name} into {outer} * {} + {inner} because {name} is scheduled inline.\n",
+                text(factor)
+            ),
+        });
+    }
+    for b in bounds {
+        if let (Some(min), Some(extent)) = (&b.min, &b.extent) {
+            user_warning(&format!(
+                "It is meaningless to bound dimension {} of function {name} to be within [{}, {}] because the function is scheduled inline.\n",
+                b.var, text(min), text(extent)
+            ));
+        } else if let (Some(m), Some(r)) = (&b.modulus, &b.remainder) {
+            user_warning(&format!(
+                "It is meaningless to align the bounds of dimension {} of function {name} to have modulus/remainder [{}, {}] because the function is scheduled inline.\n",
+                b.var, text(m), text(r)
+            ));
+        }
+    }
 }
 
 /// The innermost site enclosing every use of `func` in `s` (the root if
