@@ -1,14 +1,18 @@
 //! The ferrohalide runtime: what compiled pipelines call into, shared by
-//! JIT and (later) AOT output. Buffer ABI, thread pool, memory, errors,
-//! printing and scalar math.
+//! the JIT and AOT output. The runtime itself is C (`c/`, declared by
+//! `include/HalideRuntime.h`), compiled to LLVM bitcode per target
+//! (`bitcode`); this crate also holds the Rust mirrors of Halide's C ABI
+//! structs and the half-float conversions the compiler uses.
 
 #![allow(non_camel_case_types)]
 
+pub mod bitcode;
 pub mod buffer_t;
 pub mod error;
 pub mod half;
 pub mod math;
 pub mod memory;
+pub mod metadata;
 pub mod mutex;
 pub mod print;
 pub mod thread_pool;
