@@ -8,17 +8,7 @@
 
 pub mod bitcode;
 pub mod buffer_t;
-pub mod error;
 pub mod half;
-pub mod math;
-pub mod memory;
 pub mod metadata;
-pub mod mutex;
-pub mod print;
-pub mod thread_pool;
 
 pub use buffer_t::{halide_buffer_t, halide_dimension_t, halide_type_t};
-pub use error::{ferrohalide_error, take_last_error, RunContext};
-pub use memory::{ferrohalide_free, ferrohalide_malloc};
-pub use print::ferrohalide_print;
-pub use thread_pool::{ferrohalide_do_par_for, ferrohalide_thread_index, num_threads};
