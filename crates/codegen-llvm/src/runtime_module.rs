@@ -6,10 +6,12 @@ use ferrohalide_core::{Error, Result};
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Module;
+use inkwell::targets::TargetTriple;
 
 /// The runtime for `triple` (e.g. `x86_64-unknown-linux-gnu`; the vendor
 /// part is ignored), parsed from the bitcode embedded in this library into
-/// `ctx`. Its module triple and data layout are the runtime's own; every
+/// `ctx`. Its module triple is `triple` as given (so linking it into a
+/// module of that triple raises no mismatch warning); every
 /// function Halide lets programs replace (`halide_malloc`, `halide_error`,
 /// `halide_do_par_for`, ...) is a weak definition with default visibility,
 /// internal helpers (`ferrohalide_*`) are weak and hidden. It imports only
@@ -25,10 +27,12 @@ pub fn runtime_module<'ctx>(ctx: &'ctx Context, triple: &str) -> Result<Module<'
         ))
     })?;
     let buffer = MemoryBuffer::create_from_memory_range_copy(bitcode, "ferrohalide_runtime");
-    Module::parse_bitcode_from_buffer(&buffer, ctx).map_err(|e| {
+    let module = Module::parse_bitcode_from_buffer(&buffer, ctx).map_err(|e| {
         Error::internal(format!(
             "cannot read the runtime bitcode for {triple}: {}",
             e.to_string()
         ))
-    })
+    })?;
+    module.set_triple(&TargetTriple::create(triple));
+    Ok(module)
 }

@@ -217,3 +217,21 @@ fn a_program_replaces_a_weak_runtime_function() {
     assert!(stdout.starts_with("mine: halide_set_num_threads"), "{stdout}");
     assert!(out.stderr.is_empty());
 }
+
+#[test]
+fn the_runtime_module_links_into_a_module_of_its_triple() {
+    let ctx = Context::create();
+    let host = "x86_64-pc-linux-gnu";
+    let module = ctx.create_module("pipeline");
+    module.set_triple(&TargetTriple::create(host));
+    let runtime = runtime_module(&ctx, host).unwrap();
+    assert_eq!(runtime.get_triple().as_str().to_str().unwrap(), host);
+    module.link_in_module(runtime).unwrap();
+    module.verify().unwrap();
+    for name in ["halide_malloc", "halide_error", "halide_do_par_for", "halide_mutex_array_create"] {
+        let f = module.get_function(name).unwrap();
+        assert!(f.count_basic_blocks() > 0, "{name} is defined");
+    }
+    let err = runtime_module(&ctx, "riscv64-unknown-linux-gnu").unwrap_err();
+    assert!(err.to_string().contains("riscv64-unknown-linux-gnu"), "{err}");
+}

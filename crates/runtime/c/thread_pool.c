@@ -67,31 +67,55 @@ static void init_pool(void) {
     ferrohalide_cond_init(&pool.wake_workers);
 }
 
-static int default_threads(void) {
+/* HL_NUM_THREADS as a number in [1, MAX_THREADS] (surrounding spaces
+ * allowed), else 0. */
+static int threads_from_environment(void) {
     const char *s = getenv("HL_NUM_THREADS");
-    if (s) {
-        int n = 0, digits = 0;
-        while (*s == ' ') {
-            s++;
-        }
-        for (; *s >= '0' && *s <= '9' && n < MAX_THREADS; s++, digits++) {
-            n = n * 10 + (*s - '0');
-        }
-        if (digits > 0 && n >= 1) {
-            return n < MAX_THREADS ? n : MAX_THREADS;
+    if (!s) {
+        return 0;
+    }
+    while (*s == ' ') {
+        s++;
+    }
+    int n = 0, digits = 0;
+    for (; *s >= '0' && *s <= '9'; s++, digits++) {
+        n = n * 10 + (*s - '0');
+        if (n > MAX_THREADS) {
+            n = MAX_THREADS;
         }
     }
-    int cpus = ferrohalide_cpu_count();
-    return cpus < MAX_THREADS ? cpus : MAX_THREADS;
+    while (*s == ' ') {
+        s++;
+    }
+    return digits > 0 && *s == 0 && n >= 1 ? n : 0;
 }
 
-/* The pool, initialized, with its lock held. */
+static int default_threads(void) {
+    int n = threads_from_environment();
+    if (n == 0) {
+        n = ferrohalide_cpu_count();
+    }
+    return n < MAX_THREADS ? n : MAX_THREADS;
+}
+
+/* Take the pool's lock (initializing the pool the first time). */
 static void lock_pool(void) {
     ferrohalide_call_once(&pool_once, init_pool);
     ferrohalide_mutex_lock(&pool.lock);
-    if (pool.threads == 0) {
-        __atomic_store_n(&pool.threads, default_threads(), __ATOMIC_RELAXED);
+}
+
+/* Threads a loop may use: set, or the default once first asked. */
+static int thread_count(void) {
+    int n = __atomic_load_n(&pool.threads, __ATOMIC_ACQUIRE);
+    if (n == 0) {
+        lock_pool();
+        if (pool.threads == 0) {
+            __atomic_store_n(&pool.threads, default_threads(), __ATOMIC_RELEASE);
+        }
+        n = pool.threads;
+        ferrohalide_mutex_unlock(&pool.lock);
     }
+    return n;
 }
 
 static void unlock_pool(void) { ferrohalide_mutex_unlock(&pool.lock); }
@@ -277,10 +301,7 @@ WEAK int halide_default_do_par_for(void *user_context, halide_task_t task, int m
     if (size <= 0) {
         return 0;
     }
-    lock_pool();
-    int threads = pool.threads;
-    unlock_pool();
-    if (size == 1 || threads <= 1) {
+    if (size == 1 || thread_count() <= 1) {
         return run_serially(user_context, task, min, size, closure);
     }
     struct job *j = (struct job *)ferrohalide_aligned_alloc(sizeof(struct job));
@@ -336,16 +357,11 @@ WEAK halide_do_par_for_t halide_set_custom_do_par_for(halide_do_par_for_t do_par
                                __ATOMIC_ACQ_REL);
 }
 
-WEAK int halide_get_num_threads(void) {
-    lock_pool();
-    int n = pool.threads;
-    unlock_pool();
-    return n;
-}
+WEAK int halide_get_num_threads(void) { return thread_count(); }
 
 WEAK int halide_set_num_threads(int n) {
+    int old = thread_count();
     lock_pool();
-    int old = pool.threads;
     if (n >= 0) {
         n = n == 0 ? default_threads() : n;
         __atomic_store_n(&pool.threads, n < MAX_THREADS ? n : MAX_THREADS, __ATOMIC_RELAXED);
