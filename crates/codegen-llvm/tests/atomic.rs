@@ -133,12 +133,7 @@ fn an_atomic_racy_loop_lowered_from_a_func_runs_on_several_threads() {
     let (rx, ry) = (r.rvar(0).unwrap(), r.rvar(1).unwrap());
     let h = Func::new(Some("atomic_threads"));
     h.define(vec![v("x")], vec![i(0)]).unwrap();
-    let thread = Expr::call(
-        Type::i32(),
-        "ferrohalide_thread_index",
-        vec![],
-        CallKind::Extern,
-    );
+    let thread = thread_index();
     // (ry * 0 keeps r.y in the definition; the sleep spreads the work.)
     let sleep = Expr::call(
         Type::i32(),
@@ -165,7 +160,7 @@ fn an_atomic_racy_loop_lowered_from_a_func_runs_on_several_threads() {
     let counts: Vec<i128> = (0..64).map(|k| out[0].get_i128(&[k]).unwrap()).collect();
     assert_eq!(counts.iter().sum::<i128>(), 4 * 32, "{counts:?}");
     let threads: HashSet<usize> = (0..64usize).filter(|&k| counts[k] > 0).collect();
-    if ferrohalide_runtime::num_threads() > 1 {
+    if num_threads() > 1 {
         assert!(
             threads.len() > 1,
             "all iterations ran on one thread: {counts:?}"

@@ -237,7 +237,7 @@ fn heap_and_stack_allocations() {
             );
         }
         let ir = m.llvm_ir();
-        assert_eq!(ir.contains("ferrohalide_malloc"), !n_const, "{name}");
+        assert_eq!(ir.contains("halide_malloc"), !n_const, "{name}");
     }
 }
 

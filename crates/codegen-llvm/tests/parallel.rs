@@ -13,15 +13,6 @@ extern "C" fn test_sleep_us(us: i32) -> i32 {
     0
 }
 
-fn thread_index() -> Expr {
-    Expr::call(
-        Type::i32(),
-        "ferrohalide_thread_index",
-        vec![],
-        CallKind::Extern,
-    )
-}
-
 #[test]
 fn parallel_loop_uses_several_threads() {
     register_symbol("test_sleep_us", test_sleep_us as *const () as usize);
@@ -44,7 +35,7 @@ fn parallel_loop_uses_several_threads() {
     let out = Buffer::new(Type::i32(), &[32], None).unwrap();
     run(&m, &[A::B(&out)]).unwrap();
     let ids: HashSet<i128> = (0..32).map(|x| out.get_i128(&[x]).unwrap()).collect();
-    if ferrohalide_runtime::num_threads() > 1 {
+    if num_threads() > 1 {
         assert!(ids.len() > 1, "all iterations ran on one thread: {ids:?}");
     }
 }

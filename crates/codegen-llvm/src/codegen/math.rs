@@ -12,8 +12,9 @@
 //! |x| < 2^25 * pi/2 ~ 5e7); beyond that the reduction loses accuracy
 //! gracefully (results stay in [-1, 1]).
 //!
-//! 64-bit float transcendentals call libm lane by lane (through the
-//! runtime's `ferrohalide_*_f64` wrappers), so they match libm exactly.
+//! 64-bit float transcendentals call the C library's libm lane by lane
+//! (`sin`, `pow`, ...: the JIT binds them in this process, AOT programs
+//! link with -lm), so they match libm exactly.
 //! The `fast_*` variants use the same code as the accurate ones.
 
 use ferrohalide_core::ir::{Expr, MathFn, Type};
@@ -168,16 +169,15 @@ impl CodeGen {
                 )))
             }
         };
-        let sym = format!("ferrohalide_{name}_f64");
         let f64t = self.t_f64();
         let lanes = self.lanes_of(v[0]);
         if lanes == 1 {
-            return Ok(self.call_extern(&sym, f64t, v));
+            return Ok(self.call_extern(name, f64t, v));
         }
         let mut out = self.poison(self.type_of(v[0]));
         for l in 0..lanes {
             let a: Vec<Val> = v.iter().map(|&x| self.extract(x, l)).collect();
-            let r = self.call_extern(&sym, f64t, &a);
+            let r = self.call_extern(name, f64t, &a);
             out = self.insert(out, r, l);
         }
         Ok(out)

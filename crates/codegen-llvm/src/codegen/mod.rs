@@ -56,8 +56,10 @@ pub(crate) struct FnState {
     pub user_context: Val,
     /// Name -> stack of values (innermost last).
     pub symbols: HashMap<String, Vec<Val>>,
-    /// Heap allocations live at the current point, freed on error return.
-    pub heap_allocs: Vec<Val>,
+    /// Runtime resources live at the current point (heap allocations,
+    /// lock arrays), each with the runtime function that releases it
+    /// (called as `f(user_context, resource)`), released on error return.
+    pub heap_allocs: Vec<(Val, &'static str)>,
     /// Scratch buffer for formatting messages, created on first use.
     pub message_buffer: Option<Val>,
 }

@@ -5,7 +5,7 @@ use ferrohalide_core::{Error, Result};
 
 use super::ops::IP;
 use super::{CodeGen, Val};
-use crate::runtime_symbols::names;
+use crate::runtime_symbols::{self, names};
 
 /// A loop whose constant bounds end beyond Int(32) (an RDom starting near
 /// 2^31) would count with a wrapping counter, which the no-overflow rule
@@ -35,6 +35,9 @@ impl CodeGen {
     pub(crate) fn codegen_stmt(&mut self, s: &Stmt) -> Result<()> {
         match s.node() {
             StmtNode::LetStmt { name, value, body } => {
+                if let Some(release) = runtime_symbols::release_function_of(value) {
+                    return self.codegen_owned_let(name, value, release, body);
+                }
                 let v = self.codegen_expr(value)?;
                 self.push_sym(name, v);
                 let r = self.codegen_stmt(body);
@@ -192,13 +195,33 @@ impl CodeGen {
         Ok(size)
     }
 
-    /// Free the live heap allocations of this function and return `code`.
+    /// Release the live resources of this function and return `code`.
     pub(crate) fn return_error(&mut self, code: Val) {
         let uc = self.f.user_context;
-        for &p in self.f.heap_allocs.clone().iter().rev() {
-            self.call_extern(names::FREE, self.t_void(), &[uc, p]);
+        for &(p, release) in self.f.heap_allocs.clone().iter().rev() {
+            self.call_extern(release, self.t_void(), &[uc, p]);
         }
         self.ret(code);
+    }
+
+    /// `let name = create(...)` where `create` makes a runtime resource
+    /// (`runtime_symbols::release_function_of`): a null result is an out of
+    /// memory error, and the resource is released when the body ends or
+    /// fails.
+    fn codegen_owned_let(&mut self, name: &str, value: &Expr, release: &'static str, body: &Stmt) -> Result<()> {
+        let p = self.codegen_expr(value)?;
+        let is_null = self.icmp(IP::LLVMIntEQ, p, self.null_ptr());
+        // (Halide's halide_error_out_of_memory text.)
+        self.fail_if(is_null, &[Expr::string("Out of memory (halide_malloc returned nullptr)")], &[])?;
+        self.f.heap_allocs.push((p, release));
+        self.push_sym(name, p);
+        let r = self.codegen_stmt(body);
+        self.pop_sym(name);
+        self.f.heap_allocs.pop();
+        r?;
+        let uc = self.f.user_context;
+        self.call_extern(release, self.t_void(), &[uc, p]);
+        Ok(())
     }
 
     fn codegen_serial_for(
@@ -394,7 +417,7 @@ impl CodeGen {
             &[Expr::string("Out of memory (halide_malloc returned nullptr)")],
             &[],
         )?;
-        self.f.heap_allocs.push(p);
+        self.f.heap_allocs.push((p, names::FREE));
         self.push_sym(name, p);
         let r = self.codegen_stmt(body);
         self.pop_sym(name);

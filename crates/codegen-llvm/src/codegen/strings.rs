@@ -1,5 +1,5 @@
 //! Building text at run time: `print` lines and error messages. Values are
-//! formatted by the runtime's string builder (`ferrohalide_*_append`), into
+//! formatted by the runtime's string builder (`halide_*_to_string`), into
 //! a scratch buffer on the stack of the current function.
 
 use ferrohalide_core::ir::{Expr, ExprNode, Type};
@@ -26,33 +26,43 @@ impl CodeGen {
     fn append_value(&mut self, dst: Val, end: Val, v: Val, t: Type, is_string: bool) -> Val {
         let p = self.t_ptr();
         if is_string {
-            return self.call_extern(names::STRING_APPEND, p, &[dst, end, v]);
+            return self.call_extern(names::STRING_TO_STRING, p, &[dst, end, v]);
         }
         if t.is_handle() {
-            return self.call_extern(names::POINTER_APPEND, p, &[dst, end, v]);
+            return self.call_extern(names::POINTER_TO_STRING, p, &[dst, end, v]);
         }
         if t.is_bool() {
             // Halide prints bools as words.
             let (yes, no) = (self.global_string("true"), self.global_string("false"));
             let word = self.select(v, yes, no);
-            return self.call_extern(names::STRING_APPEND, p, &[dst, end, word]);
+            return self.call_extern(names::STRING_TO_STRING, p, &[dst, end, word]);
         }
         if t.is_float() {
             let d = self.float_resize(v, self.t_f64());
             let sci = self.i32c(if t.bits == 64 { 1 } else { 0 });
-            return self.call_extern(names::DOUBLE_APPEND, p, &[dst, end, d, sci]);
+            return self.call_extern(names::DOUBLE_TO_STRING, p, &[dst, end, d, sci]);
         }
+        // At least one digit: no zero padding.
+        let digits = self.i32c(1);
         if t.is_int() {
             let w = self.int_resize(v, self.t_i64(), true);
-            return self.call_extern(names::INT64_APPEND, p, &[dst, end, w]);
+            return self.call_extern(names::INT64_TO_STRING, p, &[dst, end, w, digits]);
         }
         let w = self.int_resize(v, self.t_i64(), false);
-        self.call_extern(names::UINT64_APPEND, p, &[dst, end, w])
+        self.call_extern(names::UINT64_TO_STRING, p, &[dst, end, w, digits])
     }
 
     /// Format `vals` (lane `lane` of vector values) into the scratch buffer,
-    /// separated by `sep`; returns the buffer pointer.
-    fn format_values(&mut self, args: &[Expr], vals: &[Val], lane: Option<u32>, sep: &str) -> Val {
+    /// separated by `sep` and followed by `end_with`; returns the buffer
+    /// pointer.
+    fn format_values(
+        &mut self,
+        args: &[Expr],
+        vals: &[Val],
+        lane: Option<u32>,
+        sep: &str,
+        end_with: &str,
+    ) -> Val {
         let buf = self.message_buffer();
         let end = self.gep_bytes(buf, MESSAGE_BYTES);
         self.store(self.cint(self.t_i8(), 0), buf, 1);
@@ -65,7 +75,7 @@ impl CodeGen {
         for (k, (a, &v)) in args.iter().zip(vals).enumerate() {
             if k > 0 {
                 if let Some(s) = sep_v {
-                    dst = self.call_extern(names::STRING_APPEND, self.t_ptr(), &[dst, end, s]);
+                    dst = self.call_extern(names::STRING_TO_STRING, self.t_ptr(), &[dst, end, s]);
                 }
             }
             let is_string = matches!(a.node(), ExprNode::StringImm(_));
@@ -75,11 +85,16 @@ impl CodeGen {
             };
             dst = self.append_value(dst, end, v, a.ty().element_of(), is_string);
         }
+        if !end_with.is_empty() {
+            let tail = self.global_string(end_with);
+            self.call_extern(names::STRING_TO_STRING, self.t_ptr(), &[dst, end, tail]);
+        }
         buf
     }
 
     /// `print(args...)`: one line, args separated by spaces; vector
-    /// arguments print one line per lane. Returns the first argument.
+    /// arguments print one line per lane. Returns the first argument. As in
+    /// Halide, the line's newline is part of the message `halide_print` gets.
     pub(crate) fn codegen_print(&mut self, t: Type, args: &[Expr]) -> Result<Val> {
         let mut vals = Vec::with_capacity(args.len());
         for a in args {
@@ -89,7 +104,7 @@ impl CodeGen {
         let uc = self.f.user_context;
         for l in 0..lanes {
             let lane = if lanes > 1 { Some(l) } else { None };
-            let msg = self.format_values(args, &vals, lane, " ");
+            let msg = self.format_values(args, &vals, lane, " ", "\n");
             self.call_extern(names::PRINT, self.t_void(), &[uc, msg]);
         }
         Ok(match vals.first() {
@@ -98,7 +113,7 @@ impl CodeGen {
         })
     }
 
-    /// Concatenate `args` into a message, report it with `ferrohalide_error`
+    /// Concatenate `args` into a message, report it with `halide_error`
     /// and return the error code (an i32 value, -1).
     pub(crate) fn report_error(&mut self, args: &[Expr]) -> Result<Val> {
         let mut vals = Vec::with_capacity(args.len());
@@ -108,7 +123,7 @@ impl CodeGen {
         let msg = if args.is_empty() {
             self.global_string("Assertion failed")
         } else {
-            self.format_values(args, &vals, Some(0), "")
+            self.format_values(args, &vals, Some(0), "", "")
         };
         let uc = self.f.user_context;
         self.call_extern(names::ERROR, self.t_void(), &[uc, msg]);

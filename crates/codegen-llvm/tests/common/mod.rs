@@ -96,3 +96,32 @@ pub fn loop_1d(out: &str, x: &str, ty: Type, for_type: ForType, value: Expr) -> 
         Stmt::store(out, value, idx, Expr::bool_const(true)),
     )
 }
+
+/// `thread_index()`: a call that returns a small integer naming the calling
+/// thread (0 for the first thread that asks, then 1, 2, ...), to see which
+/// threads ran a parallel loop's iterations.
+pub fn thread_index() -> Expr {
+    extern "C" fn test_thread_index() -> i32 {
+        use std::sync::atomic::{AtomicI32, Ordering};
+        static NEXT: AtomicI32 = AtomicI32::new(0);
+        thread_local! {
+            static INDEX: i32 = NEXT.fetch_add(1, Ordering::Relaxed);
+        }
+        INDEX.with(|i| *i)
+    }
+    ferrohalide_codegen_llvm::runtime_symbols::register_symbol(
+        "test_thread_index",
+        test_thread_index as *const () as usize,
+    );
+    Expr::call(
+        Type::i32(),
+        "test_thread_index",
+        vec![],
+        ferrohalide_core::ir::CallKind::Extern,
+    )
+}
+
+/// Threads the JIT's parallel loops use.
+pub fn num_threads() -> usize {
+    ferrohalide_codegen_llvm::jit_runtime::num_threads().unwrap()
+}

@@ -14,8 +14,10 @@
 //! the lock of its stored element first and releases it last:
 //! `halide_mutex_array_lock(f.mutex, i % MUTEX_LOCKS)` ... `unlock`, where
 //! `i` is the flat index of its first store; and the `produce f` it belongs
-//! to starts by allocating `f.mutex`, `MUTEX_LOCKS` lock words set to 0
-//! (unlocked). Difference from Halide, which has one lock per element of
+//! to starts with `let f.mutex = halide_mutex_array_create(MUTEX_LOCKS)`
+//! (the runtime's lock array; the code generator destroys it when the
+//! let's body ends or fails, as it frees heap allocations).
+//! Difference from Halide, which has one lock per element of
 //! the Func: a fixed array of locks shared by elements with equal index
 //! modulo its size, so neither the lock array's size nor the index range
 //! depend on the buffer's shape (strided outputs included); elements that
@@ -23,11 +25,12 @@
 
 use crate::error::{Error, Result};
 use crate::ir::visit::{expr_loads_from, mutate_stmt_children, walk_stmt, Visitor};
-use crate::ir::{CallKind, Expr, ForType, Intrinsic, MemoryType, Mutator, Stmt, StmtNode, Type};
+use crate::ir::{CallKind, Expr, Intrinsic, Mutator, Stmt, StmtNode, Type};
 
 /// Number of locks in each mutex array.
 pub const MUTEX_LOCKS: i64 = 1024;
-/// The runtime's lock and unlock entry points (Halide's names).
+/// The runtime's lock array entry points (Halide's names).
+pub const MUTEX_ARRAY_CREATE: &str = "halide_mutex_array_create";
 pub const MUTEX_LOCK: &str = "halide_mutex_array_lock";
 pub const MUTEX_UNLOCK: &str = "halide_mutex_array_unlock";
 
@@ -152,29 +155,15 @@ fn runtime_call(name: &str, mutex: &str, index: Expr) -> Stmt {
     ))
 }
 
-/// `MUTEX_LOCKS` zeroed lock words named `mutex` around `body`.
+/// A lock array of `MUTEX_LOCKS` locks named `mutex` around `body`.
 fn allocate_mutex(mutex: &str, body: Stmt) -> Stmt {
-    let i = format!("{mutex}.i");
-    let clear = Stmt::for_loop(
-        i.clone(),
-        Expr::i32(0),
-        Expr::i32(MUTEX_LOCKS),
-        ForType::Serial,
-        Stmt::store(
-            mutex,
-            Expr::make_const_i64(Type::uint(32), 0),
-            Expr::var_i32(i),
-            Expr::bool_const(true),
-        ),
+    let create = Expr::call(
+        Type::handle(),
+        MUTEX_ARRAY_CREATE,
+        vec![Expr::make_const_i64(Type::uint(64), MUTEX_LOCKS)],
+        CallKind::Extern,
     );
-    Stmt::new(StmtNode::Allocate {
-        name: mutex.to_string(),
-        ty: Type::uint(32),
-        memory_type: MemoryType::Auto,
-        extents: vec![Expr::i32(MUTEX_LOCKS)],
-        condition: Expr::bool_const(true),
-        body: Stmt::block(vec![clear, body]),
-    })
+    Stmt::let_stmt(mutex, create, body)
 }
 
 struct AddMutex {
@@ -281,7 +270,9 @@ mod tests {
         ]);
         let s = Stmt::producer("f", Stmt::atomic("f", "f.mutex", stores));
         let out = add_atomic_mutex(&s).unwrap().to_string();
-        let alloc = out.find("allocate f.mutex").expect("allocated");
+        let alloc = out
+            .find("let f.mutex = halide_mutex_array_create((uint64)1024)")
+            .expect(&out);
         let lock = out
             .find("halide_mutex_array_lock(f.mutex, (x % 1024))")
             .expect(&out);

@@ -1,0 +1,210 @@
+//! The runtime JIT-compiled pipelines call: the C runtime's host bitcode
+//! (the same module AOT objects link), compiled once per process into its
+//! own execution engine. Each pipeline module only declares the runtime
+//! functions it calls, and `compile_jit` binds them to this copy's
+//! addresses, so compiling a pipeline never compiles the runtime again.
+//!
+//! The JIT installs two handlers written in Rust: errors go to the
+//! [`RunContext`] of the call that raised them (the JIT passes one as the
+//! user context of every call), and print lines go to [`print_output`].
+
+use std::collections::HashMap;
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::io::Write;
+use std::sync::{Mutex, OnceLock};
+
+use ferrohalide_core::{Error, Result};
+use inkwell::context::Context;
+use inkwell::execution_engine::ExecutionEngine;
+use inkwell::module::{Linkage, Module};
+use inkwell::targets::TargetMachine;
+use inkwell::OptimizationLevel;
+
+use crate::jit::init_llvm;
+use crate::runtime_module::runtime_module;
+use crate::runtime_symbols::names;
+
+/// Per-call state the JIT passes as `user_context`: the first error
+/// reported during the call, even from a worker thread.
+#[derive(Default)]
+pub struct RunContext {
+    error: Mutex<Option<String>>,
+}
+
+impl RunContext {
+    pub fn new() -> RunContext {
+        RunContext::default()
+    }
+    pub fn as_user_context(&self) -> *mut c_void {
+        self as *const RunContext as *mut c_void
+    }
+    /// The first error reported during the call, if any.
+    pub fn take_error(&self) -> Option<String> {
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+    fn report(&self, msg: String) {
+        let mut e = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        if e.is_none() {
+            *e = Some(msg);
+        }
+    }
+}
+
+/// The text of a C string from the runtime (null as empty).
+///
+/// # Safety
+/// `msg` is null or NUL-terminated.
+unsafe fn text_of(msg: *const c_char) -> String {
+    if msg.is_null() {
+        String::new()
+    } else {
+        CStr::from_ptr(msg).to_string_lossy().into_owned()
+    }
+}
+
+/// The JIT's `halide_error` handler.
+extern "C" fn report_error(user_context: *mut c_void, msg: *const c_char) {
+    // SAFETY: the runtime passes a NUL-terminated message.
+    let text = unsafe { text_of(msg) };
+    let text = text.trim_end_matches('\n').to_string();
+    if user_context.is_null() {
+        // Only the runtime itself reports without a call's context.
+        eprintln!("Error: {text}");
+        return;
+    }
+    // SAFETY: every JIT call passes a RunContext that outlives the call.
+    let rc = unsafe { &*(user_context as *const RunContext) };
+    rc.report(text);
+}
+
+/// Where compiled `print` lines go (each ends with its newline): the
+/// process's stdout, flushed per line.
+pub fn print_output(line: &[u8]) {
+    let out = std::io::stdout();
+    let mut lock = out.lock();
+    let _ = lock.write_all(line);
+    let _ = lock.flush();
+}
+
+/// The JIT's `halide_print` handler.
+extern "C" fn print_line(_user_context: *mut c_void, msg: *const c_char) {
+    if !msg.is_null() {
+        // SAFETY: the runtime passes a NUL-terminated line.
+        print_output(unsafe { CStr::from_ptr(msg) }.to_bytes());
+    }
+}
+
+type Handler = extern "C" fn(*mut c_void, *const c_char);
+type SetHandler = unsafe extern "C" fn(Option<Handler>) -> Option<Handler>;
+
+/// The compiled runtime: its functions' addresses. The engine and its
+/// context live for the rest of the process (compiled code keeps calling
+/// into them), so they are leaked on purpose.
+pub struct JitRuntime {
+    symbols: HashMap<String, usize>,
+}
+
+impl JitRuntime {
+    /// The address of the runtime function `name`, if it has one.
+    pub fn symbol(&self, name: &str) -> Option<usize> {
+        self.symbols.get(name).copied()
+    }
+}
+
+/// The process's JIT runtime, compiled on first use.
+pub fn shared() -> Result<&'static JitRuntime> {
+    static RUNTIME: OnceLock<std::result::Result<JitRuntime, String>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| compile().map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|e| Error::internal(format!("cannot start the JIT runtime: {e}")))
+}
+
+/// A C library function's address in this process (through the dynamic
+/// loader, as MCJIT would look it up).
+pub fn c_library_symbol(name: &str) -> Option<usize> {
+    static LOADED: OnceLock<()> = OnceLock::new();
+    LOADED.get_or_init(|| {
+        // SAFETY: a null file name makes the program's own symbols searchable.
+        unsafe { inkwell::llvm_sys::support::LLVMLoadLibraryPermanently(std::ptr::null()) };
+    });
+    let c = CString::new(name).ok()?;
+    // SAFETY: a NUL-terminated name.
+    let p = unsafe { inkwell::llvm_sys::support::LLVMSearchForAddressOfSymbol(c.as_ptr()) };
+    (!p.is_null()).then_some(p as usize)
+}
+
+fn compile() -> Result<JitRuntime> {
+    init_llvm();
+    let context: &'static Context = Box::leak(Box::new(Context::create()));
+    let triple = TargetMachine::get_default_triple();
+    let module = runtime_module(context, &triple.as_str().to_string_lossy())?;
+    // The bitcode is already optimized (clang -O3); LLVM's fast instruction
+    // selection makes machine code of it in about a quarter of the time the
+    // full code generator takes (~20 ms instead of ~85 ms of CPU here), a
+    // cost the first pipeline of each process pays.
+    let engine = module
+        .create_jit_execution_engine(OptimizationLevel::None)
+        .map_err(|e| Error::internal(e.to_string()))?;
+    bind_c_library(&module, &engine)?;
+    let mut symbols = HashMap::new();
+    let mut f = module.get_first_function();
+    while let Some(func) = f {
+        let local = matches!(func.get_linkage(), Linkage::Internal | Linkage::Private);
+        if func.count_basic_blocks() > 0 && !local {
+            let name = func.get_name().to_string_lossy().into_owned();
+            let addr = engine
+                .get_function_address(&name)
+                .map_err(|e| Error::internal(format!("runtime function {name}: {e:?}")))?;
+            symbols.insert(name, addr);
+        }
+        f = func.get_next_function();
+    }
+    let runtime = JitRuntime { symbols };
+    install_handler(&runtime, names::SET_ERROR_HANDLER, report_error)?;
+    install_handler(&runtime, names::SET_CUSTOM_PRINT, print_line)?;
+    // The runtime's code lives as long as the process.
+    std::mem::forget(engine);
+    Ok(runtime)
+}
+
+/// Bind every C library function the runtime imports by address, so a
+/// missing one is an error here instead of an abort inside LLVM.
+fn bind_c_library(module: &Module, engine: &ExecutionEngine) -> Result<()> {
+    let mut f = module.get_first_function();
+    while let Some(func) = f {
+        let name = func.get_name().to_string_lossy().into_owned();
+        if func.count_basic_blocks() == 0 && !name.starts_with("llvm.") {
+            let addr = c_library_symbol(&name).ok_or_else(|| {
+                Error::internal(format!("the C library function {name} is not in this process"))
+            })?;
+            engine.add_global_mapping(&func, addr);
+        }
+        f = func.get_next_function();
+    }
+    Ok(())
+}
+
+fn install_handler(runtime: &JitRuntime, setter: &str, handler: Handler) -> Result<()> {
+    let addr = runtime
+        .symbol(setter)
+        .ok_or_else(|| Error::internal(format!("the runtime has no {setter}")))?;
+    // SAFETY: the runtime defines the setter with this signature
+    // (HalideRuntime.h).
+    unsafe {
+        let set: SetHandler = std::mem::transmute::<usize, SetHandler>(addr);
+        set(Some(handler));
+    }
+    Ok(())
+}
+
+/// The number of threads parallel loops of JIT-compiled code use
+/// (`halide_get_num_threads` of the JIT runtime).
+pub fn num_threads() -> Result<usize> {
+    let addr = shared()?
+        .symbol(names::GET_NUM_THREADS)
+        .ok_or_else(|| Error::internal("the runtime has no halide_get_num_threads"))?;
+    // SAFETY: the runtime defines it as `int halide_get_num_threads(void)`.
+    let get: extern "C" fn() -> i32 = unsafe { std::mem::transmute::<usize, extern "C" fn() -> i32>(addr) };
+    Ok(get().max(1) as usize)
+}

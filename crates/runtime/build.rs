@@ -1,0 +1,111 @@
+//! Compiles the C runtime (c/*.c) to one LLVM bitcode file per target
+//! triple with clang-19, linked with llvm-link-19, and generates the table
+//! `RUNTIME_BITCODE` (triple, bytes) that `src/bitcode.rs` includes.
+//!
+//! A target is a row of `TARGETS`: its triple and the operating-system
+//! files it adds to the common ones. Adding arm64 Linux/Android/macOS or
+//! x86-64 macOS/Windows is adding a row (and, for a new OS, its files).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Files every target compiles.
+const COMMON: &[&str] = &[
+    "error.c",
+    "print.c",
+    "strings.c",
+    "memory.c",
+    "mutex.c",
+    "thread_pool.c",
+    "float16.c",
+];
+
+/// (triple, the target's own files).
+const TARGETS: &[(&str, &[&str])] = &[(
+    "x86_64-unknown-linux-gnu",
+    &["posix_threads.c", "posix_io.c", "linux.c"],
+)];
+
+/// clang flags: optimized, freestanding (only the compiler's own headers:
+/// there are no system headers for other targets here), position
+/// independent so the runtime links into shared libraries.
+const CFLAGS: &[&str] = &[
+    "-O3",
+    "-ffreestanding",
+    "-fPIC",
+    "-fno-stack-protector",
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-emit-llvm",
+    "-c",
+];
+
+/// An LLVM 19 tool: from LLVM_SYS_191_PREFIX/bin (as installed by
+/// llvm-19), else `<name>-19` on the PATH.
+fn llvm_tool(name: &str) -> PathBuf {
+    println!("cargo:rerun-if-env-changed=LLVM_SYS_191_PREFIX");
+    if let Ok(prefix) = std::env::var("LLVM_SYS_191_PREFIX") {
+        let p = Path::new(&prefix).join("bin").join(name);
+        if p.exists() {
+            return p;
+        }
+    }
+    PathBuf::from(format!("{name}-19"))
+}
+
+fn run(cmd: &mut Command, what: &str) {
+    let status = cmd.status().unwrap_or_else(|e| {
+        panic!(
+            "cannot run {:?} ({e}) to build the runtime: {what} is needed \
+             (Debian: apt-get install clang-19 llvm-19; scripts/setup.sh does it)",
+            cmd.get_program()
+        )
+    });
+    if !status.success() {
+        panic!("{what} failed: {cmd:?}");
+    }
+}
+
+fn main() {
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let src = manifest.join("c");
+    let include = manifest.join("include");
+    println!("cargo:rerun-if-changed={}", src.display());
+    println!("cargo:rerun-if-changed={}", include.display());
+    let clang = llvm_tool("clang");
+    let link = llvm_tool("llvm-link");
+    let mut table = String::from("pub static RUNTIME_BITCODE: &[(&str, &[u8])] = &[\n");
+    for (triple, own) in TARGETS {
+        let dir = out.join(triple);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut parts = vec![];
+        for file in COMMON.iter().chain(own.iter()) {
+            let bc = dir.join(file).with_extension("bc");
+            run(
+                Command::new(&clang)
+                    .args(["-target", triple])
+                    .args(CFLAGS)
+                    .arg("-I")
+                    .arg(&include)
+                    .arg(src.join(file))
+                    .arg("-o")
+                    .arg(&bc),
+                "clang-19",
+            );
+            parts.push(bc);
+        }
+        let linked = out.join(format!("{triple}.bc"));
+        run(
+            Command::new(&link).args(&parts).arg("-o").arg(&linked),
+            "llvm-link-19",
+        );
+        table.push_str(&format!(
+            "    ({triple:?}, include_bytes!({:?})),\n",
+            linked.display().to_string()
+        ));
+    }
+    table.push_str("];\n");
+    std::fs::write(out.join("runtime_bitcode.rs"), table).unwrap();
+}

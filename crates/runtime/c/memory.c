@@ -1,0 +1,113 @@
+/* halide_malloc / halide_free: 64-byte aligned heap memory for compiled
+ * code's allocations.
+ *
+ * Each thread keeps its most recently freed block (up to CACHED_MAX bytes)
+ * for its next allocation: a parallel loop whose tasks each allocate the
+ * same scratch buffer (a store_at inside the parallel loop) then reuses one
+ * warm block per thread instead of going through the C library's allocator
+ * twice per task. A block is reused only for a request it holds without
+ * wasting more than a factor of four; the bound keeps what idle threads
+ * hold small. The cached block is freed when its thread exits. */
+#include "internal.h"
+
+enum { ALIGN = 64, CACHED_MAX = 1 << 20 };
+
+/* Blocks come from posix_memalign with ALIGN bytes in front of the block
+ * holding its usable size. (Not malloc plus manual alignment: with the
+ * larger requests that needs, glibc's adaptive mmap threshold sends
+ * alternating multi-megabyte allocations of a pipeline and its output
+ * buffer to fresh mmapped pages on every run, 10x slower for a blur with
+ * a compute_root stage.) */
+int posix_memalign(void **result, size_t alignment, size_t size);
+
+void *ferrohalide_aligned_alloc(size_t size) {
+    if (size > (SIZE_MAX >> 1)) {
+        return 0;
+    }
+    void *base = 0;
+    if (posix_memalign(&base, ALIGN, size + ALIGN) != 0) {
+        return 0;
+    }
+    *(size_t *)base = size;
+    return (uint8_t *)base + ALIGN;
+}
+
+void ferrohalide_aligned_free(void *p) {
+    if (p) {
+        free((uint8_t *)p - ALIGN);
+    }
+}
+
+static size_t capacity_of(void *p) { return *(size_t *)((uint8_t *)p - ALIGN); }
+static int32_t cache_once;
+static ferrohalide_tls_key_t cache_key;
+static int cache_ok;
+
+static void free_cached(void *p) { ferrohalide_aligned_free(p); }
+
+static void init_cache(void) { cache_ok = ferrohalide_tls_create(&cache_key, free_cached) == 0; }
+
+static int have_cache(void) {
+    ferrohalide_call_once(&cache_once, init_cache);
+    return cache_ok;
+}
+
+/* The cached block if it suits `size`, else null. */
+static void *take_cached(size_t size) {
+    void *p = ferrohalide_tls_get(cache_key);
+    if (p && capacity_of(p) >= size && capacity_of(p) / 4 <= size) {
+        ferrohalide_tls_set(cache_key, 0);
+        return p;
+    }
+    return 0;
+}
+
+/* Keep a freed block for reuse (freeing the one kept before). */
+static void keep_cached(void *p) {
+    void *old = ferrohalide_tls_get(cache_key);
+    ferrohalide_tls_set(cache_key, p);
+    ferrohalide_aligned_free(old);
+}
+
+static void *default_malloc(void *user_context, size_t size) {
+    (void)user_context;
+    if (have_cache()) {
+        void *p = take_cached(size);
+        if (p) {
+            return p;
+        }
+    }
+    return ferrohalide_aligned_alloc(size);
+}
+
+static void default_free(void *user_context, void *ptr) {
+    (void)user_context;
+    if (!ptr) {
+        return;
+    }
+    if (capacity_of(ptr) <= CACHED_MAX && have_cache()) {
+        keep_cached(ptr);
+    } else {
+        ferrohalide_aligned_free(ptr);
+    }
+}
+
+static halide_malloc_t custom_malloc = default_malloc;
+static halide_free_t custom_free = default_free;
+
+WEAK void *halide_malloc(void *user_context, size_t size) {
+    return __atomic_load_n(&custom_malloc, __ATOMIC_ACQUIRE)(user_context, size);
+}
+
+WEAK void halide_free(void *user_context, void *ptr) {
+    __atomic_load_n(&custom_free, __ATOMIC_ACQUIRE)(user_context, ptr);
+}
+
+WEAK halide_malloc_t halide_set_custom_malloc(halide_malloc_t user_malloc) {
+    return __atomic_exchange_n(&custom_malloc, user_malloc ? user_malloc : default_malloc,
+                               __ATOMIC_ACQ_REL);
+}
+
+WEAK halide_free_t halide_set_custom_free(halide_free_t user_free) {
+    return __atomic_exchange_n(&custom_free, user_free ? user_free : default_free, __ATOMIC_ACQ_REL);
+}

@@ -1,0 +1,391 @@
+/* The thread pool behind parallel loops (halide_do_par_for), after the
+ * shape of Halide's (runtime/thread_pool_common.h).
+ *
+ * - Worker threads start on the first parallel loop and live until
+ *   halide_shutdown_thread_pool. Their count is the number of threads
+ *   (halide_set_num_threads, else HL_NUM_THREADS, else the CPU count) less
+ *   one: the calling thread always works too.
+ * - A parallel loop is a job pushed on a shared queue. Workers and the
+ *   calling thread claim iterations from the job with an atomic counter, so
+ *   the caller can always finish its own job alone.
+ * - Nested parallel loops push nested jobs the same way, at the front of
+ *   the queue, so helpers finish inner loops (which their owners wait for)
+ *   before starting new outer work. A thread only ever waits for
+ *   iterations another thread is running, and every owner can run all of
+ *   its unclaimed iterations itself: no deadlock however deep the nesting.
+ * - The first non-zero code a task returns wins; once a task has failed,
+ *   the iterations not started yet are skipped.
+ * - Idle workers, and a caller waiting for its last iterations, spin for a
+ *   few tens of microseconds before sleeping: waking a sleeping thread
+ *   takes about as long as a whole small pipeline, and pipelines often run
+ *   back to back.
+ * - A job is reference-counted (its owner plus each worker inside it), so
+ *   a worker that finished the last iteration can still look at the job
+ *   after its owner has returned. */
+#include "internal.h"
+
+enum {
+    MAX_THREADS = 256,
+    SPIN_NS = 50000,
+    /* Largest number of iterations claimed at once. */
+    MAX_CHUNK = 64,
+};
+
+struct job {
+    /* Hot counters on their own cache lines, so claiming work does not
+     * invalidate the line the completion counter lives on. */
+    _Alignas(64) int64_t next; /* iterations claimed */
+    _Alignas(64) int64_t remaining; /* iterations not finished */
+    _Alignas(64) halide_task_t task;
+    void *user_context;
+    uint8_t *closure;
+    int min;
+    int64_t extent;
+    int32_t result;
+    int32_t refs;
+    ferrohalide_cond_t done;
+    /* The queue's links; under the pool's lock. */
+    struct job *prev, *after;
+    int queued;
+};
+
+static struct {
+    ferrohalide_mutex_t lock;
+    ferrohalide_cond_t wake_workers;
+    struct job *head; /* the front of the queue */
+    uint64_t pushed;  /* bumped on every push, for spinning workers */
+    int threads;      /* threads a loop may use; 0 until first asked */
+    int started;      /* workers running */
+    int shutting_down;
+    ferrohalide_thread_t workers[MAX_THREADS];
+} pool;
+
+static int32_t pool_once;
+
+static void init_pool(void) {
+    ferrohalide_mutex_init(&pool.lock);
+    ferrohalide_cond_init(&pool.wake_workers);
+}
+
+/* HL_NUM_THREADS as a number in [1, MAX_THREADS] (surrounding spaces
+ * allowed), else 0. */
+static int threads_from_environment(void) {
+    const char *s = getenv("HL_NUM_THREADS");
+    if (!s) {
+        return 0;
+    }
+    while (*s == ' ') {
+        s++;
+    }
+    int n = 0, digits = 0;
+    for (; *s >= '0' && *s <= '9'; s++, digits++) {
+        n = n * 10 + (*s - '0');
+        if (n > MAX_THREADS) {
+            n = MAX_THREADS;
+        }
+    }
+    while (*s == ' ') {
+        s++;
+    }
+    return digits > 0 && *s == 0 && n >= 1 ? n : 0;
+}
+
+static int default_threads(void) {
+    int n = threads_from_environment();
+    if (n == 0) {
+        n = ferrohalide_cpu_count();
+    }
+    return n < MAX_THREADS ? n : MAX_THREADS;
+}
+
+/* Take the pool's lock (initializing the pool the first time). */
+static void lock_pool(void) {
+    ferrohalide_call_once(&pool_once, init_pool);
+    ferrohalide_mutex_lock(&pool.lock);
+}
+
+/* Threads a loop may use: set, or the default once first asked. */
+static int thread_count(void) {
+    int n = __atomic_load_n(&pool.threads, __ATOMIC_ACQUIRE);
+    if (n == 0) {
+        lock_pool();
+        if (pool.threads == 0) {
+            __atomic_store_n(&pool.threads, default_threads(), __ATOMIC_RELEASE);
+        }
+        n = pool.threads;
+        ferrohalide_mutex_unlock(&pool.lock);
+    }
+    return n;
+}
+
+static void unlock_pool(void) { ferrohalide_mutex_unlock(&pool.lock); }
+
+/* Threads that share a loop now: the caller and the workers running. */
+static int active_threads(void) {
+    int started = __atomic_load_n(&pool.started, __ATOMIC_RELAXED);
+    int threads = __atomic_load_n(&pool.threads, __ATOMIC_RELAXED);
+    return 1 + (started < threads - 1 ? started : threads - 1);
+}
+
+/* Spin until *word differs from `seen` or the spin time is up; returns
+ * whether it changed. */
+static int spin_while_equal(const uint64_t *word, uint64_t seen) {
+    uint64_t start = ferrohalide_now_ns();
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            if (ATOMIC_LOAD(word) != seen) {
+                return 1;
+            }
+            ferrohalide_cpu_relax();
+        }
+        if (ferrohalide_now_ns() - start > SPIN_NS) {
+            return ATOMIC_LOAD(word) != seen;
+        }
+    }
+}
+
+/* Spin until *word <= 0 or the spin time is up. */
+static void spin_until_done(const int64_t *word) {
+    uint64_t start = ferrohalide_now_ns();
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            if (ATOMIC_LOAD(word) <= 0) {
+                return;
+            }
+            ferrohalide_cpu_relax();
+        }
+        if (ferrohalide_now_ns() - start > SPIN_NS) {
+            return;
+        }
+    }
+}
+
+static void release_job(struct job *j) {
+    if (ATOMIC_SUB(&j->refs, 1) == 1) {
+        ferrohalide_cond_destroy(&j->done);
+        ferrohalide_aligned_free(j);
+    }
+}
+
+static int job_exhausted(struct job *j) { return ATOMIC_LOAD(&j->next) >= j->extent; }
+
+/* Claim and run iterations of `j` until none are left. Iterations are
+ * claimed in shrinking chunks (a share of what is left per thread), so
+ * tiny tasks don't pay for a contended atomic each. */
+static void work_on(struct job *j) {
+    int64_t threads = active_threads();
+    for (;;) {
+        int64_t k = ATOMIC_LOAD(&j->next);
+        int64_t chunk;
+        do {
+            if (k >= j->extent) {
+                return;
+            }
+            chunk = (j->extent - k) / (4 * threads);
+            chunk = chunk < 1 ? 1 : chunk > MAX_CHUNK ? MAX_CHUNK : chunk;
+        } while (!ATOMIC_CAS(&j->next, &k, k + chunk));
+        for (int64_t i = k; i < k + chunk; i++) {
+            if (__atomic_load_n(&j->result, __ATOMIC_RELAXED) != 0) {
+                break;
+            }
+            int r = j->task(j->user_context, (int)((uint32_t)j->min + (uint32_t)i), j->closure);
+            if (r != 0) {
+                int32_t zero = 0;
+                ATOMIC_CAS(&j->result, &zero, r);
+            }
+        }
+        if (ATOMIC_SUB(&j->remaining, chunk) == chunk) {
+            ferrohalide_mutex_lock(&pool.lock);
+            ferrohalide_cond_broadcast(&j->done);
+            ferrohalide_mutex_unlock(&pool.lock);
+        }
+    }
+}
+
+/* Queue operations; the pool's lock is held. */
+static void push_front(struct job *j) {
+    j->prev = 0;
+    j->after = pool.head;
+    if (pool.head) {
+        pool.head->prev = j;
+    }
+    pool.head = j;
+    j->queued = 1;
+}
+
+static void unlink_job(struct job *j) {
+    if (!j->queued) {
+        return;
+    }
+    if (j->prev) {
+        j->prev->after = j->after;
+    } else {
+        pool.head = j->after;
+    }
+    if (j->after) {
+        j->after->prev = j->prev;
+    }
+    j->queued = 0;
+}
+
+/* The job a worker should help with, with a reference taken; null if there
+ * is none. Jobs with nothing left to claim leave the front of the queue. */
+static struct job *take_job(void) {
+    while (pool.head && job_exhausted(pool.head)) {
+        unlink_job(pool.head);
+    }
+    struct job *j = pool.head;
+    if (j) {
+        ATOMIC_ADD(&j->refs, 1);
+    }
+    return j;
+}
+
+static void *worker_main(void *arg) {
+    int index = (int)(intptr_t)arg;
+    lock_pool();
+    for (;;) {
+        if (pool.shutting_down) {
+            break;
+        }
+        /* A worker beyond the current thread count sleeps. */
+        if (index >= pool.threads - 1) {
+            ferrohalide_cond_wait(&pool.wake_workers, &pool.lock);
+            continue;
+        }
+        struct job *j = take_job();
+        if (j) {
+            unlock_pool();
+            work_on(j);
+            release_job(j);
+            ferrohalide_mutex_lock(&pool.lock);
+            continue;
+        }
+        /* Idle: spin briefly for new work, then sleep. */
+        uint64_t seen = ATOMIC_LOAD(&pool.pushed);
+        unlock_pool();
+        int woke = spin_while_equal(&pool.pushed, seen);
+        ferrohalide_mutex_lock(&pool.lock);
+        if (!woke && !pool.head && !pool.shutting_down) {
+            ferrohalide_cond_wait(&pool.wake_workers, &pool.lock);
+        }
+    }
+    unlock_pool();
+    return 0;
+}
+
+/* Start workers up to the thread count; the pool's lock is held. */
+static void start_workers(void) {
+    while (pool.started < pool.threads - 1) {
+        int index = pool.started;
+        if (ferrohalide_thread_start(&pool.workers[index], worker_main, (void *)(intptr_t)index) != 0) {
+            break; /* run with the workers there are */
+        }
+        __atomic_store_n(&pool.started, index + 1, __ATOMIC_RELAXED);
+    }
+}
+
+static int run_serially(void *user_context, halide_task_t task, int min, int size,
+                        uint8_t *closure) {
+    for (int k = 0; k < size; k++) {
+        int r = task(user_context, (int)((uint32_t)min + (uint32_t)k), closure);
+        if (r != 0) {
+            return r;
+        }
+    }
+    return 0;
+}
+
+WEAK int halide_default_do_par_for(void *user_context, halide_task_t task, int min, int size,
+                                   uint8_t *closure) {
+    if (size <= 0) {
+        return 0;
+    }
+    if (size == 1 || thread_count() <= 1) {
+        return run_serially(user_context, task, min, size, closure);
+    }
+    struct job *j = (struct job *)ferrohalide_aligned_alloc(sizeof(struct job));
+    if (!j) {
+        return run_serially(user_context, task, min, size, closure);
+    }
+    j->next = 0;
+    j->remaining = size;
+    j->task = task;
+    j->user_context = user_context;
+    j->closure = closure;
+    j->min = min;
+    j->extent = size;
+    j->result = 0;
+    j->refs = 1;
+    ferrohalide_cond_init(&j->done);
+    lock_pool();
+    start_workers();
+    push_front(j);
+    ATOMIC_ADD(&pool.pushed, 1);
+    unlock_pool();
+    if (size > 2) {
+        ferrohalide_cond_broadcast(&pool.wake_workers);
+    } else {
+        ferrohalide_cond_signal(&pool.wake_workers);
+    }
+    work_on(j);
+    ferrohalide_mutex_lock(&pool.lock);
+    unlink_job(j);
+    ferrohalide_mutex_unlock(&pool.lock);
+    spin_until_done(&j->remaining);
+    ferrohalide_mutex_lock(&pool.lock);
+    while (ATOMIC_LOAD(&j->remaining) > 0) {
+        ferrohalide_cond_wait(&j->done, &pool.lock);
+    }
+    ferrohalide_mutex_unlock(&pool.lock);
+    int result = ATOMIC_LOAD(&j->result);
+    release_job(j);
+    return result;
+}
+
+static halide_do_par_for_t custom_do_par_for = halide_default_do_par_for;
+
+WEAK int halide_do_par_for(void *user_context, halide_task_t task, int min, int size,
+                           uint8_t *closure) {
+    return __atomic_load_n(&custom_do_par_for, __ATOMIC_ACQUIRE)(user_context, task, min, size,
+                                                                 closure);
+}
+
+WEAK halide_do_par_for_t halide_set_custom_do_par_for(halide_do_par_for_t do_par_for) {
+    return __atomic_exchange_n(&custom_do_par_for,
+                               do_par_for ? do_par_for : halide_default_do_par_for,
+                               __ATOMIC_ACQ_REL);
+}
+
+WEAK int halide_get_num_threads(void) { return thread_count(); }
+
+WEAK int halide_set_num_threads(int n) {
+    int old = thread_count();
+    lock_pool();
+    if (n >= 0) {
+        n = n == 0 ? default_threads() : n;
+        __atomic_store_n(&pool.threads, n < MAX_THREADS ? n : MAX_THREADS, __ATOMIC_RELAXED);
+    }
+    unlock_pool();
+    /* Workers beyond the new count go to sleep; more start on the next loop. */
+    ferrohalide_cond_broadcast(&pool.wake_workers);
+    if (n < 0) {
+        halide_error(0, "halide_set_num_threads: the number of threads must be >= 0");
+    }
+    return old;
+}
+
+WEAK void halide_shutdown_thread_pool(void) {
+    lock_pool();
+    pool.shutting_down = 1;
+    int started = pool.started;
+    unlock_pool();
+    ferrohalide_cond_broadcast(&pool.wake_workers);
+    for (int i = 0; i < started; i++) {
+        ferrohalide_thread_join(pool.workers[i]);
+    }
+    lock_pool();
+    __atomic_store_n(&pool.started, 0, __ATOMIC_RELAXED);
+    pool.shutting_down = 0;
+    unlock_pool();
+}

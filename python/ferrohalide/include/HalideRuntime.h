@@ -1,0 +1,287 @@
+/* ferrohalide's HalideRuntime.h: the C interface between compiled
+ * pipelines, the runtime they link with and the programs that call them.
+ *
+ * It is binary compatible with Halide 21: the structs have the same layout,
+ * the enums the same values and the functions the same names and
+ * signatures, so code written against Halide's header works with
+ * ferrohalide's objects. Only what ferrohalide implements is declared here.
+ *
+ * Every function of the runtime is a weak symbol: a program that defines
+ * its own halide_malloc, halide_error, halide_do_par_for, ... replaces the
+ * runtime's at link time. The set_custom_* functions replace them at run
+ * time instead.
+ *
+ * One difference from Halide: the default error handler never aborts. It
+ * writes the message to stderr, keeps it (ferrohalide_last_error_message)
+ * and the failing pipeline returns its error code.
+ */
+#ifndef FERROHALIDE_HALIDE_RUNTIME_H
+#define FERROHALIDE_HALIDE_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#ifndef __cplusplus
+#include <stdbool.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- types of values and buffers ------------------------------------ */
+
+/** What kind of number a halide_type_t describes. */
+typedef enum halide_type_code_t
+#ifdef __cplusplus
+    : uint8_t
+#endif
+{
+    halide_type_int = 0,
+    halide_type_uint = 1,
+    halide_type_float = 2,
+    halide_type_handle = 3,
+    halide_type_bfloat = 4
+} halide_type_code_t;
+
+/** The element type of a buffer or argument: 4 bytes. */
+struct halide_type_t {
+    uint8_t code;   /* a halide_type_code_t */
+    uint8_t bits;   /* bits of one lane */
+    uint16_t lanes; /* 1 for scalars */
+};
+
+/** One dimension of a buffer: 16 bytes. */
+typedef struct halide_dimension_t {
+    int32_t min, extent, stride;
+    uint32_t flags; /* reserved, 0 */
+} halide_dimension_t;
+
+/** Bits of halide_buffer_t.flags. */
+typedef enum {
+    halide_buffer_flag_host_dirty = 1,
+    halide_buffer_flag_device_dirty = 2
+} halide_buffer_flags;
+
+struct halide_device_interface_t;
+
+/** A buffer as compiled pipelines see it: 56 bytes on 64-bit targets.
+ * `host` points at the element at the min coordinates; `dim` is owned by
+ * the caller. A buffer whose host and device are both null is a bounds
+ * query: the pipeline fills in the region it would access. */
+typedef struct halide_buffer_t {
+    uint64_t device;
+    const struct halide_device_interface_t *device_interface;
+    uint8_t *host;
+    uint64_t flags;
+    struct halide_type_t type;
+    int32_t dimensions;
+    halide_dimension_t *dim;
+    void *padding;
+} halide_buffer_t;
+
+/* ---- metadata of a compiled pipeline ------------------------------- */
+
+/** A scalar of any argument type (which one is told by the argument). */
+struct halide_scalar_value_t {
+    union {
+        bool b;
+        int8_t i8;
+        int16_t i16;
+        int32_t i32;
+        int64_t i64;
+        uint8_t u8;
+        uint16_t u16;
+        uint32_t u32;
+        uint64_t u64;
+        float f32;
+        double f64;
+        void *handle;
+    } u;
+};
+
+enum halide_argument_kind_t {
+    halide_argument_kind_input_scalar = 0,
+    halide_argument_kind_input_buffer = 1,
+    halide_argument_kind_output_buffer = 2
+};
+
+/** One argument of a pipeline, as NAME_metadata() lists it. The scalar
+ * pointers are null for buffers (and may be null for scalars);
+ * buffer_estimates is null for scalars, else 2 * dimensions pointers
+ * (min, extent per dimension), each possibly null. */
+struct halide_filter_argument_t {
+    const char *name;
+    int32_t kind; /* a halide_argument_kind_t */
+    int32_t dimensions;
+    struct halide_type_t type;
+    const struct halide_scalar_value_t *scalar_def, *scalar_min, *scalar_max, *scalar_estimate;
+    int64_t const *const *buffer_estimates;
+};
+
+/** What NAME_metadata() returns. */
+struct halide_filter_metadata_t {
+    int32_t version; /* 1 */
+    int32_t num_arguments;
+    const struct halide_filter_argument_t *arguments;
+    const char *target; /* the target string the pipeline was compiled for */
+    const char *name;
+};
+
+/* ---- error codes ------------------------------------------------------ */
+
+/** The codes a pipeline returns (0 is success). */
+enum halide_error_code_t {
+    halide_error_code_success = 0,
+    halide_error_code_generic_error = -1,
+    halide_error_code_explicit_bounds_too_small = -2,
+    halide_error_code_bad_type = -3,
+    halide_error_code_access_out_of_bounds = -4,
+    halide_error_code_buffer_allocation_too_large = -5,
+    halide_error_code_buffer_extents_too_large = -6,
+    halide_error_code_constraints_make_required_region_smaller = -7,
+    halide_error_code_constraint_violated = -8,
+    halide_error_code_param_too_small = -9,
+    halide_error_code_param_too_large = -10,
+    halide_error_code_out_of_memory = -11,
+    halide_error_code_buffer_argument_is_null = -12,
+    halide_error_code_debug_to_file_failed = -13,
+    halide_error_code_copy_to_host_failed = -14,
+    halide_error_code_copy_to_device_failed = -15,
+    halide_error_code_device_malloc_failed = -16,
+    halide_error_code_device_sync_failed = -17,
+    halide_error_code_device_free_failed = -18,
+    halide_error_code_no_device_interface = -19,
+    halide_error_code_unimplemented = -20,
+    halide_error_code_symbol_not_found = -21,
+    halide_error_code_internal_error = -22,
+    halide_error_code_device_run_failed = -23,
+    halide_error_code_unaligned_host_ptr = -24,
+    halide_error_code_bad_fold = -25,
+    halide_error_code_fold_factor_too_small = -26,
+    halide_error_code_requirement_failed = -27,
+    halide_error_code_buffer_extents_negative = -28,
+    halide_error_code_gpu_device_error = -29,
+    halide_error_code_trace_failed = -30,
+    halide_error_code_specialize_fail = -31,
+    halide_error_code_device_wrap_native_failed = -32,
+    halide_error_code_device_detach_native_failed = -33,
+    halide_error_code_host_is_null = -34,
+    halide_error_code_bad_extern_fold = -35,
+    halide_error_code_device_interface_no_device = -36,
+    halide_error_code_host_and_device_dirty = -37,
+    halide_error_code_buffer_is_null = -38,
+    halide_error_code_device_buffer_copy_failed = -39,
+    halide_error_code_device_crop_unsupported = -40,
+    halide_error_code_device_crop_failed = -41,
+    halide_error_code_incompatible_device_interface = -42,
+    halide_error_code_bad_dimensions = -43,
+    halide_error_code_device_dirty_with_no_device_support = -44,
+    halide_error_code_storage_bound_too_small = -45,
+    halide_error_code_split_factor_not_positive = -46,
+    halide_error_code_vscale_invalid = -47,
+    halide_error_code_cannot_profile_pipeline = -48
+};
+
+/* ---- errors and printing ----------------------------------------------- */
+
+/** Report an error. Calls the handler set with halide_set_error_handler;
+ * the default one writes "Error: <msg>" to stderr and keeps the message
+ * for ferrohalide_last_error_message (it does not abort). */
+extern void halide_error(void *user_context, const char *msg);
+typedef void (*halide_error_handler_t)(void *user_context, const char *msg);
+/** Replace the error handler (null restores the default); returns the old one. */
+extern halide_error_handler_t halide_set_error_handler(halide_error_handler_t handler);
+
+/** Copy the last message the default error handler received into
+ * dst[0 .. size) (NUL-terminated, cut to fit) and return its full length;
+ * 0 when no error was reported since the last clear. Thread-safe. */
+extern size_t ferrohalide_last_error_message(char *dst, size_t size);
+/** Forget the last error message. */
+extern void ferrohalide_clear_last_error(void);
+
+/** Print a line (the runtime adds no newline; compiled code's print()
+ * lines end with one). The default writes to stdout. */
+extern void halide_print(void *user_context, const char *msg);
+typedef void (*halide_print_t)(void *user_context, const char *msg);
+/** Replace the print function (null restores the default); returns the old one. */
+extern halide_print_t halide_set_custom_print(halide_print_t print);
+
+/* ---- memory -------------------------------------------------------- */
+
+/** Allocate `size` bytes aligned to at least 64 bytes; null on failure. */
+extern void *halide_malloc(void *user_context, size_t size);
+/** Free memory from halide_malloc (null is ignored). */
+extern void halide_free(void *user_context, void *ptr);
+typedef void *(*halide_malloc_t)(void *user_context, size_t size);
+typedef void (*halide_free_t)(void *user_context, void *ptr);
+/** Replace the allocator (null restores the default); returns the old one. */
+extern halide_malloc_t halide_set_custom_malloc(halide_malloc_t user_malloc);
+extern halide_free_t halide_set_custom_free(halide_free_t user_free);
+
+/* ---- parallel loops ------------------------------------------------ */
+
+/** One iteration of a parallel loop; returns 0 or an error code. */
+typedef int (*halide_task_t)(void *user_context, int task_number, uint8_t *closure);
+/** Run task(user_context, i, closure) for i in [min, min + size), on the
+ * thread pool. Returns 0, or the first non-zero code a task returned (the
+ * iterations not started by then are skipped). Nested calls are fine. */
+extern int halide_do_par_for(void *user_context, halide_task_t task, int min, int size,
+                             uint8_t *closure);
+typedef int (*halide_do_par_for_t)(void *user_context, halide_task_t task, int min, int size,
+                                   uint8_t *closure);
+/** Replace what halide_do_par_for calls (null restores the default); returns the old one. */
+extern halide_do_par_for_t halide_set_custom_do_par_for(halide_do_par_for_t do_par_for);
+/** The runtime's own thread pool, for a custom do_par_for to fall back on. */
+extern int halide_default_do_par_for(void *user_context, halide_task_t task, int min, int size,
+                                     uint8_t *closure);
+/** Threads a parallel loop may use (the caller included). Defaults to the
+ * environment variable HL_NUM_THREADS, else the number of CPUs. */
+extern int halide_get_num_threads(void);
+/** Set that number (0: the default; 1: loops run serially); returns the
+ * old one. Negative values are an error: nothing changes and the old
+ * value is returned. */
+extern int halide_set_num_threads(int n);
+/** Stop and join the pool's threads. Must not run during a parallel loop;
+ * the next parallel loop starts the pool again. */
+extern void halide_shutdown_thread_pool(void);
+
+/* ---- locks --------------------------------------------------------- */
+
+/** A lock: one word, 0 when unlocked. */
+struct halide_mutex {
+    uintptr_t _private[1];
+};
+extern void halide_mutex_lock(struct halide_mutex *mutex);
+extern void halide_mutex_unlock(struct halide_mutex *mutex);
+
+/** An array of locks (compiled code uses one around atomic updates of
+ * Tuples). create returns null when out of memory. */
+struct halide_mutex_array;
+extern struct halide_mutex_array *halide_mutex_array_create(uint64_t sz);
+extern void halide_mutex_array_destroy(void *user_context, void *array);
+extern int halide_mutex_array_lock(struct halide_mutex_array *array, int entry);
+extern int halide_mutex_array_unlock(struct halide_mutex_array *array, int entry);
+
+/* ---- text -------------------------------------------------------- */
+
+/* Each writes at dst, never past end - 1, always NUL-terminates (when
+ * dst < end) and returns the new end of the text. */
+extern char *halide_string_to_string(char *dst, char *end, const char *arg);
+/** `digits`: at least this many digits, zero-padded. */
+extern char *halide_int64_to_string(char *dst, char *end, int64_t arg, int digits);
+extern char *halide_uint64_to_string(char *dst, char *end, uint64_t arg, int digits);
+/** As printf's %f (scientific == 0) or %e (scientific != 0). */
+extern char *halide_double_to_string(char *dst, char *end, double arg, int scientific);
+/** 0x followed by the address in hexadecimal. */
+extern char *halide_pointer_to_string(char *dst, char *end, const void *arg);
+
+/* ---- half floats --------------------------------------------------- */
+
+extern float halide_float16_bits_to_float(uint16_t bits);
+extern double halide_float16_bits_to_double(uint16_t bits);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* FERROHALIDE_HALIDE_RUNTIME_H */
