@@ -60,3 +60,35 @@ def test_warning_not_repeated_for_cached_pipeline(hl):
     g = hl.Func("g_c")
     g[i] = f[i] + 1
     return [_captured(lambda: g.realize([8])), _captured(lambda: g.realize([8]))]
+
+
+@differential()
+def test_print_goes_to_sys_stdout(hl):
+    """hl.print / print_when lines, also from parallel loops, reach sys.stdout."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f = hl.Func("f_p")
+    f[x] = hl.print(x * 2, "is twice", x)
+    g = hl.Func("g_p")
+    g[x, y] = hl.print_when(x == 1, x + y, "at y", y)
+    g.parallel(y)
+    out = [_captured(lambda: f.realize([3]))]
+    lines = _captured(lambda: g.realize([2, 4])).splitlines()
+    out.append(sorted(lines))
+    return out
+
+
+@differential()
+def test_print_before_a_failure_is_kept(hl):
+    x = hl.Var("x")
+    p = hl.Param(hl.Int(32), "p", 0)
+    f = hl.Func("f_pf")
+    f[x] = hl.require(x < p, hl.print(x, "seen"), x)
+    p.set(2)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        try:
+            f.realize([4])
+            ok = True
+        except hl.HalideError:
+            ok = False
+    return ok, buf.getvalue()

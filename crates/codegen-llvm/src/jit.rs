@@ -320,6 +320,10 @@ impl JitModule {
         }
         let rc = RunContext::new();
         let code = (self.entry)(rc.as_user_context(), argv.as_mut_ptr());
+        let printed = rc.take_printed();
+        if !printed.is_empty() {
+            ferrohalide_core::output::emit(printed);
+        }
         if code != 0 {
             let msg = rc
                 .take_error()

@@ -6,11 +6,10 @@
 //!
 //! The JIT installs two handlers written in Rust: errors go to the
 //! [`RunContext`] of the call that raised them (the JIT passes one as the
-//! user context of every call), and print lines go to [`print_output`].
+//! user context of every call), and so do print lines.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CStr, CString};
-use std::io::Write;
 use std::sync::{Mutex, OnceLock};
 
 use ferrohalide_core::{Error, Result};
@@ -25,11 +24,18 @@ use crate::runtime_module::runtime_module;
 use crate::runtime_symbols::names;
 
 /// Per-call state the JIT passes as `user_context`: the first error
-/// reported during the call, even from a worker thread.
+/// reported during the call, even from a worker thread, and the lines the
+/// call printed (handed to the caller's thread, `crate::output`, when the
+/// call returns).
 #[derive(Default)]
 pub struct RunContext {
     error: Mutex<Option<String>>,
+    printed: Mutex<Vec<u8>>,
 }
+
+/// Printed text a call holds before writing it to the process's stdout
+/// directly: a pipeline printing every pixel must not grow without bound.
+const PRINT_BUFFER_LIMIT: usize = 1 << 20;
 
 impl RunContext {
     pub fn new() -> RunContext {
@@ -41,6 +47,18 @@ impl RunContext {
     /// The first error reported during the call, if any.
     pub fn take_error(&self) -> Option<String> {
         self.error.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+    /// What the call printed, for the caller's thread to write out.
+    pub fn take_printed(&self) -> String {
+        let bytes = std::mem::take(&mut *self.printed.lock().unwrap_or_else(|p| p.into_inner()));
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+    fn print(&self, line: &[u8]) {
+        let mut p = self.printed.lock().unwrap_or_else(|p| p.into_inner());
+        p.extend_from_slice(line);
+        if p.len() > PRINT_BUFFER_LIMIT {
+            ferrohalide_core::output::write_stdout(&std::mem::take(&mut *p));
+        }
     }
     fn report(&self, msg: String) {
         let mut e = self.error.lock().unwrap_or_else(|p| p.into_inner());
@@ -77,20 +95,19 @@ extern "C" fn report_error(user_context: *mut c_void, msg: *const c_char) {
     rc.report(text);
 }
 
-/// Where compiled `print` lines go (each ends with its newline): the
-/// process's stdout, flushed per line.
-pub fn print_output(line: &[u8]) {
-    let out = std::io::stdout();
-    let mut lock = out.lock();
-    let _ = lock.write_all(line);
-    let _ = lock.flush();
-}
-
-/// The JIT's `halide_print` handler.
-extern "C" fn print_line(_user_context: *mut c_void, msg: *const c_char) {
-    if !msg.is_null() {
-        // SAFETY: the runtime passes a NUL-terminated line.
-        print_output(unsafe { CStr::from_ptr(msg) }.to_bytes());
+/// The JIT's `halide_print` handler: the line (it ends with its newline)
+/// joins the call's printed text.
+extern "C" fn print_line(user_context: *mut c_void, msg: *const c_char) {
+    if msg.is_null() {
+        return;
+    }
+    // SAFETY: the runtime passes a NUL-terminated line.
+    let line = unsafe { CStr::from_ptr(msg) }.to_bytes();
+    if user_context.is_null() {
+        ferrohalide_core::output::write_stdout(line);
+    } else {
+        // SAFETY: every JIT call passes a RunContext that outlives the call.
+        unsafe { &*(user_context as *const RunContext) }.print(line);
     }
 }
 

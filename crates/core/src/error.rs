@@ -75,59 +75,14 @@ impl std::error::Error for Error {}
 
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// A warning for the user ("Warning: " + message), printed where Halide
-/// prints its warnings, the process's standard output, unless a caller on
-/// this thread collects them (`collect_warnings`).
+/// A warning for the user ("Warning: " + message), written where Halide
+/// writes its warnings: the user's standard output (see `crate::output`).
 pub fn user_warning(message: &str) {
     let mut text = format!("Warning: {message}");
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    emit_warning(text);
-}
-
-thread_local! {
-    /// The warnings of the innermost `collect_warnings` on this thread.
-    static COLLECTED: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Where uncollected warnings go before standard output: the embedding
-/// (the Python bindings) may take them; it returns whether it did.
-static WARNING_WRITER: std::sync::OnceLock<fn(&str) -> bool> = std::sync::OnceLock::new();
-
-/// Install the writer of uncollected warnings (once per process).
-pub fn set_warning_writer(write: fn(&str) -> bool) {
-    let _ = WARNING_WRITER.set(write);
-}
-
-/// Hand a finished warning line to this thread's collector, or print it.
-pub fn emit_warning(text: String) {
-    let unclaimed = COLLECTED.with(|c| match c.borrow_mut().as_mut() {
-        Some(list) => {
-            list.push(text);
-            None
-        }
-        None => Some(text),
-    });
-    if let Some(text) = unclaimed {
-        if WARNING_WRITER.get().is_some_and(|write| write(&text)) {
-            return;
-        }
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(text.as_bytes());
-        let _ = out.flush();
-    }
-}
-
-/// `f()`, and the warnings it raised on this thread instead of printing them
-/// (the Python bindings write them to `sys.stdout`; the compiler thread
-/// hands its own back to the thread that started it).
-pub fn collect_warnings<R>(f: impl FnOnce() -> R) -> (R, Vec<String>) {
-    let outer = COLLECTED.with(|c| c.borrow_mut().replace(Vec::new()));
-    let r = f();
-    let mine = COLLECTED.with(|c| std::mem::replace(&mut *c.borrow_mut(), outer));
-    (r, mine.unwrap_or_default())
+    crate::output::emit(text);
 }
 
 /// Return early with a user error: `user_error!("bad {}", x)`.

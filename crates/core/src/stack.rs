@@ -8,7 +8,8 @@
 //! moves to such a thread only when the expression is deep, so ordinary
 //! programs never pay for a thread.
 
-use crate::error::{collect_warnings, emit_warning, Error, Result};
+use crate::error::{Error, Result};
+use crate::output;
 
 /// Stack reserved for compilation. Only the pages used are ever touched.
 const COMPILER_STACK_BYTES: usize = 1 << 30;
@@ -21,18 +22,18 @@ pub const SHALLOW_DEPTH: u32 = 200;
 /// `f()`, run on a thread with a `COMPILER_STACK_BYTES` stack; a panic in
 /// `f` resumes in the caller. `Err(f)` if no thread could be started.
 pub fn try_on_large_stack<R: Send, F: FnOnce() -> R + Send>(f: F) -> std::result::Result<R, Error> {
-    let (r, warnings) = std::thread::scope(|scope| {
+    let (r, text) = std::thread::scope(|scope| {
         let handle = std::thread::Builder::new()
             .name("ferrohalide-compiler".into())
             .stack_size(COMPILER_STACK_BYTES)
-            .spawn_scoped(scope, || collect_warnings(f))
+            .spawn_scoped(scope, || output::collect(f))
             .map_err(|e| Error::runtime(format!("could not start a thread to compile on: {e}")))?;
         Ok(handle
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p)))
     })?;
     // The caller's thread reports the compiler thread's warnings.
-    warnings.into_iter().for_each(emit_warning);
+    text.into_iter().for_each(output::emit);
     Ok(r)
 }
 

@@ -45,16 +45,16 @@ pub fn release_pending(_py: Python<'_>) {
 }
 
 /// `f()` with the GIL released; afterwards, the queued releases, and the
-/// compiler's warnings written to Python's `sys.stdout` (where Halide's
-/// bindings send them, so `contextlib.redirect_stdout` captures them).
+/// compiler's warnings and the pipeline's print lines written to Python's
+/// `sys.stdout` (where Halide's bindings send them).
 pub fn detached<T, F>(py: Python<'_>, f: F) -> T
 where
     F: Ungil + Send + FnOnce() -> T,
     T: Ungil + Send,
 {
-    let (r, warnings) = py.detach(|| ferrohalide_core::error::collect_warnings(f));
+    let (r, text) = py.detach(|| ferrohalide_core::output::collect(f));
     release_pending(py);
-    write_stdout(py, &warnings);
+    write_stdout(py, &text);
     r
 }
 
@@ -75,9 +75,10 @@ pub fn write_stdout(py: Python<'_>, lines: &[String]) {
     }
 }
 
-/// Warnings raised outside `detached` (while defining or scheduling a Func)
-/// go to `sys.stdout` when this thread holds the GIL; never waits for it.
-pub fn write_warning_if_holding_gil(text: &str) -> bool {
+/// Text emitted outside `detached` (warnings while defining or scheduling a
+/// Func) goes to `sys.stdout` when this thread holds the GIL; never waits
+/// for it.
+pub fn write_if_holding_gil(text: &str) -> bool {
     if !holds_gil() {
         return false;
     }

@@ -27,7 +27,7 @@ pub mod py_var;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    ferrohalide_core::error::set_warning_writer(gil::write_warning_if_holding_gil);
+    ferrohalide_core::output::set_writer(gil::write_if_holding_gil);
     errors::register(m)?;
     py_type::register(m)?;
     py_var::register(m)?;
