@@ -357,3 +357,33 @@ def test_callable_with_explicit_target(hl):
     o = np.zeros(6, np.float32)
     c(o)
     return o
+
+
+@differential()
+def test_pipeline_get_func(hl):
+    x = hl.Var("x")
+    f, g, h = hl.Func("gf_f"), hl.Func("gf_g"), hl.Func("gf_h")
+    f[x] = x
+    g[x] = f[x] + 1
+    h[x] = g[x] * f[x]
+    f.compute_root()
+    g.compute_root()
+    p = hl.Pipeline(h)
+    names = [p.get_func(i).name() for i in range(3)]
+    err = None
+    try:
+        p.get_func(3)
+    except hl.HalideError as e:
+        err = str(e)
+    return names, err, p.get_func(2).realize([4])
+
+
+@differential()
+def test_pipeline_invalidate_cache(hl):
+    x = hl.Var("x")
+    f = hl.Func("ic_f")
+    f[x] = x * 3
+    p = hl.Pipeline(f)
+    a = p.realize([4])
+    p.invalidate_cache()
+    return a, p.realize([4])

@@ -245,6 +245,33 @@ impl PyPipeline {
     fn defined(&self) -> bool {
         !self.outputs.is_empty()
     }
+    /// `get_func(index)`: the index-th Func of the pipeline in realization
+    /// order (producers first).
+    fn get_func(&self, index: i64) -> PyResult<PyFunc> {
+        let outputs = self.outputs_or_err()?;
+        let env = ferrohalide_core::lower::environment::build_environment(&outputs).py()?;
+        let Ok(i) = usize::try_from(index) else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "get_func(): incompatible function arguments: index must be non-negative",
+            ));
+        };
+        let Some(name) = env.order.get(i) else {
+            return Err(HalideError::new_err(format!(
+                "Error: Index value passed is {index}; however, there are only {} functions in the pipeline.\n",
+                env.order.len()
+            )));
+        };
+        Ok(PyFunc {
+            inner: ferrohalide_core::lang::func::Func::from_function(env.get(name).clone()),
+        })
+    }
+    /// `invalidate_cache()`: forget the compiled code (the next realize
+    /// compiles again).
+    fn invalidate_cache(&self) {
+        for f in &self.outputs {
+            f.compiled_code().clear();
+        }
+    }
     fn outputs(&self) -> Vec<PyFunc> {
         self.outputs
             .iter()
@@ -323,7 +350,6 @@ impl PyPipeline {
             "compile_to_multitarget_static_library",
             "compile_to_object",
             "compile_to_static_library",
-            "get_func",
             "infer_input_bounds",
             "print_loop_nest",
             "set_jit_externs",
