@@ -182,3 +182,17 @@ def test_evaluate(hl):
         "free_var": error_key(hl, lambda: hl.evaluate(x + 1), "Undefined variable"),
         "hl_tuple": error_key(hl, lambda: hl.evaluate(hl.Tuple([hl.Expr(1), hl.Expr(2)]))),
     }
+
+
+@differential()
+def test_small_enums_behave_like_halides(hl):
+    """Members, name / value, int(), hash equal to the value's, repr / str, and
+    construction from the value, for every small enum."""
+    out = {}
+    for name in ["TypeCode", "TailStrategy", "MemoryType", "StmtOutputFormat",
+                 "LoopAlignStrategy", "Partition"]:
+        E = getattr(hl, name)
+        out[name] = [(k, v.name, v.value, int(v), hash(v) == hash(int(v)), repr(v), str(v),
+                      E(int(v)) == v, v == E(int(v)))
+                     for k, v in E.__members__.items()]
+    return out

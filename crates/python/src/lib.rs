@@ -8,6 +8,7 @@ pub mod gil;
 pub mod py_boundary;
 pub mod py_buffer;
 pub mod py_compute_with;
+pub mod py_enum;
 pub mod py_expr;
 pub mod py_func;
 pub mod py_live;

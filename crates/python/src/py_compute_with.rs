@@ -20,66 +20,12 @@ use crate::py_loop_level::PyLoopLevel;
 use crate::py_rdom::var_or_rvar;
 use crate::py_stage::PyStage;
 
-#[pyclass(
-    name = "LoopAlignStrategy",
-    module = "ferrohalide",
-    eq,
-    eq_int,
-    hash,
-    frozen
-)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PyLoopAlignStrategy {
+crate::py_enum::halide_enum!(PyLoopAlignStrategy, "LoopAlignStrategy", [
     AlignStart = 0,
     AlignEnd = 1,
     NoAlign = 2,
     Auto = 3,
-}
-
-const ALL: [PyLoopAlignStrategy; 4] = [
-    PyLoopAlignStrategy::AlignStart,
-    PyLoopAlignStrategy::AlignEnd,
-    PyLoopAlignStrategy::NoAlign,
-    PyLoopAlignStrategy::Auto,
-];
-
-#[pymethods]
-impl PyLoopAlignStrategy {
-    #[new]
-    fn py_new(value: i64) -> PyResult<Self> {
-        ALL.into_iter()
-            .find(|a| *a as i64 == value)
-            .ok_or_else(|| PyTypeError::new_err(format!("no LoopAlignStrategy has value {value}")))
-    }
-    #[classattr]
-    fn __members__(py: Python<'_>) -> PyResult<Py<PyDict>> {
-        let d = PyDict::new(py);
-        for a in ALL {
-            d.set_item(format!("{a:?}"), a)?;
-        }
-        Ok(d.unbind())
-    }
-    #[getter]
-    fn name(&self) -> String {
-        format!("{self:?}")
-    }
-    #[getter]
-    fn value(&self) -> i32 {
-        *self as i32
-    }
-    fn __int__(&self) -> i32 {
-        *self as i32
-    }
-    fn __index__(&self) -> i32 {
-        *self as i32
-    }
-    fn __repr__(&self) -> String {
-        format!("<LoopAlignStrategy.{:?}: {}>", self, *self as i32)
-    }
-    fn __str__(&self) -> String {
-        format!("LoopAlignStrategy.{:?}", self)
-    }
-}
+]);
 
 impl PyLoopAlignStrategy {
     fn to_core(self) -> LoopAlignStrategy {

@@ -27,9 +27,7 @@ use crate::py_var::{var_name, PyVar};
 use crate::py_output_buffer::PyOutputImageParam;
 use crate::py_stage::{self, unimplemented_method, PyStage};
 
-#[pyclass(name = "TailStrategy", module = "ferrohalide", eq, eq_int)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PyTailStrategy {
+crate::py_enum::halide_enum!(PyTailStrategy, "TailStrategy", [
     RoundUp = 0,
     GuardWithIf = 1,
     Predicate = 2,
@@ -39,31 +37,7 @@ pub enum PyTailStrategy {
     ShiftInwardsAndBlend = 6,
     RoundUpAndBlend = 7,
     Auto = 8,
-}
-
-#[pymethods]
-impl PyTailStrategy {
-    #[classattr]
-    fn __members__(py: Python<'_>) -> PyResult<Py<pyo3::types::PyDict>> {
-        let d = pyo3::types::PyDict::new(py);
-        d.set_item("RoundUp", PyTailStrategy::RoundUp)?;
-        d.set_item("GuardWithIf", PyTailStrategy::GuardWithIf)?;
-        d.set_item("Predicate", PyTailStrategy::Predicate)?;
-        d.set_item("PredicateLoads", PyTailStrategy::PredicateLoads)?;
-        d.set_item("PredicateStores", PyTailStrategy::PredicateStores)?;
-        d.set_item("ShiftInwards", PyTailStrategy::ShiftInwards)?;
-        d.set_item("ShiftInwardsAndBlend", PyTailStrategy::ShiftInwardsAndBlend)?;
-        d.set_item("RoundUpAndBlend", PyTailStrategy::RoundUpAndBlend)?;
-        d.set_item("Auto", PyTailStrategy::Auto)?;
-        Ok(d.unbind())
-    }
-    fn __repr__(&self) -> String {
-        format!("<TailStrategy.{:?}: {}>", self, *self as i32)
-    }
-    fn __str__(&self) -> String {
-        format!("TailStrategy.{:?}", self)
-    }
-}
+]);
 
 impl PyTailStrategy {
     pub fn to_core(self) -> TailStrategy {
@@ -81,38 +55,9 @@ impl PyTailStrategy {
     }
 }
 
-/// `hl.StmtOutputFormat`, the formats of `compile_to_lowered_stmt`.
-#[pyclass(name = "StmtOutputFormat", module = "ferrohalide", eq, eq_int)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PyStmtOutputFormat {
-    Text = 0,
-    HTML = 1,
-}
-
-#[pymethods]
-impl PyStmtOutputFormat {
-    #[classattr]
-    fn __members__(py: Python<'_>) -> PyResult<Py<PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("Text", PyStmtOutputFormat::Text)?;
-        d.set_item("HTML", PyStmtOutputFormat::HTML)?;
-        Ok(d.unbind())
-    }
-    #[getter]
-    fn name(&self) -> String {
-        format!("{self:?}")
-    }
-    #[getter]
-    fn value(&self) -> i32 {
-        *self as i32
-    }
-    fn __repr__(&self) -> String {
-        format!("<StmtOutputFormat.{:?}: {}>", self, *self as i32)
-    }
-    fn __str__(&self) -> String {
-        format!("StmtOutputFormat.{:?}", self)
-    }
-}
+crate::py_enum::halide_enum!(
+    /// `hl.StmtOutputFormat`, the formats of `compile_to_lowered_stmt`.
+    PyStmtOutputFormat, "StmtOutputFormat", [Text = 0, HTML = 1]);
 
 impl PyStmtOutputFormat {
     fn to_core(self) -> StmtOutputFormat {
@@ -175,9 +120,7 @@ fn placement_args(args: &Bound<'_, PyTuple>, method: &str) -> PyResult<Placement
     }
 }
 
-#[pyclass(name = "MemoryType", module = "ferrohalide", eq, eq_int, hash, frozen)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PyMemoryType {
+crate::py_enum::halide_enum!(PyMemoryType, "MemoryType", [
     Auto = 0,
     Heap = 1,
     Stack = 2,
@@ -186,37 +129,7 @@ pub enum PyMemoryType {
     GPUTexture = 5,
     LockedCache = 6,
     VTCM = 7,
-}
-
-#[pymethods]
-impl PyMemoryType {
-    #[classattr]
-    fn __members__(py: Python<'_>) -> PyResult<Py<PyDict>> {
-        let d = PyDict::new(py);
-        for m in [
-            PyMemoryType::Auto,
-            PyMemoryType::Heap,
-            PyMemoryType::Stack,
-            PyMemoryType::Register,
-            PyMemoryType::GPUShared,
-            PyMemoryType::GPUTexture,
-            PyMemoryType::LockedCache,
-            PyMemoryType::VTCM,
-        ] {
-            d.set_item(format!("{m:?}"), m)?;
-        }
-        Ok(d.unbind())
-    }
-    fn __repr__(&self) -> String {
-        format!("<MemoryType.{:?}: {}>", self, *self as i32)
-    }
-    fn __str__(&self) -> String {
-        format!("MemoryType.{:?}", self)
-    }
-    fn __int__(&self) -> i32 {
-        *self as i32
-    }
-}
+]);
 
 impl PyMemoryType {
     pub fn to_core(self) -> MemoryType {

@@ -4,7 +4,6 @@
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 
 use ferrohalide_core::lang::stage::Stage;
 use ferrohalide_core::schedule::Partition;
@@ -12,53 +11,7 @@ use ferrohalide_core::schedule::Partition;
 use crate::errors::IntoPy;
 use crate::py_rdom::var_or_rvar;
 
-#[pyclass(name = "Partition", module = "ferrohalide", eq, eq_int, hash, frozen)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PyPartition {
-    Auto = 0,
-    Never = 1,
-    Always = 2,
-}
-
-const ALL: [PyPartition; 3] = [PyPartition::Auto, PyPartition::Never, PyPartition::Always];
-
-#[pymethods]
-impl PyPartition {
-    #[new]
-    fn py_new(value: i64) -> PyResult<Self> {
-        ALL.into_iter()
-            .find(|a| *a as i64 == value)
-            .ok_or_else(|| PyTypeError::new_err(format!("no Partition has value {value}")))
-    }
-    #[classattr]
-    fn __members__(py: Python<'_>) -> PyResult<Py<PyDict>> {
-        let d = PyDict::new(py);
-        for a in ALL {
-            d.set_item(format!("{a:?}"), a)?;
-        }
-        Ok(d.unbind())
-    }
-    #[getter]
-    fn name(&self) -> String {
-        format!("{self:?}")
-    }
-    #[getter]
-    fn value(&self) -> i32 {
-        *self as i32
-    }
-    fn __int__(&self) -> i32 {
-        *self as i32
-    }
-    fn __index__(&self) -> i32 {
-        *self as i32
-    }
-    fn __repr__(&self) -> String {
-        format!("<Partition.{:?}: {}>", self, *self as i32)
-    }
-    fn __str__(&self) -> String {
-        format!("Partition.{self:?}")
-    }
-}
+crate::py_enum::halide_enum!(PyPartition, "Partition", [Auto = 0, Never = 1, Always = 2]);
 
 impl PyPartition {
     fn to_core(self) -> Partition {

@@ -10,34 +10,12 @@ use ferrohalide_core::ir::{Expr, Type, TypeCode};
 use crate::errors::IntoPy;
 use crate::py_expr::PyExpr;
 
-#[pyclass(name = "TypeCode", module = "ferrohalide", eq, eq_int)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PyTypeCode {
+crate::py_enum::halide_enum!(PyTypeCode, "TypeCode", [
     Int = 0,
     UInt = 1,
     Float = 2,
     Handle = 3,
-    BFloat = 4,
-}
-
-#[pymethods]
-impl PyTypeCode {
-    #[classattr]
-    fn __members__(py: Python<'_>) -> PyResult<Py<pyo3::types::PyDict>> {
-        let d = pyo3::types::PyDict::new(py);
-        d.set_item("Int", PyTypeCode::Int)?;
-        d.set_item("UInt", PyTypeCode::UInt)?;
-        d.set_item("Float", PyTypeCode::Float)?;
-        d.set_item("Handle", PyTypeCode::Handle)?;
-        Ok(d.unbind())
-    }
-    fn __repr__(&self) -> String {
-        format!("<TypeCode.{:?}: {}>", self, *self as i32)
-    }
-    fn __str__(&self) -> String {
-        format!("TypeCode.{:?}", self)
-    }
-}
+] hidden [BFloat = 4]);
 
 impl PyTypeCode {
     pub fn to_core(self) -> TypeCode {
