@@ -850,7 +850,17 @@ impl PyFunc {
     }
 
     fn print_loop_nest(&self, py: Python<'_>) -> PyResult<()> {
-        let s = self.inner.loop_nest_string().py()?;
+        if !self.inner.defined() {
+            return Err(HalideError::new_err(format!(
+                "Error: Func \"{}\" has not been defined.\n",
+                self.inner.name()
+            )));
+        }
+        let outputs = [self.inner.function.clone()];
+        let s = crate::gil::detached(py, || {
+            ferrohalide_core::lower::print_loop_nest::print_loop_nest(&outputs)
+        })
+        .py()?;
         let sys = py.import("sys")?;
         // Halide prints the loop nest to stderr.
         sys.getattr("stderr")?.call_method1("write", (s,))?;

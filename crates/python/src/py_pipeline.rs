@@ -265,6 +265,17 @@ impl PyPipeline {
             inner: ferrohalide_core::lang::func::Func::from_function(env.get(name).clone()),
         })
     }
+    /// `print_loop_nest()`: the loop nest as pseudo-code, on stderr (as
+    /// Halide prints it).
+    fn print_loop_nest(&self, py: Python<'_>) -> PyResult<()> {
+        let outputs = self.outputs_or_err()?;
+        let text = crate::gil::detached(py, || {
+            ferrohalide_core::lower::print_loop_nest::print_loop_nest(&outputs)
+        })
+        .py()?;
+        py.import("sys")?.getattr("stderr")?.call_method1("write", (text,))?;
+        Ok(())
+    }
     /// `invalidate_cache()`: forget the compiled code (the next realize
     /// compiles again).
     fn invalidate_cache(&self) {
@@ -351,7 +362,6 @@ impl PyPipeline {
             "compile_to_object",
             "compile_to_static_library",
             "infer_input_bounds",
-            "print_loop_nest",
             "set_jit_externs",
             "trace_pipeline",
         ];

@@ -31,7 +31,7 @@ use crate::lang::print::{expr_to_string, ir_type_name};
 use crate::lang::stage::VarOrRVar;
 use crate::lang::split_tail::{resolve_split_tail, SplitContext};
 use crate::lang::var::{is_implicit_name, unique_func_name, Var};
-use crate::schedule::{Dim, LevelSlot, LoopLevel, Split, StageSchedule, TailStrategy, OUTERMOST};
+use crate::schedule::{Dim, LevelSlot, LoopLevel, Split, StageSchedule, TailStrategy};
 
 /// A Var named in a directive of the pure definition.
 fn v(name: &str) -> VarOrRVar {
@@ -810,89 +810,6 @@ impl Func {
         self.function.write().schedule.memory_type = memory_type;
     }
 
-    /// Halide's `print_loop_nest` for a Func whose producers are all inlined:
-    /// the loop nest of the pure stage.
-    pub fn loop_nest_string(&self) -> Result<String> {
-        let name = self.name();
-        if !self.defined() {
-            return Err(Error::user(format!(
-                "Func \"{name}\" has not been defined.\n"
-            )));
-        }
-        let mut callees = vec![];
-        for v in self.function.definition_exprs() {
-            crate::ir::visit::for_each_expr(&v, &mut |e| {
-                if let ExprNode::Call {
-                    kind: CallKind::Halide { func, .. },
-                    ..
-                } = e.node()
-                {
-                    // A Func with updates is computed even when inline
-                    // (a Func that no longer exists is left to lowering's error).
-                    let Some(func) = Function::from_ptr(func) else {
-                        return;
-                    };
-                    let computed =
-                        !func.read().schedule.compute_level.is_inlined() || func.has_updates();
-                    if computed && !func.same_as(&self.function) {
-                        callees.push(func.name());
-                    }
-                }
-            });
-        }
-        if !callees.is_empty() {
-            return Err(Error::unimplemented(format!(
-                "print_loop_nest for pipelines with non-inlined producers ({})",
-                callees.join(", ")
-            )));
-        }
-        let c = self.function.read();
-        // Halide prints the Func's base name, without the `$n` uniquifier.
-        let base = name.split('$').next().unwrap_or(&name).to_string();
-        let mut out = format!("produce {base}:\n");
-        let mut stages: Vec<(&StageSchedule, Vec<(String, Option<(i64, i64)>)>)> =
-            vec![(&c.stage, c.args.iter().map(|a| (a.clone(), None)).collect())];
-        for u in &c.updates {
-            // RVars with constant bounds print their range.
-            let mut initial: Vec<(String, Option<(i64, i64)>)> = u
-                .domain
-                .iter()
-                .flat_map(|d| d.vars())
-                .map(|v| {
-                    let b = v.min.as_int_const().zip(v.extent.as_int_const());
-                    (v.name, b)
-                })
-                .collect();
-            initial.extend(u.pure_vars(&c.args).into_iter().map(|v| (v, None)));
-            stages.push((&u.stage, initial));
-        }
-        for (stage, initial) in stages {
-            let bounds = constant_dim_bounds(stage, &initial);
-            let mut indent = 1;
-            for d in stage.dims.iter().rev() {
-                if d.var == OUTERMOST {
-                    continue;
-                }
-                let word = match d.for_type {
-                    ForType::Serial => "for",
-                    ForType::Parallel => "parallel",
-                    ForType::Vectorized => "vectorized",
-                    ForType::Unrolled => "unrolled",
-                };
-                let range = match bounds.get(&d.var).copied().flatten() {
-                    Some((min, extent)) => format!(" in [{min}, {}]", min + extent - 1),
-                    None => String::new(),
-                };
-                out.push_str(&"  ".repeat(indent));
-                out.push_str(&format!("{word} {}{range}:\n", printed_dim_name(&d.var)));
-                indent += 1;
-            }
-            out.push_str(&"  ".repeat(indent));
-            out.push_str(&format!("{base}(...) = ...\n"));
-        }
-        Ok(out)
-    }
-
     /// `fold_storage(var, factor, fold_forward)`: store dimension `var`
     /// modulo `factor` (a circular buffer), where the loop it is computed
     /// in walks that dimension monotonically; lowering checks that each
@@ -921,58 +838,6 @@ impl Func {
         });
         Ok(())
     }
-}
-
-/// A loop name as `print_loop_nest` shows it: each component without its
-/// `$` suffix (`r$x.a` is `r.a`).
-fn printed_dim_name(dim: &str) -> String {
-    dim.split('.')
-        .map(|c| c.split('$').next().unwrap_or(c))
-        .collect::<Vec<_>>()
-        .join(".")
-}
-
-/// The (min, extent) of each dim of `stage` that is a known constant,
-/// from the constant bounds of its initial dims and its splits.
-fn constant_dim_bounds(
-    stage: &StageSchedule,
-    initial: &[(String, Option<(i64, i64)>)],
-) -> std::collections::HashMap<String, Option<(i64, i64)>> {
-    let mut b: std::collections::HashMap<String, Option<(i64, i64)>> =
-        initial.iter().cloned().collect();
-    for s in &stage.splits {
-        match s {
-            Split::Split {
-                old,
-                outer,
-                inner,
-                factor,
-                ..
-            } => {
-                let k = factor.as_int_const().filter(|k| *k > 0);
-                let e = b.remove(old).flatten().map(|(_, e)| e);
-                b.insert(inner.clone(), k.map(|k| (0, k)));
-                b.insert(
-                    outer.clone(),
-                    e.zip(k).map(|(e, k)| (0, (e + k - 1).div_euclid(k))),
-                );
-            }
-            Split::Fuse {
-                inner,
-                outer,
-                fused,
-            } => {
-                let i = b.remove(inner).flatten();
-                let o = b.remove(outer).flatten();
-                b.insert(fused.clone(), i.zip(o).map(|(i, o)| (0, i.1 * o.1)));
-            }
-            Split::Rename { old, new } => {
-                let x = b.remove(old).flatten();
-                b.insert(new.clone(), x);
-            }
-        }
-    }
-    b
 }
 
 pub(crate) fn set_dim_type(

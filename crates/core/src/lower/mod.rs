@@ -115,6 +115,7 @@ pub fn lowered_stmt(
 pub mod lift_atomic_exprs;
 pub mod lower_safe_promises;
 pub mod partition_loops;
+pub mod print_loop_nest;
 pub mod remove_unneeded_atomics;
 pub mod unroll_loops;
 pub mod validate_schedule;
