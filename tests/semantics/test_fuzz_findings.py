@@ -275,3 +275,64 @@ def test_fuse_of_split_dimensions(hl, size):
     f.vectorize(c, 2).unroll(x, 4)
     f.fuse(x, y, s0).fuse(s0, c, s1)
     return f.realize(size)
+
+
+# ---------------------------------------------------------------------------------
+# Updates that need no associativity proof
+# ---------------------------------------------------------------------------------
+@differential()
+def test_reorder_rvars_of_a_constant_scatter(hl):
+    """An update whose value uses no RVar and does not read the Func writes
+    the same value at a point whatever the order: Halide lets its RVars be
+    reordered without a proof (fuzz seed 3)."""
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = 0
+    r = hl.RDom([(0, 3), (0, 2)])
+    f[r.x + r.y] = 7
+    f.update(0).reorder(r.y, r.x)
+    return f.realize([5])
+
+
+@differential(expect_error=True)
+def test_parallel_constant_scatter_still_needs_atomic(hl):
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = 0
+    r = hl.RDom([(0, 3), (0, 2)])
+    f[r.x + r.y] = 7
+    f.update(0).parallel(r.y)
+
+
+@differential()
+def test_atomic_constant_scatter_needs_no_proof(hl):
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = 0
+    r = hl.RDom([(0, 3), (0, 2)])
+    f[r.x + r.y] = 7
+    f.update(0).atomic().parallel(r.y)
+    return f.realize([5])
+
+
+@differential()
+def test_atomic_vectorize_of_a_pure_rvar(hl):
+    """r.x is pure (the update writes f[x, r.x]): Halide asks no
+    associativity proof of an atomic update to vectorize it (fuzz seed 213)."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f = hl.Func("f")
+    f[x, y] = hl.u32(x + y)
+    r = hl.RDom([(4, 4)])
+    f[x, r.x] = f[x, r.x] * 2 + (hl.u32(r.x) * 7) % 9
+    f.update(0).atomic().vectorize(r.x, 2)
+    return f.realize([3, 9])
+
+
+@differential(expect_error=True)
+def test_atomic_vectorize_of_an_impure_rvar_needs_a_proof(hl):
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = hl.u32(x)
+    r = hl.RDom([(0, 8)])
+    f[r.x % 3] = f[r.x % 3] * 2 + hl.u32(r.x)
+    f.update(0).atomic().vectorize(r.x, 2)
