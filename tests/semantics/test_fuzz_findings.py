@@ -336,3 +336,18 @@ def test_atomic_vectorize_of_an_impure_rvar_needs_a_proof(hl):
     r = hl.RDom([(0, 8)])
     f[r.x % 3] = f[r.x % 3] * 2 + hl.u32(r.x)
     f.update(0).atomic().vectorize(r.x, 2)
+
+
+@differential()
+def test_vectorize_of_an_rvar_of_extent_one(hl):
+    """r.x has one iteration, so it is pure and may be vectorized; inside the
+    guard of its split only lane 0 runs, and the simplifier (as Halide's)
+    pins r.x there, so the store is no reduction across lanes (fuzz seeds
+    27, 298)."""
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = x
+    r = hl.RDom([(1, 1), (0, 3)])
+    f[x] = f[x] * 2 + r.x + r.y  # not commutative
+    f.update(0).vectorize(r.x, 2)
+    return f.realize([4])
