@@ -351,3 +351,31 @@ def test_vectorize_of_an_rvar_of_extent_one(hl):
     f[x] = f[x] * 2 + r.x + r.y  # not commutative
     f.update(0).vectorize(r.x, 2)
     return f.realize([4])
+
+
+# ---------------------------------------------------------------------------------
+# Bounds as precise as Halide's
+# ---------------------------------------------------------------------------------
+@differential()
+@pytest.mark.parametrize("value", ["clamp", "shift", "max"])
+def test_dead_input_read_needs_no_input(hl, value):
+    """The value is a constant whatever the input (the clamp folds with the
+    u8 range); Halide simplifies the read away before checking the input's
+    size, so a 3-element input serves a 5-element output (fuzz seed 148)."""
+    x = hl.Var("x")
+    inp = hl.Buffer(np.arange(3, dtype=np.uint8))
+    f = hl.Func("f")
+    f[x] = {"clamp": lambda: hl.clamp(hl.i32(inp[x]), 300, 400),
+            "shift": lambda: hl.clamp(hl.i32(inp[x] >> 6), 10, 12),
+            "max": lambda: hl.max(hl.i32(inp[x]), 256)}[value]()
+    return f.realize([5])
+
+
+@differential(expect_error=True)
+def test_live_input_read_out_of_bounds_is_still_an_error(hl):
+    x = hl.Var("x")
+    inp = hl.Buffer(np.arange(3, dtype=np.uint8))
+    f = hl.Func("f")
+    f[x] = hl.clamp(hl.i32(inp[x]), 1, 400)
+    f.realize([5])
+

@@ -116,6 +116,7 @@ pub mod lift_atomic_exprs;
 pub mod lower_safe_promises;
 pub mod partition_loops;
 pub mod remove_unneeded_atomics;
+pub mod simplify_definitions;
 pub mod unroll_loops;
 pub mod validate_schedule;
 pub mod vectorize_loops;
@@ -255,6 +256,11 @@ fn lower_for_target(
     })?;
     s = log.run("split factor checks", s, |s| {
         Ok(add_split_factor_checks::add_split_factor_checks(s, &env))
+    })?;
+    // Reads the simplifier proves dead are neither allocated for nor
+    // checked (Halide measures after simplifying).
+    s = log.run("simplify definitions", s, |s| {
+        Ok(simplify_definitions::simplify_definitions(s))
     })?;
     // Storage and buffer checks are derived before sliding window (Halide
     // derives them after): sliding window only cuts a region when every
