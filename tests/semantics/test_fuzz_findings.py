@@ -379,3 +379,29 @@ def test_live_input_read_out_of_bounds_is_still_an_error(hl):
     f[x] = hl.clamp(hl.i32(inp[x]), 1, 400)
     f.realize([5])
 
+def _regions(hl, outs, size):
+    r = hl.Pipeline(outs).realize(size)
+    return [[[b.dim(i).min(), b.dim(i).extent()] for i in range(b.dimensions())] for b in r]
+
+
+@differential()
+def test_select_branch_that_cannot_be_taken_requires_nothing(hl):
+    """Bounds inference takes a select as an if: the branch its condition
+    rules out requires nothing of g, so the output g grows less (fuzz seed
+    181)."""
+    x = hl.Var("x")
+    g, f = hl.Func("g"), hl.Func("f")
+    g[x] = x * 10
+    f[x] = hl.select(hl.u32(4) == hl.u32(7), g[x - 3], g[x + 1])
+    return _regions(hl, [f, g], [2])
+
+
+@differential()
+def test_select_on_a_loop_variable_requires_each_branch_where_taken(hl):
+    x = hl.Var("x")
+    g, f = hl.Func("g"), hl.Func("f")
+    g[x] = x * 10
+    f[x] = hl.select(x < 3, g[x + 100], g[x - 100])
+    g.compute_root()
+    return f.realize([6]), _regions(hl, [f, g], [6])
+

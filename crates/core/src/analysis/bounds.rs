@@ -538,6 +538,12 @@ struct BoxCollector {
     stages: Option<StageRegions>,
     /// The stage variables currently taken over their regions.
     fixed: HashSet<String>,
+    /// Take a `select` whose condition reads no Func as an `if`, each side
+    /// touching only where it is taken. Computation bounds want only the
+    /// points whose values are used (Halide's bounds inference does the
+    /// same); the code still loads both sides, so allocations and buffer
+    /// checks count both.
+    selects_as_ifs: bool,
 }
 
 /// Halide's bounds inference takes what a stage needs from its definition
@@ -730,12 +736,9 @@ impl BoxCollector {
                 args,
                 kind: CallKind::Intrinsic(Intrinsic::IfThenElse),
                 ..
-            } if args.len() >= 2 => {
-                // As an `if`: each side touches only where it is taken.
-                let side = |e: &Expr| Stmt::evaluate(e.clone());
-                let equivalent =
-                    Stmt::if_then_else(args[0].clone(), side(&args[1]), args.get(2).map(side));
-                self.stmt(&equivalent);
+            } if args.len() >= 2 => self.as_if(&args[0], &args[1], args.get(2)),
+            ExprNode::Select { cond, t, f } if self.selects_as_ifs && cond.is_pure() => {
+                self.as_if(cond, t, Some(f))
             }
             ExprNode::Call { name, args, kind } => {
                 for a in args {
@@ -749,6 +752,33 @@ impl BoxCollector {
             }
             _ => crate::ir::visit::walk_expr(&mut ExprOnly(self), e),
         }
+    }
+
+    /// Narrow the scope to where `cond` holds. Let-bound variables the
+    /// condition constrains get an interval, which the refinement then
+    /// tightens.
+    fn assume(&mut self, cond: &Expr) {
+        let mut vars = vec![];
+        crate::ir::visit::for_each_expr(cond, &mut |e| {
+            if let Some(v) = e.as_variable() {
+                vars.push(v.to_string());
+            }
+        });
+        for v in vars {
+            if !self.scope.contains_key(&v) && self.lets.iter().any(|(n, _)| *n == v) {
+                let iv = self.bounds(&Expr::var_i32(v.clone()));
+                self.scope.insert(v, iv);
+            }
+        }
+        refine_scope(&mut self.scope, cond);
+    }
+
+    /// An expression choosing between two values as an `if`: each side
+    /// touches only where it is taken.
+    fn as_if(&mut self, cond: &Expr, then_value: &Expr, else_value: Option<&Expr>) {
+        let side = |e: &Expr| Stmt::evaluate(e.clone());
+        let equivalent = Stmt::if_then_else(cond.clone(), side(then_value), else_value.map(side));
+        self.stmt(&equivalent);
     }
 
     fn stmt(&mut self, s: &Stmt) {
@@ -807,25 +837,15 @@ impl BoxCollector {
                     return;
                 }
                 let saved = self.scope.clone();
-                // Let-bound variables the condition constrains get an
-                // interval, which the refinement then tightens.
-                let mut vars = vec![];
-                crate::ir::visit::for_each_expr(condition, &mut |e| {
-                    if let Some(v) = e.as_variable() {
-                        vars.push(v.to_string());
-                    }
-                });
-                for v in vars {
-                    if !self.scope.contains_key(&v) && self.lets.iter().any(|(n, _)| *n == v) {
-                        let iv = self.bounds(&Expr::var_i32(v.clone()));
-                        self.scope.insert(v, iv);
-                    }
-                }
-                refine_scope(&mut self.scope, condition);
+                self.assume(condition);
                 self.stmt(then_case);
-                self.scope = saved;
+                self.scope = saved.clone();
                 if let Some(e) = else_case {
+                    if let Some(negated) = negated_comparison(condition) {
+                        self.assume(&negated);
+                    }
                     self.stmt(e);
+                    self.scope = saved;
                 }
             }
             StmtNode::Provide {
@@ -852,6 +872,21 @@ impl BoxCollector {
             _ => crate::ir::visit::walk_stmt(&mut StmtWalker(self), s),
         }
     }
+}
+
+/// `!(a op b)` as a comparison, for the `else` side of a condition.
+fn negated_comparison(c: &Expr) -> Option<Expr> {
+    let ExprNode::Binary { op, a, b } = c.node() else {
+        return None;
+    };
+    let op = match op {
+        BinOp::LT => BinOp::GE,
+        BinOp::LE => BinOp::GT,
+        BinOp::GT => BinOp::LE,
+        BinOp::GE => BinOp::LT,
+        _ => return None,
+    };
+    Some(Expr::binary(op, a.clone(), b.clone()))
 }
 
 fn restore(scope: &mut Scope, name: &str, old: Option<Interval>) {
@@ -983,6 +1018,8 @@ fn collect_filtered(
         matching_loops: 0,
         stages: stages.cloned(),
         fixed: HashSet::new(),
+        // With stage regions: computation bounds (bounds inference).
+        selects_as_ifs: stages.is_some(),
     };
     c.stmt(s);
     c.boxes
