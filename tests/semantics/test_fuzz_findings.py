@@ -405,3 +405,28 @@ def test_select_on_a_loop_variable_requires_each_branch_where_taken(hl):
     g.compute_root()
     return f.realize([6]), _regions(hl, [f, g], [6])
 
+@differential()
+def test_call_bounded_by_the_funcs_values(hl):
+    """g is -13 everywhere, so clamp(g, 1, 2) is 1 and f reads one row of
+    g; Halide bounds a Func call by the Func's value bounds (fuzz seed
+    34)."""
+    x, y = hl.Var("x"), hl.Var("y")
+    g, f = hl.Func("g"), hl.Func("f")
+    g[x, y] = hl.i16(-13)
+    f[x, y] = g[x, hl.clamp(hl.i32(g[x, y // 2]), 1, 2)]
+    return _regions(hl, [f, g], [1, 1])
+
+
+@differential()
+def test_call_to_a_func_with_updates_is_bounded_by_its_type(hl):
+    x = hl.Var("x")
+    g, f = hl.Func("g"), hl.Func("f")
+    g[x] = hl.u8(x)
+    g[x] = g[x] + 1
+    h = hl.Func("h")
+    h[x] = x
+    f[x] = h[hl.i32(g[x]) + 1000]
+    g.compute_root()
+    h.compute_root()
+    return f.realize([3])
+

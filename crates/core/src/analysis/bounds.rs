@@ -222,7 +222,15 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
             inner.insert(name.clone(), iv);
             bounds_of_expr(body, &inner)
         }
-        ExprNode::Call { args, kind, .. } => match kind {
+        ExprNode::Call { name, args, kind } => match kind {
+            // A Func's values lie in its value bounds (see func_value_bounds).
+            CallKind::Halide { value_index, .. } => {
+                let own = constant_bounds(e);
+                match crate::analysis::func_value_bounds::value_bounds(name, *value_index) {
+                    Some(iv) => Interval::new(iv.min.or(own.min), iv.max.or(own.max)),
+                    None => own,
+                }
+            }
             CallKind::Intrinsic(which @ (Intrinsic::Likely | Intrinsic::LikelyIfInnermost)) => {
                 // The bounds keep the mark (as Halide's do), so loops over
                 // regions derived from a likely clamp partition the same way.
