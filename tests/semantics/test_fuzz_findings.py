@@ -430,3 +430,31 @@ def test_call_to_a_func_with_updates_is_bounded_by_its_type(hl):
     h.compute_root()
     return f.realize([3])
 
+@differential(expect_error=True)
+def test_shifted_tile_reading_a_second_output_past_its_grown_region(hl):
+    """The bounds query grows f0 by what f1 needs over its requested
+    region; f1's shifted tile then reads f0 further out, and Halide's output
+    check fails (fuzz seed 133, where saturating_cast(0) must fold for the
+    reads to vanish as in Halide)."""
+    x, y = hl.Var("x"), hl.Var("y")
+    xo, yo, xi, yi = [hl.Var(n) for n in ["xo", "yo", "xi", "yi"]]
+    f0, f1 = hl.Func("f0"), hl.Func("f1")
+    f0[x, y] = 0
+    f1[x, y] = hl.min(hl.saturating_cast(hl.UInt(8), 0),
+                      hl.clamp(f0[x, y], hl.cast(hl.UInt(8), f0[y - 3, y]), x))
+    f1.tile(x, y, xo, yo, xi, yi, 16, 5)
+    hl.Pipeline([f1, f0]).realize([1, 1])
+
+
+@differential()
+@pytest.mark.parametrize("t", ["u8", "i16", "u16"])
+def test_saturating_cast_of_constants(hl, t):
+    x = hl.Var("x")
+    f = hl.Func("f")
+    ty = {"u8": hl.UInt(8), "i16": hl.Int(16), "u16": hl.UInt(16)}[t]
+    f[x] = (hl.cast(hl.Int(32), hl.saturating_cast(ty, -70000)) +
+            hl.cast(hl.Int(32), hl.saturating_cast(ty, 70000)) +
+            hl.cast(hl.Int(32), hl.saturating_cast(ty, hl.f32(-3.75))) +
+            hl.cast(hl.Int(32), hl.saturating_cast(ty, 200)) + x)
+    return f.realize([2])
+
