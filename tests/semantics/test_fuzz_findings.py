@@ -458,3 +458,19 @@ def test_saturating_cast_of_constants(hl, t):
             hl.cast(hl.Int(32), hl.saturating_cast(ty, 200)) + x)
     return f.realize([2])
 
+@differential()
+def test_bound_extent_applies_to_every_stage(hl):
+    """bound_extent bounds each stage's region from that stage's own min:
+    the update writes f[-3], so the pure stage starts at -3 and runs 17
+    points (fuzz seed 70)."""
+    x = hl.Var("x")
+    inp = hl.Buffer(np.arange(7, dtype=np.int32))
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x] = hl.i8(x)
+    r = hl.RDom(inp)
+    f[-3] &= hl.i8(r.x)
+    g[x] = f[x]
+    f.compute_root()
+    f.bound_extent(x, 17)
+    return g.realize([13])
+

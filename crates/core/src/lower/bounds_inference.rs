@@ -217,6 +217,8 @@ impl BoundsInference<'_> {
             let last = f.read().updates.len();
             let p = format!("{name}.s{last}.");
             let output = self.is_output(name) && at_root;
+            // An output is stored where it is computed (its buffer).
+            let stored_here = output || realized.contains(name);
             // The region consumers need (for an output: its buffer), in
             // terms of symbols defined outside this level. The Func's own
             // loop nests (its updates read it) are not consumers; an output
@@ -258,8 +260,6 @@ impl BoundsInference<'_> {
                         None => (Expr::i32(0), Expr::i32(-1)),
                     }
                 };
-                // An output is stored where it is computed (its buffer).
-                let stored_here = output || realized.contains(name);
                 let (lo, hi, unbounded) = apply_user_bounds(f, a, lo, hi, stored_here);
                 if let (Some(req), true) = (&unbounded, stored_here) {
                     checks.extend(explicit_bound_checks(f, a, req));
@@ -298,6 +298,9 @@ impl BoundsInference<'_> {
                             )))
                         }
                     };
+                    // As in Halide, the bounds apply to every stage's region
+                    // (a min-less one from that stage's own min).
+                    let (lo, hi, _) = apply_user_bounds(f, a, lo, hi, stored_here);
                     lets.push((format!("{name}.s{}.{a}.min", k - 1), simplify(&lo)));
                     lets.push((format!("{name}.s{}.{a}.max", k - 1), simplify(&hi)));
                 }
