@@ -379,6 +379,7 @@ def test_live_input_read_out_of_bounds_is_still_an_error(hl):
     f[x] = hl.clamp(hl.i32(inp[x]), 1, 400)
     f.realize([5])
 
+
 def _regions(hl, outs, size):
     r = hl.Pipeline(outs).realize(size)
     return [[[b.dim(i).min(), b.dim(i).extent()] for i in range(b.dimensions())] for b in r]
@@ -405,6 +406,7 @@ def test_select_on_a_loop_variable_requires_each_branch_where_taken(hl):
     g.compute_root()
     return f.realize([6]), _regions(hl, [f, g], [6])
 
+
 @differential()
 def test_call_bounded_by_the_funcs_values(hl):
     """g is -13 everywhere, so clamp(g, 1, 2) is 1 and f reads one row of
@@ -429,6 +431,7 @@ def test_call_to_a_func_with_updates_is_bounded_by_its_type(hl):
     g.compute_root()
     h.compute_root()
     return f.realize([3])
+
 
 @differential(expect_error=True)
 def test_shifted_tile_reading_a_second_output_past_its_grown_region(hl):
@@ -458,6 +461,7 @@ def test_saturating_cast_of_constants(hl, t):
             hl.cast(hl.Int(32), hl.saturating_cast(ty, 200)) + x)
     return f.realize([2])
 
+
 @differential()
 def test_bound_extent_applies_to_every_stage(hl):
     """bound_extent bounds each stage's region from that stage's own min:
@@ -474,3 +478,21 @@ def test_bound_extent_applies_to_every_stage(hl):
     f.bound_extent(x, 17)
     return g.realize([13])
 
+
+@differential()
+def test_producer_computed_inside_a_loop_whose_predicate_reads_it(hl):
+    """bc is computed at f's r.x loop and read by the RDom predicate: the
+    if of the predicate is not peeled past (as in Halide), so bc is
+    computed before the condition (fuzz seed 480: an internal error)."""
+    x, y = hl.Var("x"), hl.Var("y")
+    inp = hl.Buffer(np.arange(6, dtype=np.uint8).reshape(2, 3))
+    bc = hl.BoundaryConditions.mirror_interior(inp)
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x, y] = 0
+    r = hl.RDom([(0, 3)])
+    r.where(hl.f32(bc[r.x, y]) > 1)
+    f[r.x, y] = f[r.x, y] + 1
+    g[x, y] = f[x, y]
+    f.compute_at(g, x)
+    bc.compute_at(f, r.x)
+    return g.realize([3, 2])
