@@ -496,3 +496,18 @@ def test_producer_computed_inside_a_loop_whose_predicate_reads_it(hl):
     f.compute_at(g, x)
     bc.compute_at(f, r.x)
     return g.realize([3, 2])
+
+@differential()
+def test_mirrored_index_of_even_coordinates_stays_inside(hl):
+    """mirror_interior at 2x + 2 simplifies to (2x + 2) % 4, which is 0 or
+    2: the bound of a mod uses the dividend's alignment, so a 3-element
+    input is enough (long-run fuzz seed 404)."""
+    x = hl.Var("x")
+    inp = hl.Buffer(np.array([1.5, -2.0, 3.0], dtype=np.float32))
+    bc = hl.BoundaryConditions.mirror_interior(inp)
+    f = hl.Func("f")
+    f[x] = -14 - hl.cast(hl.Int(8), bc[2 * x + 2])
+    r = hl.RDom([(0, 3)])
+    f[x] = hl.i8(17) + hl.i8(r.x)
+    return f.realize([1])
+

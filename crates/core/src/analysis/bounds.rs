@@ -197,6 +197,15 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
             }
         }
         ExprNode::Reinterpret(_) => Interval::of_type(ty),
+        // The simplifier's facts know the alignment of the dividend (`(2x +
+        // 2) % 4` is 0 or 2, which is what it makes of a mirrored index).
+        ExprNode::Binary {
+            op: BinOp::Mod,
+            a,
+            b,
+        } if ty.is_int_or_uint() && b.is_const() => {
+            tighter_constants(&bounds_of_binary(BinOp::Mod, a, b, ty, scope), &constant_bounds(e))
+        }
         ExprNode::Binary { op, a, b } => bounds_of_binary(*op, a, b, ty, scope),
         ExprNode::Not(_) => Interval::of_type(ty),
         ExprNode::Select { t, f, .. } => bounds_of_expr(t, scope).union(&bounds_of_expr(f, scope)),
@@ -311,6 +320,19 @@ fn promise_clamped_bounds(args: &[Expr], scope: &Scope) -> Interval {
     let lo = bounds_of_expr(&args[1], scope);
     let hi = bounds_of_expr(&args[2], scope);
     Interval::new(max_opt(ia.min, lo.min), min_opt(ia.max, hi.max))
+}
+
+/// `iv` with each end replaced by `c`'s where that is a tighter constant.
+fn tighter_constants(iv: &Interval, c: &Interval) -> Interval {
+    let pick = |a: &Option<Expr>, b: &Option<Expr>, lower: bool| match (a, b) {
+        (Some(x), Some(y)) => match (x.as_int_const(), y.as_int_const()) {
+            (Some(u), Some(v)) if (lower && v > u) || (!lower && v < u) => Some(y.clone()),
+            _ => Some(x.clone()),
+        },
+        (None, y) => y.clone(),
+        (x, None) => x.clone(),
+    };
+    Interval::new(pick(&iv.min, &c.min, true), pick(&iv.max, &c.max, false))
 }
 
 /// The constant bounds the simplifier proves for a scalar integer `e`
