@@ -11,7 +11,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::analysis::simplify::simplify;
-use crate::ir::{BinOp, CallKind, Expr, ExprNode, Intrinsic, MathFn, Stmt, StmtNode, Type};
+use crate::ir::{BinOp, CallKind, Expr, ExprNode, Intrinsic, MathFn, Stmt, StmtNode, Type, TypeCode};
 
 #[derive(Clone, Debug)]
 pub struct Interval {
@@ -123,6 +123,12 @@ fn exact_const(e: &Expr) -> Option<i128> {
         ExprNode::IntImm(v) => Some(*v as i128),
         ExprNode::UIntImm(v) => Some(*v as i128),
         ExprNode::Cast(a) if e.ty().can_represent_type(a.ty()) => exact_const(a),
+        // A cast of a value that fits is that value (bounds narrow a wider
+        // index this way).
+        ExprNode::Cast(a) if e.ty().is_int_or_uint() => {
+            let v = exact_const(a)?;
+            (v >= e.ty().min_int() && v <= e.ty().max_int()).then_some(v)
+        }
         ExprNode::Binary { op, a, b } => {
             let (x, y) = (exact_const(a)?, exact_const(b)?);
             match op {
@@ -259,7 +265,7 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                 it.fold(first, |acc, x| acc.union(&x))
             }
             CallKind::Intrinsic(which) if lowered_for_bounds(*which, args) => {
-                match crate::analysis::lower_intrinsic::lower_intrinsic(*which, ty, args) {
+                match lower_for_bounds(*which, ty, args) {
                     Some(lowered) => bounds_of_expr(&lowered, scope),
                     None => constant_bounds(e),
                 }
@@ -299,12 +305,98 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
 fn lowered_for_bounds(which: Intrinsic, args: &[Expr]) -> bool {
     use Intrinsic::*;
     let narrow = |i: usize| args.get(i).is_some_and(|a| a.ty().bits <= 32);
+    let all_narrow = || (0..args.len()).all(narrow);
+    let ints = args.iter().all(|a| a.ty().is_int_or_uint());
     match which {
         WidenRightAdd | WidenRightMul | WidenRightSub => narrow(1),
         WideningShiftLeft | WideningShiftRight => narrow(0),
-        RoundingShiftLeft | RoundingShiftRight => true,
+        RoundingShiftLeft | RoundingShiftRight | SaturatingCast => true,
+        WideningAdd | WideningSub | WideningMul | SaturatingAdd | SaturatingSub | HalvingAdd
+        | HalvingSub | RoundingHalvingAdd => ints && all_narrow(),
         _ => false,
     }
+}
+
+/// What `which(args)` (of type `ty`) computes, in plain IR whose bounds
+/// are its bounds (Halide's Bounds.cpp lowers the same ones the same way):
+/// the widening and averaging ones through wider arithmetic, saturating
+/// ones as clamps.
+fn lower_for_bounds(which: Intrinsic, ty: Type, args: &[Expr]) -> Option<Expr> {
+    use Intrinsic::*;
+    let wide = |e: &Expr| {
+        let t = e.ty();
+        Expr::cast(t.with_bits(t.bits * 2), e.clone())
+    };
+    let (a, b) = (args.first()?, args.get(1));
+    let clamp_to = |e: Expr, t: Type| Expr::max(Expr::min(e, Expr::type_max(t)), Expr::type_min(t));
+    Some(match which {
+        SaturatingCast => saturating_cast_for_bounds(ty, a)?,
+        WideningAdd => Expr::add(wide(a), wide(b?)),
+        WideningMul => Expr::mul(wide(a), wide(b?)),
+        WideningSub => {
+            // The difference of unsigned values is signed.
+            let t = a.ty().with_bits(a.ty().bits * 2).with_code(TypeCode::Int);
+            Expr::sub(Expr::cast(t, a.clone()), Expr::cast(t, b?.clone()))
+        }
+        SaturatingAdd | SaturatingSub => {
+            let w = if which == SaturatingAdd {
+                Expr::add(wide(a), wide(b?))
+            } else {
+                Expr::sub(wide(a), wide(b?))
+            };
+            Expr::cast(ty, clamp_to(w, ty))
+        }
+        HalvingAdd | HalvingSub | RoundingHalvingAdd => {
+            let w = if which == HalvingSub {
+                Expr::sub(wide(a), wide(b?))
+            } else {
+                Expr::add(wide(a), wide(b?))
+            };
+            let w = if which == RoundingHalvingAdd {
+                Expr::add(w.clone(), Expr::one(w.ty()))
+            } else {
+                w
+            };
+            Expr::cast(ty, Expr::div(w.clone(), Expr::make_const_i64(w.ty(), 2)))
+        }
+        _ => crate::analysis::lower_intrinsic::lower_intrinsic(which, ty, args)?,
+    })
+}
+
+/// Halide's `lower_saturating_cast` to an integer type: the value clamped
+/// to the target's range (as far as the source type can hold its ends),
+/// then cast. `None` for float targets.
+fn saturating_cast_for_bounds(t: Type, a: &Expr) -> Option<Expr> {
+    if !t.is_int_or_uint() || t.is_bool() {
+        return None;
+    }
+    let at = a.ty();
+    if at == t {
+        return Some(a.clone());
+    }
+    let fits = |v: i128| {
+        if at.is_float() {
+            true
+        } else {
+            v >= at.min_int() && v <= at.max_int()
+        }
+    };
+    let konst = |v: i128| {
+        if at.is_float() {
+            Expr::make_const_f64(at, v as f64)
+        } else {
+            Expr::make_const_i64(at, v as i64)
+        }
+    };
+    let (lo, hi) = (t.min_int(), t.max_int());
+    let mut e = a.clone();
+    if fits(hi) && (at.is_float() || hi < at.max_int()) {
+        e = Expr::min(e, konst(hi));
+    }
+    if !at.is_uint() && fits(lo) && (at.is_float() || lo > at.min_int()) {
+        e = Expr::max(e, konst(lo));
+    }
+    Some(Expr::cast(t, e))
 }
 
 /// `promise_clamped(a, lo, hi)` promises `lo <= a <= hi` where it is
@@ -1146,6 +1238,23 @@ mod tests {
         let iv = bounds_of_expr(&e, &Scope::new());
         let hi = iv.max.unwrap();
         assert_eq!(hi.as_uint_const(), Some(255), "{hi}");
+    }
+
+    #[test]
+    fn saturating_cast_is_bounded_through_a_clamp() {
+        let mut scope = Scope::new();
+        scope.insert("x".into(), Interval::new(Some(Expr::i32(0)), None));
+        let v = Expr::add(
+            Expr::cast(Type::uint(16), Expr::binary(BinOp::Mod, x(), Expr::i32(7))),
+            Expr::uint_imm(Type::uint(16), 5),
+        );
+        let e = Expr::intrinsic(Type::int(32), Intrinsic::SaturatingCast, vec![v]);
+        let iv = bounds_of_expr(&e, &scope);
+        assert_eq!(simplify(&iv.max.unwrap()).as_int_const(), Some(11));
+        let w = Expr::intrinsic(Type::uint(8), Intrinsic::SaturatingCast, vec![x()]);
+        let iv = bounds_of_expr(&w, &scope);
+        assert_eq!(simplify(&iv.max.unwrap()).as_uint_const(), Some(255));
+        assert_eq!(simplify(&iv.min.unwrap()).as_uint_const(), Some(0));
     }
 
     #[test]
