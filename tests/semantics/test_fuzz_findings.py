@@ -533,3 +533,21 @@ def test_intrinsics_are_bounded_through_what_they_compute(hl, op):
          "halving_sub": lambda: hl.i32(hl.halving_sub(a, b))}[op]()
     f[x] = g[hl.clamp(v, -40, 40)]
     return _regions(hl, [f, g], [9])
+
+
+@differential()
+@pytest.mark.parametrize("size", [[1, 1], [5, 2]])
+def test_pure_stage_computes_only_what_later_stages_read(hl, size):
+    """f2's update writes f2 at 2..4 without reading it: as in Halide, the
+    pure stage computes only what the consumer needs (one point per
+    iteration of f3's loop, where f2 is computed), so its vectorized loop
+    has a constant extent (long-run fuzz seed 491)."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f2, f3 = hl.Func("f2"), hl.Func("f3")
+    f2[x, y] = hl.cast(hl.UInt(32), y) + 3
+    r = hl.RDom([(2, 3)])
+    f2[r.x, y] = hl.cast(hl.UInt(32), 8)
+    f3[x, y] = f2[x, y]
+    f2.vectorize(x)
+    f2.update(0).unscheduled()
+    return f3.realize(size)

@@ -1188,19 +1188,6 @@ pub fn box_required_filtered(
     collect_filtered(s, scope, Touch::Required, Some(name), loops, Some(stages)).remove(name)
 }
 
-/// Region of Func `name` read or written by `s`, counting only the
-/// accesses the loop filter selects, with the stages `stages` lists taken
-/// over their regions (see `StageRegions`).
-pub fn box_touched_filtered(
-    s: &Stmt,
-    name: &str,
-    scope: &Scope,
-    loops: LoopFilter,
-    stages: &StageRegions,
-) -> Option<Region> {
-    collect_filtered(s, scope, Touch::Touched, Some(name), Some(loops), Some(stages)).remove(name)
-}
-
 /// Region of each Func / image read by an expression.
 pub fn boxes_required_expr(e: &Expr, scope: &Scope) -> HashMap<String, Region> {
     collect(&Stmt::evaluate(e.clone()), scope, Touch::Required, None)

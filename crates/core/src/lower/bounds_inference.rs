@@ -23,7 +23,7 @@ use std::collections::HashMap;
 
 use super::buffer_checks;
 use crate::analysis::bounds::{
-    box_required_filtered, box_touched_filtered, Interval, LoopFilter, StageRegions,
+    box_required_filtered, Interval, LoopFilter, StageRegions,
     Scope,
 };
 use crate::analysis::simplify::simplify;
@@ -268,16 +268,18 @@ impl BoundsInference<'_> {
                 lets.push((format!("{p}{a}.max"), simplify(&hi)));
             }
             // Each earlier stage computes what the later ones need: the
-            // region after them plus every point they read or write.
+            // region after them plus every point they read. (As in Halide,
+            // not the points they only write: those values are replaced;
+            // the storage covers them.)
             for k in (1..=last).rev() {
-                let touched = box_touched_filtered(
+                let touched = box_required_filtered(
                     &body,
                     name,
                     &empty,
-                    LoopFilter {
+                    Some(LoopFilter {
                         prefix: format!("{name}.s{k}."),
                         inside: true,
-                    },
+                    }),
                     &self.stages,
                 );
                 for (d, a) in args.iter().enumerate() {
