@@ -275,3 +275,279 @@ def test_fuse_of_split_dimensions(hl, size):
     f.vectorize(c, 2).unroll(x, 4)
     f.fuse(x, y, s0).fuse(s0, c, s1)
     return f.realize(size)
+
+
+# ---------------------------------------------------------------------------------
+# Updates that need no associativity proof
+# ---------------------------------------------------------------------------------
+@differential()
+def test_reorder_rvars_of_a_constant_scatter(hl):
+    """An update whose value uses no RVar and does not read the Func writes
+    the same value at a point whatever the order: Halide lets its RVars be
+    reordered without a proof (fuzz seed 3)."""
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = 0
+    r = hl.RDom([(0, 3), (0, 2)])
+    f[r.x + r.y] = 7
+    f.update(0).reorder(r.y, r.x)
+    return f.realize([5])
+
+
+@differential(expect_error=True)
+def test_parallel_constant_scatter_still_needs_atomic(hl):
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = 0
+    r = hl.RDom([(0, 3), (0, 2)])
+    f[r.x + r.y] = 7
+    f.update(0).parallel(r.y)
+
+
+@differential()
+def test_atomic_constant_scatter_needs_no_proof(hl):
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = 0
+    r = hl.RDom([(0, 3), (0, 2)])
+    f[r.x + r.y] = 7
+    f.update(0).atomic().parallel(r.y)
+    return f.realize([5])
+
+
+@differential()
+def test_atomic_vectorize_of_a_pure_rvar(hl):
+    """r.x is pure (the update writes f[x, r.x]): Halide asks no
+    associativity proof of an atomic update to vectorize it (fuzz seed 213)."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f = hl.Func("f")
+    f[x, y] = hl.u32(x + y)
+    r = hl.RDom([(4, 4)])
+    f[x, r.x] = f[x, r.x] * 2 + (hl.u32(r.x) * 7) % 9
+    f.update(0).atomic().vectorize(r.x, 2)
+    return f.realize([3, 9])
+
+
+@differential(expect_error=True)
+def test_atomic_vectorize_of_an_impure_rvar_needs_a_proof(hl):
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = hl.u32(x)
+    r = hl.RDom([(0, 8)])
+    f[r.x % 3] = f[r.x % 3] * 2 + hl.u32(r.x)
+    f.update(0).atomic().vectorize(r.x, 2)
+
+
+@differential()
+def test_vectorize_of_an_rvar_of_extent_one(hl):
+    """r.x has one iteration, so it is pure and may be vectorized; inside the
+    guard of its split only lane 0 runs, and the simplifier (as Halide's)
+    pins r.x there, so the store is no reduction across lanes (fuzz seeds
+    27, 298)."""
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = x
+    r = hl.RDom([(1, 1), (0, 3)])
+    f[x] = f[x] * 2 + r.x + r.y  # not commutative
+    f.update(0).vectorize(r.x, 2)
+    return f.realize([4])
+
+
+# ---------------------------------------------------------------------------------
+# Bounds as precise as Halide's
+# ---------------------------------------------------------------------------------
+@differential()
+@pytest.mark.parametrize("value", ["clamp", "shift", "max"])
+def test_dead_input_read_needs_no_input(hl, value):
+    """The value is a constant whatever the input (the clamp folds with the
+    u8 range); Halide simplifies the read away before checking the input's
+    size, so a 3-element input serves a 5-element output (fuzz seed 148)."""
+    x = hl.Var("x")
+    inp = hl.Buffer(np.arange(3, dtype=np.uint8))
+    f = hl.Func("f")
+    f[x] = {"clamp": lambda: hl.clamp(hl.i32(inp[x]), 300, 400),
+            "shift": lambda: hl.clamp(hl.i32(inp[x] >> 6), 10, 12),
+            "max": lambda: hl.max(hl.i32(inp[x]), 256)}[value]()
+    return f.realize([5])
+
+
+@differential(expect_error=True)
+def test_live_input_read_out_of_bounds_is_still_an_error(hl):
+    x = hl.Var("x")
+    inp = hl.Buffer(np.arange(3, dtype=np.uint8))
+    f = hl.Func("f")
+    f[x] = hl.clamp(hl.i32(inp[x]), 1, 400)
+    f.realize([5])
+
+
+def _regions(hl, outs, size):
+    r = hl.Pipeline(outs).realize(size)
+    return [[[b.dim(i).min(), b.dim(i).extent()] for i in range(b.dimensions())] for b in r]
+
+
+@differential()
+def test_select_branch_that_cannot_be_taken_requires_nothing(hl):
+    """Bounds inference takes a select as an if: the branch its condition
+    rules out requires nothing of g, so the output g grows less (fuzz seed
+    181)."""
+    x = hl.Var("x")
+    g, f = hl.Func("g"), hl.Func("f")
+    g[x] = x * 10
+    f[x] = hl.select(hl.u32(4) == hl.u32(7), g[x - 3], g[x + 1])
+    return _regions(hl, [f, g], [2])
+
+
+@differential()
+def test_select_on_a_loop_variable_requires_each_branch_where_taken(hl):
+    x = hl.Var("x")
+    g, f = hl.Func("g"), hl.Func("f")
+    g[x] = x * 10
+    f[x] = hl.select(x < 3, g[x + 100], g[x - 100])
+    g.compute_root()
+    return f.realize([6]), _regions(hl, [f, g], [6])
+
+
+@differential()
+def test_call_bounded_by_the_funcs_values(hl):
+    """g is -13 everywhere, so clamp(g, 1, 2) is 1 and f reads one row of
+    g; Halide bounds a Func call by the Func's value bounds (fuzz seed
+    34)."""
+    x, y = hl.Var("x"), hl.Var("y")
+    g, f = hl.Func("g"), hl.Func("f")
+    g[x, y] = hl.i16(-13)
+    f[x, y] = g[x, hl.clamp(hl.i32(g[x, y // 2]), 1, 2)]
+    return _regions(hl, [f, g], [1, 1])
+
+
+@differential()
+def test_call_to_a_func_with_updates_is_bounded_by_its_type(hl):
+    x = hl.Var("x")
+    g, f = hl.Func("g"), hl.Func("f")
+    g[x] = hl.u8(x)
+    g[x] = g[x] + 1
+    h = hl.Func("h")
+    h[x] = x
+    f[x] = h[hl.i32(g[x]) + 1000]
+    g.compute_root()
+    h.compute_root()
+    return f.realize([3])
+
+
+@differential(expect_error=True)
+def test_shifted_tile_reading_a_second_output_past_its_grown_region(hl):
+    """The bounds query grows f0 by what f1 needs over its requested
+    region; f1's shifted tile then reads f0 further out, and Halide's output
+    check fails (fuzz seed 133, where saturating_cast(0) must fold for the
+    reads to vanish as in Halide)."""
+    x, y = hl.Var("x"), hl.Var("y")
+    xo, yo, xi, yi = [hl.Var(n) for n in ["xo", "yo", "xi", "yi"]]
+    f0, f1 = hl.Func("f0"), hl.Func("f1")
+    f0[x, y] = 0
+    f1[x, y] = hl.min(hl.saturating_cast(hl.UInt(8), 0),
+                      hl.clamp(f0[x, y], hl.cast(hl.UInt(8), f0[y - 3, y]), x))
+    f1.tile(x, y, xo, yo, xi, yi, 16, 5)
+    hl.Pipeline([f1, f0]).realize([1, 1])
+
+
+@differential()
+@pytest.mark.parametrize("t", ["u8", "i16", "u16"])
+def test_saturating_cast_of_constants(hl, t):
+    x = hl.Var("x")
+    f = hl.Func("f")
+    ty = {"u8": hl.UInt(8), "i16": hl.Int(16), "u16": hl.UInt(16)}[t]
+    f[x] = (hl.cast(hl.Int(32), hl.saturating_cast(ty, -70000)) +
+            hl.cast(hl.Int(32), hl.saturating_cast(ty, 70000)) +
+            hl.cast(hl.Int(32), hl.saturating_cast(ty, hl.f32(-3.75))) +
+            hl.cast(hl.Int(32), hl.saturating_cast(ty, 200)) + x)
+    return f.realize([2])
+
+
+@differential()
+def test_bound_extent_applies_to_every_stage(hl):
+    """bound_extent bounds each stage's region from that stage's own min:
+    the update writes f[-3], so the pure stage starts at -3 and runs 17
+    points (fuzz seed 70)."""
+    x = hl.Var("x")
+    inp = hl.Buffer(np.arange(7, dtype=np.int32))
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x] = hl.i8(x)
+    r = hl.RDom(inp)
+    f[-3] &= hl.i8(r.x)
+    g[x] = f[x]
+    f.compute_root()
+    f.bound_extent(x, 17)
+    return g.realize([13])
+
+
+@differential()
+def test_producer_computed_inside_a_loop_whose_predicate_reads_it(hl):
+    """bc is computed at f's r.x loop and read by the RDom predicate: the
+    if of the predicate is not peeled past (as in Halide), so bc is
+    computed before the condition (fuzz seed 480: an internal error)."""
+    x, y = hl.Var("x"), hl.Var("y")
+    inp = hl.Buffer(np.arange(6, dtype=np.uint8).reshape(2, 3))
+    bc = hl.BoundaryConditions.mirror_interior(inp)
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x, y] = 0
+    r = hl.RDom([(0, 3)])
+    r.where(hl.f32(bc[r.x, y]) > 1)
+    f[r.x, y] = f[r.x, y] + 1
+    g[x, y] = f[x, y]
+    f.compute_at(g, x)
+    bc.compute_at(f, r.x)
+    return g.realize([3, 2])
+
+
+@differential()
+def test_mirrored_index_of_even_coordinates_stays_inside(hl):
+    """mirror_interior at 2x + 2 simplifies to (2x + 2) % 4, which is 0 or
+    2: the bound of a mod uses the dividend's alignment, so a 3-element
+    input is enough (long-run fuzz seed 404)."""
+    x = hl.Var("x")
+    inp = hl.Buffer(np.array([1.5, -2.0, 3.0], dtype=np.float32))
+    bc = hl.BoundaryConditions.mirror_interior(inp)
+    f = hl.Func("f")
+    f[x] = -14 - hl.cast(hl.Int(8), bc[2 * x + 2])
+    r = hl.RDom([(0, 3)])
+    f[x] = hl.i8(17) + hl.i8(r.x)
+    return f.realize([1])
+
+
+@differential()
+@pytest.mark.parametrize("op", ["sat_cast", "widening_add", "saturating_add", "halving_add",
+                                "rounding_halving_add", "widening_sub", "halving_sub"])
+def test_intrinsics_are_bounded_through_what_they_compute(hl, op):
+    """Halide bounds saturating casts and the widening / averaging
+    intrinsics by lowering them; an index built from one then needs fewer
+    rows of the second output (long-run fuzz seeds 535, 778, 799)."""
+    x = hl.Var("x")
+    g, f = hl.Func("g"), hl.Func("f")
+    g[x] = x * 3
+    a, b = hl.u8(x % 7) + 5, hl.u8(x % 3)
+    v = {"sat_cast": lambda: hl.i32_sat(hl.u16(x % 7) + 5),
+         "widening_add": lambda: hl.i32(hl.widening_add(a, b)),
+         "saturating_add": lambda: hl.i32(hl.saturating_add(a, b)),
+         "halving_add": lambda: hl.i32(hl.halving_add(a, b)),
+         "rounding_halving_add": lambda: hl.i32(hl.rounding_halving_add(a, b)),
+         "widening_sub": lambda: hl.i32(hl.widening_sub(a, b)),
+         "halving_sub": lambda: hl.i32(hl.halving_sub(a, b))}[op]()
+    f[x] = g[hl.clamp(v, -40, 40)]
+    return _regions(hl, [f, g], [9])
+
+
+@differential()
+@pytest.mark.parametrize("size", [[1, 1], [5, 2]])
+def test_pure_stage_computes_only_what_later_stages_read(hl, size):
+    """f2's update writes f2 at 2..4 without reading it: as in Halide, the
+    pure stage computes only what the consumer needs (one point per
+    iteration of f3's loop, where f2 is computed), so its vectorized loop
+    has a constant extent (long-run fuzz seed 491)."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f2, f3 = hl.Func("f2"), hl.Func("f3")
+    f2[x, y] = hl.cast(hl.UInt(32), y) + 3
+    r = hl.RDom([(2, 3)])
+    f2[r.x, y] = hl.cast(hl.UInt(32), 8)
+    f3[x, y] = f2[x, y]
+    f2.vectorize(x)
+    f2.update(0).unscheduled()
+    return f3.realize(size)

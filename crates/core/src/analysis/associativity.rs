@@ -292,6 +292,34 @@ pub fn prove_associativity(func: &Function, update: usize) -> Option<Associative
     Some(op)
 }
 
+/// Does update `update` of `func` need no associativity proof to have its
+/// RVars reordered or run at once? It does not when no value uses an RVar
+/// and neither side reads the Func (`f[g(r)] = 4`, `f[g(r, x), x] = h(x)`):
+/// every iteration that writes a point writes the same value there (Halide's
+/// `is_const_assignment`, which treats such updates as associative and
+/// commutative).
+pub fn is_const_assignment(func: &Function, update: usize) -> bool {
+    let Some(u) = func.read().updates.get(update).cloned() else {
+        return false;
+    };
+    let mut reads_func = false;
+    let mut value_uses_rvar = false;
+    for e in &u.args {
+        for_each_expr(e, &mut |x| reads_func |= calls_func(func, x));
+    }
+    for e in &u.values {
+        for_each_expr(e, &mut |x| {
+            reads_func |= calls_func(func, x);
+            value_uses_rvar |= matches!(x.node(), ExprNode::Variable { rdom: Some(_), .. });
+        });
+    }
+    !reads_func && !value_uses_rvar
+}
+
+fn calls_func(func: &Function, e: &Expr) -> bool {
+    matches!(e.node(), ExprNode::Call { kind: CallKind::Halide { func: f, .. }, .. } if func.is(f))
+}
+
 /// Patterns, identities and new values of elements `i` and `i + 1` as an
 /// argmin / argmax or a complex product.
 #[allow(clippy::type_complexity)]

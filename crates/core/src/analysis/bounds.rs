@@ -11,7 +11,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::analysis::simplify::simplify;
-use crate::ir::{BinOp, CallKind, Expr, ExprNode, Intrinsic, MathFn, Stmt, StmtNode, Type};
+use crate::ir::{BinOp, CallKind, Expr, ExprNode, Intrinsic, MathFn, Stmt, StmtNode, Type, TypeCode};
 
 #[derive(Clone, Debug)]
 pub struct Interval {
@@ -123,6 +123,12 @@ fn exact_const(e: &Expr) -> Option<i128> {
         ExprNode::IntImm(v) => Some(*v as i128),
         ExprNode::UIntImm(v) => Some(*v as i128),
         ExprNode::Cast(a) if e.ty().can_represent_type(a.ty()) => exact_const(a),
+        // A cast of a value that fits is that value (bounds narrow a wider
+        // index this way).
+        ExprNode::Cast(a) if e.ty().is_int_or_uint() => {
+            let v = exact_const(a)?;
+            (v >= e.ty().min_int() && v <= e.ty().max_int()).then_some(v)
+        }
         ExprNode::Binary { op, a, b } => {
             let (x, y) = (exact_const(a)?, exact_const(b)?);
             match op {
@@ -197,6 +203,15 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
             }
         }
         ExprNode::Reinterpret(_) => Interval::of_type(ty),
+        // The simplifier's facts know the alignment of the dividend (`(2x +
+        // 2) % 4` is 0 or 2, which is what it makes of a mirrored index).
+        ExprNode::Binary {
+            op: BinOp::Mod,
+            a,
+            b,
+        } if ty.is_int_or_uint() && b.is_const() => {
+            tighter_constants(&bounds_of_binary(BinOp::Mod, a, b, ty, scope), &constant_bounds(e))
+        }
         ExprNode::Binary { op, a, b } => bounds_of_binary(*op, a, b, ty, scope),
         ExprNode::Not(_) => Interval::of_type(ty),
         ExprNode::Select { t, f, .. } => bounds_of_expr(t, scope).union(&bounds_of_expr(f, scope)),
@@ -222,7 +237,15 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
             inner.insert(name.clone(), iv);
             bounds_of_expr(body, &inner)
         }
-        ExprNode::Call { args, kind, .. } => match kind {
+        ExprNode::Call { name, args, kind } => match kind {
+            // A Func's values lie in its value bounds (see func_value_bounds).
+            CallKind::Halide { value_index, .. } => {
+                let own = constant_bounds(e);
+                match crate::analysis::func_value_bounds::value_bounds(name, *value_index) {
+                    Some(iv) => Interval::new(iv.min.or(own.min), iv.max.or(own.max)),
+                    None => own,
+                }
+            }
             CallKind::Intrinsic(which @ (Intrinsic::Likely | Intrinsic::LikelyIfInnermost)) => {
                 // The bounds keep the mark (as Halide's do), so loops over
                 // regions derived from a likely clamp partition the same way.
@@ -242,7 +265,7 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                 it.fold(first, |acc, x| acc.union(&x))
             }
             CallKind::Intrinsic(which) if lowered_for_bounds(*which, args) => {
-                match crate::analysis::lower_intrinsic::lower_intrinsic(*which, ty, args) {
+                match lower_for_bounds(*which, ty, args) {
                     Some(lowered) => bounds_of_expr(&lowered, scope),
                     None => constant_bounds(e),
                 }
@@ -282,12 +305,98 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
 fn lowered_for_bounds(which: Intrinsic, args: &[Expr]) -> bool {
     use Intrinsic::*;
     let narrow = |i: usize| args.get(i).is_some_and(|a| a.ty().bits <= 32);
+    let all_narrow = || (0..args.len()).all(narrow);
+    let ints = args.iter().all(|a| a.ty().is_int_or_uint());
     match which {
         WidenRightAdd | WidenRightMul | WidenRightSub => narrow(1),
         WideningShiftLeft | WideningShiftRight => narrow(0),
-        RoundingShiftLeft | RoundingShiftRight => true,
+        RoundingShiftLeft | RoundingShiftRight | SaturatingCast => true,
+        WideningAdd | WideningSub | WideningMul | SaturatingAdd | SaturatingSub | HalvingAdd
+        | HalvingSub | RoundingHalvingAdd => ints && all_narrow(),
         _ => false,
     }
+}
+
+/// What `which(args)` (of type `ty`) computes, in plain IR whose bounds
+/// are its bounds (Halide's Bounds.cpp lowers the same ones the same way):
+/// the widening and averaging ones through wider arithmetic, saturating
+/// ones as clamps.
+fn lower_for_bounds(which: Intrinsic, ty: Type, args: &[Expr]) -> Option<Expr> {
+    use Intrinsic::*;
+    let wide = |e: &Expr| {
+        let t = e.ty();
+        Expr::cast(t.with_bits(t.bits * 2), e.clone())
+    };
+    let (a, b) = (args.first()?, args.get(1));
+    let clamp_to = |e: Expr, t: Type| Expr::max(Expr::min(e, Expr::type_max(t)), Expr::type_min(t));
+    Some(match which {
+        SaturatingCast => saturating_cast_for_bounds(ty, a)?,
+        WideningAdd => Expr::add(wide(a), wide(b?)),
+        WideningMul => Expr::mul(wide(a), wide(b?)),
+        WideningSub => {
+            // The difference of unsigned values is signed.
+            let t = a.ty().with_bits(a.ty().bits * 2).with_code(TypeCode::Int);
+            Expr::sub(Expr::cast(t, a.clone()), Expr::cast(t, b?.clone()))
+        }
+        SaturatingAdd | SaturatingSub => {
+            let w = if which == SaturatingAdd {
+                Expr::add(wide(a), wide(b?))
+            } else {
+                Expr::sub(wide(a), wide(b?))
+            };
+            Expr::cast(ty, clamp_to(w, ty))
+        }
+        HalvingAdd | HalvingSub | RoundingHalvingAdd => {
+            let w = if which == HalvingSub {
+                Expr::sub(wide(a), wide(b?))
+            } else {
+                Expr::add(wide(a), wide(b?))
+            };
+            let w = if which == RoundingHalvingAdd {
+                Expr::add(w.clone(), Expr::one(w.ty()))
+            } else {
+                w
+            };
+            Expr::cast(ty, Expr::div(w.clone(), Expr::make_const_i64(w.ty(), 2)))
+        }
+        _ => crate::analysis::lower_intrinsic::lower_intrinsic(which, ty, args)?,
+    })
+}
+
+/// Halide's `lower_saturating_cast` to an integer type: the value clamped
+/// to the target's range (as far as the source type can hold its ends),
+/// then cast. `None` for float targets.
+fn saturating_cast_for_bounds(t: Type, a: &Expr) -> Option<Expr> {
+    if !t.is_int_or_uint() || t.is_bool() {
+        return None;
+    }
+    let at = a.ty();
+    if at == t {
+        return Some(a.clone());
+    }
+    let fits = |v: i128| {
+        if at.is_float() {
+            true
+        } else {
+            v >= at.min_int() && v <= at.max_int()
+        }
+    };
+    let konst = |v: i128| {
+        if at.is_float() {
+            Expr::make_const_f64(at, v as f64)
+        } else {
+            Expr::make_const_i64(at, v as i64)
+        }
+    };
+    let (lo, hi) = (t.min_int(), t.max_int());
+    let mut e = a.clone();
+    if fits(hi) && (at.is_float() || hi < at.max_int()) {
+        e = Expr::min(e, konst(hi));
+    }
+    if !at.is_uint() && fits(lo) && (at.is_float() || lo > at.min_int()) {
+        e = Expr::max(e, konst(lo));
+    }
+    Some(Expr::cast(t, e))
 }
 
 /// `promise_clamped(a, lo, hi)` promises `lo <= a <= hi` where it is
@@ -303,6 +412,19 @@ fn promise_clamped_bounds(args: &[Expr], scope: &Scope) -> Interval {
     let lo = bounds_of_expr(&args[1], scope);
     let hi = bounds_of_expr(&args[2], scope);
     Interval::new(max_opt(ia.min, lo.min), min_opt(ia.max, hi.max))
+}
+
+/// `iv` with each end replaced by `c`'s where that is a tighter constant.
+fn tighter_constants(iv: &Interval, c: &Interval) -> Interval {
+    let pick = |a: &Option<Expr>, b: &Option<Expr>, lower: bool| match (a, b) {
+        (Some(x), Some(y)) => match (x.as_int_const(), y.as_int_const()) {
+            (Some(u), Some(v)) if (lower && v > u) || (!lower && v < u) => Some(y.clone()),
+            _ => Some(x.clone()),
+        },
+        (None, y) => y.clone(),
+        (x, None) => x.clone(),
+    };
+    Interval::new(pick(&iv.min, &c.min, true), pick(&iv.max, &c.max, false))
 }
 
 /// The constant bounds the simplifier proves for a scalar integer `e`
@@ -538,6 +660,12 @@ struct BoxCollector {
     stages: Option<StageRegions>,
     /// The stage variables currently taken over their regions.
     fixed: HashSet<String>,
+    /// Take a `select` whose condition reads no Func as an `if`, each side
+    /// touching only where it is taken. Computation bounds want only the
+    /// points whose values are used (Halide's bounds inference does the
+    /// same); the code still loads both sides, so allocations and buffer
+    /// checks count both.
+    selects_as_ifs: bool,
 }
 
 /// Halide's bounds inference takes what a stage needs from its definition
@@ -730,12 +858,9 @@ impl BoxCollector {
                 args,
                 kind: CallKind::Intrinsic(Intrinsic::IfThenElse),
                 ..
-            } if args.len() >= 2 => {
-                // As an `if`: each side touches only where it is taken.
-                let side = |e: &Expr| Stmt::evaluate(e.clone());
-                let equivalent =
-                    Stmt::if_then_else(args[0].clone(), side(&args[1]), args.get(2).map(side));
-                self.stmt(&equivalent);
+            } if args.len() >= 2 => self.as_if(&args[0], &args[1], args.get(2)),
+            ExprNode::Select { cond, t, f } if self.selects_as_ifs && cond.is_pure() => {
+                self.as_if(cond, t, Some(f))
             }
             ExprNode::Call { name, args, kind } => {
                 for a in args {
@@ -749,6 +874,33 @@ impl BoxCollector {
             }
             _ => crate::ir::visit::walk_expr(&mut ExprOnly(self), e),
         }
+    }
+
+    /// Narrow the scope to where `cond` holds. Let-bound variables the
+    /// condition constrains get an interval, which the refinement then
+    /// tightens.
+    fn assume(&mut self, cond: &Expr) {
+        let mut vars = vec![];
+        crate::ir::visit::for_each_expr(cond, &mut |e| {
+            if let Some(v) = e.as_variable() {
+                vars.push(v.to_string());
+            }
+        });
+        for v in vars {
+            if !self.scope.contains_key(&v) && self.lets.iter().any(|(n, _)| *n == v) {
+                let iv = self.bounds(&Expr::var_i32(v.clone()));
+                self.scope.insert(v, iv);
+            }
+        }
+        refine_scope(&mut self.scope, cond);
+    }
+
+    /// An expression choosing between two values as an `if`: each side
+    /// touches only where it is taken.
+    fn as_if(&mut self, cond: &Expr, then_value: &Expr, else_value: Option<&Expr>) {
+        let side = |e: &Expr| Stmt::evaluate(e.clone());
+        let equivalent = Stmt::if_then_else(cond.clone(), side(then_value), else_value.map(side));
+        self.stmt(&equivalent);
     }
 
     fn stmt(&mut self, s: &Stmt) {
@@ -807,25 +959,15 @@ impl BoxCollector {
                     return;
                 }
                 let saved = self.scope.clone();
-                // Let-bound variables the condition constrains get an
-                // interval, which the refinement then tightens.
-                let mut vars = vec![];
-                crate::ir::visit::for_each_expr(condition, &mut |e| {
-                    if let Some(v) = e.as_variable() {
-                        vars.push(v.to_string());
-                    }
-                });
-                for v in vars {
-                    if !self.scope.contains_key(&v) && self.lets.iter().any(|(n, _)| *n == v) {
-                        let iv = self.bounds(&Expr::var_i32(v.clone()));
-                        self.scope.insert(v, iv);
-                    }
-                }
-                refine_scope(&mut self.scope, condition);
+                self.assume(condition);
                 self.stmt(then_case);
-                self.scope = saved;
+                self.scope = saved.clone();
                 if let Some(e) = else_case {
+                    if let Some(negated) = negated_comparison(condition) {
+                        self.assume(&negated);
+                    }
                     self.stmt(e);
+                    self.scope = saved;
                 }
             }
             StmtNode::Provide {
@@ -852,6 +994,21 @@ impl BoxCollector {
             _ => crate::ir::visit::walk_stmt(&mut StmtWalker(self), s),
         }
     }
+}
+
+/// `!(a op b)` as a comparison, for the `else` side of a condition.
+fn negated_comparison(c: &Expr) -> Option<Expr> {
+    let ExprNode::Binary { op, a, b } = c.node() else {
+        return None;
+    };
+    let op = match op {
+        BinOp::LT => BinOp::GE,
+        BinOp::LE => BinOp::GT,
+        BinOp::GT => BinOp::LE,
+        BinOp::GE => BinOp::LT,
+        _ => return None,
+    };
+    Some(Expr::binary(op, a.clone(), b.clone()))
 }
 
 fn restore(scope: &mut Scope, name: &str, old: Option<Interval>) {
@@ -983,6 +1140,8 @@ fn collect_filtered(
         matching_loops: 0,
         stages: stages.cloned(),
         fixed: HashSet::new(),
+        // With stage regions: computation bounds (bounds inference).
+        selects_as_ifs: stages.is_some(),
     };
     c.stmt(s);
     c.boxes
@@ -1029,19 +1188,6 @@ pub fn box_required_filtered(
     collect_filtered(s, scope, Touch::Required, Some(name), loops, Some(stages)).remove(name)
 }
 
-/// Region of Func `name` read or written by `s`, counting only the
-/// accesses the loop filter selects, with the stages `stages` lists taken
-/// over their regions (see `StageRegions`).
-pub fn box_touched_filtered(
-    s: &Stmt,
-    name: &str,
-    scope: &Scope,
-    loops: LoopFilter,
-    stages: &StageRegions,
-) -> Option<Region> {
-    collect_filtered(s, scope, Touch::Touched, Some(name), Some(loops), Some(stages)).remove(name)
-}
-
 /// Region of each Func / image read by an expression.
 pub fn boxes_required_expr(e: &Expr, scope: &Scope) -> HashMap<String, Region> {
     collect(&Stmt::evaluate(e.clone()), scope, Touch::Required, None)
@@ -1079,6 +1225,23 @@ mod tests {
         let iv = bounds_of_expr(&e, &Scope::new());
         let hi = iv.max.unwrap();
         assert_eq!(hi.as_uint_const(), Some(255), "{hi}");
+    }
+
+    #[test]
+    fn saturating_cast_is_bounded_through_a_clamp() {
+        let mut scope = Scope::new();
+        scope.insert("x".into(), Interval::new(Some(Expr::i32(0)), None));
+        let v = Expr::add(
+            Expr::cast(Type::uint(16), Expr::binary(BinOp::Mod, x(), Expr::i32(7))),
+            Expr::uint_imm(Type::uint(16), 5),
+        );
+        let e = Expr::intrinsic(Type::int(32), Intrinsic::SaturatingCast, vec![v]);
+        let iv = bounds_of_expr(&e, &scope);
+        assert_eq!(simplify(&iv.max.unwrap()).as_int_const(), Some(11));
+        let w = Expr::intrinsic(Type::uint(8), Intrinsic::SaturatingCast, vec![x()]);
+        let iv = bounds_of_expr(&w, &scope);
+        assert_eq!(simplify(&iv.max.unwrap()).as_uint_const(), Some(255));
+        assert_eq!(simplify(&iv.min.unwrap()).as_uint_const(), Some(0));
     }
 
     #[test]

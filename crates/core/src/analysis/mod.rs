@@ -4,6 +4,7 @@ pub mod associativity;
 pub mod bounds;
 pub mod cse;
 pub mod evaluate;
+pub mod func_value_bounds;
 pub mod lower_intrinsic;
 pub mod monotonic;
 pub mod parallel_rvar;

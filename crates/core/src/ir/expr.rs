@@ -686,6 +686,18 @@ impl Expr {
             _ => None,
         }
     }
+    /// Halide's `is_pure`: no side effects and no reads of a Func (whose
+    /// values depend on where the read is placed relative to its
+    /// computation); reads of input images are pure.
+    pub fn is_pure(&self) -> bool {
+        let mut pure = true;
+        crate::ir::visit::for_each_expr(self, &mut |x| {
+            if let ExprNode::Call { kind, .. } = x.node() {
+                pure &= kind.is_pure() && !matches!(kind, CallKind::Halide { .. });
+            }
+        });
+        pure
+    }
     pub fn is_const(&self) -> bool {
         match self.node() {
             ExprNode::IntImm(_) | ExprNode::UIntImm(_) | ExprNode::FloatImm(_) => true,

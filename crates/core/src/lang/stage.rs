@@ -255,10 +255,14 @@ impl Stage {
         })
     }
 
-    /// Is the update's operator proven associative and commutative?
+    /// May the update's iterations run in any order? Yes if its operator is
+    /// proven associative and commutative, or if it only scatters values
+    /// that do not depend on its RVars or on the Func (Halide exempts those).
     fn is_commutative_reduction(&self) -> bool {
-        crate::analysis::associativity::prove_associativity(&self.function, self.index - 1)
-            .is_some_and(|op| op.commutative)
+        use crate::analysis::associativity::{is_const_assignment, prove_associativity};
+        let update = self.index - 1;
+        is_const_assignment(&self.function, update)
+            || prove_associativity(&self.function, update).is_some_and(|op| op.commutative)
     }
 
     /// The dim matching `v`, with its kind.
@@ -501,6 +505,15 @@ impl Stage {
         if st.allow_race_conditions {
             return Ok(());
         }
+        // As in Halide, only an impure RVar needs a proof: a pure one
+        // writes a different point in every iteration.
+        let impure = st
+            .dims
+            .iter()
+            .any(|d| var_name_match(&d.var, var) && d.is_rvar && !self.dim_is_pure(st, &d.var));
+        if !impure {
+            return Ok(());
+        }
         if st.atomic {
             if st.override_atomic_check || self.is_commutative_reduction() {
                 return Ok(());
@@ -510,15 +523,10 @@ impl Stage {
                 self.name()
             )));
         }
-        for d in &st.dims {
-            if var_name_match(&d.var, var) && d.is_rvar && !self.dim_is_pure(st, &d.var) {
-                return Err(Error::user(format!(
-                    "In schedule for {}, marking var {var} as parallel or vectorized may introduce a race condition resulting in incorrect output. It is possible to parallelize this by using the atomic() method if the operation is associative, or set override_associativity_test to true in the atomic method if you are certain that the operation is associative. It is also possible to override this error using the allow_race_conditions() method. Use allow_race_conditions() with great caution, and only when you are willing to accept non-deterministic output, or you can prove that any race conditions in this code do not change the output, or you can prove that there are actually no race conditions, and that Halide is not smart enough to detect it.\n",
-                    self.name()
-                )));
-            }
-        }
-        Ok(())
+        Err(Error::user(format!(
+            "In schedule for {}, marking var {var} as parallel or vectorized may introduce a race condition resulting in incorrect output. It is possible to parallelize this by using the atomic() method if the operation is associative, or set override_associativity_test to true in the atomic method if you are certain that the operation is associative. It is also possible to override this error using the allow_race_conditions() method. Use allow_race_conditions() with great caution, and only when you are willing to accept non-deterministic output, or you can prove that any race conditions in this code do not change the output, or you can prove that there are actually no race conditions, and that Halide is not smart enough to detect it.\n",
+            self.name()
+        )))
     }
 
     /// Split `var` by `factor` into itself and a fresh inner var, and give

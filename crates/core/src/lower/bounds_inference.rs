@@ -23,7 +23,7 @@ use std::collections::HashMap;
 
 use super::buffer_checks;
 use crate::analysis::bounds::{
-    box_required_filtered, box_touched_filtered, Interval, LoopFilter, StageRegions,
+    box_required_filtered, Interval, LoopFilter, StageRegions,
     Scope,
 };
 use crate::analysis::simplify::simplify;
@@ -217,6 +217,8 @@ impl BoundsInference<'_> {
             let last = f.read().updates.len();
             let p = format!("{name}.s{last}.");
             let output = self.is_output(name) && at_root;
+            // An output is stored where it is computed (its buffer).
+            let stored_here = output || realized.contains(name);
             // The region consumers need (for an output: its buffer), in
             // terms of symbols defined outside this level. The Func's own
             // loop nests (its updates read it) are not consumers; an output
@@ -258,8 +260,6 @@ impl BoundsInference<'_> {
                         None => (Expr::i32(0), Expr::i32(-1)),
                     }
                 };
-                // An output is stored where it is computed (its buffer).
-                let stored_here = output || realized.contains(name);
                 let (lo, hi, unbounded) = apply_user_bounds(f, a, lo, hi, stored_here);
                 if let (Some(req), true) = (&unbounded, stored_here) {
                     checks.extend(explicit_bound_checks(f, a, req));
@@ -268,16 +268,18 @@ impl BoundsInference<'_> {
                 lets.push((format!("{p}{a}.max"), simplify(&hi)));
             }
             // Each earlier stage computes what the later ones need: the
-            // region after them plus every point they read or write.
+            // region after them plus every point they read. (As in Halide,
+            // not the points they only write: those values are replaced;
+            // the storage covers them.)
             for k in (1..=last).rev() {
-                let touched = box_touched_filtered(
+                let touched = box_required_filtered(
                     &body,
                     name,
                     &empty,
-                    LoopFilter {
+                    Some(LoopFilter {
                         prefix: format!("{name}.s{k}."),
                         inside: true,
-                    },
+                    }),
                     &self.stages,
                 );
                 for (d, a) in args.iter().enumerate() {
@@ -298,6 +300,9 @@ impl BoundsInference<'_> {
                             )))
                         }
                     };
+                    // As in Halide, the bounds apply to every stage's region
+                    // (a min-less one from that stage's own min).
+                    let (lo, hi, _) = apply_user_bounds(f, a, lo, hi, stored_here);
                     lets.push((format!("{name}.s{}.{a}.min", k - 1), simplify(&lo)));
                     lets.push((format!("{name}.s{}.{a}.max", k - 1), simplify(&hi)));
                 }

@@ -27,6 +27,7 @@
 use std::time::Instant;
 
 use crate::analysis::bounds::{box_touched, Region, Scope};
+use crate::analysis::func_value_bounds;
 use crate::buffer::Buffer;
 use crate::error::Result;
 use crate::ir::{Stmt, Type};
@@ -117,6 +118,7 @@ pub mod lower_safe_promises;
 pub mod partition_loops;
 pub mod print_loop_nest;
 pub mod remove_unneeded_atomics;
+pub mod simplify_definitions;
 pub mod unroll_loops;
 pub mod validate_schedule;
 pub mod vectorize_loops;
@@ -223,23 +225,39 @@ fn lower_for_target(
     options: &LowerOptions,
     target: &crate::target::Target,
 ) -> Result<Lowered> {
-    use crate::analysis::simplify::simplify_stmt;
-    let log = PassLog::new();
     // The Funcs, their realization order and compute_with groups.
     let env = environment::build_environment(outputs)?;
     schedule_expr_checks::check_schedule_exprs(&env)?;
-    let input_buffers = environment::bound_input_buffers(&env)?;
+    let order: Vec<Function> = env.order.iter().map(|n| env.get(n).clone()).collect();
+    let value_bounds = func_value_bounds::compute_func_value_bounds(&order);
+    func_value_bounds::with_func_value_bounds(value_bounds, || {
+        lower_environment(&env, outputs, name, options, target)
+    })
+}
+
+/// Lower the pipeline of `env` (see `lower_for_target`), with the value
+/// bounds of its Funcs installed.
+fn lower_environment(
+    env: &environment::Environment,
+    outputs: &[Function],
+    name: &str,
+    options: &LowerOptions,
+    target: &crate::target::Target,
+) -> Result<Lowered> {
+    use crate::analysis::simplify::simplify_stmt;
+    let log = PassLog::new();
+    let input_buffers = environment::bound_input_buffers(env)?;
 
     // Loop nests (a compute_with group as one nest: fuse_loop_nests.rs).
     let mut s = log.run("schedule functions", Stmt::no_op(), |_| {
-        schedule_functions::schedule_functions(&env, outputs)
+        schedule_functions::schedule_functions(env, outputs)
     })?;
     s = log.run("target queries", s, |s| {
         Ok(target_query_ops::lower_target_query_ops(s, target))
     })?;
     // Inputs (buffers, then scalars, each sorted by name), then one output
     // buffer per value: `f`, or `f.0`, `f.1`, ... for a Tuple.
-    let inputs = arguments::infer_inputs(&s, &env, outputs)?;
+    let inputs = arguments::infer_inputs(&s, env, outputs)?;
     let mut args: Vec<LoweredArgument> = inputs
         .buffers
         .iter()
@@ -268,17 +286,22 @@ fn lower_for_target(
         }
     }
     s = log.run("bounds inference", s, |s| {
-        bounds_inference::bounds_inference(s, &env, outputs)
+        bounds_inference::bounds_inference(s, env, outputs)
     })?;
     s = log.run("split factor checks", s, |s| {
-        Ok(add_split_factor_checks::add_split_factor_checks(s, &env))
+        Ok(add_split_factor_checks::add_split_factor_checks(s, env))
+    })?;
+    // Reads the simplifier proves dead are neither allocated for nor
+    // checked (Halide measures after simplifying).
+    s = log.run("simplify definitions", s, |s| {
+        Ok(simplify_definitions::simplify_definitions(s))
     })?;
     // Storage and buffer checks are derived before sliding window (Halide
     // derives them after): sliding window only cuts a region when every
     // access stays inside the uncut one, and the boxes of the uncut loop
     // nests are tighter than interval analysis of the slid ones.
     s = log.run("allocation bounds inference", s, |s| {
-        allocation_bounds_inference::allocation_bounds_inference(s, &env)
+        allocation_bounds_inference::allocation_bounds_inference(s, env)
     })?;
     // The region of each output its loop nests touch: what `realize(sizes)`
     // allocates (Halide's bounds query on the outputs).
@@ -287,17 +310,17 @@ fn lower_for_target(
         .map(|o| box_touched(&s, &o.name(), &Scope::new()).unwrap_or_default())
         .collect();
     s = log.run("buffer checks", s, |s| {
-        buffer_checks::add_buffer_checks(s.clone(), &env, outputs)
+        buffer_checks::add_buffer_checks(s.clone(), env, outputs)
     })?;
     let mut slides = vec![];
     s = log.run("sliding window", s, |s| {
-        let (out, made) = sliding_window::sliding_window(s, &env)?;
+        let (out, made) = sliding_window::sliding_window(s, env)?;
         slides = made;
         Ok(out)
     })?;
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
     s = log.run("storage folding", s, |s| {
-        storage_folding::storage_folding(s, &env, &slides)
+        storage_folding::storage_folding(s, env, &slides)
     })?;
     s = log.run("lower safe promises", s, |s| {
         Ok(lower_safe_promises::lower_safe_promises(s))
@@ -305,7 +328,7 @@ fn lower_for_target(
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
     s = log.run("split scatter/gather", s, split_scatter_gather::split_scatter_gather)?;
     s = log.run("storage flattening", s, |s| {
-        storage_flattening::storage_flattening(s, &env)
+        storage_flattening::storage_flattening(s, env)
     })?;
     s = log.run("add atomic mutex", s, add_atomic_mutex::add_atomic_mutex)?;
     s = log.run("shape constraints", s, |s| {

@@ -827,20 +827,26 @@ impl Mutator for InjectRealization {
         else {
             return mutate_stmt_children(self, s);
         };
-        // Peel the lets and else-less ifs that open the loop body.
+        // Peel the lets and else-less ifs that open the loop body. As in
+        // Halide, not past one that reads a Func (the Func might be the one
+        // being injected, which must be computed before) or has side
+        // effects; a guarded split's promise is fine.
         let mut containers: Vec<&Stmt> = vec![];
         let mut inner = body;
         loop {
             match inner.node() {
-                StmtNode::LetStmt { body, .. } => {
+                StmtNode::LetStmt { body, value, .. }
+                    if value.is_pure()
+                        || value.as_intrinsic(Intrinsic::PromiseClamped).is_some() =>
+                {
                     containers.push(inner);
                     inner = body;
                 }
                 StmtNode::IfThenElse {
                     then_case,
                     else_case: None,
-                    ..
-                } => {
+                    condition,
+                } if condition.is_pure() => {
                     containers.push(inner);
                     inner = then_case;
                 }

@@ -153,6 +153,17 @@ impl Simplifier {
                 }
                 None
             }
+            // A constant clamped to the target's range (Halide folds
+            // saturating casts of constants, and only those).
+            SaturatingCast if a.len() == 1 && int_ty && ty.is_scalar() => {
+                let v = match fold::const_of(&a[0])? {
+                    C::I(v) => v as i128,
+                    C::U(v) => v as i128,
+                    C::F(f) if f.is_finite() => f.trunc().clamp(-1e30, 1e30) as i128,
+                    C::F(_) => return None,
+                };
+                Some(fold::make_int(ty, v.clamp(ty.min_int(), ty.max_int())))
+            }
             Absd if a.len() == 2 => {
                 let (x, y) = (arg_int(0)?, arg_int(1)?);
                 Some(fold::make_int(ty, (x - y).abs()))

@@ -333,6 +333,12 @@ impl Simplifier {
                     self.count_uses(&r);
                     r
                 }
+                // Facts that pin the variable to one value (a loop of one
+                // iteration narrowed by an `if`) make it that constant, as
+                // in Halide.
+                Some(VarFact::Info(i)) if pinned(e.ty(), &i).is_some() => {
+                    Expr::make_const_i64(e.ty(), pinned(e.ty(), &i).unwrap_or_default())
+                }
                 _ => {
                     *self.uses.entry(name.clone()).or_insert(0) += 1;
                     e.clone()
@@ -503,6 +509,14 @@ impl Simplifier {
     pub fn mk_select(&mut self, c: Expr, t: Expr, f: Expr) -> Expr {
         self.select_node(c, t, f, None)
     }
+}
+
+/// The one value an integer variable of type `ty` with facts `i` can
+/// have, if there is one that the type can represent.
+fn pinned(ty: crate::ir::Type, i: &Info) -> Option<i64> {
+    let int = (ty.is_int() || ty.is_uint()) && !ty.is_bool();
+    let v = i.as_exact().filter(|_| int)?;
+    ty.element_of().can_represent_i64(v).then_some(v)
 }
 
 /// Identity of an Expr node: the address of its shared allocation. Memo

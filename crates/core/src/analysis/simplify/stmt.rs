@@ -432,5 +432,12 @@ mod tests {
             simplify_stmt(&s).to_string(),
             "if ((x < 5)) {\n  buf[0] = x\n} else {\n  buf[0] = x\n}\n"
         );
+        // a loop variable the condition pins to one value becomes it
+        let inner = Stmt::if_then_else(Expr::le(x(), i(0)), store(x(), i(0)), None);
+        let s = Stmt::for_loop("x", i(0), i(2), ForType::Vectorized, inner);
+        assert_eq!(
+            simplify_stmt(&s).to_string(),
+            "vectorized (x, 0, 2) {\n  if ((x <= 0)) {\n    buf[0] = 0\n  }\n}\n"
+        );
     }
 }
