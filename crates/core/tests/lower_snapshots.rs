@@ -84,11 +84,7 @@ fn vectorized_split_lowers_to_vector_store() {
         c.stage.dims[0].for_type = ForType::Vectorized;
         c.stage.dims.insert(
             1,
-            ferrohalide_core::schedule::Dim {
-                var: "x".into(),
-                for_type: ForType::Serial,
-                is_rvar: false,
-            },
+            ferrohalide_core::schedule::Dim::serial("x", false),
         );
         c.stage.dims[2].for_type = ForType::Parallel;
     }
