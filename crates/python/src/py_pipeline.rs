@@ -327,7 +327,6 @@ impl PyPipeline {
             "infer_input_bounds",
             "print_loop_nest",
             "set_jit_externs",
-            "trace_pipeline",
         ];
         if UNIMPLEMENTED.contains(&name) {
             return crate::py_stage::unimplemented_method(py, format!("Pipeline.{name}()"));
