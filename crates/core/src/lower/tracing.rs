@@ -436,9 +436,15 @@ pub fn inject_tracing(
         }
     }
     stmts.push(body);
-    let end = TraceEvent::new(pipeline_name, event::END_PIPELINE, pipeline_id);
+    // The pipeline is named as its compiled function: Halide replaces what
+    // is not alphanumeric in the output's name (`f$1` is `f_1`).
+    let pipeline_name: String = pipeline_name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let end = TraceEvent::new(&pipeline_name, event::END_PIPELINE, pipeline_id);
     stmts.push(Stmt::evaluate(end.to_expr()));
-    let begin = TraceEvent::new(pipeline_name, event::BEGIN_PIPELINE, Expr::i32(0));
+    let begin = TraceEvent::new(&pipeline_name, event::BEGIN_PIPELINE, Expr::i32(0));
     let traced = touched_in_order(env, &tracing.touched)
         .into_iter()
         .map(|n| {
