@@ -18,6 +18,7 @@ const COMMON: &[&str] = &[
     "mutex.c",
     "thread_pool.c",
     "float16.c",
+    "tracing.c",
 ];
 
 /// (triple, the target's own files).

@@ -17,6 +17,7 @@ pub mod names {
     pub const DO_PAR_FOR: &str = "halide_do_par_for";
     pub const ERROR: &str = "halide_error";
     pub const PRINT: &str = "halide_print";
+    pub const TRACE_HELPER: &str = "halide_trace_helper";
     pub const MALLOC: &str = "halide_malloc";
     pub const FREE: &str = "halide_free";
     pub const STRING_TO_STRING: &str = "halide_string_to_string";

@@ -175,7 +175,6 @@ pub struct PyFuncTupleElementRef {
 /// Func methods of Halide's API that ferrohalide does not implement yet:
 /// they exist and raise a HalideError naming the directive when called.
 const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
-    "add_trace_tag",
     "align_storage",
     "async_",
     "bound_storage",
@@ -210,9 +209,6 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "ring_buffer",
     "set_estimate",
     "set_estimates",
-    "trace_loads",
-    "trace_realizations",
-    "trace_stores",
 ];
 
 fn func_args_from_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
@@ -841,6 +837,26 @@ impl PyFunc {
             }
         };
         slf.get().inner.reorder_storage(&names).py()?;
+        Ok(slf.clone())
+    }
+
+    fn trace_loads<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
+        slf.get().inner.trace_loads();
+        slf.clone()
+    }
+
+    fn trace_stores<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
+        slf.get().inner.trace_stores();
+        slf.clone()
+    }
+
+    fn trace_realizations<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
+        slf.get().inner.trace_realizations();
+        slf.clone()
+    }
+
+    fn add_trace_tag<'py>(slf: &Bound<'py, Self>, trace_tag: &str) -> PyResult<Bound<'py, Self>> {
+        slf.get().inner.add_trace_tag(trace_tag).py()?;
         Ok(slf.clone())
     }
 

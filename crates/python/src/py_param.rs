@@ -284,6 +284,11 @@ impl PyImageParam {
     fn bottom(&self) -> PyResult<PyExpr> {
         expr(self.get_inner()?.base.bottom())
     }
+    /// Report every load from this input.
+    fn trace_loads(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
+        slf.get_inner()?.param().trace_loads();
+        Ok(slf)
+    }
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
         const UNIMPLEMENTED: &[&str] = &[
             "host_alignment",
@@ -292,7 +297,6 @@ impl PyImageParam {
             "set_estimates",
             "set_host_alignment",
             "store_in",
-            "trace_loads",
         ];
         if UNIMPLEMENTED.contains(&name) {
             return crate::py_stage::unimplemented_method(py, format!("ImageParam.{name}()"));

@@ -363,7 +363,6 @@ impl PyPipeline {
             "compile_to_static_library",
             "infer_input_bounds",
             "set_jit_externs",
-            "trace_pipeline",
         ];
         if UNIMPLEMENTED.contains(&name) {
             return crate::py_stage::unimplemented_method(py, format!("Pipeline.{name}()"));

@@ -206,6 +206,49 @@ typedef void (*halide_print_t)(void *user_context, const char *msg);
 /** Replace the print function (null restores the default); returns the old one. */
 extern halide_print_t halide_set_custom_print(halide_print_t print);
 
+/* ---- tracing ------------------------------------------------------ */
+
+/** What happened (Func.trace_loads / trace_stores / trace_realizations). */
+enum halide_trace_event_code_t {
+    halide_trace_load = 0,
+    halide_trace_store = 1,
+    halide_trace_begin_realization = 2,
+    halide_trace_end_realization = 3,
+    halide_trace_produce = 4,
+    halide_trace_end_produce = 5,
+    halide_trace_consume = 6,
+    halide_trace_end_consume = 7,
+    halide_trace_begin_pipeline = 8,
+    halide_trace_end_pipeline = 9,
+    halide_trace_tag = 10
+};
+
+/** One traced event. `value` (loads and stores) holds type.lanes values;
+ * `coordinates` holds `dimensions` int32s: for a load or store each
+ * coordinate as a vector of type.lanes values, for realization, produce
+ * and consume events min0, extent0, min1, extent1, ...; `trace_tag` is
+ * the text of a tag event. */
+struct halide_trace_event_t {
+    const char *func;
+    void *value;
+    int32_t *coordinates;
+    const char *trace_tag;
+    struct halide_type_t type;
+    enum halide_trace_event_code_t event;
+    int32_t parent_id;
+    int32_t value_index;
+    int32_t dimensions;
+};
+
+/** Report an event to the current trace function; returns the event's id
+ * (later events of a realization name it as their parent_id). The default
+ * prints one line per event with halide_print. */
+extern int32_t halide_trace(void *user_context, const struct halide_trace_event_t *event);
+extern int32_t halide_default_trace(void *user_context, const struct halide_trace_event_t *event);
+typedef int32_t (*halide_trace_t)(void *user_context, const struct halide_trace_event_t *);
+/** Replace the trace function (null restores the default); returns the old one. */
+extern halide_trace_t halide_set_custom_trace(halide_trace_t trace);
+
 /* ---- memory -------------------------------------------------------- */
 
 /** Allocate `size` bytes aligned to at least 64 bytes; null on failure. */

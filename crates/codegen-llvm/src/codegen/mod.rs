@@ -33,6 +33,7 @@ pub(crate) mod overlapping_loads;
 pub mod parallel;
 pub mod stmt;
 pub mod strings;
+pub mod trace;
 pub mod types;
 
 use std::collections::HashMap;

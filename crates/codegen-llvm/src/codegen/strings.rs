@@ -55,7 +55,7 @@ impl CodeGen {
     /// Format `vals` (lane `lane` of vector values) into the scratch buffer,
     /// separated by `sep` and followed by `end_with`; returns the buffer
     /// pointer.
-    fn format_values(
+    pub(crate) fn format_values(
         &mut self,
         args: &[Expr],
         vals: &[Val],

@@ -254,6 +254,7 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                 Interval::new(map_opt(&ia.min, mark), map_opt(&ia.max, mark))
             }
             CallKind::Intrinsic(Intrinsic::MemoizeExpr) => bounds_of_expr(&args[0], scope),
+            CallKind::Intrinsic(Intrinsic::ReturnSecond) => bounds_of_expr(&args[1], scope),
             // The user's promise bounds the value the same way (Halide relies
             // on it for bounds inference).
             CallKind::Intrinsic(Intrinsic::PromiseClamped | Intrinsic::UnsafePromiseClamped) => {

@@ -529,6 +529,10 @@ impl<'a> Evaluator<'a> {
             | Intrinsic::UnsafePromiseClamped
             | Intrinsic::MemoizeExpr
             | Intrinsic::StrictFloat => spread(self.eval(&args[0])?, lanes)?,
+            Intrinsic::ReturnSecond => {
+                self.eval(&args[0])?;
+                spread(self.eval(&args[1])?, lanes)?
+            }
             Intrinsic::WidenRightAdd
             | Intrinsic::WidenRightMul
             | Intrinsic::WidenRightSub

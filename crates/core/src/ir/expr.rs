@@ -259,6 +259,13 @@ pub enum Intrinsic {
     /// `random(seed?, id)`: replaced by a hash of its arguments and the
     /// defining Func's free vars when the Func is defined (`lang/random.rs`).
     Random,
+    /// `trace(...)`: reports a trace event to the runtime (`halide_trace`)
+    /// and returns its id; the arguments are laid out by
+    /// `lower::tracing::TraceEvent`.
+    Trace,
+    /// `return_second(a, b)`: evaluates `a` (for its effect), then `b`,
+    /// whose value it returns.
+    ReturnSecond,
 }
 
 impl Intrinsic {
@@ -287,7 +294,11 @@ impl Intrinsic {
     pub fn is_pure(self) -> bool {
         !matches!(
             self,
-            Intrinsic::Print | Intrinsic::Require | Intrinsic::Error | Intrinsic::Undef
+            Intrinsic::Print
+                | Intrinsic::Require
+                | Intrinsic::Error
+                | Intrinsic::Undef
+                | Intrinsic::Trace
         )
     }
 }

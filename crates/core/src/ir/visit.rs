@@ -542,6 +542,18 @@ pub fn for_each_stmt(s: &Stmt, f: &mut dyn FnMut(&Stmt)) {
     Each(f).visit_stmt(s);
 }
 
+/// Does evaluating `e` do more than compute a value (print, trace,
+/// report an error, call an impure extern)?
+pub fn has_side_effects(e: &Expr) -> bool {
+    let mut found = false;
+    for_each_expr(e, &mut |x| {
+        if let ExprNode::Call { kind, .. } = x.node() {
+            found |= !kind.is_pure();
+        }
+    });
+    found
+}
+
 /// Does `e` mention variable `name` (free or bound)?
 pub fn expr_uses_var(e: &Expr, name: &str) -> bool {
     let mut found = false;

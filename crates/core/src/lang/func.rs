@@ -805,6 +805,28 @@ impl Func {
         )))
     }
 
+    /// `trace_loads()`: report every load from this Func.
+    pub fn trace_loads(&self) {
+        self.function.write().tracing.loads = true;
+    }
+
+    /// `trace_stores()`: report every store to this Func.
+    pub fn trace_stores(&self) {
+        self.function.write().tracing.stores = true;
+    }
+
+    /// `trace_realizations()`: report where this Func is realized, produced
+    /// and consumed.
+    pub fn trace_realizations(&self) {
+        self.function.write().tracing.realizations = true;
+    }
+
+    /// `add_trace_tag(tag)`: text reported at the start of a pipeline that
+    /// traces this Func.
+    pub fn add_trace_tag(&self, tag: &str) -> Result<()> {
+        self.function.write().tracing.add_tag(tag)
+    }
+
     /// `store_in(memory_type)`.
     pub fn store_in(&self, memory_type: MemoryType) {
         self.function.write().schedule.memory_type = memory_type;

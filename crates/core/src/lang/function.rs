@@ -50,6 +50,8 @@ pub struct FunctionContents {
     pub updates: Vec<UpdateDefinition>,
     /// Used by another Func's definition or realized: no more updates.
     pub frozen: bool,
+    /// The trace events the Func reports when it runs.
+    pub tracing: crate::lang::trace_settings::TraceSettings,
 }
 
 /// An update definition `f(args) = values`: stage `i + 1` of the Func for
@@ -245,6 +247,7 @@ fn empty_contents(name: String) -> FunctionContents {
         wrappers: vec![],
         updates: vec![],
         frozen: false,
+        tracing: Default::default(),
     }
 }
 
@@ -312,6 +315,7 @@ impl Function {
             wrappers: vec![],
             updates: c.updates.clone(),
             frozen: false,
+            tracing: c.tracing.clone(),
         });
         drop(c);
         // An update's references to the Func itself become references to

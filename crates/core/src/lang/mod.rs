@@ -19,6 +19,7 @@ pub mod scatter_gather;
 pub mod split_tail;
 pub mod stage;
 pub mod target_queries;
+pub mod trace_settings;
 pub mod tuple;
 pub mod update;
 pub mod var;

@@ -66,6 +66,9 @@ pub struct ParameterContents {
     /// a variable links its Parameter, so keeping the link would make the
     /// Parameter keep itself alive. `Parameter::constraints` restores them.
     pub constraints: Vec<DimConstraint>,
+    /// An ImageParam's `trace_loads` and `add_trace_tag` (Halide keeps them
+    /// on the ImageParam's Func).
+    pub tracing: crate::lang::trace_settings::TraceSettings,
 }
 
 impl Drop for ParameterContents {
@@ -223,6 +226,7 @@ impl Parameter {
             max_value: None,
             estimate: None,
             constraints,
+            tracing: Default::default(),
         })))
     }
     pub fn lock(&self) -> std::sync::MutexGuard<'_, ParameterContents> {
@@ -306,6 +310,20 @@ impl Parameter {
         self.lock().max_value = v;
         constraints_changed();
         Ok(())
+    }
+    /// `ImageParam.trace_loads()`.
+    pub fn trace_loads(&self) {
+        self.lock().tracing.loads = true;
+        constraints_changed();
+    }
+    /// `ImageParam.add_trace_tag(tag)`.
+    pub fn add_trace_tag(&self, tag: &str) -> Result<()> {
+        self.lock().tracing.add_tag(tag)?;
+        constraints_changed();
+        Ok(())
+    }
+    pub fn tracing(&self) -> crate::lang::trace_settings::TraceSettings {
+        self.lock().tracing.clone()
     }
     pub fn min_value(&self) -> Option<Expr> {
         self.lock().min_value.clone()

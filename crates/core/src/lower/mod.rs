@@ -51,6 +51,7 @@ pub mod split_predicates;
 pub mod split_scatter_gather;
 pub mod storage_flattening;
 pub mod target_query_ops;
+pub mod tracing;
 pub mod wrap_calls;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -255,6 +256,12 @@ fn lower_environment(
     s = log.run("target queries", s, |s| {
         Ok(target_query_ops::lower_target_query_ops(s, target))
     })?;
+    let mut traced = tracing::TracedFuncs::default();
+    s = log.run("tracing", s, |s| {
+        let (out, funcs) = tracing::inject_tracing(s, &env, outputs, name, target)?;
+        traced = funcs;
+        Ok(out)
+    })?;
     // Inputs (buffers, then scalars, each sorted by name), then one output
     // buffer per value: `f`, or `f.0`, `f.1`, ... for a Tuple.
     let inputs = arguments::infer_inputs(&s, env, outputs)?;
@@ -303,6 +310,7 @@ fn lower_environment(
     s = log.run("allocation bounds inference", s, |s| {
         allocation_bounds_inference::allocation_bounds_inference(s, env)
     })?;
+    s = log.run("trace tags", s, |s| Ok(tracing::add_type_and_dim_tags(s, &traced)))?;
     // The region of each output its loop nests touch: what `realize(sizes)`
     // allocates (Halide's bounds query on the outputs).
     let output_regions: Vec<Region> = outputs

@@ -40,6 +40,7 @@ use crate::analysis::substitute::substitute_in_stmt;
 use crate::error::{Error, Result};
 use crate::ir::visit::{mutate_expr_children, mutate_stmt_children};
 use crate::ir::{BinOp, CallKind, Expr, ExprNode, ForType, Intrinsic, Mutator, Stmt, StmtNode};
+use crate::lower::tracing::TraceEvent;
 use crate::lower::unroll_loops::{const_int_value, fold_binary};
 
 #[cfg(test)]
@@ -469,6 +470,41 @@ impl VectorSubs {
                 body
             }
         }
+    }
+
+    /// A trace event of a vector value is one event (Halide's grouping):
+    /// its value and each coordinate become vectors of the same lanes. The
+    /// tag and the parent id must not vary across lanes.
+    fn vector_trace(&mut self, e: &Expr, args: &[Expr]) -> Expr {
+        let ev = match TraceEvent::from_args(args) {
+            Ok(ev) => ev,
+            Err(err) => {
+                self.fail(err);
+                return e.clone();
+            }
+        };
+        let parent_id = self.mutate_expr(&ev.parent_id);
+        let tag: Vec<Expr> = ev.tag.iter().map(|t| self.mutate_expr(t)).collect();
+        if parent_id.ty().is_vector() || tag.iter().any(|t| t.ty().is_vector()) {
+            self.needs_scalarize = true;
+            return e.clone();
+        }
+        let value = ev.value.as_ref().map(|v| self.mutate_expr(v));
+        let coords: Vec<Expr> = ev.coordinates.iter().map(|c| self.mutate_expr(c)).collect();
+        let lanes = value
+            .iter()
+            .chain(&coords)
+            .map(|x| x.lanes())
+            .max()
+            .unwrap_or(1);
+        TraceEvent {
+            parent_id,
+            tag,
+            value: value.map(|v| widen(v, lanes)),
+            coordinates: coords.into_iter().map(|c| widen(c, lanes)).collect(),
+            ..ev
+        }
+        .to_expr()
     }
 
     fn push_let(&mut self, name: &str, original: &Expr, widened: &Expr) -> bool {
@@ -975,6 +1011,11 @@ impl Mutator for VectorSubs {
                     Expr::let_(name.clone(), nv, nb)
                 }
             }
+            ExprNode::Call {
+                kind: CallKind::Intrinsic(Intrinsic::Trace),
+                args,
+                ..
+            } => self.vector_trace(e, args),
             ExprNode::Call { name, args, kind } => {
                 let nargs: Vec<Expr> = args.iter().map(|a| self.mutate_expr(a)).collect();
                 if nargs.iter().zip(args).all(|(n, o)| n.same_as(o)) {

@@ -8,6 +8,17 @@ use super::info::Info;
 use super::{Simplifier, VarFact};
 use crate::ir::{BinOp, Expr, ExprNode, ForType, Stmt, StmtNode, Type};
 
+/// What a let whose variable the body does not use leaves: the body, after
+/// the value's evaluation if that has effects (a trace event's id defined
+/// for a body that ended up empty is still reported).
+fn unused_let(value: Expr, body: Stmt) -> Stmt {
+    if crate::ir::visit::has_side_effects(&value) {
+        Stmt::block(vec![Stmt::evaluate(value), body])
+    } else {
+        body
+    }
+}
+
 impl Simplifier {
     pub fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         match s.node() {
@@ -207,7 +218,7 @@ impl Simplifier {
     fn let_stmt_with(&mut self, s: &Stmt, name: &str, v: Expr, body: &Stmt) -> Stmt {
         let (b, used) = self.with_binding(name, &v, |sm| sm.mutate_stmt(body));
         if !used || !super::let_::stmt_uses(&b, name) {
-            return b;
+            return unused_let(v, b);
         }
         match s.node() {
             StmtNode::LetStmt {
@@ -220,7 +231,7 @@ impl Simplifier {
     fn let_stmt_with_new(&mut self, name: &str, v: Expr, body: &Stmt) -> Stmt {
         let (b, used) = self.with_binding(name, &v, |sm| sm.mutate_stmt(body));
         if !used || !super::let_::stmt_uses(&b, name) {
-            return b;
+            return unused_let(v, b);
         }
         Stmt::let_stmt(name, v, b)
     }
