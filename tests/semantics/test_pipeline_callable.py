@@ -369,7 +369,8 @@ def test_pipeline_get_func(hl):
     f.compute_root()
     g.compute_root()
     p = hl.Pipeline(h)
-    names = [p.get_func(i).name() for i in range(3)]
+    # Names get a "$n" suffix when the process made a Func of that name before.
+    names = [p.get_func(i).name().split("$")[0] for i in range(3)]
     err = None
     try:
         p.get_func(3)
