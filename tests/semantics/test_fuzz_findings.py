@@ -225,6 +225,44 @@ def test_clamp_of_a_wrapping_unsigned_to_signed_cast():
     assert (expected == 100).any() and (got == expected).all(), (got, expected)
 
 
+@pytest.mark.parametrize("outer", ["u32", "u16", "u8", "i16"])
+def test_integer_cast_of_a_float_to_int_cast_keeps_both_steps(outer):
+    """u32(i32(f)) is i32(f) (truncated toward zero) wrapped to 32 unsigned
+    bits: -15.0 gives 2^32 - 15. Halide 21's simplifier drops the inner cast
+    whenever the outer one is no wider than it (Simplify_Cast.cpp tests the
+    inner cast's own width where it means its argument's) and computes
+    u32(-15.0f), which is out of range (it returns 0xffffffff). Integer lerp
+    casts its operands to unsigned this way, so lerp(a, i32(float), w) goes
+    wrong in Halide for negative values: the shared repros wrong-1599,
+    wrong-1748, wrong-1757, wrong-1814 and wrong-213 all reduce to this (with
+    the faulty rule emulated, ferrohalide reproduces Halide's output of each).
+    The expected values come from NumPy."""
+    import ferrohalide as hl
+    x = hl.Var("x")
+    vals = np.array([-15.0, -24.5, 12.0, -1.0, 3.75, -100000.0], dtype=np.float32)
+    fb = hl.Buffer(vals)
+    t = {"u32": hl.UInt(32), "u16": hl.UInt(16), "u8": hl.UInt(8), "i16": hl.Int(16)}[outer]
+    f = hl.Func("f")
+    f[x] = hl.cast(t, hl.i32(fb[x]))
+    got = np.array(f.realize([len(vals)]))
+    expected = np.trunc(vals).astype(np.int32).astype(got.dtype)
+    assert (got == expected).all(), (got, expected)
+
+
+def test_integer_lerp_of_a_float_to_int_cast():
+    """lerp(0, i32(f), w) with negative f (the lerp of the repros above):
+    0 + (i32(f) - 0) * w / 255, rounded to nearest."""
+    import ferrohalide as hl
+    x = hl.Var("x")
+    vals = np.array([-15.0, -15.0, 12.0, -24.0], dtype=np.float32)
+    fb = hl.Buffer(vals)
+    f = hl.Func("f")
+    f[x] = hl.lerp(0, hl.i32(fb[x]), hl.u8(16))
+    got = np.array(f.realize([4]))
+    expected = np.floor(np.trunc(vals) * 16 / 255 + 0.5).astype(np.int32)
+    assert (got == expected).all(), (got, expected)
+
+
 @differential()
 @pytest.mark.parametrize("bits", [8, 16, 32])  # halide 21 cannot widen 64-bit ones
 @pytest.mark.parametrize("vector", [False, True])
