@@ -7,11 +7,9 @@
 //! - [`runtime_module`] is the C runtime as an LLVM module for a target
 //!   triple (the JIT's shared runtime, `jit_runtime`, is the host's).
 
-pub mod callable;
 pub mod codegen;
 pub mod jit;
 pub mod jit_runtime;
-pub mod pipeline;
 pub mod runtime_module;
 pub mod runtime_symbols;
 pub mod target;

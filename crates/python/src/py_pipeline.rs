@@ -1,7 +1,7 @@
 //! `hl.Pipeline`, `hl.Callable`, `hl.Argument` / `hl.ArgumentKind`, and the
 //! realize entry point shared with `Func.realize`: Python values are
 //! converted here, everything else happens in
-//! `ferrohalide_codegen_llvm::{pipeline, callable}`.
+//! `ferrohalide_driver::{pipeline, callable}`.
 
 use std::sync::Arc;
 
@@ -10,10 +10,10 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use ferrohalide_codegen_llvm::callable::{
+use ferrohalide_driver::callable::{
     callable_scalar, compile_to_callable, Callable, ParamKind,
 };
-use ferrohalide_codegen_llvm::pipeline::{self, InputValue};
+use ferrohalide_driver::pipeline::{self, InputValue};
 use ferrohalide_core::buffer::Buffer;
 use ferrohalide_core::ir::Type;
 use ferrohalide_core::lang::function::Function;

@@ -36,8 +36,8 @@ use ferrohalide_core::target::{feature, Target};
 use ferrohalide_core::{Error, Result};
 use ferrohalide_runtime::halide_dimension_t;
 
-use crate::jit::{compile_jit, ArgValue, JitModule, ScalarValue};
-use crate::target::JitTarget;
+use ferrohalide_codegen_llvm::jit::{compile_jit, ArgValue, JitModule, ScalarValue};
+use ferrohalide_codegen_llvm::target::JitTarget;
 
 /// What a compiled pipeline depends on: the Funcs (identity and version),
 /// per bound input Buffer what lowering specializes on (its type, rank,
@@ -107,7 +107,7 @@ fn cache_key(outputs: &[Function], target: &Target) -> Result<CacheKey> {
 /// The target a realization without an explicit one uses (and what
 /// `Target()`, the unknown target, stands for).
 pub fn resolve_target(target: Option<&Target>) -> Result<Target> {
-    crate::target::init_host_target();
+    ferrohalide_codegen_llvm::target::init_host_target();
     match target {
         Some(t) if *t != Target::default() => Ok(t.clone()),
         _ => Target::jit_from_environment(),

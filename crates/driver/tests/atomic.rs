@@ -3,6 +3,7 @@
 //! one element from every thread of a parallel loop all count, and atomic()
 //! schedules lowered from Funcs run their racy loops on several threads.
 
+#[path = "../../codegen-llvm/tests/common/mod.rs"]
 mod common;
 
 use std::collections::HashSet;
@@ -156,7 +157,7 @@ fn an_atomic_racy_loop_lowered_from_a_func_runs_on_several_threads() {
         "{text}"
     );
     assert!(ir_of(&lowered.pipeline).contains("atomicrmw add"), "{text}");
-    let out = ferrohalide_codegen_llvm::pipeline::realize(&[h.function.clone()], &[64]).unwrap();
+    let out = ferrohalide_driver::pipeline::realize(&[h.function.clone()], &[64]).unwrap();
     let counts: Vec<i128> = (0..64).map(|k| out[0].get_i128(&[k]).unwrap()).collect();
     assert_eq!(counts.iter().sum::<i128>(), 4 * 32, "{counts:?}");
     let threads: HashSet<usize> = (0..64usize).filter(|&k| counts[k] > 0).collect();
@@ -193,7 +194,7 @@ fn atomic_histogram_lowered_from_a_func_uses_atomic_adds() {
     let lowered = lower(&[h.function.clone()], "atomic_hist").unwrap();
     let ir = ir_of(&lowered.pipeline);
     assert!(ir.contains("atomicrmw add"), "{ir}");
-    let out = ferrohalide_codegen_llvm::pipeline::realize(&[h.function.clone()], &[256]).unwrap();
+    let out = ferrohalide_driver::pipeline::realize(&[h.function.clone()], &[256]).unwrap();
     let mut want = vec![0i128; 256];
     for &b in &a {
         want[b as usize] += 1;

@@ -3,7 +3,7 @@
 //! compiled pipeline; the run-time checks report Halide's messages and a
 //! failed run leaves the pipeline usable.
 
-use ferrohalide_codegen_llvm::pipeline::{compilations, realize};
+use ferrohalide_driver::pipeline::{compilations, realize};
 use ferrohalide_core::buffer::Buffer;
 use ferrohalide_core::ir::{Expr, Type};
 use ferrohalide_core::lang::func::Func;

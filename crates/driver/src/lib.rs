@@ -1,0 +1,12 @@
+//! The driver: what a user's request runs, above the code generator.
+//!
+//! - [`pipeline`]: realizing Funcs (lower, JIT-compile with a cache on the
+//!   first output Func, bind the arguments, run) — Halide's `realize`.
+//! - [`callable`]: `compile_to_callable`, a compiled pipeline called with
+//!   explicit argument values.
+//!
+//! Lowering lives in `ferrohalide-core`, code generation and the JIT in
+//! `ferrohalide-codegen-llvm`; this crate only sequences them.
+
+pub mod callable;
+pub mod pipeline;
