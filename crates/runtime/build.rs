@@ -19,6 +19,8 @@ const COMMON: &[&str] = &[
     "thread_pool.c",
     "float16.c",
     "tracing.c",
+    "error_messages.c",
+    "buffer.c",
 ];
 
 /// (triple, the target's own files).

@@ -13,6 +13,7 @@ fn arg(name: &str, kind: ArgumentKind) -> LoweredArgument {
         kind,
         ty: Type::float(32),
         dimensions: 1,
+        estimates: Default::default(),
     }
 }
 

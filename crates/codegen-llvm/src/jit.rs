@@ -83,17 +83,26 @@ pub(crate) fn init_llvm() {
 }
 
 fn target_machine(target: &JitTarget) -> Result<TargetMachine> {
+    target_machine_for(target, &TargetMachine::get_default_triple(), CodeModel::JITDefault, RelocMode::Default)
+}
+
+/// An LLVM target machine for `target` on `triple`.
+pub(crate) fn target_machine_for(
+    target: &JitTarget,
+    triple: &TargetTriple,
+    code_model: CodeModel,
+    reloc: RelocMode,
+) -> Result<TargetMachine> {
     init_llvm();
-    let triple = TargetMachine::get_default_triple();
     let t =
-        Target::from_triple(&triple).map_err(|e| Error::internal(format!("LLVM target: {e}")))?;
+        Target::from_triple(triple).map_err(|e| Error::internal(format!("LLVM target: {e}")))?;
     t.create_target_machine(
-        &triple,
+        triple,
         &target.cpu,
         &target.features,
         OptimizationLevel::Aggressive,
-        RelocMode::Default,
-        CodeModel::JITDefault,
+        reloc,
+        code_model,
     )
     .ok_or_else(|| {
         Error::internal(format!(
@@ -103,21 +112,31 @@ fn target_machine(target: &JitTarget) -> Result<TargetMachine> {
     })
 }
 
-/// Generate and optimize the LLVM module of a pipeline.
-fn build_module<'ctx>(
+/// Generate and optimize the LLVM module of a `Module`. `jit`: with the
+/// JIT's entry points and no metadata. `runtime`: the runtime module to
+/// link in before optimizing (ahead-of-time objects carry it).
+pub(crate) fn build_llvm_module<'ctx>(
     ctx: &'ctx Context,
-    p: &LoweredPipeline,
+    m: &ferrohalide_core::module::Module,
     target: &JitTarget,
     machine: &TargetMachine,
+    jit: bool,
+    runtime: Option<Module<'ctx>>,
 ) -> Result<Module<'ctx>> {
-    let module = ctx.create_module(&p.name);
+    crate::codegen::module::check_module(m)?;
+    let module = ctx.create_module(&m.name);
     let triple: TargetTriple = machine.get_triple();
     module.set_triple(&triple);
     module.set_data_layout(&machine.get_target_data().get_data_layout());
     {
         // SAFETY: context and module outlive the code generator.
-        let mut cg = unsafe { CodeGen::new(ctx.raw(), module.as_mut_ptr(), target, &p.name) };
-        cg.compile_pipeline(p)?;
+        let mut cg = unsafe { CodeGen::new(ctx.raw(), module.as_mut_ptr(), target, &m.name) };
+        cg.compile_module(m, jit)?;
+    }
+    if let Some(rt) = runtime {
+        module
+            .link_in_module(rt)
+            .map_err(|e| Error::internal(format!("linking the runtime failed: {}", e.to_string())))?;
     }
     if let Err(e) = module.verify() {
         if std::env::var_os("FERROHALIDE_DUMP_BAD_IR").is_some() {
@@ -150,8 +169,27 @@ fn build_module<'ctx>(
     Ok(module)
 }
 
+/// Generate and optimize the LLVM module of one JIT pipeline.
+fn build_module<'ctx>(
+    ctx: &'ctx Context,
+    p: &LoweredPipeline,
+    target: &JitTarget,
+    machine: &TargetMachine,
+) -> Result<Module<'ctx>> {
+    let m = ferrohalide_core::module::Module {
+        name: p.name.clone(),
+        target: ferrohalide_core::target::Target::default(),
+        functions: vec![ferrohalide_core::module::ModuleFunction {
+            pipeline: p.clone(),
+            linkage: ferrohalide_core::module::Linkage::External,
+        }],
+        buffers: vec![],
+    };
+    build_llvm_module(ctx, &m, target, machine, true, None)
+}
+
 /// `HL_DEBUG_CODEGEN`: 1 times each step, 3 also prints the optimized LLVM IR.
-fn debug_level() -> i32 {
+pub(crate) fn debug_level() -> i32 {
     std::env::var("HL_DEBUG_CODEGEN")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -159,7 +197,7 @@ fn debug_level() -> i32 {
 }
 
 /// With `HL_DEBUG_CODEGEN` >= 1, report how long a backend step took.
-fn debug_time(step: &str, since: std::time::Instant) {
+pub(crate) fn debug_time(step: &str, since: std::time::Instant) {
     if debug_level() >= 1 {
         eprintln!("{step}: {:.3} ms", since.elapsed().as_secs_f64() * 1e3);
     }
@@ -226,7 +264,7 @@ pub fn compile_to_assembly(p: &LoweredPipeline, target: &JitTarget) -> Result<St
     emit_assembly(&machine, &module)
 }
 
-fn emit_assembly(machine: &TargetMachine, module: &Module) -> Result<String> {
+pub(crate) fn emit_assembly(machine: &TargetMachine, module: &Module) -> Result<String> {
     let buf = machine
         .write_to_memory_buffer(module, FileType::Assembly)
         .map_err(|e| Error::internal(format!("assembly output failed: {}", e.to_string())))?;

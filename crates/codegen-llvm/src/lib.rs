@@ -4,9 +4,12 @@
 //!   optimized at O3 for the host CPU, JIT-compiled with MCJIT).
 //! - [`JitModule::run`] calls it with [`ArgValue`]s.
 //! - [`compile_to_assembly`] / [`compile_to_llvm_ir`] give the text forms.
+//! - [`aot`] writes a core `Module` as an object, assembly or bitcode, and
+//!   the standalone runtime.
 //! - [`runtime_module`] is the C runtime as an LLVM module for a target
 //!   triple (the JIT's shared runtime, `jit_runtime`, is the host's).
 
+pub mod aot;
 pub mod codegen;
 pub mod jit;
 pub mod jit_runtime;

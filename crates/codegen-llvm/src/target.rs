@@ -344,3 +344,45 @@ impl JitTarget {
         Ok(host.with_feature_overrides(&overrides.join(",")))
     }
 }
+
+impl JitTarget {
+    /// What to generate ahead-of-time code for: the CPU baseline of the
+    /// target's ISA features with exactly those vector features on (the
+    /// code must run on any machine with them, not only this one), and
+    /// the LLVM triple. Only x86-64 Linux objects can be made so far;
+    /// other targets are an error that names them.
+    pub fn for_aot(t: &Target) -> Result<(JitTarget, &'static str)> {
+        init_host_target();
+        let t = if *t == Target::default() { Target::host() } else { t.clone() };
+        if t.arch != arch::X86 || t.bits != 64 || t.os != os::LINUX {
+            return Err(Error::user(format!(
+                "Compiling ahead of time for target {t} is not supported by ferrohalide yet: \
+                 only x86-64 Linux targets (x86-64-linux-...) can be compiled to objects.\n"
+            )));
+        }
+        let mut on: Vec<&str> = vec![];
+        for (f, needs) in X86_ISA {
+            if t.has_feature(*f) {
+                on.extend_from_slice(needs);
+            }
+        }
+        if on.iter().any(|n| n.starts_with("avx")) {
+            on.extend_from_slice(&["sse4.1", "sse4.2", "avx"]);
+        }
+        if on.iter().any(|n| n.starts_with("avx512")) {
+            on.extend_from_slice(&["avx2", "fma", "f16c", "evex512"]);
+        }
+        if on.contains(&"sse4.1") {
+            on.push("ssse3");
+            on.push("sse4.2");
+        }
+        let features: Vec<String> = X86_VECTOR_FEATURES
+            .iter()
+            .map(|n| if on.contains(n) { format!("+{n}") } else { format!("-{n}") })
+            .chain(on.iter().filter(|n| !X86_VECTOR_FEATURES.contains(n)).map(|n| format!("+{n}")))
+            .collect();
+        let mut jt = JitTarget::new("x86-64", features.join(","));
+        jt.max_buffer_size = t.maximum_buffer_size() as u64;
+        Ok((jt, "x86_64-unknown-linux-gnu"))
+    }
+}

@@ -11,6 +11,7 @@ pub mod ir;
 pub mod lang;
 pub mod live;
 pub mod lower;
+pub mod module;
 pub mod output;
 pub mod schedule;
 pub mod stack;

@@ -178,6 +178,9 @@ pub mod feature {
     pub const DEBUG: Feature = Feature(1);
     pub const NO_ASSERTS: Feature = Feature(3);
     pub const NO_BOUNDS_QUERY: Feature = Feature(4);
+    pub const USER_CONTEXT: Feature = Feature(29);
+    pub const NO_RUNTIME: Feature = Feature(31);
+    pub const C_PLUS_PLUS_MANGLING: Feature = Feature(33);
     pub const SSE41: Feature = Feature(5);
     pub const AVX: Feature = Feature(6);
     pub const AVX2: Feature = Feature(7);

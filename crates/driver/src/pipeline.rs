@@ -165,6 +165,7 @@ fn compile_uncached(outputs: &[Function], target: Target) -> Result<Compiled> {
     let options = LowerOptions {
         no_asserts: target.has_feature(feature::NO_ASSERTS),
         target: target.clone(),
+        entry_checks: false,
     };
     let lowered = lower_with(outputs, &name, &options)?;
     // Code generation recurses as deep as the lowered expressions nest.

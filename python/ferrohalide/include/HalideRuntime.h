@@ -318,6 +318,37 @@ extern char *halide_double_to_string(char *dst, char *end, double arg, int scien
 /** 0x followed by the address in hexadecimal. */
 extern char *halide_pointer_to_string(char *dst, char *end, const void *arg);
 
+/* ---- errors found by a pipeline's entry checks ----------------------- */
+
+/* Each reports its message with halide_error and returns its code. */
+extern int halide_error_bad_type(void *user_context, const char *func_name,
+                                 uint32_t type_given_bits, uint32_t correct_type_bits);
+extern int halide_error_bad_dimensions(void *user_context, const char *func_name,
+                                       int32_t dimensions_given, int32_t correct_dimensions);
+extern int halide_error_buffer_argument_is_null(void *user_context, const char *buffer_name);
+extern int halide_error_host_is_null(void *user_context, const char *func);
+extern int halide_error_device_dirty_with_no_device_support(void *user_context, const char *func);
+extern int halide_error_buffer_extents_negative(void *user_context, const char *buffer_name,
+                                                int dimension, int extent);
+extern int halide_error_buffer_extents_too_large(void *user_context, const char *buffer_name,
+                                                 int64_t actual_size, int64_t max_size);
+extern int halide_error_buffer_allocation_too_large(void *user_context, const char *buffer_name,
+                                                    uint64_t allocation_size, uint64_t max_size);
+extern int halide_error_constraints_make_required_region_smaller(
+    void *user_context, const char *buffer_name, int dimension, int constrained_min,
+    int constrained_max, int required_min, int required_max);
+/** Write a type as Halide names it (int32, uint8, float32x4, ...). */
+extern char *halide_type_to_string(char *dst, char *end, const struct halide_type_t *t);
+
+/* ---- devices ----------------------------------------------------------- */
+
+/* ferrohalide compiles for the CPU only: no buffer lives on a device, so
+ * these succeed without doing anything (halide_device_free clears the
+ * device fields). */
+extern int halide_copy_to_host(void *user_context, struct halide_buffer_t *buf);
+extern int halide_device_free(void *user_context, struct halide_buffer_t *buf);
+extern int halide_device_sync(void *user_context, struct halide_buffer_t *buf);
+
 /* ---- half floats --------------------------------------------------- */
 
 extern float halide_float16_bits_to_float(uint16_t bits);

@@ -2,22 +2,46 @@
 //!
 //! For a pipeline `name` with arguments `a0, a1, ...` we define:
 //! - `i32 name(a0, a1, ...)`: Halide's C ABI; buffers are
-//!   `halide_buffer_t*`, scalars are passed by value (bool as i1);
+//!   `halide_buffer_t*`, scalars are passed by value (bool as i1). A first
+//!   argument `__user_context` (a handle: Halide's `user_context` target
+//!   feature) is the user context of the call; without one it is null;
 //! - `i32 name_argv(void** args)`: `args[i]` points at the
 //!   `halide_buffer_t` of a buffer argument or at a scalar's storage (bool
 //!   as one byte);
 //! - `i32 name_argv_uc(void* user_context, void** args)`: the same with a
-//!   user context, which is what the JIT calls;
+//!   user context, which is what the JIT calls (JIT only);
 //! - the body itself, `name.body(user_context, a0, a1, ...)` (internal).
 //!
-//! At the start of the body every buffer argument `b` defines `b.buffer`,
-//! `b` (its host pointer) and `b.min.d`, `b.extent.d`, `b.stride.d`.
+//! At the start of the body every buffer argument `b` is checked (not
+//! null, the declared number of dimensions: Halide's error codes), then
+//! defines `b.buffer`, `b` (its host pointer) and `b.min.d`, `b.extent.d`,
+//! `b.stride.d`; so does every buffer the module embeds (`embedded`).
+//! `__user_context` names the call's user context.
 
-use ferrohalide_core::lower::{ArgumentKind, LoweredPipeline};
+use ferrohalide_core::lower::{ArgumentKind, LoweredArgument, LoweredPipeline};
 use ferrohalide_core::Result;
 use ferrohalide_runtime::buffer_t::offsets;
 
+use super::ops::IP;
 use super::{CodeGen, FnState, Ty, Val};
+
+/// The name of the user-context argument (Halide's).
+pub const USER_CONTEXT_ARG: &str = "__user_context";
+
+/// Is `a` the user-context argument?
+pub fn is_user_context(a: &LoweredArgument) -> bool {
+    a.name == USER_CONTEXT_ARG && a.kind == ArgumentKind::InputScalar && a.ty.is_handle()
+}
+
+/// What entry points `compile_pipeline` makes besides `name` and `name_argv`.
+#[derive(Default)]
+pub struct EntryOptions {
+    /// `name_argv_uc`, which the JIT calls.
+    pub jit_entry: bool,
+    /// Buffers the module holds (not arguments): name, the address of
+    /// their `halide_buffer_t`, their dimensions.
+    pub embedded: Vec<(String, Val, usize)>,
+}
 
 /// The symbol names of the entry points of a pipeline called `name`.
 pub fn argv_symbol(name: &str) -> String {
@@ -39,8 +63,9 @@ impl CodeGen {
     }
 
     /// Generate the body and all entry points.
-    pub(crate) fn compile_pipeline(&mut self, p: &LoweredPipeline) -> Result<()> {
+    pub(crate) fn compile_pipeline(&mut self, p: &LoweredPipeline, opts: &EntryOptions) -> Result<()> {
         let arg_tys = self.arg_types(p);
+        let has_uc_arg = p.args.first().is_some_and(is_user_context);
         let i32t = self.t_i32();
         let ptr = self.t_ptr();
 
@@ -65,29 +90,20 @@ impl CodeGen {
             message_buffer: None,
         };
         self.position(entry);
+        let uc = self.f.user_context;
+        self.push_sym(USER_CONTEXT_ARG, uc);
         for (i, a) in p.args.iter().enumerate() {
             let v = self.param(body_fn, i as u32 + 1);
             match a.kind {
                 ArgumentKind::InputScalar => self.push_sym(&a.name, v),
                 ArgumentKind::InputBuffer | ArgumentKind::OutputBuffer => {
-                    self.push_sym(&format!("{}.buffer", a.name), v);
-                    let hp = self.gep_bytes(v, offsets::HOST);
-                    let host = self.load(ptr, hp, 8);
-                    self.push_sym(&a.name, host);
-                    if a.dimensions > 0 {
-                        let dp = self.gep_bytes(v, offsets::DIM);
-                        let dims = self.load(ptr, dp, 8);
-                        for d in 0..a.dimensions {
-                            for (k, field) in ["min", "extent", "stride"].iter().enumerate() {
-                                let off = d as u64 * offsets::DIM_SIZE + 4 * k as u64;
-                                let fp = self.gep_bytes(dims, off);
-                                let fv = self.load(i32t, fp, 4);
-                                self.push_sym(&format!("{}.{}.{}", a.name, field, d), fv);
-                            }
-                        }
-                    }
+                    self.check_buffer_argument(a, v);
+                    self.define_buffer_symbols(&a.name, v, a.dimensions);
                 }
             }
+        }
+        for (name, v, dims) in &opts.embedded {
+            self.define_buffer_symbols(name, *v, *dims);
         }
         let body_bb = self.new_block("body");
         self.br(body_bb);
@@ -99,7 +115,7 @@ impl CodeGen {
         let ft = self.t_fn(i32t, &arg_tys);
         let f = self.add_function(&p.name, ft, false);
         self.begin_wrapper(f);
-        let mut args = vec![self.null_ptr()];
+        let mut args = vec![if has_uc_arg { self.param(f, 0) } else { self.null_ptr() }];
         for i in 0..arg_tys.len() {
             args.push(self.param(f, i as u32));
         }
@@ -107,7 +123,8 @@ impl CodeGen {
         self.ret(r);
 
         // name_argv(void**) and name_argv_uc(void*, void**)
-        for with_uc in [false, true] {
+        let variants: &[bool] = if opts.jit_entry { &[false, true] } else { &[false] };
+        for &with_uc in variants {
             let (fname, params) = if with_uc {
                 (argv_uc_symbol(&p.name), vec![ptr, ptr])
             } else {
@@ -123,6 +140,13 @@ impl CodeGen {
             };
             let mut args = vec![uc];
             for (i, a) in p.args.iter().enumerate() {
+                if i == 0 && has_uc_arg && !with_uc {
+                    // argv[0] points at the user context.
+                    let slot = self.gep(ptr, argv, self.i64c(0));
+                    let pv = self.load(ptr, slot, 8);
+                    let ucv = self.load(ptr, pv, 8);
+                    args[0] = ucv;
+                }
                 let slot = self.gep(ptr, argv, self.i64c(i as i64));
                 let pv = self.load(ptr, slot, 8);
                 let v = match a.kind {
@@ -140,6 +164,58 @@ impl CodeGen {
             self.ret(r);
         }
         Ok(())
+    }
+
+    /// Define `name.buffer`, `name` (the host pointer) and the shape
+    /// variables of a `halide_buffer_t*` with `dimensions` dimensions.
+    fn define_buffer_symbols(&mut self, name: &str, v: Val, dimensions: usize) {
+        let ptr = self.t_ptr();
+        let i32t = self.t_i32();
+        self.push_sym(&format!("{name}.buffer"), v);
+        let hp = self.gep_bytes(v, offsets::HOST);
+        let host = self.load(ptr, hp, 8);
+        self.push_sym(name, host);
+        if dimensions > 0 {
+            let dp = self.gep_bytes(v, offsets::DIM);
+            let dims = self.load(ptr, dp, 8);
+            for d in 0..dimensions {
+                for (k, field) in ["min", "extent", "stride"].iter().enumerate() {
+                    let off = d as u64 * offsets::DIM_SIZE + 4 * k as u64;
+                    let fp = self.gep_bytes(dims, off);
+                    let fv = self.load(i32t, fp, 4);
+                    self.push_sym(&format!("{name}.{field}.{d}"), fv);
+                }
+            }
+        }
+    }
+
+    /// Return Halide's error from the body unless buffer argument `a`
+    /// (the value `v`) is non-null and has its declared dimensionality:
+    /// its shape is read right after.
+    fn check_buffer_argument(&mut self, a: &LoweredArgument, v: Val) {
+        let uc = self.f.user_context;
+        let name = self.global_string(&a.name);
+        let is_null = self.icmp(IP::LLVMIntEQ, v, self.null_ptr());
+        let fail = self.new_block("buffer_is_null");
+        let ok = self.new_block("buffer_not_null");
+        self.cond_br(is_null, fail, ok);
+        self.position(fail);
+        let code = self.call_extern("halide_error_buffer_argument_is_null", self.t_i32(), &[uc, name]);
+        self.ret(code);
+        self.position(ok);
+        let dp = self.gep_bytes(v, offsets::DIMENSIONS);
+        let given = self.load(self.t_i32(), dp, 4);
+        let wrong = self.icmp(IP::LLVMIntNE, given, self.i32c(a.dimensions as i64));
+        let fail = self.new_block("bad_dimensions");
+        let ok = self.new_block("dimensions_ok");
+        self.cond_br(wrong, fail, ok);
+        self.position(fail);
+        let kind = if a.kind == ArgumentKind::OutputBuffer { "Output" } else { "Input" };
+        let what = self.global_string(&format!("{kind} buffer {}", a.name));
+        let want = self.i32c(a.dimensions as i64);
+        let code = self.call_extern("halide_error_bad_dimensions", self.t_i32(), &[uc, what, given, want]);
+        self.ret(code);
+        self.position(ok);
     }
 
     fn begin_wrapper(&mut self, f: Val) {

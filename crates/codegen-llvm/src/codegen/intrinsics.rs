@@ -198,13 +198,17 @@ impl CodeGen {
                 let fail = self.new_block("require_failed");
                 self.cond_br(c, ok, fail);
                 self.position(fail);
-                let code = self.report_error(&args[2..])?;
+                let code = self.report_error(
+                    ferrohalide_core::ir::ErrorCode::RequirementFailed.value(),
+                    &args[2..],
+                )?;
                 self.return_error(code);
                 self.position(ok);
                 self.codegen_expr(&args[1])
             }
             I::Error => {
-                let code = self.report_error(args)?;
+                let (code, parts) = CodeGen::error_parts(args);
+                let code = self.report_error(code, parts)?;
                 Ok(self.int_resize(code, self.llvm_ty(t), true))
             }
             I::Math(m) => self.codegen_math(m, t, args),

@@ -21,6 +21,7 @@
 //! - `parallel`: outlining parallel loop bodies into closures.
 //! - `strings`: building print lines and error messages at run time.
 //! - `entry`: the pipeline's entry points and argument unpacking.
+//! - `module`: a whole Module: its functions, embedded buffers, metadata.
 
 pub mod atomic;
 pub(crate) mod clamped_load;
@@ -28,6 +29,7 @@ pub mod entry;
 pub mod expr;
 pub mod intrinsics;
 pub mod math;
+pub mod module;
 pub mod ops;
 pub(crate) mod overlapping_loads;
 pub mod parallel;

@@ -1,6 +1,6 @@
 //! Statements: lets, assertions, loops, stores, allocations, branches.
 
-use ferrohalide_core::ir::{Expr, ExprNode, ForType, MemoryType, Stmt, StmtNode, Type};
+use ferrohalide_core::ir::{ErrorCode, Expr, ExprNode, ForType, MemoryType, Stmt, StmtNode, Type};
 use ferrohalide_core::{Error, Result};
 
 use super::ops::IP;
@@ -31,6 +31,13 @@ const ALLOCATION_PADDING: u64 = 64;
 /// The maximum buffer size without `large_buffers`, 2^31 - 1.
 const DEFAULT_MAX_BUFFER_SIZE: u64 = i32::MAX as u64;
 
+/// A call of one of the runtime's `halide_error_*` functions, which report
+/// an error and return its code.
+fn is_error_reporter(e: &Expr) -> bool {
+    matches!(e.node(), ferrohalide_core::ir::ExprNode::Call { name, kind: ferrohalide_core::ir::CallKind::Extern, .. }
+        if name.starts_with("halide_error_"))
+}
+
 impl CodeGen {
     pub(crate) fn codegen_stmt(&mut self, s: &Stmt) -> Result<()> {
         match s.node() {
@@ -52,16 +59,21 @@ impl CodeGen {
                 self.cond_br(c, ok, fail);
                 self.position(fail);
                 let code = match message.as_intrinsic(ferrohalide_core::ir::Intrinsic::Error) {
-                    Some(args) => self.report_error(args)?,
+                    Some(args) => {
+                        let (code, parts) = CodeGen::error_parts(args);
+                        self.report_error(code, parts)?
+                    }
+                    // A runtime reporter (halide_error_*) reports and returns the code.
+                    None if is_error_reporter(message) => self.codegen_expr(message)?,
                     None if message.ty().is_int_or_uint() => {
                         let args = [Expr::string("Assertion failed: "), Expr::string(condition.to_string())];
-                        self.report_error(&args)?;
+                        self.report_error(-1, &args)?;
                         let v = self.codegen_expr(message)?;
                         self.int_resize(v, self.t_i32(), message.ty().is_int())
                     }
                     None => {
                         let args = [Expr::string("Assertion failed: "), message.clone()];
-                        self.report_error(&args)?
+                        self.report_error(-1, &args)?
                     }
                 };
                 // A zero code would read as success: use -1 then.
@@ -130,7 +142,13 @@ impl CodeGen {
     /// If `failed` (an i1) holds, report `message` and return an error code
     /// from the pipeline. `values` are named values the message mentions
     /// (as Variables).
-    fn fail_if(&mut self, failed: Val, message: &[Expr], values: &[(&str, Val)]) -> Result<()> {
+    fn fail_if(
+        &mut self,
+        failed: Val,
+        code: ErrorCode,
+        message: &[Expr],
+        values: &[(&str, Val)],
+    ) -> Result<()> {
         let ok = self.new_block("check_ok");
         let fail = self.new_block("check_failed");
         self.cond_br(failed, fail, ok);
@@ -138,7 +156,7 @@ impl CodeGen {
         for (n, v) in values {
             self.push_sym(n, *v);
         }
-        let code = self.report_error(message);
+        let code = self.report_error(code.value(), message);
         for (n, _) in values {
             self.pop_sym(n);
         }
@@ -185,6 +203,7 @@ impl CodeGen {
         // (Halide's halide_error_buffer_allocation_too_large text.)
         self.fail_if(
             too_large,
+            ErrorCode::BufferAllocationTooLarge,
             &[
                 Expr::string(format!("Total allocation for buffer {name} is ")),
                 Expr::var(Type::uint(64), "__alloc_size"),
@@ -212,7 +231,12 @@ impl CodeGen {
         let p = self.codegen_expr(value)?;
         let is_null = self.icmp(IP::LLVMIntEQ, p, self.null_ptr());
         // (Halide's halide_error_out_of_memory text.)
-        self.fail_if(is_null, &[Expr::string("Out of memory (halide_malloc returned nullptr)")], &[])?;
+        self.fail_if(
+            is_null,
+            ErrorCode::OutOfMemory,
+            &[Expr::string("Out of memory (halide_malloc returned nullptr)")],
+            &[],
+        )?;
         self.f.heap_allocs.push((p, release));
         self.push_sym(name, p);
         let r = self.codegen_stmt(body);
@@ -414,6 +438,7 @@ impl CodeGen {
         // (Halide's halide_error_out_of_memory text.)
         self.fail_if(
             is_null,
+            ErrorCode::OutOfMemory,
             &[Expr::string("Out of memory (halide_malloc returned nullptr)")],
             &[],
         )?;

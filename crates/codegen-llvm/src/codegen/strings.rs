@@ -113,9 +113,21 @@ impl CodeGen {
         })
     }
 
+    /// The arguments of an `Intrinsic::Error` (`Expr::error`): its code and
+    /// the parts of its message.
+    pub(crate) fn error_parts(args: &[Expr]) -> (i32, &[Expr]) {
+        match args.split_first() {
+            Some((c, rest)) if c.ty() == ferrohalide_core::ir::Type::i32() => match c.as_int_const() {
+                Some(v) => (v as i32, rest),
+                None => (-1, args),
+            },
+            _ => (-1, args),
+        }
+    }
+
     /// Concatenate `args` into a message, report it with `halide_error`
-    /// and return the error code (an i32 value, -1).
-    pub(crate) fn report_error(&mut self, args: &[Expr]) -> Result<Val> {
+    /// and return `code` (an i32 value).
+    pub(crate) fn report_error(&mut self, code: i32, args: &[Expr]) -> Result<Val> {
         let mut vals = Vec::with_capacity(args.len());
         for a in args {
             vals.push(self.codegen_expr(a)?);
@@ -127,6 +139,6 @@ impl CodeGen {
         };
         let uc = self.f.user_context;
         self.call_extern(names::ERROR, self.t_void(), &[uc, msg]);
-        Ok(self.i32c(-1))
+        Ok(self.i32c(code as i64))
     }
 }

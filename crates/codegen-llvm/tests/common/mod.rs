@@ -13,6 +13,7 @@ pub fn out_arg(name: &str, ty: Type, dims: usize) -> LoweredArgument {
         kind: ArgumentKind::OutputBuffer,
         ty,
         dimensions: dims,
+        estimates: Default::default(),
     }
 }
 pub fn in_arg(name: &str, ty: Type, dims: usize) -> LoweredArgument {
@@ -21,6 +22,7 @@ pub fn in_arg(name: &str, ty: Type, dims: usize) -> LoweredArgument {
         kind: ArgumentKind::InputBuffer,
         ty,
         dimensions: dims,
+        estimates: Default::default(),
     }
 }
 pub fn scalar_arg(name: &str, ty: Type) -> LoweredArgument {
@@ -29,6 +31,7 @@ pub fn scalar_arg(name: &str, ty: Type) -> LoweredArgument {
         kind: ArgumentKind::InputScalar,
         ty,
         dimensions: 0,
+        estimates: Default::default(),
     }
 }
 

@@ -214,8 +214,9 @@ pub enum Intrinsic {
     BufferGetTypeBits,
     BufferGetTypeLanes,
     BufferIsBoundsQuery,
-    /// Runtime error reporting: returns an error code (int32) after reporting.
-    /// args: kind-specific values; name of the error in the StringImm arg 0.
+    /// Runtime error reporting (an assertion's message, `Expr::error`):
+    /// arg 0 is the error code (an Int32 constant) the pipeline returns,
+    /// the others (strings and values) are concatenated into the message.
     Error,
     /// Left by the simplifier where constant folding a signed 32/64-bit
     /// operation overflowed (undefined in Halide); code generation reports it.
@@ -917,6 +918,14 @@ impl Expr {
             },
         )
     }
+    /// An assertion's message: reports the concatenation of `parts`
+    /// (strings and values) and makes the pipeline return `code`.
+    pub fn error(code: crate::ir::ErrorCode, parts: Vec<Expr>) -> Expr {
+        let mut args = vec![Expr::i32(code.value() as i64)];
+        args.extend(parts);
+        Expr::intrinsic(Type::i32(), Intrinsic::Error, args)
+    }
+
     pub fn intrinsic(ty: Type, which: Intrinsic, args: Vec<Expr>) -> Expr {
         Expr::call(ty, which.name(), args, CallKind::Intrinsic(which))
     }

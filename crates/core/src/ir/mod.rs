@@ -2,6 +2,7 @@
 //! generic machinery to walk, rebuild, compare and print them.
 
 pub mod equality;
+pub mod error_code;
 pub mod expr;
 pub mod function_ptr;
 pub mod printer;
@@ -11,6 +12,7 @@ pub mod types;
 pub mod visit;
 
 pub use equality::{equal, ExprKey};
+pub use error_code::ErrorCode;
 pub use expr::{BinOp, CallKind, Expr, ExprNode, Intrinsic, MathFn, Range, VectorReduceOp};
 pub use function_ptr::{FunctionPtr, FunctionTarget};
 pub use stmt::{ForType, MemoryType, Stmt, StmtNode};

@@ -55,7 +55,7 @@ fn stage_checks(func: &str, stage: &StageSchedule, specs: &[Specialization], out
         let text = expr_to_string(factor);
         out.push(Stmt::assert(
             positive,
-            error_message(vec![
+            error_message(crate::ir::ErrorCode::SplitFactorNotPositive, vec![
                 Expr::string(format!(
                     "In schedule for func {func}, the factor used to split the variable {} into {} and {} is {text}. This evaluated to ",
                     last(old),

@@ -88,7 +88,7 @@ impl AllocationBounds<'_> {
                     let max = simplify(&Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::i32(1)));
                     checks.push(Stmt::assert(
                         Expr::and(Expr::le(min.clone(), lo.clone()), Expr::ge(max.clone(), hi.clone())),
-                        error_message(vec![
+                        error_message(crate::ir::ErrorCode::ExplicitBoundsTooSmall, vec![
                             Expr::string(format!("Bounds given for {name} in {a} (from ")),
                             min.clone(),
                             Expr::string(" to "),

@@ -161,7 +161,7 @@ fn explicit_bound_checks(f: &Function, arg: &str, required: &(Expr, Expr)) -> Ve
             );
             Some(Stmt::assert(
                 ok,
-                buffer_checks::error_message(vec![
+                buffer_checks::error_message(crate::ir::ErrorCode::ExplicitBoundsTooSmall, vec![
                     Expr::string(format!("Bounds given for {} in {arg} (from ", c.name)),
                     min,
                     Expr::string(" to "),

@@ -28,12 +28,12 @@ use crate::analysis::bounds::{box_touched, boxes_required, Scope};
 use crate::analysis::simplify::simplify;
 use crate::analysis::widen::exact_int32;
 use crate::error::{Error, Result};
-use crate::ir::{Expr, Intrinsic, Stmt, Type};
+use crate::ir::{ErrorCode, Expr, Stmt, Type};
 use crate::lang::function::Function;
 use crate::lang::print::expr_to_string;
 
-pub(crate) fn error_message(parts: Vec<Expr>) -> Expr {
-    Expr::intrinsic(Type::i32(), Intrinsic::Error, parts)
+pub(crate) fn error_message(code: ErrorCode, parts: Vec<Expr>) -> Expr {
+    Expr::error(code, parts)
 }
 
 fn range_checks(
@@ -60,7 +60,7 @@ fn range_checks(
             let lo = simplify(&exact_int32(lo));
             out.push(Stmt::assert(
                 Expr::ge(lo.clone(), bmin.clone()),
-                error_message(vec![
+                error_message(ErrorCode::AccessOutOfBounds, vec![
                     Expr::string(format!("{kind} buffer {buf} is accessed at ")),
                     lo,
                     Expr::string(", which is before the min ("),
@@ -73,7 +73,7 @@ fn range_checks(
             let hi = simplify(&exact_int32(hi));
             out.push(Stmt::assert(
                 Expr::le(hi.clone(), bmax.clone()),
-                error_message(vec![
+                error_message(ErrorCode::AccessOutOfBounds, vec![
                     Expr::string(format!("{kind} buffer {buf} is accessed at ")),
                     hi,
                     Expr::string(", which is beyond the max ("),
@@ -87,16 +87,16 @@ fn range_checks(
 }
 
 /// A shape constraint `name == value` on buffer shape variable `name`.
-struct Constraint {
-    name: String,
-    value: Expr,
+pub(crate) struct Constraint {
+    pub(crate) name: String,
+    pub(crate) value: Expr,
 }
 
 fn constraint_check(c: &Constraint) -> Stmt {
     let v = Expr::var_i32(c.name.clone());
     Stmt::assert(
         Expr::eq(v.clone(), c.value.clone()),
-        error_message(vec![
+        error_message(ErrorCode::ConstraintViolated, vec![
             Expr::string(format!("Constraint violated: {} (", c.name)),
             v,
             Expr::string(format!(") == {} (", expr_to_string(&c.value))),
@@ -124,14 +124,14 @@ fn param_range_checks(p: &crate::lang::parameter::Parameter, out: &mut Vec<Stmt>
     let name = p.name();
     for (bound, is_min) in [(p.min_value(), true), (p.max_value(), false)] {
         let Some(b) = bound else { continue };
-        let (cond, words) = if is_min {
-            (Expr::ge(v.clone(), b.clone()), "at least")
+        let (cond, words, code) = if is_min {
+            (Expr::ge(v.clone(), b.clone()), "at least", ErrorCode::ParamTooSmall)
         } else {
-            (Expr::le(v.clone(), b.clone()), "at most")
+            (Expr::le(v.clone(), b.clone()), "at most", ErrorCode::ParamTooLarge)
         };
         out.push(Stmt::assert(
             cond,
-            error_message(vec![
+            error_message(code, vec![
                 Expr::string(format!("Parameter {name} is ")),
                 wide(v.clone()),
                 Expr::string(format!(" but must be {words} ")),
@@ -146,7 +146,7 @@ fn param_range_checks(p: &crate::lang::parameter::Parameter, out: &mut Vec<Stmt>
 /// for a bound Buffer that is dense (code for a bound Buffer is compiled
 /// for its layout; the cache key records whether it is dense) and for
 /// every output.
-fn shape_constraints(inputs: &Inputs, outputs: &[Function]) -> Vec<Constraint> {
+pub(crate) fn shape_constraints(inputs: &Inputs, outputs: &[Function]) -> Vec<Constraint> {
     let mut out = vec![];
     for b in &inputs.buffers {
         let name = b.name();
@@ -261,7 +261,7 @@ fn tuple_shape_checks(buffers: &[String], dims: usize, out: &mut Vec<Stmt>) {
                 let (v, w) = (Expr::var_i32(mine.clone()), Expr::var_i32(theirs.clone()));
                 out.push(Stmt::assert(
                     Expr::eq(v.clone(), w.clone()),
-                    error_message(vec![
+                    error_message(ErrorCode::ConstraintViolated, vec![
                         Expr::string(format!("Constraint violated: {mine} (")),
                         v,
                         Expr::string(format!(") == {theirs} (")),

@@ -40,6 +40,7 @@ pub mod apply_split;
 pub mod arguments;
 pub mod bounds_inference;
 pub mod buffer_checks;
+pub mod entry_checks;
 pub mod environment;
 pub mod fuse_loop_nests;
 pub mod fused_groups;
@@ -67,6 +68,21 @@ pub struct LoweredArgument {
     pub kind: ArgumentKind,
     pub ty: Type,
     pub dimensions: usize,
+    /// What the argument's metadata tells callers (ahead of time).
+    pub estimates: ArgumentEstimates,
+}
+
+/// What Halide's metadata says of an argument besides its type: a
+/// scalar's default, range and estimate (constants), a buffer's estimated
+/// min and extent per dimension (for autoschedulers).
+#[derive(Clone, Debug, Default)]
+pub struct ArgumentEstimates {
+    pub scalar_def: Option<crate::ir::Expr>,
+    pub scalar_min: Option<crate::ir::Expr>,
+    pub scalar_max: Option<crate::ir::Expr>,
+    pub scalar_estimate: Option<crate::ir::Expr>,
+    /// (min, extent) per dimension.
+    pub buffer_estimates: Vec<(Option<crate::ir::Expr>, Option<crate::ir::Expr>)>,
 }
 
 #[derive(Clone, Debug)]
@@ -176,6 +192,9 @@ pub struct LowerOptions {
     /// What the target queries (`target_bits()`, ...) answer; the unknown
     /// `Target()` stands for the host.
     pub target: crate::target::Target,
+    /// Put the code a C caller needs in front (bounds queries, argument
+    /// checks: `entry_checks.rs`); the JIT's driver checks on its side.
+    pub entry_checks: bool,
 }
 
 /// The loop partition policies the schedules set, by loop name.
@@ -273,6 +292,7 @@ fn lower_environment(
             kind: ArgumentKind::InputBuffer,
             ty: b.ty(),
             dimensions: b.dimensions(),
+            estimates: Default::default(),
         })
         .collect();
     args.extend(inputs.scalars.iter().map(|p| LoweredArgument {
@@ -280,6 +300,7 @@ fn lower_environment(
         kind: ArgumentKind::InputScalar,
         ty: p.ty(),
         dimensions: 0,
+        estimates: Default::default(),
     }));
     for o in outputs {
         let names = crate::lang::tuple::element_buffer_names(o);
@@ -289,6 +310,7 @@ fn lower_environment(
                 kind: ArgumentKind::OutputBuffer,
                 ty,
                 dimensions: o.dimensions(),
+                estimates: Default::default(),
             });
         }
     }
@@ -317,6 +339,11 @@ fn lower_environment(
         .iter()
         .map(|o| box_touched(&s, &o.name(), &Scope::new()).unwrap_or_default())
         .collect();
+    let entry = if options.entry_checks {
+        Some(entry_checks::entry_checks(&s, &inputs, outputs, target)?)
+    } else {
+        None
+    };
     s = log.run("buffer checks", s, |s| {
         buffer_checks::add_buffer_checks(s.clone(), env, outputs)
     })?;
@@ -356,6 +383,12 @@ fn lower_environment(
     s = log.run("partition loops", s, |s| partition_loops::partition_loops(s, &policies))?;
     s = log.run("strip likely", s, |s| Ok(partition_loops::strip_likely(s)))?;
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
+    if let Some(entry) = entry {
+        let bounds_query = !target.has_feature(crate::target::feature::NO_BOUNDS_QUERY);
+        s = log.run("entry checks", s, |s| {
+            Ok(entry.wrap(s.clone(), bounds_query, !options.no_asserts))
+        })?;
+    }
 
     Ok(Lowered {
         pipeline: LoweredPipeline {

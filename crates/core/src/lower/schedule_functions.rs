@@ -139,9 +139,8 @@ fn build_specialized_nest(
             // Only ever last, with a true condition: it replaces the default.
             Some(msg) => Stmt::assert(
                 Expr::bool_const(false),
-                Expr::intrinsic(
-                    Type::i32(),
-                    Intrinsic::Error,
+                Expr::error(
+                    crate::ir::ErrorCode::SpecializeFail,
                     vec![Expr::string(format!(
                         "A schedule specialized with specialize_fail() was chosen: {msg}"
                     ))],

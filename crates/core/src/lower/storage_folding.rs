@@ -45,7 +45,7 @@ use crate::ir::visit::{
     expr_uses_var, mutate_expr_children, mutate_stmt_children, walk_expr, walk_stmt,
 };
 use crate::ir::{
-    CallKind, Expr, ExprNode, ForType, Intrinsic, MemoryType, Mutator, Range, Stmt, StmtNode, Type,
+    CallKind, Expr, ExprNode, ForType, MemoryType, Mutator, Range, Stmt, StmtNode, Type,
     Visitor,
 };
 use crate::schedule::StorageFold;
@@ -367,9 +367,8 @@ fn track_fold(
             )
         }
         fn bad_fold(&self) -> Expr {
-            Expr::intrinsic(
-                Type::i32(),
-                Intrinsic::Error,
+            Expr::error(
+                crate::ir::ErrorCode::BadFold,
                 vec![Expr::string(format!(
                     "The folded storage dimension {} of {} was accessed out of order by loop {}.",
                     self.var, self.func, self.v
@@ -491,9 +490,8 @@ fn prepend(first: Option<Stmt>, s: Stmt) -> Stmt {
 
 /// Halide's fold-factor-too-small error, as an assertion message.
 fn fold_too_small(func: &str, var: &str, factor: &Expr, v: &str, extent: &Expr) -> Expr {
-    Expr::intrinsic(
-        Type::i32(),
-        Intrinsic::Error,
+    Expr::error(
+        crate::ir::ErrorCode::FoldFactorTooSmall,
         vec![
             Expr::string("The fold factor ("),
             factor.clone(),

@@ -1552,7 +1552,7 @@ mod tests {
     #[test]
     fn vector_assert_is_scalarized() {
         let x = i32v("x");
-        let err = Expr::intrinsic(Type::i32(), Intrinsic::Error, vec![Expr::string("bad")]);
+        let err = Expr::error(crate::ir::ErrorCode::Generic, vec![Expr::string("bad")]);
         let s = vloop(
             "x",
             c(0),

@@ -1,0 +1,91 @@
+//! Ahead-of-time output of a `Module`: object code, assembly, LLVM bitcode
+//! and LLVM assembly, from one LLVM module built the way the JIT builds its
+//! own (`jit::build_llvm_module`), plus the standalone runtime.
+//!
+//! An object carries the C runtime (linked in before optimization, its
+//! functions weak so that several objects link together) unless the target
+//! has `no_runtime`; then the program links a standalone runtime instead.
+//! Code is position independent, so objects also go into shared libraries
+//! (Python extensions).
+
+use ferrohalide_core::module::Module;
+use ferrohalide_core::target::{feature, Target};
+use ferrohalide_core::{Error, Result};
+use inkwell::context::Context;
+use inkwell::targets::{CodeModel, FileType, RelocMode, TargetMachine, TargetTriple};
+
+use crate::jit::{build_llvm_module, target_machine_for};
+use crate::runtime_module::runtime_module;
+use crate::target::JitTarget;
+
+/// The kinds of output this module writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LlvmOutput {
+    Object,
+    Assembly,
+    Bitcode,
+    LlvmAssembly,
+}
+
+fn machine(jt: &JitTarget, triple: &str) -> Result<TargetMachine> {
+    target_machine_for(jt, &TargetTriple::create(triple), CodeModel::Default, RelocMode::PIC)
+}
+
+fn emit(machine: &TargetMachine, module: &inkwell::module::Module, kind: LlvmOutput) -> Result<Vec<u8>> {
+    Ok(match kind {
+        LlvmOutput::Object | LlvmOutput::Assembly => {
+            let ft = if kind == LlvmOutput::Object { FileType::Object } else { FileType::Assembly };
+            machine
+                .write_to_memory_buffer(module, ft)
+                .map_err(|e| Error::internal(format!("LLVM code generation failed: {}", e.to_string())))?
+                .as_slice()
+                .to_vec()
+        }
+        LlvmOutput::Bitcode => module.write_bitcode_to_memory().as_slice().to_vec(),
+        LlvmOutput::LlvmAssembly => module.print_to_string().to_bytes().to_vec(),
+    })
+}
+
+/// Compile `m` once and write each of `kinds`, in order.
+pub fn compile_module(m: &Module, kinds: &[LlvmOutput]) -> Result<Vec<Vec<u8>>> {
+    // Code generation recurses as deep as the lowered expressions nest.
+    ferrohalide_core::stack::with_large_stack(|| compile_module_here(m, kinds))
+}
+
+fn compile_module_here(m: &Module, kinds: &[LlvmOutput]) -> Result<Vec<Vec<u8>>> {
+    let (jt, triple) = JitTarget::for_aot(&m.target)?;
+    let machine = machine(&jt, triple)?;
+    let ctx = Context::create();
+    let runtime = if m.target.has_feature(feature::NO_RUNTIME) {
+        None
+    } else {
+        Some(runtime_module(&ctx, triple)?)
+    };
+    let module = build_llvm_module(&ctx, m, &jt, &machine, false, runtime)?;
+    kinds.iter().map(|&k| emit(&machine, &module, k)).collect()
+}
+
+/// The runtime alone for `target` (Halide's `compile_standalone_runtime`):
+/// what objects compiled with `no_runtime` link against.
+pub fn standalone_runtime(target: &Target, kinds: &[LlvmOutput]) -> Result<Vec<Vec<u8>>> {
+    let (jt, triple) = JitTarget::for_aot(target)?;
+    let machine = machine(&jt, triple)?;
+    let ctx = Context::create();
+    let module = runtime_module(&ctx, triple)?;
+    module.set_data_layout(&machine.get_target_data().get_data_layout());
+    kinds.iter().map(|&k| emit(&machine, &module, k)).collect()
+}
+
+/// The names of the functions an object of `m` defines for other code
+/// (the symbol index of a static library lists them).
+pub fn exported_symbols(m: &Module) -> Vec<String> {
+    let mut out = vec![];
+    for f in m.public_functions() {
+        out.push(f.pipeline.name.clone());
+        out.push(crate::codegen::entry::argv_symbol(&f.pipeline.name));
+        if f.linkage == ferrohalide_core::module::Linkage::ExternalPlusMetadata {
+            out.push(format!("{}_metadata", f.pipeline.name));
+        }
+    }
+    out
+}

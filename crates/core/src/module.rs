@@ -1,0 +1,241 @@
+//! A `Module`: the lowered functions of ahead-of-time compilation and
+//! everything their object file carries (Halide's Module.h), before code
+//! generation. The JIT and every ahead-of-time writer (object, assembly,
+//! bitcode, C header, Python extension, ...) consume this one description.
+//!
+//! `lower_module` lowers a pipeline for a target with the argument list the
+//! caller gives (Halide's calling convention: those arguments in that
+//! order, then one buffer per output value) and with the entry code a C
+//! caller needs (bounds queries and argument checks, `lower/entry_checks.rs`).
+
+use crate::buffer::Buffer;
+use crate::error::{Error, Result};
+use crate::ir::Expr;
+use crate::lang::function::Function;
+use crate::lang::parameter::Parameter;
+use crate::lower::arguments::InputBuffer;
+use crate::lower::{ArgumentEstimates, ArgumentKind, LowerOptions, LoweredArgument, LoweredPipeline};
+use crate::target::{feature, Target};
+
+/// How a function of a module is visible to the code linking it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Linkage {
+    /// Callable from outside; no metadata.
+    External,
+    /// Callable from outside, with `NAME_argv` and `NAME_metadata`.
+    ExternalPlusMetadata,
+    /// Only for other functions of the module.
+    Internal,
+}
+
+/// One function of a module.
+#[derive(Clone, Debug)]
+pub struct ModuleFunction {
+    pub pipeline: LoweredPipeline,
+    pub linkage: Linkage,
+}
+
+#[derive(Clone, Debug)]
+pub struct Module {
+    pub name: String,
+    pub target: Target,
+    pub functions: Vec<ModuleFunction>,
+    /// Buffers the functions read that are part of the code (an `hl.Buffer`
+    /// used in the algorithm and not passed as an argument): the object
+    /// carries their contents and shape.
+    pub buffers: Vec<(String, Buffer)>,
+}
+
+impl Module {
+    pub fn new(name: impl Into<String>, target: Target) -> Module {
+        Module {
+            name: name.into(),
+            target,
+            functions: vec![],
+            buffers: vec![],
+        }
+    }
+
+    /// The functions other code can call, in order.
+    pub fn public_functions(&self) -> impl Iterator<Item = &ModuleFunction> {
+        self.functions.iter().filter(|f| f.linkage != Linkage::Internal)
+    }
+
+    /// Add the functions and buffers of `other` (Halide's `Module::append`).
+    pub fn append(&mut self, other: &Module) -> Result<()> {
+        for f in &other.functions {
+            if self.functions.iter().any(|g| g.pipeline.name == f.pipeline.name) {
+                return Err(Error::user(format!(
+                    "Module {} already has a function named {}\n",
+                    self.name, f.pipeline.name
+                )));
+            }
+            self.functions.push(f.clone());
+        }
+        for (n, b) in &other.buffers {
+            if !self.buffers.iter().any(|(m, c)| m == n && c.same_as(b)) {
+                self.buffers.push((n.clone(), b.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `link_modules(name, modules)`: one module holding every function of
+/// `modules`, which must all be for the same target.
+pub fn link_modules(name: &str, modules: &[Module]) -> Result<Module> {
+    let Some(first) = modules.first() else {
+        return Err(Error::user("link_modules needs at least one module\n"));
+    };
+    let mut out = Module::new(name, first.target.clone());
+    for m in modules {
+        if m.target != first.target {
+            return Err(Error::user(format!(
+                "Mismatched targets in modules to link ({}, {})\n",
+                first.target, m.target
+            )));
+        }
+        out.append(m)?;
+    }
+    Ok(out)
+}
+
+fn scalar_estimates(p: &Parameter) -> ArgumentEstimates {
+    ArgumentEstimates {
+        scalar_def: p.scalar(),
+        scalar_min: p.min_value(),
+        scalar_max: p.max_value(),
+        scalar_estimate: p.lock().estimate.clone(),
+        buffer_estimates: vec![],
+    }
+}
+
+fn buffer_estimates(p: &Parameter) -> ArgumentEstimates {
+    ArgumentEstimates {
+        buffer_estimates: p
+            .constraints()
+            .into_iter()
+            .map(|c| (c.min_estimate, c.extent_estimate))
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// The message for an input the pipeline reads that the argument list
+/// does not name (Halide's).
+pub fn missing_argument(what: &str, name: &str, listed: &[Parameter]) -> Error {
+    let listed: Vec<String> = listed.iter().map(|p| p.name()).collect();
+    Error::user(format!(
+        "Generated code refers to {what} {name}, which was not found in the argument list.\n\nArgument list specified: {}\n\n",
+        listed.join(" ")
+    ))
+}
+
+/// Lower the pipeline computing `outputs` into a module with one public
+/// function `fn_name(arguments..., outputs...)` for `target`.
+pub fn lower_module(
+    outputs: &[Function],
+    arguments: &[Parameter],
+    fn_name: &str,
+    target: &Target,
+) -> Result<Module> {
+    for o in outputs {
+        if !o.has_pure_definition() {
+            return Err(Error::user(format!(
+                "Can't compile Pipeline with undefined output Func: {}.\n",
+                o.name()
+            )));
+        }
+    }
+    if !is_c_name(fn_name) {
+        return Err(Error::user(format!(
+            "The function name \"{fn_name}\" is not a valid C identifier\n"
+        )));
+    }
+    for (i, a) in arguments.iter().enumerate() {
+        if arguments[..i].iter().any(|b| b.name() == a.name()) {
+            return Err(Error::user(format!(
+                "The argument list has two arguments named {}\n",
+                a.name()
+            )));
+        }
+    }
+    let options = LowerOptions {
+        no_asserts: target.has_feature(feature::NO_ASSERTS),
+        target: target.clone(),
+        entry_checks: true,
+    };
+    let lowered = crate::lower::lower_with(outputs, fn_name, &options)?;
+    let inputs = &lowered.inputs;
+    for p in &inputs.scalars {
+        if !arguments.iter().any(|q| q.same_as(p)) {
+            return Err(missing_argument("parameter", &p.name(), arguments));
+        }
+    }
+    let mut module = Module::new(fn_name, target.clone());
+    for b in &inputs.buffers {
+        match b {
+            InputBuffer::Param(p) => {
+                if !arguments.iter().any(|q| q.same_as(p)) {
+                    return Err(missing_argument("image parameter", &p.name(), arguments));
+                }
+            }
+            InputBuffer::Bound(buf) => module.buffers.push((buf.name(), buf.clone())),
+        }
+    }
+    let mut args: Vec<LoweredArgument> = arguments
+        .iter()
+        .map(|p| LoweredArgument {
+            name: p.name(),
+            kind: if p.is_buffer() {
+                ArgumentKind::InputBuffer
+            } else {
+                ArgumentKind::InputScalar
+            },
+            ty: p.ty(),
+            dimensions: if p.is_buffer() { p.dimensions() } else { 0 },
+            estimates: if p.is_buffer() {
+                buffer_estimates(p)
+            } else {
+                scalar_estimates(p)
+            },
+        })
+        .collect();
+    args.extend(
+        lowered
+            .pipeline
+            .args
+            .iter()
+            .filter(|a| a.kind == ArgumentKind::OutputBuffer)
+            .cloned(),
+    );
+    for (i, a) in args.iter().enumerate() {
+        if args[..i].iter().any(|b| b.name == a.name) {
+            return Err(Error::user(format!(
+                "The argument {} has the name of an output of the pipeline\n",
+                a.name
+            )));
+        }
+    }
+    module.functions.push(ModuleFunction {
+        pipeline: LoweredPipeline {
+            name: fn_name.to_string(),
+            args,
+            body: lowered.pipeline.body,
+        },
+        linkage: Linkage::ExternalPlusMetadata,
+    });
+    Ok(module)
+}
+
+/// A C identifier: what a function name must be to be declared in C.
+pub fn is_c_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Scalar metadata values must be constants; anything else is dropped.
+pub fn constant_or_none(e: &Option<Expr>) -> Option<Expr> {
+    e.as_ref().filter(|e| e.is_const()).cloned()
+}
