@@ -46,13 +46,43 @@ fn emit(machine: &TargetMachine, module: &inkwell::module::Module, kind: LlvmOut
     })
 }
 
+/// What one compilation produced: each requested output, in order, and
+/// the symbols the object defines for other code (a static library's
+/// index lists them).
+pub struct Compiled {
+    pub outputs: Vec<Vec<u8>>,
+    pub symbols: Vec<String>,
+}
+
+/// The functions and variables `module` defines that other objects can see.
+fn defined_symbols(module: &inkwell::module::Module) -> Vec<String> {
+    use inkwell::module::Linkage as L;
+    let visible = |l: L| !matches!(l, L::Internal | L::Private);
+    let mut out = vec![];
+    let mut f = module.get_first_function();
+    while let Some(func) = f {
+        if func.count_basic_blocks() > 0 && visible(func.get_linkage()) {
+            out.push(func.get_name().to_string_lossy().into_owned());
+        }
+        f = func.get_next_function();
+    }
+    let mut g = module.get_first_global();
+    while let Some(global) = g {
+        if global.get_initializer().is_some() && visible(global.get_linkage()) {
+            out.push(global.get_name().to_string_lossy().into_owned());
+        }
+        g = global.get_next_global();
+    }
+    out
+}
+
 /// Compile `m` once and write each of `kinds`, in order.
-pub fn compile_module(m: &Module, kinds: &[LlvmOutput]) -> Result<Vec<Vec<u8>>> {
+pub fn compile_module(m: &Module, kinds: &[LlvmOutput]) -> Result<Compiled> {
     // Code generation recurses as deep as the lowered expressions nest.
     ferrohalide_core::stack::with_large_stack(|| compile_module_here(m, kinds))
 }
 
-fn compile_module_here(m: &Module, kinds: &[LlvmOutput]) -> Result<Vec<Vec<u8>>> {
+fn compile_module_here(m: &Module, kinds: &[LlvmOutput]) -> Result<Compiled> {
     let (jt, triple) = JitTarget::for_aot(&m.target)?;
     let machine = machine(&jt, triple)?;
     let ctx = Context::create();
@@ -62,30 +92,22 @@ fn compile_module_here(m: &Module, kinds: &[LlvmOutput]) -> Result<Vec<Vec<u8>>>
         Some(runtime_module(&ctx, triple)?)
     };
     let module = build_llvm_module(&ctx, m, &jt, &machine, false, runtime)?;
-    kinds.iter().map(|&k| emit(&machine, &module, k)).collect()
+    Ok(Compiled {
+        outputs: kinds.iter().map(|&k| emit(&machine, &module, k)).collect::<Result<_>>()?,
+        symbols: defined_symbols(&module),
+    })
 }
 
 /// The runtime alone for `target` (Halide's `compile_standalone_runtime`):
 /// what objects compiled with `no_runtime` link against.
-pub fn standalone_runtime(target: &Target, kinds: &[LlvmOutput]) -> Result<Vec<Vec<u8>>> {
+pub fn standalone_runtime(target: &Target, kinds: &[LlvmOutput]) -> Result<Compiled> {
     let (jt, triple) = JitTarget::for_aot(target)?;
     let machine = machine(&jt, triple)?;
     let ctx = Context::create();
     let module = runtime_module(&ctx, triple)?;
     module.set_data_layout(&machine.get_target_data().get_data_layout());
-    kinds.iter().map(|&k| emit(&machine, &module, k)).collect()
-}
-
-/// The names of the functions an object of `m` defines for other code
-/// (the symbol index of a static library lists them).
-pub fn exported_symbols(m: &Module) -> Vec<String> {
-    let mut out = vec![];
-    for f in m.public_functions() {
-        out.push(f.pipeline.name.clone());
-        out.push(crate::codegen::entry::argv_symbol(&f.pipeline.name));
-        if f.linkage == ferrohalide_core::module::Linkage::ExternalPlusMetadata {
-            out.push(format!("{}_metadata", f.pipeline.name));
-        }
-    }
-    out
+    Ok(Compiled {
+        outputs: kinds.iter().map(|&k| emit(&machine, &module, k)).collect::<Result<_>>()?,
+        symbols: defined_symbols(&module),
+    })
 }

@@ -376,8 +376,10 @@ impl JitTarget {
             on.push("ssse3");
             on.push("sse4.2");
         }
+        // (LLVM 19 knows no avx512er/avx512pf: Xeon Phi is gone.)
         let features: Vec<String> = X86_VECTOR_FEATURES
             .iter()
+            .filter(|n| !matches!(**n, "avx512er" | "avx512pf") || on.contains(n))
             .map(|n| if on.contains(n) { format!("+{n}") } else { format!("-{n}") })
             .chain(on.iter().filter(|n| !X86_VECTOR_FEATURES.contains(n)).map(|n| format!("+{n}")))
             .collect();

@@ -6,6 +6,7 @@
 pub mod analysis;
 pub mod buffer;
 pub mod device_api;
+pub mod emit;
 pub mod error;
 pub mod ir;
 pub mod lang;

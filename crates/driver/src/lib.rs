@@ -4,9 +4,13 @@
 //!   first output Func, bind the arguments, run) — Halide's `realize`.
 //! - [`callable`]: `compile_to_callable`, a compiled pipeline called with
 //!   explicit argument values.
+//! - [`aot`]: ahead-of-time compilation of a `Module` to files (objects,
+//!   static libraries ([`archive`]), C headers, Python extensions, ...).
 //!
 //! Lowering lives in `ferrohalide-core`, code generation and the JIT in
 //! `ferrohalide-codegen-llvm`; this crate only sequences them.
 
+pub mod aot;
+pub mod archive;
 pub mod callable;
 pub mod pipeline;

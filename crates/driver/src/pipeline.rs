@@ -104,6 +104,17 @@ fn cache_key(outputs: &[Function], target: &Target) -> Result<CacheKey> {
     })
 }
 
+/// The target ahead-of-time compilation uses for `target`: the host when
+/// it is the unknown `Target()`.
+pub fn resolve_aot_target(target: &Target) -> Target {
+    ferrohalide_codegen_llvm::target::init_host_target();
+    if *target == Target::default() {
+        Target::host()
+    } else {
+        target.clone()
+    }
+}
+
 /// The target a realization without an explicit one uses (and what
 /// `Target()`, the unknown target, stands for).
 pub fn resolve_target(target: Option<&Target>) -> Result<Target> {

@@ -26,7 +26,7 @@ use super::ops::IP;
 use super::{CodeGen, FnState, Ty, Val};
 
 /// The name of the user-context argument (Halide's).
-pub const USER_CONTEXT_ARG: &str = "__user_context";
+pub const USER_CONTEXT_ARG: &str = ferrohalide_core::lower::entry_checks::USER_CONTEXT;
 
 /// Is `a` the user-context argument?
 pub fn is_user_context(a: &LoweredArgument) -> bool {
@@ -111,13 +111,28 @@ impl CodeGen {
         self.codegen_stmt(&p.body)?;
         self.ret(self.i32c(0));
 
-        // name(args...)
-        let ft = self.t_fn(i32t, &arg_tys);
+        // name(args...). A half-float scalar is passed as its bits (an
+        // i16): C compilers disagree on how to pass a half float.
+        let is_half = |a: &LoweredArgument| {
+            a.kind == ArgumentKind::InputScalar && a.ty.is_float() && a.ty.bits == 16
+        };
+        let public_tys: Vec<Ty> = p
+            .args
+            .iter()
+            .zip(&arg_tys)
+            .map(|(a, &t)| if is_half(a) { self.t_i16() } else { t })
+            .collect();
+        let ft = self.t_fn(i32t, &public_tys);
         let f = self.add_function(&p.name, ft, false);
         self.begin_wrapper(f);
         let mut args = vec![if has_uc_arg { self.param(f, 0) } else { self.null_ptr() }];
-        for i in 0..arg_tys.len() {
-            args.push(self.param(f, i as u32));
+        for (i, a) in p.args.iter().enumerate() {
+            let v = self.param(f, i as u32);
+            args.push(if is_half(a) {
+                self.cast(super::ops::Op::LLVMBitCast, v, arg_tys[i])
+            } else {
+                v
+            });
         }
         let r = self.call(body_fn, body_ft, &args);
         self.ret(r);

@@ -66,10 +66,16 @@ fn handle(name: &str) -> Expr {
     Expr::var(Type::handle(), format!("{name}.buffer"))
 }
 
-/// A call of one of the runtime's `halide_error_*` reporters.
+/// A call of one of the runtime's `halide_error_*` reporters (their first
+/// argument is the call's user context).
 fn reporter(name: &str, args: Vec<Expr>) -> Expr {
-    Expr::call(Type::i32(), name, args, CallKind::Extern)
+    let mut all = vec![Expr::var(Type::handle(), USER_CONTEXT)];
+    all.extend(args);
+    Expr::call(Type::i32(), name, all, CallKind::Extern)
 }
+
+/// The variable holding the call's user context (defined by the backend).
+pub const USER_CONTEXT: &str = "__user_context";
 
 /// `halide_type_t` packed as Halide's `as_u32`: code, bits, lanes (LE).
 fn packed_type(ty: Type) -> u32 {
@@ -192,9 +198,11 @@ pub fn entry_checks(
                     vec![Expr::string(b.error_name.clone()), Expr::i32(d as i64), pmin, pmax, rmin, rmax],
                 ),
             ));
-            set_dims.push(Stmt::evaluate(reporter(
+            set_dims.push(Stmt::evaluate(Expr::call(
+                Type::i32(),
                 "ferrohalide_buffer_set_dim",
                 [vec![handle(n), Expr::i32(d as i64)], proposed].concat(),
+                CallKind::Extern,
             )));
         }
         if !set_dims.is_empty() {
