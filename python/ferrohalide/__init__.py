@@ -107,7 +107,6 @@ for _name in [
     "EvictionKey",
     "ExternFuncArgument",
     "ImageParam",
-    "Module",
     "OutputImageParam",
     "Param",
     "Parameter",
@@ -123,7 +122,6 @@ for _name in [
         globals()[_name] = _make_unimplemented_class(_name)
 
 for _name in [
-    "compile_standalone_runtime",
     "deserialize_parameters",
     "deserialize_pipeline",
     "get_host_target",
@@ -131,7 +129,6 @@ for _name in [
     "get_target_from_environment",
     "host_supports_target_device",
     "lambda_func",
-    "link_modules",
     "load_plugin",
     "main",
     "propagate_adjoints",

@@ -135,6 +135,7 @@ pub fn missing_argument(what: &str, name: &str, listed: &[Parameter]) -> Error {
 /// function `fn_name(arguments..., outputs...)` for `target`.
 pub fn lower_module(
     outputs: &[Function],
+    requirements: &[crate::lang::requirement::Requirement],
     arguments: &[Parameter],
     fn_name: &str,
     target: &Target,
@@ -164,6 +165,7 @@ pub fn lower_module(
         no_asserts: target.has_feature(feature::NO_ASSERTS),
         target: target.clone(),
         entry_checks: true,
+        requirements: requirements.to_vec(),
     };
     let lowered = crate::lower::lower_with(outputs, fn_name, &options)?;
     let inputs = &lowered.inputs;
@@ -183,7 +185,16 @@ pub fn lower_module(
             InputBuffer::Bound(buf) => module.buffers.push((buf.name(), buf.clone())),
         }
     }
-    let mut args: Vec<LoweredArgument> = arguments
+    // Halide's `user_context` feature: the caller passes a context first.
+    let user_context = target.has_feature(feature::USER_CONTEXT).then(|| LoweredArgument {
+        name: crate::lower::entry_checks::USER_CONTEXT.to_string(),
+        kind: ArgumentKind::InputScalar,
+        ty: crate::ir::Type::handle(),
+        dimensions: 0,
+        estimates: Default::default(),
+    });
+    let mut args: Vec<LoweredArgument> = user_context.into_iter().collect();
+    args.extend(arguments
         .iter()
         .map(|p| LoweredArgument {
             name: p.name(),
@@ -199,8 +210,7 @@ pub fn lower_module(
             } else {
                 scalar_estimates(p)
             },
-        })
-        .collect();
+        }));
     args.extend(
         lowered
             .pipeline

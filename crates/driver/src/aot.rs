@@ -10,6 +10,7 @@ use ferrohalide_codegen_llvm::aot::{self, LlvmOutput};
 use ferrohalide_core::emit;
 use ferrohalide_core::lang::function::Function;
 use ferrohalide_core::lang::parameter::Parameter;
+use ferrohalide_core::lang::requirement::Requirement;
 use ferrohalide_core::lower::StmtOutputFormat;
 use ferrohalide_core::module::{lower_module, Module};
 use ferrohalide_core::target::Target;
@@ -213,25 +214,27 @@ fn module_stmt(m: &Module, format: StmtOutputFormat) -> String {
 /// Lower `outputs` with `arguments` into a module for `target` and write it.
 pub fn compile_to_files(
     outputs: &[Function],
+    requirements: &[Requirement],
     arguments: &[Parameter],
     fn_name: &str,
     target: &Target,
     files: &[(OutputFileType, PathBuf)],
 ) -> Result<()> {
     check_supported(files)?;
-    let m = compile_to_module(outputs, arguments, fn_name, target)?;
+    let m = compile_to_module(outputs, requirements, arguments, fn_name, target)?;
     compile_module_to_files(&m, files)
 }
 
 /// `compile_to_module`: lower for `target` (the host if unknown).
 pub fn compile_to_module(
     outputs: &[Function],
+    requirements: &[Requirement],
     arguments: &[Parameter],
     fn_name: &str,
     target: &Target,
 ) -> Result<Module> {
     let target = crate::pipeline::resolve_aot_target(target);
-    lower_module(outputs, arguments, fn_name, &target)
+    lower_module(outputs, requirements, arguments, fn_name, &target)
 }
 
 /// The runtime alone, written as each of `outputs`: an object, a static

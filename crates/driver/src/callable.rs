@@ -46,19 +46,20 @@ pub struct Callable {
 /// in call order) followed by the output buffers.
 pub fn compile_to_callable(
     outputs: &[Function],
+    requirements: &[ferrohalide_core::lang::requirement::Requirement],
     inputs: &[Parameter],
     target: Option<&Target>,
 ) -> Result<Callable> {
-    let compiled = compile_for(outputs, target)?;
+    let compiled = compile_for(outputs, requirements, target)?;
     for p in &compiled.inputs.scalars {
         if !inputs.iter().any(|q| q.same_as(p)) {
-            return Err(missing_argument("parameter", &p.name(), inputs));
+            return Err(ferrohalide_core::module::missing_argument("parameter", &p.name(), inputs));
         }
     }
     for b in &compiled.inputs.buffers {
         if let InputBuffer::Param(p) = b {
             if !inputs.iter().any(|q| q.same_as(p)) {
-                return Err(missing_argument("image parameter", &p.name(), inputs));
+                return Err(ferrohalide_core::module::missing_argument("image parameter", &p.name(), inputs));
             }
         }
     }
@@ -90,13 +91,6 @@ pub fn compile_to_callable(
     Ok(Callable { compiled, params })
 }
 
-fn missing_argument(what: &str, name: &str, inputs: &[Parameter]) -> Error {
-    let listed: Vec<String> = inputs.iter().map(|p| p.name()).collect();
-    Error::user(format!(
-        "Generated code refers to {what} {name}, which was not found in the argument list.\n\nArgument list specified: {}\n\n",
-        listed.join(" ")
-    ))
-}
 
 /// A scalar given to a Callable, converted to the argument's type the way
 /// Halide's bindings do: it must be exactly representable (no wrapping,

@@ -28,6 +28,7 @@ use ferrohalide_core::ir::Type;
 use ferrohalide_core::lang::function::Function;
 use ferrohalide_core::lang::parameter::{immediate_value, ScalarInput};
 use ferrohalide_core::lang::print::ir_type_name;
+use ferrohalide_core::lang::requirement::Requirement;
 use ferrohalide_core::lang::tuple::{element_buffer_name, element_buffer_names};
 use ferrohalide_core::lower::arguments::{InputBuffer, Inputs};
 use ferrohalide_core::lower::environment::{bound_input_buffers, build_environment};
@@ -46,6 +47,7 @@ use ferrohalide_codegen_llvm::target::JitTarget;
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct CacheKey {
     outputs: Vec<usize>,
+    requirements: Vec<u64>,
     funcs: Vec<(usize, u64)>,
     inputs: Vec<(String, Type, usize, bool)>,
     constraints: u64,
@@ -84,7 +86,7 @@ pub fn compilations() -> u64 {
     COMPILATIONS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-fn cache_key(outputs: &[Function], target: &Target) -> Result<CacheKey> {
+fn cache_key(outputs: &[Function], requirements: &[Requirement], target: &Target) -> Result<CacheKey> {
     let env = build_environment(outputs)?;
     let mut funcs: Vec<(usize, u64)> = env.sources.iter().map(|f| (f.id(), f.version())).collect();
     funcs.sort();
@@ -97,6 +99,7 @@ fn cache_key(outputs: &[Function], target: &Target) -> Result<CacheKey> {
         .collect();
     Ok(CacheKey {
         outputs: outputs.iter().map(|f| f.id()).collect(),
+        requirements: requirements.iter().map(|r| r.id).collect(),
         funcs,
         inputs,
         constraints: ferrohalide_core::lang::parameter::constraints_version(),
@@ -130,6 +133,7 @@ impl CacheKey {
     /// Funcs than `current`? It can never be used again: versions only grow.
     fn outdated_by(&self, current: &CacheKey) -> bool {
         self.outputs == current.outputs
+            && self.requirements == current.requirements
             && self.funcs.len() == current.funcs.len()
             && self
                 .funcs
@@ -140,10 +144,15 @@ impl CacheKey {
     }
 }
 
-/// Lower and compile `outputs` for `target`, or fetch the cached compilation.
-pub fn compile_for(outputs: &[Function], target: Option<&Target>) -> Result<Arc<Compiled>> {
+/// Lower and compile `outputs` (with the pipeline's `requirements`) for
+/// `target`, or fetch the cached compilation.
+pub fn compile_for(
+    outputs: &[Function],
+    requirements: &[Requirement],
+    target: Option<&Target>,
+) -> Result<Arc<Compiled>> {
     let target = resolve_target(target)?;
-    let key = cache_key(outputs, &target)?;
+    let key = cache_key(outputs, requirements, &target)?;
     let Some(first) = outputs.first() else {
         return Err(Error::user("Can't compile a Pipeline with no outputs.\n"));
     };
@@ -154,7 +163,7 @@ pub fn compile_for(outputs: &[Function], target: Option<&Target>) -> Result<Arc<
     if let Some(e) = entries().find(|e| e.key == key) {
         return Ok(e.compiled.clone());
     }
-    let compiled = Arc::new(compile_uncached(outputs, target)?);
+    let compiled = Arc::new(compile_uncached(outputs, requirements, target)?);
     cache.retain(|e| {
         e.downcast_ref::<CacheEntry>()
             .is_some_and(|e| !e.key.outdated_by(&key))
@@ -170,13 +179,14 @@ pub fn compile_for(outputs: &[Function], target: Option<&Target>) -> Result<Arc<
     Ok(compiled)
 }
 
-fn compile_uncached(outputs: &[Function], target: Target) -> Result<Compiled> {
+fn compile_uncached(outputs: &[Function], requirements: &[Requirement], target: Target) -> Result<Compiled> {
     let jit_target = JitTarget::for_target(&target)?;
     let name = outputs.first().map(|f| f.name()).unwrap_or_default();
     let options = LowerOptions {
         no_asserts: target.has_feature(feature::NO_ASSERTS),
         target: target.clone(),
         entry_checks: false,
+        requirements: requirements.to_vec(),
     };
     let lowered = lower_with(outputs, &name, &options)?;
     // Code generation recurses as deep as the lowered expressions nest.
@@ -195,7 +205,7 @@ fn compile_uncached(outputs: &[Function], target: Target) -> Result<Compiled> {
 
 /// Lower and compile `outputs` for the default JIT target (cached).
 pub fn compile(outputs: &[Function]) -> Result<Arc<Compiled>> {
-    compile_for(outputs, None)
+    compile_for(outputs, &[], None)
 }
 
 /// Check the buffer passed for output buffer `name` (a value of `f`, of type `ty`).
@@ -355,12 +365,13 @@ pub fn run(
 /// split that rounds up or shifts inwards), the storage is made large enough
 /// and the returned Buffer is a view of the requested region.
 pub fn realize(outputs: &[Function], sizes: &[i32]) -> Result<Vec<Buffer>> {
-    realize_for(outputs, sizes, None)
+    realize_for(outputs, &[], sizes, None)
 }
 
-/// `realize` for an explicit target.
+/// `realize` for a pipeline with requirements and an explicit target.
 pub fn realize_for(
     outputs: &[Function],
+    requirements: &[Requirement],
     sizes: &[i32],
     target: Option<&Target>,
 ) -> Result<Vec<Buffer>> {
@@ -385,7 +396,7 @@ pub fn realize_for(
             )));
         }
     }
-    let compiled = compile_for(outputs, target)?;
+    let compiled = compile_for(outputs, requirements, target)?;
     let known = known_values(&compiled.inputs, outputs, sizes);
     let mut full = vec![];
     for (i, f) in outputs.iter().enumerate() {
@@ -415,7 +426,7 @@ pub fn realize_for(
             full.push(b);
         }
     }
-    realize_into_for(outputs, &full, target)?;
+    realize_into_for(outputs, requirements, &full, target)?;
     // As Halide: the buffers are cropped back to the requested region if
     // the first one was grown; an output that only another output made
     // larger is then returned whole.
@@ -526,12 +537,13 @@ fn crop_view(b: &Buffer, sizes: &[i32]) -> Result<Buffer> {
 /// Realize `outputs` into caller-provided buffers (one per output value,
 /// the elements of a Tuple in order).
 pub fn realize_into(outputs: &[Function], buffers: &[Buffer]) -> Result<()> {
-    realize_into_for(outputs, buffers, None)
+    realize_into_for(outputs, &[], buffers, None)
 }
 
-/// `realize_into` for an explicit target.
+/// `realize_into` for a pipeline with requirements and an explicit target.
 pub fn realize_into_for(
     outputs: &[Function],
+    requirements: &[Requirement],
     buffers: &[Buffer],
     target: Option<&Target>,
 ) -> Result<()> {
@@ -563,6 +575,6 @@ pub fn realize_into_for(
     for ((f, name, ty), b) in values.iter().zip(buffers) {
         check_output_buffer(f, name, *ty, b)?;
     }
-    let compiled = compile_for(outputs, target)?;
+    let compiled = compile_for(outputs, requirements, target)?;
     run(&compiled, &mut |a| stored_input(&compiled, a), buffers)
 }

@@ -43,6 +43,7 @@ fn brighten(dir: &Path, name: &str, target: &str) {
     );
     compile_to_files(
         &[f.function.clone()],
+        &[],
         &[input.param().clone(), offset],
         name,
         &Target::parse(target).unwrap(),

@@ -7,6 +7,7 @@ pub mod errors;
 pub mod gil;
 pub mod py_boundary;
 pub mod py_buffer;
+pub mod py_compile_to;
 pub mod py_compute_with;
 pub mod py_enum;
 pub mod py_expr;
@@ -45,6 +46,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_param::register(m)?;
     py_target::register(m)?;
     py_pipeline::register(m)?;
+    py_compile_to::register(m)?;
     py_boundary::register(m)?;
     py_rdom::register(m)?;
     py_reduction::register(m)?;

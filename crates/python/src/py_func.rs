@@ -178,19 +178,9 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "align_storage",
     "async_",
     "bound_storage",
-    "compile_to",
-    "compile_to_assembly",
-    "compile_to_bitcode",
     "compile_to_c",
-    "compile_to_conceptual_stmt",
-    "compile_to_file",
-    "compile_to_header",
-    "compile_to_llvm_assembly",
-    "compile_to_module",
     "compile_to_multitarget_object_files",
     "compile_to_multitarget_static_library",
-    "compile_to_object",
-    "compile_to_static_library",
     "copy_to_device",
     "copy_to_host",
     "debug_to_file",
@@ -269,6 +259,16 @@ fn func_values_from_py(func: &str, value: &Bound<'_, PyAny>) -> PyResult<Vec<Exp
         )));
     }
     Ok(vec![py_to_expr(value)?])
+}
+
+impl PyFunc {
+    /// What `compile_to_*` compiles: this Func alone.
+    fn compilable(&self) -> PyResult<crate::py_compile_to::CompileTo> {
+        Ok(crate::py_compile_to::CompileTo {
+            outputs: vec![self.inner.function.clone()],
+            requirements: vec![],
+        })
+    }
 }
 
 #[pymethods]
@@ -503,7 +503,7 @@ impl PyFunc {
         target: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let function = self.inner.function.clone();
-        crate::py_pipeline::realize_py(py, vec![function], args, target)
+        crate::py_pipeline::realize_py(py, vec![function], &[], args, target)
     }
 
     #[pyo3(signature = (arguments, target=None))]
@@ -514,6 +514,7 @@ impl PyFunc {
     ) -> PyResult<crate::py_pipeline::PyCallable> {
         crate::py_pipeline::compile_to_callable_py(
             vec![self.inner.function.clone()],
+            &[],
             arguments,
             target,
         )
@@ -521,8 +522,135 @@ impl PyFunc {
 
     #[pyo3(signature = (target=None))]
     fn compile_jit(&self, py: Python<'_>, target: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        crate::py_pipeline::compile_jit_py(py, vec![self.inner.function.clone()], target)
+        crate::py_pipeline::compile_jit_py(py, vec![self.inner.function.clone()], &[], target)
     }
+    // ---- ahead-of-time compilation (py_compile_to.rs) ----
+
+    #[pyo3(signature = (outputs, arguments, fn_name, target=None))]
+    fn compile_to(
+        &self,
+        py: Python<'_>,
+        outputs: &Bound<'_, PyAny>,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: &str,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        self.compilable()?.compile_to(py, outputs, arguments, fn_name, target)
+    }
+    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
+    fn compile_to_object(
+        &self,
+        py: Python<'_>,
+        filename: std::path::PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.one_file(py, K::Object, filename, arguments, fn_name, target, "compile_to_object")
+    }
+    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
+    fn compile_to_assembly(
+        &self,
+        py: Python<'_>,
+        filename: std::path::PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.one_file(py, K::Assembly, filename, arguments, fn_name, target, "compile_to_assembly")
+    }
+    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
+    fn compile_to_bitcode(
+        &self,
+        py: Python<'_>,
+        filename: std::path::PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.one_file(py, K::Bitcode, filename, arguments, fn_name, target, "compile_to_bitcode")
+    }
+    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
+    fn compile_to_llvm_assembly(
+        &self,
+        py: Python<'_>,
+        filename: std::path::PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.one_file(py, K::LlvmAssembly, filename, arguments, fn_name, target, "compile_to_llvm_assembly")
+    }
+    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
+    fn compile_to_header(
+        &self,
+        py: Python<'_>,
+        filename: std::path::PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.one_file(py, K::CHeader, filename, arguments, fn_name, target, "compile_to_header")
+    }
+    #[pyo3(signature = (filename_prefix, arguments, fn_name=None, target=None))]
+    fn compile_to_file(
+        &self,
+        py: Python<'_>,
+        filename_prefix: &str,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.prefixed(py, filename_prefix, &[K::CHeader, K::Object], arguments, fn_name, target, "compile_to_file")
+    }
+    #[pyo3(signature = (filename_prefix, arguments, fn_name=None, target=None))]
+    fn compile_to_static_library(
+        &self,
+        py: Python<'_>,
+        filename_prefix: &str,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.prefixed(py, filename_prefix, &[K::CHeader, K::StaticLibrary], arguments, fn_name, target, "compile_to_static_library")
+    }
+    #[pyo3(signature = (arguments, fn_name="", target=None))]
+    fn compile_to_module(
+        &self,
+        py: Python<'_>,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: &str,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::py_compile_to::PyModule> {
+        let m = self.compilable()?.module(py, arguments, fn_name, target, "compile_to_module")?;
+        Ok(crate::py_compile_to::PyModule::new(m))
+    }
+    /// Halide's conceptual statement is the one before target-specific
+    /// lowering; ferrohalide's lowering has none, so it is the lowered one.
+    #[pyo3(signature = (filename, arguments, fmt=None, target=None))]
+    fn compile_to_conceptual_stmt(
+        &self,
+        py: Python<'_>,
+        filename: std::path::PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fmt: Option<crate::py_func::PyStmtOutputFormat>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        let kind = match fmt {
+            Some(crate::py_func::PyStmtOutputFormat::HTML) => K::ConceptualStmtHtml,
+            _ => K::ConceptualStmt,
+        };
+        self.compilable()?.files(py, vec![(kind, filename)], arguments, "", target, "compile_to_conceptual_stmt")
+    }
+
 
     fn infer_arguments(&self, py: Python<'_>) -> PyResult<Vec<crate::py_pipeline::PyArgument>> {
         crate::py_pipeline::infer_arguments_py(py, &[self.inner.function.clone()])

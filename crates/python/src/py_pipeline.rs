@@ -18,6 +18,7 @@ use ferrohalide_core::buffer::Buffer;
 use ferrohalide_core::ir::Type;
 use ferrohalide_core::lang::function::Function;
 use ferrohalide_core::lang::parameter::{Parameter, ScalarInput};
+use ferrohalide_core::lang::requirement::Requirement;
 use ferrohalide_core::lower::arguments::{pipeline_inputs, InputBuffer};
 use ferrohalide_core::target::Target;
 
@@ -89,6 +90,7 @@ fn buffer_list(obj: &Bound<'_, PyAny>) -> PyResult<Option<Vec<Buffer>>> {
 pub fn realize_py(
     py: Python<'_>,
     outputs: Vec<Function>,
+    requirements: &[Requirement],
     args: &Bound<'_, PyTuple>,
     target: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
@@ -112,7 +114,7 @@ pub fn realize_py(
         1 => {
             let a0 = args.get_item(0)?;
             if let Some(bufs) = buffer_list(&a0)? {
-                crate::gil::detached(py, || pipeline::realize_into_for(&outputs, &bufs, target.as_ref()))
+                crate::gil::detached(py, || pipeline::realize_into_for(&outputs, requirements, &bufs, target.as_ref()))
                     .py()?;
                 return Ok(py.None());
             }
@@ -125,7 +127,7 @@ pub fn realize_py(
             "realize(): incompatible function arguments: expected a list of sizes, a Buffer or a list of Buffers (and optionally target=)",
         ));
     };
-    let bufs = crate::gil::detached(py, || pipeline::realize_for(&outputs, &sizes, target.as_ref()))
+    let bufs = crate::gil::detached(py, || pipeline::realize_for(&outputs, requirements, &sizes, target.as_ref()))
         .py()?;
     let mut wrapped: Vec<Py<PyAny>> = Vec::with_capacity(bufs.len());
     for b in bufs {
@@ -159,12 +161,13 @@ fn callable_inputs(args: &Bound<'_, PyAny>) -> PyResult<Vec<Parameter>> {
 
 pub fn compile_to_callable_py(
     outputs: Vec<Function>,
+    requirements: &[Requirement],
     args: &Bound<'_, PyAny>,
     target: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyCallable> {
     let inputs = callable_inputs(args)?;
     let target = opt_target(target)?;
-    let c = crate::gil::detached(args.py(), || compile_to_callable(&outputs, &inputs, target.as_ref()))
+    let c = crate::gil::detached(args.py(), || compile_to_callable(&outputs, requirements, &inputs, target.as_ref()))
         .py()?;
     Ok(PyCallable { inner: Arc::new(c) })
 }
@@ -172,10 +175,11 @@ pub fn compile_to_callable_py(
 pub fn compile_jit_py(
     py: Python<'_>,
     outputs: Vec<Function>,
+    requirements: &[Requirement],
     target: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
     let target = opt_target(target)?;
-    crate::gil::detached(py, || pipeline::compile_for(&outputs, target.as_ref()))
+    crate::gil::detached(py, || pipeline::compile_for(&outputs, requirements, target.as_ref()))
         .py()?;
     Ok(())
 }
@@ -201,14 +205,29 @@ pub fn infer_arguments_py(py: Python<'_>, outputs: &[Function]) -> PyResult<Vec<
 #[pyclass(name = "Pipeline", module = "ferrohalide", frozen)]
 pub struct PyPipeline {
     outputs: Vec<Function>,
+    /// `add_requirement`s, in order.
+    requirements: std::sync::Mutex<Vec<Requirement>>,
 }
 
 impl PyPipeline {
+    fn new(outputs: Vec<Function>) -> PyPipeline {
+        PyPipeline { outputs, requirements: Default::default() }
+    }
     fn outputs_or_err(&self) -> PyResult<Vec<Function>> {
         if self.outputs.is_empty() {
             return Err(HalideError::new_err("Error: Pipeline is undefined\n"));
         }
         Ok(self.outputs.clone())
+    }
+    fn requirements(&self) -> Vec<Requirement> {
+        self.requirements.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+    /// What `compile_to_*` compiles.
+    fn compilable(&self) -> PyResult<crate::py_compile_to::CompileTo> {
+        Ok(crate::py_compile_to::CompileTo {
+            outputs: self.outputs_or_err()?,
+            requirements: self.requirements(),
+        })
     }
 }
 
@@ -219,12 +238,10 @@ impl PyPipeline {
     #[pyo3(signature = (outputs=None))]
     fn py_new(outputs: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let Some(o) = outputs else {
-            return Ok(PyPipeline { outputs: vec![] });
+            return Ok(PyPipeline::new(vec![]));
         };
         if let Ok(f) = o.extract::<PyRef<PyFunc>>() {
-            return Ok(PyPipeline {
-                outputs: vec![f.inner.function.clone()],
-            });
+            return Ok(PyPipeline::new(vec![f.inner.function.clone()]));
         }
         let mut fs = vec![];
         for item in o.try_iter().map_err(|_| {
@@ -240,7 +257,7 @@ impl PyPipeline {
             })?;
             fs.push(f.inner.function.clone());
         }
-        Ok(PyPipeline { outputs: fs })
+        Ok(PyPipeline::new(fs))
     }
     fn defined(&self) -> bool {
         !self.outputs.is_empty()
@@ -298,11 +315,11 @@ impl PyPipeline {
         args: &Bound<'_, PyTuple>,
         target: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        realize_py(py, self.outputs_or_err()?, args, target)
+        realize_py(py, self.outputs_or_err()?, &self.requirements(), args, target)
     }
     #[pyo3(signature = (target=None))]
     fn compile_jit(&self, py: Python<'_>, target: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        compile_jit_py(py, self.outputs_or_err()?, target)
+        compile_jit_py(py, self.outputs_or_err()?, &self.requirements(), target)
     }
     #[pyo3(signature = (arguments, target=None))]
     fn compile_to_callable(
@@ -310,11 +327,155 @@ impl PyPipeline {
         arguments: &Bound<'_, PyAny>,
         target: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyCallable> {
-        compile_to_callable_py(self.outputs_or_err()?, arguments, target)
+        compile_to_callable_py(self.outputs_or_err()?, &self.requirements(), arguments, target)
     }
     fn infer_arguments(&self, py: Python<'_>) -> PyResult<Vec<PyArgument>> {
         infer_arguments_py(py, &self.outputs_or_err()?)
     }
+    /// `add_requirement(condition, *error_args)`: the pipeline checks the
+    /// condition before doing anything and fails with the error args.
+    #[pyo3(signature = (condition, *error_args))]
+    fn add_requirement(&self, condition: &Bound<'_, PyAny>, error_args: &Bound<'_, PyTuple>) -> PyResult<()> {
+        let c = crate::py_expr::py_to_expr(condition)?;
+        let mut msg = vec![];
+        for a in error_args.iter() {
+            msg.push(if let Ok(s) = a.extract::<String>() {
+                ferrohalide_core::ir::Expr::string(s)
+            } else {
+                crate::py_expr::py_to_expr(&a)?
+            });
+        }
+        let r = Requirement::new(c, msg).py()?;
+        self.requirements.lock().unwrap_or_else(|p| p.into_inner()).push(r);
+        Ok(())
+    }
+    // ---- ahead-of-time compilation (py_compile_to.rs) ----
+
+    #[pyo3(signature = (outputs, arguments, fn_name, target=None))]
+    fn compile_to(
+        &self,
+        py: Python<'_>,
+        outputs: &Bound<'_, PyAny>,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: &str,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        self.compilable()?.compile_to(py, outputs, arguments, fn_name, target)
+    }
+    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
+    fn compile_to_object(
+        &self,
+        py: Python<'_>,
+        filename: std::path::PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.one_file(py, K::Object, filename, arguments, fn_name, target, "compile_to_object")
+    }
+    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
+    fn compile_to_assembly(
+        &self,
+        py: Python<'_>,
+        filename: std::path::PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.one_file(py, K::Assembly, filename, arguments, fn_name, target, "compile_to_assembly")
+    }
+    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
+    fn compile_to_bitcode(
+        &self,
+        py: Python<'_>,
+        filename: std::path::PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.one_file(py, K::Bitcode, filename, arguments, fn_name, target, "compile_to_bitcode")
+    }
+    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
+    fn compile_to_llvm_assembly(
+        &self,
+        py: Python<'_>,
+        filename: std::path::PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.one_file(py, K::LlvmAssembly, filename, arguments, fn_name, target, "compile_to_llvm_assembly")
+    }
+    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
+    fn compile_to_header(
+        &self,
+        py: Python<'_>,
+        filename: std::path::PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.one_file(py, K::CHeader, filename, arguments, fn_name, target, "compile_to_header")
+    }
+    #[pyo3(signature = (filename_prefix, arguments, fn_name=None, target=None))]
+    fn compile_to_file(
+        &self,
+        py: Python<'_>,
+        filename_prefix: &str,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.prefixed(py, filename_prefix, &[K::CHeader, K::Object], arguments, fn_name, target, "compile_to_file")
+    }
+    #[pyo3(signature = (filename_prefix, arguments, fn_name=None, target=None))]
+    fn compile_to_static_library(
+        &self,
+        py: Python<'_>,
+        filename_prefix: &str,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.prefixed(py, filename_prefix, &[K::CHeader, K::StaticLibrary], arguments, fn_name, target, "compile_to_static_library")
+    }
+    #[pyo3(signature = (arguments, fn_name="", target=None))]
+    fn compile_to_module(
+        &self,
+        py: Python<'_>,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: &str,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::py_compile_to::PyModule> {
+        let m = self.compilable()?.module(py, arguments, fn_name, target, "compile_to_module")?;
+        Ok(crate::py_compile_to::PyModule::new(m))
+    }
+    /// Halide's conceptual statement is the one before target-specific
+    /// lowering; ferrohalide's lowering has none, so it is the lowered one.
+    #[pyo3(signature = (filename, arguments, fmt=None, target=None))]
+    fn compile_to_conceptual_stmt(
+        &self,
+        py: Python<'_>,
+        filename: std::path::PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fmt: Option<crate::py_func::PyStmtOutputFormat>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        let kind = match fmt {
+            Some(crate::py_func::PyStmtOutputFormat::HTML) => K::ConceptualStmtHtml,
+            _ => K::ConceptualStmt,
+        };
+        self.compilable()?.files(py, vec![(kind, filename)], arguments, "", target, "compile_to_conceptual_stmt")
+    }
+
     /// Writes the final lowered statement (`arguments` are found by
     /// lowering itself and otherwise unused).
     #[pyo3(signature = (filename, arguments, fmt=None, target=None))]
@@ -347,20 +508,10 @@ impl PyPipeline {
     }
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
         const UNIMPLEMENTED: &[&str] = &[
-            "add_requirement",
             "apply_autoscheduler",
-            "compile_to",
-            "compile_to_assembly",
-            "compile_to_bitcode",
             "compile_to_c",
-            "compile_to_file",
-            "compile_to_header",
-            "compile_to_llvm_assembly",
-            "compile_to_module",
             "compile_to_multitarget_object_files",
             "compile_to_multitarget_static_library",
-            "compile_to_object",
-            "compile_to_static_library",
             "infer_input_bounds",
             "set_jit_externs",
         ];

@@ -14,6 +14,7 @@ pub mod parameter;
 pub mod print;
 pub mod rdom;
 pub mod reduction;
+pub mod requirement;
 pub mod rfactor;
 pub mod scatter_gather;
 pub mod split_tail;

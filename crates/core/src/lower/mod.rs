@@ -184,8 +184,9 @@ impl PassLog {
     }
 }
 
-/// What lowering depends on besides the Funcs (from the target).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+/// What lowering depends on besides the Funcs: the target, and the
+/// pipeline's requirements.
+#[derive(Clone, Debug, Default)]
 pub struct LowerOptions {
     /// Halide's `no_asserts`: no run-time checks at all.
     pub no_asserts: bool,
@@ -195,6 +196,8 @@ pub struct LowerOptions {
     /// Put the code a C caller needs in front (bounds queries, argument
     /// checks: `entry_checks.rs`); the JIT's driver checks on its side.
     pub entry_checks: bool,
+    /// `Pipeline.add_requirement`s, checked first.
+    pub requirements: Vec<crate::lang::requirement::Requirement>,
 }
 
 /// The loop partition policies the schedules set, by loop name.
@@ -272,6 +275,11 @@ fn lower_environment(
     let mut s = log.run("schedule functions", Stmt::no_op(), |_| {
         schedule_functions::schedule_functions(env, outputs)
     })?;
+    if !options.requirements.is_empty() {
+        let mut checks: Vec<Stmt> = options.requirements.iter().map(|r| r.check()).collect();
+        checks.push(s);
+        s = Stmt::block(checks);
+    }
     s = log.run("target queries", s, |s| {
         Ok(target_query_ops::lower_target_query_ops(s, target))
     })?;

@@ -1,0 +1,338 @@
+//! Ahead-of-time compilation from Python: `hl.OutputFileType`, `hl.Module`,
+//! `hl.compile_standalone_runtime`, `hl.link_modules`, and the
+//! `compile_to_*` methods, written once here for `Func` and `Pipeline`
+//! (both call `CompileTo` with their outputs and requirements). Conversion
+//! only: the work is `ferrohalide_driver::aot`.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+use ferrohalide_core::lang::function::Function;
+use ferrohalide_core::lang::parameter::Parameter;
+use ferrohalide_core::lang::requirement::Requirement;
+use ferrohalide_core::module::Module;
+use ferrohalide_core::target::Target;
+use ferrohalide_driver::aot::{self, OutputFileType};
+
+use crate::errors::{unimplemented, IntoPy};
+use crate::py_buffer::wrap_buffer;
+use crate::py_param::{PyImageParam, PyParam};
+use crate::py_target::{target_from_py, PyTarget};
+
+crate::py_enum::halide_enum!(
+    /// `hl.OutputFileType`: the files a module can be written as.
+    #[allow(non_camel_case_types)]
+    PyOutputFileType, "OutputFileType", [
+    assembly = 0,
+    bitcode = 1,
+    c_header = 2,
+    c_source = 3,
+    compiler_log = 4,
+    cpp_stub = 5,
+    featurization = 6,
+    function_info_header = 7,
+    hlpipe = 8,
+    llvm_assembly = 9,
+    object = 10,
+    python_extension = 11,
+    pytorch_wrapper = 12,
+    registration = 13,
+    schedule = 14,
+    static_library = 15,
+    stmt = 16,
+    conceptual_stmt = 17,
+    stmt_html = 18,
+    conceptual_stmt_html = 19,
+    device_code = 20,
+]);
+
+impl PyOutputFileType {
+    pub fn to_driver(self) -> OutputFileType {
+        let name = format!("{self:?}");
+        OutputFileType::from_name(&name).expect("every hl.OutputFileType has a driver kind")
+    }
+}
+
+/// `{hl.OutputFileType: path}` as (kind, path) pairs, in kind order.
+fn output_map(outputs: &Bound<'_, PyAny>) -> PyResult<Vec<(OutputFileType, PathBuf)>> {
+    let d = outputs
+        .cast::<PyDict>()
+        .map_err(|_| PyTypeError::new_err("outputs must be a dict of hl.OutputFileType to file names"))?;
+    let mut out = vec![];
+    for (k, v) in d.iter() {
+        let kind: PyOutputFileType = k
+            .extract()
+            .map_err(|_| PyTypeError::new_err("outputs must be a dict of hl.OutputFileType to file names"))?;
+        let path: PathBuf = v
+            .extract()
+            .map_err(|_| PyTypeError::new_err("outputs must be a dict of hl.OutputFileType to file names"))?;
+        out.push((kind.to_driver(), path));
+    }
+    out.sort_by_key(|o| o.0);
+    Ok(out)
+}
+
+/// The argument list of `compile_to_*`: Params and ImageParams (and the
+/// Generator inputs that subclass them), in call order.
+pub fn argument_list(args: &Bound<'_, PyAny>, method: &str) -> PyResult<Vec<Parameter>> {
+    let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = args.cast::<PyList>() {
+        l.iter().collect()
+    } else if let Ok(t) = args.cast::<PyTuple>() {
+        t.iter().collect()
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "{method}(): the arguments must be a list of Params and ImageParams"
+        )));
+    };
+    let mut out = vec![];
+    for a in items {
+        if let Ok(p) = a.extract::<PyRef<PyParam>>() {
+            out.push(p.inner.clone());
+        } else if let Ok(im) = a.extract::<PyRef<PyImageParam>>() {
+            out.push(im.get_inner()?.param().clone());
+        } else if a.extract::<PyRef<crate::py_buffer::PyBuffer>>().is_ok() {
+            return Err(unimplemented(&format!(
+                "{method}() with an hl.Buffer in the argument list (a Buffer the pipeline reads is compiled into the object; pass an ImageParam to make it an argument)"
+            )));
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "{method}(): arguments must be Params or ImageParams, not {}",
+                crate::py_param::type_name(&a)
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// Halide's AOT target: an explicit one, else `HL_TARGET` or the host.
+fn aot_target(target: Option<&Bound<'_, PyAny>>) -> PyResult<Target> {
+    let t = match target {
+        Some(t) if !t.is_none() => target_from_py(t)?,
+        _ => Target::default(),
+    };
+    if t == Target::default() {
+        ferrohalide_codegen_llvm::target::init_host_target();
+        return Target::from_environment().py();
+    }
+    Ok(t)
+}
+
+/// What `compile_to_*` compiles: a Func's or a Pipeline's outputs and
+/// requirements.
+pub struct CompileTo {
+    pub outputs: Vec<Function>,
+    pub requirements: Vec<Requirement>,
+}
+
+impl CompileTo {
+    /// The function name: as given, else the first output's name made a C
+    /// identifier (Halide's `generate_function_name`).
+    fn function_name(&self, fn_name: &str) -> String {
+        if !fn_name.is_empty() {
+            return fn_name.to_string();
+        }
+        let name = self.outputs.first().map(|f| f.name()).unwrap_or_default();
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+    }
+
+    pub fn module(
+        &self,
+        py: Python<'_>,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: &str,
+        target: Option<&Bound<'_, PyAny>>,
+        method: &str,
+    ) -> PyResult<Module> {
+        let args = argument_list(arguments, method)?;
+        let target = aot_target(target)?;
+        let name = self.function_name(fn_name);
+        crate::gil::detached(py, || {
+            aot::compile_to_module(&self.outputs, &self.requirements, &args, &name, &target)
+        })
+        .py()
+    }
+
+    pub fn files(
+        &self,
+        py: Python<'_>,
+        files: Vec<(OutputFileType, PathBuf)>,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: &str,
+        target: Option<&Bound<'_, PyAny>>,
+        method: &str,
+    ) -> PyResult<()> {
+        let m = self.module(py, arguments, fn_name, target, method)?;
+        crate::gil::detached(py, || aot::compile_module_to_files(&m, &files)).py()
+    }
+
+    /// `compile_to_object(filename, arguments, fn_name="", target=Target())`
+    /// and the others of one file; Halide also takes the target third.
+    pub fn one_file(
+        &self,
+        py: Python<'_>,
+        kind: OutputFileType,
+        filename: PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+        method: &str,
+    ) -> PyResult<()> {
+        let (name, target) = name_and_target(fn_name, target)?;
+        self.files(py, vec![(kind, filename)], arguments, &name, target.as_ref(), method)
+    }
+
+    /// `compile_to_file(prefix, ...)` (header and object) and
+    /// `compile_to_static_library(prefix, ...)` (header and library).
+    pub fn prefixed(
+        &self,
+        py: Python<'_>,
+        prefix: &str,
+        kinds: &[OutputFileType],
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+        method: &str,
+    ) -> PyResult<()> {
+        let (name, target) = name_and_target(fn_name, target)?;
+        self.files(py, aot::output_files(prefix, kinds), arguments, &name, target.as_ref(), method)
+    }
+
+    pub fn compile_to(
+        &self,
+        py: Python<'_>,
+        outputs: &Bound<'_, PyAny>,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: &str,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let files = output_map(outputs)?;
+        self.files(py, files, arguments, fn_name, target, "compile_to")
+    }
+}
+
+/// `fn_name` may be the target (Halide's `(filename, arguments, target)`
+/// overload); returns the name and the target object.
+fn name_and_target<'py>(
+    fn_name: Option<&Bound<'py, PyAny>>,
+    target: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(String, Option<Bound<'py, PyAny>>)> {
+    match fn_name {
+        Some(n) if n.extract::<PyRef<PyTarget>>().is_ok() => Ok((String::new(), Some(n.clone()))),
+        Some(n) if !n.is_none() => Ok((
+            n.extract::<String>()
+                .map_err(|_| PyTypeError::new_err("fn_name must be a str"))?,
+            target.cloned(),
+        )),
+        _ => Ok((String::new(), target.cloned())),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// hl.Module
+// ---------------------------------------------------------------------------
+
+#[pyclass(name = "Module", module = "ferrohalide", frozen)]
+pub struct PyModule {
+    pub inner: Mutex<Module>,
+}
+
+impl PyModule {
+    pub fn new(m: Module) -> PyModule {
+        PyModule { inner: Mutex::new(m) }
+    }
+    fn get(&self) -> Module {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+#[pymethods]
+impl PyModule {
+    fn name(&self) -> String {
+        self.get().name
+    }
+    fn target(&self) -> PyTarget {
+        PyTarget { inner: self.get().target }
+    }
+    /// The Buffers the module's code carries.
+    fn buffers(&self, py: Python<'_>) -> PyResult<Vec<Py<crate::py_buffer::PyBuffer>>> {
+        self.get().buffers.into_iter().map(|(_, b)| wrap_buffer(py, b)).collect()
+    }
+    /// ferrohalide modules have no submodules (no extern stages or
+    /// multi-target dispatch).
+    fn submodules(&self) -> Vec<PyModule> {
+        vec![]
+    }
+    /// `append(module)`: add another module's functions.
+    fn append(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        let Ok(o) = other.extract::<PyRef<PyModule>>() else {
+            return Err(unimplemented("Module.append() of anything but a Module"));
+        };
+        let theirs = o.get();
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).append(&theirs).py()
+    }
+    /// `compile({hl.OutputFileType: filename})`.
+    fn compile(&self, py: Python<'_>, outputs: &Bound<'_, PyAny>) -> PyResult<()> {
+        let files = output_map(outputs)?;
+        let m = self.get();
+        crate::gil::detached(py, || aot::compile_module_to_files(&m, &files)).py()
+    }
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        const UNIMPLEMENTED: &[&str] = &[
+            "compile_to_buffer",
+            "get_auto_scheduler_results",
+            "get_metadata_name_map",
+            "remap_metadata_name",
+            "resolve_submodules",
+            "set_auto_scheduler_results",
+        ];
+        if UNIMPLEMENTED.contains(&name) {
+            return crate::py_stage::unimplemented_method(py, format!("Module.{name}()"));
+        }
+        Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+            "'halide.Module' object has no attribute '{name}'"
+        )))
+    }
+    fn __repr__(&self) -> String {
+        format!("<halide.Module '{}'>", self.get().name)
+    }
+}
+
+/// `hl.compile_standalone_runtime(filename, target)` (an object) or
+/// `(outputs, target)`.
+#[pyfunction]
+#[pyo3(signature = (filename_or_outputs, target))]
+fn compile_standalone_runtime(
+    py: Python<'_>,
+    filename_or_outputs: &Bound<'_, PyAny>,
+    target: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    let target = aot_target(Some(target))?;
+    if let Ok(filename) = filename_or_outputs.extract::<PathBuf>() {
+        let files = vec![(OutputFileType::Object, filename)];
+        crate::gil::detached(py, || aot::compile_standalone_runtime(&files, &target)).py()?;
+        return Ok(py.None());
+    }
+    let files = output_map(filename_or_outputs)?;
+    crate::gil::detached(py, || aot::compile_standalone_runtime(&files, &target)).py()?;
+    Ok(filename_or_outputs.clone().unbind())
+}
+
+/// `hl.link_modules(name, modules)`.
+#[pyfunction]
+fn link_modules(name: &str, modules: Vec<PyRef<PyModule>>) -> PyResult<PyModule> {
+    let ms: Vec<Module> = modules.iter().map(|m| m.get()).collect();
+    let linked = ferrohalide_core::module::link_modules(name, &ms).py()?;
+    Ok(PyModule::new(linked))
+}
+
+pub fn register(m: &Bound<'_, pyo3::types::PyModule>) -> PyResult<()> {
+    m.add_class::<PyOutputFileType>()?;
+    m.add_class::<PyModule>()?;
+    m.add_function(wrap_pyfunction!(compile_standalone_runtime, m)?)?;
+    m.add_function(wrap_pyfunction!(link_modules, m)?)?;
+    Ok(())
+}
