@@ -67,6 +67,7 @@ from ._generator import (  # noqa: E402,F401
     generator,
 )
 from ._generator import _create as _create_python_generator  # noqa: E402,F401
+from ._generator_main import main  # noqa: E402,F401
 from ._generator import _registered_names as _get_python_generator_names  # noqa: E402,F401
 
 
@@ -130,7 +131,6 @@ for _name in [
     "host_supports_target_device",
     "lambda_func",
     "load_plugin",
-    "main",
     "propagate_adjoints",
     "serialize_pipeline",
     "target_feature_for_device_api",

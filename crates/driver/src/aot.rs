@@ -237,22 +237,27 @@ pub fn compile_to_module(
     lower_module(outputs, requirements, arguments, fn_name, &target)
 }
 
-/// The runtime alone, written as each of `outputs`: an object, a static
-/// library, or (with no functions) the module definition of a Python
-/// extension. Other kinds are Halide's error.
-pub fn compile_standalone_runtime(outputs: &[(OutputFileType, PathBuf)], target: &Target) -> Result<()> {
-    let target = crate::pipeline::resolve_aot_target(target);
-    for (kind, _) in outputs {
-        if !matches!(
-            kind,
-            OutputFileType::Object | OutputFileType::StaticLibrary | OutputFileType::PythonExtension
-        ) {
-            return Err(Error::user(format!(
-                "A standalone runtime can only be written as object, static_library or python_extension, not {}\n",
-                kind.name()
-            )));
-        }
-    }
+/// The runtime alone, written as those of `outputs` that make sense for it
+/// (as Halide, the others are ignored): an object, a static library, or
+/// (with no functions) the module definition of a Python extension.
+/// Returns the outputs written.
+pub fn compile_standalone_runtime(
+    outputs: &[(OutputFileType, PathBuf)],
+    target: &Target,
+) -> Result<Vec<(OutputFileType, PathBuf)>> {
+    let target = crate::pipeline::resolve_aot_target(target)
+        .without_feature(ferrohalide_core::target::feature::NO_RUNTIME)
+        .without_feature(ferrohalide_core::target::feature::JIT);
+    let outputs: Vec<(OutputFileType, PathBuf)> = outputs
+        .iter()
+        .filter(|o| {
+            matches!(
+                o.0,
+                OutputFileType::Object | OutputFileType::StaticLibrary | OutputFileType::PythonExtension
+            )
+        })
+        .cloned()
+        .collect();
     let needs_object = outputs.iter().any(|o| o.0 != OutputFileType::PythonExtension);
     let (object, symbols) = if needs_object {
         let mut c = aot::standalone_runtime(&target, &[LlvmOutput::Object])?;
@@ -260,7 +265,7 @@ pub fn compile_standalone_runtime(outputs: &[(OutputFileType, PathBuf)], target:
     } else {
         (vec![], vec![])
     };
-    for (kind, path) in outputs {
+    for (kind, path) in &outputs {
         match kind {
             OutputFileType::Object => write(path, &object)?,
             OutputFileType::StaticLibrary => {
@@ -277,7 +282,7 @@ pub fn compile_standalone_runtime(outputs: &[(OutputFileType, PathBuf)], target:
             }
         }
     }
-    Ok(())
+    Ok(outputs)
 }
 
 fn path_stem(p: &Path) -> String {

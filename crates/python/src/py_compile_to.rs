@@ -317,8 +317,18 @@ fn compile_standalone_runtime(
         return Ok(py.None());
     }
     let files = output_map(filename_or_outputs)?;
-    crate::gil::detached(py, || aot::compile_standalone_runtime(&files, &target)).py()?;
-    Ok(filename_or_outputs.clone().unbind())
+    let written = crate::gil::detached(py, || aot::compile_standalone_runtime(&files, &target)).py()?;
+    // The outputs written, as Halide returns them.
+    let d = PyDict::new(py);
+    for (kind, path) in written {
+        let k = PyOutputFileType::MEMBERS
+            .iter()
+            .find(|m| m.to_driver() == kind)
+            .copied()
+            .expect("every kind has a Python member");
+        d.set_item(k, path)?;
+    }
+    Ok(d.into_any().unbind())
 }
 
 /// `hl.link_modules(name, modules)`.
