@@ -729,6 +729,14 @@ class Generator:
     def _build_pipeline(self) -> Pipeline:
         self._advance(_Phase.io_bound)
         _require(self._pipeline is None, f"Generator {self._get_name()} has already been built.")
+        # A generator asked to be autoscheduled leaves its schedule out;
+        # compiling it unscheduled would run (slowly) instead of failing.
+        _require(
+            not self.using_autoscheduler(),
+            f"Error: Generator {self._get_name()} asks for the autoscheduler "
+            f"'{self._autoscheduler.name}', but ferrohalide has no autoschedulers yet. "
+            "Build it without autoscheduler parameters to use its own schedule.\n",
+        )
         with self.context():
             self.generate()
         funcs = []
@@ -738,11 +746,6 @@ class Generator:
             self._requirements[name].check(f.types(), f.dimensions())
             funcs.append(f)
         pipeline = Pipeline(funcs)
-        if self._pipeline_requirements:
-            _require(
-                hasattr(pipeline, "add_requirement"),
-                "Error: Pipeline.add_requirement (Generator.add_requirement) is not implemented in ferrohalide yet\n",
-            )
         for condition, message in self._pipeline_requirements:
             pipeline.add_requirement(condition, *message)
         self._pipeline = pipeline

@@ -211,14 +211,14 @@ pub fn lower_module(
                 scalar_estimates(p)
             },
         }));
-    args.extend(
-        lowered
-            .pipeline
-            .args
-            .iter()
-            .filter(|a| a.kind == ArgumentKind::OutputBuffer)
-            .cloned(),
-    );
+    let output_params: Vec<Parameter> = outputs.iter().flat_map(|f| f.output_params()).collect();
+    for a in lowered.pipeline.args.iter().filter(|a| a.kind == ArgumentKind::OutputBuffer) {
+        let mut a = a.clone();
+        if let Some(p) = output_params.iter().find(|p| p.name() == a.name) {
+            a.estimates = buffer_estimates(p);
+        }
+        args.push(a);
+    }
     for (i, a) in args.iter().enumerate() {
         if args[..i].iter().any(|b| b.name == a.name) {
             return Err(Error::user(format!(

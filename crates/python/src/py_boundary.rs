@@ -19,6 +19,37 @@ use crate::py_func::PyFunc;
 use crate::py_param::PyImageParam;
 use crate::py_var::PyVar;
 
+/// A region given as a list of `hl.Range`s or `(min, extent)` pairs (either
+/// side may be None or the undefined `hl.Expr()`): estimates, bounds.
+pub fn region_from_py(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<(Option<Expr>, Option<Expr>)>> {
+    let bad = || {
+        pyo3::exceptions::PyTypeError::new_err(format!(
+            "{what}(): expected a list of (min, extent) pairs or hl.Range objects"
+        ))
+    };
+    let mut out = vec![];
+    for item in obj.try_iter().map_err(|_| bad())? {
+        let item = item?;
+        if let Ok(r) = item.extract::<PyRef<PyRange>>() {
+            out.push((r.min.clone(), r.extent.clone()));
+            continue;
+        }
+        let pair: Vec<Bound<'_, PyAny>> = item.try_iter().map_err(|_| bad())?.collect::<PyResult<_>>()?;
+        if pair.len() != 2 {
+            return Err(bad());
+        }
+        let side = |o: &Bound<'_, PyAny>| -> PyResult<Option<Expr>> {
+            if o.is_none() {
+                Ok(None)
+            } else {
+                py_to_opt_expr(o)
+            }
+        };
+        out.push((side(&pair[0])?, side(&pair[1])?));
+    }
+    Ok(out)
+}
+
 /// `hl.Range(min, extent)`: one dimension of a region; either side may be
 /// the undefined `hl.Expr()`.
 #[pyclass(name = "Range", module = "ferrohalide", frozen)]

@@ -401,7 +401,21 @@ pub struct PyBuffer {
     /// False for `hl.Buffer()`, Halide's undefined buffer.
     pub defined: bool,
     host_dirty: AtomicBool,
+    /// The `halide_buffer_t` `_get_raw_halide_buffer_t()` hands out
+    /// (rebuilt from the current shape at each call; freed with the object).
+    raw: std::sync::Mutex<Option<Box<RawDescriptor>>>,
 }
+
+/// A `halide_buffer_t` and the dimensions it points at.
+struct RawDescriptor {
+    buffer: ferrohalide_runtime::halide_buffer_t,
+    dims: Vec<ferrohalide_runtime::halide_dimension_t>,
+}
+
+// SAFETY: the descriptor's pointers address the buffer's own storage and
+// `dims`, which live as long as the PyBuffer; it is only touched under the
+// mutex.
+unsafe impl Send for RawDescriptor {}
 
 impl PyBuffer {
     pub fn new(inner: Buffer) -> PyBuffer {
@@ -409,6 +423,7 @@ impl PyBuffer {
             inner,
             defined: true,
             host_dirty: AtomicBool::new(false),
+            raw: Default::default(),
         }
     }
 
@@ -424,6 +439,7 @@ impl PyBuffer {
             inner,
             defined: false,
             host_dirty: AtomicBool::new(false),
+            raw: Default::default(),
         }
     }
 
@@ -1216,6 +1232,22 @@ impl PyBuffer {
     }
 
     // ----- host/device bookkeeping (host-only implementation) -----
+
+    /// The address of a `halide_buffer_t` describing this buffer (its
+    /// current shape, mins included), valid while the Buffer lives and is
+    /// not reshaped: what Python extensions of compiled pipelines pass.
+    fn _get_raw_halide_buffer_t(&self, py: Python<'_>) -> PyResult<usize> {
+        let b = self.buf(py, "_get_raw_halide_buffer_t")?;
+        let mut slot = self.raw.lock().unwrap_or_else(|p| p.into_inner());
+        let mut d = Box::new(RawDescriptor {
+            buffer: Default::default(),
+            dims: vec![],
+        });
+        d.buffer = b.raw(&mut d.dims);
+        let addr = &d.buffer as *const _ as usize;
+        *slot = Some(d);
+        Ok(addr)
+    }
 
     fn host_dirty(&self) -> bool {
         self.host_dirty.load(Ordering::Relaxed)

@@ -197,8 +197,6 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "memoize",
     "prefetch",
     "ring_buffer",
-    "set_estimate",
-    "set_estimates",
 ];
 
 fn func_args_from_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
@@ -524,6 +522,28 @@ impl PyFunc {
     fn compile_jit(&self, py: Python<'_>, target: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         crate::py_pipeline::compile_jit_py(py, vec![self.inner.function.clone()], &[], target)
     }
+    /// `set_estimate(var, min, extent)`: what an autoscheduler should
+    /// expect of `var` (and the output buffer's metadata reports).
+    fn set_estimate<'py>(
+        slf: &Bound<'py, Self>,
+        var: &Bound<'py, PyAny>,
+        min: &Bound<'py, PyAny>,
+        extent: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let name = crate::py_var::var_name(var)?;
+        slf.get()
+            .inner
+            .set_estimate(&name, crate::py_expr::py_to_opt_expr(min)?, crate::py_expr::py_to_opt_expr(extent)?)
+            .py()?;
+        Ok(slf.clone())
+    }
+    /// `set_estimates([(min, extent), ...])`, one per dimension.
+    fn set_estimates<'py>(slf: &Bound<'py, Self>, estimates: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        let region = crate::py_boundary::region_from_py(estimates, "set_estimates")?;
+        slf.get().inner.set_estimates(region).py()?;
+        Ok(slf.clone())
+    }
+
     // ---- ahead-of-time compilation (py_compile_to.rs) ----
 
     #[pyo3(signature = (outputs, arguments, fn_name, target=None))]

@@ -14,7 +14,6 @@ use crate::py_type::PyType;
 const UNIMPLEMENTED_OUTPUT_METHODS: &[&str] = &[
     "host_alignment",
     "parameter",
-    "set_estimates",
     "set_host_alignment",
     "store_in",
 ];
@@ -56,6 +55,12 @@ impl PyOutputImageParam {
             inner: self.inner.dim(i).py()?,
             input: false,
         })
+    }
+    /// `set_estimates([(min, extent), ...])`: one estimate per dimension.
+    fn set_estimates<'py>(slf: PyRef<'py, Self>, estimates: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
+        let region = crate::py_boundary::region_from_py(estimates, "set_estimates")?;
+        slf.inner.param.set_estimates(region).py()?;
+        Ok(slf)
     }
     fn width(&self) -> PyResult<PyExpr> {
         expr(self.inner.width())
@@ -140,7 +145,8 @@ impl PyDimension {
         min: &Bound<'py, PyAny>,
         extent: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, Self>> {
-        let d = slf.get().constrainable("set_estimate")?;
+        // Estimates only annotate (an output buffer's go to its metadata).
+        let d = &slf.get().inner;
         d.set_estimate(py_to_opt_expr(min)?, py_to_opt_expr(extent)?).py()?;
         Ok(slf.clone())
     }

@@ -284,6 +284,12 @@ impl PyImageParam {
     fn bottom(&self) -> PyResult<PyExpr> {
         expr(self.get_inner()?.base.bottom())
     }
+    /// `set_estimates([(min, extent), ...])`: one estimate per dimension.
+    fn set_estimates<'py>(slf: PyRef<'py, Self>, estimates: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
+        let region = crate::py_boundary::region_from_py(estimates, "set_estimates")?;
+        slf.get_inner()?.param().set_estimates(region).py()?;
+        Ok(slf)
+    }
     /// Report every load from this input.
     fn trace_loads(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
         slf.get_inner()?.param().trace_loads();
@@ -294,7 +300,6 @@ impl PyImageParam {
             "host_alignment",
             "in_",
             "parameter",
-            "set_estimates",
             "set_host_alignment",
             "store_in",
         ];

@@ -166,7 +166,10 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                     map_opt(&ia.min, |x| Expr::cast(ty, x)),
                     map_opt(&ia.max, |x| Expr::cast(ty, x)),
                 )
-            } else if ty.is_float() {
+            } else if ty.is_float() || (from.is_float() && ty.is_int() && ty.bits >= 32) {
+                // A float converted to a 32- or 64-bit integer must be in
+                // range (it is undefined otherwise, as in Halide, whose
+                // bounds assume the same): the conversion is monotonic.
                 Interval::new(
                     map_opt(&ia.min, |x| Expr::cast(ty, x)),
                     map_opt(&ia.max, |x| Expr::cast(ty, x)),
@@ -496,12 +499,12 @@ fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> I
                     return Interval::point(Expr::zero(ty));
                 }
                 scale(&ia, b, c, Expr::div)
-            } else if ty.is_float() {
-                Interval::everything()
             } else if let (Some(lo), Some(hi), Some(bv)) = (&ia.min, &ia.max, single_point(&ib)) {
                 // Denominator is one (symbolic) value of unknown sign, as
                 // Halide: a / b is monotonic in a, increasing when b > 0
-                // and decreasing otherwise (b == 0 gives 0 both ways).
+                // and decreasing otherwise (b == 0 gives 0 both ways for
+                // integers; for floats the quotient is not finite then, and
+                // neither is anything computed from it, as in Halide).
                 let pos = Expr::gt(bv.clone(), Expr::zero(bv.ty()));
                 let e_lo = Expr::div(lo.clone(), bv.clone());
                 let e_hi = Expr::div(hi.clone(), bv);
@@ -509,6 +512,8 @@ fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> I
                     Some(Expr::select(pos.clone(), e_lo.clone(), e_hi.clone())),
                     Some(Expr::select(pos, e_hi, e_lo)),
                 )
+            } else if ty.is_float() {
+                Interval::everything()
             } else {
                 // Denominator of unknown sign: |a / b| <= |a|.
                 match (&ia.min, &ia.max) {

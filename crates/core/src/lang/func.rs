@@ -336,6 +336,47 @@ impl Func {
         Ok(self.output_types_for("outputs")?.len())
     }
 
+    /// `set_estimate(var, min, extent)`: the region of `var` an
+    /// autoscheduler should expect, also the estimate the output buffer's
+    /// metadata reports (as Halide).
+    pub fn set_estimate(&self, var: &str, min: Option<Expr>, extent: Option<Expr>) -> Result<()> {
+        let name = self.name();
+        let Some(d) = self.function.args().iter().position(|a| a == var) else {
+            return Err(Error::user(format!(
+                "Can't provide an estimate on variable {var} of function {name} because {var} is not one of the pure variables of {name}.\n"
+            )));
+        };
+        for p in self.function.output_params() {
+            p.constrain(d, |c| {
+                if min.is_some() {
+                    c.min_estimate = min.clone();
+                }
+                if extent.is_some() {
+                    c.extent_estimate = extent.clone();
+                }
+            });
+        }
+        Ok(())
+    }
+
+    /// `set_estimates([(min, extent), ...])`: `set_estimate` of each
+    /// dimension in order.
+    pub fn set_estimates(&self, estimates: Vec<(Option<Expr>, Option<Expr>)>) -> Result<()> {
+        let args = self.function.args();
+        if estimates.len() != args.len() {
+            return Err(Error::user(format!(
+                "Func {} has {} dimensions, but {} estimates were given (one (min, extent) pair per dimension is needed)\n",
+                self.name(),
+                args.len(),
+                estimates.len()
+            )));
+        }
+        for (a, (min, extent)) in args.iter().zip(estimates) {
+            self.set_estimate(a, min, extent)?;
+        }
+        Ok(())
+    }
+
     /// The pure argument Vars (empty if undefined).
     pub fn args(&self) -> Vec<Var> {
         self.function.args().into_iter().map(Var::new).collect()

@@ -52,6 +52,9 @@ pub struct FunctionContents {
     pub frozen: bool,
     /// The trace events the Func reports when it runs.
     pub tracing: crate::lang::trace_settings::TraceSettings,
+    /// The buffer parameters of this Func as an output (one per value),
+    /// made on first use (`output_params`): where their estimates live.
+    pub output_params: Vec<crate::lang::parameter::Parameter>,
 }
 
 /// An update definition `f(args) = values`: stage `i + 1` of the Func for
@@ -248,6 +251,7 @@ fn empty_contents(name: String) -> FunctionContents {
         updates: vec![],
         frozen: false,
         tracing: Default::default(),
+        output_params: vec![],
     }
 }
 
@@ -316,6 +320,7 @@ impl Function {
             updates: c.updates.clone(),
             frozen: false,
             tracing: c.tracing.clone(),
+            output_params: c.output_params.clone(),
         });
         drop(c);
         // An update's references to the Func itself become references to
@@ -453,6 +458,29 @@ impl Function {
     /// Does `p` point at this Func?
     pub fn is(&self, p: &FunctionPtr) -> bool {
         p.id() == self.id()
+    }
+
+    /// The buffer parameters this Func is realized into as an output: one
+    /// per value, named `f` (or `f.0`, `f.1`, ... for a Tuple), the same
+    /// ones every time (their estimates are kept).
+    pub fn output_params(&self) -> Vec<crate::lang::parameter::Parameter> {
+        let mut c = self.write();
+        let types = c.output_types.clone();
+        let dims = c.args.len();
+        let fresh = c.output_params.len() != types.len()
+            || c.output_params.iter().zip(&types).any(|(p, t)| p.ty() != *t || p.dimensions() != dims);
+        if fresh {
+            let name = c.name.clone();
+            c.output_params = types
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let pname = if types.len() == 1 { name.clone() } else { format!("{name}.{i}") };
+                    crate::lang::parameter::Parameter::new(*t, true, dims, pname)
+                })
+                .collect();
+        }
+        c.output_params.clone()
     }
 
     pub fn read(&self) -> RwLockReadGuard<'_, FunctionContents> {

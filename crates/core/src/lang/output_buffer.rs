@@ -53,22 +53,11 @@ pub fn output_buffers(f: &Function) -> Result<Vec<OutputImageParam>> {
             "Can't access output buffer(s) of undefined Func \"{name}\".\n"
         )));
     }
-    let types = f.types();
     let dims = f.dimensions();
-    Ok(types
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let pname = if types.len() == 1 {
-                name.clone()
-            } else {
-                format!("{name}.{i}")
-            };
-            OutputImageParam {
-                param: Parameter::new(*t, true, dims, pname),
-                dimensions: dims,
-            }
-        })
+    Ok(f
+        .output_params()
+        .into_iter()
+        .map(|param| OutputImageParam { param, dimensions: dims })
         .collect())
 }
 

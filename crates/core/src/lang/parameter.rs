@@ -368,6 +368,26 @@ impl Parameter {
         let name = format!("{}.{field}.{d}", self.name());
         Expr::param_var(Type::i32(), name, self.clone())
     }
+    /// `set_estimates([(min, extent), ...])`: one estimate per dimension,
+    /// for autoschedulers and the metadata of compiled code.
+    pub fn set_estimates(&self, estimates: Vec<(Option<Expr>, Option<Expr>)>) -> Result<()> {
+        let dims = self.dimensions();
+        if estimates.len() != dims {
+            return Err(Error::user(format!(
+                "{} has {dims} dimensions, but {} estimates were given (one (min, extent) pair per dimension is needed)\n",
+                self.name(),
+                estimates.len()
+            )));
+        }
+        for (d, (min, extent)) in estimates.into_iter().enumerate() {
+            self.constrain(d, |c| {
+                c.min_estimate = min;
+                c.extent_estimate = extent;
+            });
+        }
+        Ok(())
+    }
+
     pub fn constraints(&self) -> Vec<DimConstraint> {
         let stored = self.lock().constraints.clone();
         let linked = self.shape_vars(|name| Expr::param_var(Type::i32(), name, self.clone()));

@@ -38,10 +38,8 @@ impl Requirement {
 
     /// The assertion lowering puts at the top of the pipeline.
     pub fn check(&self) -> Stmt {
-        let mut parts = vec![Expr::string(format!(
-            "Requirement Failed: ({}) ",
-            expr_to_string(&self.condition)
-        ))];
+        // As Halide: the condition's value, which is false when it fails.
+        let mut parts = vec![Expr::string("Requirement Failed: (false) ")];
         for (i, m) in self.message.iter().enumerate() {
             if i > 0 {
                 parts.push(Expr::string(" "));
