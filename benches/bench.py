@@ -2,7 +2,16 @@
 reference Halide, each in its own subprocess, reported side by side.
 
 Usage: python benches/bench.py [--runs N] [--rounds R] [--only TEXT]
+                                [--halide-apps DIR]
 (defaults: 15 runs, 5 rounds, every case)
+
+The "app" cases build Halide's own Python apps (bilateral_grid, blur,
+interpolate, local_laplacian) from their generator files, with the
+generators' own schedules, in both implementations: DIR (or the
+environment variable HALIDE_APPS_DIR) is the `python_bindings/apps`
+directory of a Halide source tree (nothing of it is kept here); without it
+those cases are skipped. Their outputs are compared between the two
+implementations (largest difference printed).
 
 For each case it prints the JIT compile time (first realize minus the median
 run time: both implementations compile lazily on first use) and the median
@@ -227,12 +236,88 @@ def matmul(hl, np):
 # Seconds of untimed runs between the first (compiling) run and the timed ones.
 WARMUP = 0.05
 # Timed runs go on for at least this many seconds (and at least --runs
+# ---------------------------------------------------------------------------
+# Halide's Python apps, from their generator files
+# ---------------------------------------------------------------------------
+
+APP_W, APP_H = 1536, 2560
+
+
+def app_callable(hl, name, params=None):
+    """The app generator `name` (from $HALIDE_APPS_DIR/<name>_generator.py,
+    run with `import halide` meaning `hl`), compiled for the JIT."""
+    import runpy
+
+    apps = os.environ.get("HALIDE_APPS_DIR", "")
+    path = os.path.join(apps, f"{name}_generator.py")
+    if not apps or not os.path.exists(path):
+        raise RuntimeError("skipped: set HALIDE_APPS_DIR (or --halide-apps) to Halide's python_bindings/apps")
+    saved = sys.modules.get("halide")
+    sys.modules["halide"] = hl
+    try:
+        generator = runpy.run_path(path, run_name=f"bench_app_{name}")[name]
+    finally:
+        if saved is None:
+            del sys.modules["halide"]
+        else:
+            sys.modules["halide"] = saved
+    with hl.GeneratorContext(hl.get_jit_target_from_environment()):
+        return generator(generator_params=params or {}).compile_to_callable()
+
+
+def app_case(hl, np, name, inputs, out_shape, out_dtype):
+    """A run closure calling the app's callable; the output is kept for
+    the comparison between implementations."""
+    compiled = []
+    out = np.zeros(out_shape, dtype=out_dtype)
+
+    def run():
+        if not compiled:
+            compiled.append(app_callable(hl, name))
+        compiled[0](*inputs, out)
+        return out
+
+    return run
+
+
+def app_image(np, channels=None, dtype="float32", scale=1.0):
+    rng = np.random.default_rng(7)
+    shape = (APP_H, APP_W) if channels is None else (channels, APP_H, APP_W)
+    img = rng.random(shape, dtype=np.float32) * scale
+    return np.ascontiguousarray(img.astype(dtype))
+
+
+@case("app bilateral_grid 1536x2560 f32 (its own schedule)")
+def app_bilateral_grid(hl, np):
+    img = app_image(np)
+    return app_case(hl, np, "bilateral_grid", [img, 0.1], img.shape, np.float32)
+
+
+@case("app blur 1536x2560 u16 (its own schedule)")
+def app_blur(hl, np):
+    img = app_image(np, dtype="uint16", scale=255.0)
+    return app_case(hl, np, "blur", [img], (APP_H - 2, APP_W - 2), np.uint16)
+
+
+@case("app interpolate 1536x2560 rgba f32 (its own schedule)")
+def app_interpolate(hl, np):
+    img = app_image(np, channels=4)
+    img[3] = 1.0
+    return app_case(hl, np, "interpolate", [img], (3, APP_H, APP_W), np.float32)
+
+
+@case("app local_laplacian 1536x2560 rgb u16 (its own schedule)")
+def app_local_laplacian(hl, np):
+    img = app_image(np, channels=3, dtype="uint16", scale=65535.0)
+    return app_case(hl, np, "local_laplacian", [img, 8, 1.0, 1.0], img.shape, np.uint16)
+
+
 # runs): a fast case's median then spans many runs, so a burst of noise
 # from the machine's other work moves it little.
 MIN_TIMED = 0.25
 
 
-def worker(module, runs, only):
+def worker(module, runs, only, outputs_dir=None):
     import numpy as np
 
     hl = __import__(module)
@@ -243,8 +328,10 @@ def worker(module, runs, only):
         try:
             run = build(hl, np)
             t0 = time.perf_counter()
-            run()
+            value = run()
             first = time.perf_counter() - t0
+            if outputs_dir and name.startswith("app ") and value is not None:
+                np.save(os.path.join(outputs_dir, f"{module}-{name.split()[1]}.npy"), np.asarray(value))
             # Warm up before timing: after the compile the other cores have
             # idled, and the first few short runs pay for waking them (and
             # their clocks) up. Untimed runs for at least WARMUP seconds.
@@ -283,11 +370,18 @@ def main():
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--only", default="", help="run only the cases whose name contains TEXT")
+    ap.add_argument("--halide-apps", default=None, help="Halide's python_bindings/apps directory")
     ap.add_argument("--worker", default=None)
+    ap.add_argument("--outputs", default=None)
     args = ap.parse_args()
+    if args.halide_apps:
+        os.environ["HALIDE_APPS_DIR"] = os.path.abspath(args.halide_apps)
     if args.worker:
-        worker(args.worker, args.runs, args.only)
+        worker(args.worker, args.runs, args.only, args.outputs)
         return
+    import tempfile
+
+    outputs_dir = tempfile.mkdtemp(prefix="ferrohalide-bench-")
     # The machines are noisy: alternate the implementations over several
     # rounds, each in a fresh process, and report the median per case.
     rounds = {"ferrohalide": [], "halide": []}
@@ -295,7 +389,7 @@ def main():
         for module in rounds:
             p = subprocess.run(
                 [sys.executable, __file__, "--worker", module, "--runs", str(args.runs),
-                 "--only", args.only],
+                 "--only", args.only, "--outputs", outputs_dir],
                 capture_output=True,
                 text=True,
                 # NumPy's BLAS threads would otherwise spin beside the
@@ -321,6 +415,19 @@ def main():
             # median) has no meaningful ratio.
             ratio = f"{a[key] / b[key]:7.2f}" if b[key] > 0 else "    n/a"
             print(f"{name:52} {label:4} {a[key]*1e3:10.2f}ms {b[key]*1e3:10.2f}ms {ratio}")
+    # The apps' outputs, ferrohalide against the reference.
+    import numpy as np
+
+    for name in names:
+        if not name.startswith("app "):
+            continue
+        app = name.split()[1]
+        files = [os.path.join(outputs_dir, f"{m}-{app}.npy") for m in ("ferrohalide", "halide")]
+        if all(os.path.exists(f) for f in files):
+            a, b = (np.load(f).astype(np.float64) for f in files)
+            diff = np.abs(a - b).max() if a.shape == b.shape else float("inf")
+            print(f"app {app}: largest difference from the reference {diff:.3g}"
+                  f"{'' if a.shape == b.shape else ' (shapes differ)'}")
     # The cost of the boundary condition: the blur against a plain copy of
     # the same image, per implementation. Both run in the same worker, one
     # after the other, so each round's ratio sees the same machine; the
