@@ -53,15 +53,25 @@ class Worker:
         self.jobs = 0
         self.next_id = 0
 
-    def start(self):
-        self.log = open(self.log_path, "ab")
-        env = dict(os.environ, PYTHONFAULTHANDLER="1")
-        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "worker.py"), self.module],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env)
-        self.jobs = 0
-        ready = self.read(120)
-        if not (isinstance(ready, tuple) and ready[0] == "ready"):
-            raise RuntimeError(f"worker for {self.module} did not start: {ready!r}; see {self.log_path}")
+    def start(self, attempts=3):
+        """Start the worker; a start that takes too long (a loaded machine)
+        is tried again before it counts as a failure."""
+        for attempt in range(attempts):
+            self.log = open(self.log_path, "ab")
+            env = dict(os.environ, PYTHONFAULTHANDLER="1")
+            self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "worker.py"), self.module],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env)
+            self.jobs = 0
+            try:
+                ready = self.read(300)
+            except TimeoutError:
+                self.kill()
+                if attempt + 1 < attempts:
+                    continue
+                raise RuntimeError(f"worker for {self.module} did not start in time; see {self.log_path}")
+            if not (isinstance(ready, tuple) and ready[0] == "ready"):
+                raise RuntimeError(f"worker for {self.module} did not start: {ready!r}; see {self.log_path}")
+            return
 
     def stop(self):
         if self.proc is not None:
