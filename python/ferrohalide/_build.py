@@ -35,7 +35,10 @@ usage: python -m ferrohalide build GENERATOR_FILE.py [-g NAME ...] [-m MODULE]
   -m  the module's name (default: the only generator's name, else the file's)
   -o  where the module goes (default: the current directory)
   target=      what to compile for (default: HL_TARGET or the host)
-  NAME=VALUE   a GeneratorParam, given to every generator that has it
+  NAME=VALUE   a GeneratorParam, given to every generator that takes it (a
+               declared GeneratorParam, or IO.type / IO.dim of an input or
+               output IO whose type or dimensions the source leaves open)
+  GEN:NAME=VALUE  a GeneratorParam of generator GEN only
 """
 
 
@@ -75,6 +78,18 @@ def _load_generators(path: str) -> list:
     return [n for n in _generator._registered_names() if n not in before]
 
 
+def _takes(generator, name: str) -> bool:
+    """Does `generator` take the GeneratorParam `name` (see USAGE)?"""
+    if name in generator._params or name == "autoscheduler" or name.startswith("autoscheduler."):
+        return True
+    io, _, part = name.rpartition(".")
+    declared = getattr(type(generator), io, None)
+    if part not in ("type", "dim") or not hasattr(declared, "_declaration"):
+        return False
+    types, dims = declared._declaration()
+    return (part == "type" and not types) or (part == "dim" and dims == -1)
+
+
 def build(
     path: str,
     generators: Optional[list] = None,
@@ -99,6 +114,10 @@ def build(
             raise BuildError(f"{path} has no generator named {n} (it has: {', '.join(found) or 'none'}).")
     if not module:
         module = names[0] if len(names) == 1 else os.path.splitext(os.path.basename(path))[0]
+    for k in params:
+        owner, colon, _ = k.rpartition(":")
+        if colon and owner not in names:
+            raise BuildError(f"{k}: there is no generator {owner} in this build.")
     if not module.isidentifier():
         raise BuildError(f"'{module}' is not a valid module name (give one with -m).")
     for n in names:
@@ -116,11 +135,12 @@ def build(
         sources, objects = [], []
         for n in names:
             g = _generator._create(n, _generator.GeneratorContext(code_target))
-            declared = set(g._params)
             for k, v in params.items():
-                # A parameter goes to the generators that have it.
-                if k in declared or "." in k or len(names) == 1:
-                    g._set_generatorparam_value(k, v)
+                owner, colon, name = k.rpartition(":")
+                if colon and owner != n:
+                    continue
+                if colon or len(names) == 1 or _takes(g, name):
+                    g._set_generatorparam_value(name, v)
             pipeline = g._build_pipeline()
             arguments = [g._get_input_parameter(a.name) for a in g._arginfos_in]
             obj, src = os.path.join(work, n + ".o"), os.path.join(work, n + ".py.cpp")
