@@ -72,6 +72,14 @@ def _funcs(hl):
     return func2, func1, func_update, func_tuple, func_input
 
 
+def _module(hl):
+    """A compiled Module of a small pipeline (`compile_to_module`)."""
+    x = hl.Var("x")
+    f = hl.Func("fm")
+    f[x] = x * 3
+    return f.compile_to_module([], "fuzz_module")
+
+
 def objects(hl):
     """name -> zero-argument factory."""
     func2, func1, func_update, func_tuple, func_input = _funcs(hl)
@@ -206,6 +214,8 @@ def objects(hl):
         "LoopAlignStrategy": lambda: hl.LoopAlignStrategy.AlignStart,
         "DeviceAPI": lambda: hl.DeviceAPI.Host,
         "Partition": lambda: hl.Partition.Never,
+        "OutputFileType": lambda: hl.OutputFileType.object,
+        "Module": lambda: _module(hl),
         "TargetOS": lambda: hl.TargetOS.Linux,
         "TargetArch": lambda: hl.TargetArch.X86,
         "TargetProcessorTune": lambda: hl.TargetProcessorTune.TuneZnVer4,
@@ -292,6 +302,8 @@ RECEIVERS = {
     "LoopAlignStrategy": ["LoopAlignStrategy"],
     "DeviceAPI": ["DeviceAPI"],
     "Partition": ["Partition"],
+    "OutputFileType": ["OutputFileType"],
+    "Module": ["Module"],
     **{c: [c] for c in ["TargetOS", "TargetArch", "TargetProcessorTune", "ArgumentKind"]},
     **{c: [c] for c in ["ArgInfo", "AutoschedulerParams", "GeneratorContext", "InputBuffer",
                         "InputScalar", "OutputBuffer", "OutputScalar", "Generator"]},
@@ -630,6 +642,11 @@ def run_entry(hl, factories, recv, steps):
             a = [factories[n]() for n in args]
             k = {key: factories[n]() for key, n in kwargs.items()}
             result = fn(*a, **k)
+        except SystemExit:
+            # The generator command line exits with status 1 and a message
+            # on a bad command line, as command lines do.
+            if name != "hl.main":
+                return "SystemExit (not an Exception)"
         except BaseException as exc:  # noqa: BLE001 - the point of the test
             return _problem_of(exc)
     for v in (result, receiver):

@@ -166,14 +166,20 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                     map_opt(&ia.min, |x| Expr::cast(ty, x)),
                     map_opt(&ia.max, |x| Expr::cast(ty, x)),
                 )
-            } else if ty.is_float() || (from.is_float() && ty.is_int() && ty.bits >= 32) {
-                // A float converted to a 32- or 64-bit integer must be in
-                // range (it is undefined otherwise, as in Halide, whose
-                // bounds assume the same): the conversion is monotonic.
+            } else if ty.is_float() {
                 Interval::new(
                     map_opt(&ia.min, |x| Expr::cast(ty, x)),
                     map_opt(&ia.max, |x| Expr::cast(ty, x)),
                 )
+            } else if from.is_float() && ty.is_int() && ty.bits >= 32 {
+                // A float converted to a 32- or 64-bit integer must be in
+                // range (it is undefined otherwise, as in Halide, whose
+                // bounds assume the same), so the conversion is monotonic
+                // over the values that occur. The interval may be looser
+                // than those values: its ends are first clamped to the
+                // integer range, so a loose end cannot wrap around.
+                let clamped = |x: Expr| Expr::cast(ty, clamp_to_int_range(x, ty));
+                Interval::new(map_opt(&ia.min, clamped), map_opt(&ia.max, clamped))
             } else {
                 // Might wrap or saturate: only constants known to fit pass through.
                 let fits = |x: &Option<Expr>| match x.as_ref().map(simplify) {
@@ -401,6 +407,33 @@ fn saturating_cast_for_bounds(t: Type, a: &Expr) -> Option<Expr> {
         e = Expr::max(e, konst(lo));
     }
     Some(Expr::cast(t, e))
+}
+
+/// A float `x` clamped to the range of the integer type `ty`: the nearest
+/// values of x's type inside it (the float just below 2^31 is 2^31 - 128
+/// for f32).
+fn clamp_to_int_range(x: Expr, ty: Type) -> Expr {
+    let ft = x.ty();
+    let lo = ty.min_int() as f64;
+    // The largest float of `ft` not above the type's max.
+    let mut hi = ty.max_int() as f64;
+    if ft.bits == 32 {
+        let mut h = hi as f32;
+        while h as f64 > ty.max_int() as f64 {
+            h = f32::from_bits(h.to_bits() - 1);
+        }
+        hi = h as f64;
+    } else {
+        let mut h = hi;
+        while h > ty.max_int() as f64 {
+            h = f64::from_bits(h.to_bits() - 1);
+        }
+        hi = h;
+    }
+    simplify(&Expr::max(
+        Expr::min(x, Expr::make_const_f64(ft, hi)),
+        Expr::make_const_f64(ft, lo),
+    ))
 }
 
 /// `promise_clamped(a, lo, hi)` promises `lo <= a <= hi` where it is
