@@ -205,3 +205,48 @@ int main(void) {
     p.set(0)
     with pytest.raises(hl.HalideError, match=r"Requirement Failed: \(false\) p must be positive, not 0"):
         pipe.realize([3])
+
+
+def test_buffers_in_the_code_tuples_and_two_objects_with_runtimes(cc, tmp_path):
+    """A Buffer the algorithm reads travels in the object (min included); a
+    Tuple output is one buffer per element; two objects that each carry the
+    runtime link into one program (its symbols are weak)."""
+    x = hl.Var("x")
+    lut = hl.Buffer(np.array([10, 20, 30, 40], dtype=np.int16), "lut")
+    lut.set_min([-1])
+    f = hl.Func("f")
+    f[x] = lut[hl.clamp(x, -1, 2)] * 2
+    f.compile_to_file(str(tmp_path / "f"), [], "f")
+    g = hl.Func("g")
+    g[x] = hl.Tuple([x * 2, hl.f32(x) / 2])
+    g.compile_to_file(str(tmp_path / "g"), [], "g")
+    src = tmp_path / "m.c"
+    src.write_text(r"""
+#include <stdio.h>
+#include "HalideRuntime.h"
+#include "f.h"
+#include "g.h"
+int main(void) {
+    int16_t out[6];
+    halide_dimension_t d = {-2, 6, 1, 0};
+    halide_buffer_t b = {0};
+    b.host = (uint8_t *)out; b.type.code = halide_type_int; b.type.bits = 16; b.type.lanes = 1;
+    b.dimensions = 1; b.dim = &d;
+    int r = f(&b);
+    printf("%d:", r);
+    for (int i = 0; i < 6; i++) printf(" %d", out[i]);
+    int32_t o0[3]; float o1[3];
+    halide_dimension_t d0 = {0, 3, 1, 0}, d1 = {0, 3, 1, 0};
+    halide_buffer_t b0 = {0}, b1 = {0};
+    b0.host = (uint8_t *)o0; b0.type.code = halide_type_int; b0.type.bits = 32; b0.type.lanes = 1;
+    b0.dimensions = 1; b0.dim = &d0;
+    b1 = b0; b1.host = (uint8_t *)o1; b1.type.code = halide_type_float; b1.dim = &d1;
+    r = g(&b0, &b1);
+    printf(" | %d: %d %d %d %g %g %g\n", r, o0[0], o0[1], o0[2], o1[0], o1[1], o1[2]);
+    return 0;
+}
+""")
+    run([cc, "-I", include_dir(hl), "-I", str(tmp_path), str(src), str(tmp_path / "f.o"), str(tmp_path / "g.o"),
+         "-lpthread", "-ldl", "-lm", "-o", str(tmp_path / "m")])
+    assert run([str(tmp_path / "m")]).stdout.strip() == "0: 20 20 40 60 80 80 | 0: 0 2 4 0 0.5 1"
+    assert "int g(struct halide_buffer_t *_g_0_buffer, struct halide_buffer_t *_g_1_buffer)" in (tmp_path / "g.h").read_text()
