@@ -4,6 +4,8 @@
 //!   first output Func, bind the arguments, run) — Halide's `realize`.
 //! - [`callable`]: `compile_to_callable`, a compiled pipeline called with
 //!   explicit argument values.
+//! - [`infer_input_bounds`]: the regions of unbound ImageParams a pipeline
+//!   needs, through its bounds query.
 //! - [`aot`]: ahead-of-time compilation of a `Module` to files (objects,
 //!   static libraries ([`archive`]), C headers, Python extensions, ...).
 //!
@@ -13,4 +15,5 @@
 pub mod aot;
 pub mod archive;
 pub mod callable;
+pub mod infer_input_bounds;
 pub mod pipeline;

@@ -52,6 +52,8 @@ struct CacheKey {
     inputs: Vec<(String, Type, usize, bool)>,
     constraints: u64,
     target: String,
+    /// Compiled with the entry code of a C caller (bounds queries).
+    entry_checks: bool,
 }
 
 /// A compiled pipeline and what running it needs. It holds no Func and no
@@ -86,7 +88,12 @@ pub fn compilations() -> u64 {
     COMPILATIONS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-fn cache_key(outputs: &[Function], requirements: &[Requirement], target: &Target) -> Result<CacheKey> {
+fn cache_key(
+    outputs: &[Function],
+    requirements: &[Requirement],
+    target: &Target,
+    entry_checks: bool,
+) -> Result<CacheKey> {
     let env = build_environment(outputs)?;
     let mut funcs: Vec<(usize, u64)> = env.sources.iter().map(|f| (f.id(), f.version())).collect();
     funcs.sort();
@@ -104,6 +111,7 @@ fn cache_key(outputs: &[Function], requirements: &[Requirement], target: &Target
         inputs,
         constraints: ferrohalide_core::lang::parameter::constraints_version(),
         target: target.to_string(),
+        entry_checks,
     })
 }
 
@@ -140,6 +148,7 @@ impl CacheKey {
                 .iter()
                 .zip(&current.funcs)
                 .all(|(a, b)| a.0 == b.0)
+            && self.entry_checks == current.entry_checks
             && (self.funcs != current.funcs || self.constraints != current.constraints)
     }
 }
@@ -151,8 +160,19 @@ pub fn compile_for(
     requirements: &[Requirement],
     target: Option<&Target>,
 ) -> Result<Arc<Compiled>> {
+    compile_with(outputs, requirements, target, false)
+}
+
+/// `compile_for`, optionally with the entry code a C caller gets (bounds
+/// queries: what `infer_input_bounds` runs).
+pub fn compile_with(
+    outputs: &[Function],
+    requirements: &[Requirement],
+    target: Option<&Target>,
+    entry_checks: bool,
+) -> Result<Arc<Compiled>> {
     let target = resolve_target(target)?;
-    let key = cache_key(outputs, requirements, &target)?;
+    let key = cache_key(outputs, requirements, &target, entry_checks)?;
     let Some(first) = outputs.first() else {
         return Err(Error::user("Can't compile a Pipeline with no outputs.\n"));
     };
@@ -163,7 +183,7 @@ pub fn compile_for(
     if let Some(e) = entries().find(|e| e.key == key) {
         return Ok(e.compiled.clone());
     }
-    let compiled = Arc::new(compile_uncached(outputs, requirements, target)?);
+    let compiled = Arc::new(compile_uncached(outputs, requirements, target, entry_checks)?);
     cache.retain(|e| {
         e.downcast_ref::<CacheEntry>()
             .is_some_and(|e| !e.key.outdated_by(&key))
@@ -179,13 +199,18 @@ pub fn compile_for(
     Ok(compiled)
 }
 
-fn compile_uncached(outputs: &[Function], requirements: &[Requirement], target: Target) -> Result<Compiled> {
+fn compile_uncached(
+    outputs: &[Function],
+    requirements: &[Requirement],
+    target: Target,
+    entry_checks: bool,
+) -> Result<Compiled> {
     let jit_target = JitTarget::for_target(&target)?;
     let name = outputs.first().map(|f| f.name()).unwrap_or_default();
     let options = LowerOptions {
         no_asserts: target.has_feature(feature::NO_ASSERTS),
         target: target.clone(),
-        entry_checks: false,
+        entry_checks,
         requirements: requirements.to_vec(),
     };
     let lowered = lower_with(outputs, &name, &options)?;
@@ -238,7 +263,7 @@ pub enum InputValue {
     Buffer(Buffer),
 }
 
-fn scalar_value(v: ScalarInput) -> ScalarValue {
+pub(crate) fn scalar_value(v: ScalarInput) -> ScalarValue {
     match v {
         ScalarInput::Int(i) if i < 0 => ScalarValue::Int(i as i64),
         ScalarInput::Int(i) => ScalarValue::UInt(i as u64),

@@ -193,7 +193,6 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "gpu_threads",
     "gpu_tile",
     "hexagon",
-    "infer_input_bounds",
     "memoize",
     "prefetch",
     "ring_buffer",
@@ -671,6 +670,18 @@ impl PyFunc {
         self.compilable()?.files(py, vec![(kind, filename)], arguments, "", target, "compile_to_conceptual_stmt")
     }
 
+
+    /// `infer_input_bounds(dst, target=)`: bind Buffers of the needed
+    /// regions to the unbound ImageParams (see Pipeline's).
+    #[pyo3(signature = (dst, target=None))]
+    fn infer_input_bounds(
+        &self,
+        py: Python<'_>,
+        dst: &Bound<'_, PyAny>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        crate::py_pipeline::infer_input_bounds_py(py, vec![self.inner.function.clone()], &[], dst, target)
+    }
 
     fn infer_arguments(&self, py: Python<'_>) -> PyResult<Vec<crate::py_pipeline::PyArgument>> {
         crate::py_pipeline::infer_arguments_py(py, &[self.inner.function.clone()])

@@ -172,6 +172,45 @@ pub fn compile_to_callable_py(
     Ok(PyCallable { inner: Arc::new(c) })
 }
 
+/// `infer_input_bounds(dst, target=)`: `dst` is output sizes, a Buffer or a
+/// list of Buffers (bounds-query Buffers get their regions written).
+pub fn infer_input_bounds_py(
+    py: Python<'_>,
+    outputs: Vec<Function>,
+    requirements: &[Requirement],
+    dst: &Bound<'_, PyAny>,
+    target: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let target = opt_target(target)?;
+    let buffers = match buffer_list(dst)? {
+        Some(b) => b,
+        None => {
+            let sizes = int_list(dst).ok_or_else(|| {
+                PyValueError::new_err("Invalid arguments to infer_input_bounds")
+            })?;
+            // One bounds query per output value, of the requested size.
+            let mut out = vec![];
+            for f in &outputs {
+                for ty in f.types() {
+                    let b = Buffer::new(ty, &sizes, Some(f.name())).py()?;
+                    b.deallocate();
+                    out.push(b);
+                }
+            }
+            out
+        }
+    };
+    crate::gil::detached(py, || {
+        ferrohalide_driver::infer_input_bounds::infer_input_bounds(
+            &outputs,
+            requirements,
+            &buffers,
+            target.as_ref(),
+        )
+    })
+    .py()
+}
+
 pub fn compile_jit_py(
     py: Python<'_>,
     outputs: Vec<Function>,
@@ -331,6 +370,15 @@ impl PyPipeline {
     }
     fn infer_arguments(&self, py: Python<'_>) -> PyResult<Vec<PyArgument>> {
         infer_arguments_py(py, &self.outputs_or_err()?)
+    }
+    #[pyo3(signature = (dst, target=None))]
+    fn infer_input_bounds(
+        &self,
+        py: Python<'_>,
+        dst: &Bound<'_, PyAny>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        infer_input_bounds_py(py, self.outputs_or_err()?, &self.requirements(), dst, target)
     }
     /// `add_requirement(condition, *error_args)`: the pipeline checks the
     /// condition before doing anything and fails with the error args.
@@ -512,7 +560,6 @@ impl PyPipeline {
             "compile_to_c",
             "compile_to_multitarget_object_files",
             "compile_to_multitarget_static_library",
-            "infer_input_bounds",
             "set_jit_externs",
         ];
         if UNIMPLEMENTED.contains(&name) {

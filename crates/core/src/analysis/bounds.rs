@@ -223,7 +223,22 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
         }
         ExprNode::Binary { op, a, b } => bounds_of_binary(*op, a, b, ty, scope),
         ExprNode::Not(_) => Interval::of_type(ty),
-        ExprNode::Select { t, f, .. } => bounds_of_expr(t, scope).union(&bounds_of_expr(f, scope)),
+        ExprNode::Select { cond, t, f } => {
+            let (it, i_f) = (bounds_of_expr(t, scope), bounds_of_expr(f, scope));
+            // A condition on the pipeline's parameters alone picks one side
+            // for the whole range (as Halide): keep the choice symbolic
+            // instead of taking both sides' hull.
+            if cond.ty().is_scalar() && cond.is_pure() && only_parameters(cond, scope) {
+                let pick = |a: &Option<Expr>, b: &Option<Expr>| match (a, b) {
+                    (Some(a), Some(b)) if crate::ir::equality::equal(a, b) => Some(a.clone()),
+                    (Some(a), Some(b)) => Some(Expr::select(cond.clone(), a.clone(), b.clone())),
+                    _ => None,
+                };
+                Interval::new(pick(&it.min, &i_f.min), pick(&it.max, &i_f.max))
+            } else {
+                it.union(&i_f)
+            }
+        }
         ExprNode::Load { .. } => Interval::of_type(ty),
         ExprNode::Ramp {
             base,
@@ -593,6 +608,22 @@ fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> I
         }
         _ => Interval::of_type(ty),
     }
+}
+
+/// Is every variable of `e` a pipeline parameter (a Param, or a buffer's
+/// shape) that `scope` does not bind? Then `e` has one value wherever a
+/// bound is used. (Loop and let variables are not parameters: a bound in
+/// terms of them could be used outside their definitions.)
+fn only_parameters(e: &Expr, scope: &Scope) -> bool {
+    let mut ok = true;
+    crate::ir::visit::for_each_expr(e, &mut |x: &Expr| {
+        if let ExprNode::Variable { name, param, .. } = x.node() {
+            if param.is_none() || scope.contains_key(name) {
+                ok = false;
+            }
+        }
+    });
+    ok
 }
 
 /// The one value of an interval whose bounds are the same expression.

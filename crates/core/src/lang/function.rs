@@ -464,7 +464,9 @@ impl Function {
     /// per value, named `f` (or `f.0`, `f.1`, ... for a Tuple), the same
     /// ones every time (their estimates are kept).
     pub fn output_params(&self) -> Vec<crate::lang::parameter::Parameter> {
-        let mut c = self.write();
+        // Making them changes nothing compiled code depends on: no new
+        // version (their constraints have a version of their own).
+        let mut c = write_lock(&self.cell.contents);
         let types = c.output_types.clone();
         let dims = c.args.len();
         let fresh = c.output_params.len() != types.len()

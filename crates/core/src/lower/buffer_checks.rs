@@ -173,12 +173,21 @@ pub(crate) fn shape_constraints(inputs: &Inputs, outputs: &[Function]) -> Vec<Co
             }
         }
     }
+    // Each output buffer's constraints: `stride.0 == 1` unless removed, and
+    // the user's (`f.output_buffer().dim(d).set_*`).
     for o in outputs.iter().filter(|o| o.dimensions() > 0) {
-        for b in crate::lang::tuple::element_buffer_names(o) {
-            out.push(Constraint {
-                name: format!("{b}.stride.0"),
-                value: Expr::i32(1),
-            });
+        let names = crate::lang::tuple::element_buffer_names(o);
+        for (b, p) in names.iter().zip(o.output_params()) {
+            for (d, c) in p.constraints().into_iter().enumerate() {
+                for (field, e) in [("min", c.min), ("extent", c.extent), ("stride", c.stride)] {
+                    if let Some(value) = e {
+                        out.push(Constraint {
+                            name: format!("{b}.{field}.{d}"),
+                            value,
+                        });
+                    }
+                }
+            }
         }
     }
     out

@@ -121,7 +121,12 @@ pub fn entry_checks(
     outputs: &[Function],
     target: &Target,
 ) -> Result<EntryChecks> {
-    let bufs = buffers(inputs, outputs, s);
+    // As in Halide, what the pipeline touches is measured with the shapes
+    // constrained (an output constrained to start at 0 is computed from 0
+    // on): a query's answer then satisfies the constraints, and one buffer's
+    // answer can grow another's (infer_input_bounds repeats the query).
+    let constrained = super::buffer_checks::apply_shape_constraints(s, inputs, outputs);
+    let bufs = buffers(inputs, outputs, &constrained);
     let mut e = EntryChecks::default();
     // Each shape variable, as its required value (to pass the required
     // region through the constraints).
