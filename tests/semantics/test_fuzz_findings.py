@@ -589,3 +589,55 @@ def test_pure_stage_computes_only_what_later_stages_read(hl, size):
     f2.vectorize(x)
     f2.update(0).unscheduled()
     return f3.realize(size)
+
+
+# ---------------------------------------------------------------------------------
+# Long run (seeds 300-3000): legality checks that were stricter than Halide's
+# ---------------------------------------------------------------------------------
+@differential()
+def test_reorder_rvars_of_an_update_keeping_a_tuple_element(hl):
+    """An element written back unchanged (`f[x][1]`) is Halide's identity
+    operator: with a max beside it the update is commutative, so its RVars
+    may be reordered (seed 1307)."""
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = (0, 7)
+    r = hl.RDom([(2, 2), (1, 3)])
+    f[x] = (hl.max(f[x][0], r.x), f[x][1])
+    f.update(0).reorder(r.y, r.x)
+    return f.realize([1])
+
+
+@differential()
+def test_reorder_rvars_of_an_identity_scatter(hl):
+    """`f[k(r)] = f[k(r)]` changes nothing, in any order (seed 780)."""
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = x
+    r = hl.RDom([(0, 2), (0, 2)])
+    k = hl.clamp(r.x + r.y, 0, 4)
+    f[k] = f[k]
+    f.update(0).reorder(r.y, r.x)
+    return f.realize([4])
+
+
+@differential()
+@pytest.mark.parametrize("where", ["never", "never_with_x", "none"])
+def test_rvars_of_an_update_that_never_runs_are_pure(hl, where):
+    """A predicate false over the whole RDom: no iteration runs, so any
+    order is legal (seed 1161); without it the update is order-dependent
+    and the reorder is refused by both."""
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = 5
+    r = hl.RDom([(0, 3), (0, 4), (0, 2)])
+    if where == "never":
+        r.where(r.z > 6)
+    elif where == "never_with_x":
+        r.where((r.z > 6) & (x < 1))
+    f[x] = r.y * 7 - f[x]
+    try:
+        f.update(0).reorder(r.z, r.y)
+    except hl.HalideError:
+        return "refused"
+    return f.realize([1])

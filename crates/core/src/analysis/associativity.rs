@@ -16,6 +16,8 @@
 //!   `max` and `>` (argmax);
 //! - two consecutive elements: `(x0 * a - x1 * b, x0 * b + x1 * a)`
 //!   (complex product);
+//! - an element left unchanged (`x`: the update writes the old value
+//!   back), which any order of updates leaves as it was;
 //! - a Tuple made of these parts side by side (`(min, index, count)`), as
 //!   Halide's search finds them.
 //!
@@ -281,6 +283,15 @@ pub fn prove_associativity(func: &Function, update: usize) -> Option<Associative
                 k += 2;
                 continue;
             }
+        }
+        if m.old_value(&u.values[k]) == Some(k) {
+            // Unchanged: the pattern keeps the old value (the new one is
+            // the same value, so order does not matter).
+            op.pattern.push(x_var(k, types[k]));
+            op.identities.push(Expr::zero(types[k]));
+            op.ys.push(u.values[k].clone());
+            k += 1;
+            continue;
         }
         let (bop, y) = m.element(&u.values[k], k)?;
         op.pattern

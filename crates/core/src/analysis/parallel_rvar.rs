@@ -11,7 +11,9 @@
 //! free of loop variables), and every self-reference on the right has the
 //! very same expression there. Then the point written by one iteration
 //! differs from every point another iteration writes or reads. An RVar of
-//! extent 1 passes too: it has no two iterations.
+//! extent 1 passes too: it has no two iterations; and so does every RVar
+//! of an update whose RDom predicate the simplifier proves false over the
+//! domain (Halide conjoins the predicate to its hazard): no iteration runs.
 
 use crate::ir::equality::equal;
 use crate::ir::visit::for_each_expr;
@@ -89,7 +91,7 @@ fn self_references(func: &Function, exprs: &[Expr]) -> Vec<Vec<Expr>> {
 
 /// See the module comment.
 pub fn can_parallelize_rvar(func: &Function, update: &UpdateDefinition, rvar: &str) -> bool {
-    if has_one_iteration(update, rvar) {
+    if has_one_iteration(update, rvar) || never_runs(update) {
         return true;
     }
     let mut reads_from: Vec<Expr> = update.values.clone();
@@ -104,6 +106,27 @@ pub fn can_parallelize_rvar(func: &Function, update: &UpdateDefinition, rvar: &s
                 .iter()
                 .all(|l| l.get(i).is_some_and(|li| equal(li, a)))
     })
+}
+
+/// Is the update's RDom predicate false at every point of its domain? The
+/// simplifier decides, with each RVar's range as the facts of a loop over
+/// it (only constant ranges; otherwise: no).
+pub fn never_runs(update: &UpdateDefinition) -> bool {
+    let Some(d) = &update.domain else { return false };
+    let pred = d.predicate();
+    if pred.is_true() {
+        return false;
+    }
+    // A body that cannot be removed, under the predicate, in the loops.
+    let probe = Expr::call(crate::ir::Type::i32(), "never_runs_probe", vec![], CallKind::Extern);
+    let mut s = crate::ir::Stmt::if_then_else(pred, crate::ir::Stmt::evaluate(probe), None);
+    for v in d.vars().iter().rev() {
+        if v.min.as_int_const().is_none() || v.extent.as_int_const().is_none() {
+            return false;
+        }
+        s = crate::ir::Stmt::for_loop(v.name.clone(), v.min.clone(), v.extent.clone(), crate::ir::ForType::Serial, s);
+    }
+    crate::analysis::simplify::simplify_stmt(&s).is_no_op()
 }
 
 /// Is `rvar` an RVar of extent 1?  Two different iterations of it do not exist
