@@ -641,3 +641,37 @@ def test_rvars_of_an_update_that_never_runs_are_pure(hl, where):
     except hl.HalideError:
         return "refused"
     return f.realize([1])
+
+
+@differential()
+def test_clone_in_of_a_func_only_an_rdom_predicate_calls(hl):
+    """Calls in an update's where() are calls of the consumer: clone_in
+    finds them, and the clone is what the predicate reads (seed 1514)."""
+    x = hl.Var("x")
+    inp = hl.Buffer(np.array([32.0, 1.75, 3.0]))
+    f0 = hl.Func("f0")
+    f0[x] = hl.cast(hl.Int(64), inp[x])
+    r = hl.RDom([(0, 3)])
+    bc = hl.BoundaryConditions.mirror_image(inp)
+    r.where(bc[r.x] != 1.75)
+    f0[r.x] = hl.i64(r.x) * 10
+    bc.clone_in(f0).compute_root()
+    f2 = hl.Func("f2")
+    f2[x] = f0[x]
+    return f2.realize([3])
+
+
+@differential(expect_error=True)
+def test_wrapper_used_in_an_rdom_predicate_is_placed_where_it_is_used(hl):
+    """A global wrapper is what the predicate reads, so its compute_at is
+    checked against the update's loops (seed 1105: both refuse)."""
+    x = hl.Var("x")
+    inp = hl.Buffer(np.array([40], dtype=np.int64))
+    bc = hl.BoundaryConditions.constant_exterior(inp, 7)
+    f0 = hl.Func("f0")
+    f0[x] = hl.i64(5)
+    r = hl.RDom([(8, 3)])
+    r.where(bc[r.x] != 13)
+    f0[r.x] = f0[r.x] + 1
+    bc.in_().compute_at(f0, x)
+    f0.realize([12])

@@ -73,6 +73,33 @@ impl Mutator for Redirect<'_> {
     }
 }
 
+/// Redirect the calls in an update's RDom predicate too. The RDom is the
+/// user's (shared with the user's Func): the copy gets a domain of its own,
+/// with the same RVars, and its RVars are linked to it.
+fn redirect_predicate(u: &mut crate::lang::function::UpdateDefinition, r: &mut Redirect) {
+    use crate::analysis::substitute::substitute_map;
+    use crate::lang::rdom::ReductionDomain;
+    let Some(d) = u.domain.clone() else { return };
+    if !d.has_predicate() {
+        return;
+    }
+    let old = d.predicate();
+    let redirected = r.mutate_expr(&old);
+    if redirected.same_as(&old) {
+        return;
+    }
+    let own = ReductionDomain::from_vars(d.vars());
+    let relink: HashMap<String, Expr> = d
+        .vars()
+        .into_iter()
+        .map(|v| (v.name.clone(), Expr::rvar(v.name, own.clone())))
+        .collect();
+    own.set_predicate(Some(substitute_map(&relink, &redirected)));
+    u.args = u.args.iter().map(|a| substitute_map(&relink, a)).collect();
+    u.values = u.values.iter().map(|v| substitute_map(&relink, v)).collect();
+    u.domain = Some(own);
+}
+
 pub fn wrap_calls(funcs: &HashMap<String, Function>) -> Result<HashMap<String, Function>> {
     // Sorted, so chains merge the same way on every run.
     let sorted: BTreeMap<&String, &Function> = funcs.iter().collect();
@@ -123,6 +150,7 @@ pub fn wrap_calls(funcs: &HashMap<String, Function>) -> Result<HashMap<String, F
             for u in &mut c.updates {
                 u.args = u.args.iter().map(|v| r.mutate_expr(v)).collect();
                 u.values = u.values.iter().map(|v| r.mutate_expr(v)).collect();
+                redirect_predicate(u, &mut r);
             }
         }
         out.insert(consumer.clone(), copy);
