@@ -249,6 +249,34 @@ def test_integer_cast_of_a_float_to_int_cast_keeps_both_steps(outer):
     assert (got == expected).all(), (got, expected)
 
 
+@pytest.mark.parametrize("case", ["param_max", "param_min", "i64_param", "argmin", "argmin_i64"])
+def test_comparison_with_a_value_at_the_end_of_its_type(case):
+    """x - 3 < p with p = INT_MAX is true for small x. Halide 21's simplifier
+    rewrites x + c0 < y to x < y - c0 without proving y - c0 fits, and the
+    new sum wraps (Simplify_LT.cpp); argmin's INT_MAX initial value meets the
+    same rule. The program itself never overflows. Expected from arithmetic."""
+    import ferrohalide as hl
+    x = hl.Var("x")
+    f = hl.Func("f")
+    r = hl.RDom([(1, 3)])
+    if case == "param_max":
+        f[x] = hl.select((x - 3) < hl.Param(hl.Int(32), "p", 2 ** 31 - 1), 1, 0)
+        expected = [1, 1, 1]
+    elif case == "param_min":
+        f[x] = hl.select((x + 3) < hl.Param(hl.Int(32), "p", -2 ** 31 + 1), 1, 0)
+        expected = [0, 0, 0]
+    elif case == "i64_param":
+        f[x] = hl.select((hl.i64(x) - 3) < hl.Param(hl.Int(64), "q", 2 ** 63 - 1), 1, 0)
+        expected = [1, 1, 1]
+    elif case == "argmin":
+        f[x] = hl.argmin(r, r.x + x - 3)[0]
+        expected = [1, 1, 1]
+    else:
+        f[x] = hl.argmin(r, hl.i64(r.x) - 3)[1]
+        expected = [-2, -2, -2]
+    assert np.array(f.realize([3])).tolist() == expected
+
+
 def test_integer_lerp_of_a_float_to_int_cast():
     """lerp(0, i32(f), w) with negative f (the lerp of the repros above):
     0 + (i32(f) - 0) * w / 255, rounded to nearest."""
@@ -675,3 +703,54 @@ def test_wrapper_used_in_an_rdom_predicate_is_placed_where_it_is_used(hl):
     f0[r.x] = f0[r.x] + 1
     bc.in_().compute_at(f0, x)
     f0.realize([12])
+
+
+@differential()
+@pytest.mark.parametrize("outer_tail", ["PredicateStores", "PredicateLoads", "GuardWithIf"])
+def test_predicated_outer_split_around_a_guarded_inner_split(hl, outer_tail):
+    """The stores of a PredicateStores split see its guarded variable, but
+    another split's guard (c < 4 around j's 16 iterations) still bounds
+    what they write (seed 1203: a spurious 'accessed beyond the max')."""
+    x = hl.Var("x")
+    a, c, e, g, i, j = [hl.Var(n) for n in "acegij"]
+    f = hl.Func("f")
+    f[x] = x
+    f.split(x, a, c, 4)
+    f.split(c, i, j, 16, hl.TailStrategy.GuardWithIf)
+    f.split(a, e, g, 3, getattr(hl.TailStrategy, outer_tail))
+    return f.realize([5])
+
+
+@differential()
+def test_tile_with_predicated_stores_of_a_one_point_output(hl):
+    """Seed 1203 itself: a 1 x 1 output tiled, vectorized with GuardWithIf
+    and split again with PredicateStores."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f2 = hl.Func("f2")
+    f2[x, y] = x + 10 * y
+    sv4, sv5, sv6, sv7, sv8, sv9 = [hl.Var("sv%d" % k) for k in range(4, 10)]
+    f2.tile(y, x, sv6, sv7, sv4, sv5, 4, 2, hl.TailStrategy.Auto)
+    f2.vectorize(sv4, 16, hl.TailStrategy.GuardWithIf)
+    f2.split(sv6, sv8, sv9, 3, hl.TailStrategy.PredicateStores)
+    return f2.realize([1, 1])
+
+
+@differential(expect_error=True)
+@pytest.mark.parametrize("specialized", [False, True])
+def test_store_level_inside_the_compute_level_in_a_specialization(hl, specialized):
+    """f0.compute_at(f2, x).store_at(f2, y) with f2's loops tiled so that y
+    is inside x: an invalid location, also when only a specialization
+    reorders the loops (seed 1271: an internal error; Halide fails with its
+    own internal error there)."""
+    x, y = hl.Var("x"), hl.Var("y")
+    p0 = hl.Param(hl.Int(32), "p0", 2)
+    f0 = hl.Func("f0")
+    f0[x, y] = 1
+    f2 = hl.Func("f2")
+    f2[x, y] = hl.clamp(f0[x, y], 0, 1000)
+    f0.compute_at(f2, x)
+    f0.store_at(f2, y)
+    s = f2.specialize(p0 > 2) if specialized else f2
+    sv1, sv2 = hl.Var("sv1"), hl.Var("sv2")
+    s.tile(y, x, sv1, sv2, 16, 8, hl.TailStrategy.Auto)
+    f2.realize([1, 1])

@@ -57,9 +57,20 @@ impl SubstituteIn<'_> {
     /// `e` in terms of the loop dimensions, with `old` guarded; `e`
     /// itself if it does not depend on `old`.
     fn guard(&self, e: &Expr) -> Expr {
+        // Only the definitions that lead to `old` are expanded: the others
+        // stay names, so an `if` on them (another split's guard) still
+        // bounds this expression (seed 1203: expanding `c` into its loops
+        // hid the guard `c <= c.loop_max` from bounds inference).
+        let chain: Vec<&(String, Expr)> = self.lets.iter().rev().chain(self.defs.iter()).collect();
+        let mut leads_to_old = std::collections::HashSet::from([self.old.to_string()]);
+        for (n, v) in chain.iter().rev() {
+            if leads_to_old.iter().any(|d| expr_uses_var(v, d)) {
+                leads_to_old.insert(n.clone());
+            }
+        }
         let mut x = e.clone();
-        for (n, v) in self.lets.iter().rev().chain(self.defs.iter()) {
-            if expr_uses_var(&x, n) {
+        for (n, v) in chain {
+            if n != self.old && leads_to_old.contains(n) && expr_uses_var(&x, n) {
                 x = substitute(n, v, &x);
             }
         }

@@ -48,6 +48,10 @@ struct LegalSites<'a> {
     func: &'a str,
     stack: Vec<Site>,
     allowed: Option<Vec<Site>>,
+    /// The loop stack at each use (distinct ones): the levels must nest in
+    /// the right order in every one of them, not only exist in all (a
+    /// specialization may reorder the consumer's loops).
+    use_stacks: Vec<Vec<Site>>,
 }
 
 impl Visitor for LegalSites<'_> {
@@ -63,6 +67,13 @@ impl Visitor for LegalSites<'_> {
     fn visit_expr(&mut self, e: &Expr) {
         walk_expr(self, e);
         if is_call_to(e, self.func) {
+            let same = |a: &Vec<Site>| {
+                a.len() == self.stack.len()
+                    && a.iter().zip(&self.stack).all(|(p, q)| p.level.matches(&q.level))
+            };
+            if !self.use_stacks.iter().any(same) {
+                self.use_stacks.push(self.stack.clone());
+            }
             self.allowed = Some(match self.allowed.take() {
                 None => self.stack.clone(),
                 Some(prev) => self
@@ -249,9 +260,51 @@ pub fn innermost_use_site(func: &str, s: &Stmt) -> Option<LoopLevel> {
             is_parallel: false,
         }],
         allowed: None,
+        use_stacks: vec![],
     };
     legal.visit_stmt(s);
     legal.allowed?.pop().map(|site| site.level)
+}
+
+/// Do `levels` nest (hoist, then store, then compute) in the loop stack of
+/// one use, with no parallel loop between the storage and the
+/// computation? The error is the race condition's text, or empty when a
+/// level is missing or out of order.
+fn check_nesting(sites: &[Site], levels: &LockedLevels, name: &str) -> std::result::Result<(), String> {
+    let LockedLevels {
+        compute,
+        store,
+        hoist,
+    } = levels;
+    // The last site matching each level, each inside the one before.
+    let (mut hoist_idx, mut store_idx, mut compute_idx) = (None, None, None);
+    for (i, site) in sites.iter().enumerate() {
+        if site.level.matches(hoist) {
+            hoist_idx = Some(i);
+        }
+        if site.level.matches(store) && hoist_idx.is_some() {
+            store_idx = Some(i);
+        }
+        if site.level.matches(compute) && store_idx.is_some() && hoist_idx.is_some() {
+            compute_idx = Some(i);
+        }
+    }
+    let (Some(hi), Some(si), Some(ci)) = (hoist_idx, store_idx, compute_idx) else {
+        return Err(String::new());
+    };
+    if let Some(p) = (si + 1..=ci).find(|&i| sites[i].is_parallel) {
+        return Err(format!(
+            "Func \"{name}\" is stored outside the parallel/vectorized/gpu_block loop over {} but computed within it. This is a potential race condition.\n",
+            sites[p].level.describe()
+        ));
+    }
+    if let Some(p) = (hi + 1..=ci).find(|&i| sites[i].is_parallel) {
+        return Err(format!(
+            "Func \"{name}\" storage is hoisted outside the parallel/vectorized/gpu_block loop over {} but computed within it. This is a potential race condition.\n",
+            sites[p].level.describe()
+        ));
+    }
+    Ok(())
 }
 
 /// See the module comment.
@@ -272,6 +325,7 @@ pub fn validate_schedule(
             is_parallel: false,
         }],
         allowed: None,
+        use_stacks: vec![],
     };
     legal.visit_stmt(s);
     let Some(sites) = legal.allowed else {
@@ -305,40 +359,17 @@ pub fn validate_schedule(
         return Ok(true);
     }
 
-    // The last site matching each level, each inside the one before.
-    let (mut hoist_idx, mut store_idx, mut compute_idx) = (None, None, None);
-    for (i, site) in sites.iter().enumerate() {
-        if site.level.matches(hoist) {
-            hoist_idx = Some(i);
-        }
-        if site.level.matches(store) && hoist_idx.is_some() {
-            store_idx = Some(i);
-        }
-        if site.level.matches(compute) && store_idx.is_some() && hoist_idx.is_some() {
-            compute_idx = Some(i);
-        }
-    }
     let mut err = String::new();
-    let mut ok = matches!(
-        (hoist_idx, store_idx, compute_idx),
-        (Some(_), Some(_), Some(_))
-    );
-    if let (true, Some(si), Some(ci)) = (ok, store_idx, compute_idx) {
-        if let Some(p) = (si + 1..=ci).find(|&i| sites[i].is_parallel) {
-            err.push_str(&format!(
-                "Func \"{name}\" is stored outside the parallel/vectorized/gpu_block loop over {} but computed within it. This is a potential race condition.\n",
-                sites[p].level.describe()
-            ));
-            ok = false;
-        }
-    }
-    if let (true, Some(hi), Some(ci)) = (ok, hoist_idx, compute_idx) {
-        if let Some(p) = (hi + 1..=ci).find(|&i| sites[i].is_parallel) {
-            err.push_str(&format!(
-                "Func \"{name}\" storage is hoisted outside the parallel/vectorized/gpu_block loop over {} but computed within it. This is a potential race condition.\n",
-                sites[p].level.describe()
-            ));
-            ok = false;
+    let mut ok = true;
+    for stack in &legal.use_stacks {
+        match check_nesting(stack, levels, &name) {
+            Ok(()) => {}
+            Err(race) => {
+                ok = false;
+                if !err.contains(&race) {
+                    err.push_str(&race);
+                }
+            }
         }
     }
     if ok {

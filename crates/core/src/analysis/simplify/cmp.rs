@@ -37,8 +37,27 @@ fn lt_rules() -> &'static [Rule] {
             rule(lt(c2, select(x, c0, c1)), select(x, lt(c2, c0), lt(c2, c1))),
             rule_if(lt(x + c0, c1), lt(x, c1 - c0), nov()),
             rule_if(lt(c0, x + c1), lt(c0 - c1, x), nov()),
-            rule_if(lt(x + c0, y + c1), lt(x, y + (c1 - c0)), nov()),
-            rule_if(lt(x + c0, y), lt(x, y - c0), nov()),
+            // Moving a constant across must not create a sum that overflows
+            // where the original did not (`x + c0 < y` with y at the type's
+            // max is fine, `y - c0` is not; Halide's rule has this bug).
+            // `y + k` fits whenever `y + c1` does and k lies between 0 and
+            // c1, so the constant goes to the side whose own constant is
+            // larger with the same sign; otherwise the bounds must say so.
+            rule_if(
+                lt(x + c0, y + c1),
+                lt(x, y + (c1 - c0)),
+                nov()
+                    & or(
+                        or(c0.ge(0) & c0.le(c1), c0.le(0) & c0.ge(c1)),
+                        sum_fits(y, c1 - c0),
+                    ),
+            ),
+            rule_if(
+                lt(x + c0, y + c1),
+                lt(x + (c0 - c1), y),
+                nov() & or(c1.ge(0) & c1.le(c0), c1.le(0) & c1.ge(c0)),
+            ),
+            rule_if(lt(x + c0, y), lt(x, y - c0), nov() & sum_fits(y, 0 - c0)),
             rule_if(lt(c0 - x, c1), lt(c0 - c1, x), nov()),
             rule_if(lt(c0, c1 - x), lt(x, c1 - c0), nov()),
             rule_if(lt(x + y, x), lt(y, 0), nov()),
@@ -89,7 +108,21 @@ fn eq_rules() -> &'static [Rule] {
             rule(eq(x + y, z + x), eq(y, z)),
             rule(eq(y + x, x + z), eq(y, z)),
             rule(eq(x - y, x - z), eq(y, z)),
-            rule(eq(x + c0, y + c1), eq(x, y + (c1 - c0))),
+            // (Equal modulo wrap-around, but a signed 32/64-bit sum must not
+            // overflow: code generation marks it as never overflowing.)
+            rule_if(
+                eq(x + c0, y + c1),
+                eq(x, y + (c1 - c0)),
+                or(
+                    or(not(nov()), sum_fits(y, c1 - c0)),
+                    or(c0.ge(0) & c0.le(c1), c0.le(0) & c0.ge(c1)),
+                ),
+            ),
+            rule_if(
+                eq(x + c0, y + c1),
+                eq(x + (c0 - c1), y),
+                nov() & or(c1.ge(0) & c1.le(c0), c1.le(0) & c1.ge(c0)),
+            ),
             rule_if(
                 eq(x * c0, c1),
                 eq(x, c1 / c0),
@@ -272,6 +305,19 @@ mod tests {
             "(x < (y + 2))"
         );
         assert_eq!(s(Expr::eq(Expr::add(x(), i(3)), i(10))), "(x == 7)");
+        // The constant moves only where the new sum cannot overflow: with y
+        // unbounded, y - 3 could (y = INT_MAX holds x + 3 < y for x = 0).
+        assert_eq!(
+            s(Expr::lt(Expr::add(x(), i(5)), Expr::add(y(), i(3)))),
+            "((x + 2) < y)"
+        );
+        assert_eq!(
+            s(Expr::lt(Expr::add(x(), i(3)), Expr::add(y(), i(-5)))),
+            "((x + 3) < (y + -5))"
+        );
+        assert_eq!(s(Expr::lt(Expr::add(x(), i(3)), y())), "((x + 3) < y)");
+        let by = Expr::max(Expr::min(y(), i(100)), i(0));
+        assert_eq!(s(Expr::lt(Expr::add(x(), i(3)), by)), "(x < (max(min(y, 100), 0) + -3))");
         assert_eq!(s(Expr::ne(x(), i(3))), "(x != 3)");
         assert_eq!(s(Expr::lt(Expr::mul(x(), i(4)), i(10))), "(x < 3)");
         assert_eq!(s(Expr::lt(Expr::div(x(), i(4)), i(10))), "(x < 40)");

@@ -38,6 +38,11 @@ pub enum PatNode {
     NoOverflow,
     /// Predicate helper: the operand type of the matched root is signed.
     IsInt,
+    /// Predicate helper: `a + b` (both instantiated) provably stays inside
+    /// its type, from the facts known about `a` and `b`. For rules that
+    /// build a new sum (`x + c0 < y  ->  x < y - c0`): the original did not
+    /// overflow, but the new sum may, unless its operands' bounds say no.
+    SumFits(P, P),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -61,6 +66,10 @@ pub fn no_overflow_p() -> P {
 }
 pub fn is_int_p() -> P {
     mk(PatNode::IsInt)
+}
+/// See `PatNode::SumFits`.
+pub fn sum_fits(a: impl Into<P>, b: impl Into<P>) -> P {
+    mk(PatNode::SumFits(a.into(), b.into()))
 }
 
 impl From<i64> for P {
@@ -258,7 +267,7 @@ fn matches(p: P, e: &Expr, b: &mut Binds) -> bool {
             }
             _ => false,
         },
-        PatNode::NoOverflow | PatNode::IsInt => false,
+        PatNode::NoOverflow | PatNode::IsInt | PatNode::SumFits(..) => false,
     }
 }
 
@@ -278,7 +287,7 @@ fn pat_type(p: P, b: &Binds) -> Option<Type> {
         PatNode::Not(x) => pat_type(*x, b),
         PatNode::Select(_, t, f) => pat_type(*t, b).or_else(|| pat_type(*f, b)),
         // lane-agnostic: takes its type from its sibling
-        PatNode::NoOverflow | PatNode::IsInt => None,
+        PatNode::NoOverflow | PatNode::IsInt | PatNode::SumFits(..) => None,
     }
 }
 
@@ -326,6 +335,24 @@ impl Simplifier {
             }
             PatNode::IsInt => {
                 Expr::make_const_i64(hint.unwrap_or(Type::bool()), b.op_ty.is_int() as i64)
+            }
+            PatNode::SumFits(x, y) => {
+                let t = pat_type(*x, b).or_else(|| pat_type(*y, b)).unwrap_or(b.op_ty);
+                let ex = self.build(*x, b, Some(t))?;
+                let ey = self.build(*y, b, Some(t))?;
+                let fits = if t.is_float() {
+                    true
+                } else {
+                    let (ix, iy) = (self.info(&ex), self.info(&ey));
+                    match (ix.min, ix.max, iy.min, iy.max) {
+                        (Some(a0), Some(a1), Some(b0), Some(b1)) => {
+                            let (lo, hi) = (a0 as i128 + b0 as i128, a1 as i128 + b1 as i128);
+                            lo >= t.min_int() && hi <= t.max_int()
+                        }
+                        _ => false,
+                    }
+                };
+                Expr::make_const_i64(hint.unwrap_or(Type::bool()), fits as i64)
             }
         })
     }
