@@ -13,7 +13,9 @@
 //! - GuardWithIf / Predicate: the body runs only where `x <= x.loop_max`.
 //! - PredicateLoads: the tile is rounded up, but calls to Funcs read only
 //!   where `x <= x.loop_max`, and at `x.guarded`, which bounds inference
-//!   knows is at most the max (`promise_clamped`).
+//!   knows is at most the max (`promise_clamped`). Where an earlier
+//!   ShiftInwards split moves the extra points back inside the region,
+//!   their stores are predicated too (`ShiftedBack`).
 //! - PredicateStores: the same for the stores (the coordinates written
 //!   and the store's predicate).
 //! - RoundUpAndBlend / ShiftInwardsAndBlend: RoundUp / ShiftInwards, with
@@ -24,7 +26,7 @@
 //! `bound`s, `align_bounds`, RVar extents, inner split products) the split
 //! is exact and the tail does nothing.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::analysis::simplify::simplify;
 use crate::error::{Error, Result};
@@ -64,6 +66,11 @@ pub struct AppliedSplit {
 /// (Halide's `dim_extent_alignment`).
 pub type Alignment = HashMap<String, Expr>;
 
+/// Dimensions (full names) whose points past their loop max are moved back
+/// inside the region by a ShiftInwards split they come from: the outer
+/// dimension of such a split and everything split or fused from it.
+pub type ShiftedBack = HashSet<String>;
+
 fn var(name: impl Into<String>) -> Expr {
     Expr::var_i32(name)
 }
@@ -84,6 +91,7 @@ pub fn apply_split(
     factor: &Expr,
     tail: TailStrategy,
     alignment: &mut Alignment,
+    shifted_back: &mut ShiftedBack,
 ) -> Result<AppliedSplit> {
     let old_extent = var(format!("{old}.loop_extent"));
     let old_max = var(format!("{old}.loop_max"));
@@ -156,6 +164,14 @@ pub fn apply_split(
                 results.push(SplitResult::SubstituteInCalls(old.to_string(), var(&name)));
                 results.push(SplitResult::Let(name, value));
                 results.push(SplitResult::PredicateCalls(in_range()));
+                if shifted_back.contains(old) {
+                    // The extra iterations store inside the region (a
+                    // ShiftInwards split moved them back), with values
+                    // computed from loads that were predicated off: they
+                    // must not store. (Halide lets them, and overwrites
+                    // good values: fuzz seed 3495.)
+                    results.push(SplitResult::PredicateProvides(in_range()));
+                }
             }
             TailStrategy::PredicateStores => {
                 let (name, value) = guarded();
@@ -167,6 +183,7 @@ pub fn apply_split(
                 results.push(SplitResult::PredicateProvides(in_range()));
             }
             TailStrategy::ShiftInwards | TailStrategy::Auto => {
+                shifted_back.insert(outer.to_string());
                 // As Halide: the unshifted base is the likely case, so loop
                 // partitioning peels the shifted last tile.
                 base = Expr::min(
@@ -175,6 +192,7 @@ pub fn apply_split(
                 );
             }
             TailStrategy::ShiftInwardsAndBlend => {
+                shifted_back.insert(outer.to_string());
                 let unshifted = base.clone();
                 base = Expr::min(
                     Expr::likely(base),
@@ -200,6 +218,10 @@ pub fn apply_split(
         }
     }
     alignment.insert(inner.to_string(), factor.clone());
+    if shifted_back.contains(old) {
+        shifted_back.insert(outer.to_string());
+        shifted_back.insert(inner.to_string());
+    }
     let value = Expr::add(Expr::add(base, inner_v), var(format!("{old}.loop_min")));
     results.push(SplitResult::Let(old.to_string(), value));
     Ok(AppliedSplit {
@@ -214,7 +236,11 @@ pub fn apply_fuse(
     outer: &str,
     fused: &str,
     alignment: &mut Alignment,
+    shifted_back: &mut ShiftedBack,
 ) -> AppliedSplit {
+    if shifted_back.contains(inner) || shifted_back.contains(outer) {
+        shifted_back.insert(fused.to_string());
+    }
     let inner_extent = var(format!("{inner}.loop_extent"));
     let extent = Expr::mul(inner_extent.clone(), var(format!("{outer}.loop_extent")));
     let bound_lets = vec![
@@ -248,7 +274,10 @@ pub fn apply_fuse(
 }
 
 /// The renaming of dimension `old` to `new`.
-pub fn apply_rename(old: &str, new: &str) -> AppliedSplit {
+pub fn apply_rename(old: &str, new: &str, shifted_back: &mut ShiftedBack) -> AppliedSplit {
+    if shifted_back.contains(old) {
+        shifted_back.insert(new.to_string());
+    }
     let bound_lets = ["loop_min", "loop_extent", "loop_max"]
         .iter()
         .map(|suffix| (format!("{new}.{suffix}"), var(format!("{old}.{suffix}"))))

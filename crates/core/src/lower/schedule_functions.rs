@@ -33,7 +33,7 @@ use crate::ir::{
     CallKind, Expr, ExprNode, ForType, MemoryType, Mutator, Range, Stmt, StmtNode, Type,
 };
 use crate::lang::function::Function;
-use super::apply_split::{apply_fuse, apply_rename, apply_split, Alignment, SplitResult};
+use super::apply_split::{apply_fuse, apply_rename, apply_split, Alignment, ShiftedBack, SplitResult};
 use super::split_predicates::{
     blend_provides, predicate_calls, predicate_provides, substitute_guarded, Target,
 };
@@ -296,6 +296,7 @@ fn build_loop_nest(
         .map(|a| (a.clone(), a.clone()))
         .collect();
     let mut alignment = extent_alignment(&def, &p);
+    let mut shifted_back = ShiftedBack::new();
     let predicated = predicated_inner_dims(stage);
     let dim = |names: &mut HashMap<String, String>, d: &str, what: &str| {
         names
@@ -333,6 +334,7 @@ fn build_loop_nest(
                     factor,
                     resolve_tail(*tail),
                     &mut alignment,
+                    &mut shifted_back,
                 )?
             }
             Split::Fuse {
@@ -349,6 +351,7 @@ fn build_loop_nest(
                     &format!("{p}{o}"),
                     &format!("{p}{fname}"),
                     &mut alignment,
+                    &mut shifted_back,
                 )
             }
             Split::Rename { old, new } => {
@@ -360,7 +363,7 @@ fn build_loop_nest(
                 let o = dim(&mut names, old, "rename")?;
                 let nn = product_name(&o, old, new);
                 names.insert(new.clone(), nn.clone());
-                apply_rename(&format!("{p}{o}"), &format!("{p}{nn}"))
+                apply_rename(&format!("{p}{o}"), &format!("{p}{nn}"), &mut shifted_back)
             }
         };
         bound_lets.extend(applied.bound_lets);
