@@ -776,3 +776,41 @@ def test_predicated_split_of_a_shifted_tile_index(tail):
     xs, ys = np.meshgrid(np.arange(16), np.arange(7))
     expected = np.clip(xs - (2 * xs - (ys - 1) - 9), 0, 65535).astype(np.uint16)
     assert (got == expected).all(), (got, expected)
+
+
+def _second_output_region(hl, value):
+    """The region of g that f = g[value] needs, as Pipeline([f, g]) grows it."""
+    x = hl.Var("x")
+    g = hl.Func("g")
+    g[x] = x * 10
+    f = hl.Func("f")
+    f[x] = g[value(hl, x)]
+    r = hl.Pipeline([f, g]).realize([3])
+    return np.array(r[0]), r[1].dim(0).min(), r[1].dim(0).extent()
+
+
+@differential()
+@pytest.mark.parametrize("cast", ["u16", "i16", "u8_sat", "u32"])
+def test_narrowing_cast_of_one_value_is_bounded_by_that_value(hl, cast):
+    """A cast of a single point (a Param) is that point cast: the region
+    g needs is one element, not the narrow type's range (seed 909)."""
+    p0 = hl.Param(hl.Int(32), "p0", 2)
+    conv = {"u16": lambda e: hl.u16(e), "i16": lambda e: hl.i16(e),
+            "u8_sat": lambda e: hl.u8_sat(e), "u32": lambda e: hl.u32(e)}[cast]
+    return _second_output_region(hl, lambda hl, x: hl.clamp(hl.i32(conv(p0)), -5, 100))
+
+
+@differential()
+def test_float_mod_by_a_positive_constant_is_bounded_below_by_zero(hl):
+    """Halide bounds a float % b with b > 0 by [0, b] (seed 1498)."""
+    return _second_output_region(
+        hl, lambda hl, x: hl.clamp(hl.i32(hl.f32(x) % 16.0), -4, 5))
+
+
+@differential()
+@pytest.mark.parametrize("fn", ["mul_shift_right", "rounding_mul_shift_right"])
+def test_intrinsic_of_constants_is_bounded_by_its_value(hl, fn):
+    """A constant (rounding_)mul_shift_right needs one element (seed 3940)."""
+    op = getattr(hl, fn)
+    return _second_output_region(
+        hl, lambda hl, x: hl.clamp(hl.i32(op(hl.i16(0), hl.i16(0), 3)), 0, 5))

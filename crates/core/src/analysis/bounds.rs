@@ -100,7 +100,9 @@ pub fn bounds_of_expr(e: &Expr, scope: &Scope) -> Interval {
     // Narrow integer arithmetic may wrap: fall back to the type's range
     // unless both ends are constants that fit.
     let ty = e.ty();
-    if ty.is_int_or_uint() && !no_overflow(ty) {
+    if ty.is_int_or_uint() && !no_overflow(ty) && single_point(&iv).is_none() {
+        // (A single point is the expression's own value, wrapped as the
+        // original wraps: it stays.)
         // Exact (unwrapped) evaluation: an endpoint that only fits after
         // wrapping is not a bound.
         let fits = |x: &Option<Expr>| {
@@ -180,6 +182,9 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                 // integer range, so a loose end cannot wrap around.
                 let clamped = |x: Expr| Expr::cast(ty, clamp_to_int_range(x, ty));
                 Interval::new(map_opt(&ia.min, clamped), map_opt(&ia.max, clamped))
+            } else if let Some(point) = single_point(&ia) {
+                // One value (a parameter, say): its cast, whatever it is.
+                Interval::point(Expr::cast(ty, point))
             } else {
                 // Might wrap or saturate: only constants known to fit pass through.
                 let fits = |x: &Option<Expr>| match x.as_ref().map(simplify) {
@@ -313,6 +318,18 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                 let ia = bounds_of_expr(&args[0], scope);
                 let ap = |x: Expr| Expr::intrinsic(ty, Intrinsic::Math(*m), vec![x]);
                 Interval::new(map_opt(&ia.min, ap), map_opt(&ia.max, ap))
+            }
+            // Of one value each, a pure intrinsic has one value (Halide's
+            // simplifier folds the constant ones before its bounds).
+            CallKind::Intrinsic(which) if e.is_pure() => {
+                let points: Option<Vec<Expr>> =
+                    args.iter().map(|a| single_point(&bounds_of_expr(a, scope))).collect();
+                match points {
+                    Some(p) if !args.is_empty() => {
+                        Interval::point(Expr::intrinsic(ty, *which, p))
+                    }
+                    _ => constant_bounds(e),
+                }
             }
             _ => constant_bounds(e),
         },
@@ -575,7 +592,12 @@ fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> I
         }
         BinOp::Mod => {
             if ty.is_float() {
-                return Interval::everything();
+                // Halide's float mod is a - b * floor(a / b): in [0, b] for
+                // a positive b (b itself only by rounding).
+                return match ib.min.as_ref().and_then(const_sign) {
+                    Some(1) => Interval::new(Some(Expr::zero(ty)), ib.max.clone()),
+                    _ => Interval::everything(),
+                };
             }
             match simplify(b).as_int_const() {
                 Some(c) if c > 0 => {
@@ -1292,9 +1314,15 @@ mod tests {
             Expr::var(Type::uint(8), "a"),
             Expr::uint_imm(Type::uint(8), 1),
         );
-        let iv = bounds_of_expr(&e, &Scope::new());
+        let mut scope = Scope::new();
+        let u8c = |v| Expr::uint_imm(Type::uint(8), v);
+        scope.insert("a".into(), Interval::new(Some(u8c(0)), Some(u8c(255))));
+        let iv = bounds_of_expr(&e, &scope);
         let hi = iv.max.unwrap();
         assert_eq!(hi.as_uint_const(), Some(255), "{hi}");
+        // One value (a parameter) is exact, wrapping included.
+        let iv = bounds_of_expr(&e, &Scope::new());
+        assert!(iv.min.is_some_and(|m| crate::ir::equality::equal(&m, &e)));
     }
 
     #[test]
