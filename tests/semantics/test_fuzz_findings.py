@@ -814,3 +814,25 @@ def test_intrinsic_of_constants_is_bounded_by_its_value(hl, fn):
     op = getattr(hl, fn)
     return _second_output_region(
         hl, lambda hl, x: hl.clamp(hl.i32(op(hl.i16(0), hl.i16(0), 3)), 0, 5))
+
+
+@differential()
+@pytest.mark.parametrize("value", ["f32_of_bool", "f32_of_u8", "f32_select", "times_zero", "f32_of_cmp_of_input"])
+def test_call_bounded_by_a_float_funcs_values(hl, value):
+    """g's float values bound i16(g[x + 1]) as an index, as in Halide: an
+    integer cast of a float constant is exact (seed 1526), and anything
+    times zero is zero."""
+    x = hl.Var("x")
+    b = hl.Buffer(np.array([0, 5, -3, 7], dtype=np.int64))
+    g = hl.Func("g")
+    g[x] = {
+        "f32_of_bool": lambda: hl.f32(x > 3),
+        "f32_of_u8": lambda: hl.f32(hl.u8(x)),
+        "f32_select": lambda: hl.select(x > 3, hl.f32(1), hl.f32(0)),
+        "times_zero": lambda: hl.f32(0.5) + hl.f32(x * 0),
+        "f32_of_cmp_of_input": lambda: hl.f32(0 >= hl.saturating_cast(hl.UInt(16), b[hl.clamp(x, 0, 3)])),
+    }[value]()
+    f = hl.Func("f")
+    f[x] = g[hl.clamp(hl.i32(hl.i16(g[x + 1])), -3, 1)]
+    r = hl.Pipeline([f, g]).realize([3])
+    return np.array(r[0]), r[1].dim(0).min(), r[1].dim(0).extent()

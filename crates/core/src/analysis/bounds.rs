@@ -128,7 +128,12 @@ fn exact_const(e: &Expr) -> Option<i128> {
         // A cast of a value that fits is that value (bounds narrow a wider
         // index this way).
         ExprNode::Cast(a) if e.ty().is_int_or_uint() => {
-            let v = exact_const(a)?;
+            // A float converts by truncation (bounds of a float-valued
+            // Func's calls reach an index this way).
+            let v = match a.node() {
+                ExprNode::FloatImm(f) if f.is_finite() && f.abs() < 1e30 => f.trunc() as i128,
+                _ => exact_const(a)?,
+            };
             (v >= e.ty().min_int() && v <= e.ty().max_int()).then_some(v)
         }
         ExprNode::Binary { op, a, b } => {
@@ -550,7 +555,10 @@ fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> I
             zip_opt(&ia.max, &ib.max, Expr::max),
         ),
         BinOp::Mul => {
-            if let Some(c) = const_sign(b) {
+            if const_sign(b) == Some(0) || const_sign(a) == Some(0) {
+                // Zero whatever the other side is (as Halide's bounds).
+                Interval::point(Expr::zero(ty))
+            } else if let Some(c) = const_sign(b) {
                 scale(&ia, b, c, Expr::mul)
             } else if let Some(c) = const_sign(a) {
                 scale(&ib, a, c, Expr::mul)

@@ -266,11 +266,16 @@ pub fn innermost_use_site(func: &str, s: &Stmt) -> Option<LoopLevel> {
     legal.allowed?.pop().map(|site| site.level)
 }
 
-/// Do `levels` nest (hoist, then store, then compute) in the loop stack of
-/// one use, with no parallel loop between the storage and the
-/// computation? The error is the race condition's text, or empty when a
-/// level is missing or out of order.
-fn check_nesting(sites: &[Site], levels: &LockedLevels, name: &str) -> std::result::Result<(), String> {
+/// Do `levels` nest (hoist, then store, then compute) in the loop stack
+/// `sites`, and (if `check_races`) with no parallel loop between the
+/// storage and the computation? The error is the race condition's text, or
+/// empty when a level is missing or out of order.
+fn check_nesting(
+    sites: &[Site],
+    levels: &LockedLevels,
+    name: &str,
+    check_races: bool,
+) -> std::result::Result<(), String> {
     let LockedLevels {
         compute,
         store,
@@ -292,6 +297,9 @@ fn check_nesting(sites: &[Site], levels: &LockedLevels, name: &str) -> std::resu
     let (Some(hi), Some(si), Some(ci)) = (hoist_idx, store_idx, compute_idx) else {
         return Err(String::new());
     };
+    if !check_races {
+        return Ok(());
+    }
     if let Some(p) = (si + 1..=ci).find(|&i| sites[i].is_parallel) {
         return Err(format!(
             "Func \"{name}\" is stored outside the parallel/vectorized/gpu_block loop over {} but computed within it. This is a potential race condition.\n",
@@ -359,10 +367,20 @@ pub fn validate_schedule(
         return Ok(true);
     }
 
+    // The levels must nest in every use's loop stack (a specialization may
+    // reorder the consumer's loops). Races are judged as Halide judges
+    // them: on the sites common to all uses, with the loop types of the
+    // last use visited, so Halide's accepted schedules stay accepted. For a
+    // pure Func that is never wrong: sliding window and storage folding act
+    // only on serial loops, and parallel iterations that overlap write the
+    // same values. An update would reinitialize what another iteration is
+    // still updating, so a Func with updates is checked at every use.
     let mut err = String::new();
     let mut ok = true;
-    for stack in &legal.use_stacks {
-        match check_nesting(stack, levels, &name) {
+    let impure = !f.read().updates.is_empty();
+    let stacks = legal.use_stacks.iter().map(|s| (s, impure));
+    for (stack, check_races) in stacks.chain(std::iter::once((&sites, true))) {
+        match check_nesting(stack, levels, &name, check_races) {
             Ok(()) => {}
             Err(race) => {
                 ok = false;
