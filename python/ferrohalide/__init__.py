@@ -65,6 +65,7 @@ from ._generator import (  # noqa: E402,F401
     alias,
     create_callable_from_generator,
     generator,
+    load_plugin,
 )
 from ._generator import _create as _create_python_generator  # noqa: E402,F401
 from ._generator_main import main  # noqa: E402,F401

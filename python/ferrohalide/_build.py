@@ -141,7 +141,7 @@ def build(
                     continue
                 if colon or len(names) == 1 or _takes(g, name):
                     g._set_generatorparam_value(name, v)
-            pipeline = g._build_pipeline()
+            pipeline = g._build_module_pipeline()
             arguments = [g._get_input_parameter(a.name) for a in g._arginfos_in]
             obj, src = os.path.join(work, n + ".o"), os.path.join(work, n + ".py.cpp")
             pipeline.compile_to(

@@ -26,6 +26,7 @@ semantics of the pipeline itself live in the Rust core.
 from __future__ import annotations
 
 import enum
+import os
 import re
 import sys
 import warnings
@@ -413,6 +414,34 @@ class AutoschedulerParams:
         return "<ferrohalide.AutoschedulerParams>"
 
 
+# Halide's autoscheduler plugins, by the name in their library file.
+_PLUGINS = {"adams2019": "Adams2019", "li2018": "Li2018", "mullapudi2016": "Mullapudi2016"}
+
+
+def load_plugin(lib_name: str) -> None:
+    """Halide loads an autoscheduler plugin (a C++ shared library) here.
+    ferrohalide cannot load Halide's libraries; its autoscheduling is built
+    in and answers to the names of Halide's plugins, so naming one of those
+    (``libautoschedule_adams2019.so``, ``autoschedule_li2018``, ...) is
+    already satisfied. Any other library is an error."""
+    _require(isinstance(lib_name, str), f"load_plugin() takes a library name, not {type(lib_name).__name__}")
+    stem = os.path.basename(lib_name).split(".")[0].lower()
+    if stem.startswith("lib"):
+        stem = stem[3:]
+    known = stem.startswith("autoschedule_") and stem[len("autoschedule_"):] in _PLUGINS
+    if known:
+        _require(
+            os.path.dirname(lib_name) == "" or os.path.exists(lib_name),
+            f"Error: Failed to load: {lib_name}\n",
+        )
+        return
+    raise HalideError(
+        f"Error: Failed to load: {lib_name}\nferrohalide cannot load C++ plugins; its autoscheduling is built in "
+        f"and answers to the names {', '.join(sorted(_PLUGINS.values()))} "
+        "(their plugin libraries need no loading).\n"
+    )
+
+
 _active_context: ContextVar = ContextVar("ferrohalide_generator_context", default=None)
 
 
@@ -729,14 +758,6 @@ class Generator:
     def _build_pipeline(self) -> Pipeline:
         self._advance(_Phase.io_bound)
         _require(self._pipeline is None, f"Generator {self._get_name()} has already been built.")
-        # A generator asked to be autoscheduled leaves its schedule out;
-        # compiling it unscheduled would run (slowly) instead of failing.
-        _require(
-            not self.using_autoscheduler(),
-            f"Error: Generator {self._get_name()} asks for the autoscheduler "
-            f"'{self._autoscheduler.name}', but ferrohalide has no autoschedulers yet. "
-            "Build it without autoscheduler parameters to use its own schedule.\n",
-        )
         with self.context():
             self.generate()
         funcs = []
@@ -750,6 +771,15 @@ class Generator:
             pipeline.add_requirement(condition, *message)
         self._pipeline = pipeline
         self._phase = _Phase.built
+        return pipeline
+
+    def _build_module_pipeline(self) -> Pipeline:
+        """The Pipeline an ahead-of-time build compiles: built, then
+        autoscheduled if the generator asks for it (as Halide's
+        build_module does; compile_to_callable does not autoschedule)."""
+        pipeline = self._build_pipeline()
+        if self.using_autoscheduler():
+            pipeline.apply_autoscheduler(self._target, self._autoscheduler)
         return pipeline
 
     def _get_input_parameter(self, name: str):

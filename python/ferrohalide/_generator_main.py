@@ -42,7 +42,7 @@ usage: python GENERATOR_FILE.py
       static_library and python_extension kinds apply to it; the last is
       the definition of a Python extension module without functions)
   -d  1 builds a gradient module (not supported by ferrohalide)
-  -p  autoscheduler plugins to load (not supported by ferrohalide)
+  -p  autoscheduler plugins to load (Halide's names; ferrohalide's are built in)
   -t  stop with an error after this many seconds (0: no limit)
   -v  1 prints the path of every file written
   target=  the target(s) to compile for, e.g. host or x86-64-linux-avx2
@@ -158,11 +158,11 @@ def _run(argv: list, log) -> None:
         raise _UsageError(f"Either -g <name> or -r <name> must be given; the generators are:\n{listed}")
     if flags["-d"] not in ("0", ""):
         raise _Failure("Building gradient modules (-d 1) is not implemented in ferrohalide yet.")
-    if flags["-p"]:
-        raise _Failure(
-            f"Loading plugins (-p {flags['-p']}) is not supported: ferrohalide cannot load Halide's C++ "
-            "autoscheduler libraries."
-        )
+    for plugin in [p for p in flags["-p"].split(",") if p]:
+        try:
+            _generator.load_plugin(plugin)
+        except HalideError as e:
+            raise _Failure(str(e).strip()) from None
     output_dir = flags["-o"]
     if not output_dir:
         raise _UsageError("An output directory (-o) is required.")
@@ -213,7 +213,7 @@ def _run(argv: list, log) -> None:
             raise _Failure(f"Generator not found: {generator_name}\nDid you mean:\n{listed}")
         for name, value in params.items():
             generator._set_generatorparam_value(name, value)
-        pipeline = generator._build_pipeline()
+        pipeline = generator._build_module_pipeline()
         arguments = [generator._get_input_parameter(a.name) for a in generator._arginfos_in]
         outputs = _outputs(os.path.join(output_dir, base_name), kinds)
         pipeline.compile_to(outputs, arguments, function_name, targets[0])

@@ -164,7 +164,7 @@ def test_command_line_writes_what_it_is_asked(tmp_path):
     (["-g", "brighten", "-o", "o"], "A target (target=...) is required"),
     (["-g", "brighten", "target=host"], "An output directory (-o) is required"),
     (["-x", "1"], "Unknown flag: -x"),
-    (["-g", "brighten", "-o", "o", "target=host", "autoscheduler=Adams2019"], "no autoschedulers"),
+    (["-g", "brighten", "-o", "o", "target=host", "autoscheduler=Adams2020"], "Unknown autoscheduler name 'Adams2020'"),
     (["-g", "brighten", "-o", "o", "target=arm-64-android"], "arm-64-android"),
 ])
 def test_command_line_errors(tmp_path, args, message):

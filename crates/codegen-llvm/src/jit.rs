@@ -184,6 +184,7 @@ fn build_module<'ctx>(
             linkage: ferrohalide_core::module::Linkage::External,
         }],
         buffers: vec![],
+        auto_schedule: None,
     };
     build_llvm_module(ctx, &m, target, machine, true, None)
 }

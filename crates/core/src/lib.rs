@@ -4,6 +4,7 @@
 //! single loop-nest `Stmt` that a backend (crates/codegen-llvm) compiles.
 
 pub mod analysis;
+pub mod autoschedule;
 pub mod buffer;
 pub mod device_api;
 pub mod emit;

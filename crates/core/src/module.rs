@@ -44,6 +44,9 @@ pub struct Module {
     /// used in the algorithm and not passed as an argument): the object
     /// carries their contents and shape.
     pub buffers: Vec<(String, Buffer)>,
+    /// What an autoscheduler chose for the pipeline, if one ran (the
+    /// `schedule` output writes it).
+    pub auto_schedule: Option<crate::autoschedule::AutoSchedulerResults>,
 }
 
 impl Module {
@@ -53,6 +56,7 @@ impl Module {
             target,
             functions: vec![],
             buffers: vec![],
+            auto_schedule: None,
         }
     }
 

@@ -126,6 +126,8 @@ fn aot_target(target: Option<&Bound<'_, PyAny>>) -> PyResult<Target> {
 pub struct CompileTo {
     pub outputs: Vec<Function>,
     pub requirements: Vec<Requirement>,
+    /// What an autoscheduler chose, for the module to carry.
+    pub auto_schedule: Option<ferrohalide_core::autoschedule::AutoSchedulerResults>,
 }
 
 impl CompileTo {
@@ -150,10 +152,12 @@ impl CompileTo {
         let args = argument_list(arguments, method)?;
         let target = aot_target(target)?;
         let name = self.function_name(fn_name);
-        crate::gil::detached(py, || {
+        let mut m = crate::gil::detached(py, || {
             aot::compile_to_module(&self.outputs, &self.requirements, &args, &name, &target)
         })
-        .py()
+        .py()?;
+        m.auto_schedule = self.auto_schedule.clone();
+        Ok(m)
     }
 
     pub fn files(

@@ -264,6 +264,7 @@ impl PyFunc {
         Ok(crate::py_compile_to::CompileTo {
             outputs: vec![self.inner.function.clone()],
             requirements: vec![],
+            auto_schedule: None,
         })
     }
 }

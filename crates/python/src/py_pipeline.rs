@@ -14,6 +14,7 @@ use ferrohalide_driver::callable::{
     callable_scalar, compile_to_callable, Callable, ParamKind,
 };
 use ferrohalide_driver::pipeline::{self, InputValue};
+use ferrohalide_core::autoschedule::{AutoSchedulerResults, AutoschedulerParams};
 use ferrohalide_core::buffer::Buffer;
 use ferrohalide_core::ir::Type;
 use ferrohalide_core::lang::function::Function;
@@ -246,11 +247,14 @@ pub struct PyPipeline {
     outputs: Vec<Function>,
     /// `add_requirement`s, in order.
     requirements: std::sync::Mutex<Vec<Requirement>>,
+    /// The last `apply_autoscheduler`'s results, which modules compiled
+    /// from this Pipeline carry (the `schedule` output).
+    auto_schedule: std::sync::Mutex<Option<AutoSchedulerResults>>,
 }
 
 impl PyPipeline {
     fn new(outputs: Vec<Function>) -> PyPipeline {
-        PyPipeline { outputs, requirements: Default::default() }
+        PyPipeline { outputs, requirements: Default::default(), auto_schedule: Default::default() }
     }
     fn outputs_or_err(&self) -> PyResult<Vec<Function>> {
         if self.outputs.is_empty() {
@@ -266,6 +270,7 @@ impl PyPipeline {
         Ok(crate::py_compile_to::CompileTo {
             outputs: self.outputs_or_err()?,
             requirements: self.requirements(),
+            auto_schedule: self.auto_schedule.lock().unwrap_or_else(|p| p.into_inner()).clone(),
         })
     }
 }
@@ -554,9 +559,37 @@ impl PyPipeline {
         std::fs::write(&filename, text)
             .map_err(|e| HalideError::new_err(format!("Error: Can't write {filename}: {e}\n")))
     }
+    /// `apply_autoscheduler(target, autoscheduler_params)`: schedule the
+    /// whole pipeline (see `ferrohalide_core::autoschedule`).
+    fn apply_autoscheduler(
+        &self,
+        py: Python<'_>,
+        target: &Bound<'_, PyAny>,
+        autoscheduler_params: &Bound<'_, PyAny>,
+    ) -> PyResult<PyAutoSchedulerResults> {
+        let target = crate::py_target::target_from_py(target)?;
+        let name: String = autoscheduler_params
+            .getattr("name")
+            .and_then(|n| n.extract())
+            .map_err(|_| PyTypeError::new_err("autoscheduler_params must be an hl.AutoschedulerParams"))?;
+        let extra: std::collections::BTreeMap<String, String> = autoscheduler_params
+            .getattr("extra")
+            .and_then(|e| e.extract())
+            .map_err(|_| PyTypeError::new_err("AutoschedulerParams.extra must be a dict of str to str"))?;
+        let params = AutoschedulerParams { name, extra };
+        let outputs = self.outputs_or_err()?;
+        let results = crate::gil::detached(py, || {
+            ferrohalide_core::autoschedule::apply_autoscheduler(&outputs, &target, &params)
+        })
+        .py()?;
+        *self.auto_schedule.lock().unwrap_or_else(|p| p.into_inner()) = Some(results.clone());
+        Ok(PyAutoSchedulerResults {
+            results,
+            params: autoscheduler_params.clone().unbind(),
+        })
+    }
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
         const UNIMPLEMENTED: &[&str] = &[
-            "apply_autoscheduler",
             "compile_to_c",
             "compile_to_multitarget_object_files",
             "compile_to_multitarget_static_library",
@@ -572,6 +605,42 @@ impl PyPipeline {
     fn __repr__(&self) -> String {
         let names: Vec<String> = self.outputs.iter().map(|f| f.name()).collect();
         format!("<halide.Pipeline [{}]>", names.join(", "))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// hl.AutoSchedulerResults
+// ---------------------------------------------------------------------------
+
+/// What `Pipeline.apply_autoscheduler` did.
+#[pyclass(name = "AutoSchedulerResults", module = "ferrohalide", frozen)]
+pub struct PyAutoSchedulerResults {
+    results: AutoSchedulerResults,
+    params: Py<PyAny>,
+}
+
+#[pymethods]
+impl PyAutoSchedulerResults {
+    #[getter]
+    fn target(&self) -> crate::py_target::PyTarget {
+        crate::py_target::PyTarget { inner: self.results.target.clone() }
+    }
+    #[getter]
+    fn autoscheduler_params(&self, py: Python<'_>) -> Py<PyAny> {
+        self.params.clone_ref(py)
+    }
+    #[getter]
+    fn schedule_source(&self) -> String {
+        self.results.schedule_source.clone()
+    }
+    /// ferrohalide's rules compute no features (Adams2019's cost-model
+    /// input), so this is empty.
+    #[getter]
+    fn featurization(&self) -> Vec<u8> {
+        vec![]
+    }
+    fn __repr__(&self) -> String {
+        "<halide.AutoSchedulerResults>".to_string()
     }
 }
 
@@ -777,6 +846,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ArgumentKind", kinds.bind(py))?;
     let _ = ARGUMENT_KIND.set(py, kinds);
     m.add_class::<PyPipeline>()?;
+    m.add_class::<PyAutoSchedulerResults>()?;
     m.add_class::<PyArgument>()?;
     m.add_class::<PyCallable>()?;
     Ok(())

@@ -431,7 +431,7 @@ impl Stage {
         Ok(())
     }
 
-    fn restore(&self, st: StageSchedule) {
+    pub(crate) fn restore(&self, st: StageSchedule) {
         let mut c = self.function.write();
         if let Some((s, _)) = definition_at(&mut c, self.index, &self.path) {
             *s = st;
