@@ -2,6 +2,8 @@
 print_when with several arguments, hl.evaluate (issue 5, item 5)."""
 import re
 
+import pytest
+
 import numpy as np
 
 from .harness import differential, buffer
@@ -196,3 +198,19 @@ def test_small_enums_behave_like_halides(hl):
                       E(int(v)) == v, v == E(int(v)))
                      for k, v in E.__members__.items()]
     return out
+
+
+@pytest.mark.parametrize("module", ["halide", "ferrohalide"])
+def test_second_update_on_an_unevaluated_func_ref_is_a_type_error(module):
+    """`ref = f[x]; ref += 1; ref += 1` on an undefined f: Halide's own
+    basics.py matches the TypeError's text, type name included."""
+    hl = pytest.importorskip(module)
+    x = hl.Var("x")
+    f = hl.Func("f")
+    ref = f[x]
+    ref += 1
+    with pytest.raises(TypeError) as e:
+        ref += 1
+    assert str(e.value) == (
+        "unsupported operand type(s) for +=: 'halide.halide_._UnevaluatedFuncRefExpr' and 'int'"
+    )

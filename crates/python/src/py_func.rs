@@ -159,7 +159,9 @@ pub struct PyFuncRef {
 /// `f[args] op e` where `f` is not defined yet: Python's `f[args] op= e`
 /// computes this, then assigns it to `f[args]`, which defines `f` with the
 /// identity of `op` and adds the update (Halide's binding does the same).
-#[pyclass(name = "_UnevaluatedFuncRefExpr", module = "ferrohalide", frozen)]
+/// The type's qualified name is Halide's: Python prints it in the
+/// TypeError of a second `+=`, and Halide's own tests match that text.
+#[pyclass(name = "_UnevaluatedFuncRefExpr", module = "halide.halide_", frozen)]
 pub struct PyUnevaluatedFuncRefExpr {
     pub target: FuncRef,
     pub op: Op,
