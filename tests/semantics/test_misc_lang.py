@@ -214,3 +214,49 @@ def test_second_update_on_an_unevaluated_func_ref_is_a_type_error(module):
     assert str(e.value) == (
         "unsupported operand type(s) for +=: 'halide.halide_._UnevaluatedFuncRefExpr' and 'int'"
     )
+
+
+@differential(expect_error=True)
+def test_unevaluated_func_ref_used_twice(hl):
+    x = hl.Var("x")
+    f = hl.Func("f")
+    ref = f[x]
+    ref += 1
+    f[x] = ref
+    f[x] = ref          # f has a pure definition now
+
+
+@differential(expect_error=True)
+def test_unevaluated_func_ref_defines_another_func(hl):
+    x = hl.Var("x")
+    f = hl.Func("f")
+    ref = f[x]
+    ref += 1
+    g = hl.Func("g")
+    g[x] = ref
+
+
+@differential(expect_error=True)
+def test_unevaluated_func_ref_at_other_args(hl):
+    x, y = hl.Var("x"), hl.Var("y")
+    f = hl.Func("f")
+    ref = f[x]
+    ref += 1
+    f[y] = ref
+
+
+@pytest.mark.parametrize("module", ["halide", "ferrohalide"])
+def test_printed_forms_of_undefined_objects(module):
+    """Halide's basics.py checks these texts."""
+    hl = pytest.importorskip(module)
+    x = hl.Var("x")
+    f, g = hl.Func("pf"), hl.Func("pg")
+    f[x] = x
+    g[x] = x
+    assert str(hl.ImageParam()) == "<halide.ImageParam ImageParam()>"
+    out = hl.OutputImageParam()
+    assert str(out) == "<halide.OutputImageParam OutputImageParam()>" and not out.defined()
+    assert str(hl.ImageParam(hl.UInt(16), 2, "input")) == "<halide.ImageParam 'input', dims: 2, type: uint16>"
+    assert str(hl.RDom()) == "<halide.RDom RDom()>"
+    assert str(hl.Pipeline()) == "<halide.Pipeline Pipeline()>"
+    assert re.fullmatch(r"<halide.Pipeline \['pf(\$\d+)?','pg(\$\d+)?'\]>", str(hl.Pipeline([f, g])))

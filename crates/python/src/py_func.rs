@@ -486,8 +486,16 @@ impl PyFunc {
                     .iter()
                     .zip(&args)
                     .all(|(a, b)| ferrohalide_core::ir::equality::equal(a, b));
+            let name = u.target.func.function.name();
             if !u.target.func.function.same_as(&self.inner.function) || !same_args {
-                u.target.to_expr().py()?;
+                return Err(HalideError::new_err(format!(
+                    "Error: Cannot use an unevaluated reference to '{name}' to define an update at a different location.\n"
+                )));
+            }
+            if self.inner.function.has_pure_definition() {
+                return Err(HalideError::new_err(format!(
+                    "Error: Cannot use an unevaluated reference to '{name}' to define an update when a pure definition already exists.\n"
+                )));
             }
             return u.target.compound_update(u.op, u.rhs.clone()).py();
         }
@@ -1133,7 +1141,7 @@ impl PyFunc {
 
     fn output_buffer(&self) -> PyResult<PyOutputImageParam> {
         Ok(PyOutputImageParam {
-            inner: output_buffer(&self.inner.function).py()?,
+            inner: Some(output_buffer(&self.inner.function).py()?),
         })
     }
 
@@ -1141,7 +1149,7 @@ impl PyFunc {
         Ok(output_buffers(&self.inner.function)
             .py()?
             .into_iter()
-            .map(|inner| PyOutputImageParam { inner })
+            .map(|inner| PyOutputImageParam { inner: Some(inner) })
             .collect())
     }
 }

@@ -20,7 +20,16 @@ const UNIMPLEMENTED_OUTPUT_METHODS: &[&str] = &[
 
 #[pyclass(name = "OutputImageParam", module = "ferrohalide", frozen)]
 pub struct PyOutputImageParam {
-    pub inner: OutputImageParam,
+    /// `None` for `hl.OutputImageParam()`, which names no buffer.
+    pub inner: Option<OutputImageParam>,
+}
+
+impl PyOutputImageParam {
+    fn get(&self) -> PyResult<&OutputImageParam> {
+        self.inner
+            .as_ref()
+            .ok_or_else(|| crate::errors::HalideError::new_err("Error: OutputImageParam is undefined\n"))
+    }
 }
 
 #[pyclass(name = "Dimension", module = "ferrohalide", frozen)]
@@ -36,52 +45,57 @@ fn expr(r: ferrohalide_core::Result<ferrohalide_core::ir::Expr>) -> PyResult<PyE
 
 #[pymethods]
 impl PyOutputImageParam {
-    fn name(&self) -> String {
-        self.inner.name()
+    /// `OutputImageParam()`: undefined, as in Halide.
+    #[new]
+    fn py_new() -> Self {
+        PyOutputImageParam { inner: None }
     }
-    fn dimensions(&self) -> usize {
-        self.inner.dimensions
+    fn name(&self) -> PyResult<String> {
+        Ok(self.get()?.name())
     }
-    fn r#type(&self) -> PyType {
-        PyType {
-            inner: self.inner.ty(),
-        }
+    fn dimensions(&self) -> PyResult<usize> {
+        Ok(self.get()?.dimensions)
+    }
+    fn r#type(&self) -> PyResult<PyType> {
+        Ok(PyType {
+            inner: self.get()?.ty(),
+        })
     }
     fn defined(&self) -> bool {
-        true
+        self.inner.is_some()
     }
     fn dim(&self, i: i64) -> PyResult<PyDimension> {
         Ok(PyDimension {
-            inner: self.inner.dim(i).py()?,
+            inner: self.get()?.dim(i).py()?,
             input: false,
         })
     }
     /// `set_estimates([(min, extent), ...])`: one estimate per dimension.
     fn set_estimates<'py>(slf: PyRef<'py, Self>, estimates: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
         let region = crate::py_boundary::region_from_py(estimates, "set_estimates")?;
-        slf.inner.param.set_estimates(region).py()?;
+        slf.get()?.param.set_estimates(region).py()?;
         Ok(slf)
     }
     fn width(&self) -> PyResult<PyExpr> {
-        expr(self.inner.width())
+        expr(self.get()?.width())
     }
     fn height(&self) -> PyResult<PyExpr> {
-        expr(self.inner.height())
+        expr(self.get()?.height())
     }
     fn channels(&self) -> PyResult<PyExpr> {
-        expr(self.inner.channels())
+        expr(self.get()?.channels())
     }
     fn left(&self) -> PyResult<PyExpr> {
-        expr(self.inner.left())
+        expr(self.get()?.left())
     }
     fn right(&self) -> PyResult<PyExpr> {
-        expr(self.inner.right())
+        expr(self.get()?.right())
     }
     fn top(&self) -> PyResult<PyExpr> {
-        expr(self.inner.top())
+        expr(self.get()?.top())
     }
     fn bottom(&self) -> PyResult<PyExpr> {
-        expr(self.inner.bottom())
+        expr(self.get()?.bottom())
     }
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
         if UNIMPLEMENTED_OUTPUT_METHODS.contains(&name) {
@@ -92,12 +106,15 @@ impl PyOutputImageParam {
         )))
     }
     fn __repr__(&self) -> String {
-        format!(
-            "<halide.OutputImageParam '{}', dims: {}, type: {}>",
-            self.inner.name(),
-            self.inner.dimensions,
-            self.inner.ty()
-        )
+        match &self.inner {
+            None => "<halide.OutputImageParam OutputImageParam()>".to_string(),
+            Some(p) => format!(
+                "<halide.OutputImageParam '{}', dims: {}, type: {}>",
+                p.name(),
+                p.dimensions,
+                p.ty()
+            ),
+        }
     }
 }
 

@@ -312,7 +312,7 @@ impl PyImageParam {
     }
     fn __repr__(&self) -> String {
         match &self.inner {
-            None => "<halide.ImageParam undefined>".to_string(),
+            None => "<halide.ImageParam ImageParam()>".to_string(),
             Some(im) => format!(
                 "<halide.ImageParam '{}', dims: {}, type: {}>",
                 im.name(),

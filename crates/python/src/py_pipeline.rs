@@ -603,8 +603,11 @@ impl PyPipeline {
         )))
     }
     fn __repr__(&self) -> String {
-        let names: Vec<String> = self.outputs.iter().map(|f| f.name()).collect();
-        format!("<halide.Pipeline [{}]>", names.join(", "))
+        if self.outputs.is_empty() {
+            return "<halide.Pipeline Pipeline()>".to_string();
+        }
+        let names: Vec<String> = self.outputs.iter().map(|f| format!("'{}'", f.name())).collect();
+        format!("<halide.Pipeline [{}]>", names.join(","))
     }
 }
 

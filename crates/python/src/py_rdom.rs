@@ -175,6 +175,9 @@ crate::expr_like_methods!(PyRDom {
         self.inner.where_(py_to_expr(predicate)?).py()
     }
     fn __repr__(&self) -> String {
+        if self.inner.dimensions() == 0 {
+            return "<halide.RDom RDom()>".to_string();
+        }
         format!("<halide.RDom {}>", self.inner.describe())
     }
 });
