@@ -99,6 +99,11 @@ def objects(hl):
         f[x] = x * 2
         return f.compile_to_callable([])
 
+    def autoscheduled():
+        f = func2()
+        f.set_estimates([(0, 64), (0, 32)])
+        return hl.Pipeline(f).apply_autoscheduler(hl.Target("host"), hl.AutoschedulerParams("Li2018", {}))
+
     return {
         # plain Python values
         "None": lambda: None,
@@ -184,6 +189,9 @@ def objects(hl):
         "ImageParam": image_param,
         "ImageParam_set": lambda: _set(image_param(), hl.Buffer(hl.UInt(8), [5, 5])),
         "OutputImageParam": lambda: func2().output_buffer(),
+        "OutputImageParam_undef": lambda: hl.OutputImageParam(),
+        "AutoschedulerParams": lambda: hl.AutoschedulerParams("Li2018", {"parallelism": "4"}),
+        "AutoSchedulerResults": lambda: autoscheduled(),
         "Dimension": lambda: image_param().dim(0),
         "Param": param,
         "Param_f32": lambda: hl.Param(hl.Float(32), "pf", 0.5),
@@ -281,7 +289,8 @@ RECEIVERS = {
     "Buffer": ["Buffer", "Buffer_u8", "Buffer_0d", "Buffer_empty", "Buffer_zero_extent"],
     "BufferDimension": ["BufferDimension"],
     "ImageParam": ["ImageParam", "ImageParam_set"],
-    "OutputImageParam": ["OutputImageParam"],
+    "OutputImageParam": ["OutputImageParam", "OutputImageParam_undef"],
+    "AutoSchedulerResults": ["AutoSchedulerResults"],
     "Dimension": ["Dimension"],
     "Param": ["Param", "Param_f32", "Param_bool"],
     "RDom": ["RDom", "RDom_buffer"],
