@@ -10,7 +10,9 @@
 //!   width), fuses the other pure dimensions into one and parallelizes it,
 //!   in chunks when there are more than eight iterations per thread;
 //! - an update with RVars keeps them serial, between its vectorized
-//!   dimension (innermost) and its parallel one.
+//!   dimension (innermost) and its parallel one;
+//! - in a pipeline where another Func reads an output, no loop is split
+//!   (only parallelized).
 //!
 //! Assumes: the pipeline's environment builds. Guarantees: each directive
 //! goes through the scheduling API and is kept only if it is accepted; a
@@ -83,6 +85,18 @@ fn read_pointwise(f: &Function, env: &Environment) -> bool {
     })
 }
 
+/// Is `f` called by another Func of `env`?
+fn read_by_others(f: &Function, env: &Environment) -> bool {
+    let me = f.name();
+    env.order.iter().filter(|n| **n != me).any(|n| {
+        let mut calls = vec![];
+        for e in env.get(n).definition_exprs() {
+            calls_to(&e, &me, &mut calls);
+        }
+        !calls.is_empty()
+    })
+}
+
 /// At most one call (to a Func or an image) and a few operations.
 fn trivial(f: &Function) -> bool {
     let (mut calls, mut nodes) = (0, 0);
@@ -111,6 +125,7 @@ fn schedule_stage(
     extents: &[Option<i64>],
     rvars: &[String],
     vector_size: i64,
+    may_split: bool,
     params: &RuleParams,
 ) -> String {
     let mut text = String::new();
@@ -121,7 +136,7 @@ fn schedule_stage(
     let rv = |r: &String| VarOrRVar::rvar(r);
     let first_extent = extents[0];
     let mut vectorized = false;
-    if vector_size > 1 && first_extent.is_none_or(|e| e >= vector_size) {
+    if may_split && vector_size > 1 && first_extent.is_none_or(|e| e >= vector_size) {
         let before = stage.schedule();
         let mut inside: Vec<VarOrRVar> = vec![VarOrRVar::var(first)];
         inside.extend(rvars.iter().map(rv));
@@ -180,7 +195,7 @@ fn schedule_stage(
     if count.is_some_and(|n| n < 2) {
         return text;
     }
-    let per_task = count.map_or(1, |n| n / (params.parallelism * 8));
+    let per_task = if may_split { count.map_or(1, |n| n / (params.parallelism * 8)) } else { 1 };
     if per_task > 1 {
         let ok = stage
             .split_and_set_type(VarOrRVar::var(&fused), Expr::i32(per_task), tail, ForType::Parallel, false)
@@ -212,6 +227,11 @@ pub fn schedule_pipeline(outputs: &[Function], target: &Target, params: &RulePar
     // schedule goes on the user's Funcs.
     let users: HashMap<String, Function> = env.sources.iter().map(|f| (f.name(), f.clone())).collect();
 
+    // An output another Func reads gets a buffer sized for what its
+    // consumers need over their requested region (in Halide too), not over
+    // their rounded-up or shifted loops: in such a pipeline no loop is
+    // split, only parallelized.
+    let may_split = !outputs.iter().any(|f| read_by_others(f, &env));
     let mut body = String::new();
     for (index, name) in env.order.iter().enumerate().rev() {
         let (Some(f), Some(dims)) = (users.get(name), extents.get(name)) else {
@@ -232,7 +252,7 @@ pub fn schedule_pipeline(outputs: &[Function], target: &Target, params: &RulePar
         let types = f.output_types();
         let vector_size = types.first().map_or(1, |t| target.natural_vector_size(*t) as i64);
         let args = f.args();
-        line.push_str(&schedule_stage(&Stage::pure(f), &args, dims, &[], vector_size, params));
+        line.push_str(&schedule_stage(&Stage::pure(f), &args, dims, &[], vector_size, may_split, params));
         let _ = writeln!(body, "    {line};");
         for (k, u) in f.updates().iter().enumerate() {
             if u.stage.touched || !u.specializations.is_empty() {
@@ -245,7 +265,7 @@ pub fn schedule_pipeline(outputs: &[Function], target: &Target, params: &RulePar
                 .collect();
             let stage = Stage::of_definition(f, k + 1);
             let rvars: Vec<String> = u.domain.as_ref().map_or(vec![], |d| d.vars().into_iter().map(|r| r.name).collect());
-            let text = schedule_stage(&stage, &pure, &ext, &rvars, vector_size, params);
+            let text = schedule_stage(&stage, &pure, &ext, &rvars, vector_size, may_split, params);
             if !text.is_empty() {
                 let _ = writeln!(body, "    {id}.update({k}){text};");
             }
