@@ -836,3 +836,23 @@ def test_call_bounded_by_a_float_funcs_values(hl, value):
     f[x] = g[hl.clamp(hl.i32(hl.i16(g[x + 1])), -3, 1)]
     r = hl.Pipeline([f, g]).realize([3])
     return np.array(r[0]), r[1].dim(0).min(), r[1].dim(0).extent()
+
+
+@differential()
+@pytest.mark.parametrize("rounding", [False, True])
+def test_second_output_read_at_a_constant_mul_shift_right_index(hl, rounding):
+    """Fuzz seed 3940 after the single-point bounds change: the index is
+    the point mul_shift_right(0, -1, 3), which realize could not evaluate
+    to size the second output, so it fell back to the requested size and
+    the pipeline's check failed. The evaluator now folds every integer
+    fixed-point and bit-count intrinsic."""
+    x, c = hl.Var("x"), hl.Var("c")
+    f0, f1 = hl.Func("f0"), hl.Func("f1")
+    f0[x, c] = x + 10 * c
+    msr = hl.rounding_mul_shift_right if rounding else hl.mul_shift_right
+    idx = hl.clamp(hl.i32(msr(hl.cast(hl.Int(16), 0), hl.cast(hl.Int(16), -1), hl.u16(3))), 0, 5)
+    f1[x, c] = f0[x, idx]
+    r = hl.RDom([(1, 2)])
+    f1[x, c] = f1[x, c] + f0[x, c - 3] + r.x
+    out = hl.Pipeline([f1, f0]).realize([2, 3])
+    return [out[0], out[1], [(out[1].dim(i).min(), out[1].dim(i).extent()) for i in range(2)]]

@@ -572,6 +572,64 @@ impl<'a> Evaluator<'a> {
                 let (a, b) = (self.ints(&args[0], lanes)?, self.ints(&args[1], lanes)?);
                 ints(a.iter().zip(&b).map(|(&x, &y)| (x + y + 1) >> 1).collect())
             }
+            Intrinsic::HalvingAdd | Intrinsic::HalvingSub if !et.is_float() => {
+                // In a wider type: no overflow, rounded down.
+                let (a, b) = (self.ints(&args[0], lanes)?, self.ints(&args[1], lanes)?);
+                let add = i == Intrinsic::HalvingAdd;
+                ints(a.iter().zip(&b).map(|(&x, &y)| wrap(et, (if add { x + y } else { x - y }) >> 1)).collect())
+            }
+            Intrinsic::WideningAdd | Intrinsic::WideningSub | Intrinsic::WideningMul if !et.is_float() => {
+                let (a, b) = (self.ints(&args[0], lanes)?, self.ints(&args[1], lanes)?);
+                let f = |x: i128, y: i128| match i {
+                    Intrinsic::WideningAdd => x + y,
+                    Intrinsic::WideningSub => x - y,
+                    _ => x * y,
+                };
+                ints(a.iter().zip(&b).map(|(&x, &y)| wrap(et, f(x, y))).collect())
+            }
+            Intrinsic::MulShiftRight | Intrinsic::RoundingMulShiftRight if !et.is_float() => {
+                // The exact product shifted right (rounding half up), then
+                // saturated to the result type.
+                let (a, b) = (self.ints(&args[0], lanes)?, self.ints(&args[1], lanes)?);
+                let q = self.ints(&args[2], lanes)?;
+                let rounding = i == Intrinsic::RoundingMulShiftRight;
+                let mut out = Vec::with_capacity(lanes);
+                for k in 0..lanes {
+                    let q = q[k].clamp(0, 120) as u32;
+                    let mut p = a[k] * b[k];
+                    if rounding && q > 0 {
+                        p += 1i128 << (q - 1);
+                    }
+                    out.push((p >> q).clamp(et.min_int(), et.max_int()));
+                }
+                ints(out)
+            }
+            Intrinsic::SaturatingCast if !et.is_float() && !args[0].ty().is_float() => {
+                ints(self.ints(&args[0], lanes)?.into_iter().map(|x| x.clamp(et.min_int(), et.max_int())).collect())
+            }
+            Intrinsic::Popcount | Intrinsic::CountLeadingZeros | Intrinsic::CountTrailingZeros
+                if !args[0].ty().is_float() =>
+            {
+                let bits = args[0].ty().bits as u32;
+                let mask = if bits >= 128 { u128::MAX } else { (1u128 << bits) - 1 };
+                let count = |x: i128| {
+                    let w = (x as u128) & mask;
+                    match i {
+                        Intrinsic::Popcount => w.count_ones(),
+                        Intrinsic::CountLeadingZeros => w.leading_zeros() - (128 - bits),
+                        _ => w.trailing_zeros().min(bits),
+                    }
+                };
+                ints(self.ints(&args[0], lanes)?.into_iter().map(|x| wrap(et, count(x) as i128)).collect())
+            }
+            Intrinsic::DivRoundToZero | Intrinsic::ModRoundToZero if !et.is_float() => {
+                let (a, b) = (self.ints(&args[0], lanes)?, self.ints(&args[1], lanes)?);
+                if b.contains(&0) {
+                    return unsupported("a division by zero rounded to zero");
+                }
+                let div = i == Intrinsic::DivRoundToZero;
+                ints(a.iter().zip(&b).map(|(&x, &y)| wrap(et, if div { x / y } else { x % y })).collect())
+            }
             Intrinsic::SaturatingAdd | Intrinsic::SaturatingSub if !et.is_float() => {
                 let (a, b) = (self.ints(&args[0], lanes)?, self.ints(&args[1], lanes)?);
                 let sum = |x: i128, y: i128| if i == Intrinsic::SaturatingAdd { x + y } else { x - y };
@@ -699,6 +757,32 @@ fn reinterpret(to: Type, from: Type, v: Value) -> Result<Value, Unsupported> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn eval_i(e: &Expr) -> i128 {
+        match eval_scalar(e, &HashMap::new()).unwrap() {
+            Value::Int(v) => v,
+            v => panic!("{v:?}"),
+        }
+    }
+
+    #[test]
+    fn fixed_point_and_bit_count_intrinsics() {
+        let (i16t, u16t, u8t) = (Type::int(16), Type::uint(16), Type::uint(8));
+        let c = |t: Type, v: i64| if t.is_uint() { Expr::uint_imm(t, v as u64) } else { Expr::int_imm(t, v) };
+        let msr = |w, a, b, q| Expr::intrinsic(i16t, w, vec![c(i16t, a), c(i16t, b), Expr::uint_imm(i16t.with_code(TypeCode::UInt), q)]);
+        assert_eq!(eval_i(&msr(Intrinsic::MulShiftRight, 0, -1, 3)), 0);
+        assert_eq!(eval_i(&msr(Intrinsic::MulShiftRight, -3, 5, 2)), -4); // -15 >> 2
+        assert_eq!(eval_i(&msr(Intrinsic::RoundingMulShiftRight, -3, 5, 2)), -4); // (-15 + 2) >> 2
+        assert_eq!(eval_i(&msr(Intrinsic::MulShiftRight, 30000, 30000, 1)), 32767);
+        let two = |w, t, a, b| Expr::intrinsic(t, w, vec![c(u8t, a), c(u8t, b)]);
+        assert_eq!(eval_i(&two(Intrinsic::HalvingSub, u8t, 0, 2)), 255);
+        assert_eq!(eval_i(&two(Intrinsic::HalvingAdd, u8t, 255, 255)), 255);
+        assert_eq!(eval_i(&two(Intrinsic::WideningMul, u16t, 255, 255)), 65025);
+        let one = |w, v| Expr::intrinsic(u8t, w, vec![c(u8t, v)]);
+        assert_eq!(eval_i(&one(Intrinsic::CountLeadingZeros, 1)), 7);
+        assert_eq!(eval_i(&one(Intrinsic::CountTrailingZeros, 0)), 8);
+        assert_eq!(eval_i(&one(Intrinsic::Popcount, 255)), 8);
+    }
 
     #[test]
     fn floor_semantics() {
