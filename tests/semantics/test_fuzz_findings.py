@@ -856,3 +856,16 @@ def test_second_output_read_at_a_constant_mul_shift_right_index(hl, rounding):
     f1[x, c] = f1[x, c] + f0[x, c - 3] + r.x
     out = hl.Pipeline([f1, f0]).realize([2, 3])
     return [out[0], out[1], [(out[1].dim(i).min(), out[1].dim(i).extent()) for i in range(2)]]
+
+
+@differential()
+def test_unsigned_mod_by_a_select_is_below_the_divisors_max(hl):
+    """Fuzz seed 7804: bounds of u16(8) % select(x > 0, 2, 15) took -2 in
+    u16 (which wraps) as the divisor's negative bound, so the index seemed
+    to reach 65530 and realize raised a spurious input bounds error."""
+    x = hl.Var("x")
+    inp = hl.Buffer(np.arange(14, dtype=np.int32))
+    d = hl.select(x > 0, hl.u16(2), hl.u16(15))
+    f = hl.Func("f")
+    f[x] = inp[hl.clamp(hl.clamp(hl.i32(hl.u16(8) % d), 2, 10) - 3, 0, 13)]
+    return f.realize([3])

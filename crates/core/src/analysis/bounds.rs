@@ -625,6 +625,12 @@ fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> I
                 _ => match &ib.max {
                     // Euclidean mod: 0 <= a % b < |b|.
                     Some(bmax) => {
+                        // An unsigned or provably positive b: below b's max
+                        // (-b.min would wrap for an unsigned type).
+                        let positive = ty.is_uint() || ib.min.as_ref().and_then(const_sign) == Some(1);
+                        if positive {
+                            return Interval::new(Some(Expr::zero(ty)), Some(Expr::sub(bmax.clone(), Expr::one(ty))));
+                        }
                         let bmin_neg = ib.min.clone().map(|m| Expr::sub(Expr::zero(ty), m));
                         let hi = match bmin_neg {
                             Some(n) => Expr::max(bmax.clone(), n),
