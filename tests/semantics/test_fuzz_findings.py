@@ -869,3 +869,26 @@ def test_unsigned_mod_by_a_select_is_below_the_divisors_max(hl):
     f = hl.Func("f")
     f[x] = inp[hl.clamp(hl.clamp(hl.i32(hl.u16(8) % d), 2, 10) - 3, 0, 13)]
     return f.realize([3])
+
+
+@differential()
+@pytest.mark.parametrize("directive", ["split", "unroll"])
+def test_producer_at_a_split_update_read_through_a_narrowing_cast(hl, directive):
+    """Fuzz seed 1623 (wrong values): the region of g, computed at the
+    outer loop of f's split update, is read at i32(i16(x)). The narrowing
+    cast's bounds fell back on the simplifier's facts for 2*xo + xi + min,
+    which lie beyond Int(32) and wrapped into the constant region [0, -4]:
+    g was never computed."""
+    x = hl.Var("x")
+    g, f = hl.Func("g"), hl.Func("f")
+    g[x] = x * 10
+    f[x] = 0
+    f[x] = 40 + g[hl.i32(hl.i16(x))]
+    xo, xi = hl.Var("xo"), hl.Var("xi")
+    if directive == "split":
+        f.update(0).split(x, xo, xi, 2)
+        g.compute_at(f, xo)
+    else:
+        f.update(0).unroll(x, 2)
+        g.compute_at(f, x)
+    return f.realize([5])

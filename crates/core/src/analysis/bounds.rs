@@ -514,8 +514,12 @@ fn constant_bounds(e: &Expr) -> Interval {
     // Only a bound tighter than the type's own range says something (a
     // 32/64-bit value is unbounded here, as in Halide), except that an
     // unsigned value is never negative.
+    // The simplifier's facts assume no signed overflow and may lie beyond
+    // the type (2x + y + z of Int(32) reaches -2^33): outside the range
+    // they say nothing (making a constant of one would wrap it).
     let tighter = |v: Option<i64>, edge: i128| {
-        v.filter(|&v| v as i128 != edge || (ty.is_uint() && edge == 0))
+        v.filter(|&v| (v as i128) >= ty.min_int() && (v as i128) <= ty.max_int())
+            .filter(|&v| v as i128 != edge || (ty.is_uint() && edge == 0))
             .map(|v| Expr::make_const_i64(ty, v))
     };
     Interval::new(
@@ -1305,6 +1309,20 @@ mod tests {
 
     fn x() -> Expr {
         Expr::var_i32("x")
+    }
+
+    #[test]
+    fn narrowing_cast_of_a_sum_past_the_int32_facts_is_the_type_range() {
+        // The simplifier's facts for 2xo + xi + m lie beyond Int(32); they
+        // once wrapped into the constant bounds [0, -4] (fuzz seed 1623).
+        let (xo, xi, m) = (Expr::var_i32("xo"), Expr::var_i32("xi"), Expr::var_i32("m"));
+        let sum = Expr::add(Expr::add(Expr::mul(xo, Expr::i32(2)), xi), m);
+        let e = Expr::cast(Type::int(32), Expr::cast(Type::int(16), sum));
+        let mut scope = Scope::new();
+        scope.insert("xi".into(), Interval::new(Some(Expr::i32(0)), Some(Expr::i32(1))));
+        let b = bounds_of_expr(&e, &scope);
+        assert_eq!(simplify(&b.min.unwrap()).as_int_const(), Some(-32768));
+        assert_eq!(simplify(&b.max.unwrap()).as_int_const(), Some(32767));
     }
 
     #[test]
