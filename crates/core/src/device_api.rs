@@ -62,6 +62,23 @@ impl DeviceApi {
             .find(|d| d.value() as i64 == v)
     }
 
+    /// As Halide prints it (`<Default_GPU>` in its messages and loop nests).
+    pub fn display_name(self) -> &'static str {
+        match self {
+            DeviceApi::None => "",
+            DeviceApi::Host => "Host",
+            DeviceApi::DefaultGpu => "Default_GPU",
+            DeviceApi::Cuda => "CUDA",
+            DeviceApi::OpenCl => "OpenCL",
+            DeviceApi::Metal => "Metal",
+            DeviceApi::Hexagon => "Hexagon",
+            DeviceApi::HexagonDma => "HexagonDma",
+            DeviceApi::D3d12Compute => "D3D12Compute",
+            DeviceApi::Vulkan => "Vulkan",
+            DeviceApi::WebGpu => "WebGPU",
+        }
+    }
+
     /// The target feature that enables this device (Halide's
     /// `target_feature_for_device_api`); `None` for host-side APIs.
     pub fn target_feature(self) -> Option<Feature> {

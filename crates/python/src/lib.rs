@@ -9,6 +9,7 @@ pub mod py_boundary;
 pub mod py_buffer;
 pub mod py_compile_to;
 pub mod py_compute_with;
+pub mod py_device_schedule;
 pub mod py_enum;
 pub mod py_expr;
 pub mod py_func;

@@ -188,13 +188,6 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "debug_to_file",
     "define_extern",
     "extern_function_name",
-    "gpu",
-    "gpu_blocks",
-    "gpu_lanes",
-    "gpu_single_thread",
-    "gpu_threads",
-    "gpu_tile",
-    "hexagon",
     "memoize",
     "prefetch",
     "ring_buffer",
@@ -781,6 +774,70 @@ impl PyFunc {
         Ok(slf.clone())
     }
 
+    // The device directives (py_device_schedule), on the pure stage.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn gpu_blocks<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        crate::py_device_schedule::device_directive(&slf.get().inner.stage(), "gpu_blocks", args, kwargs)?;
+        Ok(slf.clone())
+    }
+    #[pyo3(signature = (*args, **kwargs))]
+    fn gpu_threads<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        crate::py_device_schedule::device_directive(&slf.get().inner.stage(), "gpu_threads", args, kwargs)?;
+        Ok(slf.clone())
+    }
+    #[pyo3(signature = (*args, **kwargs))]
+    fn gpu_lanes<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        crate::py_device_schedule::device_directive(&slf.get().inner.stage(), "gpu_lanes", args, kwargs)?;
+        Ok(slf.clone())
+    }
+    #[pyo3(signature = (*args, **kwargs))]
+    fn gpu<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        crate::py_device_schedule::device_directive(&slf.get().inner.stage(), "gpu", args, kwargs)?;
+        Ok(slf.clone())
+    }
+    #[pyo3(signature = (*args, **kwargs))]
+    fn gpu_tile<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        crate::py_device_schedule::device_directive(&slf.get().inner.stage(), "gpu_tile", args, kwargs)?;
+        Ok(slf.clone())
+    }
+    #[pyo3(signature = (*args, **kwargs))]
+    fn gpu_single_thread<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        crate::py_device_schedule::device_directive(&slf.get().inner.stage(), "gpu_single_thread", args, kwargs)?;
+        Ok(slf.clone())
+    }
+    #[pyo3(signature = (*args, **kwargs))]
+    fn hexagon<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        crate::py_device_schedule::device_directive(&slf.get().inner.stage(), "hexagon", args, kwargs)?;
+        Ok(slf.clone())
+    }
     /// `tile(x, y, xo, yo, xi, yi, xfactor, yfactor, tail=Auto)` or
     /// `tile(x, y, xi, yi, xfactor, yfactor, tail=Auto)`.
     #[pyo3(signature = (*args, tail=None))]

@@ -19,13 +19,6 @@ use crate::py_rdom::var_or_rvar;
 
 /// Stage methods of Halide's API that ferrohalide does not implement yet.
 const UNIMPLEMENTED_STAGE_METHODS: &[&str] = &[
-    "gpu",
-    "gpu_blocks",
-    "gpu_lanes",
-    "gpu_single_thread",
-    "gpu_threads",
-    "gpu_tile",
-    "hexagon",
     "prefetch",
 ];
 
@@ -421,6 +414,70 @@ impl PyStage {
         Ok(slf.clone())
     }
 
+    // The device directives (py_device_schedule).
+    #[pyo3(signature = (*args, **kwargs))]
+    fn gpu_blocks<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        crate::py_device_schedule::device_directive(&slf.get().inner, "gpu_blocks", args, kwargs)?;
+        Ok(slf.clone())
+    }
+    #[pyo3(signature = (*args, **kwargs))]
+    fn gpu_threads<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        crate::py_device_schedule::device_directive(&slf.get().inner, "gpu_threads", args, kwargs)?;
+        Ok(slf.clone())
+    }
+    #[pyo3(signature = (*args, **kwargs))]
+    fn gpu_lanes<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        crate::py_device_schedule::device_directive(&slf.get().inner, "gpu_lanes", args, kwargs)?;
+        Ok(slf.clone())
+    }
+    #[pyo3(signature = (*args, **kwargs))]
+    fn gpu<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        crate::py_device_schedule::device_directive(&slf.get().inner, "gpu", args, kwargs)?;
+        Ok(slf.clone())
+    }
+    #[pyo3(signature = (*args, **kwargs))]
+    fn gpu_tile<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        crate::py_device_schedule::device_directive(&slf.get().inner, "gpu_tile", args, kwargs)?;
+        Ok(slf.clone())
+    }
+    #[pyo3(signature = (*args, **kwargs))]
+    fn gpu_single_thread<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        crate::py_device_schedule::device_directive(&slf.get().inner, "gpu_single_thread", args, kwargs)?;
+        Ok(slf.clone())
+    }
+    #[pyo3(signature = (*args, **kwargs))]
+    fn hexagon<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        crate::py_device_schedule::device_directive(&slf.get().inner, "hexagon", args, kwargs)?;
+        Ok(slf.clone())
+    }
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
         if UNIMPLEMENTED_STAGE_METHODS.contains(&name) {
             return unimplemented_method(py, format!("Stage.{name}()"));

@@ -28,4 +28,5 @@ pub mod wrapper;
 pub mod image_param;
 pub mod boundary_conditions;
 pub mod compute_with;
+pub mod device_schedule;
 pub mod lambda;

@@ -289,6 +289,7 @@ impl Stage {
             for_type: d.for_type,
             is_rvar: as_var.is_none(),
             partition: d.partition,
+            device: d.device,
         };
         let intm_dims: Vec<Dim> = st
             .dims

@@ -158,7 +158,7 @@ impl Stage {
         }
     }
 
-    fn is_update(&self) -> bool {
+    pub(crate) fn is_update(&self) -> bool {
         self.index > 0
     }
 
@@ -174,7 +174,7 @@ impl Stage {
 
     /// Apply `f` to a copy of this stage's schedule and store the result,
     /// so a failing directive leaves the schedule untouched.
-    fn with_schedule<R>(
+    pub(crate) fn with_schedule<R>(
         &self,
         directive: &str,
         f: impl FnOnce(&mut StageSchedule, &str) -> Result<R>,
@@ -266,7 +266,7 @@ impl Stage {
     }
 
     /// The dim matching `v`, with its kind.
-    fn find_dim(st: &StageSchedule, v: &str) -> Option<usize> {
+    pub(crate) fn find_dim(st: &StageSchedule, v: &str) -> Option<usize> {
         st.dims.iter().position(|d| var_name_match(&d.var, v))
     }
 
@@ -501,7 +501,7 @@ impl Stage {
     }
 
     /// Halide's race check for marking `var` parallel or vectorized.
-    fn check_race(&self, st: &StageSchedule, var: &str) -> Result<()> {
+    pub(crate) fn check_race(&self, st: &StageSchedule, var: &str) -> Result<()> {
         if st.allow_race_conditions {
             return Ok(());
         }

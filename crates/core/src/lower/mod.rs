@@ -137,6 +137,7 @@ pub mod print_loop_nest;
 pub mod remove_unneeded_atomics;
 pub mod simplify_definitions;
 pub mod unroll_loops;
+pub mod validate_device_loops;
 pub mod validate_schedule;
 pub mod vectorize_loops;
 pub mod remove_undef;
@@ -251,6 +252,7 @@ fn lower_for_target(
     // The Funcs, their realization order and compute_with groups.
     let env = environment::build_environment(outputs)?;
     schedule_expr_checks::check_schedule_exprs(&env)?;
+    validate_device_loops::validate_device_loops(&env, target)?;
     let order: Vec<Function> = env.order.iter().map(|n| env.get(n).clone()).collect();
     let value_bounds = func_value_bounds::compute_func_value_bounds(&order);
     func_value_bounds::with_func_value_bounds(value_bounds, || {

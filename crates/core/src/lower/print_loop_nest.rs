@@ -15,9 +15,11 @@ use super::{
 };
 use crate::analysis::simplify::{simplify, simplify_stmt};
 use crate::error::Result;
-use crate::ir::visit::{walk_stmt, Visitor};
+use crate::analysis::substitute::substitute;
+use crate::ir::visit::{mutate_stmt_children, walk_stmt, Mutator, Visitor};
 use crate::ir::{Expr, Stmt, StmtNode};
-use crate::lang::function::Function;
+use crate::lang::function::{Function, Specialization};
+use crate::schedule::{DeviceLoop, StageSchedule};
 
 /// The loop nest of the pipeline computing `outputs`.
 pub fn print_loop_nest(outputs: &[Function]) -> Result<String> {
@@ -28,11 +30,33 @@ pub fn print_loop_nest(outputs: &[Function]) -> Result<String> {
         let s = bounds_inference::bounds_inference(&s, &env, outputs)?;
         let s = allocation_bounds_inference::allocation_bounds_inference(&s, &env)?;
         let (s, _) = sliding_window::sliding_window(&s, &env)?;
-        let s = simplify_stmt(&s);
         let mut p = Printer { env: &env, out: String::new(), indent: 0, constants: vec![] };
+        // Device loops show even with one iteration (as in Halide), so the
+        // simplifier must not see that extent.
+        let s = KeepDeviceLoops(&p).mutate_stmt(&s);
+        let s = simplify_stmt(&s);
         p.visit_stmt(&s);
         Ok(p.out)
     })
+}
+
+/// Stands for 0 in a device loop's extent until the loop is printed.
+const DEVICE_EXTENT_PAD: &str = "print_loop_nest.device_loop";
+
+/// Adds `DEVICE_EXTENT_PAD` to every device loop's extent.
+struct KeepDeviceLoops<'a, 'b>(&'a Printer<'b>);
+
+impl Mutator for KeepDeviceLoops<'_, '_> {
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        let s = mutate_stmt_children(self, s);
+        match s.node() {
+            StmtNode::For { name, min, extent, for_type, body } if self.0.device_of_loop(name).is_some() => {
+                let padded = Expr::add(extent.clone(), Expr::var_i32(DEVICE_EXTENT_PAD));
+                Stmt::for_loop(name.clone(), min.clone(), padded, *for_type, body.clone())
+            }
+            _ => s,
+        }
+    }
 }
 
 /// A loop's name without its Func and stage (`f.s0.x.xi` -> `x.xi`) and
@@ -71,6 +95,26 @@ impl Printer<'_> {
         self.indent -= 1;
     }
 
+    /// The device a loop is scheduled on (GPU directives, `hexagon()`),
+    /// from its stage's schedule: the loop is `f.sK.` + a dim's var.
+    fn device_of_loop(&self, loop_name: &str) -> Option<DeviceLoop> {
+        fn find(st: &StageSchedule, specs: &[Specialization], var: &str) -> Option<DeviceLoop> {
+            st.dims
+                .iter()
+                .find(|d| d.var == var)
+                .and_then(|d| d.device)
+                .or_else(|| specs.iter().find_map(|s| find(&s.stage, &s.specializations, var)))
+        }
+        let (func, rest) = loop_name.split_once(".s")?;
+        let (k, var) = rest.split_once('.')?;
+        let k: usize = k.parse().ok()?;
+        let c = self.env.funcs.get(func)?.read();
+        match k {
+            0 => find(&c.stage, &c.specializations, var),
+            _ => c.updates.get(k - 1).and_then(|u| find(&u.stage, &u.specializations, var)),
+        }
+    }
+
     /// `e`, or the constant a let bound its variable to.
     fn constant(&self, e: &Expr) -> Option<i64> {
         if let Some(v) = e.as_int_const() {
@@ -90,11 +134,15 @@ impl Visitor for Printer<'_> {
     fn visit_stmt(&mut self, s: &Stmt) {
         match s.node() {
             StmtNode::For { name, min, extent, for_type, body } => {
-                let range = match (self.constant(min), self.constant(extent)) {
+                let extent = simplify(&substitute(DEVICE_EXTENT_PAD, &Expr::i32(0), extent));
+                let range = match (self.constant(min), self.constant(&extent)) {
                     (Some(m), Some(e)) => format!(" in [{m}, {}]", m + e - 1),
                     _ => String::new(),
                 };
-                let header = format!("{} {}{range}:", for_type.name(), loop_var_name(name));
+                let device = self.device_of_loop(name);
+                let kind = device.and_then(|d| d.gpu).map_or(for_type.name(), |g| g.name());
+                let api = device.map_or(String::new(), |d| format!("<{}>", d.api.display_name()));
+                let header = format!("{kind} {}{range}{api}:", loop_var_name(name));
                 self.nested(&header, body);
             }
             StmtNode::Realize { name, body, .. } => {

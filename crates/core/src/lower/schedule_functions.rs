@@ -276,6 +276,12 @@ fn build_loop_nest(
             ),
         ));
     }
+    // The implicit outermost loop (0 to 0) can be split too
+    // (`gpu_single_thread`).
+    let outer_dim = format!("{p}{OUTERMOST}");
+    bound_lets.push((format!("{outer_dim}.loop_min"), Expr::i32(0)));
+    bound_lets.push((format!("{outer_dim}.loop_max"), Expr::i32(0)));
+    bound_lets.push((format!("{outer_dim}.loop_extent"), Expr::i32(1)));
     for r in &def.rvars {
         let d = format!("{p}{}", r.name);
         bound_lets.push((format!("{d}.loop_min"), r.min.clone()));
@@ -294,6 +300,7 @@ fn build_loop_nest(
         .iter()
         .chain(def.rvars.iter().map(|r| &r.name))
         .map(|a| (a.clone(), a.clone()))
+        .chain([(OUTERMOST.to_string(), OUTERMOST.to_string())])
         .collect();
     let mut alignment = extent_alignment(&def, &p);
     let mut shifted_back = ShiftedBack::new();

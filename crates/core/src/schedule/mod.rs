@@ -163,6 +163,35 @@ pub struct Dim {
     pub is_rvar: bool,
     /// Whether loop partitioning may, must or must not split this loop.
     pub partition: Partition,
+    /// Set by the GPU directives and `hexagon()`: the loop runs on a device.
+    pub device: Option<DeviceLoop>,
+}
+
+/// Halide's GPU loop types (`ForType::GPUBlock`, `GPUThread`, `GPULane`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuLoop {
+    Block,
+    Thread,
+    Lane,
+}
+
+impl GpuLoop {
+    /// As Halide's loop nest printout names the loop.
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuLoop::Block => "gpu_block",
+            GpuLoop::Thread => "gpu_thread",
+            GpuLoop::Lane => "gpu_lane",
+        }
+    }
+}
+
+/// A loop scheduled on a device: its GPU loop type (none for `hexagon()`,
+/// which only moves the loop) and the device API.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceLoop {
+    pub gpu: Option<GpuLoop>,
+    pub api: crate::device_api::DeviceApi,
 }
 
 impl Dim {
@@ -173,6 +202,7 @@ impl Dim {
             for_type: ForType::Serial,
             is_rvar,
             partition: Partition::Auto,
+            device: None,
         }
     }
 }

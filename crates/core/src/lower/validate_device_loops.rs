@@ -1,0 +1,47 @@
+//! Loops scheduled on a device (the GPU directives, `hexagon()`).
+//!
+//! Assumes: the environment's schedules. Guarantees: lowering goes on only
+//! if no loop is on a device. A loop on a device the target lacks gets
+//! Halide's error; on a device the target has, an error saying that
+//! ferrohalide has no code generator for it (Halide would compile it).
+
+use crate::device_api::{supports_device_api, DeviceApi};
+use crate::error::{Error, Result};
+use crate::lang::function::Specialization;
+use crate::schedule::StageSchedule;
+use crate::target::Target;
+
+use super::environment::Environment;
+
+/// The first device API a loop of `stage` (or of one of its
+/// specializations) is scheduled on.
+fn device_of(stage: &StageSchedule, specs: &[Specialization]) -> Option<DeviceApi> {
+    stage
+        .dims
+        .iter()
+        .find_map(|d| d.device.map(|dl| dl.api))
+        .or_else(|| specs.iter().find_map(|s| device_of(&s.stage, &s.specializations)))
+}
+
+/// See the module comment.
+pub fn validate_device_loops(env: &Environment, target: &Target) -> Result<()> {
+    for name in &env.order {
+        let f = env.get(name).read();
+        let stages = std::iter::once((&f.stage, &f.specializations))
+            .chain(f.updates.iter().map(|u| (&u.stage, &u.specializations)));
+        for (stage, specs) in stages {
+            let Some(api) = device_of(stage, specs) else { continue };
+            if !supports_device_api(target, api) {
+                return Err(Error::user(format!(
+                    "Schedule for Func {name} requires <{}> but no compatible target feature is enabled in target {target}\n",
+                    api.display_name()
+                )));
+            }
+            return Err(Error::user(format!(
+                "Func {name} is scheduled on <{}> for target {target}, but ferrohalide has no code generator for devices yet: compiling GPU and Hexagon loops is not implemented.\n",
+                api.display_name()
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,90 @@
+"""The GPU directives and hexagon() on a machine without those devices:
+accepted where Halide accepts them, shown in the loop nest as Halide shows
+them, and refused when compiled with Halide's message."""
+import re
+
+import pytest
+
+from .harness import differential
+
+
+def loop_nest_text(hl, capfd, schedule):
+    x, y = hl.Var("x"), hl.Var("y")
+    f = hl.Func("f")
+    f[x, y] = x + y
+    g = hl.Func("g")
+    g[x, y] = f[x, y] * 2
+    g[x, y] += 1
+    schedule(hl, f, g, x, y)
+    capfd.readouterr()
+    g.print_loop_nest()
+    out = capfd.readouterr()
+    # Fresh Vars are numbered per process.
+    return re.sub(r"\bv\d+", "v#", (out.out + out.err).replace("$", ""))
+
+
+SCHEDULES = {
+    "gpu_tile_2d": lambda hl, f, g, x, y: g.gpu_tile(x, y, hl.Var("xo"), hl.Var("yo"), hl.Var("xi"), hl.Var("yi"), 8, 4),
+    "gpu_tile_in_place": lambda hl, f, g, x, y: g.gpu_tile(x, hl.Var("tx"), 16, hl.TailStrategy.GuardWithIf),
+    "blocks_threads": lambda hl, f, g, x, y: (g.gpu_blocks(y).gpu_threads(x), f.compute_at(g, y).gpu_threads(x)),
+    "update_stage": lambda hl, f, g, x, y: (f.compute_root().gpu_blocks(y, hl.DeviceAPI.CUDA),
+                                            g.update(0).gpu_tile(x, y, hl.Var("tx"), hl.Var("ty"), 2, 2)),
+    "gpu_and_lanes": lambda hl, f, g, x, y: (g.gpu(y, x), f.compute_root().gpu_lanes(x)),
+    "single_thread": lambda hl, f, g, x, y: g.gpu_single_thread(),
+    "hexagon": lambda hl, f, g, x, y: (g.hexagon(y), f.compute_root().hexagon(y)),
+    "hexagon_outermost": lambda hl, f, g, x, y: g.hexagon(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULES))
+def test_loop_nest_shows_device_loops(name, capfd):
+    ref = loop_nest_text(pytest.importorskip("halide"), capfd, SCHEDULES[name])
+    got = loop_nest_text(pytest.importorskip("ferrohalide"), capfd, SCHEDULES[name])
+    assert "<" in got
+    assert got == ref
+
+
+@differential(expect_error=True)
+@pytest.mark.parametrize("name", sorted(SCHEDULES))
+def test_realizing_device_loops_without_the_device_fails(hl, name):
+    x, y = hl.Var("x"), hl.Var("y")
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x, y] = x + y
+    g[x, y] = f[x, y] * 2
+    g[x, y] += 1
+    SCHEDULES[name](hl, f, g, x, y)
+    g.realize([16, 16])
+
+
+@differential(expect_error=True)
+def test_device_loop_over_an_unknown_dimension(hl):
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = x
+    f.gpu_threads(hl.Var("nope"))
+
+
+@differential(expect_error=True)
+def test_gpu_threads_over_an_rvar_that_may_race(hl):
+    x = hl.Var("x")
+    f = hl.Func("f")
+    r = hl.RDom([(0, 10)])
+    f[x] = 0
+    f[r.x % 3] += r.x
+    f.update(0).gpu_threads(r.x)
+
+
+def test_device_loop_errors_name_the_device():
+    import ferrohalide as hl
+
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = x
+    f.gpu_blocks(x, hl.DeviceAPI.OpenCL)
+    with pytest.raises(hl.HalideError, match="requires <OpenCL> but no compatible target feature"):
+        f.realize([4])
+    g = hl.Func("g")
+    g[x] = x
+    g.gpu_tile(x, hl.Var("t"), 8)
+    with pytest.raises(hl.HalideError, match="no code generator for devices"):
+        g.compile_to_module([], "g", hl.Target("x86-64-linux-cuda"))
