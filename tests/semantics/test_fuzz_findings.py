@@ -892,3 +892,20 @@ def test_producer_at_a_split_update_read_through_a_narrowing_cast(hl, directive)
         f.update(0).unroll(x, 2)
         g.compute_at(f, x)
     return f.realize([5])
+
+
+@differential()
+@pytest.mark.parametrize("op", ["saturating_add", "saturating_sub"])
+def test_computed_func_read_at_a_saturating_add_index(hl, op):
+    """Fuzz seed 6025 (internal error): the bounds of saturating_add are
+    the widened sum clamped to the narrow type's range; the clamp's ends
+    were narrow-typed constants, so min(i64, i32) reached LLVM."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f0 = hl.Func("f0")
+    f0[x, y] = hl.u16(x + 3)
+    r = hl.RDom([(1, 2)])
+    f1 = hl.Func("f1")
+    f1[x, y] = hl.sum(f0[x, y] + r.x)
+    f2 = hl.Func("f2")
+    f2[x, y] = f1[0, hl.clamp(getattr(hl, op)(x, y), 0, 1)]
+    return f2.realize([2, 2])

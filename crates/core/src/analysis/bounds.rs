@@ -375,7 +375,12 @@ fn lower_for_bounds(which: Intrinsic, ty: Type, args: &[Expr]) -> Option<Expr> {
         Expr::cast(t.with_bits(t.bits * 2), e.clone())
     };
     let (a, b) = (args.first()?, args.get(1));
-    let clamp_to = |e: Expr, t: Type| Expr::max(Expr::min(e, Expr::type_max(t)), Expr::type_min(t));
+    // `e` (of a wider type) clamped to the range of `t`, in `e`'s type.
+    let clamp_to = |e: Expr, t: Type| {
+        let w = e.ty();
+        let (lo, hi) = (Expr::make_const_i64(w, t.min_int() as i64), Expr::make_const_i64(w, t.max_int() as i64));
+        Expr::max(Expr::min(e, hi), lo)
+    };
     Some(match which {
         SaturatingCast => saturating_cast_for_bounds(ty, a)?,
         WideningAdd => Expr::add(wide(a), wide(b?)),
