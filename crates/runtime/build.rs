@@ -21,6 +21,7 @@ const COMMON: &[&str] = &[
     "tracing.c",
     "error_messages.c",
     "buffer.c",
+    "memoize.c",
 ];
 
 /// (triple, the target's own files).

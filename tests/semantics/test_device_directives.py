@@ -20,7 +20,8 @@ def loop_nest_text(hl, capfd, schedule):
     g.print_loop_nest()
     out = capfd.readouterr()
     # Fresh Vars are numbered per process.
-    return re.sub(r"\bv\d+", "v#", (out.out + out.err).replace("$", ""))
+    text = re.sub(r"\$\d+", "", out.out + out.err)
+    return re.sub(r"\bv\d+", "v#", text)
 
 
 SCHEDULES = {

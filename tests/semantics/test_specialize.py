@@ -234,7 +234,7 @@ def test_specialize_returns_a_stage():
     assert isinstance(s.vectorize(x, 4), hl.Stage)
     assert isinstance(hl.Stage(g), hl.Stage)
     with pytest.raises(hl.HalideError, match="not implemented"):
-        s.hexagon()
+        s.prefetch(f, x, x, 2)
 
 
 @differential()

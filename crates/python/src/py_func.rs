@@ -188,7 +188,6 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "debug_to_file",
     "define_extern",
     "extern_function_name",
-    "memoize",
     "prefetch",
     "ring_buffer",
 ];
@@ -771,6 +770,17 @@ impl PyFunc {
         args: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, Self>> {
         py_stage::reorder(&slf.get().inner.stage(), args)?;
+        Ok(slf.clone())
+    }
+
+    /// `memoize(eviction_key=None)`: keep the realizations across runs in
+    /// the runtime's cache (eviction keys are not supported yet).
+    #[pyo3(signature = (eviction_key=None))]
+    fn memoize<'py>(slf: &Bound<'py, Self>, eviction_key: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+        if eviction_key.is_some_and(|k| !k.is_none()) {
+            return Err(unimplemented("Func.memoize() with an EvictionKey"));
+        }
+        slf.get().inner.memoize();
         Ok(slf.clone())
     }
 

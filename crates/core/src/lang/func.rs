@@ -868,6 +868,14 @@ impl Func {
         self.function.write().tracing.add_tag(tag)
     }
 
+    /// `memoize()`: keep this Func's realizations in the runtime's cache
+    /// across pipeline runs (see lower/inject_memoization).
+    pub fn memoize(&self) {
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.function.write().schedule.memoized = Some(id);
+    }
+
     /// `store_in(memory_type)`.
     pub fn store_in(&self, memory_type: MemoryType) {
         self.function.write().schedule.memory_type = memory_type;

@@ -42,6 +42,7 @@ pub mod bounds_inference;
 pub mod buffer_checks;
 pub mod entry_checks;
 pub mod environment;
+pub mod inject_memoization;
 pub mod fuse_loop_nests;
 pub mod fused_groups;
 pub mod sliding_window;
@@ -374,6 +375,9 @@ fn lower_environment(
     s = log.run("split scatter/gather", s, split_scatter_gather::split_scatter_gather)?;
     s = log.run("storage flattening", s, |s| {
         storage_flattening::storage_flattening(s, env)
+    })?;
+    s = log.run("inject memoization", s, |s| {
+        inject_memoization::inject_memoization(s, env, outputs, name)
     })?;
     s = log.run("add atomic mutex", s, add_atomic_mutex::add_atomic_mutex)?;
     s = log.run("shape constraints", s, |s| {

@@ -345,6 +345,9 @@ pub struct FuncSchedule {
     /// later `set` on the handle rewrites the slot only while it still
     /// holds this id.
     pub level_handles: [Option<u64>; 3],
+    /// `memoize()`: a process-unique id its cache keys start with (a new
+    /// one per call, so a Func memoized again never sees older entries).
+    pub memoized: Option<u64>,
 }
 
 impl Default for FuncSchedule {
@@ -358,6 +361,7 @@ impl Default for FuncSchedule {
             memory_type: MemoryType::Auto,
             hoist_storage_level: LoopLevel::Inlined,
             level_handles: [None; 3],
+            memoized: None,
         }
     }
 }

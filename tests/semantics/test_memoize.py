@@ -1,0 +1,91 @@
+"""Func.memoize(): realizations are kept across runs and keyed on the
+region and the parameters, not on the contents of input buffers (as in
+Halide: changing a Buffer a memoized Func reads, without changing a
+parameter it depends on, returns the cached values)."""
+import numpy as np
+import pytest
+
+from .harness import differential
+
+
+@differential()
+def test_memoized_update_definition(hl):
+    # Halide's memoize.py.
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = 0.0
+    f[x] += 1
+    f.compute_root().memoize()
+    out = hl.Func("out")
+    out[x] = f[x]
+    return out.realize([3])
+
+
+@differential()
+def test_cached_across_runs_until_a_parameter_changes(hl):
+    x, y = hl.Var("x"), hl.Var("y")
+    data = np.arange(24, dtype=np.int32).reshape(4, 6)
+    buf = hl.Buffer(data)
+    p = hl.Param(hl.Int(32), "p", 1)
+    f = hl.Func("f")
+    f[x, y] = buf[x, y] * p
+    f.compute_root().memoize()
+    g = hl.Func("g")
+    g[x, y] = f[x, y] + 1
+    first = np.array(g.realize([6, 4]))
+    data[:] = 100                       # the key does not see buffer contents
+    cached = np.array(g.realize([6, 4]))
+    p.set(2)                            # a new key: computed again, from the new data
+    fresh = np.array(g.realize([6, 4]))
+    return [first, cached, fresh]
+
+
+@differential()
+def test_each_region_is_its_own_entry(hl):
+    x = hl.Var("x")
+    data = np.arange(16, dtype=np.float32)
+    buf = hl.Buffer(data)
+    f = hl.Func("f")
+    f[x] = buf[x] * 0.5
+    f.compute_root().memoize()
+    g = hl.Func("g")
+    g[x] = f[x] + f[x + 1]
+    a = np.array(g.realize([4]))
+    data[:] = 7
+    b = np.array(g.realize([4]))        # same region: cached
+    c = np.array(g.realize([6]))        # a larger region: computed now
+    return [a, b, c]
+
+
+@differential(expect_error=True)
+def test_an_output_cannot_be_memoized(hl):
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = x
+    f.compute_root().memoize()
+    f.realize([4])
+
+
+@differential(expect_error=True)
+def test_store_and_compute_at_different_levels(hl):
+    x, y = hl.Var("x"), hl.Var("y")
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x, y] = x + y
+    g[x, y] = f[x, y] * 2
+    f.store_root().compute_at(g, y).memoize()
+    g.realize([4, 4])
+
+
+def test_memoize_in_a_loop_level_and_vectorized():
+    import ferrohalide as hl
+
+    x, y = hl.Var("x"), hl.Var("y")
+    p = hl.Param(hl.Float(32), "p", 1.5)
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x, y] = hl.f32(x) * p + hl.f32(y)
+    g[x, y] = f[x, y] + f[x + 1, y]
+    f.compute_at(g, y).memoize().vectorize(x, 8)
+    g.parallel(y)
+    want = np.array([[(2 * xx + 1) * 1.5 + 2 * yy for xx in range(20)] for yy in range(5)], dtype=np.float32)
+    for _ in range(3):
+        assert (np.array(g.realize([20, 5])) == want).all()
