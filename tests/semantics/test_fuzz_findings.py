@@ -909,3 +909,17 @@ def test_computed_func_read_at_a_saturating_add_index(hl, op):
     f2 = hl.Func("f2")
     f2[x, y] = f1[0, hl.clamp(getattr(hl, op)(x, y), 0, 1)]
     return f2.realize([2, 2])
+
+
+@differential()
+@pytest.mark.parametrize("n", [3, 5, 7])
+def test_unrolled_narrow_integer_chain(hl, n):
+    """Fuzz seed 9159 (wrong values): LLVM 19's SLP vectorizer joined two
+    unrolled copies of ~u16_sat(-min(i8(x) << 7, i8(x))) and dropped the
+    extension of the 8-bit value before the float conversion (255 for
+    65535). LLVM's own vectorizers are off now, as in Halide."""
+    x = hl.Var("x")
+    g = hl.Func("g")
+    g[x] = hl.cast(hl.Float(32), ~(hl.saturating_cast(hl.UInt(16), -hl.min(hl.cast(hl.Int(8), x) << 7, hl.i8(x))) >> hl.u8(5)))
+    g.unroll(x, 3)
+    return g.realize([n])

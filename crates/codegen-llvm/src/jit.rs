@@ -79,6 +79,26 @@ pub(crate) fn init_llvm() {
     INIT.call_once(|| {
         Target::initialize_x86(&InitializationConfig::default());
         unsafe { inkwell::llvm_sys::execution_engine::LLVMLinkInMCJIT() };
+        // The schedule decides vectorization (Halide's loops are
+        // vectorized by its own lowering): LLVM's loop and SLP vectorizers
+        // only cost compile time, and LLVM 19's SLP vectorizer miscompiles
+        // narrowed integer code (a uitofp of an 8-bit value whose 16-bit
+        // extension it dropped: fuzz seed 9159). The pass builder's
+        // options alone do not keep them out of `default<O3>`.
+        let args: Vec<std::ffi::CString> = ["ferrohalide", "-vectorize-slp=false", "-vectorize-loops=false"]
+            .iter()
+            .map(|a| std::ffi::CString::new(*a).expect("no NUL"))
+            .collect();
+        let argv: Vec<*const std::os::raw::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+        let overview = std::ffi::CString::new("").expect("no NUL");
+        // SAFETY: argv points at NUL-terminated strings that outlive the call.
+        unsafe {
+            inkwell::llvm_sys::support::LLVMParseCommandLineOptions(
+                argv.len() as i32,
+                argv.as_ptr(),
+                overview.as_ptr(),
+            )
+        };
     });
 }
 
