@@ -923,3 +923,24 @@ def test_unrolled_narrow_integer_chain(hl, n):
     g[x] = hl.cast(hl.Float(32), ~(hl.saturating_cast(hl.UInt(16), -hl.min(hl.cast(hl.Int(8), x) << 7, hl.i8(x))) >> hl.u8(5)))
     g.unroll(x, 3)
     return g.realize([n])
+
+
+
+@pytest.mark.parametrize("tail", ["RoundUpAndBlend", "ShiftInwardsAndBlend"])
+def test_a_blend_split_that_is_not_innermost_is_an_error(tail):
+    """Fuzz seed 6904: Halide documents the blend tail strategies as legal
+    only for innermost splits but does not check it; a blend split of an
+    outer var whose inner var is split again and vectorized computes
+    garbage there (and wrong values here, before this check)."""
+    import ferrohalide as hl
+
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = hl.abs(hl.i64_sat(x))
+    s0, s1, s2 = hl.Var("s0"), hl.Var("s1"), hl.Var("s2")
+    f.vectorize(x, 4, hl.TailStrategy.ShiftInwards)
+    f.split(x, x, s0, 8, getattr(hl.TailStrategy, tail))
+    f.split(s0, s1, s2, 5)
+    f.vectorize(s2, 4)
+    with pytest.raises(hl.HalideError, match="not an innermost split"):
+        f.realize([8])
