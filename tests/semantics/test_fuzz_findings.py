@@ -944,3 +944,20 @@ def test_a_blend_split_that_is_not_innermost_is_an_error(tail):
     f.vectorize(s2, 4)
     with pytest.raises(hl.HalideError, match="not an innermost split"):
         f.realize([8])
+
+
+@differential()
+def test_an_update_whose_predicate_is_false_never_runs(hl):
+    """Fuzz seed 8737: an RDom predicate that is constant false makes the
+    update a no-op; its loops (split past the 1-wide output) asked for a
+    region beyond the output and realize raised where Halide runs."""
+    x = hl.Var("x")
+    f = hl.Func("f")
+    r = hl.RDom([(0, 1)])
+    r.where(hl.cast(hl.Bool(), 0))
+    f[x] = x
+    f[x] = hl.clamp(r.x, 8, 8)
+    a, b = hl.Var("a"), hl.Var("b")
+    f.split(x, x, a, 2)
+    f.update(0).split(x, x, b, 5)
+    return f.realize([1])

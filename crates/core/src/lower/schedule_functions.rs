@@ -101,6 +101,16 @@ pub fn build_stage_nest(f: &Function, index: usize, fused_from: Option<usize>) -
         (&c.stage, &c.specializations)
     } else {
         let u = &c.updates[index - 1];
+        // An update whose RDom predicate is false never runs: it has no
+        // loop nest, so its loops cannot ask for a region (as in Halide,
+        // whose simplifier drops it; fuzz seed 8737).
+        let never = u
+            .domain
+            .as_ref()
+            .is_some_and(|d| crate::analysis::simplify::simplify(&d.predicate()).is_const_value(0));
+        if never && fused_from.is_none() {
+            return Ok(Stmt::no_op());
+        }
         (&u.stage, &u.specializations)
     };
     build_specialized_nest(f, &c, index, stage, specs, fused_from)
