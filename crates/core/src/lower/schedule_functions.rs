@@ -518,8 +518,8 @@ fn extent_alignment(def: &DefinitionBody, prefix: &str) -> Alignment {
 
 /// Halide documents the blend tail strategies as legal only for innermost
 /// splits, without checking it. A blend split of the outer var of an
-/// earlier split, whose inner var is split again and vectorized, computes
-/// garbage in Halide and wrong values here (fuzz seed 6904): an error.
+/// earlier split whose inner part is vectorized computes wrong values here
+/// (fuzz seeds 6904, 8850; Halide computes garbage or hangs): an error.
 fn check_blend_splits(stage: &StageSchedule, func: &str) -> Result<()> {
     for (k, s) in stage.splits.iter().enumerate() {
         let Split::Split { old, inner, tail, .. } = s else { continue };
@@ -532,7 +532,7 @@ fn check_blend_splits(stage: &StageSchedule, func: &str) -> Result<()> {
         if !outer_of_earlier {
             continue;
         }
-        // The vars the blend's inner var is split into.
+        // The blend's inner var and what later splits make of it.
         let mut derived = vec![inner.clone()];
         for later in &stage.splits[k + 1..] {
             if let Split::Split { old: o, outer, inner: i, .. } = later {
@@ -542,14 +542,13 @@ fn check_blend_splits(stage: &StageSchedule, func: &str) -> Result<()> {
                 }
             }
         }
-        let resplit = derived.len() > 1;
-        let vectorized = stage
-            .dims
-            .iter()
-            .any(|d| d.for_type == ForType::Vectorized && derived.iter().any(|v| crate::lang::func::var_name_match(&d.var, v)));
-        if resplit && vectorized {
+        let vectorized = stage.dims.iter().any(|d| {
+            d.for_type == ForType::Vectorized
+                && derived.iter().any(|v| crate::lang::func::var_name_match(&d.var, v))
+        });
+        if vectorized {
             return Err(Error::user(format!(
-                "In schedule for {func}, the {tail:?} split of {old} is not an innermost split (its inner var is split again and vectorized), which that tail strategy does not allow.\n"
+                "In schedule for {func}, the {tail:?} split of {old} is not an innermost split ({old} is the outer loop of an earlier split) and its inner loop is vectorized, which that tail strategy does not allow.\n"
             )));
         }
     }
