@@ -961,3 +961,19 @@ def test_an_update_whose_predicate_is_false_never_runs(hl):
     f.split(x, x, a, 2)
     f.update(0).split(x, x, b, 5)
     return f.realize([1])
+
+
+@pytest.mark.parametrize("tail", ["RoundUpAndBlend", "ShiftInwardsAndBlend"])
+def test_a_blend_split_whose_outer_loop_is_vectorized_is_an_error(tail):
+    """Fuzz seed 7300 (wrong values in both implementations): a blend tail
+    reads what earlier iterations of its outer loop wrote, so that loop may
+    not be vectorized, as it may not be parallel."""
+    import ferrohalide as hl
+
+    x, y = hl.Var("x"), hl.Var("y")
+    f = hl.Func("f")
+    f[x, y] = x + 10 * y
+    f.vectorize(x, 4, getattr(hl.TailStrategy, tail))
+    f.vectorize(x, 8)
+    with pytest.raises(hl.HalideError, match="must run in order"):
+        f.realize([13, 3])

@@ -526,6 +526,35 @@ fn check_blend_splits(stage: &StageSchedule, func: &str) -> Result<()> {
         if !matches!(tail, TailStrategy::RoundUpAndBlend | TailStrategy::ShiftInwardsAndBlend) {
             continue;
         }
+        // A blend tail reads what earlier iterations of the outer loop
+        // wrote: that loop must run in order, as for parallel loops (which
+        // check_blend_races refuses). Vectorized, it computed wrong values
+        // (fuzz seed 7300; Halide computes the same ones).
+        if let Split::Split { outer: blend_outer, .. } = s {
+            let mut from_outer = vec![blend_outer.clone()];
+            for later in &stage.splits[k + 1..] {
+                match later {
+                    Split::Split { old: o, outer: ou, inner: i, .. } if from_outer.contains(o) => {
+                        from_outer.push(ou.clone());
+                        from_outer.push(i.clone());
+                    }
+                    Split::Fuse { inner: fi, outer: fo, fused } if from_outer.contains(fi) || from_outer.contains(fo) => {
+                        from_outer.push(fused.clone());
+                    }
+                    Split::Rename { old: o, new } if from_outer.contains(o) => from_outer.push(new.clone()),
+                    _ => {}
+                }
+            }
+            let outer_vectorized = stage.dims.iter().any(|d| {
+                d.for_type == ForType::Vectorized
+                    && from_outer.iter().any(|v| crate::lang::func::var_name_match(&d.var, v))
+            });
+            if outer_vectorized {
+                return Err(Error::user(format!(
+                    "In schedule for {func}, the outer loop of the {tail:?} split of {old} is vectorized: a blend tail reads what earlier iterations wrote, so that loop must run in order.\n"
+                )));
+            }
+        }
         let outer_of_earlier = stage.splits[..k]
             .iter()
             .any(|e| matches!(e, Split::Split { outer, .. } if outer == old));
