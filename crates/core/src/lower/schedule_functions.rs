@@ -516,66 +516,49 @@ fn extent_alignment(def: &DefinitionBody, prefix: &str) -> Alignment {
         .collect()
 }
 
+/// Is a loop made from `var` by the splits after the `k`-th vectorized?
+fn vectorized_from(stage: &StageSchedule, k: usize, var: &str) -> bool {
+    let mut from = vec![var.to_string()];
+    for later in &stage.splits[k + 1..] {
+        match later {
+            Split::Split { old, outer, inner, .. } if from.contains(old) => {
+                from.push(outer.clone());
+                from.push(inner.clone());
+            }
+            Split::Fuse { inner, outer, fused } if from.contains(inner) || from.contains(outer) => {
+                from.push(fused.clone());
+            }
+            Split::Rename { old, new } if from.contains(old) => from.push(new.clone()),
+            _ => {}
+        }
+    }
+    stage.dims.iter().any(|d| {
+        d.for_type == ForType::Vectorized && from.iter().any(|v| crate::lang::func::var_name_match(&d.var, v))
+    })
+}
+
 /// Halide documents the blend tail strategies as legal only for innermost
-/// splits, without checking it. A blend split of the outer var of an
-/// earlier split whose inner part is vectorized computes wrong values here
-/// (fuzz seeds 6904, 8850; Halide computes garbage or hangs): an error.
+/// splits, without checking it, and lets them race. Refused here:
+/// - a vectorized outer loop: a blend tail reads what earlier iterations
+///   of it wrote, so it must run in order, as a parallel one must (which
+///   `check_blend_races` refuses; fuzz seed 7300, Halide equally wrong);
+/// - a blend split of the outer var of an earlier split whose inner part
+///   is vectorized (fuzz seeds 6904, 8850; Halide computes garbage or hangs).
 fn check_blend_splits(stage: &StageSchedule, func: &str) -> Result<()> {
     for (k, s) in stage.splits.iter().enumerate() {
-        let Split::Split { old, inner, tail, .. } = s else { continue };
+        let Split::Split { old, outer, inner, tail, .. } = s else { continue };
         if !matches!(tail, TailStrategy::RoundUpAndBlend | TailStrategy::ShiftInwardsAndBlend) {
             continue;
         }
-        // A blend tail reads what earlier iterations of the outer loop
-        // wrote: that loop must run in order, as for parallel loops (which
-        // check_blend_races refuses). Vectorized, it computed wrong values
-        // (fuzz seed 7300; Halide computes the same ones).
-        if let Split::Split { outer: blend_outer, .. } = s {
-            let mut from_outer = vec![blend_outer.clone()];
-            for later in &stage.splits[k + 1..] {
-                match later {
-                    Split::Split { old: o, outer: ou, inner: i, .. } if from_outer.contains(o) => {
-                        from_outer.push(ou.clone());
-                        from_outer.push(i.clone());
-                    }
-                    Split::Fuse { inner: fi, outer: fo, fused } if from_outer.contains(fi) || from_outer.contains(fo) => {
-                        from_outer.push(fused.clone());
-                    }
-                    Split::Rename { old: o, new } if from_outer.contains(o) => from_outer.push(new.clone()),
-                    _ => {}
-                }
-            }
-            let outer_vectorized = stage.dims.iter().any(|d| {
-                d.for_type == ForType::Vectorized
-                    && from_outer.iter().any(|v| crate::lang::func::var_name_match(&d.var, v))
-            });
-            if outer_vectorized {
-                return Err(Error::user(format!(
-                    "In schedule for {func}, the outer loop of the {tail:?} split of {old} is vectorized: a blend tail reads what earlier iterations wrote, so that loop must run in order.\n"
-                )));
-            }
+        if vectorized_from(stage, k, outer) {
+            return Err(Error::user(format!(
+                "In schedule for {func}, the outer loop of the {tail:?} split of {old} is vectorized: a blend tail reads what earlier iterations wrote, so that loop must run in order.\n"
+            )));
         }
         let outer_of_earlier = stage.splits[..k]
             .iter()
             .any(|e| matches!(e, Split::Split { outer, .. } if outer == old));
-        if !outer_of_earlier {
-            continue;
-        }
-        // The blend's inner var and what later splits make of it.
-        let mut derived = vec![inner.clone()];
-        for later in &stage.splits[k + 1..] {
-            if let Split::Split { old: o, outer, inner: i, .. } = later {
-                if derived.contains(o) {
-                    derived.push(outer.clone());
-                    derived.push(i.clone());
-                }
-            }
-        }
-        let vectorized = stage.dims.iter().any(|d| {
-            d.for_type == ForType::Vectorized
-                && derived.iter().any(|v| crate::lang::func::var_name_match(&d.var, v))
-        });
-        if vectorized {
+        if outer_of_earlier && vectorized_from(stage, k, inner) {
             return Err(Error::user(format!(
                 "In schedule for {func}, the {tail:?} split of {old} is not an innermost split ({old} is the outer loop of an earlier split) and its inner loop is vectorized, which that tail strategy does not allow.\n"
             )));
