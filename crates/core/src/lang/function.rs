@@ -13,7 +13,7 @@
 //! so the IR stays immutable.
 
 use std::any::Any;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 
 use crate::error::{Error, Result};
@@ -48,8 +48,6 @@ pub struct FunctionContents {
     pub wrappers: Vec<(String, FunctionPtr)>,
     /// Update definitions, in the order they run after the pure one.
     pub updates: Vec<UpdateDefinition>,
-    /// Used by another Func's definition or realized: no more updates.
-    pub frozen: bool,
     /// The trace events the Func reports when it runs.
     pub tracing: crate::lang::trace_settings::TraceSettings,
     /// The buffer parameters of this Func as an output (one per value),
@@ -118,6 +116,11 @@ pub struct FunctionCell {
     /// backend); freed with the Func, so compiled code never outlives what
     /// it was compiled from.
     compiled: Mutex<Vec<Arc<dyn Any + Send + Sync>>>,
+    /// Set once the Func is used or realized. Outside `contents` so that
+    /// realizing never takes the write lock: a realization freezes while
+    /// another thread's lowering holds (nested) read locks on the same
+    /// Func, and a queued writer would block those reads (a deadlock).
+    frozen: AtomicBool,
 }
 
 /// Funcs freed together: a Func and the wrappers made for it. Every
@@ -249,7 +252,6 @@ fn empty_contents(name: String) -> FunctionContents {
         specializations: vec![],
         wrappers: vec![],
         updates: vec![],
-        frozen: false,
         tracing: Default::default(),
         output_params: vec![],
     }
@@ -269,6 +271,7 @@ impl FunctionGroup {
             group: Arc::downgrade(self),
             contents: RwLock::new(contents),
             compiled: Mutex::new(vec![]),
+            frozen: AtomicBool::new(false),
         });
         self.members
             .lock()
@@ -318,7 +321,6 @@ impl Function {
             specializations: c.specializations.clone(),
             wrappers: vec![],
             updates: c.updates.clone(),
-            frozen: false,
             tracing: c.tracing.clone(),
             output_params: c.output_params.clone(),
         });
@@ -615,10 +617,10 @@ impl Function {
     /// forbids new update definitions. Not a schedule change, so the
     /// version stays.
     pub fn freeze(&self) {
-        write_lock(&self.cell.contents).frozen = true;
+        self.cell.frozen.store(true, Ordering::Release);
     }
     pub fn is_frozen(&self) -> bool {
-        self.read().frozen
+        self.cell.frozen.load(Ordering::Acquire)
     }
     pub fn has_pure_definition(&self) -> bool {
         !self.read().values.is_empty()

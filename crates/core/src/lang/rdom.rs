@@ -201,7 +201,11 @@ impl ReductionDomain {
     }
     /// Called when a definition uses the domain.
     pub fn freeze(&self) {
-        self.write().frozen = true;
+        // Only the first use writes: a write lock queued behind another
+        // thread's nested read locks would deadlock it.
+        if !self.is_frozen() {
+            self.write().frozen = true;
+        }
     }
 
     /// Dimension `i` as an RVar.
