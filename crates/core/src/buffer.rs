@@ -176,6 +176,10 @@ impl Buffer {
     pub fn same_as(&self, other: &Buffer) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
+    /// An identity for the buffer object (its address), valid while it lives.
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.0) as *const () as usize
+    }
 
     pub fn name(&self) -> String {
         self.read().name.clone()

@@ -16,6 +16,7 @@ pub mod lower;
 pub mod module;
 pub mod output;
 pub mod schedule;
+pub mod serialize;
 pub mod stack;
 pub mod target;
 

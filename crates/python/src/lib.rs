@@ -18,9 +18,11 @@ pub mod py_loop_level;
 pub mod py_math;
 pub mod py_output_buffer;
 pub mod py_param;
+pub mod py_parameter;
 pub mod py_partition;
 pub mod py_pipeline;
 pub mod py_rdom;
+pub mod py_serialize;
 pub mod py_reduction;
 pub mod py_stage;
 pub mod py_target;
@@ -52,5 +54,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_rdom::register(m)?;
     py_reduction::register(m)?;
     py_live::register(m)?;
+    py_serialize::register(m)?;
     Ok(())
 }

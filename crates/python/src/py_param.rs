@@ -137,10 +137,11 @@ crate::expr_like_methods!(PyParam {
     fn max_value(&self) -> PyExpr {
         PyExpr::from_opt(self.inner.max_value())
     }
-    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        if name == "parameter" {
-            return crate::py_stage::unimplemented_method(py, "Param.parameter()".to_string());
-        }
+    /// The Parameter object behind this Param.
+    fn parameter(&self) -> crate::py_parameter::PyParameter {
+        crate::py_parameter::PyParameter::new(self.inner.clone())
+    }
+    fn __getattr__(&self, name: &str) -> PyResult<Py<PyAny>> {
         Err(pyo3::exceptions::PyAttributeError::new_err(format!(
             "'halide.Param' object has no attribute '{name}'"
         )))
@@ -290,6 +291,10 @@ impl PyImageParam {
         slf.get_inner()?.param().set_estimates(region).py()?;
         Ok(slf)
     }
+    /// The Parameter object behind this ImageParam.
+    fn parameter(&self) -> PyResult<crate::py_parameter::PyParameter> {
+        Ok(crate::py_parameter::PyParameter::new(self.get_inner()?.param().clone()))
+    }
     /// Report every load from this input.
     fn trace_loads(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
         slf.get_inner()?.param().trace_loads();
@@ -299,7 +304,6 @@ impl PyImageParam {
         const UNIMPLEMENTED: &[&str] = &[
             "host_alignment",
             "in_",
-            "parameter",
             "set_host_alignment",
             "store_in",
         ];

@@ -256,6 +256,18 @@ impl PyPipeline {
     fn new(outputs: Vec<Function>) -> PyPipeline {
         PyPipeline { outputs, requirements: Default::default(), auto_schedule: Default::default() }
     }
+    /// A Pipeline of `outputs` with `requirements` (a deserialized one).
+    pub fn with_requirements(outputs: Vec<Function>, requirements: Vec<Requirement>) -> PyPipeline {
+        PyPipeline {
+            outputs,
+            requirements: std::sync::Mutex::new(requirements),
+            auto_schedule: Default::default(),
+        }
+    }
+    /// The outputs and requirements (what serialization stores).
+    pub fn parts(&self) -> PyResult<(Vec<Function>, Vec<Requirement>)> {
+        Ok((self.outputs_or_err()?, self.requirements()))
+    }
     fn outputs_or_err(&self) -> PyResult<Vec<Function>> {
         if self.outputs.is_empty() {
             return Err(HalideError::new_err("Error: Pipeline is undefined\n"));

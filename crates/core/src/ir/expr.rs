@@ -530,6 +530,10 @@ impl Expr {
         &self.0.node
     }
     /// True if both handles point at the same node (cheap identity check).
+    /// An identity for the node (its address), valid while it lives.
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
     pub fn same_as(&self, other: &Expr) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }

@@ -250,6 +250,12 @@ pub fn image_call(buffer: &Buffer, args: Vec<Expr>) -> Result<Expr> {
     ))
 }
 
+/// A process-unique id for a memoized Func's cache entries.
+pub fn next_memoize_id() -> u64 {
+    static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 impl Func {
     /// `Func()` / `Func("name")`.
     pub fn new(name: Option<&str>) -> Func {
@@ -871,9 +877,7 @@ impl Func {
     /// `memoize()`: keep this Func's realizations in the runtime's cache
     /// across pipeline runs (see lower/inject_memoization).
     pub fn memoize(&self) {
-        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.function.write().schedule.memoized = Some(id);
+        self.function.write().schedule.memoized = Some(next_memoize_id());
     }
 
     /// `store_in(memory_type)`.

@@ -424,6 +424,22 @@ impl Function {
         Ok(())
     }
 
+    /// Replace everything this Func is with `contents` (read back by
+    /// `serialize`); the definitions' Exprs are owned as any definition's.
+    pub fn restore(&self, mut contents: FunctionContents, frozen: bool) -> Result<()> {
+        contents.values = self.own_all(&contents.values)?;
+        contents.updates = std::mem::take(&mut contents.updates)
+            .into_iter()
+            .map(|u| self.own_update(u))
+            .collect::<Result<_>>()?;
+        contents.version = next_version();
+        *write_lock(&self.cell.contents) = contents;
+        if frozen {
+            self.freeze();
+        }
+        Ok(())
+    }
+
     /// Append an update definition (owned: `own_update`).
     pub fn push_update(&self, u: UpdateDefinition) -> Result<()> {
         let u = self.own_update(u)?;
@@ -627,6 +643,11 @@ impl Function {
     }
     pub fn version(&self) -> u64 {
         self.read().version
+    }
+    /// An identity for the group of Funcs freed together (a Func and its
+    /// wrappers), valid while the group lives.
+    pub fn group_id(&self) -> usize {
+        Arc::as_ptr(&self.group) as *const () as usize
     }
     pub fn same_as(&self, other: &Function) -> bool {
         Arc::ptr_eq(&self.cell, &other.cell)

@@ -196,6 +196,10 @@ impl ReductionDomain {
     pub fn same_as(&self, other: &ReductionDomain) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
+    /// An identity for the domain (its address), valid while it lives.
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.0) as *const () as usize
+    }
     pub fn is_frozen(&self) -> bool {
         self.read().frozen
     }

@@ -1,0 +1,430 @@
+//! Writing a pipeline: walk everything its outputs reach (Funcs, their
+//! wrappers, Parameters, bound Buffers, RDoms, Exprs), give each object
+//! one index, and write the sections in the order the reader needs them
+//! (see `mod.rs` for the layout).
+//!
+//! Exprs are a table written children first, so an Expr shared by many
+//! definitions (or many times within one) is stored once, and a node's
+//! children are always read before it.
+
+use std::collections::HashMap;
+
+use super::codec::ExprTable;
+use super::wire::{Bytes, Encode, HasBytes};
+use super::{FORMAT_VERSION, MAGIC};
+use crate::buffer::Buffer;
+use crate::error::{Error, Result};
+use crate::ir::{CallKind, Expr, ExprNode};
+use crate::lang::function::Function;
+use crate::lang::parameter::{DimConstraint, Parameter};
+use crate::lang::rdom::ReductionDomain;
+use crate::lang::requirement::Requirement;
+
+/// One kind of object the file lists, each once, by first use.
+struct Table<T> {
+    items: Vec<T>,
+    index: HashMap<usize, u64>,
+}
+
+impl<T> Default for Table<T> {
+    fn default() -> Self {
+        Table { items: vec![], index: HashMap::new() }
+    }
+}
+
+impl<T: Clone> Table<T> {
+    /// The index of `item` (identified by `id`), and whether it is new.
+    fn add(&mut self, id: usize, item: &T) -> (u64, bool) {
+        if let Some(&i) = self.index.get(&id) {
+            return (i, false);
+        }
+        let i = self.items.len() as u64;
+        self.items.push(item.clone());
+        self.index.insert(id, i);
+        (i, true)
+    }
+}
+
+pub(super) struct Writer {
+    /// Where values are being written now (a section, or an Expr node).
+    out: Bytes,
+    exprs: Bytes,
+    /// The Exprs written so far, kept alive so their addresses stay unique.
+    expr_table: Table<Expr>,
+    funcs: Table<Function>,
+    params: Table<Parameter>,
+    /// Parameters an Expr refers to: Halide's "external" parameters, which
+    /// a reader takes from the caller or makes anew.
+    external: Vec<bool>,
+    rdoms: Table<ReductionDomain>,
+    /// Per RDom: each variable's name and the indices of its bounds.
+    rdom_vars: Vec<Vec<(String, (u64, u64))>>,
+    buffers: Table<Buffer>,
+    error: Option<Error>,
+}
+
+impl HasBytes for Writer {
+    fn bytes(&mut self) -> &mut Bytes {
+        &mut self.out
+    }
+}
+
+impl ExprTable for Writer {
+    fn expr_index(&mut self, e: &Expr) -> u64 {
+        if let Some(&i) = self.expr_table.index.get(&e.id()) {
+            return i;
+        }
+        // The node is written to a buffer of its own; its children, met
+        // on the way, are added to the table before it.
+        let outer = std::mem::take(&mut self.out);
+        self.node(e);
+        let node = std::mem::replace(&mut self.out, outer);
+        self.exprs.out.extend_from_slice(&node.out);
+        self.expr_table.add(e.id(), e).0
+    }
+}
+
+impl Writer {
+    fn new() -> Writer {
+        Writer {
+            out: Bytes::default(),
+            exprs: Bytes::default(),
+            expr_table: Table::default(),
+            funcs: Table::default(),
+            params: Table::default(),
+            external: vec![],
+            rdoms: Table::default(),
+            rdom_vars: vec![],
+            buffers: Table::default(),
+            error: None,
+        }
+    }
+
+    fn node(&mut self, e: &Expr) {
+        e.ty().encode(self);
+        match e.node() {
+            ExprNode::IntImm(v) => {
+                self.out.u64(0);
+                self.out.i64(*v);
+            }
+            ExprNode::UIntImm(v) => {
+                self.out.u64(1);
+                self.out.u64(*v);
+            }
+            ExprNode::FloatImm(v) => {
+                self.out.u64(2);
+                self.out.u64(v.to_bits());
+            }
+            ExprNode::StringImm(s) => {
+                self.out.u64(3);
+                self.out.str(s);
+            }
+            ExprNode::Cast(a) => {
+                self.out.u64(4);
+                a.encode(self);
+            }
+            ExprNode::Reinterpret(a) => {
+                self.out.u64(5);
+                a.encode(self);
+            }
+            ExprNode::Variable { name, param, rdom } => {
+                // The RDom and its bounds go in first: a reader makes the
+                // domain when it meets its first variable.
+                let param = param.as_ref().map(|p| self.param(p, true));
+                let rdom = rdom.as_ref().map(|r| self.rdom(r));
+                self.out.u64(6);
+                self.out.str(name);
+                param.encode(self);
+                rdom.encode(self);
+            }
+            ExprNode::Binary { op, a, b } => {
+                self.out.u64(7);
+                op.encode(self);
+                a.encode(self);
+                b.encode(self);
+            }
+            ExprNode::Not(a) => {
+                self.out.u64(8);
+                a.encode(self);
+            }
+            ExprNode::Select { cond, t, f } => {
+                self.out.u64(9);
+                cond.encode(self);
+                t.encode(self);
+                f.encode(self);
+            }
+            ExprNode::Load { name, index, predicate } => {
+                self.out.u64(10);
+                self.out.str(name);
+                index.encode(self);
+                predicate.encode(self);
+            }
+            ExprNode::Ramp { base, stride, lanes } => {
+                self.out.u64(11);
+                base.encode(self);
+                stride.encode(self);
+                lanes.encode(self);
+            }
+            ExprNode::Broadcast { value, lanes } => {
+                self.out.u64(12);
+                value.encode(self);
+                lanes.encode(self);
+            }
+            ExprNode::Let { name, value, body } => {
+                self.out.u64(13);
+                self.out.str(name);
+                value.encode(self);
+                body.encode(self);
+            }
+            ExprNode::Call { name, args, kind } => {
+                let kind = self.call_kind(name, kind);
+                self.out.u64(14);
+                self.out.str(name);
+                args.encode(self);
+                self.out.out.extend_from_slice(&kind.out);
+            }
+            ExprNode::Shuffle { vectors, indices } => {
+                self.out.u64(15);
+                vectors.encode(self);
+                indices.encode(self);
+            }
+            ExprNode::VectorReduce { op, value } => {
+                self.out.u64(16);
+                op.encode(self);
+                value.encode(self);
+            }
+        }
+    }
+
+    /// A call's kind, encoded apart (registering what it links).
+    fn call_kind(&mut self, name: &str, kind: &CallKind) -> Bytes {
+        let mut b = Bytes::default();
+        match kind {
+            CallKind::Intrinsic(i) => {
+                b.u64(0);
+                i.encode(&mut b);
+            }
+            CallKind::PureExtern => b.u64(1),
+            CallKind::Extern => b.u64(2),
+            CallKind::Halide { func, value_index } => match Function::called(func, name) {
+                Ok(f) => {
+                    b.u64(3);
+                    b.u64(self.func(&f));
+                    b.usize(*value_index);
+                }
+                Err(e) => {
+                    self.error.get_or_insert(e);
+                    b.u64(2);
+                }
+            },
+            CallKind::Image { buffer, param } => {
+                b.u64(4);
+                let buffer = buffer.as_ref().map(|x| self.buffer(x));
+                let param = param.as_ref().map(|p| self.param(p, true));
+                buffer.encode(&mut b);
+                param.encode(&mut b);
+            }
+        }
+        b
+    }
+
+    fn func(&mut self, f: &Function) -> u64 {
+        self.funcs.add(f.id(), f).0
+    }
+    fn buffer(&mut self, b: &Buffer) -> u64 {
+        self.buffers.add(b.id(), b).0
+    }
+    fn param(&mut self, p: &Parameter, from_expr: bool) -> u64 {
+        let (i, new) = self.params.add(p.id(), p);
+        if new {
+            self.external.push(false);
+        }
+        self.external[i as usize] |= from_expr;
+        i
+    }
+    fn rdom(&mut self, r: &ReductionDomain) -> u64 {
+        if let Some(&i) = self.rdoms.index.get(&r.id()) {
+            return i;
+        }
+        let vars = r
+            .vars()
+            .into_iter()
+            .map(|v| (v.name, (self.expr_index(&v.min), self.expr_index(&v.extent))))
+            .collect();
+        self.rdom_vars.push(vars);
+        self.rdoms.add(r.id(), r).0
+    }
+
+    /// A Func's definition, schedule and links.
+    fn func_body(&mut self, f: &Function) {
+        let c = f.read();
+        c.args.encode(self);
+        c.values.encode(self);
+        c.output_types.encode(self);
+        c.schedule.encode(self);
+        c.stage.encode(self);
+        c.specializations.encode(self);
+        let wrappers: Vec<(String, u64)> = c
+            .wrappers
+            .iter()
+            .filter_map(|(k, w)| Some((k.clone(), self.func(&Function::from_ptr(w)?))))
+            .collect();
+        wrappers.encode(self);
+        self.out.usize(c.updates.len());
+        for u in &c.updates {
+            u.args.encode(self);
+            u.values.encode(self);
+            let domain = u.domain.as_ref().map(|r| self.rdom(r));
+            domain.encode(self);
+            u.stage.encode(self);
+            u.specializations.encode(self);
+            u.lets.encode(self);
+        }
+        c.tracing.encode(self);
+        let outputs: Vec<u64> = c.output_params.iter().map(|p| self.param(p, false)).collect();
+        outputs.encode(self);
+        drop(c);
+        f.is_frozen().encode(self);
+    }
+
+    fn param_body(&mut self, p: &Parameter) {
+        // Copied out first: encoding may lock other Parameters.
+        let (scalar, range, constraints, tracing) = {
+            let c = p.lock();
+            let range = [c.min_value.clone(), c.max_value.clone(), c.estimate.clone()];
+            (c.scalar.clone(), range, c.constraints.clone(), c.tracing.clone())
+        };
+        scalar.encode(self);
+        for x in &range {
+            x.encode(self);
+        }
+        self.out.usize(constraints.len());
+        for DimConstraint { min, extent, stride, min_estimate, extent_estimate } in &constraints {
+            for x in [min, extent, stride, min_estimate, extent_estimate] {
+                x.encode(self);
+            }
+        }
+        tracing.encode(self);
+    }
+
+    /// Encode with `f` into a section of its own.
+    fn section(&mut self, f: impl FnOnce(&mut Writer)) -> Vec<u8> {
+        let outer = std::mem::take(&mut self.out);
+        f(self);
+        std::mem::replace(&mut self.out, outer).out
+    }
+}
+
+/// The file for a pipeline of `outputs` with `requirements`, and the
+/// external Parameters it refers to.
+pub fn write_pipeline(
+    outputs: &[Function],
+    requirements: &[Requirement],
+) -> Result<(Vec<u8>, Vec<Parameter>)> {
+    crate::stack::with_large_stack(|| write_pipeline_inner(outputs, requirements))
+}
+
+fn write_pipeline_inner(
+    outputs: &[Function],
+    requirements: &[Requirement],
+) -> Result<(Vec<u8>, Vec<Parameter>)> {
+    let mut w = Writer::new();
+    let output_ids: Vec<u64> = outputs.iter().map(|f| w.func(f)).collect();
+    let reqs = w.section(|w| {
+        w.out.usize(requirements.len());
+        for r in requirements {
+            r.condition.encode(w);
+            r.message.encode(w);
+        }
+    });
+    // Bodies discover more objects; go on until every one found has its body.
+    let (mut func_bodies, mut param_bodies, mut predicates) = (vec![], vec![], vec![]);
+    loop {
+        if let Some(f) = w.funcs.items.get(func_bodies.len()).cloned() {
+            func_bodies.push(w.section(|w| w.func_body(&f)));
+        } else if let Some(p) = w.params.items.get(param_bodies.len()).cloned() {
+            param_bodies.push(w.section(|w| w.param_body(&p)));
+        } else if let Some(r) = w.rdoms.items.get(predicates.len()).cloned() {
+            predicates.push(w.section(|w| {
+                let p = r.has_predicate().then(|| r.predicate());
+                p.encode(w)
+            }));
+        } else {
+            break;
+        }
+    }
+    if let Some(e) = w.error.take() {
+        return Err(e);
+    }
+
+    let mut file = Bytes::default();
+    file.u64(FORMAT_VERSION);
+    file.usize(w.buffers.items.len());
+    for b in &w.buffers.items {
+        write_buffer(&mut file, b);
+    }
+    file.usize(w.params.items.len());
+    for (p, external) in w.params.items.iter().zip(&w.external) {
+        file.str(&p.name());
+        p.ty().encode(&mut file);
+        file.bool(p.is_buffer());
+        file.usize(p.dimensions());
+        file.bool(*external);
+    }
+    file.usize(w.rdom_vars.len());
+    for vars in &w.rdom_vars {
+        vars.encode(&mut file);
+    }
+    let mut groups: HashMap<usize, u64> = HashMap::new();
+    file.usize(w.funcs.items.len());
+    for f in &w.funcs.items {
+        let next = groups.len() as u64;
+        let g = *groups.entry(f.group_id()).or_insert(next);
+        file.str(&f.name());
+        file.u64(g);
+    }
+    file.u64(w.expr_table.items.len() as u64);
+    file.out.extend_from_slice(&w.exprs.out);
+    for section in param_bodies.iter().chain(&predicates).chain(&func_bodies) {
+        file.out.extend_from_slice(section);
+    }
+    output_ids.encode(&mut file);
+    file.out.extend_from_slice(&reqs);
+
+    let mut out = MAGIC.to_vec();
+    out.extend_from_slice(&file.out);
+    out.extend_from_slice(&super::checksum(&file.out).to_le_bytes());
+    let external = w
+        .params
+        .items
+        .iter()
+        .zip(&w.external)
+        .filter(|(_, &e)| e)
+        .map(|(p, _)| p.clone())
+        .collect();
+    Ok((out, external))
+}
+
+/// A Buffer's name, type, shape and elements (densely, dimension 0
+/// fastest); an unallocated Buffer has no elements.
+fn write_buffer(file: &mut Bytes, b: &Buffer) {
+    file.str(&b.name());
+    b.ty().encode(file);
+    let dims = b.dims();
+    file.usize(dims.len());
+    for d in &dims {
+        d.min.encode(file);
+        d.extent.encode(file);
+    }
+    let allocated = !b.host_ptr().is_null();
+    file.bool(allocated);
+    if allocated {
+        let size = b.ty().bytes();
+        let mut data = Vec::with_capacity(b.number_of_elements() * size);
+        b.for_each_element_ptr(|_, p| {
+            // SAFETY: `p` points at an element of the buffer, `size` bytes long.
+            data.extend_from_slice(unsafe { std::slice::from_raw_parts(p, size) })
+        });
+        file.raw(&data);
+    }
+}

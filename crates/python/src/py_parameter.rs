@@ -1,0 +1,251 @@
+//! `hl.Parameter`: the object behind a Param or ImageParam (what
+//! `Param.parameter()` returns and what serialized pipelines exchange),
+//! over `ferrohalide_core::lang::parameter::Parameter`.
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+use ferrohalide_core::ir::ExprNode;
+use ferrohalide_core::lang::output_buffer::Dimension;
+use ferrohalide_core::lang::parameter::{scalar_immediate, unique_param_name, Parameter};
+
+use crate::errors::{HalideError, IntoPy};
+use crate::py_buffer::{wrap_buffer, PyBuffer};
+use crate::py_expr::{py_to_opt_expr, PyExpr};
+use crate::py_param::python_number;
+use crate::py_type::{type_from_py, PyType};
+
+#[pyclass(name = "Parameter", module = "ferrohalide", frozen)]
+pub struct PyParameter {
+    /// None for `Parameter()`, Halide's undefined Parameter.
+    pub inner: Option<Parameter>,
+}
+
+impl PyParameter {
+    pub fn new(p: Parameter) -> PyParameter {
+        PyParameter { inner: Some(p) }
+    }
+    pub fn get(&self) -> PyResult<&Parameter> {
+        self.inner
+            .as_ref()
+            .ok_or_else(|| HalideError::new_err("Error: Parameter is undefined\n"))
+    }
+    /// Dimension `d` of a buffer parameter.
+    fn dim(&self, d: i64) -> PyResult<Dimension> {
+        let p = self.get()?;
+        if !p.is_buffer() || d < 0 || d as usize >= p.dimensions() {
+            return Err(HalideError::new_err(format!(
+                "Error: Parameter {} has no buffer dimension {d}\n",
+                p.name()
+            )));
+        }
+        Ok(Dimension { param: p.clone(), index: d as usize })
+    }
+    fn constraint(&self, d: i64, pick: impl Fn(&ferrohalide_core::lang::parameter::DimConstraint) -> Option<ferrohalide_core::ir::Expr>) -> PyResult<PyExpr> {
+        let dim = self.dim(d)?;
+        let c = dim.param.constraints();
+        Ok(PyExpr::from_opt(pick(&c[dim.index])))
+    }
+}
+
+/// A scalar immediate as a Python number (bool, int or float).
+fn immediate_to_py(py: Python<'_>, e: &ferrohalide_core::ir::Expr) -> PyResult<Py<PyAny>> {
+    Ok(match e.node() {
+        ExprNode::UIntImm(v) if e.ty().is_bool() => (*v != 0).into_pyobject(py)?.to_owned().into_any().unbind(),
+        ExprNode::IntImm(v) => v.into_pyobject(py)?.into_any().unbind(),
+        ExprNode::UIntImm(v) => v.into_pyobject(py)?.into_any().unbind(),
+        ExprNode::FloatImm(v) => v.into_pyobject(py)?.into_any().unbind(),
+        _ => py.None(),
+    })
+}
+
+#[pymethods]
+impl PyParameter {
+    /// `Parameter()`, `Parameter(p)`, `Parameter(type, is_buffer,
+    /// dimensions[, name])`.
+    #[new]
+    #[pyo3(signature = (*args))]
+    fn py_new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
+        let bad = || PyTypeError::new_err("__init__(): incompatible constructor arguments for halide.Parameter");
+        match args.len() {
+            0 => Ok(PyParameter { inner: None }),
+            1 => {
+                let p = args.get_item(0)?;
+                let p = p.extract::<PyRef<PyParameter>>().map_err(|_| bad())?;
+                Ok(PyParameter { inner: p.inner.clone() })
+            }
+            3 | 4 => {
+                let ty = type_from_py(&args.get_item(0)?).map_err(|_| bad())?;
+                let is_buffer: bool = args.get_item(1)?.extract().map_err(|_| bad())?;
+                let dims: usize = args.get_item(2)?.extract().map_err(|_| bad())?;
+                let name = match args.len() {
+                    4 => args.get_item(3)?.extract::<String>().map_err(|_| bad())?,
+                    _ => unique_param_name(),
+                };
+                Ok(PyParameter::new(Parameter::new(ty, is_buffer, dims, name)))
+            }
+            _ => Err(bad()),
+        }
+    }
+    fn __repr__(&self) -> String {
+        match &self.inner {
+            None => "<halide.Parameter '' (undefined)>".into(),
+            Some(p) => format!(
+                "<halide.Parameter '{}' type {}>",
+                p.name(),
+                crate::py_type::type_name(p.ty())
+            ),
+        }
+    }
+    fn name(&self) -> PyResult<String> {
+        Ok(self.get()?.name())
+    }
+    fn r#type(&self) -> PyResult<PyType> {
+        Ok(PyType { inner: self.get()?.ty() })
+    }
+    fn dimensions(&self) -> PyResult<usize> {
+        Ok(self.get()?.dimensions())
+    }
+    fn is_buffer(&self) -> PyResult<bool> {
+        Ok(self.get()?.is_buffer())
+    }
+    fn defined(&self) -> bool {
+        self.inner.is_some()
+    }
+    fn same_as(&self, other: PyRef<'_, PyParameter>) -> bool {
+        match (&self.inner, &other.inner) {
+            (Some(a), Some(b)) => a.same_as(b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+    /// The scalar's current value as an Expr (undefined if never set).
+    fn scalar_expr(&self) -> PyResult<PyExpr> {
+        Ok(PyExpr::from_opt(self.get()?.scalar()))
+    }
+    /// The scalar's current value as a Python number.
+    fn scalar(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let p = self.get()?;
+        let v = p.scalar_for_run().py()?;
+        immediate_to_py(py, &v)
+    }
+    /// `set_scalar(value)` or `set_scalar(value_type, value)`: the value
+    /// is converted to the parameter's type, which `value_type` must be.
+    #[pyo3(signature = (*args))]
+    fn set_scalar(&self, args: &Bound<'_, PyTuple>) -> PyResult<()> {
+        let p = self.get()?;
+        let value = match args.len() {
+            1 => args.get_item(0)?,
+            2 => {
+                let ty = type_from_py(&args.get_item(0)?)?;
+                if ty != p.ty() {
+                    return Err(HalideError::new_err(format!(
+                        "Error: Parameter {} has type {}, but set_scalar was given a value of type {}\n",
+                        p.name(),
+                        crate::py_type::type_name(p.ty()),
+                        crate::py_type::type_name(ty)
+                    )));
+                }
+                args.get_item(1)?
+            }
+            _ => return Err(PyTypeError::new_err("set_scalar(): incompatible function arguments")),
+        };
+        p.set_scalar(python_number(&value, "set_scalar")?).py()
+    }
+    fn buffer(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(match self.get()?.buffer() {
+            Some(b) => wrap_buffer(py, b)?.into_any(),
+            None => Py::new(py, PyBuffer::undefined())?.into_any(),
+        })
+    }
+    fn set_buffer(&self, buffer: PyRef<'_, PyBuffer>) -> PyResult<()> {
+        let b = buffer.defined.then(|| buffer.inner.clone());
+        self.get()?.set_buffer(b).py()
+    }
+    fn set_min_value(&self, expr: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.get()?.set_min_value(py_to_opt_expr(expr)?).py()
+    }
+    fn set_max_value(&self, expr: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.get()?.set_max_value(py_to_opt_expr(expr)?).py()
+    }
+    fn min_value(&self) -> PyResult<PyExpr> {
+        Ok(PyExpr::from_opt(self.get()?.min_value()))
+    }
+    fn max_value(&self) -> PyResult<PyExpr> {
+        Ok(PyExpr::from_opt(self.get()?.max_value()))
+    }
+    fn set_estimate(&self, expr: &Bound<'_, PyAny>) -> PyResult<()> {
+        let p = self.get()?;
+        match py_to_opt_expr(expr)? {
+            None => {
+                p.lock().estimate = None;
+                Ok(())
+            }
+            Some(e) => {
+                let v = ferrohalide_core::lang::parameter::immediate_value(&e).ok_or_else(|| {
+                    HalideError::new_err("Error: a Parameter's estimate must be a constant\n")
+                })?;
+                let imm = scalar_immediate(p.ty(), v).py()?;
+                p.lock().estimate = Some(imm);
+                Ok(())
+            }
+        }
+    }
+    fn estimate(&self) -> PyResult<PyExpr> {
+        Ok(PyExpr::from_opt(self.get()?.lock().estimate.clone()))
+    }
+    fn set_min_constraint(&self, dim: i64, expr: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.dim(dim)?.set_min(py_to_opt_expr(expr)?).py()
+    }
+    fn set_extent_constraint(&self, dim: i64, expr: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.dim(dim)?.set_extent(py_to_opt_expr(expr)?).py()
+    }
+    fn set_stride_constraint(&self, dim: i64, expr: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.dim(dim)?.set_stride(py_to_opt_expr(expr)?).py()
+    }
+    fn set_min_constraint_estimate(&self, dim: i64, expr: &Bound<'_, PyAny>) -> PyResult<()> {
+        let e = py_to_opt_expr(expr)?;
+        let extent = self.dim(dim)?.param.constraints()[dim as usize].extent_estimate.clone();
+        self.dim(dim)?.set_estimate(e, extent).py()
+    }
+    fn set_extent_constraint_estimate(&self, dim: i64, expr: &Bound<'_, PyAny>) -> PyResult<()> {
+        let e = py_to_opt_expr(expr)?;
+        let min = self.dim(dim)?.param.constraints()[dim as usize].min_estimate.clone();
+        self.dim(dim)?.set_estimate(min, e).py()
+    }
+    fn min_constraint(&self, dim: i64) -> PyResult<PyExpr> {
+        self.constraint(dim, |c| c.min.clone())
+    }
+    fn extent_constraint(&self, dim: i64) -> PyResult<PyExpr> {
+        self.constraint(dim, |c| c.extent.clone())
+    }
+    fn stride_constraint(&self, dim: i64) -> PyResult<PyExpr> {
+        self.constraint(dim, |c| c.stride.clone())
+    }
+    fn min_constraint_estimate(&self, dim: i64) -> PyResult<PyExpr> {
+        self.constraint(dim, |c| c.min_estimate.clone())
+    }
+    fn extent_constraint_estimate(&self, dim: i64) -> PyResult<PyExpr> {
+        self.constraint(dim, |c| c.extent_estimate.clone())
+    }
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        const UNIMPLEMENTED: &[&str] = &[
+            "_to_argument",
+            "buffer_constraints",
+            "default_value",
+            "get_argument_estimates",
+            "host_alignment",
+            "memory_type",
+            "set_default_value",
+            "set_host_alignment",
+            "store_in",
+        ];
+        if UNIMPLEMENTED.contains(&name) {
+            return crate::py_stage::unimplemented_method(py, format!("Parameter.{name}()"));
+        }
+        Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+            "'halide.Parameter' object has no attribute '{name}'"
+        )))
+    }
+}
