@@ -22,6 +22,7 @@ pub mod py_parameter;
 pub mod py_partition;
 pub mod py_pipeline;
 pub mod py_rdom;
+pub mod py_schedule_methods;
 pub mod py_serialize;
 pub mod py_reduction;
 pub mod py_stage;

@@ -4,8 +4,7 @@
 use pyo3::exceptions::{PyAttributeError, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 
-use ferrohalide_core::schedule::Partition;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyList, PyString, PyTuple};
 
 use ferrohalide_core::ir::{Expr, MemoryType, Type};
 use ferrohalide_core::lang::func::{image_call, Func, FuncRef};
@@ -25,7 +24,7 @@ use crate::py_type::{type_from_py, PyType};
 use crate::py_var::{var_name, PyVar};
 
 use crate::py_output_buffer::PyOutputImageParam;
-use crate::py_stage::{self, unimplemented_method, PyStage};
+use crate::py_stage::{unimplemented_method, PyStage};
 
 crate::py_enum::halide_enum!(PyTailStrategy, "TailStrategy", [
     RoundUp = 0,
@@ -66,25 +65,6 @@ impl PyStmtOutputFormat {
             PyStmtOutputFormat::HTML => StmtOutputFormat::Html,
         }
     }
-}
-
-/// `vectorize`/`unroll`/`parallel`: without a factor, mark the loop;
-/// with one, split it first.
-fn loop_directive<'py>(
-    slf: &Bound<'py, PyFunc>,
-    var: &Bound<'py, PyAny>,
-    factor: Option<&Bound<'py, PyAny>>,
-    tail: Option<PyTailStrategy>,
-    plain: fn(&Func, &str) -> ferrohalide_core::Result<()>,
-    split: fn(&Func, &str, Expr, TailStrategy) -> ferrohalide_core::Result<()>,
-) -> PyResult<Bound<'py, PyFunc>> {
-    let f = &slf.get().inner;
-    let v = var_name(var)?;
-    match factor {
-        None => plain(f, &v).py()?,
-        Some(k) => split(f, &v, py_to_expr(k)?, tail_of(tail)).py()?,
-    }
-    Ok(slf.clone())
 }
 
 pub(crate) fn tail_of(t: Option<PyTailStrategy>) -> TailStrategy {
@@ -263,6 +243,13 @@ impl PyFunc {
     }
 }
 
+/// The stage a Func's directives schedule: its pure definition.
+fn pure_stage_of(f: &PyFunc) -> ferrohalide_core::lang::stage::Stage {
+    f.inner.stage()
+}
+
+crate::schedule_methods!(PyFunc, pure_stage_of);
+
 #[pymethods]
 impl PyFunc {
     /// `Func()`, `Func(name)`, `Func(type, dimensions, name)`,
@@ -422,34 +409,6 @@ impl PyFunc {
         Ok(PyStage {
             inner: self.inner.update(i).py()?,
         })
-    }
-    fn rename<'py>(
-        slf: &Bound<'py, Self>,
-        old: &Bound<'py, PyAny>,
-        new: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, Self>> {
-        slf.get()
-            .inner
-            .stage()
-            .rename(&var_or_rvar(old)?, &var_or_rvar(new)?)
-            .py()?;
-        Ok(slf.clone())
-    }
-    #[pyo3(signature = (override_associativity_test=false))]
-    fn atomic<'py>(
-        slf: &Bound<'py, Self>,
-        override_associativity_test: bool,
-    ) -> PyResult<Bound<'py, Self>> {
-        slf.get()
-            .inner
-            .stage()
-            .atomic(override_associativity_test)
-            .py()?;
-        Ok(slf.clone())
-    }
-    fn allow_race_conditions<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
-        slf.get().inner.stage().allow_race_conditions().py()?;
-        Ok(slf.clone())
     }
     fn is_extern(&self) -> bool {
         false
@@ -738,41 +697,6 @@ impl PyFunc {
 
     // ---- scheduling ----
 
-    #[pyo3(signature = (old, outer, inner, factor, tail=None))]
-    fn split<'py>(
-        slf: &Bound<'py, Self>,
-        old: &Bound<'py, PyAny>,
-        outer: &Bound<'py, PyAny>,
-        inner: &Bound<'py, PyAny>,
-        factor: &Bound<'py, PyAny>,
-        tail: Option<PyTailStrategy>,
-    ) -> PyResult<Bound<'py, Self>> {
-        py_stage::split(&slf.get().inner.stage(), old, outer, inner, factor, tail)?;
-        Ok(slf.clone())
-    }
-
-    fn fuse<'py>(
-        slf: &Bound<'py, Self>,
-        inner: &Bound<'py, PyAny>,
-        outer: &Bound<'py, PyAny>,
-        fused: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, Self>> {
-        slf.get()
-            .inner
-            .fuse(&var_name(inner)?, &var_name(outer)?, &var_name(fused)?)
-            .py()?;
-        Ok(slf.clone())
-    }
-
-    #[pyo3(signature = (*args))]
-    fn reorder<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, Self>> {
-        py_stage::reorder(&slf.get().inner.stage(), args)?;
-        Ok(slf.clone())
-    }
-
     /// `memoize(eviction_key=None)`: keep the realizations across runs in
     /// the runtime's cache (eviction keys are not supported yet).
     #[pyo3(signature = (eviction_key=None))]
@@ -781,117 +705,6 @@ impl PyFunc {
             return Err(unimplemented("Func.memoize() with an EvictionKey"));
         }
         slf.get().inner.memoize();
-        Ok(slf.clone())
-    }
-
-    // The device directives (py_device_schedule), on the pure stage.
-    #[pyo3(signature = (*args, **kwargs))]
-    fn gpu_blocks<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        crate::py_device_schedule::device_directive(&slf.get().inner.stage(), "gpu_blocks", args, kwargs)?;
-        Ok(slf.clone())
-    }
-    #[pyo3(signature = (*args, **kwargs))]
-    fn gpu_threads<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        crate::py_device_schedule::device_directive(&slf.get().inner.stage(), "gpu_threads", args, kwargs)?;
-        Ok(slf.clone())
-    }
-    #[pyo3(signature = (*args, **kwargs))]
-    fn gpu_lanes<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        crate::py_device_schedule::device_directive(&slf.get().inner.stage(), "gpu_lanes", args, kwargs)?;
-        Ok(slf.clone())
-    }
-    #[pyo3(signature = (*args, **kwargs))]
-    fn gpu<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        crate::py_device_schedule::device_directive(&slf.get().inner.stage(), "gpu", args, kwargs)?;
-        Ok(slf.clone())
-    }
-    #[pyo3(signature = (*args, **kwargs))]
-    fn gpu_tile<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        crate::py_device_schedule::device_directive(&slf.get().inner.stage(), "gpu_tile", args, kwargs)?;
-        Ok(slf.clone())
-    }
-    #[pyo3(signature = (*args, **kwargs))]
-    fn gpu_single_thread<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        crate::py_device_schedule::device_directive(&slf.get().inner.stage(), "gpu_single_thread", args, kwargs)?;
-        Ok(slf.clone())
-    }
-    #[pyo3(signature = (*args, **kwargs))]
-    fn hexagon<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        crate::py_device_schedule::device_directive(&slf.get().inner.stage(), "hexagon", args, kwargs)?;
-        Ok(slf.clone())
-    }
-    /// `tile(x, y, xo, yo, xi, yi, xfactor, yfactor, tail=Auto)` or
-    /// `tile(x, y, xi, yi, xfactor, yfactor, tail=Auto)`.
-    #[pyo3(signature = (*args, tail=None))]
-    fn tile<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-        tail: Option<PyTailStrategy>,
-    ) -> PyResult<Bound<'py, Self>> {
-        py_stage::tile(&slf.get().inner.stage(), args, tail)?;
-        Ok(slf.clone())
-    }
-
-    #[pyo3(signature = (var, factor=None, tail=None))]
-    fn vectorize<'py>(
-        slf: &Bound<'py, Self>,
-        var: &Bound<'py, PyAny>,
-        factor: Option<&Bound<'py, PyAny>>,
-        tail: Option<PyTailStrategy>,
-    ) -> PyResult<Bound<'py, Self>> {
-        loop_directive(slf, var, factor, tail, Func::vectorize, Func::vectorize_by)
-    }
-
-    #[pyo3(signature = (var, factor=None, tail=None))]
-    fn unroll<'py>(
-        slf: &Bound<'py, Self>,
-        var: &Bound<'py, PyAny>,
-        factor: Option<&Bound<'py, PyAny>>,
-        tail: Option<PyTailStrategy>,
-    ) -> PyResult<Bound<'py, Self>> {
-        loop_directive(slf, var, factor, tail, Func::unroll, Func::unroll_by)
-    }
-
-    #[pyo3(signature = (var, task_size=None, tail=None))]
-    fn parallel<'py>(
-        slf: &Bound<'py, Self>,
-        var: &Bound<'py, PyAny>,
-        task_size: Option<&Bound<'py, PyAny>>,
-        tail: Option<PyTailStrategy>,
-    ) -> PyResult<Bound<'py, Self>> {
-        loop_directive(slf, var, task_size, tail, Func::parallel, Func::parallel_by)
-    }
-
-    fn serial<'py>(slf: &Bound<'py, Self>, var: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
-        slf.get().inner.serial(&var_name(var)?).py()?;
         Ok(slf.clone())
     }
 
@@ -1157,53 +970,6 @@ impl PyFunc {
             None => unreachable!("one argument was given"),
         };
         Ok(PyFunc { inner: w.py()? })
-    }
-
-    fn specialize(&self, condition: &Bound<'_, PyAny>) -> PyResult<PyStage> {
-        Ok(PyStage {
-            inner: self.inner.specialize(py_to_expr(condition)?).py()?,
-        })
-    }
-
-    fn specialize_fail(&self, message: &str) -> PyResult<()> {
-        self.inner.specialize_fail(message).py()
-    }
-
-    /// `compute_with(stage, var, align)` / `compute_with(loop_level, align)`
-    /// on the pure definition.
-    #[pyo3(signature = (*args, **kwargs))]
-    fn compute_with<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        crate::py_compute_with::compute_with(&slf.get().inner.stage(), args, kwargs)?;
-        Ok(slf.clone())
-    }
-
-    fn partition<'py>(
-        slf: &Bound<'py, Self>,
-        var: &Bound<'py, PyAny>,
-        partition_policy: crate::py_partition::PyPartition,
-    ) -> PyResult<Bound<'py, Self>> {
-        crate::py_partition::partition(&slf.get().inner.stage(), var, partition_policy)?;
-        Ok(slf.clone())
-    }
-    fn never_partition<'py>(slf: &Bound<'py, Self>, vars: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
-        crate::py_partition::partition_each(&slf.get().inner.stage(), vars, Partition::Never)?;
-        Ok(slf.clone())
-    }
-    fn always_partition<'py>(slf: &Bound<'py, Self>, vars: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
-        crate::py_partition::partition_each(&slf.get().inner.stage(), vars, Partition::Always)?;
-        Ok(slf.clone())
-    }
-    fn never_partition_all<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
-        crate::py_partition::partition_all(&slf.get().inner.stage(), Partition::Never)?;
-        Ok(slf.clone())
-    }
-    fn always_partition_all<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
-        crate::py_partition::partition_all(&slf.get().inner.stage(), Partition::Always)?;
-        Ok(slf.clone())
     }
 
     fn output_buffer(&self) -> PyResult<PyOutputImageParam> {

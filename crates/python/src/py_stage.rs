@@ -6,7 +6,6 @@
 use pyo3::exceptions::{PyAttributeError, PyTypeError};
 use pyo3::prelude::*;
 
-use ferrohalide_core::schedule::Partition;
 use pyo3::types::{PyCFunction, PyDict, PyList, PyTuple};
 
 use ferrohalide_core::ir::ForType;
@@ -181,6 +180,13 @@ pub struct PyStage {
     pub inner: Stage,
 }
 
+/// The stage a Stage's directives schedule (itself).
+fn stage_of(s: &PyStage) -> Stage {
+    s.inner.clone()
+}
+
+crate::schedule_methods!(PyStage, stage_of);
+
 #[pymethods]
 impl PyStage {
     /// `Stage(f)`: the pure definition of `f`.
@@ -193,62 +199,6 @@ impl PyStage {
 
     fn name(&self) -> String {
         self.inner.name()
-    }
-
-    #[pyo3(signature = (old, outer, inner, factor, tail=None))]
-    fn split<'py>(
-        slf: &Bound<'py, Self>,
-        old: &Bound<'py, PyAny>,
-        outer: &Bound<'py, PyAny>,
-        inner: &Bound<'py, PyAny>,
-        factor: &Bound<'py, PyAny>,
-        tail: Option<PyTailStrategy>,
-    ) -> PyResult<Bound<'py, Self>> {
-        split(&slf.get().inner, old, outer, inner, factor, tail)?;
-        Ok(slf.clone())
-    }
-
-    fn fuse<'py>(
-        slf: &Bound<'py, Self>,
-        inner: &Bound<'py, PyAny>,
-        outer: &Bound<'py, PyAny>,
-        fused: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, Self>> {
-        slf.get()
-            .inner
-            .fuse(
-                &var_or_rvar(inner)?,
-                &var_or_rvar(outer)?,
-                &var_or_rvar(fused)?,
-            )
-            .py()?;
-        Ok(slf.clone())
-    }
-
-    fn rename<'py>(
-        slf: &Bound<'py, Self>,
-        old: &Bound<'py, PyAny>,
-        new: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, Self>> {
-        slf.get()
-            .inner
-            .rename(&var_or_rvar(old)?, &var_or_rvar(new)?)
-            .py()?;
-        Ok(slf.clone())
-    }
-
-    #[pyo3(signature = (override_associativity_test=false))]
-    fn atomic<'py>(
-        slf: &Bound<'py, Self>,
-        override_associativity_test: bool,
-    ) -> PyResult<Bound<'py, Self>> {
-        slf.get().inner.atomic(override_associativity_test).py()?;
-        Ok(slf.clone())
-    }
-
-    fn allow_race_conditions<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
-        slf.get().inner.allow_race_conditions().py()?;
-        Ok(slf.clone())
     }
 
     fn unscheduled<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
@@ -308,176 +258,6 @@ impl PyStage {
         self.inner.dump_argument_list()
     }
 
-    #[pyo3(signature = (*args))]
-    fn reorder<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, Self>> {
-        reorder(&slf.get().inner, args)?;
-        Ok(slf.clone())
-    }
-
-    #[pyo3(signature = (*args, tail=None))]
-    fn tile<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-        tail: Option<PyTailStrategy>,
-    ) -> PyResult<Bound<'py, Self>> {
-        tile(&slf.get().inner, args, tail)?;
-        Ok(slf.clone())
-    }
-
-    #[pyo3(signature = (var, factor=None, tail=None))]
-    fn vectorize<'py>(
-        slf: &Bound<'py, Self>,
-        var: &Bound<'py, PyAny>,
-        factor: Option<&Bound<'py, PyAny>>,
-        tail: Option<PyTailStrategy>,
-    ) -> PyResult<Bound<'py, Self>> {
-        loop_directive(&slf.get().inner, var, factor, tail, ForType::Vectorized)?;
-        Ok(slf.clone())
-    }
-
-    #[pyo3(signature = (var, factor=None, tail=None))]
-    fn unroll<'py>(
-        slf: &Bound<'py, Self>,
-        var: &Bound<'py, PyAny>,
-        factor: Option<&Bound<'py, PyAny>>,
-        tail: Option<PyTailStrategy>,
-    ) -> PyResult<Bound<'py, Self>> {
-        loop_directive(&slf.get().inner, var, factor, tail, ForType::Unrolled)?;
-        Ok(slf.clone())
-    }
-
-    #[pyo3(signature = (var, task_size=None, tail=None))]
-    fn parallel<'py>(
-        slf: &Bound<'py, Self>,
-        var: &Bound<'py, PyAny>,
-        task_size: Option<&Bound<'py, PyAny>>,
-        tail: Option<PyTailStrategy>,
-    ) -> PyResult<Bound<'py, Self>> {
-        loop_directive(&slf.get().inner, var, task_size, tail, ForType::Parallel)?;
-        Ok(slf.clone())
-    }
-
-    fn serial<'py>(slf: &Bound<'py, Self>, var: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
-        slf.get()
-            .inner
-            .set_for_type(&var_or_rvar(var)?, ForType::Serial)
-            .py()?;
-        Ok(slf.clone())
-    }
-
-    fn specialize(&self, condition: &Bound<'_, PyAny>) -> PyResult<PyStage> {
-        Ok(PyStage {
-            inner: self.inner.specialize(py_to_expr(condition)?).py()?,
-        })
-    }
-
-    fn specialize_fail(&self, message: &str) -> PyResult<()> {
-        self.inner.specialize_fail(message).py()
-    }
-
-    /// `compute_with(stage, var, align)` / `compute_with(loop_level, align)`.
-    #[pyo3(signature = (*args, **kwargs))]
-    fn compute_with<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        crate::py_compute_with::compute_with(&slf.get().inner, args, kwargs)?;
-        Ok(slf.clone())
-    }
-
-    fn partition<'py>(
-        slf: &Bound<'py, Self>,
-        var: &Bound<'py, PyAny>,
-        partition_policy: crate::py_partition::PyPartition,
-    ) -> PyResult<Bound<'py, Self>> {
-        crate::py_partition::partition(&slf.get().inner, var, partition_policy)?;
-        Ok(slf.clone())
-    }
-    fn never_partition<'py>(slf: &Bound<'py, Self>, vars: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
-        crate::py_partition::partition_each(&slf.get().inner, vars, Partition::Never)?;
-        Ok(slf.clone())
-    }
-    fn always_partition<'py>(slf: &Bound<'py, Self>, vars: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
-        crate::py_partition::partition_each(&slf.get().inner, vars, Partition::Always)?;
-        Ok(slf.clone())
-    }
-    fn never_partition_all<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
-        crate::py_partition::partition_all(&slf.get().inner, Partition::Never)?;
-        Ok(slf.clone())
-    }
-    fn always_partition_all<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
-        crate::py_partition::partition_all(&slf.get().inner, Partition::Always)?;
-        Ok(slf.clone())
-    }
-
-    // The device directives (py_device_schedule).
-    #[pyo3(signature = (*args, **kwargs))]
-    fn gpu_blocks<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        crate::py_device_schedule::device_directive(&slf.get().inner, "gpu_blocks", args, kwargs)?;
-        Ok(slf.clone())
-    }
-    #[pyo3(signature = (*args, **kwargs))]
-    fn gpu_threads<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        crate::py_device_schedule::device_directive(&slf.get().inner, "gpu_threads", args, kwargs)?;
-        Ok(slf.clone())
-    }
-    #[pyo3(signature = (*args, **kwargs))]
-    fn gpu_lanes<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        crate::py_device_schedule::device_directive(&slf.get().inner, "gpu_lanes", args, kwargs)?;
-        Ok(slf.clone())
-    }
-    #[pyo3(signature = (*args, **kwargs))]
-    fn gpu<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        crate::py_device_schedule::device_directive(&slf.get().inner, "gpu", args, kwargs)?;
-        Ok(slf.clone())
-    }
-    #[pyo3(signature = (*args, **kwargs))]
-    fn gpu_tile<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        crate::py_device_schedule::device_directive(&slf.get().inner, "gpu_tile", args, kwargs)?;
-        Ok(slf.clone())
-    }
-    #[pyo3(signature = (*args, **kwargs))]
-    fn gpu_single_thread<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        crate::py_device_schedule::device_directive(&slf.get().inner, "gpu_single_thread", args, kwargs)?;
-        Ok(slf.clone())
-    }
-    #[pyo3(signature = (*args, **kwargs))]
-    fn hexagon<'py>(
-        slf: &Bound<'py, Self>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        crate::py_device_schedule::device_directive(&slf.get().inner, "hexagon", args, kwargs)?;
-        Ok(slf.clone())
-    }
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
         if UNIMPLEMENTED_STAGE_METHODS.contains(&name) {
             return unimplemented_method(py, format!("Stage.{name}()"));
