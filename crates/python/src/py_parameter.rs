@@ -40,9 +40,18 @@ impl PyParameter {
                 p.name()
             )));
         }
-        Ok(Dimension { param: p.clone(), index: d as usize })
+        Ok(Dimension {
+            param: p.clone(),
+            index: d as usize,
+        })
     }
-    fn constraint(&self, d: i64, pick: impl Fn(&ferrohalide_core::lang::parameter::DimConstraint) -> Option<ferrohalide_core::ir::Expr>) -> PyResult<PyExpr> {
+    fn constraint(
+        &self,
+        d: i64,
+        pick: impl Fn(
+            &ferrohalide_core::lang::parameter::DimConstraint,
+        ) -> Option<ferrohalide_core::ir::Expr>,
+    ) -> PyResult<PyExpr> {
         let dim = self.dim(d)?;
         let c = dim.param.constraints();
         Ok(PyExpr::from_opt(pick(&c[dim.index])))
@@ -52,7 +61,9 @@ impl PyParameter {
 /// A scalar immediate as a Python number (bool, int or float).
 fn immediate_to_py(py: Python<'_>, e: &ferrohalide_core::ir::Expr) -> PyResult<Py<PyAny>> {
     Ok(match e.node() {
-        ExprNode::UIntImm(v) if e.ty().is_bool() => (*v != 0).into_pyobject(py)?.to_owned().into_any().unbind(),
+        ExprNode::UIntImm(v) if e.ty().is_bool() => {
+            (*v != 0).into_pyobject(py)?.to_owned().into_any().unbind()
+        }
         ExprNode::IntImm(v) => v.into_pyobject(py)?.into_any().unbind(),
         ExprNode::UIntImm(v) => v.into_pyobject(py)?.into_any().unbind(),
         ExprNode::FloatImm(v) => v.into_pyobject(py)?.into_any().unbind(),
@@ -67,13 +78,19 @@ impl PyParameter {
     #[new]
     #[pyo3(signature = (*args))]
     fn py_new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
-        let bad = || PyTypeError::new_err("__init__(): incompatible constructor arguments for halide.Parameter");
+        let bad = || {
+            PyTypeError::new_err(
+                "__init__(): incompatible constructor arguments for halide.Parameter",
+            )
+        };
         match args.len() {
             0 => Ok(PyParameter { inner: None }),
             1 => {
                 let p = args.get_item(0)?;
                 let p = p.extract::<PyRef<PyParameter>>().map_err(|_| bad())?;
-                Ok(PyParameter { inner: p.inner.clone() })
+                Ok(PyParameter {
+                    inner: p.inner.clone(),
+                })
             }
             3 | 4 => {
                 let ty = type_from_py(&args.get_item(0)?).map_err(|_| bad())?;
@@ -102,7 +119,9 @@ impl PyParameter {
         Ok(self.get()?.name())
     }
     fn r#type(&self) -> PyResult<PyType> {
-        Ok(PyType { inner: self.get()?.ty() })
+        Ok(PyType {
+            inner: self.get()?.ty(),
+        })
     }
     fn dimensions(&self) -> PyResult<usize> {
         Ok(self.get()?.dimensions())
@@ -149,7 +168,11 @@ impl PyParameter {
                 }
                 args.get_item(1)?
             }
-            _ => return Err(PyTypeError::new_err("set_scalar(): incompatible function arguments")),
+            _ => {
+                return Err(PyTypeError::new_err(
+                    "set_scalar(): incompatible function arguments",
+                ))
+            }
         };
         p.set_scalar(python_number(&value, "set_scalar")?).py()
     }
@@ -183,9 +206,10 @@ impl PyParameter {
                 Ok(())
             }
             Some(e) => {
-                let v = ferrohalide_core::lang::parameter::immediate_value(&e).ok_or_else(|| {
-                    HalideError::new_err("Error: a Parameter's estimate must be a constant\n")
-                })?;
+                let v =
+                    ferrohalide_core::lang::parameter::immediate_value(&e).ok_or_else(|| {
+                        HalideError::new_err("Error: a Parameter's estimate must be a constant\n")
+                    })?;
                 let imm = scalar_immediate(p.ty(), v).py()?;
                 p.lock().estimate = Some(imm);
                 Ok(())
@@ -206,12 +230,16 @@ impl PyParameter {
     }
     fn set_min_constraint_estimate(&self, dim: i64, expr: &Bound<'_, PyAny>) -> PyResult<()> {
         let e = py_to_opt_expr(expr)?;
-        let extent = self.dim(dim)?.param.constraints()[dim as usize].extent_estimate.clone();
+        let extent = self.dim(dim)?.param.constraints()[dim as usize]
+            .extent_estimate
+            .clone();
         self.dim(dim)?.set_estimate(e, extent).py()
     }
     fn set_extent_constraint_estimate(&self, dim: i64, expr: &Bound<'_, PyAny>) -> PyResult<()> {
         let e = py_to_opt_expr(expr)?;
-        let min = self.dim(dim)?.param.constraints()[dim as usize].min_estimate.clone();
+        let min = self.dim(dim)?.param.constraints()[dim as usize]
+            .min_estimate
+            .clone();
         self.dim(dim)?.set_estimate(min, e).py()
     }
     fn min_constraint(&self, dim: i64) -> PyResult<PyExpr> {

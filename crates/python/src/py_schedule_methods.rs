@@ -35,7 +35,11 @@ macro_rules! schedule_methods {
                 use $crate::errors::IntoPy;
                 use $crate::py_rdom::var_or_rvar;
                 $stage_of(slf.get())
-                    .fuse(&var_or_rvar(inner)?, &var_or_rvar(outer)?, &var_or_rvar(fused)?)
+                    .fuse(
+                        &var_or_rvar(inner)?,
+                        &var_or_rvar(outer)?,
+                        &var_or_rvar(fused)?,
+                    )
                     .py()?;
                 Ok(slf.clone())
             }
@@ -47,7 +51,9 @@ macro_rules! schedule_methods {
             ) -> pyo3::PyResult<pyo3::Bound<'py, Self>> {
                 use $crate::errors::IntoPy;
                 use $crate::py_rdom::var_or_rvar;
-                $stage_of(slf.get()).rename(&var_or_rvar(old)?, &var_or_rvar(new)?).py()?;
+                $stage_of(slf.get())
+                    .rename(&var_or_rvar(old)?, &var_or_rvar(new)?)
+                    .py()?;
                 Ok(slf.clone())
             }
 
@@ -125,7 +131,9 @@ macro_rules! schedule_methods {
                 override_associativity_test: bool,
             ) -> pyo3::PyResult<pyo3::Bound<'py, Self>> {
                 use $crate::errors::IntoPy;
-                $stage_of(slf.get()).atomic(override_associativity_test).py()?;
+                $stage_of(slf.get())
+                    .atomic(override_associativity_test)
+                    .py()?;
                 Ok(slf.clone())
             }
 
@@ -144,7 +152,9 @@ macro_rules! schedule_methods {
             ) -> pyo3::PyResult<$crate::py_stage::PyStage> {
                 use $crate::errors::IntoPy;
                 let c = $crate::py_expr::py_to_expr(condition)?;
-                Ok($crate::py_stage::PyStage { inner: $stage_of(self).specialize(c).py()? })
+                Ok($crate::py_stage::PyStage {
+                    inner: $stage_of(self).specialize(c).py()?,
+                })
             }
 
             fn specialize_fail(&self, message: &str) -> pyo3::PyResult<()> {
@@ -209,7 +219,12 @@ macro_rules! schedule_methods {
                 args: &pyo3::Bound<'py, pyo3::types::PyTuple>,
                 kwargs: Option<&pyo3::Bound<'py, pyo3::types::PyDict>>,
             ) -> pyo3::PyResult<pyo3::Bound<'py, Self>> {
-                $crate::py_device_schedule::device_directive(&$stage_of(slf.get()), "gpu_blocks", args, kwargs)?;
+                $crate::py_device_schedule::device_directive(
+                    &$stage_of(slf.get()),
+                    "gpu_blocks",
+                    args,
+                    kwargs,
+                )?;
                 Ok(slf.clone())
             }
             #[pyo3(signature = (*args, **kwargs))]
@@ -218,7 +233,12 @@ macro_rules! schedule_methods {
                 args: &pyo3::Bound<'py, pyo3::types::PyTuple>,
                 kwargs: Option<&pyo3::Bound<'py, pyo3::types::PyDict>>,
             ) -> pyo3::PyResult<pyo3::Bound<'py, Self>> {
-                $crate::py_device_schedule::device_directive(&$stage_of(slf.get()), "gpu_threads", args, kwargs)?;
+                $crate::py_device_schedule::device_directive(
+                    &$stage_of(slf.get()),
+                    "gpu_threads",
+                    args,
+                    kwargs,
+                )?;
                 Ok(slf.clone())
             }
             #[pyo3(signature = (*args, **kwargs))]
@@ -227,7 +247,12 @@ macro_rules! schedule_methods {
                 args: &pyo3::Bound<'py, pyo3::types::PyTuple>,
                 kwargs: Option<&pyo3::Bound<'py, pyo3::types::PyDict>>,
             ) -> pyo3::PyResult<pyo3::Bound<'py, Self>> {
-                $crate::py_device_schedule::device_directive(&$stage_of(slf.get()), "gpu_lanes", args, kwargs)?;
+                $crate::py_device_schedule::device_directive(
+                    &$stage_of(slf.get()),
+                    "gpu_lanes",
+                    args,
+                    kwargs,
+                )?;
                 Ok(slf.clone())
             }
             #[pyo3(signature = (*args, **kwargs))]
@@ -236,7 +261,12 @@ macro_rules! schedule_methods {
                 args: &pyo3::Bound<'py, pyo3::types::PyTuple>,
                 kwargs: Option<&pyo3::Bound<'py, pyo3::types::PyDict>>,
             ) -> pyo3::PyResult<pyo3::Bound<'py, Self>> {
-                $crate::py_device_schedule::device_directive(&$stage_of(slf.get()), "gpu", args, kwargs)?;
+                $crate::py_device_schedule::device_directive(
+                    &$stage_of(slf.get()),
+                    "gpu",
+                    args,
+                    kwargs,
+                )?;
                 Ok(slf.clone())
             }
             #[pyo3(signature = (*args, **kwargs))]
@@ -245,7 +275,12 @@ macro_rules! schedule_methods {
                 args: &pyo3::Bound<'py, pyo3::types::PyTuple>,
                 kwargs: Option<&pyo3::Bound<'py, pyo3::types::PyDict>>,
             ) -> pyo3::PyResult<pyo3::Bound<'py, Self>> {
-                $crate::py_device_schedule::device_directive(&$stage_of(slf.get()), "gpu_tile", args, kwargs)?;
+                $crate::py_device_schedule::device_directive(
+                    &$stage_of(slf.get()),
+                    "gpu_tile",
+                    args,
+                    kwargs,
+                )?;
                 Ok(slf.clone())
             }
             #[pyo3(signature = (*args, **kwargs))]
@@ -254,7 +289,12 @@ macro_rules! schedule_methods {
                 args: &pyo3::Bound<'py, pyo3::types::PyTuple>,
                 kwargs: Option<&pyo3::Bound<'py, pyo3::types::PyDict>>,
             ) -> pyo3::PyResult<pyo3::Bound<'py, Self>> {
-                $crate::py_device_schedule::device_directive(&$stage_of(slf.get()), "gpu_single_thread", args, kwargs)?;
+                $crate::py_device_schedule::device_directive(
+                    &$stage_of(slf.get()),
+                    "gpu_single_thread",
+                    args,
+                    kwargs,
+                )?;
                 Ok(slf.clone())
             }
             #[pyo3(signature = (*args, **kwargs))]
@@ -263,7 +303,12 @@ macro_rules! schedule_methods {
                 args: &pyo3::Bound<'py, pyo3::types::PyTuple>,
                 kwargs: Option<&pyo3::Bound<'py, pyo3::types::PyDict>>,
             ) -> pyo3::PyResult<pyo3::Bound<'py, Self>> {
-                $crate::py_device_schedule::device_directive(&$stage_of(slf.get()), "hexagon", args, kwargs)?;
+                $crate::py_device_schedule::device_directive(
+                    &$stage_of(slf.get()),
+                    "hexagon",
+                    args,
+                    kwargs,
+                )?;
                 Ok(slf.clone())
             }
         }

@@ -21,9 +21,9 @@ fn path_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
         return Ok(None);
     }
     let os = obj.py().import("os")?;
-    let p = os.call_method1("fspath", (obj,)).map_err(|_| {
-        PyTypeError::new_err("expected bytes, a str path or an os.PathLike object")
-    })?;
+    let p = os
+        .call_method1("fspath", (obj,))
+        .map_err(|_| PyTypeError::new_err("expected bytes, a str path or an os.PathLike object"))?;
     Ok(Some(p.extract()?))
 }
 
@@ -57,14 +57,21 @@ fn serialize_pipeline<'py>(
     get_params: Option<bool>,
 ) -> PyResult<Py<PyAny>> {
     let (outputs, requirements) = pipeline.parts()?;
-    let (data, params) = crate::gil::detached(py, || serialize::write_pipeline(&outputs, &requirements)).py()?;
+    let (data, params) =
+        crate::gil::detached(py, || serialize::write_pipeline(&outputs, &requirements)).py()?;
     let get_params = get_params.unwrap_or(false);
     match filename.map(path_of).transpose()?.flatten() {
         Some(path) => {
             std::fs::write(&path, &data).map_err(|e| {
-                HalideError::new_err(format!("Error: can't write the pipeline file {path}: {e}\n"))
+                HalideError::new_err(format!(
+                    "Error: can't write the pipeline file {path}: {e}\n"
+                ))
             })?;
-            Ok(if get_params { params_dict(py, params)?.into_any().unbind() } else { py.None() })
+            Ok(if get_params {
+                params_dict(py, params)?.into_any().unbind()
+            } else {
+                py.None()
+            })
         }
         None if filename.is_some() => Err(PyTypeError::new_err(
             "serialize_pipeline(): filename must be a str or os.PathLike object",
@@ -72,7 +79,10 @@ fn serialize_pipeline<'py>(
         None => {
             let bytes = PyBytes::new(py, &data);
             Ok(if get_params {
-                (bytes, params_dict(py, params)?).into_pyobject(py)?.into_any().unbind()
+                (bytes, params_dict(py, params)?)
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind()
             } else {
                 bytes.into_any().unbind()
             })
@@ -93,7 +103,9 @@ fn deserialize_pipeline(
     if let Some(d) = user_params {
         for (k, v) in d.iter() {
             let p = v.extract::<PyRef<PyParameter>>().map_err(|_| {
-                PyTypeError::new_err("deserialize_pipeline(): user_params must map names to hl.Parameter objects")
+                PyTypeError::new_err(
+                    "deserialize_pipeline(): user_params must map names to hl.Parameter objects",
+                )
             })?;
             params.insert(k.extract::<String>()?, p.get()?.clone());
         }
@@ -106,7 +118,10 @@ fn deserialize_pipeline(
 /// `deserialize_parameters(data_or_filename)`: the external parameters,
 /// by name.
 #[pyfunction]
-fn deserialize_parameters<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+fn deserialize_parameters<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
     let bytes = data_of(data)?;
     let params = serialize::read_parameters(&bytes).py()?;
     params_dict(py, params)

@@ -7,7 +7,9 @@
 use super::wire::{corrupt, Bytes, Cursor, Decode, Encode, HasBytes, HasCursor};
 use crate::device_api::DeviceApi;
 use crate::error::Result;
-use crate::ir::{BinOp, Expr, ForType, Intrinsic, MathFn, MemoryType, Type, TypeCode, VectorReduceOp};
+use crate::ir::{
+    BinOp, Expr, ForType, Intrinsic, MathFn, MemoryType, Type, TypeCode, VectorReduceOp,
+};
 use crate::lang::function::Specialization;
 use crate::lang::trace_settings::TraceSettings;
 use crate::schedule::{
@@ -99,22 +101,69 @@ macro_rules! intrinsic_tags {
     };
 }
 intrinsic_tags!(
-    BitwiseAnd = 1, BitwiseOr = 2, BitwiseXor = 3, BitwiseNot = 4, ShiftLeft = 5,
-    ShiftRight = 6, Abs = 7, Absd = 8, Popcount = 9, CountLeadingZeros = 10,
-    CountTrailingZeros = 11, Likely = 12, LikelyIfInnermost = 13, IfThenElse = 14, Print = 15,
-    Require = 16, Undef = 17, SaturatingAdd = 18, SaturatingSub = 19, SaturatingCast = 20,
-    HalvingAdd = 21, HalvingSub = 22, RoundingHalvingAdd = 23, WideningAdd = 24,
-    WideningSub = 25, WideningMul = 26, MulShiftRight = 27, RoundingMulShiftRight = 28,
-    DivRoundToZero = 29, ModRoundToZero = 30, BufferGetHost = 31, BufferGetMin = 32,
-    BufferGetExtent = 33, BufferGetStride = 34, BufferGetDimensions = 35,
-    BufferGetTypeCode = 36, BufferGetTypeBits = 37, BufferGetTypeLanes = 38,
-    BufferIsBoundsQuery = 39, Error = 40, SignedIntegerOverflow = 41, PromiseClamped = 42,
-    StrictFloat = 43, WidenRightAdd = 44, WidenRightMul = 45, WidenRightSub = 46,
-    WideningShiftLeft = 47, WideningShiftRight = 48, RoundingShiftLeft = 49,
-    RoundingShiftRight = 50, ExtractBits = 51, ConcatBits = 52, UnsafePromiseClamped = 53,
-    MemoizeExpr = 54, ScatterGather = 55, TargetArchIs = 56, TargetOsIs = 57,
-    TargetBits = 58, TargetHasFeature = 59, TargetNaturalVectorSize = 60, Random = 61,
-    Trace = 62, ReturnSecond = 63,
+    BitwiseAnd = 1,
+    BitwiseOr = 2,
+    BitwiseXor = 3,
+    BitwiseNot = 4,
+    ShiftLeft = 5,
+    ShiftRight = 6,
+    Abs = 7,
+    Absd = 8,
+    Popcount = 9,
+    CountLeadingZeros = 10,
+    CountTrailingZeros = 11,
+    Likely = 12,
+    LikelyIfInnermost = 13,
+    IfThenElse = 14,
+    Print = 15,
+    Require = 16,
+    Undef = 17,
+    SaturatingAdd = 18,
+    SaturatingSub = 19,
+    SaturatingCast = 20,
+    HalvingAdd = 21,
+    HalvingSub = 22,
+    RoundingHalvingAdd = 23,
+    WideningAdd = 24,
+    WideningSub = 25,
+    WideningMul = 26,
+    MulShiftRight = 27,
+    RoundingMulShiftRight = 28,
+    DivRoundToZero = 29,
+    ModRoundToZero = 30,
+    BufferGetHost = 31,
+    BufferGetMin = 32,
+    BufferGetExtent = 33,
+    BufferGetStride = 34,
+    BufferGetDimensions = 35,
+    BufferGetTypeCode = 36,
+    BufferGetTypeBits = 37,
+    BufferGetTypeLanes = 38,
+    BufferIsBoundsQuery = 39,
+    Error = 40,
+    SignedIntegerOverflow = 41,
+    PromiseClamped = 42,
+    StrictFloat = 43,
+    WidenRightAdd = 44,
+    WidenRightMul = 45,
+    WidenRightSub = 46,
+    WideningShiftLeft = 47,
+    WideningShiftRight = 48,
+    RoundingShiftLeft = 49,
+    RoundingShiftRight = 50,
+    ExtractBits = 51,
+    ConcatBits = 52,
+    UnsafePromiseClamped = 53,
+    MemoizeExpr = 54,
+    ScatterGather = 55,
+    TargetArchIs = 56,
+    TargetOsIs = 57,
+    TargetBits = 58,
+    TargetHasFeature = 59,
+    TargetNaturalVectorSize = 60,
+    Random = 61,
+    Trace = 62,
+    ReturnSecond = 63,
 );
 
 tagged_enum_codec!(ForType { Serial = 0, Parallel = 1, Vectorized = 2, Unrolled = 3 });
@@ -167,14 +216,24 @@ impl<'a, D: HasCursor<'a>> Decode<D> for LoopLevel {
 impl<E: ExprTable> Encode<E> for Split {
     fn encode(&self, e: &mut E) {
         match self {
-            Split::Split { old, outer, inner, factor, tail } => {
+            Split::Split {
+                old,
+                outer,
+                inner,
+                factor,
+                tail,
+            } => {
                 e.bytes().u64(0);
                 (old.clone(), outer.clone()).encode(e);
                 inner.encode(e);
                 factor.encode(e);
                 tail.encode(e);
             }
-            Split::Fuse { inner, outer, fused } => {
+            Split::Fuse {
+                inner,
+                outer,
+                fused,
+            } => {
                 e.bytes().u64(1);
                 (inner.clone(), outer.clone()).encode(e);
                 fused.encode(e);
@@ -228,7 +287,13 @@ impl<'a, D: HasCursor<'a>> Decode<D> for DeviceLoop {
 
 impl<E: HasBytes> Encode<E> for Dim {
     fn encode(&self, e: &mut E) {
-        let Dim { var, for_type, is_rvar, partition, device } = self;
+        let Dim {
+            var,
+            for_type,
+            is_rvar,
+            partition,
+            device,
+        } = self;
         var.encode(e);
         for_type.encode(e);
         is_rvar.encode(e);
@@ -277,7 +342,12 @@ impl<E: ExprTable> Encode<E> for StageSchedule {
         } = self;
         splits.encode(e);
         dims.encode(e);
-        for flag in [touched, atomic, override_atomic_check, allow_race_conditions] {
+        for flag in [
+            touched,
+            atomic,
+            override_atomic_check,
+            allow_race_conditions,
+        ] {
             flag.encode(e);
         }
         fuse_level.encode(e);
@@ -299,7 +369,13 @@ impl<'a, D: ExprLookup<'a>> Decode<D> for StageSchedule {
 
 impl<E: ExprTable> Encode<E> for Bound {
     fn encode(&self, e: &mut E) {
-        let Bound { var, min, extent, modulus, remainder } = self;
+        let Bound {
+            var,
+            min,
+            extent,
+            modulus,
+            remainder,
+        } = self;
         var.encode(e);
         for x in [min, extent, modulus, remainder] {
             x.encode(e);
@@ -320,7 +396,11 @@ impl<'a, D: ExprLookup<'a>> Decode<D> for Bound {
 
 impl<E: ExprTable> Encode<E> for StorageFold {
     fn encode(&self, e: &mut E) {
-        let StorageFold { var, factor, fold_forward } = self;
+        let StorageFold {
+            var,
+            factor,
+            fold_forward,
+        } = self;
         var.encode(e);
         factor.encode(e);
         fold_forward.encode(e);
@@ -380,7 +460,12 @@ impl<'a, D: ExprLookup<'a>> Decode<D> for FuncSchedule {
 
 impl<E: ExprTable> Encode<E> for Specialization {
     fn encode(&self, e: &mut E) {
-        let Specialization { condition, stage, specializations, failure_message } = self;
+        let Specialization {
+            condition,
+            stage,
+            specializations,
+            failure_message,
+        } = self;
         condition.encode(e);
         stage.encode(e);
         specializations.encode(e);
@@ -400,7 +485,12 @@ impl<'a, D: ExprLookup<'a>> Decode<D> for Specialization {
 
 impl<E: HasBytes> Encode<E> for TraceSettings {
     fn encode(&self, e: &mut E) {
-        let TraceSettings { loads, stores, realizations, tags } = self;
+        let TraceSettings {
+            loads,
+            stores,
+            realizations,
+            tags,
+        } = self;
         for flag in [loads, stores, realizations] {
             flag.encode(e);
         }

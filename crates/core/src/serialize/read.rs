@@ -69,7 +69,9 @@ fn body_of(data: &[u8]) -> Result<&[u8]> {
     }
     let (body, sum) = rest.split_at(rest.len() - 8);
     if super::checksum(body).to_le_bytes() != sum {
-        return Err(corrupt("its checksum does not match: the data was changed or cut short"));
+        return Err(corrupt(
+            "its checksum does not match: the data was changed or cut short",
+        ));
     }
     let mut c = Cursor::new(body);
     let version = c.u64()?;
@@ -111,7 +113,8 @@ impl<'a> Reader<'a> {
             let ty = Type::decode(self)?;
             let shape: Vec<(i32, i32)> = Vec::decode(self)?;
             let extents: Vec<i32> = shape.iter().map(|d| d.1).collect();
-            let b = Buffer::new(ty, &extents, Some(name)).map_err(|_| corrupt("a buffer's shape is invalid"))?;
+            let b = Buffer::new(ty, &extents, Some(name))
+                .map_err(|_| corrupt("a buffer's shape is invalid"))?;
             b.set_min(&shape.iter().map(|d| d.0).collect::<Vec<_>>())?;
             if self.cur.bool()? {
                 let data = self.cur.raw()?;
@@ -155,7 +158,10 @@ impl<'a> Reader<'a> {
         for h in &self.headers {
             let p = match user_params.get(&h.name).filter(|_| h.external) {
                 Some(p) => {
-                    if p.ty() != h.ty || p.is_buffer() != h.is_buffer || p.dimensions() != h.dimensions {
+                    if p.ty() != h.ty
+                        || p.is_buffer() != h.is_buffer
+                        || p.dimensions() != h.dimensions
+                    {
                         return Err(Error::user(format!(
                             "deserialize_pipeline: the Parameter given for \"{}\" does not match the serialized one (type, kind or dimensions differ).\n",
                             h.name
@@ -324,7 +330,11 @@ impl<'a> Reader<'a> {
     fn read_param_bodies(&mut self) -> Result<()> {
         for i in 0..self.params.len() {
             let scalar: Option<Expr> = Option::decode(self)?;
-            let range: [Option<Expr>; 3] = [Option::decode(self)?, Option::decode(self)?, Option::decode(self)?];
+            let range: [Option<Expr>; 3] = [
+                Option::decode(self)?,
+                Option::decode(self)?,
+                Option::decode(self)?,
+            ];
             let n = self.cur.count()?;
             let mut constraints = Vec::with_capacity(n);
             for _ in 0..n {
@@ -342,7 +352,9 @@ impl<'a> Reader<'a> {
             }
             let mut c = self.params[i].lock();
             if constraints.len() != if c.is_buffer { c.dimensions } else { 0 } {
-                return Err(corrupt("a parameter's constraints do not match its dimensions"));
+                return Err(corrupt(
+                    "a parameter's constraints do not match its dimensions",
+                ));
             }
             let [min, max, estimate] = range;
             c.scalar = scalar;
@@ -479,8 +491,7 @@ pub fn read_parameters(data: &[u8]) -> Result<Vec<Parameter>> {
     let mut r = Reader::new(data)?;
     r.read_buffers()?;
     r.read_param_headers()?;
-    Ok(r
-        .headers
+    Ok(r.headers
         .iter()
         .filter(|h| h.external)
         .map(|h| Parameter::new(h.ty, h.is_buffer, h.dimensions, h.name.clone()))
@@ -497,7 +508,8 @@ fn check_typing(ty: Type, node: &ExprNode) -> Result<()> {
         ExprNode::StringImm(_) => ty.is_handle(),
         ExprNode::Cast(a) => a.ty().lanes == ty.lanes,
         ExprNode::Reinterpret(a) => {
-            u32::from(a.ty().bits) * u32::from(a.ty().lanes) == u32::from(ty.bits) * u32::from(ty.lanes)
+            u32::from(a.ty().bits) * u32::from(a.ty().lanes)
+                == u32::from(ty.bits) * u32::from(ty.lanes)
         }
         ExprNode::Variable { .. } => true,
         ExprNode::Binary { op, a, b } => {
@@ -516,7 +528,11 @@ fn check_typing(ty: Type, node: &ExprNode) -> Result<()> {
                 && f.ty() == ty
         }
         ExprNode::Load { .. } => false,
-        ExprNode::Ramp { base, stride, lanes } => {
+        ExprNode::Ramp {
+            base,
+            stride,
+            lanes,
+        } => {
             base.ty().is_scalar() && stride.ty() == base.ty() && ty == base.ty().with_lanes(*lanes)
         }
         ExprNode::Broadcast { value, lanes } => {
@@ -528,7 +544,9 @@ fn check_typing(ty: Type, node: &ExprNode) -> Result<()> {
         ExprNode::Shuffle { vectors, indices } => {
             let total: usize = vectors.iter().map(|v| usize::from(v.ty().lanes)).sum();
             !vectors.is_empty()
-                && vectors.iter().all(|v| v.ty().element_of() == ty.element_of())
+                && vectors
+                    .iter()
+                    .all(|v| v.ty().element_of() == ty.element_of())
                 && indices.len() == usize::from(ty.lanes)
                 && indices.iter().all(|&i| i >= 0 && (i as usize) < total)
         }

@@ -28,7 +28,10 @@ struct Table<T> {
 
 impl<T> Default for Table<T> {
     fn default() -> Self {
-        Table { items: vec![], index: HashMap::new() }
+        Table {
+            items: vec![],
+            index: HashMap::new(),
+        }
     }
 }
 
@@ -153,13 +156,21 @@ impl Writer {
                 t.encode(self);
                 f.encode(self);
             }
-            ExprNode::Load { name, index, predicate } => {
+            ExprNode::Load {
+                name,
+                index,
+                predicate,
+            } => {
                 self.out.u64(10);
                 self.out.str(name);
                 index.encode(self);
                 predicate.encode(self);
             }
-            ExprNode::Ramp { base, stride, lanes } => {
+            ExprNode::Ramp {
+                base,
+                stride,
+                lanes,
+            } => {
                 self.out.u64(11);
                 base.encode(self);
                 stride.encode(self);
@@ -249,7 +260,12 @@ impl Writer {
         let vars = r
             .vars()
             .into_iter()
-            .map(|v| (v.name, (self.expr_index(&v.min), self.expr_index(&v.extent))))
+            .map(|v| {
+                (
+                    v.name,
+                    (self.expr_index(&v.min), self.expr_index(&v.extent)),
+                )
+            })
             .collect();
         self.rdom_vars.push(vars);
         self.rdoms.add(r.id(), r).0
@@ -281,7 +297,11 @@ impl Writer {
             u.lets.encode(self);
         }
         c.tracing.encode(self);
-        let outputs: Vec<u64> = c.output_params.iter().map(|p| self.param(p, false)).collect();
+        let outputs: Vec<u64> = c
+            .output_params
+            .iter()
+            .map(|p| self.param(p, false))
+            .collect();
         outputs.encode(self);
         drop(c);
         f.is_frozen().encode(self);
@@ -292,14 +312,26 @@ impl Writer {
         let (scalar, range, constraints, tracing) = {
             let c = p.lock();
             let range = [c.min_value.clone(), c.max_value.clone(), c.estimate.clone()];
-            (c.scalar.clone(), range, c.constraints.clone(), c.tracing.clone())
+            (
+                c.scalar.clone(),
+                range,
+                c.constraints.clone(),
+                c.tracing.clone(),
+            )
         };
         scalar.encode(self);
         for x in &range {
             x.encode(self);
         }
         self.out.usize(constraints.len());
-        for DimConstraint { min, extent, stride, min_estimate, extent_estimate } in &constraints {
+        for DimConstraint {
+            min,
+            extent,
+            stride,
+            min_estimate,
+            extent_estimate,
+        } in &constraints
+        {
             for x in [min, extent, stride, min_estimate, extent_estimate] {
                 x.encode(self);
             }
