@@ -260,3 +260,24 @@ def test_printed_forms_of_undefined_objects(module):
     assert str(hl.RDom()) == "<halide.RDom RDom()>"
     assert str(hl.Pipeline()) == "<halide.Pipeline Pipeline()>"
     assert re.fullmatch(r"<halide.Pipeline \['pf(\$\d+)?','pg(\$\d+)?'\]>", str(hl.Pipeline([f, g])))
+
+
+@differential()
+def test_var_or_rvar_objects(hl):
+    x = hl.Var("x")
+    r = hl.RDom([(0, 4)], "r")
+    a, b, c = hl.VarOrRVar(x), hl.VarOrRVar(r.x), hl.VarOrRVar(r)
+    d = hl.VarOrRVar("q", True)
+    names = (a.name(), a.is_rvar, b.name(), b.is_rvar, c.name(), d.name(), d.is_rvar,
+             a.var.name(), b.rvar.name())
+    f = hl.Func("f")
+    f[x] = 0
+    f[x] += r.x + x
+    f.update(0).reorder(hl.VarOrRVar(x), hl.VarOrRVar(r.x))
+    f.split(hl.VarOrRVar(x), hl.VarOrRVar(hl.Var("xo")), hl.VarOrRVar(hl.Var("xi")), 2)
+    return names, f.realize([4])
+
+
+@differential(expect_error=True)
+def test_rdom_domain_is_unusable_as_in_halide(hl):
+    return hl.RDom([(0, 4)]).domain()

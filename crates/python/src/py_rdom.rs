@@ -174,6 +174,13 @@ crate::expr_like_methods!(PyRDom {
     fn where_(&self, predicate: &Bound<'_, PyAny>) -> PyResult<()> {
         self.inner.where_(py_to_expr(predicate)?).py()
     }
+    /// Halide 21's binding declares `domain()` but cannot convert its C++
+    /// result to Python; calling it raises the same TypeError here.
+    fn domain(&self) -> PyResult<()> {
+        Err(PyTypeError::new_err(
+            "Unable to convert function return value to a Python type! The signature was\n\t(self: halide.halide_.RDom) -> Halide::Internal::ReductionDomain",
+        ))
+    }
     fn __repr__(&self) -> String {
         if self.inner.dimensions() == 0 {
             return "<halide.RDom RDom()>".to_string();
@@ -253,6 +260,9 @@ pub fn rdom_operand(obj: &Bound<'_, PyAny>) -> PyResult<Option<Expr>> {
 
 /// A Var or RVar argument of a scheduling call.
 pub fn var_or_rvar(obj: &Bound<'_, PyAny>) -> PyResult<VarOrRVar> {
+    if let Ok(v) = obj.extract::<PyRef<PyVarOrRVar>>() {
+        return Ok(VarOrRVar { name: v.name.clone(), is_rvar: v.rvar.is_some() });
+    }
     if let Ok(v) = obj.extract::<PyRef<PyVar>>() {
         return Ok(VarOrRVar::var(v.inner.name()));
     }
@@ -270,7 +280,75 @@ pub fn var_or_rvar(obj: &Bound<'_, PyAny>) -> PyResult<VarOrRVar> {
     )))
 }
 
+/// `hl.VarOrRVar`: a Var or an RVar where a schedule takes either (every
+/// directive also takes the Var or RVar itself).
+#[pyclass(name = "VarOrRVar", module = "ferrohalide", frozen)]
+pub struct PyVarOrRVar {
+    name: String,
+    /// Set for an RVar (or a one-dimensional RDom); `var` is then a fresh
+    /// Var, as in Halide.
+    rvar: Option<RVar>,
+}
+
+#[pymethods]
+impl PyVarOrRVar {
+    /// `VarOrRVar(name, is_rvar)`, `VarOrRVar(var)`, `VarOrRVar(rvar)` or
+    /// `VarOrRVar(rdom)` of a one-dimensional RDom.
+    #[new]
+    #[pyo3(signature = (*args))]
+    fn py_new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
+        let bad = || PyTypeError::new_err("__init__(): incompatible constructor arguments for halide.VarOrRVar");
+        match args.len() {
+            2 => {
+                let name: String = args.get_item(0)?.extract().map_err(|_| bad())?;
+                let is_rvar: bool = args.get_item(1)?.extract().map_err(|_| bad())?;
+                let rvar = is_rvar.then(|| RVar::named(name.clone()));
+                Ok(PyVarOrRVar { name, rvar })
+            }
+            1 => {
+                let a = args.get_item(0)?;
+                if let Ok(v) = a.extract::<PyRef<PyVar>>() {
+                    return Ok(PyVarOrRVar { name: v.inner.name().to_string(), rvar: None });
+                }
+                if let Ok(r) = a.extract::<PyRef<PyRVar>>() {
+                    return Ok(PyVarOrRVar { name: r.inner.name.clone(), rvar: Some(r.inner.clone()) });
+                }
+                if let Ok(d) = a.extract::<PyRef<PyRDom>>() {
+                    if d.inner.dimensions() == 1 {
+                        let r = d.rvar(0)?.inner;
+                        return Ok(PyVarOrRVar { name: r.name.clone(), rvar: Some(r) });
+                    }
+                }
+                Err(bad())
+            }
+            _ => Err(bad()),
+        }
+    }
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    #[getter]
+    fn is_rvar(&self) -> bool {
+        self.rvar.is_some()
+    }
+    #[getter]
+    fn var(&self) -> PyVar {
+        match &self.rvar {
+            None => PyVar { inner: ferrohalide_core::lang::var::Var::new(&self.name) },
+            Some(_) => PyVar { inner: ferrohalide_core::lang::var::Var::fresh() },
+        }
+    }
+    #[getter]
+    fn rvar(&self) -> PyRVar {
+        PyRVar { inner: self.rvar.clone().unwrap_or_else(|| RVar::named(ferrohalide_core::lang::var::unique_name('r'))) }
+    }
+    fn __repr__(&self) -> String {
+        format!("<halide.VarOrRVar '{}'>", self.name)
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyVarOrRVar>()?;
     m.add_class::<PyRDom>()?;
     m.add_class::<PyRVar>()?;
     Ok(())
