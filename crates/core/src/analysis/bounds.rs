@@ -616,7 +616,7 @@ fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> I
                     _ => Interval::everything(),
                 };
             }
-            match simplify(b).as_int_const() {
+            let iv = match simplify(b).as_int_const() {
                 Some(c) if c > 0 => {
                     // Already within [0, c)? Keep the tighter bounds.
                     let within = |x: &Option<Expr>, lo: i64, hi: i64| {
@@ -626,7 +626,7 @@ fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> I
                             .unwrap_or(false)
                     };
                     if within(&ia.min, 0, c - 1) && within(&ia.max, 0, c - 1) {
-                        ia
+                        ia.clone()
                     } else {
                         Interval::new(Some(Expr::zero(ty)), Some(Expr::make_const_i64(ty, c - 1)))
                     }
@@ -637,18 +637,35 @@ fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> I
                         // An unsigned or provably positive b: below b's max
                         // (-b.min would wrap for an unsigned type).
                         let positive = ty.is_uint() || ib.min.as_ref().and_then(const_sign) == Some(1);
-                        if positive {
-                            return Interval::new(Some(Expr::zero(ty)), Some(Expr::sub(bmax.clone(), Expr::one(ty))));
-                        }
                         let bmin_neg = ib.min.clone().map(|m| Expr::sub(Expr::zero(ty), m));
-                        let hi = match bmin_neg {
-                            Some(n) => Expr::max(bmax.clone(), n),
-                            None => return Interval::new(Some(Expr::zero(ty)), None),
-                        };
-                        Interval::new(Some(Expr::zero(ty)), Some(Expr::sub(hi, Expr::one(ty))))
+                        match (positive, bmin_neg) {
+                            (true, _) => Interval::new(
+                                Some(Expr::zero(ty)),
+                                Some(Expr::sub(bmax.clone(), Expr::one(ty))),
+                            ),
+                            (false, Some(n)) => Interval::new(
+                                Some(Expr::zero(ty)),
+                                Some(Expr::sub(Expr::max(bmax.clone(), n), Expr::one(ty))),
+                            ),
+                            (false, None) => Interval::new(Some(Expr::zero(ty)), None),
+                        }
                     }
                     None => Interval::new(Some(Expr::zero(ty)), None),
                 },
+            };
+            // A non-negative a is its own remainder or larger than it
+            // (Euclidean, any b; x % 0 is 0): `1 % d` is at most 1, not d - 1.
+            let a_non_negative =
+                ty.is_uint() || ia.min.as_ref().and_then(const_sign).is_some_and(|s| s >= 0);
+            match (&ia.max, a_non_negative) {
+                (Some(amax), true) => {
+                    let max = match iv.max {
+                        Some(m) => Expr::min(m, amax.clone()),
+                        None => amax.clone(),
+                    };
+                    Interval::new(iv.min, Some(max))
+                }
+                _ => iv,
             }
         }
         _ => Interval::of_type(ty),
@@ -1377,6 +1394,24 @@ mod tests {
         let iv = bounds_of_expr(&w, &scope);
         assert_eq!(simplify(&iv.max.unwrap()).as_uint_const(), Some(255));
         assert_eq!(simplify(&iv.min.unwrap()).as_uint_const(), Some(0));
+    }
+
+    #[test]
+    fn a_non_negative_remainder_is_at_most_its_numerator() {
+        // Fuzz seed 6908: `u8(1) % d` for any u8 d is at most 1 (not 254),
+        // and an int in [0, 5] mod an unknown divisor at most 5.
+        let mut scope = Scope::new();
+        scope.insert("x".into(), Interval::new(Some(Expr::i32(0)), Some(Expr::i32(5))));
+        scope.insert("d".into(), Interval::of_type(Type::uint(8)));
+        scope.insert("y".into(), Interval::new(None, None));
+        let d = Expr::var(Type::uint(8), "d");
+        let e = Expr::binary(BinOp::Mod, Expr::uint_imm(Type::uint(8), 1), d);
+        let iv = bounds_of_expr(&e, &scope);
+        assert_eq!(simplify(&iv.max.unwrap()).as_uint_const(), Some(1));
+        let e = Expr::binary(BinOp::Mod, x(), Expr::var(Type::int(32), "y"));
+        let iv = bounds_of_expr(&e, &scope);
+        assert_eq!(simplify(&iv.max.unwrap()).as_int_const(), Some(5));
+        assert_eq!(simplify(&iv.min.unwrap()).as_int_const(), Some(0));
     }
 
     #[test]
