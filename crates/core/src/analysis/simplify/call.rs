@@ -211,6 +211,16 @@ impl Simplifier {
                 Some(fold::make(ty, C::F(r)))
             }
             Math(m @ (MathFn::IsNan | MathFn::IsInf | MathFn::IsFinite)) if a.len() == 1 => {
+                // An integer converted to a float is never NaN, and never
+                // infinite in a float of 32 bits or more (the largest 64-bit
+                // integer is far below their range).
+                if let ExprNode::Cast(v) = a[0].node() {
+                    let f = a[0].ty();
+                    if v.ty().is_int_or_uint() && (m == MathFn::IsNan || f.bits >= 32) {
+                        let r = m == MathFn::IsFinite;
+                        return Some(fold::make(ty, C::U(r as u64)));
+                    }
+                }
                 let C::F(v) = fold::const_of(&a[0])? else {
                     return None;
                 };
@@ -325,6 +335,22 @@ mod tests {
     use crate::analysis::simplify::simplify;
     use crate::analysis::simplify::test_util::s;
     use crate::ir::{Expr, Intrinsic, MathFn, Type};
+
+    #[test]
+    fn float_classes_of_converted_integers() {
+        // Fuzz seed 9181: a `where(is_nan(f64(int)))` is never true.
+        let i = Expr::var(Type::int(64), "i");
+        let class = |m, f: Type| {
+            let e = Expr::intrinsic(Type::bool(), Intrinsic::Math(m), vec![Expr::cast(f, i.clone())]);
+            simplify(&e)
+        };
+        assert!(class(MathFn::IsNan, Type::float(64)).is_const_value(0));
+        assert!(class(MathFn::IsNan, Type::float(16)).is_const_value(0));
+        assert!(class(MathFn::IsInf, Type::float(32)).is_const_value(0));
+        assert!(class(MathFn::IsFinite, Type::float(32)).is_const_value(1));
+        // A half float overflows to infinity from 65520 up.
+        assert!(!class(MathFn::IsInf, Type::float(16)).is_const());
+    }
 
     #[test]
     fn intrinsic_folding() {
