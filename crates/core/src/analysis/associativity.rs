@@ -118,10 +118,7 @@ impl Matcher<'_> {
     fn element(&self, e: &Expr, i: usize) -> Option<(BinOp, Expr)> {
         match e.node() {
             ExprNode::Binary { op, .. }
-                if matches!(
-                    op,
-                    BinOp::Add | BinOp::Mul | BinOp::Min | BinOp::Max | BinOp::And | BinOp::Or
-                ) =>
+                if matches!(op, BinOp::Mul | BinOp::Min | BinOp::Max | BinOp::And | BinOp::Or) =>
             {
                 let mut terms = vec![];
                 flatten(*op, e, &mut terms);
@@ -133,6 +130,29 @@ impl Matcher<'_> {
                 let mut rest = terms.into_iter();
                 let first = rest.next()?;
                 Some((*op, rest.fold(first, |acc, t| Expr::binary(*op, acc, t))))
+            }
+            // `x - a` is `x + (-a)`, exactly, in every type (integers wrap,
+            // float negation is exact): `f -= e` is a sum.
+            ExprNode::Binary { op: BinOp::Add | BinOp::Sub, .. } => {
+                let mut terms = vec![];
+                flatten_signed(e, true, &mut terms);
+                let at = terms
+                    .iter()
+                    .position(|(t, positive)| *positive && self.old_value(t) == Some(i))?;
+                terms.remove(at);
+                if terms.is_empty() || terms.iter().any(|(t, _)| self.reads_func(t)) {
+                    return None;
+                }
+                let ty = e.ty();
+                let y = terms.into_iter().fold(None, |acc: Option<Expr>, (t, positive)| {
+                    Some(match (acc, positive) {
+                        (None, true) => t,
+                        (None, false) => Expr::sub(Expr::zero(ty), t),
+                        (Some(a), true) => Expr::add(a, t),
+                        (Some(a), false) => Expr::sub(a, t),
+                    })
+                })?;
+                Some((BinOp::Add, y))
             }
             ExprNode::Select { cond, t, f } => {
                 let y = self.with_old(t, f, i)?;
@@ -233,6 +253,22 @@ impl Matcher<'_> {
     }
 }
 
+/// The terms of a chain of `+` and `-` with their signs (`a - (b + c)`
+/// gives +a, -b, -c).
+fn flatten_signed(e: &Expr, positive: bool, out: &mut Vec<(Expr, bool)>) {
+    match e.node() {
+        ExprNode::Binary { op: BinOp::Add, a, b } => {
+            flatten_signed(a, positive, out);
+            flatten_signed(b, positive, out);
+        }
+        ExprNode::Binary { op: BinOp::Sub, a, b } => {
+            flatten_signed(a, positive, out);
+            flatten_signed(b, !positive, out);
+        }
+        _ => out.push((e.clone(), positive)),
+    }
+}
+
 /// The operands of a chain of `op`s (`(a + b) + c` gives a, b, c).
 fn flatten(op: BinOp, e: &Expr, out: &mut Vec<Expr>) {
     match e.node() {
@@ -257,7 +293,13 @@ fn identity(op: BinOp, t: Type) -> Expr {
 
 /// See the module comment. `update` indexes `func`'s update definitions.
 pub fn prove_associativity(func: &Function, update: usize) -> Option<AssociativeOp> {
-    let u = func.read().updates.get(update)?.clone();
+    let mut u = func.read().updates.get(update)?.clone();
+    // Matched in simplified form, as Halide does: `f << 0` is `f`, and a
+    // clamp to the type's own range is a plain min or max.
+    // The args too, so that the values' reads of the point updated still
+    // match them.
+    u.values = u.values.iter().map(crate::analysis::simplify::simplify).collect();
+    u.args = u.args.iter().map(crate::analysis::simplify::simplify).collect();
     let m = Matcher {
         func,
         args: &u.args,
@@ -427,12 +469,30 @@ mod tests {
             ]
         });
         assert!(prove_associativity(&cmul.function, 0).is_some());
+        // `f - (a + r)` is `f + (-a - r)` (fuzz seeds 5706, 6605).
+        let sub = reduction("assoc_minus", vec![Expr::i32(0)], |o, r| {
+            vec![Expr::sub(o[0].clone(), Expr::add(Expr::i32(3), r))]
+        });
+        let op = prove_associativity(&sub.function, 0).unwrap();
+        assert!(op.commutative && op.ys[0].to_string().contains(&sub_rvar(&sub)));
+        // `f << 0` is the old value (fuzz seed 1960).
+        let same = reduction("assoc_shift0", vec![Expr::i32(0)], |o, _| {
+            vec![Expr::intrinsic(Type::i32(), crate::ir::Intrinsic::ShiftLeft, vec![o[0].clone(), Expr::i32(0)])]
+        });
+        assert!(prove_associativity(&same.function, 0).is_some());
+    }
+
+    fn sub_rvar(f: &Func) -> String {
+        let u = f.function.updates();
+        let name = u[0].domain.as_ref().unwrap().vars()[0].name.clone();
+        name
     }
 
     #[test]
     fn rejected_operators() {
+        // `r - f` negates the old value each time: not a sum of f.
         let sub = reduction("assoc_sub", vec![Expr::i32(0)], |o, r| {
-            vec![Expr::sub(o[0].clone(), r)]
+            vec![Expr::sub(r, o[0].clone())]
         });
         assert!(prove_associativity(&sub.function, 0).is_none());
         let poly = reduction("assoc_poly", vec![Expr::i32(0)], |o, r| {
