@@ -503,3 +503,39 @@ def test_store_in_stack_with_a_large_constant_size(hl):
     f, g, x, y = _two_stage(hl)
     f.compute_root().bound(x, 0, 4096).bound(y, 0, 600).store_in(hl.MemoryType.Stack)
     return g.realize([64, 32])
+
+
+@differential()
+def test_align_and_bound_storage(hl):
+    """align_storage pads a dimension's storage, bound_storage fixes its
+    extent (checked when the pipeline runs); values never change."""
+    out = {}
+    f, g, x, y = _two_stage(hl)
+    f.compute_root().align_storage(x, 16).bound_storage(y, 12)
+    out["values"] = g.realize([10, 10])
+    f, g, x, y = _two_stage(hl)
+    f.compute_at(g, y).bound_storage(y, 3).align_storage(y, 8)
+    out["at_y"] = g.realize([7, 5])
+    f, g, x, y = _two_stage(hl)
+    f.compute_root().bound_storage(y, 4)
+    out["too_small"] = halide_error(hl, lambda: g.realize([5, 8]))
+    f, g, x, y = _two_stage(hl)
+    out["unknown_var"] = halide_error(hl, lambda: f.align_storage(hl.Var("z"), 4))
+    out["unknown_var_bound"] = halide_error(hl, lambda: f.bound_storage(hl.Var("z"), 4))
+    return out
+
+
+def test_align_storage_pads_the_strides():
+    import ferrohalide as hl
+
+    f, g, x, y = _two_stage(hl)
+    f.compute_root().align_storage(x, 16)
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "g.stmt")
+        g.compile_to_lowered_stmt(path, [])
+        text = open(path).read()
+    # The row stride of f is its x extent rounded up to a multiple of 16.
+    assert re.search(r"let f\S*\.stride\.1 = \(\(\(\S+ \+ 15\) / 16\) \* 16\)", text), text

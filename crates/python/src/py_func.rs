@@ -157,9 +157,7 @@ pub struct PyFuncTupleElementRef {
 /// Func methods of Halide's API that ferrohalide does not implement yet:
 /// they exist and raise a HalideError naming the directive when called.
 const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
-    "align_storage",
     "async_",
-    "bound_storage",
     "compile_to_c",
     "compile_to_multitarget_object_files",
     "compile_to_multitarget_static_library",
@@ -781,6 +779,30 @@ impl PyFunc {
             .inner
             .bound(&v, py_to_expr(min)?, py_to_expr(extent)?)
             .py()?;
+        Ok(slf.clone())
+    }
+
+    /// `align_storage(dim, alignment)`: pad the storage extent of `dim` to
+    /// a multiple of `alignment`.
+    fn align_storage<'py>(
+        slf: &Bound<'py, Self>,
+        dim: &Bound<'py, PyAny>,
+        alignment: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let v = var_name(dim)?;
+        slf.get().inner.align_storage(&v, py_to_expr(alignment)?).py()?;
+        Ok(slf.clone())
+    }
+
+    /// `bound_storage(dim, bound)`: store `dim` with extent `bound`,
+    /// whatever region is computed.
+    fn bound_storage<'py>(
+        slf: &Bound<'py, Self>,
+        dim: &Bound<'py, PyAny>,
+        bound: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let v = var_name(dim)?;
+        slf.get().inner.bound_storage(&v, py_to_expr(bound)?).py()?;
         Ok(slf.clone())
     }
 

@@ -24,6 +24,7 @@ pub enum ErrorCode {
     SpecializeFail = -31,
     HostIsNull = -34,
     BadDimensions = -43,
+    StorageBoundTooSmall = -45,
     SplitFactorNotPositive = -46,
 }
 

@@ -889,6 +889,45 @@ impl Func {
     /// modulo `factor` (a circular buffer), where the loop it is computed
     /// in walks that dimension monotonically; lowering checks that each
     /// iteration's footprint fits (see lower/storage_folding).
+    /// `bound_storage(var, extent)`: store `var` with this extent,
+    /// whatever region is computed (Halide's StorageDim::bound).
+    pub fn bound_storage(&self, var: &str, extent: Expr) -> Result<()> {
+        let e = self.storage_dim_expr(var, extent, "bound the storage of", "storage bound")?;
+        let mut c = self.function.write();
+        c.schedule.storage_bounds.retain(|(v, _)| v != var);
+        c.schedule.storage_bounds.push((var.to_string(), e));
+        Ok(())
+    }
+
+    /// `align_storage(var, alignment)`: pad the storage extent of `var` up
+    /// to a multiple of `alignment` (Halide's StorageDim::alignment).
+    pub fn align_storage(&self, var: &str, alignment: Expr) -> Result<()> {
+        let e = self.storage_dim_expr(var, alignment, "align the storage of", "storage alignment")?;
+        let mut c = self.function.write();
+        c.schedule.storage_alignments.retain(|(v, _)| v != var);
+        c.schedule.storage_alignments.push((var.to_string(), e));
+        Ok(())
+    }
+
+    /// `value` as the Int(32) of a storage directive on pure var `var`.
+    fn storage_dim_expr(&self, var: &str, value: Expr, doing: &str, what: &str) -> Result<Expr> {
+        let name = self.name();
+        let args = self.function.args();
+        if !args.iter().any(|a| a == var) {
+            return Err(Error::user(format!(
+                "In schedule for {name}, could not find var {var} to {doing}.\nVars: {}\n",
+                args.join(" ")
+            )));
+        }
+        if !value.ty().is_int_or_uint() || !value.ty().is_scalar() {
+            return Err(Error::user(format!(
+                "The {what} of {name}.{var} must be an integer, not {}.\n",
+                value.ty()
+            )));
+        }
+        crate::lang::operators::cast(crate::ir::Type::i32(), value)
+    }
+
     pub fn fold_storage(&self, var: &str, factor: Expr, fold_forward: bool) -> Result<()> {
         let name = self.name();
         let args = self.function.args();

@@ -193,27 +193,64 @@ impl Flatten<'_> {
         body: Stmt,
     ) -> Stmt {
         let mut extents: Vec<Expr> = bounds.iter().map(|r| r.extent.clone()).collect();
+        // `bound_storage` fixes a dimension's storage extent (checked to
+        // cover the region computed); `align_storage` pads it. The
+        // `.extent` lets stay the region's own extents (memoization keys
+        // and traces read them): only the allocation and strides change.
+        let (storage_bounds, alignments) = self.storage_directives(func, bounds.len());
+        let mut checks = vec![];
+        let extent_vars: Vec<Expr> = (0..bounds.len())
+            .map(|d| Expr::var_i32(format!("{name}.extent.{d}")))
+            .collect();
+        let mut storage = extent_vars.clone();
+        for d in 0..bounds.len() {
+            if let Some((var, bound)) = &storage_bounds[d] {
+                if simplify(&Expr::gt(extents[d].clone(), bound.clone())).is_const_value(1) {
+                    self.fail(Error::user(format!(
+                        "Explicit storage bound ({}) for variable {var} of function {func} is smaller than required ({})\n",
+                        bound,
+                        simplify(&extents[d])
+                    )));
+                }
+                checks.push(Stmt::assert(
+                    Expr::le(extent_vars[d].clone(), bound.clone()),
+                    super::buffer_checks::error_message(crate::ir::ErrorCode::StorageBoundTooSmall, vec![
+                        Expr::string("The explicit allocation bound ("),
+                        bound.clone(),
+                        Expr::string(format!(") of dimension {var} of {func} is too small to store the required region (")),
+                        extent_vars[d].clone(),
+                        Expr::string(")."),
+                    ]),
+                ));
+                storage[d] = bound.clone();
+            }
+            if let Some(a) = &alignments[d] {
+                let padded = Expr::add(storage[d].clone(), Expr::sub(a.clone(), Expr::i32(1)));
+                storage[d] = Expr::mul(Expr::div(padded, a.clone()), a.clone());
+            }
+        }
         if memory_type == MemoryType::Register {
             match self.register_extents(name, &extents) {
                 Some(e) => extents = e,
                 None => return body,
             }
         }
-        let extent_vars: Vec<Expr> = (0..bounds.len())
-            .map(|d| Expr::var_i32(format!("{name}.extent.{d}")))
-            .collect();
         // A hoisted allocation is marked by the Func's name (its Tuple
-        // elements share the region).
+        // elements share the region); it is sized by the storage extents.
         let hoisted = self.hoisted.iter().any(|h| h.name == func);
         let mut out = if hoisted {
-            self.record_hoisted(func, &extents);
+            let own: std::collections::HashMap<String, Expr> = (0..bounds.len())
+                .map(|d| (format!("{name}.extent.{d}"), extents[d].clone()))
+                .collect();
+            let sizes: Vec<Expr> = storage.iter().map(|e| crate::analysis::substitute::substitute_map(&own, e)).collect();
+            self.record_hoisted(func, &sizes);
             body
         } else {
             Stmt::new(StmtNode::Allocate {
                 name: name.to_string(),
                 ty,
                 memory_type,
-                extents: extent_vars.clone(),
+                extents: storage.clone(),
                 condition: condition.clone(),
                 body,
             })
@@ -227,16 +264,41 @@ impl Flatten<'_> {
                 let prev = perm[i - 1];
                 Expr::mul(
                     Expr::var_i32(format!("{name}.stride.{prev}")),
-                    extent_vars[prev].clone(),
+                    storage[prev].clone(),
                 )
             };
             out = Stmt::let_stmt(format!("{name}.stride.{}", perm[i]), stride, out);
+        }
+        if !checks.is_empty() {
+            checks.push(out);
+            out = Stmt::block(checks);
         }
         for (d, r) in bounds.iter().enumerate().rev() {
             out = Stmt::let_stmt(format!("{name}.extent.{d}"), extents[d].clone(), out);
             out = Stmt::let_stmt(format!("{name}.min.{d}"), r.min.clone(), out);
         }
         out
+    }
+
+    /// Per dimension of `func`'s storage, its `bound_storage` (var and
+    /// extent) and `align_storage` alignment.
+    #[allow(clippy::type_complexity)]
+    fn storage_directives(
+        &self,
+        func: &str,
+        dims: usize,
+    ) -> (Vec<Option<(String, Expr)>>, Vec<Option<Expr>>) {
+        let mut bounds = vec![None; dims];
+        let mut aligns = vec![None; dims];
+        if let Some(f) = self.env.funcs.get(func) {
+            let c = f.read();
+            for (d, arg) in c.args.iter().enumerate().take(dims) {
+                let find = |list: &[(String, Expr)]| list.iter().find(|(v, _)| v == arg).map(|(_, e)| e.clone());
+                bounds[d] = find(&c.schedule.storage_bounds).map(|e| (arg.clone(), e));
+                aligns[d] = find(&c.schedule.storage_alignments);
+            }
+        }
+        (bounds, aligns)
     }
 }
 

@@ -348,6 +348,13 @@ pub struct FuncSchedule {
     /// `memoize()`: a process-unique id its cache keys start with (a new
     /// one per call, so a Func memoized again never sees older entries).
     pub memoized: Option<u64>,
+    /// `bound_storage(var, extent)`: the storage of `var` has this extent
+    /// whatever region is computed (checked when the pipeline runs).
+    pub storage_bounds: Vec<(String, Expr)>,
+    /// `align_storage(var, alignment)`: the storage extent of `var` is
+    /// padded up to a multiple of `alignment` (so the strides of the
+    /// dimensions outside it are multiples of it).
+    pub storage_alignments: Vec<(String, Expr)>,
 }
 
 impl Default for FuncSchedule {
@@ -362,6 +369,8 @@ impl Default for FuncSchedule {
             hoist_storage_level: LoopLevel::Inlined,
             level_handles: [None; 3],
             memoized: None,
+            storage_bounds: vec![],
+            storage_alignments: vec![],
         }
     }
 }
@@ -377,6 +386,8 @@ impl FuncSchedule {
         });
         bounds
             .chain(self.folds.iter().map(|f| f.factor.clone()))
+            .chain(self.storage_bounds.iter().map(|(_, e)| e.clone()))
+            .chain(self.storage_alignments.iter().map(|(_, e)| e.clone()))
             .collect()
     }
     pub fn level(&self, slot: LevelSlot) -> &LoopLevel {

@@ -431,6 +431,8 @@ impl<E: ExprTable> Encode<E> for FuncSchedule {
             hoist_storage_level,
             level_handles: _,
             memoized,
+            storage_bounds,
+            storage_alignments,
         } = self;
         compute_level.encode(e);
         store_level.encode(e);
@@ -440,6 +442,8 @@ impl<E: ExprTable> Encode<E> for FuncSchedule {
         memory_type.encode(e);
         hoist_storage_level.encode(e);
         memoized.is_some().encode(e);
+        storage_bounds.encode(e);
+        storage_alignments.encode(e);
     }
 }
 impl<'a, D: ExprLookup<'a>> Decode<D> for FuncSchedule {
@@ -454,6 +458,8 @@ impl<'a, D: ExprLookup<'a>> Decode<D> for FuncSchedule {
             hoist_storage_level: LoopLevel::decode(d)?,
             level_handles: [None; 3],
             memoized: bool::decode(d)?.then(crate::lang::func::next_memoize_id),
+            storage_bounds: Vec::decode(d)?,
+            storage_alignments: Vec::decode(d)?,
         })
     }
 }
