@@ -56,5 +56,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_reduction::register(m)?;
     py_live::register(m)?;
     py_serialize::register(m)?;
+    py_enum::register(m)?;
     Ok(())
 }

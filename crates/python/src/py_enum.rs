@@ -70,3 +70,36 @@ macro_rules! halide_enum {
 }
 
 pub(crate) use halide_enum;
+
+halide_enum!(
+    /// How `prefetch` keeps its reads inside the buffer (prefetch itself
+    /// is not implemented yet and says so).
+    PyPrefetchBoundStrategy, "PrefetchBoundStrategy", [
+    Clamp = 0,
+    GuardWithIf = 1,
+    NonFaulting = 2,
+]);
+halide_enum!(
+    /// The linkage of a lowered function in a Module.
+    PyLinkageType, "LinkageType", [
+    External = 0,
+    ExternalPlusMetadata = 1,
+    ExternalPlusArgv = 2,
+    Internal = 3,
+]);
+halide_enum!(
+    /// How a lowered function's name is mangled.
+    PyNameMangling, "NameMangling", [
+    Default = 0,
+    C = 1,
+    CPlusPlus = 2,
+]);
+
+/// The enums that only name values for the API (no directive takes them yet).
+pub fn register(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
+    use pyo3::types::PyModuleMethods;
+    m.add_class::<PyPrefetchBoundStrategy>()?;
+    m.add_class::<PyLinkageType>()?;
+    m.add_class::<PyNameMangling>()?;
+    Ok(())
+}
