@@ -449,3 +449,23 @@ def test_f64_of_a_python_float_keeps_double_precision(hl):
     f = hl.Func("f")
     f[x] = x * hl.f64(0.123456789012345678) * (hl.f64(0.1) + hl.f64(0.2))
     return f.realize([10])
+
+
+@differential()
+def test_argument_estimates(hl):
+    x = hl.Var("x")
+    p = hl.Param(hl.Int(32), "p", 3)
+    p.set_range(0, 10)
+    p.set_estimate(5)
+    im = hl.ImageParam(hl.UInt(8), 2, "im")
+    im.set_estimates([(0, 100), (0, 50)])
+    f = hl.Func("f")
+    f[x] = im[x, 0] + p
+    out = []
+    for a in f.infer_arguments():
+        e = a.argument_estimates
+        out.append((a.name, repr(e.scalar_def), repr(e.scalar_min), repr(e.scalar_max),
+                    repr(e.scalar_estimate),
+                    [(repr(r.min), repr(r.extent)) for r in e.buffer_estimates]))
+    empty = hl.ArgumentEstimates()
+    return out, repr(empty.scalar_def), len(empty.buffer_estimates)

@@ -15,6 +15,8 @@ use ferrohalide_driver::callable::{
 };
 use ferrohalide_driver::pipeline::{self, InputValue};
 use ferrohalide_core::autoschedule::{AutoSchedulerResults, AutoschedulerParams};
+use ferrohalide_core::ir::Expr;
+use crate::py_expr::PyExpr;
 use ferrohalide_core::buffer::Buffer;
 use ferrohalide_core::ir::Type;
 use ferrohalide_core::lang::function::Function;
@@ -228,12 +230,13 @@ pub fn infer_arguments_py(py: Python<'_>, outputs: &[Function]) -> PyResult<Vec<
     let inputs = crate::gil::detached(py, || pipeline_inputs(outputs)).py()?;
     let mut out = vec![];
     for b in &inputs.buffers {
-        if let InputBuffer::Param(_) = b {
-            out.push(PyArgument::new(py, b.name(), 1, b.dimensions(), b.ty())?);
+        if let InputBuffer::Param(p) = b {
+            let e = PyArgumentEstimates::of(p);
+            out.push(PyArgument::new(py, b.name(), 1, b.dimensions(), b.ty(), e)?);
         }
     }
     for p in &inputs.scalars {
-        out.push(PyArgument::new(py, p.name(), 0, 0, p.ty())?);
+        out.push(PyArgument::new(py, p.name(), 0, 0, p.ty(), PyArgumentEstimates::of(p))?);
     }
     Ok(out)
 }
@@ -665,6 +668,72 @@ impl PyAutoSchedulerResults {
 
 static ARGUMENT_KIND: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
+/// `hl.ArgumentEstimates`: what an autoscheduler knows of an argument: a
+/// scalar's default, range and estimate, a buffer's per-dimension (min,
+/// extent) estimates.
+#[pyclass(name = "ArgumentEstimates", module = "ferrohalide")]
+#[derive(Clone, Default)]
+pub struct PyArgumentEstimates {
+    scalar_def: Option<Expr>,
+    scalar_min: Option<Expr>,
+    scalar_max: Option<Expr>,
+    scalar_estimate: Option<Expr>,
+    buffer_estimates: Vec<(Option<Expr>, Option<Expr>)>,
+}
+
+impl PyArgumentEstimates {
+    /// The estimates a Parameter carries.
+    fn of(p: &ferrohalide_core::lang::parameter::Parameter) -> PyArgumentEstimates {
+        let buffer_estimates = p
+            .constraints()
+            .into_iter()
+            .map(|c| (c.min_estimate, c.extent_estimate))
+            .collect();
+        let c = p.lock();
+        PyArgumentEstimates {
+            scalar_def: c.scalar.clone(),
+            scalar_min: c.min_value.clone(),
+            scalar_max: c.max_value.clone(),
+            scalar_estimate: c.estimate.clone(),
+            buffer_estimates,
+        }
+    }
+}
+
+#[pymethods]
+impl PyArgumentEstimates {
+    #[new]
+    fn py_new() -> Self {
+        Self::default()
+    }
+    #[getter]
+    fn scalar_def(&self) -> PyExpr {
+        PyExpr::from_opt(self.scalar_def.clone())
+    }
+    #[getter]
+    fn scalar_min(&self) -> PyExpr {
+        PyExpr::from_opt(self.scalar_min.clone())
+    }
+    #[getter]
+    fn scalar_max(&self) -> PyExpr {
+        PyExpr::from_opt(self.scalar_max.clone())
+    }
+    #[getter]
+    fn scalar_estimate(&self) -> PyExpr {
+        PyExpr::from_opt(self.scalar_estimate.clone())
+    }
+    #[getter]
+    fn buffer_estimates(&self) -> Vec<crate::py_boundary::PyRange> {
+        self.buffer_estimates
+            .iter()
+            .map(|(min, extent)| crate::py_boundary::PyRange { min: min.clone(), extent: extent.clone() })
+            .collect()
+    }
+    fn __repr__(&self) -> String {
+        "<halide.ArgumentEstimates>".to_string()
+    }
+}
+
 #[pyclass(name = "Argument", module = "ferrohalide", frozen)]
 pub struct PyArgument {
     #[pyo3(get)]
@@ -674,6 +743,8 @@ pub struct PyArgument {
     #[pyo3(get)]
     dimensions: usize,
     ty: Type,
+    #[pyo3(get)]
+    argument_estimates: PyArgumentEstimates,
 }
 
 impl PyArgument {
@@ -683,6 +754,7 @@ impl PyArgument {
         kind: u8,
         dimensions: usize,
         ty: Type,
+        estimates: PyArgumentEstimates,
     ) -> PyResult<PyArgument> {
         let cls = ARGUMENT_KIND
             .get(py)
@@ -692,6 +764,7 @@ impl PyArgument {
             kind: cls.bind(py).call1((kind,))?.unbind(),
             dimensions,
             ty,
+            argument_estimates: estimates,
         })
     }
 }
@@ -863,6 +936,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPipeline>()?;
     m.add_class::<PyAutoSchedulerResults>()?;
     m.add_class::<PyArgument>()?;
+    m.add_class::<PyArgumentEstimates>()?;
     m.add_class::<PyCallable>()?;
     Ok(())
 }
