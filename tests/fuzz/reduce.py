@@ -59,10 +59,11 @@ def signature(runs, text):
 
 
 def message_key(outcome):
-    """The start of an error message without names and numbers."""
+    """The start of an error message without names and numbers (buffer
+    names like `b17185` count as numbers: they change with every run)."""
     if outcome[0] != "error":
         return None
-    msg = re.sub(r"[\w.]*\$\d+[\w.$]*|\b\d+\b", "#", outcome[2])
+    msg = re.sub(r"[\w.]*\$\d+[\w.$]*|\d+", "#", outcome[2])
     return " ".join(msg.split())[:70]
 
 

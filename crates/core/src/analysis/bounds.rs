@@ -1174,22 +1174,28 @@ fn refine_scope(scope: &mut Scope, cond: &Expr) {
         ExprNode::Binary { op, a, b }
             if op.is_comparison() && a.ty().is_scalar() && a.ty().is_int() =>
         {
-            let mirrored = match op {
-                BinOp::LE => BinOp::GE,
-                BinOp::LT => BinOp::GT,
-                BinOp::GE => BinOp::LE,
-                BinOp::GT => BinOp::LT,
+            // Each comparison as one or two one-sided ones, with the
+            // mirrored form for the right-hand side (`x == c` bounds x on
+            // both sides: fuzz seed 10282, an RDom `where(r.x == 2)`).
+            let sides: &[(BinOp, BinOp)] = match op {
+                BinOp::LE => &[(BinOp::LE, BinOp::GE)],
+                BinOp::LT => &[(BinOp::LT, BinOp::GT)],
+                BinOp::GE => &[(BinOp::GE, BinOp::LE)],
+                BinOp::GT => &[(BinOp::GT, BinOp::LT)],
+                BinOp::EQ => &[(BinOp::LE, BinOp::GE), (BinOp::GE, BinOp::LE)],
                 _ => return,
             };
             // Refine whichever side is a variable with an interval (a loop
             // variable, or a let the caller gave one): `min <= x` bounds x.
             let in_scope = |e: &Expr| e.as_variable().is_some_and(|v| scope.contains_key(v));
             let (left, right) = (in_scope(a), in_scope(b));
-            if left || !right {
-                refine_variable(scope, a, *op, b);
-            }
-            if right {
-                refine_variable(scope, b, mirrored, a);
+            for &(forward, mirrored) in sides {
+                if left || !right {
+                    refine_variable(scope, a, forward, b);
+                }
+                if right {
+                    refine_variable(scope, b, mirrored, a);
+                }
             }
         }
         _ => {}
@@ -1507,5 +1513,19 @@ mod guard_tests {
         let s = Stmt::for_loop("x", Expr::sub(m.clone(), Expr::i32(4)), Expr::i32(10), crate::ir::ForType::Serial, body);
         let b = box_provided(&s, "f", &Scope::new()).unwrap();
         assert_eq!(b[0].min.as_ref().unwrap().to_string(), "m");
+    }
+
+    #[test]
+    fn an_equality_guard_bounds_both_sides() {
+        let x = Expr::var_i32("x");
+        let body = Stmt::if_then_else(
+            Expr::eq(x.clone(), Expr::i32(2)),
+            Stmt::provide("f", vec![Expr::i32(0)], vec![x.clone()], Expr::bool_const(true)),
+            None,
+        );
+        let s = Stmt::for_loop("x", Expr::i32(-3), Expr::i32(16), crate::ir::ForType::Serial, body);
+        let b = box_provided(&s, "f", &Scope::new()).unwrap();
+        assert_eq!(simplify(b[0].min.as_ref().unwrap()).as_int_const(), Some(2));
+        assert_eq!(simplify(b[0].max.as_ref().unwrap()).as_int_const(), Some(2));
     }
 }
