@@ -594,17 +594,27 @@ fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> I
                     Some(Expr::select(pos.clone(), e_lo.clone(), e_hi.clone())),
                     Some(Expr::select(pos, e_hi, e_lo)),
                 )
-            } else if ty.is_float() {
-                Interval::everything()
-            } else {
-                // Denominator of unknown sign: |a / b| <= |a|.
-                match (&ia.min, &ia.max) {
-                    (Some(lo), Some(hi)) => {
-                        let m = Expr::max(Expr::sub(Expr::zero(ty), lo.clone()), hi.clone());
-                        Interval::new(Some(Expr::sub(Expr::zero(ty), m.clone())), Some(m))
-                    }
-                    _ => Interval::everything(),
+            } else if let (Some(lo), Some(hi), Some(blo), Some(bhi), false) =
+                (&ia.min, &ia.max, &ib.min, &ib.max, ty.is_float())
+            {
+                // A divisor range of known sign: the quotient is monotonic
+                // in each operand (Euclidean division rounds monotonically),
+                // so its extremes are at the corners (Halide's Bounds.cpp;
+                // fuzz seed 11004: n / clamp(d, 58, 59) is not |n|-wide).
+                let known_sign = const_sign(blo) == Some(1) || const_sign(bhi) == Some(-1);
+                if known_sign {
+                    let q = |a: &Expr, b: &Expr| Expr::div(a.clone(), b.clone());
+                    let corners = [q(lo, blo), q(lo, bhi), q(hi, blo), q(hi, bhi)];
+                    let lowest = corners.iter().cloned().reduce(Expr::min);
+                    let highest = corners.into_iter().reduce(Expr::max);
+                    Interval::new(lowest, highest)
+                } else {
+                    within_magnitude(ty, lo, hi)
                 }
+            } else if let (Some(lo), Some(hi), false) = (&ia.min, &ia.max, ty.is_float()) {
+                within_magnitude(ty, lo, hi)
+            } else {
+                Interval::everything()
             }
         }
         BinOp::Mod => {
@@ -670,6 +680,13 @@ fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> I
         }
         _ => Interval::of_type(ty),
     }
+}
+
+/// `[-m, m]` with `m = max(-lo, hi)`: an integer quotient of a dividend
+/// in `[lo, hi]` by a divisor of unknown sign (`|a / b| <= |a|`).
+fn within_magnitude(ty: Type, lo: &Expr, hi: &Expr) -> Interval {
+    let m = Expr::max(Expr::sub(Expr::zero(ty), lo.clone()), hi.clone());
+    Interval::new(Some(Expr::sub(Expr::zero(ty), m.clone())), Some(m))
 }
 
 /// Is every variable of `e` a pipeline parameter (a Param, or a buffer's
@@ -1418,6 +1435,23 @@ mod tests {
         let iv = bounds_of_expr(&e, &scope);
         assert_eq!(simplify(&iv.max.unwrap()).as_int_const(), Some(5));
         assert_eq!(simplify(&iv.min.unwrap()).as_int_const(), Some(0));
+    }
+
+    #[test]
+    fn a_divisor_of_known_sign_bounds_the_quotient_by_its_corners() {
+        // Fuzz seed 11004: n in [-128, 127] divided by d in [58, 59] is in
+        // [-3, 2] (Euclidean), not [-128, 128]; a negative range mirrors.
+        let mut scope = Scope::new();
+        scope.insert("n".into(), Interval::new(Some(Expr::i32(-128)), Some(Expr::i32(127))));
+        scope.insert("d".into(), Interval::new(Some(Expr::i32(58)), Some(Expr::i32(59))));
+        scope.insert("e".into(), Interval::new(Some(Expr::i32(-59)), Some(Expr::i32(-58))));
+        let n = Expr::var_i32("n");
+        let iv = bounds_of_expr(&Expr::div(n.clone(), Expr::var_i32("d")), &scope);
+        assert_eq!(simplify(&iv.min.unwrap()).as_int_const(), Some(-3));
+        assert_eq!(simplify(&iv.max.unwrap()).as_int_const(), Some(2));
+        let iv = bounds_of_expr(&Expr::div(n, Expr::var_i32("e")), &scope);
+        assert_eq!(simplify(&iv.min.unwrap()).as_int_const(), Some(-2));
+        assert_eq!(simplify(&iv.max.unwrap()).as_int_const(), Some(3));
     }
 
     #[test]
