@@ -200,21 +200,20 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                     },
                     None => false,
                 };
+                // The ends are constants that fit: fold their casts, so
+                // that later steps read them as constants (a Bool cast of
+                // `e & 1` left unfolded made `6 - u8(b)` look unbounded:
+                // fuzz seed 10922).
+                let folded = |x: Expr| simplify(&Expr::cast(ty, x));
                 if fits(&ia.min) && fits(&ia.max) {
-                    Interval::new(
-                        map_opt(&ia.min, |x| Expr::cast(ty, x)),
-                        map_opt(&ia.max, |x| Expr::cast(ty, x)),
-                    )
+                    Interval::new(map_opt(&ia.min, folded), map_opt(&ia.max, folded))
                 } else {
                     // The simplifier may still prove every value of `a`
                     // fits (through bitwise ops, say): then the cast is
                     // exact over those constant bounds.
                     let ic = constant_bounds(a);
                     if fits(&ic.min) && fits(&ic.max) {
-                        Interval::new(
-                            map_opt(&ic.min, |x| Expr::cast(ty, x)),
-                            map_opt(&ic.max, |x| Expr::cast(ty, x)),
-                        )
+                        Interval::new(map_opt(&ic.min, folded), map_opt(&ic.max, folded))
                     } else {
                         Interval::of_type(ty)
                     }
@@ -1452,6 +1451,20 @@ mod tests {
         let iv = bounds_of_expr(&Expr::div(n, Expr::var_i32("e")), &scope);
         assert_eq!(simplify(&iv.min.unwrap()).as_int_const(), Some(-2));
         assert_eq!(simplify(&iv.max.unwrap()).as_int_const(), Some(3));
+    }
+
+    #[test]
+    fn constant_ends_of_a_narrowing_cast_are_folded() {
+        // Fuzz seed 10922: 6 - u8(bool(x & 1)) is 5 or 6, not any u8.
+        let mut scope = Scope::new();
+        let i16t = Type::int(16);
+        scope.insert("x".into(), Interval::of_type(i16t));
+        let bit = Expr::intrinsic(i16t, Intrinsic::BitwiseAnd, vec![Expr::var(i16t, "x"), Expr::int_imm(i16t, 1)]);
+        let b = Expr::cast(Type::uint(8), Expr::cast(Type::bool(), bit));
+        let e = Expr::sub(Expr::uint_imm(Type::uint(8), 6), b);
+        let iv = bounds_of_expr(&e, &scope);
+        assert_eq!(simplify(&iv.min.unwrap()).as_uint_const(), Some(5));
+        assert_eq!(simplify(&iv.max.unwrap()).as_uint_const(), Some(6));
     }
 
     #[test]
