@@ -11,6 +11,11 @@
 #[macro_export]
 macro_rules! schedule_methods {
     ($cls:ty, $stage_of:path) => {
+        $crate::schedule_methods!(@methods $cls, $stage_of, [
+            gpu_blocks, gpu_threads, gpu_lanes, gpu, gpu_tile, gpu_single_thread, hexagon
+        ]);
+    };
+    (@methods $cls:ty, $stage_of:path, [$($device:ident),* $(,)?]) => {
         #[pyo3::pymethods]
         impl $cls {
             #[pyo3(signature = (old, outer, inner, factor, tail=None))]
@@ -212,105 +217,19 @@ macro_rules! schedule_methods {
                 Ok(slf.clone())
             }
 
-            // The device directives (py_device_schedule).
-            #[pyo3(signature = (*args, **kwargs))]
-            fn gpu_blocks<'py>(
-                slf: &pyo3::Bound<'py, Self>,
-                args: &pyo3::Bound<'py, pyo3::types::PyTuple>,
-                kwargs: Option<&pyo3::Bound<'py, pyo3::types::PyDict>>,
-            ) -> pyo3::PyResult<pyo3::Bound<'py, Self>> {
-                $crate::py_device_schedule::device_directive(
-                    &$stage_of(slf.get()),
-                    "gpu_blocks",
-                    args,
-                    kwargs,
-                )?;
-                Ok(slf.clone())
-            }
-            #[pyo3(signature = (*args, **kwargs))]
-            fn gpu_threads<'py>(
-                slf: &pyo3::Bound<'py, Self>,
-                args: &pyo3::Bound<'py, pyo3::types::PyTuple>,
-                kwargs: Option<&pyo3::Bound<'py, pyo3::types::PyDict>>,
-            ) -> pyo3::PyResult<pyo3::Bound<'py, Self>> {
-                $crate::py_device_schedule::device_directive(
-                    &$stage_of(slf.get()),
-                    "gpu_threads",
-                    args,
-                    kwargs,
-                )?;
-                Ok(slf.clone())
-            }
-            #[pyo3(signature = (*args, **kwargs))]
-            fn gpu_lanes<'py>(
-                slf: &pyo3::Bound<'py, Self>,
-                args: &pyo3::Bound<'py, pyo3::types::PyTuple>,
-                kwargs: Option<&pyo3::Bound<'py, pyo3::types::PyDict>>,
-            ) -> pyo3::PyResult<pyo3::Bound<'py, Self>> {
-                $crate::py_device_schedule::device_directive(
-                    &$stage_of(slf.get()),
-                    "gpu_lanes",
-                    args,
-                    kwargs,
-                )?;
-                Ok(slf.clone())
-            }
-            #[pyo3(signature = (*args, **kwargs))]
-            fn gpu<'py>(
-                slf: &pyo3::Bound<'py, Self>,
-                args: &pyo3::Bound<'py, pyo3::types::PyTuple>,
-                kwargs: Option<&pyo3::Bound<'py, pyo3::types::PyDict>>,
-            ) -> pyo3::PyResult<pyo3::Bound<'py, Self>> {
-                $crate::py_device_schedule::device_directive(
-                    &$stage_of(slf.get()),
-                    "gpu",
-                    args,
-                    kwargs,
-                )?;
-                Ok(slf.clone())
-            }
-            #[pyo3(signature = (*args, **kwargs))]
-            fn gpu_tile<'py>(
-                slf: &pyo3::Bound<'py, Self>,
-                args: &pyo3::Bound<'py, pyo3::types::PyTuple>,
-                kwargs: Option<&pyo3::Bound<'py, pyo3::types::PyDict>>,
-            ) -> pyo3::PyResult<pyo3::Bound<'py, Self>> {
-                $crate::py_device_schedule::device_directive(
-                    &$stage_of(slf.get()),
-                    "gpu_tile",
-                    args,
-                    kwargs,
-                )?;
-                Ok(slf.clone())
-            }
-            #[pyo3(signature = (*args, **kwargs))]
-            fn gpu_single_thread<'py>(
-                slf: &pyo3::Bound<'py, Self>,
-                args: &pyo3::Bound<'py, pyo3::types::PyTuple>,
-                kwargs: Option<&pyo3::Bound<'py, pyo3::types::PyDict>>,
-            ) -> pyo3::PyResult<pyo3::Bound<'py, Self>> {
-                $crate::py_device_schedule::device_directive(
-                    &$stage_of(slf.get()),
-                    "gpu_single_thread",
-                    args,
-                    kwargs,
-                )?;
-                Ok(slf.clone())
-            }
-            #[pyo3(signature = (*args, **kwargs))]
-            fn hexagon<'py>(
-                slf: &pyo3::Bound<'py, Self>,
-                args: &pyo3::Bound<'py, pyo3::types::PyTuple>,
-                kwargs: Option<&pyo3::Bound<'py, pyo3::types::PyDict>>,
-            ) -> pyo3::PyResult<pyo3::Bound<'py, Self>> {
-                $crate::py_device_schedule::device_directive(
-                    &$stage_of(slf.get()),
-                    "hexagon",
-                    args,
-                    kwargs,
-                )?;
-                Ok(slf.clone())
-            }
+            // The device directives (py_device_schedule), one per name.
+            $(
+                #[pyo3(signature = (*args, **kwargs))]
+                fn $device<'py>(
+                    slf: &pyo3::Bound<'py, Self>,
+                    args: &pyo3::Bound<'py, pyo3::types::PyTuple>,
+                    kwargs: Option<&pyo3::Bound<'py, pyo3::types::PyDict>>,
+                ) -> pyo3::PyResult<pyo3::Bound<'py, Self>> {
+                    let stage = $stage_of(slf.get());
+                    $crate::py_device_schedule::device_directive(&stage, stringify!($device), args, kwargs)?;
+                    Ok(slf.clone())
+                }
+            )*
         }
     };
 }
