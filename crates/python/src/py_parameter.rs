@@ -8,7 +8,7 @@ use pyo3::types::PyTuple;
 
 use ferrohalide_core::ir::ExprNode;
 use ferrohalide_core::lang::output_buffer::Dimension;
-use ferrohalide_core::lang::parameter::{scalar_immediate, unique_param_name, Parameter};
+use ferrohalide_core::lang::parameter::{unique_param_name, Parameter};
 
 use crate::errors::{HalideError, IntoPy};
 use crate::py_buffer::{wrap_buffer, PyBuffer};
@@ -210,9 +210,7 @@ impl PyParameter {
                     ferrohalide_core::lang::parameter::immediate_value(&e).ok_or_else(|| {
                         HalideError::new_err("Error: a Parameter's estimate must be a constant\n")
                     })?;
-                let imm = scalar_immediate(p.ty(), v).py()?;
-                p.lock().estimate = Some(imm);
-                Ok(())
+                p.set_estimate(v).py()
             }
         }
     }
@@ -229,18 +227,14 @@ impl PyParameter {
         self.dim(dim)?.set_stride(py_to_opt_expr(expr)?).py()
     }
     fn set_min_constraint_estimate(&self, dim: i64, expr: &Bound<'_, PyAny>) -> PyResult<()> {
-        let e = py_to_opt_expr(expr)?;
-        let extent = self.dim(dim)?.param.constraints()[dim as usize]
-            .extent_estimate
-            .clone();
-        self.dim(dim)?.set_estimate(e, extent).py()
+        let d = self.dim(dim)?;
+        let extent = d.param.constraints()[d.index].extent_estimate.clone();
+        d.set_estimate(py_to_opt_expr(expr)?, extent).py()
     }
     fn set_extent_constraint_estimate(&self, dim: i64, expr: &Bound<'_, PyAny>) -> PyResult<()> {
-        let e = py_to_opt_expr(expr)?;
-        let min = self.dim(dim)?.param.constraints()[dim as usize]
-            .min_estimate
-            .clone();
-        self.dim(dim)?.set_estimate(min, e).py()
+        let d = self.dim(dim)?;
+        let min = d.param.constraints()[d.index].min_estimate.clone();
+        d.set_estimate(min, py_to_opt_expr(expr)?).py()
     }
     fn min_constraint(&self, dim: i64) -> PyResult<PyExpr> {
         self.constraint(dim, |c| c.min.clone())
