@@ -911,14 +911,8 @@ impl Func {
 
     /// `value` as the Int(32) of a storage directive on pure var `var`.
     fn storage_dim_expr(&self, var: &str, value: Expr, doing: &str, what: &str) -> Result<Expr> {
+        self.require_pure_var(var, doing)?;
         let name = self.name();
-        let args = self.function.args();
-        if !args.iter().any(|a| a == var) {
-            return Err(Error::user(format!(
-                "In schedule for {name}, could not find var {var} to {doing}.\nVars: {}\n",
-                args.join(" ")
-            )));
-        }
         if !value.ty().is_int_or_uint() || !value.ty().is_scalar() {
             return Err(Error::user(format!(
                 "The {what} of {name}.{var} must be an integer, not {}.\n",
@@ -928,15 +922,23 @@ impl Func {
         crate::lang::operators::cast(crate::ir::Type::i32(), value)
     }
 
-    pub fn fold_storage(&self, var: &str, factor: Expr, fold_forward: bool) -> Result<()> {
-        let name = self.name();
+    /// Halide's error for a storage directive on `var` that is not a pure
+    /// var of this Func ("could not find var x to `doing`").
+    fn require_pure_var(&self, var: &str, doing: &str) -> Result<()> {
         let args = self.function.args();
-        if !args.iter().any(|a| a == var) {
-            return Err(Error::user(format!(
-                "In schedule for {name}, could not find var {var} to fold the storage of.\nVars: {}\n",
-                args.join(" ")
-            )));
+        if args.iter().any(|a| a == var) {
+            return Ok(());
         }
+        Err(Error::user(format!(
+            "In schedule for {}, could not find var {var} to {doing}.\nVars: {}\n",
+            self.name(),
+            args.join(" ")
+        )))
+    }
+
+    pub fn fold_storage(&self, var: &str, factor: Expr, fold_forward: bool) -> Result<()> {
+        self.require_pure_var(var, "fold the storage of")?;
+        let name = self.name();
         if factor.ty() != crate::ir::Type::i32() {
             return Err(Error::user(format!(
                 "The fold factor of {name}.{var} must be an Int(32), not {}.\n",
