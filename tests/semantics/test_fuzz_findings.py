@@ -977,3 +977,43 @@ def test_a_blend_split_whose_outer_loop_is_vectorized_is_an_error(tail):
     f.vectorize(x, 8)
     with pytest.raises(hl.HalideError, match="must run in order"):
         f.realize([13, 3])
+
+
+# ---------------------------------------------------------------------------------
+# Stages nothing reads once the definitions are simplified (fuzz seed 7187)
+# ---------------------------------------------------------------------------------
+def _read_through_dead_mux(hl, f1_update, schedule):
+    """f1 is bounded too tightly for f2, but f2 is read only in a mux branch
+    that is never taken: the stages are skipped, and so are f1's checks."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f1, f2, f3 = hl.Func("f1"), hl.Func("f2"), hl.Func("f3")
+    f1[x, y] = x + y
+    if f1_update:
+        f1[x, y] = f1[x, y] * 2  # unscheduled: computed where it is used, in f2
+    f2[x, y] = f1[x, y] + f1[x + 1, y + 2]
+    f3[x, y] = hl.mux(0, [x * 3 + y, f2[x, y]])
+    schedule(f1, f2)
+    f1.bound_extent(y, 1)
+    return f3.realize([6, 4])
+
+
+@differential()
+def test_dead_stage_with_updates_skips_its_bound_check(hl):
+    return _read_through_dead_mux(hl, True, lambda f1, f2: f2.compute_root())
+
+
+@differential(expect_error=True)
+def test_dead_stage_chain_computed_at_root_keeps_root_checks(hl):
+    """A check made where a Func is stored stays, though its stage is skipped."""
+    return _read_through_dead_mux(
+        hl, False, lambda f1, f2: (f1.compute_root(), f2.compute_root()))
+
+
+@differential(expect_error=True)
+def test_live_stage_keeps_its_bound_check(hl):
+    x, y = hl.Var("x"), hl.Var("y")
+    f1, f2 = hl.Func("f1"), hl.Func("f2")
+    f1[x, y] = x + y
+    f2[x, y] = hl.mux(1, [x, f1[x, y + 2]])
+    f1.compute_root().bound(y, 0, 1)
+    f2.realize([6, 4])

@@ -142,6 +142,7 @@ pub mod validate_device_loops;
 pub mod validate_schedule;
 pub mod vectorize_loops;
 pub mod remove_undef;
+pub mod skip_dead_stages;
 
 /// A lowered pipeline plus the concrete input Buffers its Funcs read.
 #[derive(Clone, Debug)]
@@ -357,6 +358,12 @@ fn lower_environment(
     };
     s = log.run("buffer checks", s, |s| {
         buffer_checks::add_buffer_checks(s.clone(), env, outputs)
+    })?;
+    // After the buffer checks, as Halide's skip_stages: inputs a dead stage
+    // would read are still checked.
+    let output_names: Vec<String> = outputs.iter().map(|o| o.name()).collect();
+    s = log.run("skip dead stages", s, |s| {
+        Ok(skip_dead_stages::skip_dead_stages(s, &output_names))
     })?;
     let mut slides = vec![];
     s = log.run("sliding window", s, |s| {

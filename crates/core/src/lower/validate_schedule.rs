@@ -87,7 +87,7 @@ impl Visitor for LegalSites<'_> {
     }
 }
 
-fn stmt_uses_func(s: &Stmt, func: &str) -> bool {
+pub(crate) fn stmt_uses_func(s: &Stmt, func: &str) -> bool {
     struct Uses<'a> {
         func: &'a str,
         found: bool,
