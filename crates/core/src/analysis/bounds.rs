@@ -955,12 +955,26 @@ impl BoxCollector {
     /// a region neither branch touches, e.g. a vectorized branch's shifted
     /// tail when the other branch runs); one touched by a single branch
     /// keeps that branch's box.
+    ///
+    /// Each branch is also visited assuming its condition: a variable
+    /// fixed at this level (a consumer's loop variable outside it) is one
+    /// point, and `x < 2` makes the else branch's region start at
+    /// `max(x, 2)`, empty where the branch is not taken (Halide's stage
+    /// variables are always in its scope, so it trims them the same way;
+    /// fuzz seed 9193).
     fn conditional(&mut self, c: &Expr, then_case: &Stmt, else_case: Option<&Stmt>) {
         let outer = std::mem::take(&mut self.boxes);
+        let saved = self.scope.clone();
+        self.assume(c);
         self.stmt(then_case);
+        self.scope = saved.clone();
         let then_boxes = std::mem::take(&mut self.boxes);
         if let Some(e) = else_case {
+            if let Some(negated) = negated_comparison(c) {
+                self.assume(&negated);
+            }
             self.stmt(e);
+            self.scope = saved;
         }
         let mut else_boxes = std::mem::replace(&mut self.boxes, outer);
         let pick = |a: &Option<Expr>, b: &Option<Expr>| match (a, b) {
