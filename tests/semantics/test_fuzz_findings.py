@@ -1017,3 +1017,20 @@ def test_live_stage_keeps_its_bound_check(hl):
     f2[x, y] = hl.mux(1, [x, f1[x, y + 2]])
     f1.compute_root().bound(y, 0, 1)
     f2.realize([6, 4])
+
+
+@differential()
+@pytest.mark.parametrize("width", [3, 8, 11])
+def test_select_branch_trims_producer_region_at_inner_level(hl, width):
+    """g is read only where x >= 2 (the select's false branch), computed per
+    point of f's x loop: its region there is empty for x < 2, so its own
+    producer h needs rows 2.. only and a bound(y, 1, ...) is enough (fuzz
+    seed 9193)."""
+    x, y = hl.Var("x"), hl.Var("y")
+    h, g, f = hl.Func("h"), hl.Func("g"), hl.Func("f")
+    h[x, y] = x * 10 + y
+    g[x, y] = h[0, x] + h[x // 2, 3]
+    g[x, y] = g[x, y] + 1  # unscheduled with an update: computed at f's x loop
+    f[x, y] = hl.select(x < 2, -1, g[x, 2])
+    h.compute_root().bound(y, 1, 20)
+    return f.realize([width, 3])
