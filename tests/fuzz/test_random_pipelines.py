@@ -86,3 +86,18 @@ def test_random_pipelines(tmp_path):
     assert not lines, (f"{len(unexpected)} unexpected failures, {len(fixed)} expected failures that pass "
                        f"(repros in {out_dir}; python tests/fuzz/gen.py SEED prints a program):\n"
                        + "\n".join(lines))
+
+
+def test_verdict_separates_region_differences_from_wrong_values():
+    """An output grown to another region than halide's, with every requested
+    window equal, is a listed difference (D3); a value difference stays wrong."""
+    import numpy as np
+
+    vals = [np.arange(4), np.arange(3)]
+    ok = lambda regions: ("ok", vals, [np.array(r) for r in regions])  # noqa: E731
+    mine, theirs = ok([[[0, 4]], [[0, 3]]]), ok([[[0, 4]], [[-1, 5]]])
+    assert verdict.classify(mine, mine, theirs, theirs)[0] == "region-difference"
+    other = ("ok", [np.arange(4), np.arange(3) + 1], [np.array([[0, 4]]), np.array([[0, 3]])])
+    assert verdict.classify(mine, mine, other, other)[0] == "wrong"
+    assert verdict.classify(mine, mine, mine, mine)[0] == "ok"
+    assert "region-difference" not in verdict.FAILING

@@ -21,14 +21,17 @@ Classes (the first that applies):
     not-implemented  ferrohalide raised "... is not implemented" where halide ran
     raises           ferrohalide raised, halide ran
     accepts          halide rejected the program (or schedule), ferrohalide ran it
-    wrong            fh S differs from fh U, or fh U differs from halide U (or
-                     an output region differs from halide's in the same mode)
+    wrong            fh S differs from fh U, or fh U differs from halide U
     internal         both raised, ferrohalide with an internal error
     halide-bug       fh U == fh S, but halide's result differs; or the seed is
                      listed in known_halide_bugs.txt (the reference is wrong there)
                      and would be wrong (U), raises or accepts
     ref-crash        halide crashed or hung, ferrohalide agrees with itself
     both-error       both raised (detail says whether the messages look alike)
+    region-difference  every output's requested window agrees, but the region an
+                     output grew to (another output reads it) differs from halide's
+                     in the same mode: each side's bounds analysis decides how far
+                     (a listed difference, D3 in TRIAGE.md), not a failure
     ok               all four agree
 """
 
@@ -127,16 +130,20 @@ def classify(fh_u, fh_s, hl_u, hl_s, known_ref_bug=False):
         if diff:
             same_as_ref = hl_s[0] == "ok" and compare(fh_s[1], hl_s[1]) is None
             return "wrong", f"fh S vs fh U: {diff}" + ("  (halide S agrees with fh S)" if same_as_ref else "")
+    region_note = None
     # Unscheduled: the algorithm itself.
     verdict = excused(pair_verdict("U", fh_u, hl_u), known_ref_bug)
     if verdict:
         return verdict
     if fh_u[0] == "ok" and hl_u[0] == "ok":
-        diff = compare(fh_u[1], hl_u[1]) or compare_regions(fh_u, hl_u)
+        diff = compare(fh_u[1], hl_u[1])
         if diff:
             if known_ref_bug:
                 return "halide-bug", f"known reference bug; U: {diff}"
             return "wrong", f"fh U vs halide U: {diff}"
+        region_diff = compare_regions(fh_u, hl_u)
+        if region_diff:
+            region_note = ("region-difference", f"fh U vs halide U: {region_diff}")
     elif fh_u[0] == "error":
         return both_error(fh_u, hl_u, "U")
     # Scheduled.
@@ -146,8 +153,8 @@ def classify(fh_u, fh_s, hl_u, hl_s, known_ref_bug=False):
     if fh_s[0] == "error":
         return both_error(fh_s, hl_s, "S")
     diff = compare_regions(fh_s, hl_s) if hl_s[0] == "ok" else None
-    if diff:
-        return "wrong", f"fh S vs halide S: {diff}"
+    if diff and not region_note:
+        region_note = ("region-difference", f"fh S vs halide S: {diff}")
     if hl_s[0] == "ok":
         diff = compare(hl_s[1], hl_u[1])
         if diff:
@@ -156,7 +163,7 @@ def classify(fh_u, fh_s, hl_u, hl_s, known_ref_bug=False):
         return "ref-crash", f"halide S: {describe(hl_s)}"
     if hl_u[0] in ("crash", "hang"):
         return "ref-crash", f"halide U: {describe(hl_u)}"
-    return "ok", ""
+    return region_note or ("ok", "")
 
 
 def pair_verdict(mode, fh, ref):

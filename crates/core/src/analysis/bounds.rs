@@ -962,7 +962,20 @@ impl BoxCollector {
     /// `max(x, 2)`, empty where the branch is not taken (Halide's stage
     /// variables are always in its scope, so it trims them the same way;
     /// fuzz seed 9193).
+    /// A branch a constant condition never takes touches nothing (fuzz seed
+    /// 9484: `select(select(1, 2, 0, f[1, y] & 1, 0), 0, ..)`).
     fn conditional(&mut self, c: &Expr, then_case: &Stmt, else_case: Option<&Stmt>) {
+        let c = &simplify(c);
+        if c.is_true() {
+            self.stmt(then_case);
+            return;
+        }
+        if c.is_false() {
+            if let Some(e) = else_case {
+                self.stmt(e);
+            }
+            return;
+        }
         let outer = std::mem::take(&mut self.boxes);
         let saved = self.scope.clone();
         self.assume(c);
