@@ -1055,3 +1055,21 @@ def test_select_branch_trims_producer_region_at_inner_level(hl, width):
     f[x, y] = hl.select(x < 2, -1, g[x, 2])
     h.compute_root().bound(y, 1, 20)
     return f.realize([width, 3])
+
+
+@differential()
+@pytest.mark.parametrize("extent", [1, 3])
+def test_vectorized_rvar_update_with_an_inline_reduction(hl, extent):
+    """Fuzz seed 11242: an update over r0 vectorized by 2, reading itself and
+    an inline sum computed inside the vector loop. With r0 of extent 1 the
+    guard leaves one lane, the simplifier made the store index lane-invariant,
+    and vectorization refused it as a reduction across lanes; such stores
+    run lane by lane now."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f = hl.Func("f")
+    f[x, y] = x + y + 1
+    r0 = hl.RDom([(0, extent)])
+    r1 = hl.RDom([(1, 2), (1, 1)])
+    f[r0.x, y] *= hl.sum(r1.x + r1.y) + r0.x
+    f.update(0).vectorize(r0.x, 2)
+    return f.realize([4, 3])
