@@ -19,6 +19,8 @@
 use std::collections::HashMap;
 
 use crate::analysis::associativity::{apply, prove_associativity};
+use crate::ir::visit::{mutate_expr_children, Mutator};
+use crate::ir::{CallKind, ExprNode};
 use crate::error::{Error, Result};
 use crate::ir::Expr;
 use crate::lang::func::{dump_dims, var_name_match, Func};
@@ -271,11 +273,21 @@ impl Stage {
 
         let mut lhs: Vec<Expr> = u.args.clone();
         lhs.extend(new_vars.iter().map(|v| Expr::var_i32(v.clone())));
-        let old_intm = intm.call(lhs.clone())?;
-        let xs = (0..op.ys.len())
-            .map(|i| old_intm.element(i))
-            .collect::<Result<Vec<_>>>()?;
-        let intm_values = apply(&op, &xs, &op.ys);
+        // As Halide: f's own values, its reads of itself now reads of the
+        // intermediate (not the prover's simplified form: a Func read only
+        // in a branch the simplifier removes is still used, and its
+        // schedule still checked; fuzz seed 820).
+        let func_name = f.name();
+        let mut self_reads = SelfReadsToIntermediate {
+            func: &func_name,
+            intm: &intm,
+            new_vars: &new_vars,
+            error: None,
+        };
+        let intm_values: Vec<Expr> = u.values.iter().map(|v| self_reads.mutate_expr(v)).collect();
+        if let Some(e) = self_reads.error {
+            return Err(e);
+        }
         let has_domain = !intm_domain.vars().is_empty() || predicate.is_some();
 
         // Schedules: pure-var splits stay; named RVar dims become the new
@@ -381,5 +393,41 @@ impl Stage {
             },
         )?;
         Ok(intm)
+    }
+}
+
+/// Replaces the reads `f(args)[i]` of the Func being factored by reads of
+/// its intermediate, `intm(args, new_vars)[i]` (Halide's
+/// substitute_self_reference).
+struct SelfReadsToIntermediate<'a> {
+    func: &'a str,
+    intm: &'a Func,
+    new_vars: &'a [String],
+    error: Option<Error>,
+}
+
+impl Mutator for SelfReadsToIntermediate<'_> {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        let e = mutate_expr_children(self, e);
+        let ExprNode::Call {
+            name,
+            args,
+            kind: CallKind::Halide { value_index, .. },
+        } = e.node()
+        else {
+            return e;
+        };
+        if name != self.func {
+            return e;
+        }
+        let mut intm_args = args.clone();
+        intm_args.extend(self.new_vars.iter().map(|v| Expr::var_i32(v.clone())));
+        match self.intm.call(intm_args).and_then(|r| r.element(*value_index)) {
+            Ok(read) => read,
+            Err(err) => {
+                self.error.get_or_insert(err);
+                e
+            }
+        }
     }
 }
