@@ -36,7 +36,7 @@ use std::collections::HashSet;
 
 use super::environment::Environment;
 use super::sliding_window::Slide;
-use crate::analysis::bounds::{box_provided, box_required, Interval, Scope};
+use crate::analysis::bounds::{box_provided, box_required, box_touched, Interval, Scope};
 use crate::analysis::monotonic::{is_monotonic, Monotonic};
 use crate::analysis::simplify::{can_prove, simplify, Info, Simplifier, VarFact};
 use crate::analysis::substitute::substitute;
@@ -230,13 +230,9 @@ impl FoldSearch<'_> {
     /// folded spans of consecutive iterations never overlap).
     fn fold_over(&mut self, v: &str, vmin: &Expr, body: &Stmt) -> (Stmt, bool) {
         let empty = Scope::new();
-        let boxed = match (
-            box_provided(body, self.func, &empty),
-            box_required(body, self.func, &empty),
-        ) {
-            (Some(p), Some(r)) => p.iter().zip(&r).map(|(a, b)| a.union(b)).collect(),
-            (Some(b), None) | (None, Some(b)) => b,
-            (None, None) => return (body.clone(), true),
+        // What the body writes and reads of the Func, in one walk.
+        let Some(boxed) = box_touched(body, self.func, &empty) else {
+            return (body.clone(), true);
         };
         let mut checks: Vec<Stmt> = vec![];
         let mut overlapping = false;
