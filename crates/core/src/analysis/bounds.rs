@@ -940,14 +940,22 @@ impl BoxCollector {
     /// specialization condition over parameters): then which branch runs is
     /// known before any loop, and each branch's boxes can be kept apart.
     fn loop_invariant(&self, cond: &Expr) -> Option<Expr> {
+        let uses_loop_variable = |e: &Expr| {
+            let mut varies = false;
+            crate::ir::visit::for_each_expr(e, &mut |e| {
+                if let Some(v) = e.as_variable() {
+                    varies |= self.scope.contains_key(v);
+                }
+            });
+            varies
+        };
+        // Resolving the lets is costly; a condition naming a loop variable
+        // itself varies without it (either answer is sound).
+        if uses_loop_variable(cond) {
+            return None;
+        }
         let c = self.resolve(cond);
-        let mut varies = false;
-        crate::ir::visit::for_each_expr(&c, &mut |e| {
-            if let Some(v) = e.as_variable() {
-                varies |= self.scope.contains_key(v);
-            }
-        });
-        (!varies).then_some(c)
+        (!uses_loop_variable(&c)).then_some(c)
     }
 
     /// Boxes of `if (c) then else`: a Func touched by both branches gets
