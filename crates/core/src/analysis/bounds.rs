@@ -1111,6 +1111,11 @@ impl BoxCollector {
             } => {
                 self.expr(min);
                 self.expr(extent);
+                if self.only.as_deref().is_some_and(|o| !mentions(body, o)) {
+                    // Nothing inside touches the one Func asked about:
+                    // the loop's bounds are not needed.
+                    return;
+                }
                 let lo = self.bounds(min);
                 let max_e = self.loop_max(min, extent);
                 let hi = self.bounds(&max_e);
@@ -1177,6 +1182,37 @@ impl BoxCollector {
             _ => crate::ir::visit::walk_stmt(&mut StmtWalker(self), s),
         }
     }
+}
+
+/// Does `s` read or write `name` (a Func or an image)?
+fn mentions(s: &Stmt, name: &str) -> bool {
+    struct Mentions<'a> {
+        name: &'a str,
+        found: bool,
+    }
+    impl crate::ir::Visitor for Mentions<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if self.found {
+                return;
+            }
+            match e.node() {
+                ExprNode::Call { name, .. } if name == self.name => self.found = true,
+                _ => crate::ir::visit::walk_expr(self, e),
+            }
+        }
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if self.found {
+                return;
+            }
+            match s.node() {
+                StmtNode::Provide { name, .. } if name == self.name => self.found = true,
+                _ => crate::ir::visit::walk_stmt(self, s),
+            }
+        }
+    }
+    let mut m = Mentions { name, found: false };
+    crate::ir::Visitor::visit_stmt(&mut m, s);
+    m.found
 }
 
 /// `!(a op b)` as a comparison, for the `else` side of a condition.

@@ -1671,20 +1671,18 @@ mod tests {
         let s = vloop("x", c(0), 8, st("out", c(0), ld("in", x.clone())));
         let v = check_same(&s, &[("in", 8), ("out", 1)], &[], 3);
         assert!(v.to_string().contains("out[x8(0)]"), "{v}");
-        // out[0] = out[0] + in[x] is a reduction across lanes: an error.
+        // out[0] = out[0] + in[x] reads what the previous lane wrote: the
+        // lanes run one after another, as the serial loop (schedule
+        // validation refuses such a race before this pass, so only a
+        // simplified index gets here: fuzz seed 11242).
         let s = vloop(
             "x",
             c(0),
             8,
             st("out", c(0), Expr::add(ld("out", c(0)), ld("in", x))),
         );
-        let e = vectorize_loops(&s).unwrap_err();
-        assert_eq!(e.kind, ErrorKind::User);
-        assert!(
-            e.message.contains("reduction across vector lanes"),
-            "{}",
-            e.message
-        );
+        let v = check_same(&s, &[("in", 8), ("out", 1)], &[], 3);
+        assert!(v.to_string().contains("x.lane"), "{v}");
     }
 
     #[test]
