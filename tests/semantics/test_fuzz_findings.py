@@ -1104,3 +1104,19 @@ def test_rfactor_of_an_update_with_a_dead_branch_computes_the_sum(hl):
     u = hl.Var("u")
     f.update(0).rfactor([(r.x, u)]).compute_root()
     return f.realize([4])
+
+
+@differential()
+def test_producer_of_a_fused_rvar_keeps_a_constant_extent(hl):
+    """Fuzz seed 1583: f0 is read at r.x = rv % 4 + 1, rv an RVar fused with a
+    pure var. A constant divisor keeps the remainder's bound constant (as
+    Halide), so f0's x loop has extent 4 and can be vectorized whole."""
+    x, y, rv = hl.Var("x"), hl.Var("y"), hl.RVar("rv")
+    f0, f3 = hl.Func("f0"), hl.Func("f3")
+    f0[x, y] = x + y
+    f3[x, y] = 0
+    r = hl.RDom([(1, 4)])
+    f3[1, y] = f0[r.x, y]
+    f3.update(0).fuse(r.x, y, rv)
+    f0.compute_root().vectorize(x)
+    return f3.realize([2, 3])

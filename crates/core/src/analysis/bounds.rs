@@ -669,6 +669,11 @@ fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> I
             match (&ia.max, a_non_negative) {
                 (Some(amax), true) => {
                     let max = match iv.max {
+                        // A constant divisor's constant bound stays constant
+                        // against a symbolic dividend (as Halide): a loop
+                        // over `r % 4` must keep its constant extent to be
+                        // vectorized (fuzz seed 1583).
+                        Some(m) if m.is_const() && !simplify(amax).is_const() => m,
                         Some(m) => Expr::min(m, amax.clone()),
                         None => amax.clone(),
                     };
