@@ -1120,3 +1120,17 @@ def test_producer_of_a_fused_rvar_keeps_a_constant_extent(hl):
     f3.update(0).fuse(r.x, y, rv)
     f0.compute_root().vectorize(x)
     return f3.realize([2, 3])
+
+
+@differential()
+@pytest.mark.parametrize("p", [0, 1, 3, 255])
+def test_narrow_min_with_a_param_is_bounded_by_its_operands(hl, p):
+    """Fuzz seed 2979: min(u8(x % 2), p) is at most 1; its bounds fell back to
+    the whole u8 range (as if min could wrap), and a 16-element input was
+    refused as "accessed at 255"."""
+    x = hl.Var("x")
+    q = hl.Param(hl.UInt(8), "q", p)
+    inp = hl.Buffer(np.arange(16, dtype=np.int32))
+    g = hl.Func("g")
+    g[x] = inp[hl.i32(hl.min(hl.u8(x % 2), q))] + inp[hl.i32(hl.max(hl.u8(x % 3), hl.u8(2)))]
+    return g.realize([8])

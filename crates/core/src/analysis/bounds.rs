@@ -100,7 +100,17 @@ pub fn bounds_of_expr(e: &Expr, scope: &Scope) -> Interval {
     // Narrow integer arithmetic may wrap: fall back to the type's range
     // unless both ends are constants that fit.
     let ty = e.ty();
-    if ty.is_int_or_uint() && !no_overflow(ty) && single_point(&iv).is_none() {
+    // min, max and select pick one of their operands, whose bounds are
+    // already of the type's range: nothing wraps there (fuzz seed 2979:
+    // `min(u8(x % 2), p)` is at most 1, not 255).
+    let picks_an_operand = matches!(
+        e.node(),
+        ExprNode::Binary {
+            op: BinOp::Min | BinOp::Max,
+            ..
+        } | ExprNode::Select { .. }
+    );
+    if ty.is_int_or_uint() && !no_overflow(ty) && !picks_an_operand && single_point(&iv).is_none() {
         // (A single point is the expression's own value, wrapped as the
         // original wraps: it stays.)
         // Exact (unwrapped) evaluation: an endpoint that only fits after
