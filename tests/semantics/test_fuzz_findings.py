@@ -1134,3 +1134,24 @@ def test_narrow_min_with_a_param_is_bounded_by_its_operands(hl, p):
     g = hl.Func("g")
     g[x] = inp[hl.i32(hl.min(hl.u8(x % 2), q))] + inp[hl.i32(hl.max(hl.u8(x % 3), hl.u8(2)))]
     return g.realize([8])
+
+
+@differential()
+@pytest.mark.parametrize("src", ["f32", "f64"])
+@pytest.mark.parametrize("dst", ["i32", "i64", "u64"])
+def test_saturating_cast_of_a_float_index_is_bounded_by_its_type(hl, src, dst):
+    """Fuzz seed 7269 (a silent wrong answer): i64's max rounds up to 2^63 as
+    a float, and the bounds of saturating_cast(Int(64), f) wrapped to i64's
+    min; a producer indexed through it was computed over one row and the
+    other rows read outside its allocation."""
+    x, y = hl.Var("x"), hl.Var("y")
+    ftype = {"f32": hl.Float(32), "f64": hl.Float(64)}[src]
+    itype = {"i32": hl.Int(32), "i64": hl.Int(64), "u64": hl.UInt(64)}[dst]
+    data = (np.arange(16 * 16).reshape(16, 16) % 7) - 1.5
+    inp = hl.Buffer(data.astype(np.float32 if src == "f32" else np.float64))
+    f0, f1 = hl.Func("f0"), hl.Func("f1")
+    f0[x, y] = x + 10 * y
+    idx = hl.i32_sat(hl.saturating_cast(itype, hl.cast(ftype, inp[x, y])))
+    f1[x, y] = f0[x, hl.clamp(idx, -2, 3)]
+    f0.compute_root()
+    return f1.realize([4, 4])

@@ -435,26 +435,19 @@ fn saturating_cast_for_bounds(t: Type, a: &Expr) -> Option<Expr> {
     if at == t {
         return Some(a.clone());
     }
-    let fits = |v: i128| {
-        if at.is_float() {
-            true
-        } else {
-            v >= at.min_int() && v <= at.max_int()
-        }
-    };
-    let konst = |v: i128| {
-        if at.is_float() {
-            Expr::make_const_f64(at, v as f64)
-        } else {
-            Expr::make_const_i64(at, v as i64)
-        }
-    };
+    if at.is_float() {
+        // To the nearest floats inside the range (not the range's ends
+        // rounded to floats, which can lie outside it).
+        return Some(Expr::cast(t, clamp_to_int_range(a.clone(), t)));
+    }
+    let fits = |v: i128| v >= at.min_int() && v <= at.max_int();
+    let konst = |v: i128| Expr::make_const_i64(at, v as i64);
     let (lo, hi) = (t.min_int(), t.max_int());
     let mut e = a.clone();
-    if fits(hi) && (at.is_float() || hi < at.max_int()) {
+    if fits(hi) && hi < at.max_int() {
         e = Expr::min(e, konst(hi));
     }
-    if !at.is_uint() && fits(lo) && (at.is_float() || lo > at.min_int()) {
+    if !at.is_uint() && fits(lo) && lo > at.min_int() {
         e = Expr::max(e, konst(lo));
     }
     Some(Expr::cast(t, e))
@@ -467,16 +460,19 @@ fn clamp_to_int_range(x: Expr, ty: Type) -> Expr {
     let ft = x.ty();
     let lo = ty.min_int() as f64;
     // The largest float of `ft` not above the type's max.
+    // Compared exactly (as i128): i64's max rounds up to 2^63 as a float,
+    // which is out of range (fuzz seed 7269: the bounds of a saturating
+    // cast of a float to i64 wrapped to i64's min).
     let mut hi = ty.max_int() as f64;
     if ft.bits == 32 {
         let mut h = hi as f32;
-        while h as f64 > ty.max_int() as f64 {
+        while h as i128 > ty.max_int() {
             h = f32::from_bits(h.to_bits() - 1);
         }
         hi = h as f64;
     } else {
         let mut h = hi;
-        while h > ty.max_int() as f64 {
+        while h as i128 > ty.max_int() {
             h = f64::from_bits(h.to_bits() - 1);
         }
         hi = h;
@@ -1502,6 +1498,23 @@ mod tests {
         let iv = bounds_of_expr(&w, &scope);
         assert_eq!(simplify(&iv.max.unwrap()).as_uint_const(), Some(255));
         assert_eq!(simplify(&iv.min.unwrap()).as_uint_const(), Some(0));
+    }
+
+    #[test]
+    fn a_saturating_cast_of_an_unbounded_float_to_i64_stays_in_range() {
+        // Fuzz seed 7269: i64's max rounds up to 2^63 as an f64; clamping to
+        // that and converting wrapped the upper bound to i64's min.
+        let mut scope = Scope::new();
+        scope.insert("v".into(), Interval::everything());
+        let v = Expr::var(Type::float(64), "v");
+        for t in [Type::int(64), Type::uint(64), Type::int(32)] {
+            let e = Expr::intrinsic(t, Intrinsic::SaturatingCast, vec![v.clone()]);
+            let iv = bounds_of_expr(&e, &scope);
+            let (lo, hi) = (simplify(&iv.min.unwrap()), simplify(&iv.max.unwrap()));
+            let value = |e: &Expr| e.as_int_const().map(i128::from).or(e.as_uint_const().map(i128::from));
+            let (lo, hi) = (value(&lo).unwrap(), value(&hi).unwrap());
+            assert!(lo == t.min_int() && hi <= t.max_int() && hi > t.max_int() / 2, "{t}: {lo} .. {hi}");
+        }
     }
 
     #[test]
