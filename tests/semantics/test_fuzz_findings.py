@@ -1155,3 +1155,20 @@ def test_saturating_cast_of_a_float_index_is_bounded_by_its_type(hl, src, dst):
     f1[x, y] = f0[x, hl.clamp(idx, -2, 3)]
     f0.compute_root()
     return f1.realize([4, 4])
+
+
+@differential()
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("height", [1, 5])
+def test_register_storage_takes_the_constant_bound_of_a_clamped_region(hl, parallel, height):
+    """Found while triaging fuzz seed 9152: f1 is read at rows clamp(y, 0, 2),
+    so its region's extent is symbolic but at most 3; Halide stores it in 3
+    registers, ferrohalide refused it as "a dynamic size"."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f1, f2 = hl.Func("f1"), hl.Func("f2")
+    f1[x, y] = x + y * 7
+    f2[x, y] = f1[0, hl.clamp(y, 0, 2)] + x
+    f1.compute_root().store_in(hl.MemoryType.Register)
+    if parallel:
+        f1.parallel(x, 3)
+    return f2.realize([4, height])
