@@ -1075,34 +1075,33 @@ def test_vectorized_rvar_update_with_an_inline_reduction(hl, extent):
     return f.realize([4, 3])
 
 
+def _rfactor_of_a_dead_branch_read(hl):
+    """f's update reads g only in a select branch that is never taken."""
+    x = hl.Var("x")
+    g, f = hl.Func("g"), hl.Func("f")
+    g[x] = x * 2
+    f[x] = x
+    r = hl.RDom([(0, 3)])
+    f[x] += hl.select(True, r.x, g[x + r.x])
+    u = hl.Var("u")
+    f.update(0).rfactor([(r.x, u)]).compute_root()
+    return g, f, r
+
+
 @differential(expect_error=True)
 def test_rfactor_keeps_reads_in_branches_the_simplifier_removes(hl):
     """Fuzz seed 820: the intermediate of rfactor is f's own update with its
     self-reads redirected (as Halide), not the prover's simplified form, so a
     Func read only in a dead select branch is still used there, and its
     compute_at f's RVar loop (which rfactor moved away) is refused."""
-    x = hl.Var("x")
-    g, f = hl.Func("g"), hl.Func("f")
-    g[x] = x * 2
-    f[x] = x
-    r = hl.RDom([(0, 3)])
-    f[x] += hl.select(True, r.x, g[x + r.x])
-    u = hl.Var("u")
-    f.update(0).rfactor([(r.x, u)]).compute_root()
+    g, f, r = _rfactor_of_a_dead_branch_read(hl)
     g.compute_at(f, r.x)
     f.realize([4])
 
 
 @differential()
 def test_rfactor_of_an_update_with_a_dead_branch_computes_the_sum(hl):
-    x = hl.Var("x")
-    g, f = hl.Func("g"), hl.Func("f")
-    g[x] = x * 2
-    f[x] = x
-    r = hl.RDom([(0, 3)])
-    f[x] += hl.select(True, r.x, g[x + r.x])
-    u = hl.Var("u")
-    f.update(0).rfactor([(r.x, u)]).compute_root()
+    _, f, _ = _rfactor_of_a_dead_branch_read(hl)
     return f.realize([4])
 
 
