@@ -469,3 +469,110 @@ def test_argument_estimates(hl):
                     [(repr(r.min), repr(r.extent)) for r in e.buffer_estimates]))
     empty = hl.ArgumentEstimates()
     return out, repr(empty.scalar_def), len(empty.buffer_estimates)
+
+
+# ---------------------------------------------------------------------------------
+# Parameter: default values, host alignment, memory type, arguments
+# ---------------------------------------------------------------------------------
+@differential()
+def test_parameter_default_value(hl):
+    p = hl.Parameter(hl.Int(32), False, 0, "p")
+    out = [repr(p.default_value().defined())]
+    p.set_default_value(hl.Expr(3))
+    out.append(str(p.default_value()))
+    # A default is not a value: reading the scalar still fails.
+    out.append(error_key(hl, p.scalar_expr, "does not have a valid scalar value"))
+    q = hl.Parameter(hl.Float(32), False, 0, "q")
+    out.append(error_key(hl, lambda: q.set_default_value(hl.Expr(3)),
+                         "Can't set parameter q of type float32 to have default value 3"))
+    # The estimates of a scalar carry the default, not the current value.
+    r = hl.Param(hl.Int(32), "r", 7)
+    est = r.parameter().get_argument_estimates()
+    out.append((est.scalar_def.defined(), len(est.buffer_estimates)))
+    r.parameter().set_default_value(hl.Expr(9))
+    out.append(str(r.parameter().get_argument_estimates().scalar_def))
+    out.append(error_key(hl, hl.Parameter(hl.Int(32), True, 2, "b").scalar_expr, "is a Buffer"))
+    return out
+
+
+@differential()
+def test_parameter_to_argument_and_estimates(hl):
+    im = hl.ImageParam(hl.UInt(16), 2, "im")
+    im.dim(0).set_estimate(0, 10)
+    a = im.parameter()._to_argument()
+    e = im.parameter().get_argument_estimates()
+    p = hl.Param(hl.Float(32), "p", 1.5)
+    p.set_range(0.0, 2.0)
+    b = p.parameter()._to_argument()
+    return ((a.name, a.kind.name, a.dimensions, str(a.type)),
+            [(str(r.min), str(r.extent)) for r in e.buffer_estimates],
+            (b.name, b.kind.name, b.dimensions, str(b.type),
+             str(b.argument_estimates.scalar_min), str(b.argument_estimates.scalar_max)))
+
+
+@differential()
+def test_parameter_buffer_constraints_is_halides_type_error(hl):
+    p = hl.ImageParam(hl.UInt(8), 1, "im").parameter()
+    with pytest.raises(TypeError):
+        p.buffer_constraints()
+    return True
+
+
+@differential()
+def test_memory_type_of_buffer_parameters(hl):
+    im = hl.ImageParam(hl.UInt(8), 2, "im")
+    out = [im.parameter().memory_type().name]
+    assert im.store_in(hl.MemoryType.Stack) is not None
+    out.append(im.parameter().memory_type().name)
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = x
+    f.output_buffer().store_in(hl.MemoryType.Heap)
+    out.append(f.output_buffer().parameter().memory_type().name)
+    # A memory type changes nothing on a CPU: the pipeline runs.
+    g = hl.Func("g")
+    g[x] = hl.i32(im[x, 0]) * 2
+    im.set(hl.Buffer(np.arange(12, dtype=np.uint8).reshape(3, 4)))
+    return out, arr(g.realize([4]))
+
+
+def _offset_view(n, alignment, misaligned):
+    """A uint8 array of n elements whose data pointer is a multiple of
+    `alignment` (or one byte past one)."""
+    raw = np.zeros(n + 2 * alignment, dtype=np.uint8)
+    start = (-raw.ctypes.data) % alignment + (1 if misaligned else 0)
+    view = raw[start:start + n]
+    view[:] = np.arange(n, dtype=np.uint8)
+    return view
+
+
+@differential()
+@pytest.mark.parametrize("misaligned", [False, True])
+def test_input_host_alignment_is_checked(hl, misaligned):
+    im = hl.ImageParam(hl.UInt(8), 1, "im")
+    out = [im.host_alignment()]
+    im.set_host_alignment(64)
+    out.append((im.host_alignment(), im.parameter().host_alignment()))
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = im[x] + 1
+    im.set(hl.Buffer(_offset_view(40, 64, misaligned)))
+    out.append(error_key(hl, lambda: arr(f.realize([40])).tolist(),
+                         "The host pointer of im is not aligned to a 64 bytes boundary"))
+    if not misaligned:
+        out.append(arr(f.realize([40])))
+    return out
+
+
+@differential()
+@pytest.mark.parametrize("misaligned", [False, True])
+def test_output_host_alignment_is_checked(hl, misaligned):
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = hl.u8(x * 3)
+    assert f.output_buffer().host_alignment() == 1
+    f.output_buffer().set_host_alignment(32)
+    view = _offset_view(20, 32, misaligned)
+    out = hl.Buffer(view)
+    res = error_key(hl, lambda: f.realize(out), "is not aligned to a 32 bytes boundary")
+    return res, view.copy() if not misaligned else None

@@ -209,6 +209,21 @@ def test_output_buffer_constraints_survive():
         q.realize([5])
 
 
+def test_output_host_alignment_survives():
+    import numpy as np
+    hl = fh
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = hl.u8(x)
+    f.output_buffer().set_host_alignment(16)
+    q = hl.deserialize_pipeline(hl.serialize_pipeline(hl.Pipeline(f)))
+    assert q.outputs()[0].output_buffer().host_alignment() == 16
+    raw = np.zeros(64, dtype=np.uint8)
+    start = (-raw.ctypes.data) % 16 + 1
+    with pytest.raises(hl.HalideError, match="not aligned to a 16 bytes boundary"):
+        q.realize(hl.Buffer(raw[start:start + 8]))
+
+
 def test_damaged_data_is_an_error_never_a_crash():
     hl = fh
     x = hl.Var("x")

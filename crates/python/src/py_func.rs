@@ -112,6 +112,18 @@ crate::py_enum::halide_enum!(PyMemoryType, "MemoryType", [
 ]);
 
 impl PyMemoryType {
+    pub fn from_core(t: MemoryType) -> PyMemoryType {
+        match t {
+            MemoryType::Auto => PyMemoryType::Auto,
+            MemoryType::Heap => PyMemoryType::Heap,
+            MemoryType::Stack => PyMemoryType::Stack,
+            MemoryType::Register => PyMemoryType::Register,
+            MemoryType::GPUShared => PyMemoryType::GPUShared,
+            MemoryType::GPUTexture => PyMemoryType::GPUTexture,
+            MemoryType::LockedCache => PyMemoryType::LockedCache,
+            MemoryType::VTCM => PyMemoryType::VTCM,
+        }
+    }
     pub fn to_core(self) -> MemoryType {
         match self {
             PyMemoryType::Auto => MemoryType::Auto,

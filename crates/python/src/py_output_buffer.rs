@@ -7,16 +7,9 @@ use ferrohalide_core::lang::output_buffer::{Dimension, OutputImageParam};
 
 use crate::errors::IntoPy;
 use crate::py_expr::{py_to_opt_expr, PyExpr};
-use crate::py_stage::unimplemented_method;
 use crate::py_type::PyType;
 
 /// Methods that constrain or annotate the buffer: not implemented yet.
-const UNIMPLEMENTED_OUTPUT_METHODS: &[&str] = &[
-    "host_alignment",
-    "parameter",
-    "set_host_alignment",
-    "store_in",
-];
 
 #[pyclass(name = "OutputImageParam", module = "ferrohalide", frozen)]
 pub struct PyOutputImageParam {
@@ -97,10 +90,26 @@ impl PyOutputImageParam {
     fn bottom(&self) -> PyResult<PyExpr> {
         expr(self.get()?.bottom())
     }
-    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        if UNIMPLEMENTED_OUTPUT_METHODS.contains(&name) {
-            return unimplemented_method(py, format!("OutputImageParam.{name}()"));
-        }
+    fn host_alignment(&self) -> PyResult<i32> {
+        Ok(self.get()?.param.host_alignment())
+    }
+    /// Promise a host alignment; realizing into a buffer that breaks it fails.
+    fn set_host_alignment(slf: PyRef<'_, Self>, bytes: i32) -> PyResult<PyRef<'_, Self>> {
+        slf.get()?.param.set_host_alignment(bytes).py()?;
+        Ok(slf)
+    }
+    fn store_in(
+        slf: PyRef<'_, Self>,
+        memory_type: crate::py_func::PyMemoryType,
+    ) -> PyResult<PyRef<'_, Self>> {
+        slf.get()?.param.store_in(memory_type.to_core()).py()?;
+        Ok(slf)
+    }
+    /// The Parameter object behind this output buffer.
+    fn parameter(&self) -> PyResult<crate::py_parameter::PyParameter> {
+        Ok(crate::py_parameter::PyParameter::new(self.get()?.param.clone()))
+    }
+    fn __getattr__(&self, name: &str) -> PyResult<Py<PyAny>> {
         Err(PyAttributeError::new_err(format!(
             "'halide.OutputImageParam' object has no attribute '{name}'"
         )))

@@ -300,13 +300,25 @@ impl PyImageParam {
         slf.get_inner()?.param().trace_loads();
         Ok(slf)
     }
+    /// The host pointer's promised alignment in bytes (default: the
+    /// element size).
+    fn host_alignment(&self) -> PyResult<i32> {
+        Ok(self.get_inner()?.param().host_alignment())
+    }
+    /// Promise a host alignment; a call with a buffer that breaks it fails.
+    fn set_host_alignment(slf: PyRef<'_, Self>, bytes: i32) -> PyResult<PyRef<'_, Self>> {
+        slf.get_inner()?.param().set_host_alignment(bytes).py()?;
+        Ok(slf)
+    }
+    fn store_in(
+        slf: PyRef<'_, Self>,
+        memory_type: crate::py_func::PyMemoryType,
+    ) -> PyResult<PyRef<'_, Self>> {
+        slf.get_inner()?.param().store_in(memory_type.to_core()).py()?;
+        Ok(slf)
+    }
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        const UNIMPLEMENTED: &[&str] = &[
-            "host_alignment",
-            "in_",
-            "set_host_alignment",
-            "store_in",
-        ];
+        const UNIMPLEMENTED: &[&str] = &["in_"];
         if UNIMPLEMENTED.contains(&name) {
             return crate::py_stage::unimplemented_method(py, format!("ImageParam.{name}()"));
         }

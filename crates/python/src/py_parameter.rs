@@ -139,9 +139,14 @@ impl PyParameter {
             _ => false,
         }
     }
-    /// The scalar's current value as an Expr (undefined if never set).
+    /// The scalar's current value as an Expr (Halide's error if there is
+    /// none).
     fn scalar_expr(&self) -> PyResult<PyExpr> {
-        Ok(PyExpr::from_opt(self.get()?.scalar()))
+        let p = self.get()?;
+        if p.is_buffer() {
+            return Err(HalideError::new_err(format!("Error: Parameter {} is a Buffer\n", p.name())));
+        }
+        Ok(PyExpr::new(p.scalar_for_run().py()?))
     }
     /// The scalar's current value as a Python number.
     fn scalar(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
@@ -251,21 +256,38 @@ impl PyParameter {
     fn extent_constraint_estimate(&self, dim: i64) -> PyResult<PyExpr> {
         self.constraint(dim, |c| c.extent_estimate.clone())
     }
-    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        const UNIMPLEMENTED: &[&str] = &[
-            "_to_argument",
-            "buffer_constraints",
-            "default_value",
-            "get_argument_estimates",
-            "host_alignment",
-            "memory_type",
-            "set_default_value",
-            "set_host_alignment",
-            "store_in",
-        ];
-        if UNIMPLEMENTED.contains(&name) {
-            return crate::py_stage::unimplemented_method(py, format!("Parameter.{name}()"));
-        }
+    fn default_value(&self) -> PyResult<PyExpr> {
+        Ok(PyExpr::from_opt(self.get()?.default_value()))
+    }
+    fn set_default_value(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.get()?.set_default_value(py_to_opt_expr(value)?).py()
+    }
+    fn host_alignment(&self) -> PyResult<i32> {
+        Ok(self.get()?.host_alignment())
+    }
+    fn set_host_alignment(&self, bytes: i32) -> PyResult<()> {
+        self.get()?.set_host_alignment(bytes).py()
+    }
+    fn memory_type(&self) -> PyResult<crate::py_func::PyMemoryType> {
+        Ok(crate::py_func::PyMemoryType::from_core(self.get()?.memory_type()))
+    }
+    fn store_in(&self, memory_type: crate::py_func::PyMemoryType) -> PyResult<()> {
+        self.get()?.store_in(memory_type.to_core()).py()
+    }
+    fn get_argument_estimates(&self) -> PyResult<crate::py_pipeline::PyArgumentEstimates> {
+        Ok(crate::py_pipeline::PyArgumentEstimates::of(self.get()?))
+    }
+    fn _to_argument(&self, py: Python<'_>) -> PyResult<crate::py_pipeline::PyArgument> {
+        crate::py_pipeline::PyArgument::of_parameter(py, self.get()?)
+    }
+    /// Halide 21's binding declares this but cannot convert its result
+    /// (`BufferConstraint` has no Python class): the same TypeError here.
+    fn buffer_constraints(&self) -> PyResult<()> {
+        Err(PyTypeError::new_err(
+            "Unable to convert function return value to a Python type! The signature was\n\t(self: halide.halide_.Parameter) -> list[Halide::BufferConstraint]",
+        ))
+    }
+    fn __getattr__(&self, name: &str) -> PyResult<Py<PyAny>> {
         Err(pyo3::exceptions::PyAttributeError::new_err(format!(
             "'halide.Parameter' object has no attribute '{name}'"
         )))

@@ -236,7 +236,11 @@ pub fn infer_arguments_py(py: Python<'_>, outputs: &[Function]) -> PyResult<Vec<
         }
     }
     for p in &inputs.scalars {
-        out.push(PyArgument::new(py, p.name(), 0, 0, p.ty(), PyArgumentEstimates::of(p))?);
+        // As Halide's InferArguments: a scalar's "default" here is its
+        // current value, or zero if it has none.
+        let mut e = PyArgumentEstimates::of(p);
+        e.scalar_def = Some(p.scalar().unwrap_or_else(|| Expr::zero(p.ty())));
+        out.push(PyArgument::new(py, p.name(), 0, 0, p.ty(), e)?);
     }
     Ok(out)
 }
@@ -683,7 +687,7 @@ pub struct PyArgumentEstimates {
 
 impl PyArgumentEstimates {
     /// The estimates a Parameter carries.
-    fn of(p: &ferrohalide_core::lang::parameter::Parameter) -> PyArgumentEstimates {
+    pub(crate) fn of(p: &ferrohalide_core::lang::parameter::Parameter) -> PyArgumentEstimates {
         let buffer_estimates = p
             .constraints()
             .into_iter()
@@ -691,7 +695,7 @@ impl PyArgumentEstimates {
             .collect();
         let c = p.lock();
         PyArgumentEstimates {
-            scalar_def: c.scalar.clone(),
+            scalar_def: c.default_value.clone(),
             scalar_min: c.min_value.clone(),
             scalar_max: c.max_value.clone(),
             scalar_estimate: c.estimate.clone(),
@@ -748,6 +752,15 @@ pub struct PyArgument {
 }
 
 impl PyArgument {
+    /// The input argument a Parameter stands for (Halide's
+    /// `Parameter._to_argument`).
+    pub(crate) fn of_parameter(
+        py: Python<'_>,
+        p: &ferrohalide_core::lang::parameter::Parameter,
+    ) -> PyResult<PyArgument> {
+        let kind = if p.is_buffer() { 1 } else { 0 };
+        PyArgument::new(py, p.name(), kind, p.dimensions(), p.ty(), PyArgumentEstimates::of(p))
+    }
     fn new(
         py: Python<'_>,
         name: String,

@@ -17,6 +17,7 @@ pub enum ErrorCode {
     ParamTooLarge = -10,
     OutOfMemory = -11,
     BufferArgumentIsNull = -12,
+    UnalignedHostPtr = -24,
     BadFold = -25,
     FoldFactorTooSmall = -26,
     RequirementFailed = -27,

@@ -69,6 +69,14 @@ pub struct ParameterContents {
     /// An ImageParam's `trace_loads` and `add_trace_tag` (Halide keeps them
     /// on the ImageParam's Func).
     pub tracing: crate::lang::trace_settings::TraceSettings,
+    /// A buffer parameter's promised host alignment in bytes (`None`: the
+    /// element size, which needs no check).
+    pub host_alignment: Option<i32>,
+    /// Where a buffer parameter's memory lives (`store_in`); on a CPU target
+    /// every kind is host memory, as in Halide.
+    pub memory_type: crate::ir::MemoryType,
+    /// A scalar parameter's default (`set_default_value`; generators use it).
+    pub default_value: Option<Expr>,
 }
 
 impl Drop for ParameterContents {
@@ -227,6 +235,9 @@ impl Parameter {
             estimate: None,
             constraints,
             tracing: Default::default(),
+            host_alignment: None,
+            memory_type: Default::default(),
+            default_value: None,
         })))
     }
     pub fn lock(&self) -> std::sync::MutexGuard<'_, ParameterContents> {
@@ -281,6 +292,76 @@ impl Parameter {
                 c.name
             ))
         })
+    }
+
+    /// Halide's `set_default_value`: the value must have this parameter's
+    /// type exactly (no conversion, as in Halide).
+    pub fn set_default_value(&self, e: Option<Expr>) -> Result<()> {
+        let mut c = self.lock();
+        if c.is_buffer {
+            return Err(Error::user(format!(
+                "Parameter {} is a buffer parameter and has no default value\n",
+                c.name
+            )));
+        }
+        if let Some(v) = &e {
+            if v.ty() != c.ty {
+                return Err(Error::user(format!(
+                    "Can't set parameter {} of type {} to have default value {} of type {}\n",
+                    c.name,
+                    ir_type_name(c.ty),
+                    expr_to_string(v),
+                    ir_type_name(v.ty())
+                )));
+            }
+        }
+        c.default_value = e;
+        Ok(())
+    }
+    pub fn default_value(&self) -> Option<Expr> {
+        self.lock().default_value.clone()
+    }
+
+    /// The host alignment a buffer parameter promises (Halide's default:
+    /// the element size).
+    pub fn host_alignment(&self) -> i32 {
+        let c = self.lock();
+        c.host_alignment.unwrap_or(c.ty.bytes() as i32)
+    }
+    /// Promise that the host pointer is a multiple of `bytes`; the pipeline
+    /// checks it on entry (Halide's `halide_error_unaligned_host_ptr`).
+    pub fn set_host_alignment(&self, bytes: i32) -> Result<()> {
+        let mut c = self.lock();
+        if !c.is_buffer {
+            return Err(Error::user(format!(
+                "Parameter {} is not a Buffer\n",
+                c.name
+            )));
+        }
+        if bytes <= 0 {
+            return Err(Error::user(format!(
+                "The host alignment of {} must be positive, not {bytes}\n",
+                c.name
+            )));
+        }
+        c.host_alignment = Some(bytes);
+        drop(c);
+        constraints_changed();
+        Ok(())
+    }
+    pub fn memory_type(&self) -> crate::ir::MemoryType {
+        self.lock().memory_type
+    }
+    pub fn store_in(&self, t: crate::ir::MemoryType) -> Result<()> {
+        let mut c = self.lock();
+        if !c.is_buffer {
+            return Err(Error::user(format!(
+                "Parameter {} is not a Buffer\n",
+                c.name
+            )));
+        }
+        c.memory_type = t;
+        Ok(())
     }
 
     /// A range bound converted to this parameter's type; it must be a constant.

@@ -141,6 +141,25 @@ fn param_range_checks(p: &crate::lang::parameter::Parameter, out: &mut Vec<Stmt>
     }
 }
 
+/// `host % bytes == 0` for a buffer whose parameter promises more
+/// alignment than its element size (Halide checks it with the host checks).
+fn host_alignment_check(buf: &str, p: &crate::lang::parameter::Parameter, out: &mut Vec<Stmt>) {
+    let bytes = p.host_alignment();
+    if bytes == p.ty().bytes() as i32 {
+        return;
+    }
+    let host = Expr::reinterpret(Type::uint(64), Expr::var(Type::handle(), buf.to_string()));
+    out.push(Stmt::assert(
+        Expr::eq(
+            Expr::modulo(host, Expr::uint_imm(Type::uint(64), bytes as u64)),
+            Expr::uint_imm(Type::uint(64), 0),
+        ),
+        error_message(ErrorCode::UnalignedHostPtr, vec![Expr::string(format!(
+            "The host pointer of {buf} is not aligned to a {bytes} bytes boundary."
+        ))]),
+    ));
+}
+
 /// The shape constraints of the pipeline's buffers: each ImageParam's
 /// `dim(d).set_*` (including the default `stride.0 == 1`), `stride.0 == 1`
 /// for a bound Buffer that is dense (code for a bound Buffer is compiled
@@ -224,6 +243,17 @@ pub fn add_buffer_checks(s: Stmt, env: &Environment, outputs: &[Function]) -> Re
     );
     for p in &inputs.scalars {
         param_range_checks(p, &mut checks);
+    }
+    for b in &inputs.buffers {
+        if let InputBuffer::Param(p) = b {
+            host_alignment_check(&b.name(), p, &mut checks);
+        }
+    }
+    for o in outputs.iter() {
+        let names = crate::lang::tuple::element_buffer_names(o);
+        for (b, p) in names.iter().zip(o.output_params()) {
+            host_alignment_check(b, &p, &mut checks);
+        }
     }
     checks.push(s);
     Ok(Stmt::block(checks))

@@ -330,11 +330,18 @@ impl<'a> Reader<'a> {
     fn read_param_bodies(&mut self) -> Result<()> {
         for i in 0..self.params.len() {
             let scalar: Option<Expr> = Option::decode(self)?;
-            let range: [Option<Expr>; 3] = [
+            let range: [Option<Expr>; 4] = [
+                Option::decode(self)?,
                 Option::decode(self)?,
                 Option::decode(self)?,
                 Option::decode(self)?,
             ];
+            let alignment = match self.cur.usize()? {
+                0 => None,
+                a => Some(
+                    i32::try_from(a).map_err(|_| corrupt("a host alignment out of range"))?,
+                ),
+            };
             let n = self.cur.count()?;
             let mut constraints = Vec::with_capacity(n);
             for _ in 0..n {
@@ -356,7 +363,9 @@ impl<'a> Reader<'a> {
                     "a parameter's constraints do not match its dimensions",
                 ));
             }
-            let [min, max, estimate] = range;
+            let [min, max, estimate, default_value] = range;
+            c.default_value = default_value;
+            c.host_alignment = alignment;
             c.scalar = scalar;
             c.min_value = min;
             c.max_value = max;

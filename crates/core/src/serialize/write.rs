@@ -309,20 +309,28 @@ impl Writer {
 
     fn param_body(&mut self, p: &Parameter) {
         // Copied out first: encoding may lock other Parameters.
-        let (scalar, range, constraints, tracing) = {
+        let (scalar, range, constraints, tracing, alignment) = {
             let c = p.lock();
-            let range = [c.min_value.clone(), c.max_value.clone(), c.estimate.clone()];
+            let range = [
+                c.min_value.clone(),
+                c.max_value.clone(),
+                c.estimate.clone(),
+                c.default_value.clone(),
+            ];
             (
                 c.scalar.clone(),
                 range,
                 c.constraints.clone(),
                 c.tracing.clone(),
+                c.host_alignment,
             )
         };
         scalar.encode(self);
         for x in &range {
             x.encode(self);
         }
+        // 0: the element size (no promise).
+        self.out.usize(alignment.map_or(0, |a| a as usize));
         self.out.usize(constraints.len());
         for DimConstraint {
             min,
