@@ -22,6 +22,7 @@ const COMMON: &[&str] = &[
     "error_messages.c",
     "buffer.c",
     "memoize.c",
+    "cpu_features.c",
 ];
 
 /// (triple, the target's own files).

@@ -18,7 +18,14 @@ import signal
 import sys
 from typing import Optional
 
-from ._core import HalideError, OutputFileType, Target, compile_standalone_runtime
+from ._core import (
+    HalideError,
+    OutputFileType,
+    Target,
+    _compile_multitarget,
+    _runtime_target,
+    compile_standalone_runtime,
+)
 from . import _generator
 
 USAGE = """\
@@ -190,9 +197,10 @@ def _run(argv: list, log) -> None:
 
     if runtime_name:
         _check_leaf("runtime name", runtime_name)
-        if len(targets) > 1:
-            raise _Failure("A standalone runtime for several targets is not implemented in ferrohalide yet.")
-        written = compile_standalone_runtime(_outputs(os.path.join(output_dir, runtime_name), kinds), targets[0])
+        # Several targets share one runtime with the features they all have.
+        written = compile_standalone_runtime(
+            _outputs(os.path.join(output_dir, runtime_name), kinds), _runtime_target(targets)
+        )
         if verbose:
             for path in written.values():
                 log(f"Generated file: {path}")
@@ -202,21 +210,24 @@ def _run(argv: list, log) -> None:
         base_name = flags["-n"] or function_name.split("::")[-1]
         _check_leaf("function name", function_name)
         _check_leaf("file base name", base_name)
-        if len(targets) > 1:
-            raise _Failure(
-                f"Compiling for several targets at once ({target_text}) is not implemented in ferrohalide yet; "
-                "build once per target."
-            )
-        generator = _generator._create(generator_name, _generator.GeneratorContext(targets[0]))
-        if generator is None:
+        if generator_name not in names:
             listed = "\n".join(f"    {n}" for n in names)
             raise _Failure(f"Generator not found: {generator_name}\nDid you mean:\n{listed}")
-        for name, value in params.items():
-            generator._set_generatorparam_value(name, value)
-        pipeline = generator._build_module_pipeline()
-        arguments = [generator._get_input_parameter(a.name) for a in generator._arginfos_in]
+
+        def module_for(name, target):
+            # A fresh generator per target, as Halide builds one per target.
+            generator = _generator._create(generator_name, _generator.GeneratorContext(target))
+            for param, value in params.items():
+                generator._set_generatorparam_value(param, value)
+            pipeline = generator._build_module_pipeline()
+            arguments = [generator._get_input_parameter(a.name) for a in generator._arginfos_in]
+            return pipeline.compile_to_module(arguments, name, target)
+
         outputs = _outputs(os.path.join(output_dir, base_name), kinds)
-        pipeline.compile_to(outputs, arguments, function_name, targets[0])
+        if len(targets) == 1:
+            module_for(function_name, targets[0]).compile(outputs)
+        else:
+            _compile_multitarget(function_name, outputs, targets, [], module_for)
         if verbose:
             for path in outputs.values():
                 log(f"Generated file: {path}")

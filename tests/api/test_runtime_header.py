@@ -45,7 +45,11 @@ FACTS = [
     "device_buffer_copy_failed device_crop_unsupported device_crop_failed "
     "incompatible_device_interface bad_dimensions device_dirty_with_no_device_support "
     "storage_bound_too_small split_factor_not_positive vscale_invalid "
-    "cannot_profile_pipeline").split()]
+    "cannot_profile_pipeline").split()] + [f"halide_target_feature_{n}" for n in (
+    "jit sse41 avx avx2 avxvnni fma f16c user_context no_runtime avx512 avx512_knl "
+    "avx512_skylake avx512_cannonlake avx512_zen4 avx512_zen5 avx512_sapphirerapids "
+    "enable_llvm_loop_opt wasm_mvponly arm_fp16 rvv vulkan_version13 x86_apx simulator end"
+).split()] + ["halide_llvm_large_code_model"]
 
 
 def header_dir(module):

@@ -492,6 +492,25 @@ impl Target {
         vector_bytes / bytes
     }
 
+    /// The target a runtime shared by code for all of `targets` is built
+    /// for: their machine (which must be one), the tuning of the last, and
+    /// only the features every one has (so it runs wherever any of them
+    /// does), never `no_runtime`.
+    pub fn runtime_for(targets: &[Target]) -> Result<Target> {
+        let Some(last) = targets.last() else {
+            return Err(Error::user("Must specify at least one target.\n"));
+        };
+        if targets.iter().any(|t| !t.same_machine(last)) {
+            return Err(Error::user(
+                "All Targets must have matching arch-bits-os to share a runtime.\n",
+            ));
+        }
+        let mut out = last.clone();
+        out.features = targets.iter().fold(!0u128, |acc, t| acc & t.features);
+        out.set_feature(feature::NO_RUNTIME, false);
+        Ok(out)
+    }
+
     /// Do `self` and `other` name the same machine (arch, bits, OS)?
     pub fn same_machine(&self, other: &Target) -> bool {
         self.arch == other.arch && self.bits == other.bits && self.os == other.os

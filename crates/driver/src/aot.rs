@@ -110,7 +110,7 @@ impl OutputFileType {
     }
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::write(path, bytes)
         .map_err(|e| Error::user(format!("Can't write {}: {e}\n", path.display())))
 }

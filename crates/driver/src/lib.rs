@@ -16,4 +16,5 @@ pub mod aot;
 pub mod archive;
 pub mod callable;
 pub mod infer_input_bounds;
+pub mod multitarget;
 pub mod pipeline;

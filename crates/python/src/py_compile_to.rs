@@ -205,6 +205,32 @@ impl CompileTo {
         self.files(py, aot::output_files(prefix, kinds), arguments, &name, target.as_ref(), method)
     }
 
+    /// `compile_to_multitarget_static_library` / `_object_files`: `kinds`
+    /// under `prefix`, one function choosing among `targets` at run time.
+    pub fn multitarget(
+        &self,
+        py: Python<'_>,
+        prefix: &str,
+        kinds: &[OutputFileType],
+        arguments: &Bound<'_, PyAny>,
+        targets: &Bound<'_, PyAny>,
+        suffixes: Vec<String>,
+        method: &str,
+    ) -> PyResult<()> {
+        let args = argument_list(arguments, method)?;
+        let targets = target_list(targets)?;
+        let name = self.function_name("");
+        let files = aot::output_files(prefix, kinds);
+        crate::gil::detached(py, || {
+            ferrohalide_driver::multitarget::compile_multitarget(&name, &files, &targets, &suffixes, |n, t| {
+                let mut m = aot::compile_to_module(&self.outputs, &self.requirements, &args, n, t)?;
+                m.auto_schedule = self.auto_schedule.clone();
+                Ok(m)
+            })
+        })
+        .py()
+    }
+
     pub fn compile_to(
         &self,
         py: Python<'_>,
@@ -216,6 +242,54 @@ impl CompileTo {
         let files = output_map(outputs)?;
         self.files(py, files, arguments, fn_name, target, "compile_to")
     }
+}
+
+/// A list of `hl.Target`s (or target strings).
+fn target_list(targets: &Bound<'_, PyAny>) -> PyResult<Vec<Target>> {
+    let items: Vec<Bound<'_, PyAny>> = targets
+        .try_iter()
+        .map_err(|_| PyTypeError::new_err("targets must be a list of hl.Target"))?
+        .collect::<PyResult<_>>()?;
+    items.iter().map(target_from_py).collect()
+}
+
+/// `hl._compile_multitarget(fn_name, outputs, targets, suffixes,
+/// module_for)`: what `hl.main()` runs for several targets;
+/// `module_for(name, target)` returns the `hl.Module` of one target.
+#[pyfunction]
+fn _compile_multitarget(
+    fn_name: &str,
+    outputs: &Bound<'_, PyAny>,
+    targets: &Bound<'_, PyAny>,
+    suffixes: Vec<String>,
+    module_for: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let files = output_map(outputs)?;
+    let targets = target_list(targets)?;
+    // The callback raises Python exceptions; keep the first to re-raise it.
+    let mut raised: Option<PyErr> = None;
+    let r = ferrohalide_driver::multitarget::compile_multitarget(fn_name, &files, &targets, &suffixes, |n, t| {
+        let made = module_for
+            .call1((n, PyTarget { inner: t.clone() }))
+            .and_then(|m| m.extract::<PyRef<PyModule>>().map(|m| m.get()).map_err(PyErr::from));
+        made.map_err(|e| {
+            let msg = e.to_string();
+            raised.get_or_insert(e);
+            ferrohalide_core::Error::user(msg)
+        })
+    });
+    match (r, raised) {
+        (Ok(()), _) => Ok(()),
+        (Err(_), Some(e)) => Err(e),
+        (Err(e), None) => Err(e).py(),
+    }
+}
+
+/// `hl._runtime_target(targets)`: the target of one runtime serving code
+/// for all of `targets` (what `hl.main() -r` builds for several).
+#[pyfunction]
+fn _runtime_target(targets: &Bound<'_, PyAny>) -> PyResult<PyTarget> {
+    Ok(PyTarget { inner: Target::runtime_for(&target_list(targets)?).py()? })
 }
 
 /// `fn_name` may be the target (Halide's `(filename, arguments, target)`
@@ -348,5 +422,7 @@ pub fn register(m: &Bound<'_, pyo3::types::PyModule>) -> PyResult<()> {
     m.add_class::<PyModule>()?;
     m.add_function(wrap_pyfunction!(compile_standalone_runtime, m)?)?;
     m.add_function(wrap_pyfunction!(link_modules, m)?)?;
+    m.add_function(wrap_pyfunction!(_compile_multitarget, m)?)?;
+    m.add_function(wrap_pyfunction!(_runtime_target, m)?)?;
     Ok(())
 }

@@ -171,8 +171,6 @@ pub struct PyFuncTupleElementRef {
 const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "async_",
     "compile_to_c",
-    "compile_to_multitarget_object_files",
-    "compile_to_multitarget_static_library",
     "copy_to_device",
     "copy_to_host",
     "debug_to_file",
@@ -611,6 +609,33 @@ impl PyFunc {
     ) -> PyResult<()> {
         use ferrohalide_driver::aot::OutputFileType as K;
         self.compilable()?.prefixed(py, filename_prefix, &[K::CHeader, K::StaticLibrary], arguments, fn_name, target, "compile_to_static_library")
+    }
+    /// One static library (and header) whose function runs the first of
+    /// `targets` the CPU supports (the last is the fallback).
+    #[pyo3(signature = (filename_prefix, arguments, targets))]
+    fn compile_to_multitarget_static_library(
+        &self,
+        py: Python<'_>,
+        filename_prefix: &str,
+        arguments: &Bound<'_, PyAny>,
+        targets: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.multitarget(py, filename_prefix, &[K::CHeader, K::StaticLibrary], arguments, targets, vec![], "compile_to_multitarget_static_library")
+    }
+    /// Objects per target (named with `suffixes`, or the targets), the
+    /// runtime and the dispatching wrapper, and a header.
+    #[pyo3(signature = (filename_prefix, arguments, targets, suffixes))]
+    fn compile_to_multitarget_object_files(
+        &self,
+        py: Python<'_>,
+        filename_prefix: &str,
+        arguments: &Bound<'_, PyAny>,
+        targets: &Bound<'_, PyAny>,
+        suffixes: Vec<String>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.multitarget(py, filename_prefix, &[K::CHeader, K::Object], arguments, targets, suffixes, "compile_to_multitarget_object_files")
     }
     #[pyo3(signature = (arguments, fn_name="", target=None))]
     fn compile_to_module(

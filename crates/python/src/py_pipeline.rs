@@ -518,6 +518,33 @@ impl PyPipeline {
         use ferrohalide_driver::aot::OutputFileType as K;
         self.compilable()?.prefixed(py, filename_prefix, &[K::CHeader, K::StaticLibrary], arguments, fn_name, target, "compile_to_static_library")
     }
+    /// One static library (and header) whose function runs the first of
+    /// `targets` the CPU supports (the last is the fallback).
+    #[pyo3(signature = (filename_prefix, arguments, targets))]
+    fn compile_to_multitarget_static_library(
+        &self,
+        py: Python<'_>,
+        filename_prefix: &str,
+        arguments: &Bound<'_, PyAny>,
+        targets: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.multitarget(py, filename_prefix, &[K::CHeader, K::StaticLibrary], arguments, targets, vec![], "compile_to_multitarget_static_library")
+    }
+    /// Objects per target (named with `suffixes`, or the targets), the
+    /// runtime and the dispatching wrapper, and a header.
+    #[pyo3(signature = (filename_prefix, arguments, targets, suffixes))]
+    fn compile_to_multitarget_object_files(
+        &self,
+        py: Python<'_>,
+        filename_prefix: &str,
+        arguments: &Bound<'_, PyAny>,
+        targets: &Bound<'_, PyAny>,
+        suffixes: Vec<String>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.multitarget(py, filename_prefix, &[K::CHeader, K::Object], arguments, targets, suffixes, "compile_to_multitarget_object_files")
+    }
     #[pyo3(signature = (arguments, fn_name="", target=None))]
     fn compile_to_module(
         &self,
@@ -610,8 +637,6 @@ impl PyPipeline {
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
         const UNIMPLEMENTED: &[&str] = &[
             "compile_to_c",
-            "compile_to_multitarget_object_files",
-            "compile_to_multitarget_static_library",
             "set_jit_externs",
         ];
         if UNIMPLEMENTED.contains(&name) {

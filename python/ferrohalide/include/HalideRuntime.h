@@ -349,6 +349,125 @@ extern int halide_copy_to_host(void *user_context, struct halide_buffer_t *buf);
 extern int halide_device_free(void *user_context, struct halide_buffer_t *buf);
 extern int halide_device_sync(void *user_context, struct halide_buffer_t *buf);
 
+/* ---- target features and CPU dispatch ---------------------------------- */
+
+/* The features of a Target, numbered as Halide numbers them (a feature's
+ * bit in the arrays below is (1 << (f & 63)) in word f >> 6). */
+typedef enum halide_target_feature_t {
+    halide_target_feature_jit = 0,
+    halide_target_feature_debug = 1,
+    halide_target_feature_enable_backtraces = 2,
+    halide_target_feature_no_asserts = 3,
+    halide_target_feature_no_bounds_query = 4,
+    halide_target_feature_sse41 = 5,
+    halide_target_feature_avx = 6,
+    halide_target_feature_avx2 = 7,
+    halide_target_feature_avxvnni = 8,
+    halide_target_feature_fma = 9,
+    halide_target_feature_fma4 = 10,
+    halide_target_feature_f16c = 11,
+    halide_target_feature_armv7s = 12,
+    halide_target_feature_no_neon = 13,
+    halide_target_feature_vsx = 14,
+    halide_target_feature_power_arch_2_07 = 15,
+    halide_target_feature_cuda = 16,
+    halide_target_feature_cuda_capability30 = 17,
+    halide_target_feature_cuda_capability32 = 18,
+    halide_target_feature_cuda_capability35 = 19,
+    halide_target_feature_cuda_capability50 = 20,
+    halide_target_feature_cuda_capability61 = 21,
+    halide_target_feature_cuda_capability70 = 22,
+    halide_target_feature_cuda_capability75 = 23,
+    halide_target_feature_cuda_capability80 = 24,
+    halide_target_feature_cuda_capability86 = 25,
+    halide_target_feature_opencl = 26,
+    halide_target_feature_cl_doubles = 27,
+    halide_target_feature_cl_atomic64 = 28,
+    halide_target_feature_user_context = 29,
+    halide_target_feature_profile = 30,
+    halide_target_feature_no_runtime = 31,
+    halide_target_feature_metal = 32,
+    halide_target_feature_c_plus_plus_mangling = 33,
+    halide_target_feature_large_buffers = 34,
+    halide_target_feature_hvx_128 = 35,
+    halide_target_feature_hvx_v62 = 36,
+    halide_target_feature_fuzz_float_stores = 37,
+    halide_target_feature_soft_float_abi = 38,
+    halide_target_feature_msan = 39,
+    halide_target_feature_avx512 = 40,
+    halide_target_feature_avx512_knl = 41,
+    halide_target_feature_avx512_skylake = 42,
+    halide_target_feature_avx512_cannonlake = 43,
+    halide_target_feature_avx512_zen4 = 44,
+    halide_target_feature_avx512_zen5 = 45,
+    halide_target_feature_avx512_sapphirerapids = 46,
+    halide_target_feature_trace_loads = 47,
+    halide_target_feature_trace_stores = 48,
+    halide_target_feature_trace_realizations = 49,
+    halide_target_feature_trace_pipeline = 50,
+    halide_target_feature_hvx_v65 = 51,
+    halide_target_feature_hvx_v66 = 52,
+    halide_target_feature_hvx_v68 = 53,
+    halide_target_feature_cl_half = 54,
+    halide_target_feature_strict_float = 55,
+    halide_target_feature_tsan = 56,
+    halide_target_feature_asan = 57,
+    halide_target_feature_d3d12compute = 58,
+    halide_target_feature_check_unsafe_promises = 59,
+    halide_target_feature_hexagon_dma = 60,
+    halide_target_feature_embed_bitcode = 61,
+    halide_target_feature_enable_llvm_loop_opt = 62,
+    halide_target_feature_wasm_mvponly = 63,
+    halide_target_feature_wasm_simd128 = 64,
+    halide_target_feature_wasm_threads = 65,
+    halide_target_feature_wasm_bulk_memory = 66,
+    halide_target_feature_webgpu = 67,
+    halide_target_feature_sve = 68,
+    halide_target_feature_sve2 = 69,
+    halide_target_feature_egl = 70,
+    halide_target_feature_arm_dot_prod = 71,
+    halide_target_feature_arm_fp16 = 72,
+    halide_llvm_large_code_model = 73,
+    halide_target_feature_rvv = 74,
+    halide_target_feature_armv8a = 75,
+    halide_target_feature_armv81a = 76,
+    halide_target_feature_armv82a = 77,
+    halide_target_feature_armv83a = 78,
+    halide_target_feature_armv84a = 79,
+    halide_target_feature_armv85a = 80,
+    halide_target_feature_armv86a = 81,
+    halide_target_feature_armv87a = 82,
+    halide_target_feature_armv88a = 83,
+    halide_target_feature_armv89a = 84,
+    halide_target_feature_sanitizer_coverage = 85,
+    halide_target_feature_profile_by_timer = 86,
+    halide_target_feature_spirv = 87,
+    halide_target_feature_vulkan = 88,
+    halide_target_feature_vulkan_int8 = 89,
+    halide_target_feature_vulkan_int16 = 90,
+    halide_target_feature_vulkan_int64 = 91,
+    halide_target_feature_vulkan_float16 = 92,
+    halide_target_feature_vulkan_float64 = 93,
+    halide_target_feature_vulkan_version10 = 94,
+    halide_target_feature_vulkan_version12 = 95,
+    halide_target_feature_vulkan_version13 = 96,
+    halide_target_feature_semihosting = 97,
+    halide_target_feature_avx10_1 = 98,
+    halide_target_feature_x86_apx = 99,
+    halide_target_feature_simulator = 100,
+    halide_target_feature_end = 101
+} halide_target_feature_t;
+
+/* 1 if code compiled with `features` (an array of `count` words, with
+ * count == (halide_target_feature_end + 63) / 64) can run on this CPU, 0
+ * if not. The wrapper of a multi-target object asks this to choose which
+ * target's code to run; a program may replace it with
+ * halide_set_custom_can_use_target_features, and may call the default. */
+extern int halide_can_use_target_features(int count, const uint64_t *features);
+typedef int (*halide_can_use_target_features_t)(int count, const uint64_t *features);
+extern halide_can_use_target_features_t halide_set_custom_can_use_target_features(halide_can_use_target_features_t);
+extern int halide_default_can_use_target_features(int count, const uint64_t *features);
+
 /* ---- half floats --------------------------------------------------- */
 
 extern float halide_float16_bits_to_float(uint16_t bits);

@@ -185,6 +185,7 @@ impl CodeGen {
             }
             I::Print => self.codegen_print(t, args),
             I::Trace => self.codegen_trace(args),
+            I::MakeStruct => self.codegen_make_struct(args),
             I::ReturnSecond => {
                 want(2)?;
                 self.codegen_expr(&args[0])?;

@@ -65,6 +65,13 @@ impl CodeGen {
                     }
                     // A runtime reporter (halide_error_*) reports and returns the code.
                     None if is_error_reporter(message) => self.codegen_expr(message)?,
+                    // An error code already reported by the callee that
+                    // computed it (a multi-target wrapper's call): passed on.
+                    None if matches!(message.node(), ExprNode::Variable { .. })
+                        && message.ty() == Type::i32() =>
+                    {
+                        self.codegen_expr(message)?
+                    }
                     None if message.ty().is_int_or_uint() => {
                         let args = [Expr::string("Assertion failed: "), Expr::string(condition.to_string())];
                         self.report_error(-1, &args)?;

@@ -60,6 +60,30 @@ impl CodeGen {
         Ok(slot)
     }
 
+    /// `make_struct(args...)`: the scalars stored at C struct offsets (each
+    /// field aligned to its size) in a stack slot of the function.
+    pub(crate) fn codegen_make_struct(&mut self, args: &[Expr]) -> Result<Val> {
+        let mut offsets = vec![];
+        let mut size = 0u64;
+        for a in args {
+            let bytes = a.ty().bytes() as u64;
+            if a.ty().lanes != 1 || bytes == 0 {
+                return Err(ferrohalide_core::error::Error::internal("make_struct of a vector or empty type"));
+            }
+            size = size.div_ceil(bytes) * bytes;
+            offsets.push(size);
+            size += bytes;
+        }
+        let t = unsafe { inkwell::llvm_sys::core::LLVMArrayType2(self.t_i8(), size.max(1)) };
+        let slot = self.entry_alloca(t, 16);
+        for (a, off) in args.iter().zip(offsets) {
+            let v = self.codegen_expr(a)?;
+            let at = self.gep_bytes(slot, off);
+            self.store(v, at, a.ty().bytes() as u32);
+        }
+        Ok(slot)
+    }
+
     /// A stack array of the coordinates as int32s, `lanes` per coordinate.
     fn coordinates_slot(&mut self, coords: &[Expr], lanes: u32) -> Result<Val> {
         if coords.is_empty() {

@@ -267,6 +267,10 @@ pub enum Intrinsic {
     /// `return_second(a, b)`: evaluates `a` (for its effect), then `b`,
     /// whose value it returns.
     ReturnSecond,
+    /// `make_struct(a, b, ...)`: a handle to a copy of the scalar
+    /// arguments laid out as a C struct, on the calling function's stack
+    /// (Halide's `Call::make_struct`; valid until the function returns).
+    MakeStruct,
 }
 
 impl Intrinsic {

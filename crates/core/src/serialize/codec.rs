@@ -164,6 +164,7 @@ intrinsic_tags!(
     Random = 61,
     Trace = 62,
     ReturnSecond = 63,
+    MakeStruct = 64,
 );
 
 tagged_enum_codec!(ForType { Serial = 0, Parallel = 1, Vectorized = 2, Unrolled = 3 });
