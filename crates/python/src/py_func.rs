@@ -171,11 +171,8 @@ pub struct PyFuncTupleElementRef {
 const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "async_",
     "compile_to_c",
-    "copy_to_device",
-    "copy_to_host",
     "debug_to_file",
     "define_extern",
-    "extern_function_name",
     "prefetch",
     "ring_buffer",
 ];
@@ -418,10 +415,6 @@ impl PyFunc {
             inner: self.inner.update(i).py()?,
         })
     }
-    fn is_extern(&self) -> bool {
-        false
-    }
-
     /// Not iterable: without this, Python would iterate through
     /// `__getitem__` (f[0], f[1], ...), which never ends.
     fn __iter__(&self) -> PyResult<()> {
@@ -740,6 +733,34 @@ impl PyFunc {
             return Err(unimplemented("Func.memoize() with an EvictionKey"));
         }
         slf.get().inner.memoize();
+        Ok(slf.clone())
+    }
+
+    /// Whether the Func is computed outside Halide's loops (here: only a
+    /// `copy_to_host/device` copy; `define_extern` is not implemented).
+    fn is_extern(&self) -> bool {
+        self.inner.function.read().schedule.copy_to_device.is_some()
+    }
+    /// The C function an extern Func calls ("" for others).
+    fn extern_function_name(&self) -> String {
+        if self.is_extern() { "halide_buffer_copy".to_string() } else { String::new() }
+    }
+    /// `copy_to_host()`: the Func is a copy of the Func or image it calls,
+    /// made on the host.
+    fn copy_to_host<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+        use ferrohalide_core::device_api::DeviceApi;
+        slf.get().inner.copy_to_device(DeviceApi::Host, "copy_to_host").py()?;
+        Ok(slf.clone())
+    }
+    /// `copy_to_device(device_api=DeviceAPI.Default_GPU)`.
+    #[pyo3(signature = (device_api=None))]
+    fn copy_to_device<'py>(slf: &Bound<'py, Self>, device_api: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+        use ferrohalide_core::device_api::DeviceApi;
+        let api = match device_api {
+            Some(d) if !d.is_none() => crate::py_target::device_api_of(d)?,
+            _ => DeviceApi::DefaultGpu,
+        };
+        slf.get().inner.copy_to_device(api, "copy_to_device").py()?;
         Ok(slf.clone())
     }
 

@@ -113,3 +113,52 @@ impl Stage {
         self.set_device_loop(var, None, DeviceApi::Hexagon)
     }
 }
+
+impl crate::lang::func::Func {
+    /// `copy_to_device(api)` / `copy_to_host()` (`api` Host): the Func must
+    /// be a plain copy of one Func or image (its pure definition calls it at
+    /// its own arguments, in order). Halide turns it into an extern copy
+    /// stage computed at root; here it stays its definition, computed at
+    /// root unless scheduled elsewhere, and lowering refuses a device the
+    /// target does not have (`validate_device_loops`).
+    pub fn copy_to_device(&self, api: DeviceApi, method: &str) -> Result<()> {
+        let name = self.name();
+        let c = self.function.read();
+        if c.values.is_empty() {
+            return Err(Error::user(format!("{method} on Func {name} with no definition\n")));
+        }
+        if c.values.len() != 1 {
+            return Err(Error::user(format!(
+                "{method} on a Tuple-valued Func {name} not yet supported\n"
+            )));
+        }
+        if !c.updates.is_empty() {
+            return Err(Error::user(format!("{method} on Func {name} with update definition\n")));
+        }
+        let value = &c.values[0];
+        let is_copy = match value.node() {
+            crate::ir::ExprNode::Call { args, kind, .. } => {
+                matches!(kind, crate::ir::CallKind::Halide { .. } | crate::ir::CallKind::Image { .. })
+                    && args.len() == c.args.len()
+                    && args.iter().zip(&c.args).all(|(a, v)| {
+                        matches!(a.node(), crate::ir::ExprNode::Variable { name, param: None, .. } if name == v)
+                            && a.ty() == crate::ir::Type::i32()
+                    })
+            }
+            _ => false,
+        };
+        if !is_copy {
+            return Err(Error::user(format!(
+                "Func {name} is scheduled as copy_to_host/device, but has value: {}\nExpected a single call to another Func with matching dimensionality and argument order.\n",
+                crate::lang::print::expr_to_string(value)
+            )));
+        }
+        drop(c);
+        let mut c = self.function.write();
+        if c.schedule.compute_level == crate::schedule::LoopLevel::Inlined {
+            c.schedule.compute_level = crate::schedule::LoopLevel::Root;
+        }
+        c.schedule.copy_to_device = Some(api);
+        Ok(())
+    }
+}

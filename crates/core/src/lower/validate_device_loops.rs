@@ -1,4 +1,5 @@
-//! Loops scheduled on a device (the GPU directives, `hexagon()`).
+//! Loops scheduled on a device (the GPU directives, `hexagon()`) and
+//! Funcs copied to one (`copy_to_device`).
 //!
 //! Assumes: the environment's schedules. Guarantees: lowering goes on only
 //! if no loop is on a device. A loop on a device the target lacks gets
@@ -27,6 +28,31 @@ fn device_of(stage: &StageSchedule, specs: &[Specialization]) -> Option<DeviceAp
 pub fn validate_device_loops(env: &Environment, target: &Target) -> Result<()> {
     for name in &env.order {
         let f = env.get(name).read();
+        if f.schedule.copy_to_device.is_some() {
+            // Halide's copy is an extern stage: what it copies must exist
+            // as a buffer.
+            if let Some(crate::ir::ExprNode::Call { name: src, kind: crate::ir::CallKind::Halide { .. }, .. }) =
+                f.values.first().map(|v| v.node())
+            {
+                if env.get(src).read().schedule.compute_level.is_inlined() {
+                    return Err(Error::user(format!(
+                        "Func {src} cannot be scheduled to be computed inline, because it is used in the externally-computed function {name}\n"
+                    )));
+                }
+            }
+        }
+        if let Some(api) = f.schedule.copy_to_device.filter(|a| !matches!(a, DeviceApi::Host | DeviceApi::None)) {
+            if !supports_device_api(target, api) {
+                return Err(Error::user(format!(
+                    "Func {name} has an extern definition that may leave the output with a dirty <{}> device allocation, but no compatible target feature is enabled in target {target}\n",
+                    api.display_name()
+                )));
+            }
+            return Err(Error::user(format!(
+                "Func {name} is copied to <{}> for target {target}, but ferrohalide has no code generator for devices yet: device buffers are not implemented.\n",
+                api.display_name()
+            )));
+        }
         let stages = std::iter::once((&f.stage, &f.specializations))
             .chain(f.updates.iter().map(|u| (&u.stage, &u.specializations)));
         for (stage, specs) in stages {

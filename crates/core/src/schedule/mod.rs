@@ -355,6 +355,10 @@ pub struct FuncSchedule {
     /// padded up to a multiple of `alignment` (so the strides of the
     /// dimensions outside it are multiples of it).
     pub storage_alignments: Vec<(String, Expr)>,
+    /// `copy_to_host` / `copy_to_device(api)`: the Func is a copy of the
+    /// one Func or image it calls, made on `api` (Halide makes it an extern
+    /// `halide_buffer_copy` stage). On the host the copy is its definition.
+    pub copy_to_device: Option<crate::device_api::DeviceApi>,
 }
 
 impl Default for FuncSchedule {
@@ -369,6 +373,7 @@ impl Default for FuncSchedule {
             hoist_storage_level: LoopLevel::Inlined,
             level_handles: [None; 3],
             memoized: None,
+            copy_to_device: None,
             storage_bounds: vec![],
             storage_alignments: vec![],
         }

@@ -434,6 +434,7 @@ impl<E: ExprTable> Encode<E> for FuncSchedule {
             memoized,
             storage_bounds,
             storage_alignments,
+            copy_to_device,
         } = self;
         compute_level.encode(e);
         store_level.encode(e);
@@ -445,6 +446,7 @@ impl<E: ExprTable> Encode<E> for FuncSchedule {
         memoized.is_some().encode(e);
         storage_bounds.encode(e);
         storage_alignments.encode(e);
+        copy_to_device.encode(e);
     }
 }
 impl<'a, D: ExprLookup<'a>> Decode<D> for FuncSchedule {
@@ -461,6 +463,7 @@ impl<'a, D: ExprLookup<'a>> Decode<D> for FuncSchedule {
             memoized: bool::decode(d)?.then(crate::lang::func::next_memoize_id),
             storage_bounds: Vec::decode(d)?,
             storage_alignments: Vec::decode(d)?,
+            copy_to_device: Option::decode(d)?,
         })
     }
 }
