@@ -72,8 +72,7 @@ macro_rules! halide_enum {
 pub(crate) use halide_enum;
 
 halide_enum!(
-    /// How `prefetch` keeps its reads inside the buffer (prefetch itself
-    /// is not implemented yet and says so).
+    /// How `prefetch` treats the part of its region outside the buffer.
     PyPrefetchBoundStrategy, "PrefetchBoundStrategy", [
     Clamp = 0,
     GuardWithIf = 1,

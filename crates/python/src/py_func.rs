@@ -173,7 +173,6 @@ const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "compile_to_c",
     "debug_to_file",
     "define_extern",
-    "prefetch",
     "ring_buffer",
 ];
 

@@ -142,6 +142,21 @@ macro_rules! schedule_methods {
                 Ok(slf.clone())
             }
 
+            /// `prefetch(func_or_image, at, from, offset=1,
+            /// strategy=PrefetchBoundStrategy.GuardWithIf)`.
+            #[pyo3(signature = (func, at, from, offset=None, strategy=None))]
+            fn prefetch<'py>(
+                slf: &pyo3::Bound<'py, Self>,
+                func: &pyo3::Bound<'py, pyo3::PyAny>,
+                at: &pyo3::Bound<'py, pyo3::PyAny>,
+                from: &pyo3::Bound<'py, pyo3::PyAny>,
+                offset: Option<&pyo3::Bound<'py, pyo3::PyAny>>,
+                strategy: Option<$crate::py_enum::PyPrefetchBoundStrategy>,
+            ) -> pyo3::PyResult<pyo3::Bound<'py, Self>> {
+                $crate::py_stage::prefetch(&$stage_of(slf.get()), func, at, from, offset, strategy)?;
+                Ok(slf.clone())
+            }
+
             fn allow_race_conditions<'py>(
                 slf: &pyo3::Bound<'py, Self>,
             ) -> pyo3::PyResult<pyo3::Bound<'py, Self>> {

@@ -16,10 +16,40 @@ use crate::py_expr::py_to_expr;
 use crate::py_func::{tail_of, PyFunc, PyTailStrategy};
 use crate::py_rdom::var_or_rvar;
 
-/// Stage methods of Halide's API that ferrohalide does not implement yet.
-const UNIMPLEMENTED_STAGE_METHODS: &[&str] = &[
-    "prefetch",
-];
+/// `stage.prefetch(func_or_image, at, from, offset, strategy)`.
+pub(crate) fn prefetch(
+    stage: &Stage,
+    what: &Bound<'_, PyAny>,
+    at: &Bound<'_, PyAny>,
+    from: &Bound<'_, PyAny>,
+    offset: Option<&Bound<'_, PyAny>>,
+    strategy: Option<crate::py_enum::PyPrefetchBoundStrategy>,
+) -> PyResult<()> {
+    use crate::py_enum::PyPrefetchBoundStrategy as S;
+    use ferrohalide_core::schedule::PrefetchBoundStrategy;
+    let name = if let Ok(f) = what.extract::<PyRef<PyFunc>>() {
+        f.inner.name()
+    } else if let Ok(im) = what.extract::<PyRef<crate::py_param::PyImageParam>>() {
+        im.get_inner()?.name()
+    } else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "prefetch(): the first argument must be a Func or an ImageParam, not {}",
+            crate::py_param::type_name(what)
+        )));
+    };
+    let offset = match offset {
+        Some(o) if !o.is_none() => py_to_expr(o)?,
+        _ => ferrohalide_core::ir::Expr::i32(1),
+    };
+    let strategy = match strategy.unwrap_or(S::GuardWithIf) {
+        S::Clamp => PrefetchBoundStrategy::Clamp,
+        S::GuardWithIf => PrefetchBoundStrategy::GuardWithIf,
+        S::NonFaulting => PrefetchBoundStrategy::NonFaulting,
+    };
+    stage
+        .prefetch(&name, &var_or_rvar(at)?, &var_or_rvar(from)?, offset, strategy)
+        .py()
+}
 
 /// `vectorize`/`unroll`/`parallel` on `stage`: without a factor, mark the
 /// loop; with one, split it first (the new inner loop gets the type,
@@ -258,10 +288,7 @@ impl PyStage {
         self.inner.dump_argument_list()
     }
 
-    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        if UNIMPLEMENTED_STAGE_METHODS.contains(&name) {
-            return unimplemented_method(py, format!("Stage.{name}()"));
-        }
+    fn __getattr__(&self, name: &str) -> PyResult<Py<PyAny>> {
         Err(PyAttributeError::new_err(format!(
             "'halide.Stage' object has no attribute '{name}'"
         )))

@@ -532,6 +532,34 @@ impl CodeGen {
 
     // ---- loads -----------------------------------------------------------------
 
+    /// `prefetch(load)`: a prefetch instruction for the address of the
+    /// load's (first) element; the load itself does not happen.
+    pub(crate) fn codegen_prefetch(&mut self, load: &Expr) -> Result<()> {
+        let mut at = load;
+        while let ExprNode::Cast(value) | ExprNode::Reinterpret(value) = at.node() {
+            at = value;
+        }
+        let ExprNode::Load { name, index, .. } = at.node() else {
+            return Err(Error::internal(format!("prefetch of {load}, not of a load")));
+        };
+        let first = match index.node() {
+            ExprNode::Ramp { base, .. } => base.clone(),
+            ExprNode::Broadcast { value, .. } => value.clone(),
+            _ if index.ty().is_vector() => {
+                return Err(Error::internal(format!("prefetch of a gather: {load}")));
+            }
+            _ => index.clone(),
+        };
+        let base = self.sym(name)?;
+        let elem = self.mem_scalar_ty(at.ty().element_of());
+        let idx = self.codegen_index(&first)?;
+        let p = self.gep(elem, base, idx);
+        let i32t = self.t_i32();
+        let args = [p, self.cint(i32t, 0), self.cint(i32t, 3), self.cint(i32t, 1)];
+        self.intrinsic("llvm.prefetch", &[self.t_ptr()], &args)?;
+        Ok(())
+    }
+
     pub(crate) fn codegen_load(
         &mut self,
         t: Type,

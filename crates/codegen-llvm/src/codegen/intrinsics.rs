@@ -186,6 +186,11 @@ impl CodeGen {
             I::Print => self.codegen_print(t, args),
             I::Trace => self.codegen_trace(args),
             I::MakeStruct => self.codegen_make_struct(args),
+            I::Prefetch => {
+                want(1)?;
+                self.codegen_prefetch(&args[0])?;
+                Ok(self.cint(self.llvm_ty(t), 0))
+            }
             I::ReturnSecond => {
                 want(2)?;
                 self.codegen_expr(&args[0])?;

@@ -267,6 +267,11 @@ pub enum Intrinsic {
     /// `return_second(a, b)`: evaluates `a` (for its effect), then `b`,
     /// whose value it returns.
     ReturnSecond,
+    /// `prefetch(load)`: a hint to bring the cache line holding the element
+    /// that `load` (a scalar Load after storage flattening; a Func or image
+    /// call before it) would read into the cache; reads nothing, never
+    /// faults (`lower/inject_prefetch.rs`).
+    Prefetch,
     /// `make_struct(a, b, ...)`: a handle to a copy of the scalar
     /// arguments laid out as a C struct, on the calling function's stack
     /// (Halide's `Call::make_struct`; valid until the function returns).
@@ -304,6 +309,7 @@ impl Intrinsic {
                 | Intrinsic::Error
                 | Intrinsic::Undef
                 | Intrinsic::Trace
+                | Intrinsic::Prefetch
         )
     }
 }

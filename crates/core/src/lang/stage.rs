@@ -644,6 +644,37 @@ impl Stage {
         self.with_flags(|st| st.allow_race_conditions = true)
     }
 
+    /// `prefetch(name, at, from, offset, strategy)` (see
+    /// `schedule::PrefetchDirective`; placed by `lower/inject_prefetch.rs`).
+    /// The offset is an integer (made Int(32)).
+    pub fn prefetch(
+        &self,
+        name: &str,
+        at: &VarOrRVar,
+        from: &VarOrRVar,
+        offset: Expr,
+        strategy: crate::schedule::PrefetchBoundStrategy,
+    ) -> Result<()> {
+        if !offset.ty().is_int_or_uint() || !offset.ty().is_scalar() {
+            return Err(Error::user(format!(
+                "The offset of a prefetch of {name} must be an integer, not {}.\n",
+                offset.ty()
+            )));
+        }
+        let offset = crate::lang::operators::cast(crate::ir::Type::i32(), offset)?;
+        let directive = crate::schedule::PrefetchDirective {
+            name: name.to_string(),
+            at: at.name.clone(),
+            from: from.name.clone(),
+            offset,
+            strategy,
+        };
+        self.with_flags(|st| {
+            st.touched = true;
+            st.prefetches.push(directive);
+        })
+    }
+
     fn with_flags(&self, f: impl FnOnce(&mut StageSchedule)) -> Result<()> {
         let mut c = self.function.write();
         if let Some((st, _)) = definition_at(&mut c, self.index, &self.path) {

@@ -43,6 +43,7 @@ pub mod buffer_checks;
 pub mod entry_checks;
 pub mod environment;
 pub mod inject_memoization;
+pub mod inject_prefetch;
 pub mod fuse_loop_nests;
 pub mod fused_groups;
 pub mod sliding_window;
@@ -375,6 +376,7 @@ fn lower_environment(
     s = log.run("storage folding", s, |s| {
         storage_folding::storage_folding(s, env, &slides)
     })?;
+    s = log.run("inject prefetch", s, |s| inject_prefetch::inject_prefetch(s, env))?;
     s = log.run("lower safe promises", s, |s| {
         Ok(lower_safe_promises::lower_safe_promises(s))
     })?;

@@ -275,10 +275,37 @@ pub struct StageSchedule {
     /// `compute_with`: the stage whose loops this one shares (kept on the
     /// definition itself, never on a specialization).
     pub fuse_level: Option<FuseLevel>,
+    /// `prefetch(...)` directives, in the order given (the last one for a
+    /// given Func or image wins at a loop, as in Halide).
+    pub prefetches: Vec<PrefetchDirective>,
+}
+
+/// How `prefetch` treats the part of the prefetched region outside the
+/// buffer (Halide's `PrefetchBoundStrategy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrefetchBoundStrategy {
+    /// Prefetch only the part inside the buffer.
+    Clamp,
+    /// Prefetch nothing unless the whole region is inside.
+    GuardWithIf,
+    /// Prefetch it all (prefetch instructions never fault).
+    NonFaulting,
+}
+
+/// `stage.prefetch(name, at, from, offset, strategy)`: at the top of each
+/// iteration of loop `at`, prefetch the region of `name` (a Func or an
+/// image) that iteration `from + offset` of loop `from` touches.
+#[derive(Clone, Debug)]
+pub struct PrefetchDirective {
+    pub name: String,
+    pub at: String,
+    pub from: String,
+    pub offset: Expr,
+    pub strategy: PrefetchBoundStrategy,
 }
 
 impl StageSchedule {
-    /// The split factors.
+    /// The split factors and prefetch offsets.
     pub fn exprs(&self) -> Vec<Expr> {
         self.splits
             .iter()
@@ -286,6 +313,7 @@ impl StageSchedule {
                 Split::Split { factor, .. } => Some(factor.clone()),
                 _ => None,
             })
+            .chain(self.prefetches.iter().map(|p| p.offset.clone()))
             .collect()
     }
     /// The default schedule for pure args `args` (args[0] innermost).

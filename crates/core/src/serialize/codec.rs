@@ -12,7 +12,7 @@ use crate::ir::{
 };
 use crate::lang::function::Specialization;
 use crate::lang::trace_settings::TraceSettings;
-use crate::schedule::{
+use crate::schedule::{PrefetchBoundStrategy, PrefetchDirective, 
     Bound, DeviceLoop, Dim, FuncSchedule, FuseLevel, GpuLoop, LoopAlignStrategy, LoopLevel,
     Partition, Split, StageSchedule, StorageFold, TailStrategy,
 };
@@ -165,6 +165,7 @@ intrinsic_tags!(
     Trace = 62,
     ReturnSecond = 63,
     MakeStruct = 64,
+    Prefetch = 65,
 );
 
 tagged_enum_codec!(ForType { Serial = 0, Parallel = 1, Vectorized = 2, Unrolled = 3 });
@@ -181,6 +182,7 @@ tagged_enum_codec!(TailStrategy {
     ShiftInwards = 5, ShiftInwardsAndBlend = 6, RoundUpAndBlend = 7, Auto = 8,
 });
 tagged_enum_codec!(GpuLoop { Block = 0, Thread = 1, Lane = 2 });
+tagged_enum_codec!(PrefetchBoundStrategy { Clamp = 0, GuardWithIf = 1, NonFaulting = 2 });
 tagged_enum_codec!(Partition { Auto = 0, Never = 1, Always = 2 });
 tagged_enum_codec!(LoopAlignStrategy { AlignStart = 0, AlignEnd = 1, NoAlign = 2, Auto = 3 });
 
@@ -340,6 +342,7 @@ impl<E: ExprTable> Encode<E> for StageSchedule {
             override_atomic_check,
             allow_race_conditions,
             fuse_level,
+            prefetches,
         } = self;
         splits.encode(e);
         dims.encode(e);
@@ -352,6 +355,7 @@ impl<E: ExprTable> Encode<E> for StageSchedule {
             flag.encode(e);
         }
         fuse_level.encode(e);
+        prefetches.encode(e);
     }
 }
 impl<'a, D: ExprLookup<'a>> Decode<D> for StageSchedule {
@@ -364,6 +368,29 @@ impl<'a, D: ExprLookup<'a>> Decode<D> for StageSchedule {
             override_atomic_check: bool::decode(d)?,
             allow_race_conditions: bool::decode(d)?,
             fuse_level: Option::decode(d)?,
+            prefetches: Vec::decode(d)?,
+        })
+    }
+}
+
+impl<E: ExprTable> Encode<E> for PrefetchDirective {
+    fn encode(&self, e: &mut E) {
+        let PrefetchDirective { name, at, from, offset, strategy } = self;
+        name.encode(e);
+        at.encode(e);
+        from.encode(e);
+        offset.encode(e);
+        strategy.encode(e);
+    }
+}
+impl<'a, D: ExprLookup<'a>> Decode<D> for PrefetchDirective {
+    fn decode(d: &mut D) -> Result<Self> {
+        Ok(PrefetchDirective {
+            name: String::decode(d)?,
+            at: String::decode(d)?,
+            from: String::decode(d)?,
+            offset: Expr::decode(d)?,
+            strategy: PrefetchBoundStrategy::decode(d)?,
         })
     }
 }

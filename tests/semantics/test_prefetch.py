@@ -1,0 +1,125 @@
+"""prefetch(): values never change whatever is prefetched (Funcs, images,
+Tuples, updates, every bound strategy, offsets past the end), the errors
+Halide gives for impossible placements, and real prefetch instructions in
+the generated code."""
+import os
+
+import numpy as np
+import pytest
+
+from .harness import differential
+from .input_helpers import arr, error_key
+
+
+def stencil(hl):
+    x, y = hl.Var("x"), hl.Var("y")
+    f = hl.Func("f")
+    f[x, y] = x * 2 + y * 7
+    g = hl.Func("g")
+    g[x, y] = f[x, y] + f[x + 1, y] + f[x, y + 1]
+    f.compute_root()
+    return x, y, f, g
+
+
+STRATEGIES = ["GuardWithIf", "Clamp", "NonFaulting"]
+
+
+@differential()
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("offset", [1, 3, 40])
+def test_prefetching_a_func_keeps_the_values(hl, strategy, offset):
+    x, y, f, g = stencil(hl)
+    xo, xi = hl.Var("xo"), hl.Var("xi")
+    st = getattr(hl.PrefetchBoundStrategy, strategy)
+    g.split(x, xo, xi, 8).prefetch(f, y, y, offset, st).prefetch(f, xo, xo, offset, st)
+    return arr(g.realize([37, 11]))
+
+
+@differential()
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_prefetching_an_image_keeps_the_values(hl, strategy):
+    x, y = hl.Var("x"), hl.Var("y")
+    im = hl.ImageParam(hl.UInt(16), 2, "im")
+    g = hl.Func("g")
+    g[x, y] = hl.u32(im[x, y]) * 3 + im[x, y + 1]
+    g.prefetch(im, y, y, 2, getattr(hl.PrefetchBoundStrategy, strategy))
+    im.set(hl.Buffer(np.arange(30 * 13, dtype=np.uint16).reshape(13, 30)))
+    return arr(g.realize([30, 12]))
+
+
+@differential()
+def test_prefetch_of_tuples_bools_updates_and_params(hl):
+    x, y = hl.Var("x"), hl.Var("y")
+    t = hl.Func("t")
+    t[x, y] = (x + y, x > y)
+    t.compute_root()
+    g = hl.Func("g")
+    g[x, y] = hl.select(t[x, y][1], t[x, y + 1][0], -t[x, y][0])
+    r = hl.RDom([(0, 3)])
+    g[x, y] += t[x + r, y][0]
+    p = hl.Param(hl.Int(32), "p", 2)
+    g.prefetch(t, y, y, p)
+    g.update(0).prefetch(t, y, y, 1, hl.PrefetchBoundStrategy.NonFaulting)
+    return arr(g.realize([9, 6])), sorted(a.name for a in g.infer_arguments())
+
+
+@differential()
+def test_prefetch_errors(hl):
+    out = []
+    x, y, f, g = stencil(hl)
+    xo, xi = hl.Var("xo"), hl.Var("xi")
+    g.split(x, xo, xi, 8).prefetch(f, y, xo)
+    out.append(error_key(hl, lambda: g.realize([16, 4]), "Prefetch 'from' variable 'xo' could not be found"))
+    x, y, f, g = stencil(hl)
+    g.split(x, xo, xi, 8)
+    f.compute_at(g, xo)
+    g.prefetch(f, y, y)
+    out.append(error_key(hl, lambda: g.realize([16, 4]), "which has not been allocated"))
+    return out
+
+
+def test_an_unknown_at_loop_is_an_error():
+    # Halide drops such a prefetch without a word.
+    import ferrohalide as hl
+    x, y, f, g = stencil(hl)
+    g.prefetch(f, hl.Var("zz"), y)
+    with pytest.raises(hl.HalideError, match="could not find prefetch 'at' dimension zz"):
+        g.realize([4, 4])
+
+
+def test_prefetch_of_nothing_read_warns_and_runs(capfd):
+    import ferrohalide as hl
+    x, y, f, g = stencil(hl)
+    h = hl.Func("h")
+    h[x, y] = x
+    h.compute_root()
+    g.prefetch(h, y, y)
+    assert arr(g.realize([4, 3])).sum() > 0
+    assert "since the prefetched area will always be empty" in capfd.readouterr().out
+
+
+def test_prefetches_are_prefetch_instructions(tmp_path):
+    import ferrohalide as hl
+    x, y = hl.Var("x"), hl.Var("y")
+    im = hl.ImageParam(hl.Float(32), 2, "im")
+    g = hl.Func("g")
+    g[x, y] = im[x, y] * 2
+    target = hl.Target("x86-64-linux-sse41")
+    path = str(tmp_path / "plain.s")
+    g.compile_to_assembly(path, [im], "g", target)
+    assert "prefetch" not in open(path).read()
+    g.prefetch(im, y, y, 1)
+    path = str(tmp_path / "prefetch.s")
+    g.compile_to_assembly(path, [im], "g", target)
+    assert "prefetcht0" in open(path).read()
+
+
+def test_prefetch_survives_serialization():
+    import ferrohalide as hl
+    x, y, f, g = stencil(hl)
+    g.prefetch(f, y, y, 2, hl.PrefetchBoundStrategy.Clamp)
+    q = hl.deserialize_pipeline(hl.serialize_pipeline(hl.Pipeline(g)))
+    assert np.array_equal(arr(q.realize([5, 5])), arr(g.realize([5, 5])))
+    stmt = os.path.join(os.environ.get("TMPDIR", "/tmp"), "fh_prefetch_roundtrip.stmt")
+    q.compile_to_lowered_stmt(stmt, [])
+    assert "prefetch(" in open(stmt).read()
