@@ -250,3 +250,55 @@ int main(void) {
          "-lpthread", "-ldl", "-lm", "-o", str(tmp_path / "m")])
     assert run([str(tmp_path / "m")]).stdout.strip() == "0: 20 20 40 60 80 80 | 0: 0 2 4 0 0.5 1"
     assert "int g(struct halide_buffer_t *_g_0_buffer, struct halide_buffer_t *_g_1_buffer)" in (tmp_path / "g.h").read_text()
+
+
+METADATA_NAMES = r"""
+#include <stdio.h>
+#include "HalideRuntime.h"
+const struct halide_filter_metadata_t *remapped_metadata(void);
+int main(void) {
+    const struct halide_filter_metadata_t *md = remapped_metadata();
+    for (int i = 0; i < md->num_arguments; i++) printf("%s\n", md->arguments[i].name);
+    return 0;
+}
+"""
+
+
+def test_remapped_metadata_names_like_the_reference(cc, tmp_path, ref_hl):
+    printed = {}
+    for impl in (hl, ref_hl):
+        d = tmp_path / impl.__name__
+        d.mkdir()
+        f, args = brighten(impl)
+        m = f.compile_to_module(args, "remapped", impl.Target("host"))
+        assert m.get_metadata_name_map() == {}
+        m.remap_metadata_name("offset", "gain")
+        m.remap_metadata_name("input", "image")
+        m.remap_metadata_name(f.name(), "result")
+        assert m.get_metadata_name_map() == {"offset": "gain", "input": "image", f.name(): "result"}
+        m.compile({impl.OutputFileType.object: str(d / "remapped.o")})
+        (d / "main.c").write_text(METADATA_NAMES)
+        run(["cc", "-I", include_dir(impl), str(d / "main.c"), str(d / "remapped.o"),
+             "-lpthread", "-ldl", "-lm", "-o", str(d / "main")])
+        printed[impl.__name__] = run([str(d / "main")]).stdout
+    assert printed["ferrohalide"] == printed["halide"] == "image\ngain\nresult\n", printed
+
+
+def test_module_buffer_submodules_and_autoscheduler_results():
+    f, args = brighten(hl)
+    m = f.compile_to_module(args, "mod", hl.Target("host"))
+    # Halide 21's binding cannot return this Buffer; here it holds the object.
+    b = m.compile_to_buffer()
+    assert b.type() == hl.UInt(8) and bytes(np.asarray(b)[:4]) == b"\x7fELF"
+    r = m.resolve_submodules()
+    assert r.name() == "mod" and m.submodules() == []
+    assert m.get_auto_scheduler_results() is None
+    x, y = hl.Var("x"), hl.Var("y")
+    g = hl.Func("g")
+    g[x, y] = x + y
+    g.set_estimates([(0, 64), (0, 64)])
+    res = hl.Pipeline(g).apply_autoscheduler(hl.Target("host"), hl.AutoschedulerParams("Mullapudi2016"))
+    m.set_auto_scheduler_results(res)
+    got = m.get_auto_scheduler_results()
+    assert got.autoscheduler_params.name == "Mullapudi2016"
+    assert got.schedule_source == res.schedule_source

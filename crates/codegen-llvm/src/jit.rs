@@ -196,16 +196,11 @@ fn build_module<'ctx>(
     target: &JitTarget,
     machine: &TargetMachine,
 ) -> Result<Module<'ctx>> {
-    let m = ferrohalide_core::module::Module {
-        name: p.name.clone(),
-        target: ferrohalide_core::target::Target::default(),
-        functions: vec![ferrohalide_core::module::ModuleFunction {
-            pipeline: p.clone(),
-            linkage: ferrohalide_core::module::Linkage::External,
-        }],
-        buffers: vec![],
-        auto_schedule: None,
-    };
+    let mut m = ferrohalide_core::module::Module::new(p.name.clone(), ferrohalide_core::target::Target::default());
+    m.functions.push(ferrohalide_core::module::ModuleFunction {
+        pipeline: p.clone(),
+        linkage: ferrohalide_core::module::Linkage::External,
+    });
     build_llvm_module(ctx, &m, target, machine, true, None)
 }
 

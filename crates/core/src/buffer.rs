@@ -101,6 +101,16 @@ impl Buffer {
         Self::new_with_storage(ty, extents, name, AlignedStorage::zeroed)
     }
 
+    /// A one-dimensional UInt(8) buffer holding `bytes`.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Buffer> {
+        let n = i32::try_from(bytes.len())
+            .map_err(|_| Error::user(format!("{} bytes do not fit in a Buffer\n", bytes.len())))?;
+        let b = Buffer::new_uninitialized(Type::uint(8), &[n], None)?;
+        // SAFETY: the new buffer is dense and holds exactly `n` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), b.host_ptr(), bytes.len()) };
+        Ok(b)
+    }
+
     /// Like `new`, but the contents are unspecified, as in Halide's
     /// `realize`: for outputs a pipeline is about to write.
     pub fn new_uninitialized(ty: Type, extents: &[i32], name: Option<String>) -> Result<Buffer> {

@@ -47,6 +47,9 @@ pub struct Module {
     /// What an autoscheduler chose for the pipeline, if one ran (the
     /// `schedule` output writes it).
     pub auto_schedule: Option<crate::autoschedule::AutoSchedulerResults>,
+    /// `remap_metadata_name(from, to)`: the name an argument has in the
+    /// functions' `NAME_metadata()` (Halide's MetadataNameMap).
+    pub metadata_name_map: std::collections::BTreeMap<String, String>,
 }
 
 impl Module {
@@ -57,6 +60,7 @@ impl Module {
             functions: vec![],
             buffers: vec![],
             auto_schedule: None,
+            metadata_name_map: Default::default(),
         }
     }
 

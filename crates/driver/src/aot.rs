@@ -206,6 +206,12 @@ pub fn compile_module_to_files(m: &Module, outputs: &[(OutputFileType, PathBuf)]
     Ok(())
 }
 
+/// `m` compiled to an object file, in memory (`Module.compile_to_buffer`).
+pub fn module_object_bytes(m: &Module) -> Result<Vec<u8>> {
+    let made = aot::compile_module(m, &[LlvmOutput::Object])?;
+    Ok(made.outputs.into_iter().next().unwrap_or_default())
+}
+
 /// The lowered statement of every function of `m`.
 fn module_stmt(m: &Module, format: StmtOutputFormat) -> String {
     m.functions.iter().map(|f| f.pipeline.render(format)).collect::<Vec<_>>().join("\n")

@@ -147,6 +147,7 @@ fn signature_module(fn_name: &str, target: &Target, args: &[LoweredArgument], li
         linkage: Linkage::ExternalPlusMetadata,
     });
     m.auto_schedule = like.auto_schedule.clone();
+    m.metadata_name_map = like.metadata_name_map.clone();
     m
 }
 

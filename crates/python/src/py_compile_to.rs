@@ -358,18 +358,38 @@ impl PyModule {
         let m = self.get();
         crate::gil::detached(py, || aot::compile_module_to_files(&m, &files)).py()
     }
-    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        const UNIMPLEMENTED: &[&str] = &[
-            "compile_to_buffer",
-            "get_auto_scheduler_results",
-            "get_metadata_name_map",
-            "remap_metadata_name",
-            "resolve_submodules",
-            "set_auto_scheduler_results",
-        ];
-        if UNIMPLEMENTED.contains(&name) {
-            return crate::py_stage::unimplemented_method(py, format!("Module.{name}()"));
-        }
+    /// `{argument name: name in the metadata}`.
+    fn get_metadata_name_map(&self) -> std::collections::BTreeMap<String, String> {
+        self.get().metadata_name_map
+    }
+    /// Give argument `from_name` the name `to_name` in `NAME_metadata()`.
+    fn remap_metadata_name(&self, from_name: String, to_name: String) {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).metadata_name_map.insert(from_name, to_name);
+    }
+    /// What an autoscheduler chose for the module's pipeline (None if none ran).
+    fn get_auto_scheduler_results(&self, py: Python<'_>) -> PyResult<Option<crate::py_pipeline::PyAutoSchedulerResults>> {
+        self.get()
+            .auto_schedule
+            .map(|r| crate::py_pipeline::PyAutoSchedulerResults::from_results(py, r))
+            .transpose()
+    }
+    fn set_auto_scheduler_results(&self, results: PyRef<'_, crate::py_pipeline::PyAutoSchedulerResults>) {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).auto_schedule = Some(results.results.clone());
+    }
+    /// The module with its submodules linked in: ferrohalide modules have
+    /// none, so a copy.
+    fn resolve_submodules(&self) -> PyModule {
+        PyModule::new(self.get())
+    }
+    /// The module compiled to an object file, as an `hl.Buffer` of its
+    /// bytes (Halide 21's binding cannot return this Buffer type).
+    fn compile_to_buffer(&self, py: Python<'_>) -> PyResult<Py<crate::py_buffer::PyBuffer>> {
+        let m = self.get();
+        let bytes = crate::gil::detached(py, || aot::module_object_bytes(&m)).py()?;
+        let b = ferrohalide_core::buffer::Buffer::from_bytes(&bytes).py()?;
+        wrap_buffer(py, b)
+    }
+    fn __getattr__(&self, name: &str) -> PyResult<Py<PyAny>> {
         Err(pyo3::exceptions::PyAttributeError::new_err(format!(
             "'halide.Module' object has no attribute '{name}'"
         )))

@@ -662,8 +662,18 @@ impl PyPipeline {
 /// What `Pipeline.apply_autoscheduler` did.
 #[pyclass(name = "AutoSchedulerResults", module = "ferrohalide", frozen)]
 pub struct PyAutoSchedulerResults {
-    results: AutoSchedulerResults,
+    pub(crate) results: AutoSchedulerResults,
     params: Py<PyAny>,
+}
+
+impl PyAutoSchedulerResults {
+    /// Results kept by a Module, with their parameters as an
+    /// `hl.AutoschedulerParams`.
+    pub(crate) fn from_results(py: Python<'_>, results: AutoSchedulerResults) -> PyResult<PyAutoSchedulerResults> {
+        let cls = py.import("ferrohalide")?.getattr("AutoschedulerParams")?;
+        let params = cls.call1((results.params.name.clone(), results.params.extra.clone()))?;
+        Ok(PyAutoSchedulerResults { results, params: params.unbind() })
+    }
 }
 
 #[pymethods]

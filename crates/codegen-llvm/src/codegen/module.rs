@@ -39,7 +39,7 @@ impl CodeGen {
                 }
             }
             if f.linkage == Linkage::ExternalPlusMetadata && !jit {
-                self.compile_metadata(&f.pipeline, &m.target.to_string())?;
+                self.compile_metadata(&f.pipeline, &m.target.to_string(), &m.metadata_name_map)?;
             }
         }
         Ok(())
@@ -173,12 +173,18 @@ impl CodeGen {
         Ok(self.constant_global(name, init))
     }
 
-    fn compile_metadata(&mut self, p: &LoweredPipeline, target: &str) -> Result<()> {
+    fn compile_metadata(
+        &mut self,
+        p: &LoweredPipeline,
+        target: &str,
+        names: &std::collections::BTreeMap<String, String>,
+    ) -> Result<()> {
         let ptr = self.t_ptr();
         let i32t = self.t_i32();
         let mut args = vec![];
         for (i, a) in p.args.iter().enumerate() {
-            args.push(self.argument_metadata(&p.name, i, a)?);
+            let shown = names.get(&a.name).map_or(a.name.as_str(), String::as_str);
+            args.push(self.argument_metadata(&p.name, i, a, shown)?);
         }
         let arg_ty = unsafe {
             let ty_t = {
@@ -210,7 +216,7 @@ impl CodeGen {
         Ok(())
     }
 
-    fn argument_metadata(&mut self, fname: &str, i: usize, a: &LoweredArgument) -> Result<Val> {
+    fn argument_metadata(&mut self, fname: &str, i: usize, a: &LoweredArgument, shown: &str) -> Result<Val> {
         let ptr = self.t_ptr();
         let i32t = self.t_i32();
         let kind = match a.kind {
@@ -256,7 +262,7 @@ impl CodeGen {
                 self.constant_global(&format!("{prefix}_estimates"), arr)
             }
         };
-        let name = self.global_string(&a.name);
+        let name = self.global_string(shown);
         let mut fields = [
             name,
             self.const_int(i32t, kind),
