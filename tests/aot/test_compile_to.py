@@ -302,3 +302,65 @@ def test_module_buffer_submodules_and_autoscheduler_results():
     got = m.get_auto_scheduler_results()
     assert got.autoscheduler_params.name == "Mullapudi2016"
     assert got.schedule_source == res.schedule_source
+
+
+MEMO_DRIVER = r"""
+#include <stdio.h>
+#include "HalideRuntime.h"
+#include "memo.h"
+static int out[3];
+static void call(const char *what, uint64_t k) {
+    halide_dimension_t d = {0, 3, 1, 0};
+    halide_buffer_t b = {0};
+    b.host = (uint8_t *)out; b.type.code = halide_type_int; b.type.bits = 32; b.type.lanes = 1;
+    b.dimensions = 1; b.dim = &d;
+    int r = memo(k, &b);
+    printf("%s: %d -> %d %d %d\n", what, r, out[0], out[1], out[2]);
+}
+int main(void) {
+    setvbuf(stdout, NULL, _IONBF, 0);
+    call("first", 5);
+    call("cached", 5);
+    halide_memoization_cache_evict(NULL, 6);
+    call("other key evicted", 5);
+    halide_memoization_cache_evict(NULL, 5);
+    call("own key evicted", 5);
+    return 0;
+}
+"""
+
+
+def test_memoize_eviction_key_like_the_reference(cc, tmp_path, ref_hl):
+    printed = {}
+    for impl in (hl, ref_hl):
+        d = tmp_path / impl.__name__
+        d.mkdir()
+        x = impl.Var("x")
+        k = impl.Param(impl.UInt(64), "k")
+        f = impl.Func("f")
+        f[x] = impl.print(x * 2, "computed")
+        g = impl.Func("g")
+        g[x] = f[x] + 1
+        f.compute_root().memoize(impl.EvictionKey(k + 0))
+        g.compile_to_file(str(d / "memo"), [k], "memo", impl.Target("host"))
+        (d / "main.c").write_text(MEMO_DRIVER)
+        run([cc, "-I", include_dir(impl), "-I", str(d), str(d / "main.c"), str(d / "memo.o"),
+             "-lpthread", "-ldl", "-lm", "-o", str(d / "main")])
+        printed[impl.__name__] = run([str(d / "main")]).stdout
+    assert printed["ferrohalide"] == printed["halide"], printed
+    text = printed["ferrohalide"]
+    assert text.count("computed") == 6 and "own key evicted: 0 -> 1 3 5" in text, text
+
+
+def test_eviction_key_errors():
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = x
+    with pytest.raises(hl.HalideError, match="Can't use floating-point types as a memoization eviction key"):
+        f.memoize(hl.EvictionKey(hl.f32(1.5)))
+    f.memoize(hl.EvictionKey(hl.u64(3)))
+    f.memoize(hl.EvictionKey(hl.u64(3)))  # the same key again is fine (Halide 21 refuses it)
+    with pytest.raises(hl.HalideError, match="Can't redefine memoize eviction key"):
+        f.memoize(hl.EvictionKey(hl.u64(4)))
+    with pytest.raises(TypeError):
+        f.memoize(3)

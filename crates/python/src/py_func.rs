@@ -138,6 +138,24 @@ impl PyMemoryType {
     }
 }
 
+/// `hl.EvictionKey(expr)`: the value a memoized Func's realizations are
+/// stored under (`Func.memoize(eviction_key)`).
+#[pyclass(name = "EvictionKey", module = "ferrohalide", frozen)]
+pub struct PyEvictionKey {
+    key: Expr,
+}
+
+#[pymethods]
+impl PyEvictionKey {
+    #[new]
+    fn py_new(expr: &Bound<'_, PyAny>) -> PyResult<Self> {
+        Ok(PyEvictionKey { key: crate::py_expr::py_to_expr(expr)? })
+    }
+    fn __repr__(&self) -> String {
+        format!("<halide.EvictionKey {}>", ferrohalide_core::lang::print::expr_to_string(&self.key))
+    }
+}
+
 #[pyclass(name = "Func", module = "ferrohalide", frozen, subclass)]
 pub struct PyFunc {
     pub inner: Func,
@@ -725,13 +743,21 @@ impl PyFunc {
     // ---- scheduling ----
 
     /// `memoize(eviction_key=None)`: keep the realizations across runs in
-    /// the runtime's cache (eviction keys are not supported yet).
+    /// the runtime's cache, under the `hl.EvictionKey`'s value if given
+    /// (`halide_memoization_cache_evict` drops them).
     #[pyo3(signature = (eviction_key=None))]
     fn memoize<'py>(slf: &Bound<'py, Self>, eviction_key: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
-        if eviction_key.is_some_and(|k| !k.is_none()) {
-            return Err(unimplemented("Func.memoize() with an EvictionKey"));
+        match eviction_key.filter(|k| !k.is_none()) {
+            None => slf.get().inner.memoize(),
+            Some(k) => {
+                let key = k.extract::<PyRef<PyEvictionKey>>().map_err(|_| {
+                    pyo3::exceptions::PyTypeError::new_err(
+                        "memoize(): eviction_key must be an hl.EvictionKey",
+                    )
+                })?;
+                slf.get().inner.memoize_with_eviction_key(key.key.clone()).py()?;
+            }
         }
-        slf.get().inner.memoize();
         Ok(slf.clone())
     }
 
@@ -1135,6 +1161,7 @@ crate::expr_like_methods!(PyFuncTupleElementRef {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyFunc>()?;
+    m.add_class::<PyEvictionKey>()?;
     m.add_class::<PyStmtOutputFormat>()?;
     m.add_class::<PyFuncRef>()?;
     m.add_class::<PyFuncTupleElementRef>()?;

@@ -5,7 +5,9 @@
  * (halide_memoization_cache_copy_in) and a computed one into the cache on a
  * miss (halide_memoization_cache_copy_out). The least recently used entries
  * are dropped beyond the size limit (halide_memoization_cache_set_size, as
- * Halide's; halide_memoization_cache_cleanup empties it). */
+ * Halide's; halide_memoization_cache_cleanup empties it;
+ * halide_memoization_cache_evict drops the entries stored under an eviction
+ * key). */
 #include "internal.h"
 
 struct memo_entry {
@@ -16,6 +18,8 @@ struct memo_entry {
     int64_t nbytes;
     uint8_t *key;
     uint8_t *data;
+    int has_eviction_key;
+    uint64_t eviction_key;
 };
 
 #define MEMO_BUCKETS 256
@@ -93,7 +97,8 @@ WEAK int halide_memoization_cache_copy_in(void *user_context, const uint8_t *key
 }
 
 WEAK void halide_memoization_cache_copy_out(void *user_context, const uint8_t *key, int32_t key_size,
-                                            const uint8_t *src, int64_t nbytes) {
+                                            const uint8_t *src, int64_t nbytes, int32_t has_eviction_key,
+                                            uint64_t eviction_key) {
     (void)user_context;
     if (nbytes > memo_limit) {
         return; /* larger than the whole cache: not kept */
@@ -115,6 +120,8 @@ WEAK void halide_memoization_cache_copy_out(void *user_context, const uint8_t *k
     e->nbytes = nbytes;
     e->key = k;
     e->data = d;
+    e->has_eviction_key = has_eviction_key != 0;
+    e->eviction_key = eviction_key;
     halide_mutex_lock(&memo_lock);
     /* Another thread may have stored the same key meanwhile: replace it. */
     for (struct memo_entry **p = &memo_table[h % MEMO_BUCKETS]; *p; p = &(*p)->next) {
@@ -130,6 +137,26 @@ WEAK void halide_memoization_cache_copy_out(void *user_context, const uint8_t *k
     memo_table[h % MEMO_BUCKETS] = e;
     memo_total += nbytes;
     memo_trim(memo_limit);
+    halide_mutex_unlock(&memo_lock);
+}
+
+/* Drop every entry stored under `eviction_key` (Func.memoize with an
+ * EvictionKey). */
+WEAK void halide_memoization_cache_evict(void *user_context, uint64_t eviction_key) {
+    (void)user_context;
+    halide_mutex_lock(&memo_lock);
+    for (int b = 0; b < MEMO_BUCKETS; b++) {
+        struct memo_entry **p = &memo_table[b];
+        while (*p) {
+            struct memo_entry *e = *p;
+            if (e->has_eviction_key && e->eviction_key == eviction_key) {
+                *p = e->next;
+                memo_free(e);
+            } else {
+                p = &e->next;
+            }
+        }
+    }
     halide_mutex_unlock(&memo_lock);
 }
 

@@ -288,6 +288,15 @@ extern int halide_set_num_threads(int n);
  * the next parallel loop starts the pool again. */
 extern void halide_shutdown_thread_pool(void);
 
+/* ---- memoization cache ---------------------------------------------- */
+
+/** The cache of Func.memoize(): its size limit in bytes (default 1 MB),
+ * emptying it, and dropping what a Func memoized with an EvictionKey
+ * stored under that key's value. */
+extern void halide_memoization_cache_set_size(int64_t size);
+extern void halide_memoization_cache_cleanup(void);
+extern void halide_memoization_cache_evict(void *user_context, uint64_t eviction_key);
+
 /* ---- locks --------------------------------------------------------- */
 
 /** A lock: one word, 0 when unlocked. */

@@ -877,7 +877,47 @@ impl Func {
     /// `memoize()`: keep this Func's realizations in the runtime's cache
     /// across pipeline runs (see lower/inject_memoization).
     pub fn memoize(&self) {
-        self.function.write().schedule.memoized = Some(next_memoize_id());
+        let mut c = self.function.write();
+        c.schedule.memoized = Some(next_memoize_id());
+        c.schedule.memoize_eviction_key = None;
+    }
+
+    /// `memoize(EvictionKey(key))`: memoize, storing the realizations under
+    /// `key` (an integer or handle, made UInt(64) as Halide does) for
+    /// `halide_memoization_cache_evict`. A second, different key is an
+    /// error.
+    pub fn memoize_with_eviction_key(&self, key: Expr) -> Result<()> {
+        let t = key.ty();
+        let shown = crate::lang::print::expr_to_string(&key);
+        if !t.is_scalar() {
+            return Err(Error::user(format!(
+                "Can't use a vector as a memoization eviction key. Expression is: {shown}\n"
+            )));
+        }
+        if t.is_float() {
+            return Err(Error::user(format!(
+                "Can't use floating-point types as a memoization eviction key. Expression is: {shown}\n"
+            )));
+        }
+        let u64t = Type::uint(64);
+        let key = if t.is_handle() {
+            Expr::reinterpret(u64t, key)
+        } else {
+            Expr::reinterpret(u64t, Expr::cast(t.with_bits(64), key))
+        };
+        let mut c = self.function.write();
+        if let Some(old) = &c.schedule.memoize_eviction_key {
+            if !crate::ir::equality::equal(old, &key) {
+                return Err(Error::user(format!(
+                    "Can't redefine memoize eviction key. First definition is: {} new definition is: {}\n",
+                    crate::lang::print::expr_to_string(old),
+                    crate::lang::print::expr_to_string(&key)
+                )));
+            }
+        }
+        c.schedule.memoize_eviction_key = Some(key);
+        c.schedule.memoized = Some(next_memoize_id());
+        Ok(())
     }
 
     /// `store_in(memory_type)`.

@@ -8,6 +8,9 @@
 //! parameter its computation reads (scalar Params and buffer shapes). As in
 //! Halide, the contents of input buffers are not part of the key.
 //!
+//! A Func memoized with an eviction key stores its realizations under the
+//! key's value, and `halide_memoization_cache_evict(uc, key)` drops them.
+//!
 //! Assumes: storage flattening has run, so the Func's allocation is named
 //! after it and sits inside the lets of its region (`f.min.d`,
 //! `f.extent.d`). Guarantees: the Func's producer runs only on a miss; its
@@ -145,7 +148,17 @@ impl Mutator for Inject<'_> {
             }
         }
         let miss = Expr::ne(Expr::var_i32(&hit), Expr::i32(0));
-        let store = Stmt::evaluate(call("halide_memoization_cache_copy_out", Type::i32()));
+        // Stored under the eviction key, if the Func has one.
+        let eviction = f.read().schedule.memoize_eviction_key.clone();
+        let store = match call("halide_memoization_cache_copy_out", Type::i32()).node() {
+            ExprNode::Call { name: fname, args, kind } => {
+                let mut args = args.clone();
+                args.push(Expr::i32(eviction.is_some() as i64));
+                args.push(eviction.unwrap_or_else(|| Expr::uint_imm(Type::uint(64), 0)));
+                Stmt::evaluate(Expr::call(Type::i32(), fname.clone(), args, kind.clone()))
+            }
+            _ => unreachable!("call() makes a call"),
+        };
         let body = OnMiss { func: name, miss, store }.mutate_stmt(body);
         let body = Stmt::let_stmt(hit, call("halide_memoization_cache_copy_in", Type::i32()), body);
         let fill: Vec<Stmt> = words

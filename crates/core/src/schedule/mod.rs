@@ -387,6 +387,10 @@ pub struct FuncSchedule {
     /// one Func or image it calls, made on `api` (Halide makes it an extern
     /// `halide_buffer_copy` stage). On the host the copy is its definition.
     pub copy_to_device: Option<crate::device_api::DeviceApi>,
+    /// `memoize(EvictionKey(e))`: the UInt(64) value `e` the cached
+    /// realizations are stored under, so that
+    /// `halide_memoization_cache_evict(uc, key)` can drop them.
+    pub memoize_eviction_key: Option<Expr>,
 }
 
 impl Default for FuncSchedule {
@@ -402,6 +406,7 @@ impl Default for FuncSchedule {
             level_handles: [None; 3],
             memoized: None,
             copy_to_device: None,
+            memoize_eviction_key: None,
             storage_bounds: vec![],
             storage_alignments: vec![],
         }
@@ -421,6 +426,7 @@ impl FuncSchedule {
             .chain(self.folds.iter().map(|f| f.factor.clone()))
             .chain(self.storage_bounds.iter().map(|(_, e)| e.clone()))
             .chain(self.storage_alignments.iter().map(|(_, e)| e.clone()))
+            .chain(self.memoize_eviction_key.iter().cloned())
             .collect()
     }
     pub fn level(&self, slot: LevelSlot) -> &LoopLevel {

@@ -462,6 +462,7 @@ impl<E: ExprTable> Encode<E> for FuncSchedule {
             storage_bounds,
             storage_alignments,
             copy_to_device,
+            memoize_eviction_key,
         } = self;
         compute_level.encode(e);
         store_level.encode(e);
@@ -474,6 +475,7 @@ impl<E: ExprTable> Encode<E> for FuncSchedule {
         storage_bounds.encode(e);
         storage_alignments.encode(e);
         copy_to_device.encode(e);
+        memoize_eviction_key.encode(e);
     }
 }
 impl<'a, D: ExprLookup<'a>> Decode<D> for FuncSchedule {
@@ -491,6 +493,7 @@ impl<'a, D: ExprLookup<'a>> Decode<D> for FuncSchedule {
             storage_bounds: Vec::decode(d)?,
             storage_alignments: Vec::decode(d)?,
             copy_to_device: Option::decode(d)?,
+            memoize_eviction_key: Option::decode(d)?,
         })
     }
 }
