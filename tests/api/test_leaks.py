@@ -204,6 +204,24 @@ def test_image_param_constrained_by_itself():
     assert_freed(build)
 
 
+def test_image_param_wrappers():
+    def build():
+        im = hl.ImageParam(hl.Int(32), 2, "im")
+        f = hl.Func("f")
+        f[x, y] = im[x, y] * 2
+        g = hl.Func("g")
+        g[x, y] = f[x, y] + im[x, y]
+        f.compute_root()
+        im.in_().compute_root()
+        im.in_(f)
+        a = image((8, 8), np.int32)
+        im.set(hl.Buffer(a))
+        assert g.realize([8, 8])[2, 2] == 3
+        return [a]
+
+    assert_freed(build)
+
+
 def test_boundary_conditions_and_lambdas():
     def build():
         a = image((16, 16))

@@ -291,3 +291,62 @@ def test_clone_of_undefined_func(hl):
     u = hl.Func("u")
     c = u.clone_in(g)
     return {"defined": c.defined(), "name": _named(c.name(), u, g)}
+
+
+# ---------------------------------------------------------------------------
+# ImageParam.in_()
+# ---------------------------------------------------------------------------
+def _image_pipeline(hl):
+    import numpy as np
+    x, y = hl.Var("x"), hl.Var("y")
+    im = hl.ImageParam(hl.Int(32), 2, "im")
+    g = hl.Func("g")
+    g[x, y] = im[x, y] * 2 + im[x + 1, y]
+    h = hl.Func("h")
+    h[x, y] = im[x, y + 1] - 3
+    out = hl.Func("out")
+    out[x, y] = g[x, y] + h[x, y]
+    # (Halide's Buffer does not keep the array alive: keep it here.)
+    _image_pipeline.data = np.arange(24 * 14, dtype=np.int32).reshape(14, 24)
+    im.set(hl.Buffer(_image_pipeline.data))
+    return x, y, im, g, h, out
+
+
+@differential()
+@pytest.mark.parametrize("schedule", ["inline", "root", "at_g", "per_consumer", "shared", "staged_tile"])
+def test_imageparam_wrappers(hl, schedule):
+    from .input_helpers import arr
+    x, y, im, g, h, out = _image_pipeline(hl)
+    names = []
+    if schedule == "inline":
+        w = im.in_()
+    elif schedule == "root":
+        w = im.in_().compute_root()
+        assert im.in_().name() == w.name()  # asked again: the same wrapper
+    elif schedule == "at_g":
+        g.compute_root()
+        w = im.in_(g).compute_at(g, y)
+    elif schedule == "per_consumer":
+        g.compute_root()
+        im.in_(g).compute_root()
+        im.in_(h).compute_at(out, y)
+        w = im.in_()
+    elif schedule == "shared":
+        w = im.in_([g, h]).compute_root()
+    else:
+        xo, yo, xi, yi = hl.Var("xo"), hl.Var("yo"), hl.Var("xi"), hl.Var("yi")
+        out.tile(x, y, xo, yo, xi, yi, 8, 4)
+        w = im.in_()
+        w.compute_at(out, xo)
+    # Halide's wrapper is named after the image's internal Func (im_im$n).
+    import re
+    names.append(re.sub(r"\$\d+", "", w.name()).replace("im_im", "im"))
+    return arr(out.realize([20, 12])), names
+
+
+@differential()
+def test_imageparam_wrapper_in_a_consumer_that_does_not_read_it(hl):
+    from .input_helpers import error_key
+    x, y, im, g, h, out = _image_pipeline(hl)
+    im.in_(out)
+    return error_key(hl, lambda: out.realize([4, 4]), "does not call")

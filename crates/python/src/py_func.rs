@@ -1094,12 +1094,12 @@ impl PyFunc {
 
 /// The consumers passed to `in_` / `clone_in`: none (global), one Func,
 /// or a list/tuple of Funcs.
-enum Consumers {
+pub(crate) enum Consumers {
     One(Func),
     Many(Vec<Func>),
 }
 
-fn consumers_from_py(args: &Bound<'_, PyTuple>, method: &str) -> PyResult<Option<Consumers>> {
+pub(crate) fn consumers_from_py(args: &Bound<'_, PyTuple>, method: &str) -> PyResult<Option<Consumers>> {
     let bad = || {
         PyTypeError::new_err(format!(
             "{method}(): incompatible function arguments: expected a Func or a list of Funcs"

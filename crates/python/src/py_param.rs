@@ -317,11 +317,20 @@ impl PyImageParam {
         slf.get_inner()?.param().store_in(memory_type.to_core()).py()?;
         Ok(slf)
     }
-    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        const UNIMPLEMENTED: &[&str] = &["in_"];
-        if UNIMPLEMENTED.contains(&name) {
-            return crate::py_stage::unimplemented_method(py, format!("ImageParam.{name}()"));
-        }
+    /// `in_()`, `in_(g)` or `in_([g, h, ...])`: a Func standing for the
+    /// image in its consumers (all, or the ones listed), to be scheduled.
+    #[pyo3(signature = (*args))]
+    fn in_(&self, args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<crate::py_func::PyFunc> {
+        use crate::py_func::{consumers_from_py, Consumers};
+        let im = self.get_inner()?;
+        let w = match consumers_from_py(args, "in_")? {
+            None => im.in_(),
+            Some(Consumers::One(g)) => im.in_func(&g),
+            Some(Consumers::Many(gs)) => im.in_funcs(&gs),
+        };
+        Ok(crate::py_func::PyFunc { inner: w.py()? })
+    }
+    fn __getattr__(&self, name: &str) -> PyResult<Py<PyAny>> {
         Err(pyo3::exceptions::PyAttributeError::new_err(format!(
             "'halide.ImageParam' object has no attribute '{name}'"
         )))

@@ -9,7 +9,7 @@
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{CallKind, Expr, Type};
-use crate::lang::func::{check_call_args, expand_placeholder};
+use crate::lang::func::{check_call_args, expand_placeholder, Func};
 use crate::lang::output_buffer::{Dimension, OutputImageParam};
 use crate::lang::parameter::{unique_param_name, Parameter};
 
@@ -18,6 +18,9 @@ pub struct ImageParam {
     /// The shape accessors are those of an output buffer (Halide's
     /// ImageParam derives from OutputImageParam).
     pub base: OutputImageParam,
+    /// The wrappers made by `in_`, kept alive with the ImageParam (the
+    /// Parameter links them weakly).
+    wrappers: std::sync::Arc<std::sync::Mutex<Vec<Func>>>,
 }
 
 impl ImageParam {
@@ -29,6 +32,7 @@ impl ImageParam {
                 param: Parameter::new(ty, true, dims, name),
                 dimensions: dims,
             },
+            wrappers: Default::default(),
         }
     }
     pub fn param(&self) -> &Parameter {
@@ -67,6 +71,49 @@ impl ImageParam {
                 param: Some(self.param().clone()),
             },
         ))
+    }
+
+    /// `in_()`: a Func `w(args) = im(args)` that every Func of a pipeline
+    /// reads instead of the image (redirected when lowering,
+    /// `lower/wrap_calls.rs`), so the read can be scheduled (Halide names it
+    /// `im_im_global_wrapper$n`).
+    pub fn in_(&self) -> Result<Func> {
+        self.wrapper(&[], &format!("{}_im_global_wrapper", self.name()))
+    }
+    /// `in_(g)`: a wrapper read by `g` only.
+    pub fn in_func(&self, g: &Func) -> Result<Func> {
+        self.wrapper(std::slice::from_ref(g), &format!("{}_im_in_{}", self.name(), g.name()))
+    }
+    /// `in_([g, h, ...])`: one wrapper shared by the listed consumers.
+    pub fn in_funcs(&self, gs: &[Func]) -> Result<Func> {
+        if gs.is_empty() {
+            return Err(Error::user("Could not create a in wrapper for an empty list of Funcs\n"));
+        }
+        self.wrapper(gs, &format!("{}_im_wrapper", self.name()))
+    }
+
+    /// The wrapper for `consumers` (every consumer when empty), made on
+    /// first use; asking again returns the same one.
+    fn wrapper(&self, consumers: &[Func], base: &str) -> Result<Func> {
+        let entries = self.param().image_wrappers();
+        let key = consumers.first().map(|c| c.name()).unwrap_or_default();
+        if let Some((_, existing)) = entries.iter().find(|(k, _)| *k == key) {
+            return Ok(Func::from_function(existing.clone()));
+        }
+        let w = Func::new(Some(&format!("{base}${}", entries.len())));
+        let args: Vec<Expr> = (0..self.dimensions()).map(|d| Expr::var_i32(format!("_{d}"))).collect();
+        let value = self.call(args.clone())?;
+        w.define(args, vec![value])?;
+        // Used by its consumers from the start, as Halide's wrappers are.
+        w.function.freeze();
+        if consumers.is_empty() {
+            self.param().add_image_wrapper(String::new(), &w.function);
+        }
+        for c in consumers {
+            self.param().add_image_wrapper(c.name(), &w.function);
+        }
+        self.wrappers.lock().unwrap_or_else(|p| p.into_inner()).push(w.clone());
+        Ok(w)
     }
 
     pub fn dim(&self, i: i64) -> Result<Dimension> {

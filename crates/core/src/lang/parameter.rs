@@ -77,6 +77,11 @@ pub struct ParameterContents {
     pub memory_type: crate::ir::MemoryType,
     /// A scalar parameter's default (`set_default_value`; generators use it).
     pub default_value: Option<Expr>,
+    /// An ImageParam's wrappers (`im.in_()`, `im.in_(g)`): consumer name
+    /// ("" for every consumer) and a weak link to the wrapper Func (the
+    /// wrapper reads this Parameter, so a strong link would be a cycle; the
+    /// ImageParam keeps its wrappers alive).
+    pub image_wrappers: Vec<(String, crate::ir::FunctionPtr)>,
 }
 
 impl Drop for ParameterContents {
@@ -238,6 +243,7 @@ impl Parameter {
             host_alignment: None,
             memory_type: Default::default(),
             default_value: None,
+            image_wrappers: vec![],
         })))
     }
     pub fn lock(&self) -> std::sync::MutexGuard<'_, ParameterContents> {
@@ -320,6 +326,20 @@ impl Parameter {
     }
     pub fn default_value(&self) -> Option<Expr> {
         self.lock().default_value.clone()
+    }
+
+    /// The live wrappers of this image (see `image_wrappers`).
+    pub fn image_wrappers(&self) -> Vec<(String, crate::lang::function::Function)> {
+        self.lock()
+            .image_wrappers
+            .iter()
+            .filter_map(|(k, w)| Some((k.clone(), crate::lang::function::Function::from_ptr(w)?)))
+            .collect()
+    }
+    /// Record `wrapper` for `consumer` ("" for every consumer).
+    pub fn add_image_wrapper(&self, consumer: String, wrapper: &crate::lang::function::Function) {
+        self.lock().image_wrappers.push((consumer, wrapper.ptr().weakened()));
+        constraints_changed();
     }
 
     /// The host alignment a buffer parameter promises (Halide's default:

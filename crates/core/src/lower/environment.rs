@@ -72,6 +72,21 @@ pub fn direct_callees(f: &Function) -> Result<Vec<Function>> {
     }
 }
 
+/// The images `f`'s definitions read that have `in_` wrappers (each once).
+pub fn wrapped_images_read_by(f: &Function) -> Vec<crate::lang::parameter::Parameter> {
+    let mut out: Vec<crate::lang::parameter::Parameter> = vec![];
+    for v in f.definition_exprs() {
+        for_each_expr(&v, &mut |e| {
+            if let ExprNode::Call { kind: CallKind::Image { param: Some(p), .. }, .. } = e.node() {
+                if !out.iter().any(|q| q.same_as(p)) && !p.image_wrappers().is_empty() {
+                    out.push(p.clone());
+                }
+            }
+        });
+    }
+    out
+}
+
 fn same_name_error(name: &str) -> Error {
     Error::user(format!(
         "Two different Funcs named \"{name}\" are used in the same pipeline; give them distinct names."
@@ -93,6 +108,9 @@ fn collect_sources(outputs: &[Function]) -> Result<HashMap<String, Function>> {
         found.insert(name, f.clone());
         stack.extend(direct_callees(&f)?);
         stack.extend(f.wrappers().into_iter().map(|(_, w)| w));
+        for p in wrapped_images_read_by(&f) {
+            stack.extend(p.image_wrappers().into_iter().map(|(_, w)| w));
+        }
     }
     Ok(found)
 }

@@ -10,7 +10,9 @@
 //! one; a wrapper's own definition and the wrapped Func are never
 //! redirected; chains (`f.in_(g).in_(g)`) resolve to the outermost
 //! wrapper. A custom wrapper for a consumer in the pipeline that does not
-//! call the wrapped Func is an error, as in Halide.
+//! call the wrapped Func is an error, as in Halide. An ImageParam's
+//! wrappers (`im.in_()`, recorded on its Parameter) redirect the image's
+//! reads the same way.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -51,6 +53,17 @@ struct Redirect<'a> {
 impl Mutator for Redirect<'_> {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         let e = mutate_expr_children(self, e);
+        // An image read through its `in_` wrapper.
+        if let ExprNode::Call { name, args, kind: CallKind::Image { param: Some(_), .. } } = e.node() {
+            if let Some((_, w)) = self.subs.iter().find(|(n, _)| n == name) {
+                return Expr::call(
+                    e.ty(),
+                    w.name(),
+                    args.clone(),
+                    CallKind::Halide { func: w.ptr(), value_index: 0 },
+                );
+            }
+        }
         if let ExprNode::Call {
             name,
             args,
@@ -132,6 +145,36 @@ pub fn wrap_calls(funcs: &HashMap<String, Function>) -> Result<HashMap<String, F
                     wrapped_name,
                     wrapper,
                 );
+            }
+        }
+    }
+
+    // Images wrapped by `im.in_()`: the same rules, the image standing for
+    // the wrapped Func.
+    let mut images: Vec<crate::lang::parameter::Parameter> = vec![];
+    for f in sorted.values() {
+        for p in super::environment::wrapped_images_read_by(f) {
+            if !images.iter().any(|q| q.same_as(&p)) {
+                images.push(p);
+            }
+        }
+    }
+    for p in &images {
+        let image = p.name();
+        let mut wrappers = p.image_wrappers();
+        wrappers.sort_by(|a, b| a.0.cmp(&b.0));
+        let wrapper_names: Vec<String> = wrappers.iter().map(|(_, w)| w.name()).collect();
+        for (consumer, wrapper) in &wrappers {
+            if consumer.is_empty() {
+                global_wrappers.push(wrapper.name());
+                for in_func in sorted.keys() {
+                    let skip = wrapper_names.contains(in_func) || wrappers.iter().any(|(c, _)| c == *in_func);
+                    if !skip {
+                        add_substitution(subs.entry((*in_func).clone()).or_default(), &image, wrapper);
+                    }
+                }
+            } else if funcs.contains_key(consumer) {
+                add_substitution(subs.entry(consumer.clone()).or_default(), &image, wrapper);
             }
         }
     }
