@@ -23,6 +23,7 @@ const COMMON: &[&str] = &[
     "buffer.c",
     "memoize.c",
     "cpu_features.c",
+    "debug_to_file.c",
 ];
 
 /// (triple, the target's own files).

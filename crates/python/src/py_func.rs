@@ -189,7 +189,6 @@ pub struct PyFuncTupleElementRef {
 const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "async_",
     "compile_to_c",
-    "debug_to_file",
     "define_extern",
     "ring_buffer",
 ];
@@ -758,6 +757,13 @@ impl PyFunc {
                 slf.get().inner.memoize_with_eviction_key(key.key.clone()).py()?;
             }
         }
+        Ok(slf.clone())
+    }
+
+    /// `debug_to_file(filename)`: write the realization to the file once the
+    /// pipeline is done with it (.npy: NumPy's format; else Halide's tmp).
+    fn debug_to_file<'py>(slf: &Bound<'py, Self>, filename: &str) -> PyResult<Bound<'py, Self>> {
+        slf.get().inner.debug_to_file(filename).py()?;
         Ok(slf.clone())
     }
 

@@ -85,6 +85,19 @@ WEAK int halide_error_buffer_argument_is_null(void *user_context, const char *bu
     return report(user_context, &m, halide_error_code_buffer_argument_is_null);
 }
 
+WEAK int halide_error_debug_to_file_failed(void *user_context, const char *func, const char *filename,
+                                           int error_code) {
+    message m;
+    begin(&m);
+    str(&m, "Failed to dump function ");
+    str(&m, func);
+    str(&m, " to file ");
+    str(&m, filename);
+    str(&m, " with error ");
+    num(&m, error_code);
+    return report(user_context, &m, halide_error_code_debug_to_file_failed);
+}
+
 WEAK int halide_error_host_is_null(void *user_context, const char *func) {
     message m;
     begin(&m);

@@ -49,6 +49,11 @@ INTERNAL int ferrohalide_cpu_count(void);
 INTERNAL uint64_t ferrohalide_now_ns(void);
 /* Write all of [s, s + n) to stdout (fd 1) or stderr (fd 2). */
 INTERNAL void ferrohalide_write_fd(int fd, const char *s, size_t n);
+/* A file created (or truncated) for writing: its descriptor, or -1. */
+INTERNAL int ferrohalide_file_create(const char *path);
+/* Write all of [data, data + n): 1 on success, 0 on failure. */
+INTERNAL int ferrohalide_file_write(int fd, const void *data, size_t n);
+INTERNAL void ferrohalide_file_close(int fd);
 
 /* ---- threads (one implementation per target) ----
  * Storage is opaque and large enough for every target's native objects. */

@@ -288,6 +288,14 @@ extern int halide_set_num_threads(int n);
  * the next parallel loop starts the pool again. */
 extern void halide_shutdown_thread_pool(void);
 
+/* ---- debug_to_file --------------------------------------------------- */
+
+/** Write `buf` to `filename` (.npy: NumPy's format; otherwise Halide's tmp
+ * format); what Func.debug_to_file calls. Returns 0 or an error code. */
+extern int halide_debug_to_file(void *user_context, const char *filename, struct halide_buffer_t *buf);
+extern int halide_error_debug_to_file_failed(void *user_context, const char *func, const char *filename,
+                                             int error_code);
+
 /* ---- memoization cache ---------------------------------------------- */
 
 /** The cache of Func.memoize(): its size limit in bytes (default 1 MB),

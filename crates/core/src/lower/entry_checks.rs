@@ -68,7 +68,7 @@ fn handle(name: &str) -> Expr {
 
 /// A call of one of the runtime's `halide_error_*` reporters (their first
 /// argument is the call's user context).
-fn reporter(name: &str, args: Vec<Expr>) -> Expr {
+pub(crate) fn reporter(name: &str, args: Vec<Expr>) -> Expr {
     let mut all = vec![Expr::var(Type::handle(), USER_CONTEXT)];
     all.extend(args);
     Expr::call(Type::i32(), name, all, CallKind::Extern)

@@ -439,6 +439,20 @@ impl Mutator for Flatten<'_> {
                 body,
             } => {
                 let mut out = self.mutate_stmt(body);
+                // debug_to_file: written once the realization's uses are done.
+                let dump = match self.env.funcs.get(name).map(super::debug_to_file::debug_file) {
+                    Some(Ok(file)) => file,
+                    Some(Err(e)) => {
+                        self.fail(e);
+                        None
+                    }
+                    None => None,
+                };
+                if let Some(file) = dump {
+                    let buffer = element_buffer_name(name, types.len(), 0);
+                    let d = super::debug_to_file::dump_allocation(name, &file, &buffer, types[0], bounds.len());
+                    out = Stmt::block(vec![out, d]);
+                }
                 // One allocation per Tuple element (`f.0`, `f.1`, ...), the
                 // first outermost, each with its own min/extent/stride names.
                 for (i, ty) in types.iter().enumerate().rev() {

@@ -391,6 +391,9 @@ pub struct FuncSchedule {
     /// realizations are stored under, so that
     /// `halide_memoization_cache_evict(uc, key)` can drop them.
     pub memoize_eviction_key: Option<Expr>,
+    /// `debug_to_file(name)`: the realization is written to this file
+    /// after its last use (storage flattening adds the runtime call).
+    pub debug_file: Option<String>,
 }
 
 impl Default for FuncSchedule {
@@ -407,6 +410,7 @@ impl Default for FuncSchedule {
             memoized: None,
             copy_to_device: None,
             memoize_eviction_key: None,
+            debug_file: None,
             storage_bounds: vec![],
             storage_alignments: vec![],
         }

@@ -463,6 +463,7 @@ impl<E: ExprTable> Encode<E> for FuncSchedule {
             storage_alignments,
             copy_to_device,
             memoize_eviction_key,
+            debug_file,
         } = self;
         compute_level.encode(e);
         store_level.encode(e);
@@ -476,6 +477,7 @@ impl<E: ExprTable> Encode<E> for FuncSchedule {
         storage_alignments.encode(e);
         copy_to_device.encode(e);
         memoize_eviction_key.encode(e);
+        debug_file.encode(e);
     }
 }
 impl<'a, D: ExprLookup<'a>> Decode<D> for FuncSchedule {
@@ -494,6 +496,7 @@ impl<'a, D: ExprLookup<'a>> Decode<D> for FuncSchedule {
             storage_alignments: Vec::decode(d)?,
             copy_to_device: Option::decode(d)?,
             memoize_eviction_key: Option::decode(d)?,
+            debug_file: Option::decode(d)?,
         })
     }
 }
