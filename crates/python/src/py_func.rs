@@ -761,7 +761,7 @@ impl PyFunc {
     }
 
     /// `debug_to_file(filename)`: write the realization to the file once the
-    /// pipeline is done with it (.npy: NumPy's format; else Halide's tmp).
+    /// pipeline is done with it (.npy, .tiff, .mat, else Halide's tmp format).
     fn debug_to_file<'py>(slf: &Bound<'py, Self>, filename: &str) -> PyResult<Bound<'py, Self>> {
         slf.get().inner.debug_to_file(filename).py()?;
         Ok(slf.clone())

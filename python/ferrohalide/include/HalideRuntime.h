@@ -290,7 +290,7 @@ extern void halide_shutdown_thread_pool(void);
 
 /* ---- debug_to_file --------------------------------------------------- */
 
-/** Write `buf` to `filename` (.npy: NumPy's format; otherwise Halide's tmp
+/** Write `buf` to `filename` (.npy, .tiff/.tif, .mat, else Halide's tmp
  * format); what Func.debug_to_file calls. Returns 0 or an error code. */
 extern int halide_debug_to_file(void *user_context, const char *filename, struct halide_buffer_t *buf);
 extern int halide_error_debug_to_file_failed(void *user_context, const char *func, const char *filename,

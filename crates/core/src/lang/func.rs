@@ -921,16 +921,9 @@ impl Func {
     }
 
     /// `debug_to_file(filename)`: write the Func's realization to the file
-    /// when the pipeline is done with it (NumPy's format for `.npy`,
-    /// Halide's tmp format otherwise).
+    /// when the pipeline is done with it (`.npy`, `.tiff`/`.tif`, `.mat`,
+    /// else Halide's tmp format; runtime/c/debug_to_file.c).
     pub fn debug_to_file(&self, filename: &str) -> Result<()> {
-        for ext in [".mat", ".tif", ".tiff"] {
-            if filename.ends_with(ext) {
-                return Err(Error::unimplemented(&format!(
-                    "debug_to_file in the {ext} format (.npy and Halide's .tmp format are)"
-                )));
-            }
-        }
         self.function.write().schedule.debug_file = Some(filename.to_string());
         Ok(())
     }
