@@ -1197,33 +1197,11 @@ impl BoxCollector {
 
 /// Does `s` read or write `name` (a Func or an image)?
 fn mentions(s: &Stmt, name: &str) -> bool {
-    struct Mentions<'a> {
-        name: &'a str,
-        found: bool,
-    }
-    impl crate::ir::Visitor for Mentions<'_> {
-        fn visit_expr(&mut self, e: &Expr) {
-            if self.found {
-                return;
-            }
-            match e.node() {
-                ExprNode::Call { name, .. } if name == self.name => self.found = true,
-                _ => crate::ir::visit::walk_expr(self, e),
-            }
-        }
-        fn visit_stmt(&mut self, s: &Stmt) {
-            if self.found {
-                return;
-            }
-            match s.node() {
-                StmtNode::Provide { name, .. } if name == self.name => self.found = true,
-                _ => crate::ir::visit::walk_stmt(self, s),
-            }
-        }
-    }
-    let mut m = Mentions { name, found: false };
-    crate::ir::Visitor::visit_stmt(&mut m, s);
-    m.found
+    crate::ir::visit::stmt_contains(
+        s,
+        &|e| matches!(e.node(), ExprNode::Call { name: n, .. } if n == name),
+        &|s| matches!(s.node(), StmtNode::Provide { name: n, .. } if n == name),
+    )
 }
 
 /// `!(a op b)` as a comparison, for the `else` side of a condition.

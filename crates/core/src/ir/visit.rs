@@ -589,3 +589,35 @@ pub fn expr_loads_from(e: &Expr, which: &dyn Fn(&str) -> bool) -> bool {
     });
     found
 }
+
+/// Does `s` contain an expression satisfying `expr` or a statement
+/// satisfying `stmt` (each tested before its children; the walk stops at
+/// the first)?
+pub fn stmt_contains(s: &Stmt, expr: &dyn Fn(&Expr) -> bool, stmt: &dyn Fn(&Stmt) -> bool) -> bool {
+    struct Find<'a> {
+        expr: &'a dyn Fn(&Expr) -> bool,
+        stmt: &'a dyn Fn(&Stmt) -> bool,
+        found: bool,
+    }
+    impl Visitor for Find<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if !self.found {
+                self.found = (self.expr)(e);
+                if !self.found {
+                    walk_expr(self, e);
+                }
+            }
+        }
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if !self.found {
+                self.found = (self.stmt)(s);
+                if !self.found {
+                    walk_stmt(self, s);
+                }
+            }
+        }
+    }
+    let mut f = Find { expr, stmt, found: false };
+    f.visit_stmt(s);
+    f.found
+}

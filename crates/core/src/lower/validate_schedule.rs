@@ -88,22 +88,7 @@ impl Visitor for LegalSites<'_> {
 }
 
 pub(crate) fn stmt_uses_func(s: &Stmt, func: &str) -> bool {
-    struct Uses<'a> {
-        func: &'a str,
-        found: bool,
-    }
-    impl Visitor for Uses<'_> {
-        fn visit_expr(&mut self, e: &Expr) {
-            if is_call_to(e, self.func) {
-                self.found = true;
-            } else if !self.found {
-                walk_expr(self, e);
-            }
-        }
-    }
-    let mut u = Uses { func, found: false };
-    u.visit_stmt(s);
-    u.found
+    crate::ir::visit::stmt_contains(s, &|e| is_call_to(e, func), &|_| false)
 }
 
 /// The uses of `func`, as the loops around them (Halide's PrintUsesOfFunc):
