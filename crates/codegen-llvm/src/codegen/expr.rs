@@ -640,6 +640,44 @@ impl CodeGen {
                 }
             }
         }
+        // A strided read (`f[2 * x + c]`, a downsample): one dense load
+        // from the first element to the last, then every s-th lane, not
+        // a gather. Only the elements between them are read.
+        if always {
+            if let ExprNode::Ramp { base: rb, stride, lanes: rl } = index.node() {
+                if let Some(s) = stride.as_int_const() {
+                    if (2..=4).contains(&s) && rb.ty().is_scalar() && *rl as u32 == lanes && lanes >= 2 {
+                        let width = (lanes as i64 - 1) * s + 1;
+                        let dense = Expr::ramp(rb.clone(), Expr::i32(1), width as u16);
+                        let all = self.codegen_load(t.with_lanes(width as u16), name, &dense, predicate)?;
+                        let pick: Vec<i32> = (0..lanes as i64).map(|i| (i * s) as i32).collect();
+                        return Ok(self.shuffle1(all, &pick));
+                    }
+                }
+            }
+        }
+        // An upsampling read, `f[x / k]` over a dense ramp of x: lanes
+        // r, r + k, r + 2k, ... read the dense ramp from (b + r) / k, so it
+        // is k dense loads interleaved (Halide's interleave_vectors), not a
+        // gather. Exact for Euclidean division whatever b's remainder.
+        if always {
+            if let Some((b, k, offset)) = ramp_div_plus_offset(index) {
+                if k > 1 && k <= 4 && lanes % k as u32 == 0 {
+                    let m = (lanes / k as u32) as u16;
+                    let mut parts = vec![];
+                    for r in 0..k {
+                        let first = Expr::add(Expr::div(Expr::add(b.clone(), Expr::i32(r)), Expr::i32(k)), offset.clone());
+                        let dense = Expr::ramp(first, Expr::i32(1), m);
+                        parts.push(self.codegen_load(t.with_lanes(m), name, &dense, predicate)?);
+                    }
+                    let all = self.concat(&parts);
+                    let order: Vec<i32> = (0..lanes as i32)
+                        .map(|i| (i % k as i32) * m as i32 + i / k as i32)
+                        .collect();
+                    return Ok(self.shuffle1(all, &order));
+                }
+            }
+        }
         // A clamped dense ramp (boundary conditions): two scalar loads and
         // a masked dense load, where the target has cheap masked loads.
         if always && self.has_cheap_masked_loads(elem_t.bits) {
@@ -698,6 +736,33 @@ impl CodeGen {
     /// `lea` and `movslq` per row read, 4-5% of their time).
     pub(crate) fn codegen_index(&mut self, index: &Expr) -> Result<Val> {
         self.codegen_expr(&promote_index_64(index))
+    }
+}
+
+/// `ramp(b, 1, n) / broadcast(k) + broadcast(c)` (any chain of added or
+/// subtracted broadcasts): `(b, k, c)`, `c` a scalar.
+fn ramp_div_plus_offset(index: &Expr) -> Option<(Expr, i64, Expr)> {
+    match index.node() {
+        ExprNode::Binary { op: op @ (BinOp::Add | BinOp::Sub), a, b } => {
+            let (inner, c, negate) = match (a.node(), b.node()) {
+                (_, ExprNode::Broadcast { value, .. }) => (a, value, *op == BinOp::Sub),
+                (ExprNode::Broadcast { value, .. }, _) if *op == BinOp::Add => (b, value, false),
+                _ => return None,
+            };
+            let (base, k, offset) = ramp_div_plus_offset(inner)?;
+            let offset = if negate { Expr::sub(offset, c.clone()) } else { Expr::add(offset, c.clone()) };
+            Some((base, k, offset))
+        }
+        ExprNode::Binary { op: BinOp::Div, a, b } => {
+            let ExprNode::Ramp { base, stride, .. } = a.node() else { return None };
+            let ExprNode::Broadcast { value, .. } = b.node() else { return None };
+            if stride.as_int_const() != Some(1) || base.ty() != Type::i32() {
+                return None;
+            }
+            let k = value.as_int_const()?;
+            (k > 0).then(|| (base.clone(), k, Expr::i32(0)))
+        }
+        _ => None,
     }
 }
 
