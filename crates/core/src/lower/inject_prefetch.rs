@@ -15,7 +15,9 @@
 //! when the region lies in the buffer, `Clamp` only the part in it,
 //! `NonFaulting` all of it (prefetch instructions never fault). Storage
 //! flattening makes the calls Loads; code generation emits the prefetch
-//! instruction for the Load's address and reads nothing.
+//! instruction for the Load's address and reads nothing. A directive given
+//! on one specialization applies to the stage's loops in every branch (the
+//! branches share loop names).
 
 use std::collections::HashMap;
 
