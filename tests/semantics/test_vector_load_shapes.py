@@ -54,3 +54,15 @@ def test_no_per_lane_loads(tmp_path):
     up.compile_to_assembly(path, [im], "up", hl.Target("x86-64-linux-avx2-fma-sse41-avx-f16c"))
     text = open(path).read()
     assert "vinsertps" not in text and "vgather" not in text
+
+
+@differential()
+@pytest.mark.parametrize("k, vec", [(2, 2), (4, 4), (3, 3), (2, 4)])
+def test_upsampling_reads_of_one_element_per_part(hl, k, vec):
+    # k parts of one lane each: no dense part to load (fuzz seed 145).
+    x, y = hl.Var("x"), hl.Var("y")
+    im = _image(hl)
+    g = hl.Func("g")
+    g[x, y] = im[x // k, y] - im[(x + 1) // k, y]
+    g.vectorize(x, vec, hl.TailStrategy.GuardWithIf)
+    return arr(g.realize([23, 5]))

@@ -662,7 +662,7 @@ impl CodeGen {
         // gather. Exact for Euclidean division whatever b's remainder.
         if always {
             if let Some((b, k, offset)) = ramp_div_plus_offset(index) {
-                if k > 1 && k <= 4 && lanes % k as u32 == 0 {
+                if k > 1 && k <= 4 && lanes % k as u32 == 0 && lanes / k as u32 >= 2 {
                     let m = (lanes / k as u32) as u16;
                     let mut parts = vec![];
                     for r in 0..k {
