@@ -309,6 +309,171 @@ fn name_and_target<'py>(
     }
 }
 
+
+/// The `compile_to_*` methods `hl.Func` and `hl.Pipeline` share, written
+/// once: `compile_methods!(Class)` adds them to a class that has
+/// `fn compilable(&self) -> PyResult<CompileTo>` (PyO3's
+/// `multiple-pymethods`).
+#[macro_export]
+macro_rules! compile_methods {
+    ($cls:ty) => {
+        #[pyo3::pymethods]
+        impl $cls {
+    #[pyo3(signature = (outputs, arguments, fn_name, target=None))]
+    fn compile_to(
+        &self,
+        py: Python<'_>,
+        outputs: &Bound<'_, PyAny>,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: &str,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        self.compilable()?.compile_to(py, outputs, arguments, fn_name, target)
+    }
+    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
+    fn compile_to_object(
+        &self,
+        py: Python<'_>,
+        filename: std::path::PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.one_file(py, K::Object, filename, arguments, fn_name, target, "compile_to_object")
+    }
+    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
+    fn compile_to_assembly(
+        &self,
+        py: Python<'_>,
+        filename: std::path::PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.one_file(py, K::Assembly, filename, arguments, fn_name, target, "compile_to_assembly")
+    }
+    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
+    fn compile_to_bitcode(
+        &self,
+        py: Python<'_>,
+        filename: std::path::PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.one_file(py, K::Bitcode, filename, arguments, fn_name, target, "compile_to_bitcode")
+    }
+    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
+    fn compile_to_llvm_assembly(
+        &self,
+        py: Python<'_>,
+        filename: std::path::PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.one_file(py, K::LlvmAssembly, filename, arguments, fn_name, target, "compile_to_llvm_assembly")
+    }
+    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
+    fn compile_to_header(
+        &self,
+        py: Python<'_>,
+        filename: std::path::PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.one_file(py, K::CHeader, filename, arguments, fn_name, target, "compile_to_header")
+    }
+    #[pyo3(signature = (filename_prefix, arguments, fn_name=None, target=None))]
+    fn compile_to_file(
+        &self,
+        py: Python<'_>,
+        filename_prefix: &str,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.prefixed(py, filename_prefix, &[K::CHeader, K::Object], arguments, fn_name, target, "compile_to_file")
+    }
+    #[pyo3(signature = (filename_prefix, arguments, fn_name=None, target=None))]
+    fn compile_to_static_library(
+        &self,
+        py: Python<'_>,
+        filename_prefix: &str,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.prefixed(py, filename_prefix, &[K::CHeader, K::StaticLibrary], arguments, fn_name, target, "compile_to_static_library")
+    }
+    /// One static library (and header) whose function runs the first of
+    /// `targets` the CPU supports (the last is the fallback).
+    #[pyo3(signature = (filename_prefix, arguments, targets))]
+    fn compile_to_multitarget_static_library(
+        &self,
+        py: Python<'_>,
+        filename_prefix: &str,
+        arguments: &Bound<'_, PyAny>,
+        targets: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.multitarget(py, filename_prefix, &[K::CHeader, K::StaticLibrary], arguments, targets, vec![], "compile_to_multitarget_static_library")
+    }
+    /// Objects per target (named with `suffixes`, or the targets), the
+    /// runtime and the dispatching wrapper, and a header.
+    #[pyo3(signature = (filename_prefix, arguments, targets, suffixes))]
+    fn compile_to_multitarget_object_files(
+        &self,
+        py: Python<'_>,
+        filename_prefix: &str,
+        arguments: &Bound<'_, PyAny>,
+        targets: &Bound<'_, PyAny>,
+        suffixes: Vec<String>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.multitarget(py, filename_prefix, &[K::CHeader, K::Object], arguments, targets, suffixes, "compile_to_multitarget_object_files")
+    }
+    #[pyo3(signature = (arguments, fn_name="", target=None))]
+    fn compile_to_module(
+        &self,
+        py: Python<'_>,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: &str,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::py_compile_to::PyModule> {
+        let m = self.compilable()?.module(py, arguments, fn_name, target, "compile_to_module")?;
+        Ok(crate::py_compile_to::PyModule::new(m))
+    }
+    /// Halide's conceptual statement is the one before target-specific
+    /// lowering; ferrohalide's lowering has none, so it is the lowered one.
+    #[pyo3(signature = (filename, arguments, fmt=None, target=None))]
+    fn compile_to_conceptual_stmt(
+        &self,
+        py: Python<'_>,
+        filename: std::path::PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fmt: Option<crate::py_func::PyStmtOutputFormat>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        let kind = match fmt {
+            Some(crate::py_func::PyStmtOutputFormat::HTML) => K::ConceptualStmtHtml,
+            _ => K::ConceptualStmt,
+        };
+        self.compilable()?.files(py, vec![(kind, filename)], arguments, "", target, "compile_to_conceptual_stmt")
+    }
+        }
+    };
+}
+
 // ---------------------------------------------------------------------------
 // hl.Module
 // ---------------------------------------------------------------------------

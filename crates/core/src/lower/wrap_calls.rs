@@ -113,42 +113,45 @@ fn redirect_predicate(u: &mut crate::lang::function::UpdateDefinition, r: &mut R
     u.domain = Some(own);
 }
 
+/// Record what `wrappers` of `wrapped` (a Func, or an image) redirect: a
+/// custom wrapper the calls of its consumer, the global one those of every
+/// other Func of the pipeline except `wrapped` itself, its wrappers and
+/// the consumers with a custom one.
+fn record_wrappers(
+    wrapped: &str,
+    mut wrappers: Vec<(String, Function)>,
+    sorted: &BTreeMap<&String, &Function>,
+    subs: &mut BTreeMap<String, Substitutions>,
+    global_wrappers: &mut Vec<String>,
+) {
+    wrappers.sort_by(|a, b| a.0.cmp(&b.0));
+    let wrapper_names: Vec<String> = wrappers.iter().map(|(_, w)| w.name()).collect();
+    for (consumer, wrapper) in &wrappers {
+        if consumer.is_empty() {
+            global_wrappers.push(wrapper.name());
+            for in_func in sorted.keys() {
+                let skip = in_func.as_str() == wrapped
+                    || wrapper_names.contains(in_func)
+                    || wrappers.iter().any(|(c, _)| c == *in_func);
+                if !skip {
+                    add_substitution(subs.entry((*in_func).clone()).or_default(), wrapped, wrapper);
+                }
+            }
+        } else if sorted.contains_key(consumer) {
+            // (A consumer outside this pipeline never calls anything here.)
+            add_substitution(subs.entry(consumer.clone()).or_default(), wrapped, wrapper);
+        }
+    }
+}
+
 pub fn wrap_calls(funcs: &HashMap<String, Function>) -> Result<HashMap<String, Function>> {
     // Sorted, so chains merge the same way on every run.
     let sorted: BTreeMap<&String, &Function> = funcs.iter().collect();
     let mut subs: BTreeMap<String, Substitutions> = BTreeMap::new();
     let mut global_wrappers: Vec<String> = vec![];
-
     for (wrapped_name, wrapped) in &sorted {
-        let mut wrappers = wrapped.wrappers();
-        wrappers.sort_by(|a, b| a.0.cmp(&b.0));
-        let wrapper_names: Vec<String> = wrappers.iter().map(|(_, w)| w.name()).collect();
-        for (consumer, wrapper) in &wrappers {
-            if consumer.is_empty() {
-                global_wrappers.push(wrapper.name());
-                for in_func in sorted.keys() {
-                    let skip = *in_func == *wrapped_name
-                        || wrapper_names.contains(in_func)
-                        || wrappers.iter().any(|(c, _)| c == *in_func);
-                    if !skip {
-                        add_substitution(
-                            subs.entry((*in_func).clone()).or_default(),
-                            wrapped_name,
-                            wrapper,
-                        );
-                    }
-                }
-            } else if funcs.contains_key(consumer) {
-                // (A consumer outside this pipeline never calls anything here.)
-                add_substitution(
-                    subs.entry(consumer.clone()).or_default(),
-                    wrapped_name,
-                    wrapper,
-                );
-            }
-        }
+        record_wrappers(wrapped_name, wrapped.wrappers(), &sorted, &mut subs, &mut global_wrappers);
     }
-
     // Images wrapped by `im.in_()`: the same rules, the image standing for
     // the wrapped Func.
     let mut images: Vec<crate::lang::parameter::Parameter> = vec![];
@@ -160,23 +163,7 @@ pub fn wrap_calls(funcs: &HashMap<String, Function>) -> Result<HashMap<String, F
         }
     }
     for p in &images {
-        let image = p.name();
-        let mut wrappers = p.image_wrappers();
-        wrappers.sort_by(|a, b| a.0.cmp(&b.0));
-        let wrapper_names: Vec<String> = wrappers.iter().map(|(_, w)| w.name()).collect();
-        for (consumer, wrapper) in &wrappers {
-            if consumer.is_empty() {
-                global_wrappers.push(wrapper.name());
-                for in_func in sorted.keys() {
-                    let skip = wrapper_names.contains(in_func) || wrappers.iter().any(|(c, _)| c == *in_func);
-                    if !skip {
-                        add_substitution(subs.entry((*in_func).clone()).or_default(), &image, wrapper);
-                    }
-                }
-            } else if funcs.contains_key(consumer) {
-                add_substitution(subs.entry(consumer.clone()).or_default(), &image, wrapper);
-            }
-        }
+        record_wrappers(&p.name(), p.image_wrappers(), &sorted, &mut subs, &mut global_wrappers);
     }
 
     let mut out = funcs.clone();
