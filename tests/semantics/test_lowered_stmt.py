@@ -126,3 +126,21 @@ def test_classic_blur_statement_shows_folding(hl, tmp_path):
         "indexed_mod_4": "% 4)" in s,
         "image": out.realize([64, 38]),
     }
+
+
+@differential()
+@pytest.mark.parametrize("on", ["func", "pipeline"])
+def test_lowered_for_an_explicit_target(hl, tmp_path, on):
+    """The statement is lowered for the target given: a target query folds
+    to that target's answer."""
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = hl.select(hl.target_has_feature(hl.TargetFeature.AVX2), 7, 3) + x
+    out = []
+    for t in ["x86-64-linux-sse41", "x86-64-linux-avx-avx2-sse41"]:
+        p = str(tmp_path / f"{on}_{t}.stmt")
+        obj = f if on == "func" else hl.Pipeline(f)
+        obj.compile_to_lowered_stmt(p, [], hl.StmtOutputFormat.Text, hl.Target(t))
+        store = [line for line in open(p).read().splitlines() if f.name() + "[" in line][-1]
+        out.append((store.rstrip(")").endswith("7"), store.rstrip(")").endswith("3")))
+    return out

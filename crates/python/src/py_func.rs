@@ -15,7 +15,7 @@ use ferrohalide_core::lang::var::Var;
 use ferrohalide_core::lower::StmtOutputFormat;
 use ferrohalide_core::schedule::TailStrategy;
 
-use crate::errors::{unimplemented, HalideError, IntoPy};
+use crate::errors::{HalideError, IntoPy};
 use crate::py_buffer::PyBuffer;
 use crate::py_expr::{py_to_expr, PyExpr};
 use crate::py_loop_level::PyLoopLevel;
@@ -575,14 +575,13 @@ impl PyFunc {
         if items.iter().any(|a| !is_argument(a)) {
             return Err(incompatible());
         }
-        if target.is_some_and(|t| !t.is_none()) {
-            return Err(unimplemented(
-                "Func.compile_to_lowered_stmt with an explicit target",
-            ));
-        }
+        let target = match target {
+            Some(t) if !t.is_none() => crate::py_target::target_from_py(t)?,
+            _ => ferrohalide_core::target::Target::default(),
+        };
         let function = self.inner.function.clone();
         let text = crate::gil::detached(py, || {
-            ferrohalide_core::lower::lowered_stmt(&[function], fmt.to_core())
+            ferrohalide_core::lower::lowered_stmt(&[function], fmt.to_core(), &target)
         })
             .py()?;
         std::fs::write(&filename, text)

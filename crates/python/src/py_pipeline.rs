@@ -437,7 +437,11 @@ impl PyPipeline {
         fmt: Option<&Bound<'_, PyAny>>,
         target: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let _ = (arguments, target);
+        let _ = arguments;
+        let target = match target {
+            Some(t) if !t.is_none() => crate::py_target::target_from_py(t)?,
+            _ => ferrohalide_core::target::Target::default(),
+        };
         let html = match fmt {
             Some(f) if !f.is_none() => {
                 f.extract::<crate::py_func::PyStmtOutputFormat>()?
@@ -451,7 +455,7 @@ impl PyPipeline {
             ferrohalide_core::lower::StmtOutputFormat::Text
         };
         let outputs = self.outputs_or_err()?;
-        let text = crate::gil::detached(py, || ferrohalide_core::lower::lowered_stmt(&outputs, format))
+        let text = crate::gil::detached(py, || ferrohalide_core::lower::lowered_stmt(&outputs, format, &target))
             .py()?;
         std::fs::write(&filename, text)
             .map_err(|e| HalideError::new_err(format!("Error: Can't write {filename}: {e}\n")))

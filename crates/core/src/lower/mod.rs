@@ -116,10 +116,12 @@ impl LoweredPipeline {
     }
 }
 
-/// What `compile_to_lowered_stmt` writes: `outputs` lowered, rendered in `format`.
+/// What `compile_to_lowered_stmt` writes: `outputs` lowered for `target`
+/// (the unknown `Target()`: the host), rendered in `format`.
 pub fn lowered_stmt(
     outputs: &[Function],
     format: StmtOutputFormat,
+    target: &crate::target::Target,
 ) -> crate::error::Result<String> {
     for o in outputs {
         if !o.has_pure_definition() {
@@ -130,7 +132,8 @@ pub fn lowered_stmt(
         }
     }
     let name = outputs.first().map(|f| f.name()).unwrap_or_default();
-    Ok(lower(outputs, &name)?.pipeline.render(format))
+    let options = LowerOptions { target: target.clone(), ..LowerOptions::default() };
+    Ok(lower_with(outputs, &name, &options)?.pipeline.render(format))
 }
 
 pub mod lift_atomic_exprs;
