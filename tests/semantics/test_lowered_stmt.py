@@ -144,3 +144,19 @@ def test_lowered_for_an_explicit_target(hl, tmp_path, on):
         store = [line for line in open(p).read().splitlines() if f.name() + "[" in line][-1]
         out.append((store.rstrip(")").endswith("7"), store.rstrip(")").endswith("3")))
     return out
+
+
+@differential()
+@pytest.mark.parametrize("listed", ["none", "image_only", "both"])
+def test_arguments_must_name_every_input(hl, tmp_path, listed):
+    from .input_helpers import error_key
+    x = hl.Var("x")
+    im = hl.ImageParam(hl.Int(32), 1, "im")
+    p = hl.Param(hl.Int(32), "p", 1)
+    f = hl.Func("f")
+    f[x] = im[x] + p
+    args = {"none": [], "image_only": [im], "both": [p, im]}[listed]
+    path = str(tmp_path / "f.stmt")
+    return [error_key(hl, lambda: obj.compile_to_lowered_stmt(path, args), "which was not found in the argument list",
+                      "Parameters referenced in generated code: im p")
+            for obj in (f, hl.Pipeline(f))]

@@ -139,6 +139,26 @@ pub fn missing_argument(what: &str, name: &str, listed: &[Parameter]) -> Error {
     ))
 }
 
+/// Every ImageParam, then every scalar Param, the pipeline reads must be in
+/// `arguments` (Halide's check, with its full message).
+pub fn check_arguments(inputs: &crate::lower::arguments::Inputs, arguments: &[Parameter]) -> Result<()> {
+    let images = inputs.buffers.iter().filter_map(|b| match b {
+        InputBuffer::Param(p) => Some(("image parameter", p)),
+        InputBuffer::Bound(_) => None,
+    });
+    let scalars = inputs.scalars.iter().map(|p| ("parameter", p));
+    let referenced: Vec<(&str, &Parameter)> = images.chain(scalars).collect();
+    let Some((what, p)) = referenced.iter().find(|(_, p)| !arguments.iter().any(|q| q.same_as(p))) else {
+        return Ok(());
+    };
+    let listed: String = arguments.iter().map(|a| format!("{} ", a.name())).collect();
+    let used: String = referenced.iter().map(|(_, p)| format!("{} ", p.name())).collect();
+    Err(Error::user(format!(
+        "Generated code refers to {what} {}, which was not found in the argument list.\n\nArgument list specified: {listed}\n\nParameters referenced in generated code: {used}\n\n",
+        p.name()
+    )))
+}
+
 /// Lower the pipeline computing `outputs` into a module with one public
 /// function `fn_name(arguments..., outputs...)` for `target`.
 pub fn lower_module(
@@ -177,20 +197,11 @@ pub fn lower_module(
     };
     let lowered = crate::lower::lower_with(outputs, fn_name, &options)?;
     let inputs = &lowered.inputs;
-    for p in &inputs.scalars {
-        if !arguments.iter().any(|q| q.same_as(p)) {
-            return Err(missing_argument("parameter", &p.name(), arguments));
-        }
-    }
+    check_arguments(inputs, arguments)?;
     let mut module = Module::new(fn_name, target.clone());
     for b in &inputs.buffers {
-        match b {
-            InputBuffer::Param(p) => {
-                if !arguments.iter().any(|q| q.same_as(p)) {
-                    return Err(missing_argument("image parameter", &p.name(), arguments));
-                }
-            }
-            InputBuffer::Bound(buf) => module.buffers.push((buf.name(), buf.clone())),
+        if let InputBuffer::Bound(buf) = b {
+            module.buffers.push((buf.name(), buf.clone()));
         }
     }
     // Halide's `user_context` feature: the caller passes a context first.

@@ -244,6 +244,53 @@ impl CompileTo {
     }
 }
 
+/// `compile_to_lowered_stmt(filename, arguments, fmt, target)` of Func
+/// and Pipeline: the statement `outputs` lower to for the target, written
+/// to the file. `arguments` (Buffers, Params, ImageParams) must name every
+/// Param and ImageParam the pipeline reads, as in Halide.
+pub fn write_lowered_stmt(
+    py: Python<'_>,
+    outputs: Vec<Function>,
+    filename: &str,
+    arguments: &Bound<'_, PyAny>,
+    format: ferrohalide_core::lower::StmtOutputFormat,
+    target: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let incompatible = || {
+        PyTypeError::new_err(
+            "compile_to_lowered_stmt(): incompatible function arguments: arguments must be a list of Buffers, Params and ImageParams",
+        )
+    };
+    let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = arguments.cast::<PyList>() {
+        l.iter().collect()
+    } else if let Ok(t) = arguments.cast::<PyTuple>() {
+        t.iter().collect()
+    } else {
+        return Err(incompatible());
+    };
+    let mut params = vec![];
+    for a in &items {
+        if let Ok(p) = a.extract::<PyRef<PyParam>>() {
+            params.push(p.inner.clone());
+        } else if let Ok(im) = a.extract::<PyRef<PyImageParam>>() {
+            params.push(im.get_inner()?.param().clone());
+        } else if a.extract::<PyRef<crate::py_buffer::PyBuffer>>().is_err() {
+            return Err(incompatible());
+        }
+    }
+    let target = match target {
+        Some(t) if !t.is_none() => target_from_py(t)?,
+        _ => Target::default(),
+    };
+    let text = crate::gil::detached(py, || {
+        ferrohalide_core::lower::lowered_stmt(&outputs, &params, format, &target)
+    })
+    .py()?;
+    std::fs::write(filename, text).map_err(|e| {
+        crate::errors::HalideError::new_err(format!("Error: Can't write {filename}: {e}\n"))
+    })
+}
+
 /// A list of `hl.Target`s (or target strings).
 fn target_list(targets: &Bound<'_, PyAny>) -> PyResult<Vec<Target>> {
     let items: Vec<Bound<'_, PyAny>> = targets

@@ -555,37 +555,14 @@ impl PyFunc {
         fmt: PyStmtOutputFormat,
         target: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let incompatible = || {
-            PyTypeError::new_err(
-                "compile_to_lowered_stmt(): incompatible function arguments: arguments must be a list of Buffers, Params and ImageParams",
-            )
-        };
-        let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = arguments.cast::<PyList>() {
-            l.iter().collect()
-        } else if let Ok(t) = arguments.cast::<PyTuple>() {
-            t.iter().collect()
-        } else {
-            return Err(incompatible());
-        };
-        let is_argument = |a: &Bound<'_, PyAny>| {
-            a.extract::<PyRef<PyBuffer>>().is_ok()
-                || a.extract::<PyRef<crate::py_param::PyParam>>().is_ok()
-                || a.extract::<PyRef<crate::py_param::PyImageParam>>().is_ok()
-        };
-        if items.iter().any(|a| !is_argument(a)) {
-            return Err(incompatible());
-        }
-        let target = match target {
-            Some(t) if !t.is_none() => crate::py_target::target_from_py(t)?,
-            _ => ferrohalide_core::target::Target::default(),
-        };
-        let function = self.inner.function.clone();
-        let text = crate::gil::detached(py, || {
-            ferrohalide_core::lower::lowered_stmt(&[function], fmt.to_core(), &target)
-        })
-            .py()?;
-        std::fs::write(&filename, text)
-            .map_err(|e| HalideError::new_err(format!("Error: Can't write {filename}: {e}\n")))
+        crate::py_compile_to::write_lowered_stmt(
+            py,
+            vec![self.inner.function.clone()],
+            &filename,
+            arguments,
+            fmt.to_core(),
+            target,
+        )
     }
 
     // ---- scheduling ----

@@ -426,8 +426,7 @@ impl PyPipeline {
     // ---- ahead-of-time compilation (py_compile_to.rs) ----
 
 
-    /// Writes the final lowered statement (`arguments` are found by
-    /// lowering itself and otherwise unused).
+    /// Writes the final lowered statement (see `write_lowered_stmt`).
     #[pyo3(signature = (filename, arguments, fmt=None, target=None))]
     fn compile_to_lowered_stmt(
         &self,
@@ -437,11 +436,6 @@ impl PyPipeline {
         fmt: Option<&Bound<'_, PyAny>>,
         target: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let _ = arguments;
-        let target = match target {
-            Some(t) if !t.is_none() => crate::py_target::target_from_py(t)?,
-            _ => ferrohalide_core::target::Target::default(),
-        };
         let html = match fmt {
             Some(f) if !f.is_none() => {
                 f.extract::<crate::py_func::PyStmtOutputFormat>()?
@@ -455,10 +449,7 @@ impl PyPipeline {
             ferrohalide_core::lower::StmtOutputFormat::Text
         };
         let outputs = self.outputs_or_err()?;
-        let text = crate::gil::detached(py, || ferrohalide_core::lower::lowered_stmt(&outputs, format, &target))
-            .py()?;
-        std::fs::write(&filename, text)
-            .map_err(|e| HalideError::new_err(format!("Error: Can't write {filename}: {e}\n")))
+        crate::py_compile_to::write_lowered_stmt(py, outputs, &filename, arguments, format, target)
     }
     /// `apply_autoscheduler(target, autoscheduler_params)`: schedule the
     /// whole pipeline (see `ferrohalide_core::autoschedule`).

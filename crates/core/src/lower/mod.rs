@@ -117,9 +117,11 @@ impl LoweredPipeline {
 }
 
 /// What `compile_to_lowered_stmt` writes: `outputs` lowered for `target`
-/// (the unknown `Target()`: the host), rendered in `format`.
+/// (the unknown `Target()`: the host), rendered in `format`; every
+/// ImageParam and Param the pipeline reads must be in `arguments`.
 pub fn lowered_stmt(
     outputs: &[Function],
+    arguments: &[crate::lang::parameter::Parameter],
     format: StmtOutputFormat,
     target: &crate::target::Target,
 ) -> crate::error::Result<String> {
@@ -133,7 +135,9 @@ pub fn lowered_stmt(
     }
     let name = outputs.first().map(|f| f.name()).unwrap_or_default();
     let options = LowerOptions { target: target.clone(), ..LowerOptions::default() };
-    Ok(lower_with(outputs, &name, &options)?.pipeline.render(format))
+    let lowered = lower_with(outputs, &name, &options)?;
+    crate::module::check_arguments(&lowered.inputs, arguments)?;
+    Ok(lowered.pipeline.render(format))
 }
 
 pub mod lift_atomic_exprs;
