@@ -247,7 +247,7 @@ def test_pipeline_callable_and_lowered_stmt():
         c(hl.Buffer(a), 3, out)
         assert out[0] == 8
         with tempfile.TemporaryDirectory() as d:
-            f.compile_to_lowered_stmt(os.path.join(d, "f.stmt"), [])
+            f.compile_to_lowered_stmt(os.path.join(d, "f.stmt"), [im, p])
         return [a]
 
     assert_freed(build)
