@@ -106,13 +106,7 @@ fn incompatible(kind: Kind) -> PyErr {
 /// The bounds list: `hl.Range`s or `(min, extent)` tuples; both sides
 /// undefined leaves a dimension unbounded, one side undefined is invalid.
 fn bounds_from_py(kind: Kind, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Region>> {
-    let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = obj.cast::<PyList>() {
-        l.iter().collect()
-    } else if let Ok(t) = obj.cast::<PyTuple>() {
-        t.iter().collect()
-    } else {
-        return Err(incompatible(kind));
-    };
+    let items = crate::py_expr::sequence_items(obj).ok_or_else(|| incompatible(kind))?;
     let mut out = vec![];
     for item in items {
         let (min, extent) = if let Ok(r) = item.extract::<PyRef<PyRange>>() {

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::PyDict;
 
 use ferrohalide_core::lang::function::Function;
 use ferrohalide_core::lang::parameter::Parameter;
@@ -79,15 +79,9 @@ fn output_map(outputs: &Bound<'_, PyAny>) -> PyResult<Vec<(OutputFileType, PathB
 /// The argument list of `compile_to_*`: Params and ImageParams (and the
 /// Generator inputs that subclass them), in call order.
 pub fn argument_list(args: &Bound<'_, PyAny>, method: &str) -> PyResult<Vec<Parameter>> {
-    let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = args.cast::<PyList>() {
-        l.iter().collect()
-    } else if let Ok(t) = args.cast::<PyTuple>() {
-        t.iter().collect()
-    } else {
-        return Err(PyTypeError::new_err(format!(
+    let items = crate::py_expr::sequence_items(args).ok_or_else(|| PyTypeError::new_err(format!(
             "{method}(): the arguments must be a list of Params and ImageParams"
-        )));
-    };
+        )))?;
     let mut out = vec![];
     for a in items {
         if let Ok(p) = a.extract::<PyRef<PyParam>>() {
@@ -261,13 +255,7 @@ pub fn write_lowered_stmt(
             "compile_to_lowered_stmt(): incompatible function arguments: arguments must be a list of Buffers, Params and ImageParams",
         )
     };
-    let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = arguments.cast::<PyList>() {
-        l.iter().collect()
-    } else if let Ok(t) = arguments.cast::<PyTuple>() {
-        t.iter().collect()
-    } else {
-        return Err(incompatible());
-    };
+    let items = crate::py_expr::sequence_items(arguments).ok_or_else(incompatible)?;
     let mut params = vec![];
     for a in &items {
         if let Ok(p) = a.extract::<PyRef<PyParam>>() {
@@ -364,8 +352,33 @@ fn name_and_target<'py>(
 #[macro_export]
 macro_rules! compile_methods {
     ($cls:ty) => {
+        $crate::compile_methods!(@all $cls, [
+            compile_to_object: Object,
+            compile_to_assembly: Assembly,
+            compile_to_bitcode: Bitcode,
+            compile_to_llvm_assembly: LlvmAssembly,
+            compile_to_header: CHeader
+        ]);
+    };
+    (@all $cls:ty, [$($one_file:ident: $kind:ident),*]) => {
         #[pyo3::pymethods]
         impl $cls {
+    $(
+    /// One file of this kind (`compile_to_object(filename, arguments,
+    /// fn_name="", target=Target())`; Halide also takes the target third).
+    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
+    fn $one_file(
+        &self,
+        py: Python<'_>,
+        filename: std::path::PathBuf,
+        arguments: &Bound<'_, PyAny>,
+        fn_name: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        use ferrohalide_driver::aot::OutputFileType as K;
+        self.compilable()?.one_file(py, K::$kind, filename, arguments, fn_name, target, stringify!($one_file))
+    }
+    )*
     #[pyo3(signature = (outputs, arguments, fn_name, target=None))]
     fn compile_to(
         &self,
@@ -376,66 +389,6 @@ macro_rules! compile_methods {
         target: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         self.compilable()?.compile_to(py, outputs, arguments, fn_name, target)
-    }
-    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
-    fn compile_to_object(
-        &self,
-        py: Python<'_>,
-        filename: std::path::PathBuf,
-        arguments: &Bound<'_, PyAny>,
-        fn_name: Option<&Bound<'_, PyAny>>,
-        target: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        use ferrohalide_driver::aot::OutputFileType as K;
-        self.compilable()?.one_file(py, K::Object, filename, arguments, fn_name, target, "compile_to_object")
-    }
-    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
-    fn compile_to_assembly(
-        &self,
-        py: Python<'_>,
-        filename: std::path::PathBuf,
-        arguments: &Bound<'_, PyAny>,
-        fn_name: Option<&Bound<'_, PyAny>>,
-        target: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        use ferrohalide_driver::aot::OutputFileType as K;
-        self.compilable()?.one_file(py, K::Assembly, filename, arguments, fn_name, target, "compile_to_assembly")
-    }
-    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
-    fn compile_to_bitcode(
-        &self,
-        py: Python<'_>,
-        filename: std::path::PathBuf,
-        arguments: &Bound<'_, PyAny>,
-        fn_name: Option<&Bound<'_, PyAny>>,
-        target: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        use ferrohalide_driver::aot::OutputFileType as K;
-        self.compilable()?.one_file(py, K::Bitcode, filename, arguments, fn_name, target, "compile_to_bitcode")
-    }
-    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
-    fn compile_to_llvm_assembly(
-        &self,
-        py: Python<'_>,
-        filename: std::path::PathBuf,
-        arguments: &Bound<'_, PyAny>,
-        fn_name: Option<&Bound<'_, PyAny>>,
-        target: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        use ferrohalide_driver::aot::OutputFileType as K;
-        self.compilable()?.one_file(py, K::LlvmAssembly, filename, arguments, fn_name, target, "compile_to_llvm_assembly")
-    }
-    #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
-    fn compile_to_header(
-        &self,
-        py: Python<'_>,
-        filename: std::path::PathBuf,
-        arguments: &Bound<'_, PyAny>,
-        fn_name: Option<&Bound<'_, PyAny>>,
-        target: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        use ferrohalide_driver::aot::OutputFileType as K;
-        self.compilable()?.one_file(py, K::CHeader, filename, arguments, fn_name, target, "compile_to_header")
     }
     #[pyo3(signature = (filename_prefix, arguments, fn_name=None, target=None))]
     fn compile_to_file(

@@ -139,6 +139,18 @@ fn py_operand_unchecked(obj: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
 /// Convert a Python value to an Expr like Halide's implicit conversions:
 /// bool → bool constant, int → Int(32) (Int(64) if it does not fit, Float(32)
 /// beyond 64 bits), float → Float(32), Expr-likes. Strings are a TypeError.
+/// The items of a Python list or tuple (None for anything else): how the
+/// API's "list of ..." arguments are read.
+pub fn sequence_items<'py>(obj: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
+    if let Ok(l) = obj.cast::<pyo3::types::PyList>() {
+        Some(l.iter().collect())
+    } else if let Ok(t) = obj.cast::<pyo3::types::PyTuple>() {
+        Some(t.iter().collect())
+    } else {
+        None
+    }
+}
+
 pub fn py_to_expr(obj: &Bound<'_, PyAny>) -> PyResult<Expr> {
     if obj.is_instance_of::<PyBool>() {
         return Ok(Expr::bool_const(obj.extract::<bool>()?));

@@ -944,13 +944,7 @@ pub(crate) fn consumers_from_py(args: &Bound<'_, PyTuple>, method: &str) -> PyRe
             if let Ok(f) = a.extract::<PyRef<PyFunc>>() {
                 return Ok(Some(Consumers::One(f.inner.clone())));
             }
-            let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = a.cast::<PyList>() {
-                l.iter().collect()
-            } else if let Ok(t) = a.cast::<PyTuple>() {
-                t.iter().collect()
-            } else {
-                return Err(bad());
-            };
+            let items = crate::py_expr::sequence_items(&a).ok_or_else(bad)?;
             let fs = items
                 .iter()
                 .map(|i| {

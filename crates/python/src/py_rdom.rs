@@ -4,7 +4,7 @@
 
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyTuple};
+use pyo3::types::{PyBool, PyFloat, PyInt, PyTuple};
 
 use ferrohalide_core::ir::Expr;
 use ferrohalide_core::lang::rdom::{undefined_bound_error, RVar, ReductionDomain};
@@ -49,13 +49,7 @@ fn bound_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Expr> {
 /// The (min, extent) pairs of a region: a sequence of `hl.Range`s and
 /// 2-tuples.
 fn region_from_py(region: &Bound<'_, PyAny>, name: Option<&str>) -> PyResult<Vec<(Expr, Expr)>> {
-    let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = region.cast::<PyList>() {
-        l.iter().collect()
-    } else if let Ok(t) = region.cast::<PyTuple>() {
-        t.iter().collect()
-    } else {
-        return Err(PyTypeError::new_err(RDOM_CONSTRUCTORS));
-    };
+    let items = crate::py_expr::sequence_items(region).ok_or_else(|| PyTypeError::new_err(RDOM_CONSTRUCTORS))?;
     items
         .iter()
         .map(|it| {

@@ -259,13 +259,7 @@ impl PyStage {
             2 => vec![pair(&args.get_item(0)?, &args.get_item(1)?)?],
             1 => {
                 let a = args.get_item(0)?;
-                let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = a.cast::<PyList>() {
-                    l.iter().collect()
-                } else if let Ok(t) = a.cast::<PyTuple>() {
-                    t.iter().collect()
-                } else {
-                    return Err(bad());
-                };
+                let items = crate::py_expr::sequence_items(&a).ok_or_else(bad)?;
                 items
                     .iter()
                     .map(|it| {
