@@ -104,7 +104,6 @@ for _name in [
     "ArgumentEstimates",
     "AutoSchedulerResults",
     "Callable",
-    "Derivative",
     "Dimension",
     "EvictionKey",
     "ExternFuncArgument",
@@ -132,7 +131,6 @@ for _name in [
     "host_supports_target_device",
     "lambda_func",
     "load_plugin",
-    "propagate_adjoints",
     "serialize_pipeline",
     "target_feature_for_device_api",
 ]:

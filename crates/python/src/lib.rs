@@ -9,6 +9,7 @@ pub mod py_boundary;
 pub mod py_buffer;
 pub mod py_compile_to;
 pub mod py_compute_with;
+pub mod py_derivative;
 pub mod py_device_schedule;
 pub mod py_enum;
 pub mod py_expr;
@@ -52,6 +53,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_pipeline::register(m)?;
     py_compile_to::register(m)?;
     py_boundary::register(m)?;
+    py_derivative::register(m)?;
     py_rdom::register(m)?;
     py_reduction::register(m)?;
     py_live::register(m)?;

@@ -30,3 +30,4 @@ pub mod boundary_conditions;
 pub mod compute_with;
 pub mod device_schedule;
 pub mod lambda;
+pub mod derivative;

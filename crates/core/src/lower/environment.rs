@@ -158,7 +158,7 @@ pub fn build_environment(outputs: &[Function]) -> Result<Environment> {
 /// appends each to `order` after all of its callees. A chain of Funcs can
 /// be as long as the user makes it (one per Python loop iteration), so the
 /// walk keeps its path on the heap, not on the call stack.
-fn visit_producers_first(
+pub(crate) fn visit_producers_first(
     root: &str,
     all: &HashMap<String, Function>,
     funcs: &mut HashMap<String, Function>,
