@@ -261,6 +261,8 @@ class ArgInfoKind(enum.IntEnum):
 class ArgInfo:
     """One Input or Output of a Generator, as its calling convention sees it."""
 
+    __slots__ = ("name", "dir", "kind", "types", "dimensions")
+
     def __init__(self, name="", dir=ArgInfoDirection.Input, kind=ArgInfoKind.Scalar, types=(), dimensions=0):
         self.name = name
         self.dir = dir
@@ -405,6 +407,8 @@ _IO = (InputBuffer, InputScalar, OutputBuffer, OutputScalar)
 
 class AutoschedulerParams:
     """Which autoscheduler to run and its settings (an empty name: none)."""
+
+    __slots__ = ("name", "extra")
 
     def __init__(self, name: str = "", extra: Optional[dict] = None):
         self.name = name

@@ -440,6 +440,10 @@ fn likely_if_innermost(e: &Bound<'_, PyAny>) -> R {
     Ok(PyExpr::new(math::likely_if_innermost(py_to_expr(e)?)))
 }
 #[pyfunction]
+fn user_context_value() -> PyExpr {
+    PyExpr::new(math::user_context_value())
+}
+#[pyfunction]
 fn undef(t: &Bound<'_, PyAny>) -> R {
     Ok(PyExpr::new(math::undef(type_from_py(t)?)))
 }
@@ -491,6 +495,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         likely,
         likely_if_innermost,
         undef,
+        user_context_value,
         strict_float,
         extract_bits,
         concat_bits,

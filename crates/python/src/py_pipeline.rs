@@ -481,10 +481,7 @@ impl PyPipeline {
         })
     }
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        const UNIMPLEMENTED: &[&str] = &[
-            "compile_to_c",
-            "set_jit_externs",
-        ];
+        const UNIMPLEMENTED: &[&str] = &["compile_to_c"];
         if UNIMPLEMENTED.contains(&name) {
             return crate::py_stage::unimplemented_method(py, format!("Pipeline.{name}()"));
         }

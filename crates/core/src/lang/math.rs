@@ -821,6 +821,14 @@ pub fn likely_if_innermost(e: Expr) -> Expr {
     Expr::likely_if_innermost(e)
 }
 
+/// `user_context_value()`: the user context the pipeline was called with
+/// (a handle; null when the caller gives none), e.g. to pass on to an
+/// extern function.
+pub fn user_context_value() -> Expr {
+    let name = crate::lower::entry_checks::USER_CONTEXT;
+    crate::lang::parameter::Parameter::new(Type::handle(), false, 0, name).expr()
+}
+
 pub fn undef(t: Type) -> Expr {
     Expr::intrinsic(t, Intrinsic::Undef, vec![])
 }

@@ -114,7 +114,9 @@ impl Collector {
                 param: Some(p),
                 ..
             } => {
-                if !p.is_buffer() {
+                if p.name() == super::entry_checks::USER_CONTEXT {
+                    // `user_context_value()`: every pipeline has it.
+                } else if !p.is_buffer() {
                     self.add(Found::Scalar(p.clone()));
                 } else if !self.outputs.contains(&p.name()) {
                     // A shape variable of an input (`im.width()` with no read).

@@ -1,0 +1,99 @@
+"""Every public name of Halide 21's Python module, and every attribute of
+each of its classes, exists in ferrohalide. Differences are listed below
+with their reason; a name listed that exists now fails the test too, so the
+lists only shrink."""
+import enum
+import inspect
+
+import pytest
+
+hl_ref = pytest.importorskip("halide")
+import ferrohalide as hl  # noqa: E402
+
+# Not part of the API a user calls: pybind11's internals, Halide's private
+# helpers and its compiled submodule.
+def internal(name):
+    return name.startswith("_") or name == "halide_"
+
+
+# Parts of Halide 21's API that ferrohalide does not implement yet. Each
+# exists and raises a HalideError that names it.
+NOT_YET = {
+    ("Func", "async_"): "async producer/consumer execution",
+    ("Func", "ring_buffer"): "needs async_",
+    ("Func", "define_extern"): "extern stages",
+    ("Func", "compile_to_c"): "the C source back end",
+    ("Pipeline", "compile_to_c"): "the C source back end",
+    ("ExternFuncArgument", "defined"): "extern stages",
+    ("ExternFuncArgument", "is_buffer"): "extern stages",
+    ("ExternFuncArgument", "is_expr"): "extern stages",
+    ("ExternFuncArgument", "is_func"): "extern stages",
+    ("ExternFuncArgument", "is_image_param"): "extern stages",
+}
+# Generator outputs are Funcs in both modules.
+for cls in ("OutputBuffer", "OutputScalar"):
+    for m in ("async_", "ring_buffer", "define_extern", "compile_to_c"):
+        NOT_YET[(cls, m)] = NOT_YET[("Func", m)]
+
+
+def public_names(obj):
+    return {n for n in dir(obj) if not internal(n)}
+
+
+def attributes(cls):
+    """The attributes of a class a user reaches: an enum's `name` and
+    `value` live on its members (a Python Enum has them there; pybind11's
+    also shows them on the class)."""
+    names = public_names(cls)
+    if isinstance(cls, enum.EnumMeta):
+        names |= set(cls.__members__)  # aliases too
+        member = next(iter(cls))
+        names |= {n for n in ("name", "value") if hasattr(member, n)}
+    return names
+
+
+def missing_pairs():
+    out = set()
+    for name in public_names(hl_ref):
+        if not hasattr(hl, name):
+            out.add((None, name))
+            continue
+        ref = getattr(hl_ref, name)
+        if inspect.isclass(ref):
+            mine = getattr(hl, name)
+            for attr in attributes(ref) - attributes(mine):
+                out.add((name, attr))
+        elif inspect.ismodule(ref):
+            for attr in public_names(ref) - public_names(getattr(hl, name)):
+                out.add((name, attr))
+    return out
+
+
+def test_every_public_name_exists():
+    missing = missing_pairs()
+    unexpected = sorted(m for m in missing if m not in NOT_YET)
+    assert not unexpected, f"missing from ferrohalide: {unexpected}"
+
+
+def test_the_not_yet_list_is_current():
+    missing = missing_pairs()
+    done = sorted(k for k in NOT_YET if k not in missing)
+    assert not done, f"implemented now, remove from NOT_YET: {done}"
+
+
+@pytest.mark.parametrize("cls,attr", sorted(k for k in NOT_YET if k[0] in ("Func", "Pipeline")))
+def test_what_is_not_there_yet_says_so(cls, attr):
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = x
+    obj = f if cls == "Func" else hl.Pipeline(f)
+    with pytest.raises(hl.HalideError, match="not implemented"):
+        getattr(obj, attr)()
+
+
+def test_new_names_only_where_documented():
+    # Public names Halide lacks are the documented additions.
+    extra = sorted(public_names(hl) - public_names(hl_ref))
+    allowed = {"build", "capi", "install_dir"}
+    unexpected = [n for n in extra if n not in allowed]
+    assert not unexpected, unexpected
