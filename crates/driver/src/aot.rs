@@ -100,7 +100,6 @@ impl OutputFileType {
     /// What ferrohalide cannot write yet: an error naming it.
     fn unsupported(self) -> Option<&'static str> {
         match self {
-            OutputFileType::CSource => Some("C source output (the C backend)"),
             OutputFileType::CompilerLog => Some("compiler_log output"),
             OutputFileType::CppStub => Some("cpp_stub output (C++ generator stubs)"),
             OutputFileType::Hlpipe => Some("hlpipe output (pipeline serialization)"),
@@ -196,8 +195,8 @@ pub fn compile_module_to_files(m: &Module, outputs: &[(OutputFileType, PathBuf)]
             }
             // No autoscheduler and no device: these files are empty.
             OutputFileType::Featurization | OutputFileType::DeviceCode => write(path, b"")?,
-            OutputFileType::CSource
-            | OutputFileType::CompilerLog
+            OutputFileType::CSource => write(path, emit::c_source::c_source(m)?.as_bytes())?,
+            OutputFileType::CompilerLog
             | OutputFileType::CppStub
             | OutputFileType::Hlpipe
             | OutputFileType::PytorchWrapper => unreachable!("refused by check_supported"),

@@ -88,6 +88,13 @@ pub fn argument_list(args: &Bound<'_, PyAny>, method: &str) -> PyResult<Vec<Para
             out.push(p.inner.clone());
         } else if let Ok(im) = a.extract::<PyRef<PyImageParam>>() {
             out.push(im.get_inner()?.param().clone());
+        } else if let Some(p) = a
+            .extract::<PyRef<crate::py_pipeline::PyArgument>>()
+            .ok()
+            .and_then(|arg| arg.param().cloned())
+        {
+            // An Argument `infer_arguments` gave.
+            out.push(p);
         } else if a.extract::<PyRef<crate::py_buffer::PyBuffer>>().is_ok() {
             return Err(unimplemented(&format!(
                 "{method}() with an hl.Buffer in the argument list (a Buffer the pipeline reads is compiled into the object; pass an ImageParam to make it an argument)"
@@ -357,7 +364,8 @@ macro_rules! compile_methods {
             compile_to_assembly: Assembly,
             compile_to_bitcode: Bitcode,
             compile_to_llvm_assembly: LlvmAssembly,
-            compile_to_header: CHeader
+            compile_to_header: CHeader,
+            compile_to_c: CSource
         ]);
     };
     (@all $cls:ty, [$($one_file:ident: $kind:ident),*]) => {

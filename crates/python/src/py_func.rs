@@ -188,7 +188,6 @@ pub struct PyFuncTupleElementRef {
 /// they exist and raise a HalideError naming the directive when called.
 const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "async_",
-    "compile_to_c",
     "define_extern",
     "ring_buffer",
 ];

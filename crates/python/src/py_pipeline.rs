@@ -232,7 +232,7 @@ pub fn infer_arguments_py(py: Python<'_>, outputs: &[Function]) -> PyResult<Vec<
     for b in &inputs.buffers {
         if let InputBuffer::Param(p) = b {
             let e = PyArgumentEstimates::of(p);
-            out.push(PyArgument::new(py, b.name(), 1, b.dimensions(), b.ty(), e)?);
+            out.push(PyArgument::new(py, b.name(), 1, b.dimensions(), b.ty(), e)?.with_param(p));
         }
     }
     for p in &inputs.scalars {
@@ -240,7 +240,7 @@ pub fn infer_arguments_py(py: Python<'_>, outputs: &[Function]) -> PyResult<Vec<
         // current value, or zero if it has none.
         let mut e = PyArgumentEstimates::of(p);
         e.scalar_def = Some(p.scalar().unwrap_or_else(|| Expr::zero(p.ty())));
-        out.push(PyArgument::new(py, p.name(), 0, 0, p.ty(), e)?);
+        out.push(PyArgument::new(py, p.name(), 0, 0, p.ty(), e)?.with_param(p));
     }
     Ok(out)
 }
@@ -480,11 +480,7 @@ impl PyPipeline {
             params: autoscheduler_params.clone().unbind(),
         })
     }
-    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        const UNIMPLEMENTED: &[&str] = &["compile_to_c"];
-        if UNIMPLEMENTED.contains(&name) {
-            return crate::py_stage::unimplemented_method(py, format!("Pipeline.{name}()"));
-        }
+    fn __getattr__(&self, _py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
         Err(pyo3::exceptions::PyAttributeError::new_err(format!(
             "'halide.Pipeline' object has no attribute '{name}'"
         )))
@@ -627,6 +623,7 @@ pub struct PyArgument {
     ty: Type,
     #[pyo3(get)]
     argument_estimates: PyArgumentEstimates,
+    param: Option<ferrohalide_core::lang::parameter::Parameter>,
 }
 
 impl PyArgument {
@@ -637,7 +634,15 @@ impl PyArgument {
         p: &ferrohalide_core::lang::parameter::Parameter,
     ) -> PyResult<PyArgument> {
         let kind = if p.is_buffer() { 1 } else { 0 };
-        PyArgument::new(py, p.name(), kind, p.dimensions(), p.ty(), PyArgumentEstimates::of(p))
+        Ok(PyArgument::new(py, p.name(), kind, p.dimensions(), p.ty(), PyArgumentEstimates::of(p))?.with_param(p))
+    }
+    /// The Parameter this argument stands for, so that an argument list
+    /// may name it by its Argument (as Halide's compile_to_* accept).
+    fn with_param(self, p: &ferrohalide_core::lang::parameter::Parameter) -> PyArgument {
+        PyArgument { param: Some(p.clone()), ..self }
+    }
+    pub(crate) fn param(&self) -> Option<&ferrohalide_core::lang::parameter::Parameter> {
+        self.param.as_ref()
     }
     fn new(
         py: Python<'_>,
@@ -656,6 +661,7 @@ impl PyArgument {
             dimensions,
             ty,
             argument_estimates: estimates,
+            param: None,
         })
     }
 }

@@ -5,6 +5,7 @@
 //! the text goes.
 
 pub mod c_header;
+pub mod c_source;
 pub mod function_info_header;
 pub mod python_extension;
 pub mod registration;
