@@ -166,3 +166,77 @@ def test_what_it_cannot_do_yet_is_an_error(tmp_path):
     f.trace_stores()
     with pytest.raises(hl.HalideError, match="C backend"):
         f.compile_to_c(str(tmp_path / "t.cpp"), [], "traced")
+
+
+def test_atomic_updates_and_metadata(tmp_path, runtime):
+    # A parallel histogram made atomic, and the metadata a C caller reads.
+    x = hl.Var("x")
+    inp = hl.ImageParam(hl.UInt(8), 1, "pix")
+    r = hl.RDom([(0, 1000)])
+    hist = hl.Func("hist")
+    hist[x] = 0
+    hist[hl.i32(inp[r.x]) % 16] += 1
+    hist.update(0).atomic().parallel(r.x)
+    flt = hl.Func("fsum")
+    flt[x] = 0.0
+    flt[hl.i32(inp[r.x]) % 4] += hl.f32(inp[r.x]) * 0.5
+    flt.update(0).atomic().parallel(r.x)
+    out = hl.Func("both")
+    out[x] = hl.f32(hist[x]) + flt[x % 4]
+    hist.compute_root()
+    flt.compute_root()
+    lib = build(tmp_path, runtime, out, [inp], "both")
+    data = np.random.default_rng(3).integers(0, 256, size=1000, dtype=np.uint8)
+    inp.set(hl.Buffer(data))
+    expected = np.asarray(out.realize([16]))
+    got = np.zeros(16, dtype=np.float32)
+    assert call(lib, "both", [data, got]) == 0
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+
+    class Arg(ctypes.Structure):
+        _fields_ = [("name", ctypes.c_char_p), ("kind", ctypes.c_int32), ("dimensions", ctypes.c_int32),
+                    ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16),
+                    ("def_", ctypes.c_void_p), ("min", ctypes.c_void_p), ("max", ctypes.c_void_p),
+                    ("estimate", ctypes.c_void_p), ("buffer_estimates", ctypes.c_void_p)]
+
+    class Metadata(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_int32), ("num_arguments", ctypes.c_int32),
+                    ("arguments", ctypes.POINTER(Arg)), ("target", ctypes.c_char_p), ("name", ctypes.c_char_p)]
+
+    lib.both_metadata.restype = ctypes.POINTER(Metadata)
+    md = lib.both_metadata().contents
+    assert (md.version, md.num_arguments, md.name) == (1, 2, b"both")
+    assert [(md.arguments[i].name, md.arguments[i].kind, md.arguments[i].dimensions) for i in range(2)] == [
+        (b"pix", 1, 1), (b"both", 2, 1)]
+
+
+def test_intrinsics_and_bits(tmp_path, runtime):
+    x, y = hl.Var("x"), hl.Var("y")
+    a = hl.ImageParam(hl.UInt(8), 1, "ua")
+    b = hl.ImageParam(hl.Int(16), 1, "sb")
+    av, bv = a[x], b[x]
+    out = hl.Func("bits")
+    out[x, y] = hl.select(
+        y == 0, hl.i32(hl.widening_mul(av, av)),
+        y == 1, hl.i32(hl.rounding_mul_shift_right(bv, bv, hl.u16(7))),
+        y == 2, hl.i32(hl.saturating_add(bv, hl.i16(30000))),
+        y == 3, hl.i32(hl.popcount(bv)) * 100 + hl.i32(hl.count_leading_zeros(av)) * 10
+        + hl.i32(hl.count_trailing_zeros(bv)),
+        y == 4, hl.i32(hl.concat_bits([av, av, hl.u8(bv), hl.u8(7)])),
+        y == 5, hl.i32(hl.extract_bits(hl.UInt(8), bv, hl.u32(3))),
+        y == 6, hl.i32(hl.rounding_shift_right(bv, hl.i16(2))) + hl.i32(hl.halving_add(av, hl.u8(255))),
+        y == 7, hl.i32(~(bv > 0)) + hl.i32(hl.absd(bv, hl.i16(-9))),
+        y == 8, hl.i32(hl.mux(x % 3, [av, hl.u8(bv), hl.u8(5)])),
+        y == 9, hl.i32(hl.lerp(av, hl.u8(200), hl.u8(bv))),
+        hl.i32(hl.saturating_cast(hl.UInt(8), bv)) - hl.i32(hl.widening_sub(av, hl.u8(100))))
+    out.vectorize(x, 8)
+    lib = build(tmp_path, runtime, out, [a, b], "bits")
+    rng = np.random.default_rng(5)
+    ua = rng.integers(0, 256, size=24, dtype=np.uint8)
+    sb = rng.integers(-32768, 32767, size=24, dtype=np.int16)
+    a.set(hl.Buffer(ua))
+    b.set(hl.Buffer(sb))
+    expected = np.asarray(out.realize([24, 11]))
+    got = np.zeros((11, 24), dtype=np.int32)
+    assert call(lib, "bits", [ua, sb, got]) == 0
+    assert np.array_equal(got, expected)

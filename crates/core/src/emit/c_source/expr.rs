@@ -58,7 +58,10 @@ impl CodeGenC {
 
     pub(super) fn value(&mut self, e: &Expr, lane: Option<&str>) -> Result<String> {
         if e.ty().is_vector() && lane.is_none() {
-            return Err(Error::internal("a vector value printed without a lane in the C backend"));
+            return Err(Error::internal(format!(
+                "the C backend met the vector value {} where a scalar was expected",
+                crate::lang::print::expr_to_string(e)
+            )));
         }
         let t = e.ty().element_of();
         let l = |x: &Expr| Self::same_lane(x, lane);
@@ -81,6 +84,17 @@ impl CodeGenC {
             ExprNode::Cast(v) => {
                 let x = self.value(v, l(v))?;
                 self.cast_text(t, v.ty().element_of(), x)?
+            }
+            ExprNode::Reinterpret(v) if v.ty().lanes != e.ty().lanes => {
+                // Lanes of another width: through the bytes of all lanes.
+                let (to, from) = (ctype(t)?, ctype(v.ty().element_of())?);
+                let n = v.ty().lanes;
+                let (src, k) = (self.fresh("src"), self.fresh("k"));
+                let x = if v.ty().is_vector() { self.value(v, Some(&k))? } else { self.value(v, None)? };
+                let at = lane.unwrap_or("0");
+                format!(
+                    "({{ {from} {src}[{n}]; for (int32_t {k} = 0; {k} < {n}; {k}++) {src}[{k}] = {x}; {to} fh_r; memcpy(&fh_r, (const char *){src} + (size_t)({at}) * sizeof(fh_r), sizeof(fh_r)); fh_r; }})"
+                )
             }
             ExprNode::Reinterpret(v) => {
                 let x = self.value(v, l(v))?;
@@ -302,6 +316,7 @@ impl CodeGenC {
                 };
                 format!("(({c})({} {op} {}))", a[0], a[1])
             }
+            BitwiseNot if t.is_bool() => format!("(!{})", a[0]),
             BitwiseNot => format!("(({c})(~{}))", a[0]),
             ShiftLeft | ShiftRight => {
                 format!("fh_shift<{c}>({}, {}, {})", a[0], a[1], i == ShiftLeft)

@@ -37,6 +37,7 @@ pub fn c_source(m: &Module) -> Result<String> {
         let_names: vec![],
         next_id: 0,
         max_buffer_size,
+        atomic_depth: 0,
     };
     let mut buffers = String::new();
     for (name, b) in &m.buffers {
@@ -44,6 +45,9 @@ pub fn c_source(m: &Module) -> Result<String> {
     }
     for f in &m.functions {
         g.function(&f.pipeline, f.linkage, m)?;
+        if f.linkage == Linkage::ExternalPlusMetadata {
+            g.metadata(&f.pipeline, &m.target.to_string(), &m.metadata_name_map)?;
+        }
     }
     let mut text = String::from(prelude::PRELUDE);
     text.push_str("\nextern \"C\" {\n");
@@ -90,6 +94,8 @@ pub(super) struct CodeGenC {
     let_names: Vec<String>,
     next_id: usize,
     max_buffer_size: u64,
+    /// Inside an `Atomic` without a mutex: stores are atomic.
+    atomic_depth: usize,
 }
 
 /// A C identifier for an IR name: every character outside `[A-Za-z0-9]`
@@ -279,6 +285,113 @@ impl CodeGenC {
             }
         }
     }
+}
+
+/// `halide_filter_metadata_t::version`.
+const METADATA_VERSION: i32 = 1;
+
+impl CodeGenC {
+    /// `NAME_metadata()`: Halide's description of the arguments.
+    fn metadata(
+        &mut self,
+        p: &LoweredPipeline,
+        target: &str,
+        names: &BTreeMap<String, String>,
+    ) -> Result<()> {
+        let n = &p.name;
+        let mut entries = vec![];
+        for (i, a) in p.args.iter().enumerate() {
+            let shown = names.get(&a.name).map_or(a.name.as_str(), String::as_str);
+            let kind = match a.kind {
+                ArgumentKind::InputScalar => 0,
+                ArgumentKind::InputBuffer => 1,
+                ArgumentKind::OutputBuffer => 2,
+            };
+            let prefix = format!("fh_{n}_argument_{i}");
+            let e = &a.estimates;
+            let mut scalar = |what: &str, v: &Option<crate::ir::Expr>| -> String {
+                match v.as_ref().and_then(|v| scalar_bits(a.ty, v)) {
+                    Some(bits) => {
+                        self.line(&format!("static const uint64_t {prefix}_{what} = {bits}ULL;"));
+                        format!("(const void *)&{prefix}_{what}")
+                    }
+                    None => "nullptr".into(),
+                }
+            };
+            let (def, min, max, est) = if a.kind == ArgumentKind::InputScalar {
+                (
+                    scalar("def", &e.scalar_def),
+                    scalar("min", &e.scalar_min),
+                    scalar("max", &e.scalar_max),
+                    scalar("estimate", &e.scalar_estimate),
+                )
+            } else {
+                ("nullptr".into(), "nullptr".into(), "nullptr".into(), "nullptr".into())
+            };
+            let estimates = if a.kind == ArgumentKind::InputScalar {
+                "nullptr".to_string()
+            } else {
+                let mut items = vec![];
+                for d in 0..a.dimensions {
+                    let (mn, ex) = e.buffer_estimates.get(d).cloned().unwrap_or((None, None));
+                    for (what, v) in [("min", mn), ("extent", ex)] {
+                        items.push(match v.and_then(|v| v.as_int_const()) {
+                            Some(c) => {
+                                self.line(&format!("static const int64_t {prefix}_{what}_{d} = {c}LL;"));
+                                format!("&{prefix}_{what}_{d}")
+                            }
+                            None => "nullptr".into(),
+                        });
+                    }
+                }
+                items.push("nullptr".into());
+                self.line(&format!("static const int64_t *const {prefix}_estimates[] = {{{}}};", items.join(", ")));
+                format!("{prefix}_estimates")
+            };
+            entries.push(format!(
+                "{{{}, {kind}, {}, {{{}, {}, {}}}, {def}, {min}, {max}, {est}, {estimates}}}",
+                expr::c_string(shown),
+                a.dimensions,
+                a.ty.code as u8,
+                a.ty.bits,
+                a.ty.lanes
+            ));
+        }
+        self.line(&format!(
+            "static const struct fh_filter_argument_t fh_{n}_arguments[] = {{{}}};",
+            if entries.is_empty() { "{}".to_string() } else { entries.join(", ") }
+        ));
+        self.line(&format!(
+            "static const struct fh_filter_metadata_t fh_{n}_metadata = {{{METADATA_VERSION}, {}, fh_{n}_arguments, {}, {}}};",
+            entries.len(),
+            expr::c_string(target),
+            expr::c_string(n)
+        ));
+        self.line(&format!(
+            "extern \"C\" const void *{n}_metadata() {{ return &fh_{n}_metadata; }}"
+        ));
+        self.line("");
+        Ok(())
+    }
+}
+
+/// A constant scalar's bytes as a `halide_scalar_value_t` holds them.
+fn scalar_bits(t: Type, e: &crate::ir::Expr) -> Option<u64> {
+    use crate::ir::ExprNode;
+    let bits = match (e.node(), t.code) {
+        (ExprNode::IntImm(v), _) => *v as u64,
+        (ExprNode::UIntImm(v), _) => *v,
+        (ExprNode::FloatImm(v), TypeCode::Float) if t.bits == 32 => (*v as f32).to_bits() as u64,
+        (ExprNode::FloatImm(v), TypeCode::Float) if t.bits == 64 => v.to_bits(),
+        _ => return None,
+    };
+    Some(if t.bits >= 64 {
+        bits
+    } else if t.bits <= 1 {
+        bits & 1
+    } else {
+        bits & ((1u64 << t.bits) - 1)
+    })
 }
 
 fn embedded_name(name: &str) -> String {

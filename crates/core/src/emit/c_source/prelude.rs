@@ -56,6 +56,23 @@ int halide_error_bad_dimensions(void *user_context, const char *func_name, int32
 
 namespace {
 
+// The layout of halide_filter_argument_t and halide_filter_metadata_t.
+struct fh_filter_argument_t {
+    const char *name;
+    int32_t kind;
+    int32_t dimensions;
+    struct halide_type_t type;
+    const void *def, *min, *max, *estimate;
+    const int64_t *const *buffer_estimates;
+};
+struct fh_filter_metadata_t {
+    int32_t version;
+    int32_t num_arguments;
+    const struct fh_filter_argument_t *arguments;
+    const char *target;
+    const char *name;
+};
+
 template <typename T> struct fh_wide { typedef typename std::conditional<(sizeof(T) < 8), uint32_t, uint64_t>::type type; };
 
 // + - * on integers wrap (two's complement), as in Halide.

@@ -2,7 +2,7 @@
 
 use super::{cname, ctype, unsupported, CodeGenC};
 use crate::error::{Error, Result};
-use crate::ir::{Expr, ForType, MemoryType, Stmt, StmtNode};
+use crate::ir::{Expr, ForType, MemoryType, Mutator, Stmt, StmtNode};
 
 /// Allocations of a known size up to this many bytes live on the stack
 /// (as in the compiled code).
@@ -10,6 +10,27 @@ const MAX_STACK_ALLOCATION: u64 = 16 * 1024;
 /// Bytes allocated past the end of every allocation (vector loads may
 /// read a little beyond the last element).
 const ALLOCATION_PADDING: u64 = 64;
+
+/// Replaces the loads of the stored element by its old value.
+struct UseOldValue<'a> {
+    name: &'a str,
+    index: &'a Expr,
+    old: &'a str,
+}
+
+impl crate::ir::Mutator for UseOldValue<'_> {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        if let crate::ir::ExprNode::Load { name, index, predicate } = e.node() {
+            if name == self.name
+                && crate::ir::equality::equal(index, self.index)
+                && (predicate.is_true() || predicate.is_const_value(1))
+            {
+                return Expr::var(e.ty(), self.old);
+            }
+        }
+        crate::ir::visit::mutate_expr_children(self, e)
+    }
+}
 
 impl CodeGenC {
     /// A scalar expression's text, after the declarations it needs.
@@ -102,7 +123,15 @@ impl CodeGenC {
                 }
                 Ok(())
             }
-            StmtNode::Atomic { .. } => Err(unsupported("atomic()")),
+            StmtNode::Atomic { mutex_name, body, .. } => {
+                // With a mutex, the lock and unlock are calls in the body and
+                // its stores are plain; without, each store is atomic.
+                let atomic = mutex_name.is_empty();
+                self.atomic_depth += atomic as usize;
+                let r = self.stmt(body);
+                self.atomic_depth -= atomic as usize;
+                r
+            }
             StmtNode::Provide { name, .. } | StmtNode::Realize { name, .. } => Err(Error::internal(format!(
                 "a multi-dimensional statement of {name} survived storage flattening"
             ))),
@@ -145,6 +174,9 @@ impl CodeGenC {
     }
 
     fn store(&mut self, name: &str, value: &Expr, index: &Expr, predicate: &Expr) -> Result<()> {
+        if self.atomic_depth > 0 {
+            return self.atomic_store(name, value, index, predicate);
+        }
         let t = ctype(value.ty().element_of())?;
         let always = predicate.is_true() || predicate.is_const_value(1);
         let target = cname(name);
@@ -181,6 +213,49 @@ impl CodeGenC {
             Some(p) => format!("if ({p}) {store}"),
         };
         self.line(&format!("for (int32_t {l} = 0; {l} < {lanes}; {l}++) {guarded}"));
+        self.close("}");
+        Ok(())
+    }
+
+    /// A store made atomic lane by lane (each lane's update sees the
+    /// previous lane's, as lanes may name one element): a value that does
+    /// not read the buffer is stored atomically; otherwise a
+    /// compare-and-swap loop computes it from the element's old value.
+    fn atomic_store(&mut self, name: &str, value: &Expr, index: &Expr, predicate: &Expr) -> Result<()> {
+        let et = value.ty().element_of();
+        let t = ctype(et)?;
+        let lanes = value.ty().lanes.max(index.ty().lanes).max(predicate.ty().lanes);
+        let l = self.fresh("l");
+        let lane = |e: &Expr| e.ty().is_vector().then_some(l.as_str());
+        let old = format!("{name}.atomic_old");
+        let reads = crate::ir::visit::expr_loads_from(value, &|n| n == name);
+        let value = if reads {
+            UseOldValue { name, index, old: &old }.mutate_expr(value)
+        } else {
+            value.clone()
+        };
+        let i = self.value(index, lane(index))?;
+        let always = predicate.is_true() || predicate.is_const_value(1);
+        let p = if always { None } else { Some(self.value(predicate, lane(predicate))?) };
+        let v = self.value(&value, lane(&value))?;
+        self.flush_hoisted();
+        let target = cname(name);
+        self.open(&format!("for (int32_t {l} = 0; {l} < {lanes}; {l}++) {{"));
+        if let Some(p) = p {
+            self.line(&format!("if (!({p})) continue;"));
+        }
+        self.line(&format!("{t} *fh_p = &(({t} *){target})[{i}];"));
+        if reads {
+            let o = cname(&old);
+            self.line(&format!("{t} {o}, fh_new;"));
+            self.line(&format!("__atomic_load(fh_p, &{o}, __ATOMIC_RELAXED);"));
+            self.line(&format!(
+                "do {{ fh_new = {v}; }} while (!__atomic_compare_exchange(fh_p, &{o}, &fh_new, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));"
+            ));
+        } else {
+            self.line(&format!("{t} fh_new = {v};"));
+            self.line("__atomic_store(fh_p, &fh_new, __ATOMIC_RELAXED);");
+        }
         self.close("}");
         Ok(())
     }
