@@ -106,7 +106,6 @@ for _name in [
     "Callable",
     "Dimension",
     "EvictionKey",
-    "ExternFuncArgument",
     "ImageParam",
     "OutputImageParam",
     "Param",

@@ -21,16 +21,10 @@ def internal(name):
 NOT_YET = {
     ("Func", "async_"): "async producer/consumer execution",
     ("Func", "ring_buffer"): "needs async_",
-    ("Func", "define_extern"): "extern stages",
-    ("ExternFuncArgument", "defined"): "extern stages",
-    ("ExternFuncArgument", "is_buffer"): "extern stages",
-    ("ExternFuncArgument", "is_expr"): "extern stages",
-    ("ExternFuncArgument", "is_func"): "extern stages",
-    ("ExternFuncArgument", "is_image_param"): "extern stages",
 }
 # Generator outputs are Funcs in both modules.
 for cls in ("OutputBuffer", "OutputScalar"):
-    for m in ("async_", "ring_buffer", "define_extern"):
+    for m in ("async_", "ring_buffer"):
         NOT_YET[(cls, m)] = NOT_YET[("Func", m)]
 
 

@@ -13,6 +13,7 @@ pub mod py_derivative;
 pub mod py_device_schedule;
 pub mod py_enum;
 pub mod py_expr;
+pub mod py_extern;
 pub mod py_func;
 pub mod py_live;
 pub mod py_loop_level;
@@ -54,6 +55,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_compile_to::register(m)?;
     py_boundary::register(m)?;
     py_derivative::register(m)?;
+    py_extern::register(m)?;
     py_rdom::register(m)?;
     py_reduction::register(m)?;
     py_live::register(m)?;

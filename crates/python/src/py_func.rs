@@ -188,7 +188,6 @@ pub struct PyFuncTupleElementRef {
 /// they exist and raise a HalideError naming the directive when called.
 const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
     "async_",
-    "define_extern",
     "ring_buffer",
 ];
 
@@ -592,14 +591,20 @@ impl PyFunc {
         Ok(slf.clone())
     }
 
-    /// Whether the Func is computed outside Halide's loops (here: only a
-    /// `copy_to_host/device` copy; `define_extern` is not implemented).
+    /// Whether the Func is computed outside Halide's loops: `define_extern`
+    /// (or a `copy_to_host/device` copy, Halide's `halide_buffer_copy`).
     fn is_extern(&self) -> bool {
-        self.inner.function.read().schedule.copy_to_device.is_some()
+        self.inner.is_extern() || self.inner.function.read().schedule.copy_to_device.is_some()
     }
     /// The C function an extern Func calls ("" for others).
     fn extern_function_name(&self) -> String {
-        if self.is_extern() { "halide_buffer_copy".to_string() } else { String::new() }
+        if self.inner.is_extern() {
+            self.inner.extern_function_name()
+        } else if self.is_extern() {
+            "halide_buffer_copy".to_string()
+        } else {
+            String::new()
+        }
     }
     /// `copy_to_host()`: the Func is a copy of the Func or image it calls,
     /// made on the host.

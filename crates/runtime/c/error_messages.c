@@ -98,6 +98,29 @@ WEAK int halide_error_debug_to_file_failed(void *user_context, const char *func,
     return report(user_context, &m, halide_error_code_debug_to_file_failed);
 }
 
+WEAK int halide_error_extern_stage_failed(void *user_context, const char *extern_stage_name, int result) {
+    message m;
+    begin(&m);
+    str(&m, "Call to external stage ");
+    str(&m, extern_stage_name);
+    str(&m, " returned non-zero value: ");
+    num(&m, result);
+    report(user_context, &m, result);
+    return result;
+}
+
+WEAK int halide_error_bounds_inference_call_failed(void *user_context, const char *extern_stage_name,
+                                                   int result) {
+    message m;
+    begin(&m);
+    str(&m, "Bounds inference call to external stage ");
+    str(&m, extern_stage_name);
+    str(&m, " returned non-zero value: ");
+    num(&m, result);
+    report(user_context, &m, result);
+    return result;
+}
+
 WEAK int halide_error_host_is_null(void *user_context, const char *func) {
     message m;
     begin(&m);

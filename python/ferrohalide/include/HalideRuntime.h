@@ -344,6 +344,12 @@ extern int halide_error_bad_dimensions(void *user_context, const char *func_name
                                        int32_t dimensions_given, int32_t correct_dimensions);
 extern int halide_error_buffer_argument_is_null(void *user_context, const char *buffer_name);
 extern int halide_error_host_is_null(void *user_context, const char *func);
+extern int halide_error_extern_stage_failed(void *user_context, const char *extern_stage_name, int result);
+extern int halide_error_bounds_inference_call_failed(void *user_context, const char *extern_stage_name,
+                                                     int result);
+extern int halide_error_extern_stage_failed(void *user_context, const char *extern_stage_name, int result);
+extern int halide_error_bounds_inference_call_failed(void *user_context, const char *extern_stage_name,
+                                                     int result);
 extern int halide_error_device_dirty_with_no_device_support(void *user_context, const char *func);
 extern int halide_error_buffer_extents_negative(void *user_context, const char *buffer_name,
                                                 int dimension, int extent);

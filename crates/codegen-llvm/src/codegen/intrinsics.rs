@@ -186,6 +186,9 @@ impl CodeGen {
             I::Print => self.codegen_print(t, args),
             I::Trace => self.codegen_trace(args),
             I::MakeStruct => self.codegen_make_struct(args),
+            I::ExternBuffer => Err(Error::internal(
+                "an extern_buffer survived lowering (lower/extern_stages.rs replaces it)",
+            )),
             I::Prefetch => {
                 want(1)?;
                 self.codegen_prefetch(&args[0])?;

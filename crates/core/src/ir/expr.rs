@@ -276,6 +276,14 @@ pub enum Intrinsic {
     /// arguments laid out as a C struct, on the calling function's stack
     /// (Halide's `Call::make_struct`; valid until the function returns).
     MakeStruct,
+    /// `extern_buffer(kind, dims, f(mins), f(maxs), min0, extent0, ...)`:
+    /// the `halide_buffer_t*` an extern stage gets for Func `f` — an input
+    /// (kind 0: all of `f`'s storage; it reads the region from `mins` to
+    /// `maxs`) or its output (kind 1: the region `min_d`, `extent_d` it
+    /// writes, from `mins` to `maxs`). The two calls make the region visible
+    /// to bounds inference; `lower/extern_stages.rs` replaces the node by
+    /// the buffer once storage is flattened.
+    ExternBuffer,
 }
 
 impl Intrinsic {

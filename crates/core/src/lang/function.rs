@@ -53,6 +53,9 @@ pub struct FunctionContents {
     /// The buffer parameters of this Func as an output (one per value),
     /// made on first use (`output_params`): where their estimates live.
     pub output_params: Vec<crate::lang::parameter::Parameter>,
+    /// `define_extern`: the Func is computed by a C function (its values
+    /// are undefs standing for what that function writes).
+    pub extern_def: Option<crate::lang::extern_func::ExternDefinition>,
 }
 
 /// An update definition `f(args) = values`: stage `i + 1` of the Func for
@@ -254,6 +257,7 @@ fn empty_contents(name: String) -> FunctionContents {
         updates: vec![],
         tracing: Default::default(),
         output_params: vec![],
+        extern_def: None,
     }
 }
 
@@ -323,6 +327,7 @@ impl Function {
             updates: c.updates.clone(),
             tracing: c.tracing.clone(),
             output_params: c.output_params.clone(),
+            extern_def: c.extern_def.clone(),
         });
         drop(c);
         // An update's references to the Func itself become references to
@@ -574,6 +579,9 @@ impl Function {
     pub fn definition_exprs(&self) -> Vec<Expr> {
         let c = self.read();
         let mut out = c.values.clone();
+        if let Some(e) = &c.extern_def {
+            out.extend(e.argument_exprs());
+        }
         for u in &c.updates {
             out.extend(u.lets.iter().map(|(_, v)| v.clone()));
             out.extend(u.args.iter().cloned());

@@ -31,3 +31,4 @@ pub mod compute_with;
 pub mod device_schedule;
 pub mod lambda;
 pub mod derivative;
+pub mod extern_func;

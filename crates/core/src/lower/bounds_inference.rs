@@ -33,6 +33,7 @@ use crate::ir::{Expr, Mutator, Stmt, StmtNode};
 use crate::lang::function::Function;
 
 use super::environment::Environment;
+use super::extern_stages::QueryItem;
 use super::fused_groups::fusion_root;
 
 /// Names of the Funcs whose `produce` is in `s` without an enclosing loop.
@@ -207,7 +208,7 @@ impl BoundsInference<'_> {
         }
         // Consumers first.
         funcs.sort_by_key(|f| std::cmp::Reverse(self.position.get(f).copied().unwrap_or(0)));
-        let mut lets: Vec<(String, Expr)> = vec![];
+        let mut lets: Vec<QueryItem> = vec![];
         // Explicit-bounds assertions of the Funcs stored here.
         let mut checks: Vec<Stmt> = vec![];
         let empty = Scope::new();
@@ -264,13 +265,22 @@ impl BoundsInference<'_> {
                 if let (Some(req), true) = (&unbounded, stored_here) {
                     checks.extend(explicit_bound_checks(f, a, req));
                 }
-                lets.push((format!("{p}{a}.min"), simplify(&lo)));
-                lets.push((format!("{p}{a}.max"), simplify(&hi)));
+                lets.push(QueryItem::Let(format!("{p}{a}.min"), simplify(&lo)));
+                lets.push(QueryItem::Let(format!("{p}{a}.max"), simplify(&hi)));
             }
             // Each earlier stage computes what the later ones need: the
             // region after them plus every point they read. (As in Halide,
             // not the points they only write: those values are replaced;
             // the storage covers them.)
+            let extern_def = f.read().extern_def.clone();
+            if let Some(def) = extern_def {
+                if !at_root {
+                    return Err(crate::Error::unimplemented(&format!(
+                        "computing the extern stage {name} anywhere but at the root"
+                    )));
+                }
+                lets.extend(super::extern_stages::bounds_query(f, &def));
+            }
             for k in (1..=last).rev() {
                 let touched = box_required_filtered(
                     &body,
@@ -303,8 +313,8 @@ impl BoundsInference<'_> {
                     // As in Halide, the bounds apply to every stage's region
                     // (a min-less one from that stage's own min).
                     let (lo, hi, _) = apply_user_bounds(f, a, lo, hi, stored_here);
-                    lets.push((format!("{name}.s{}.{a}.min", k - 1), simplify(&lo)));
-                    lets.push((format!("{name}.s{}.{a}.max", k - 1), simplify(&hi)));
+                    lets.push(QueryItem::Let(format!("{name}.s{}.{a}.min", k - 1), simplify(&lo)));
+                    lets.push(QueryItem::Let(format!("{name}.s{}.{a}.max", k - 1), simplify(&hi)));
                 }
             }
         }
@@ -329,7 +339,14 @@ impl BoundsInference<'_> {
                 }
             }
         }
-        Ok(Stmt::let_stmts(lets, checks_before(checks, body)))
+        let mut out = checks_before(checks, body);
+        for item in lets.into_iter().rev() {
+            out = match item {
+                QueryItem::Let(name, value) => Stmt::let_stmt(name, value, out),
+                QueryItem::Check(check) => Stmt::block(vec![check, out]),
+            };
+        }
+        Ok(out)
     }
 }
 

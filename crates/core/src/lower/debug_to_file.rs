@@ -9,10 +9,11 @@
 //! values are unchanged; a Tuple-valued Func is an error, as in Halide.
 
 use crate::error::{Error, Result};
-use crate::ir::{CallKind, Expr, Intrinsic, Stmt, Type};
+use crate::ir::{CallKind, Expr, Stmt, Type};
 use crate::lang::function::Function;
 
 use super::entry_checks::{reporter, USER_CONTEXT};
+use super::extern_stages::buffer_struct;
 
 /// The file `f` is dumped to, if any (an error for a Tuple).
 pub fn debug_file(f: &Function) -> Result<Option<String>> {
@@ -24,41 +25,6 @@ pub fn debug_file(f: &Function) -> Result<Option<String>> {
         ));
     }
     Ok(Some(file))
-}
-
-fn null() -> Expr {
-    Expr::reinterpret(Type::handle(), Expr::uint_imm(Type::uint(64), 0))
-}
-
-/// A `halide_buffer_t` on the stack describing `host`: element type `ty`,
-/// per dimension (min, extent, stride).
-fn buffer_struct(host: Expr, ty: Type, dims: &[(Expr, Expr, Expr)]) -> Expr {
-    let dim = if dims.is_empty() {
-        null()
-    } else {
-        let fields = dims
-            .iter()
-            .flat_map(|(m, e, s)| [m.clone(), e.clone(), s.clone(), Expr::uint_imm(Type::uint(32), 0)])
-            .collect();
-        Expr::intrinsic(Type::handle(), Intrinsic::MakeStruct, fields)
-    };
-    let code = Expr::uint_imm(Type::uint(8), ty.code as u64);
-    Expr::intrinsic(
-        Type::handle(),
-        Intrinsic::MakeStruct,
-        vec![
-            Expr::uint_imm(Type::uint(64), 0),
-            null(),
-            host,
-            Expr::uint_imm(Type::uint(64), 0),
-            code,
-            Expr::uint_imm(Type::uint(8), ty.bits as u64),
-            Expr::uint_imm(Type::uint(16), 1),
-            Expr::i32(dims.len() as i64),
-            dim,
-            null(),
-        ],
-    )
 }
 
 /// Write `buffer` (a `halide_buffer_t*`) of Func `func` to `file`.

@@ -42,6 +42,7 @@ pub mod bounds_inference;
 pub mod buffer_checks;
 pub mod entry_checks;
 pub mod environment;
+pub mod extern_stages;
 pub mod debug_to_file;
 pub mod inject_memoization;
 pub mod inject_prefetch;
@@ -393,6 +394,7 @@ fn lower_environment(
     s = log.run("storage flattening", s, |s| {
         storage_flattening::storage_flattening(s, env)
     })?;
+    s = log.run("extern stage buffers", s, extern_stages::lower_extern_buffers)?;
     s = log.run("debug to file", s, |s| debug_to_file::dump_outputs(s.clone(), outputs))?;
     s = log.run("inject memoization", s, |s| {
         inject_memoization::inject_memoization(s, env, outputs, name)

@@ -1023,7 +1023,7 @@ pub fn schedule_functions(env: &Environment, outputs: &[Function]) -> Result<Stm
     let mut s = Stmt::no_op();
     for group in env.groups.iter().rev() {
         s = if let [name] = group.as_slice() {
-            schedule_function(env, name, &locked[name], is_output(name), s)?
+            schedule_function(env, name, &locked[name], &is_output, s)?
         } else {
             schedule_group(env, group, &locked, &is_output, s)?
         };
@@ -1036,10 +1036,11 @@ fn schedule_function(
     env: &Environment,
     name: &str,
     levels: &LockedLevels,
-    is_output: bool,
+    is_output_name: &dyn Fn(&str) -> bool,
     s: Stmt,
 ) -> Result<Stmt> {
     let f = env.get(name);
+    let is_output = is_output_name(name);
     let mut levels = levels.clone();
     // Halide can't inline a Func with update definitions: left inline,
     // it is computed and stored at the innermost loop around all its
@@ -1067,7 +1068,11 @@ fn schedule_function(
     if levels.compute.is_inlined() {
         return inline_function(&s, f);
     }
-    let produce = build_produce(f)?;
+    let extern_def = f.read().extern_def.clone();
+    let produce = match extern_def {
+        Some(def) => super::extern_stages::build_extern_produce(f, &def, &levels.compute, is_output_name)?,
+        None => build_produce(f)?,
+    };
     inject(vec![Member::new(f, levels, is_output)], produce, s)
 }
 

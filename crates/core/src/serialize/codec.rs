@@ -166,6 +166,7 @@ intrinsic_tags!(
     ReturnSecond = 63,
     MakeStruct = 64,
     Prefetch = 65,
+    ExternBuffer = 66,
 );
 
 tagged_enum_codec!(ForType { Serial = 0, Parallel = 1, Vectorized = 2, Unrolled = 3 });

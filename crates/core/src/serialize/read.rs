@@ -447,6 +447,7 @@ impl<'a> Reader<'a> {
                 updates,
                 tracing,
                 output_params,
+                extern_def: None,
             };
             f.restore(contents, frozen)?;
         }

@@ -396,6 +396,12 @@ fn write_pipeline_inner(
     if let Some(e) = w.error.take() {
         return Err(e);
     }
+    if let Some(f) = w.funcs.items.iter().find(|f| f.read().extern_def.is_some()) {
+        return Err(crate::error::Error::unimplemented(&format!(
+            "serializing the extern stage {}",
+            f.name()
+        )));
+    }
 
     let mut file = Bytes::default();
     file.u64(FORMAT_VERSION);
