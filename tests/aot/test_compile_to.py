@@ -161,8 +161,6 @@ def test_argument_list_must_name_every_input(tmp_path):
 
 def test_unsupported_outputs_and_targets_are_errors(tmp_path):
     f, args = brighten(hl)
-    with pytest.raises(hl.HalideError, match="compile_to_c"):
-        f.compile_to_c(str(tmp_path / "x.c"), args, "x")
     with pytest.raises(hl.HalideError, match="not implemented"):
         f.compile_to({hl.OutputFileType.pytorch_wrapper: str(tmp_path / "x.h")}, args, "x")
     with pytest.raises(hl.HalideError, match="arm-64-android"):

@@ -157,18 +157,15 @@ impl CodeGen {
     /// global; null when there is none or it is not a constant.
     fn scalar_value(&self, name: &str, t: Type, e: &Option<Expr>) -> Result<Val> {
         let Some(e) = e else { return Ok(self.null_ptr()) };
-        let bits: u64 = match (e.node(), t.code) {
-            (ExprNode::IntImm(v), _) => *v as u64,
-            (ExprNode::UIntImm(v), _) => *v,
-            (ExprNode::FloatImm(v), TypeCode::Float) if t.bits == 32 => (*v as f32).to_bits() as u64,
-            (ExprNode::FloatImm(v), TypeCode::Float) if t.bits == 64 => v.to_bits(),
+        let bytes = match (e.node(), t.code) {
             (ExprNode::FloatImm(v), TypeCode::Float) if t.bits == 16 => {
                 ferrohalide_runtime::half::f32_to_f16_bits(*v as f32) as u64
             }
-            _ => return Ok(self.null_ptr()),
+            _ => match ferrohalide_core::emit::scalar_value_bits(t, e) {
+                Some(b) => b,
+                None => return Ok(self.null_ptr()),
+            },
         };
-        // Only the bytes of the type are meaningful (little-endian union).
-        let bytes = if t.bits >= 64 { bits } else if t.bits <= 1 { bits & 1 } else { bits & ((1u64 << t.bits) - 1) };
         let init = self.const_int(self.t_i64(), bytes);
         Ok(self.constant_global(name, init))
     }

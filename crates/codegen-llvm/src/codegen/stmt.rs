@@ -22,11 +22,7 @@ fn check_loop_end(min: &Expr, extent: &Expr) -> Result<()> {
     Ok(())
 }
 
-/// Constant-size allocations up to this many bytes live on the stack.
-const MAX_STACK_ALLOCATION: u64 = 16 * 1024;
-/// Extra bytes at the end of every allocation, so that vector code that
-/// reads a little past the end of a buffer stays inside it.
-const ALLOCATION_PADDING: u64 = 64;
+use ferrohalide_core::lower::allocation_placement::{placement, Placement, ALLOCATION_PADDING};
 
 /// The maximum buffer size without `large_buffers`, 2^31 - 1.
 const DEFAULT_MAX_BUFFER_SIZE: u64 = i32::MAX as u64;
@@ -391,35 +387,13 @@ impl CodeGen {
         body: &Stmt,
     ) -> Result<()> {
         let elem_bytes = (ty.bytes() as u64) * ty.lanes as u64;
-        let mut const_elems: Option<u64> = Some(1);
-        for e in extents {
-            const_elems = match (const_elems, e.as_int_const()) {
-                (Some(a), Some(b)) if b >= 0 => a.checked_mul(b as u64),
-                _ => None,
-            };
-        }
-        let const_bytes = const_elems.and_then(|n| n.checked_mul(elem_bytes));
-        if const_elems.is_some() && const_bytes.is_none_or(|b| b > self.target.max_buffer_size) {
-            let max = if self.target.max_buffer_size > DEFAULT_MAX_BUFFER_SIZE {
-                "2^63 - 1"
-            } else {
-                "2^31 - 1"
-            };
-            return Err(Error::user(format!(
-                "Total size for allocation {name} is constant but exceeds {max}."
-            )));
-        }
-        // As Halide: registers always on the stack; any other constant size
-        // not asked to be on the heap if it fits (a large Stack request goes
-        // to the heap, as Halide's pseudostack does).
-        let on_stack = match (memory_type, const_bytes) {
-            (MemoryType::Heap, _) => false,
-            (MemoryType::Register, Some(_)) => true,
-            (_, Some(b)) => b <= MAX_STACK_ALLOCATION,
-            _ => false,
+        let max = if self.target.max_buffer_size > DEFAULT_MAX_BUFFER_SIZE {
+            "2^63 - 1"
+        } else {
+            "2^31 - 1"
         };
-        if on_stack {
-            let bytes = const_bytes.unwrap_or(0) + ALLOCATION_PADDING;
+        let placed = placement(name, ty, memory_type, extents, self.target.max_buffer_size, max)?;
+        if let Placement::Stack(bytes) = placed {
             let at = unsafe { inkwell::llvm_sys::core::LLVMArrayType2(self.t_i8(), bytes) };
             let p = self.entry_alloca(at, 64);
             self.push_sym(name, p);

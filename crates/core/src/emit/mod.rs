@@ -35,6 +35,27 @@ pub fn c_scalar_type(t: Type) -> &'static str {
     }
 }
 
+/// A constant scalar's bytes as a `halide_scalar_value_t` holds them (the
+/// little-endian union: only the type's bytes are meaningful); None for a
+/// non-constant and for half floats, which the caller converts.
+pub fn scalar_value_bits(t: Type, e: &crate::ir::Expr) -> Option<u64> {
+    use crate::ir::ExprNode;
+    let bits = match (e.node(), t.code) {
+        (ExprNode::IntImm(v), _) => *v as u64,
+        (ExprNode::UIntImm(v), _) => *v,
+        (ExprNode::FloatImm(v), TypeCode::Float) if t.bits == 32 => (*v as f32).to_bits() as u64,
+        (ExprNode::FloatImm(v), TypeCode::Float) if t.bits == 64 => v.to_bits(),
+        _ => return None,
+    };
+    Some(if t.bits >= 64 {
+        bits
+    } else if t.bits <= 1 {
+        bits & 1
+    } else {
+        bits & ((1u64 << t.bits) - 1)
+    })
+}
+
 /// A name made into a C identifier: `_` in front, every character other
 /// than letters and digits turned into `_`.
 pub fn c_name(name: &str) -> String {

@@ -36,6 +36,7 @@ use crate::lang::function::Function;
 pub mod add_atomic_mutex;
 pub mod add_split_factor_checks;
 pub mod allocation_bounds_inference;
+pub mod allocation_placement;
 pub mod apply_split;
 pub mod arguments;
 pub mod bounds_inference;

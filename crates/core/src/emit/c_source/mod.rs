@@ -116,28 +116,19 @@ pub(super) fn cname(name: &str) -> String {
     s
 }
 
-/// The C type of one element of `t`.
+/// The C type of one element of `t` (half floats are not supported yet).
 pub(super) fn ctype(t: Type) -> Result<&'static str> {
-    Ok(match (t.code, t.bits) {
-        (TypeCode::UInt, 1) => "bool",
-        (TypeCode::Int, 8) => "int8_t",
-        (TypeCode::Int, 16) => "int16_t",
-        (TypeCode::Int, 32) => "int32_t",
-        (TypeCode::Int, 64) => "int64_t",
-        (TypeCode::UInt, 8) => "uint8_t",
-        (TypeCode::UInt, 16) => "uint16_t",
-        (TypeCode::UInt, 32) => "uint32_t",
-        (TypeCode::UInt, 64) => "uint64_t",
-        (TypeCode::Float, 32) => "float",
-        (TypeCode::Float, 64) => "double",
-        (TypeCode::Handle, _) => "void *",
-        _ => {
-            return Err(Error::unimplemented(&format!(
-                "the C backend for values of type {}",
-                crate::lang::print::ir_type_name(t)
-            )))
-        }
-    })
+    if t.is_handle() {
+        return Ok("void *");
+    }
+    let c = super::c_scalar_type(t);
+    if c == "void *" || (t.bits == 16 && matches!(t.code, TypeCode::Float | TypeCode::BFloat)) {
+        return Err(Error::unimplemented(&format!(
+            "the C backend for values of type {}",
+            crate::lang::print::ir_type_name(t)
+        )));
+    }
+    Ok(c)
 }
 
 pub(super) fn unsupported(what: &str) -> Error {
@@ -310,7 +301,7 @@ impl CodeGenC {
             let prefix = format!("fh_{n}_argument_{i}");
             let e = &a.estimates;
             let mut scalar = |what: &str, v: &Option<crate::ir::Expr>| -> String {
-                match v.as_ref().and_then(|v| scalar_bits(a.ty, v)) {
+                match v.as_ref().and_then(|v| super::scalar_value_bits(a.ty, v)) {
                     Some(bits) => {
                         self.line(&format!("static const uint64_t {prefix}_{what} = {bits}ULL;"));
                         format!("(const void *)&{prefix}_{what}")
@@ -373,25 +364,6 @@ impl CodeGenC {
         self.line("");
         Ok(())
     }
-}
-
-/// A constant scalar's bytes as a `halide_scalar_value_t` holds them.
-fn scalar_bits(t: Type, e: &crate::ir::Expr) -> Option<u64> {
-    use crate::ir::ExprNode;
-    let bits = match (e.node(), t.code) {
-        (ExprNode::IntImm(v), _) => *v as u64,
-        (ExprNode::UIntImm(v), _) => *v,
-        (ExprNode::FloatImm(v), TypeCode::Float) if t.bits == 32 => (*v as f32).to_bits() as u64,
-        (ExprNode::FloatImm(v), TypeCode::Float) if t.bits == 64 => v.to_bits(),
-        _ => return None,
-    };
-    Some(if t.bits >= 64 {
-        bits
-    } else if t.bits <= 1 {
-        bits & 1
-    } else {
-        bits & ((1u64 << t.bits) - 1)
-    })
 }
 
 fn embedded_name(name: &str) -> String {

@@ -4,12 +4,7 @@ use super::{cname, ctype, unsupported, CodeGenC};
 use crate::error::{Error, Result};
 use crate::ir::{Expr, ForType, MemoryType, Mutator, Stmt, StmtNode};
 
-/// Allocations of a known size up to this many bytes live on the stack
-/// (as in the compiled code).
-const MAX_STACK_ALLOCATION: u64 = 16 * 1024;
-/// Bytes allocated past the end of every allocation (vector loads may
-/// read a little beyond the last element).
-const ALLOCATION_PADDING: u64 = 64;
+use crate::lower::allocation_placement::{placement, Placement, ALLOCATION_PADDING};
 
 /// Replaces the loads of the stored element by its old value.
 struct UseOldValue<'a> {
@@ -273,29 +268,11 @@ impl CodeGenC {
             return Err(unsupported("float16 allocations"));
         }
         let elem_bytes = ty.bytes() as u64 * ty.lanes as u64;
-        let mut const_elems: Option<u64> = Some(1);
-        for e in extents {
-            const_elems = match (const_elems, e.as_int_const()) {
-                (Some(a), Some(b)) if b >= 0 => a.checked_mul(b as u64),
-                _ => None,
-            };
-        }
-        let const_bytes = const_elems.and_then(|n| n.checked_mul(elem_bytes));
-        if const_elems.is_some() && const_bytes.is_none_or(|b| b > self.max_buffer_size) {
-            return Err(Error::user(format!(
-                "Total size for allocation {name} is constant but exceeds the maximum buffer size."
-            )));
-        }
-        let on_stack = match (memory_type, const_bytes) {
-            (MemoryType::Heap, _) => false,
-            (MemoryType::Register, Some(_)) => true,
-            (_, Some(b)) => b <= MAX_STACK_ALLOCATION,
-            _ => false,
-        };
+        let max = self.max_buffer_size;
+        let placed = placement(name, ty, memory_type, extents, max, &max.to_string())?;
         let cn = cname(name);
         self.open("{");
-        if on_stack {
-            let bytes = const_bytes.unwrap_or(0) + ALLOCATION_PADDING;
+        if let Placement::Stack(bytes) = placed {
             self.line(&format!("alignas(64) uint8_t {cn}_stack[{bytes}];"));
             self.line(&format!("void *{cn} = {cn}_stack;"));
             self.line(&format!("struct {{ void release() {{}} }} {cn}_heap;"));
