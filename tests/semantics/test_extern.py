@@ -206,9 +206,24 @@ def test_extern_func_argument(hl):
     return out
 
 
+@differential()
+def test_extern_stage_computed_per_row(hl):
+    # The extern stage and its input computed inside the consumer's rows.
+    x, y = hl.Var("x"), hl.Var("y")
+    src = hl.Func("src")
+    src[x, y] = hl.f32(x * 3 - y)
+    box = hl.Func("box")
+    box.define_extern("fh_test_box", [src], hl.Float(32), [x, y])
+    out = hl.Func("out")
+    out[x, y] = box[x, y] * 2.0 + box[x + 2, y]
+    box.compute_at(out, y)
+    src.compute_at(out, y)
+    return out.realize([9, 5])
+
+
 def test_schedules_not_supported_yet_say_so():
     import ferrohalide as hl
-    x, xi = hl.Var("x"), hl.Var("xi")
+    x = hl.Var("x")
     g = hl.Func("g")
     g[x] = x
     g.compute_root()
@@ -217,6 +232,10 @@ def test_schedules_not_supported_yet_say_so():
     h = hl.Func("h")
     h[x] = f[x]
     f.compute_at(h, x)
+    with pytest.raises(hl.HalideError, match="not implemented"):
+        h.realize([4])
+    f.compute_root()
+    f.split(x, x, hl.Var("xi"), 2)
     with pytest.raises(hl.HalideError, match="not implemented"):
         h.realize([4])
 

@@ -274,11 +274,6 @@ impl BoundsInference<'_> {
             // the storage covers them.)
             let extern_def = f.read().extern_def.clone();
             if let Some(def) = extern_def {
-                if !at_root {
-                    return Err(crate::Error::unimplemented(&format!(
-                        "computing the extern stage {name} anywhere but at the root"
-                    )));
-                }
                 lets.extend(super::extern_stages::bounds_query(f, &def));
             }
             for k in (1..=last).rev() {

@@ -17,9 +17,9 @@
 //!    the flattened storage (an input's whole allocation, the output's
 //!    region of its own).
 //!
-//! Assumes (checked, errors naming what is not supported): the extern Func
-//! and its Func inputs are computed at the root, and its loops are not
-//! scheduled. Images and Buffers are passed whole (their own
+//! Assumes (checked, errors naming what is not supported): the extern
+//! Func's Func inputs are computed and stored where it is computed, and
+//! its loops are not scheduled. Images and Buffers are passed whole (their own
 //! `halide_buffer_t`); an extern stage reading outside them is the C
 //! function's own bug, not checked here.
 
@@ -102,7 +102,9 @@ fn call_at(f: &Function, i: usize, args: Vec<Expr>) -> Expr {
     )
 }
 
-/// Refuse the schedules the extern stage support does not cover.
+/// Refuse the schedules the extern stage support does not cover: its
+/// Func inputs must be computed and stored where it is computed (the
+/// bounds query that sizes them runs there).
 fn check_schedule(
     f: &Function,
     def: &ExternDefinition,
@@ -111,11 +113,6 @@ fn check_schedule(
 ) -> Result<()> {
     let name = f.name();
     let c = f.read();
-    if !matches!(level, LoopLevel::Root) {
-        return Err(Error::unimplemented(&format!(
-            "computing the extern stage {name} anywhere but at the root"
-        )));
-    }
     let pure_loops = c.stage.splits.is_empty()
         && c.stage.dims.iter().all(|d| d.for_type == ForType::Serial && d.device.is_none());
     if !pure_loops {
@@ -126,24 +123,27 @@ fn check_schedule(
     drop(c);
     for a in &def.args {
         if let ExternFuncArgument::Func(g) = a {
-            if is_output(&g.name()) {
-                continue;
+            let levels = if is_output(&g.name()) {
+                crate::schedule::LockedLevels {
+                    compute: LoopLevel::Root,
+                    store: LoopLevel::Root,
+                    hoist: LoopLevel::Root,
+                }
+            } else {
+                g.read().schedule.locked_levels()?
+            };
+            if levels.compute.is_inlined() {
+                return Err(Error::user(format!(
+                    "Func {} cannot be scheduled to be computed inline, because it is used in the externally-computed function {name}\n",
+                    g.name()
+                )));
             }
-            let level = g.read().schedule.locked_levels()?.compute;
-            match level {
-                LoopLevel::Inlined => {
-                    return Err(Error::user(format!(
-                        "Func {} cannot be scheduled to be computed inline, because it is used in the externally-computed function {name}\n",
-                        g.name()
-                    )))
-                }
-                LoopLevel::Root => {}
-                _ => {
-                    return Err(Error::unimplemented(&format!(
-                        "computing {}, an input of the extern stage {name}, anywhere but at the root",
-                        g.name()
-                    )))
-                }
+            let at_level = |l: &LoopLevel| l.matches(level) || (l.is_inlined() && levels.compute.matches(level));
+            if !levels.compute.matches(level) || !at_level(&levels.store) || !at_level(&levels.hoist) {
+                return Err(Error::unimplemented(&format!(
+                    "computing or storing {}, an input of the extern stage {name}, anywhere but where {name} is computed",
+                    g.name()
+                )));
             }
         }
     }
