@@ -86,6 +86,8 @@ def test_what_is_not_there_yet_says_so(cls, attr):
 def test_new_names_only_where_documented():
     # Public names Halide lacks are the documented additions.
     extra = sorted(public_names(hl) - public_names(hl_ref))
-    allowed = {"build", "capi", "install_dir"}
+    # build/install_dir: the wheel's tools; imageio: Halide's submodule,
+    # which ferrohalide imports with the package.
+    allowed = {"build", "capi", "install_dir", "imageio"}
     unexpected = [n for n in extra if n not in allowed]
     assert not unexpected, unexpected

@@ -88,6 +88,13 @@ def objects(hl):
     def rdom():
         return hl.RDom([hl.Range(0, 4), hl.Range(1, 3)], "rr")
 
+    def derivative():
+        loss = hl.Func("loss")
+        r = hl.RDom([(0, 4)])
+        loss[()] = hl.f32(0)
+        loss[()] += hl.f32(func1()[r.x]) * 0.5
+        return hl.propagate_adjoints(loss)
+
     def image_param():
         return hl.ImageParam(hl.UInt(8), 2, "ip")
 
@@ -201,6 +208,9 @@ def objects(hl):
         "Parameter_undef": lambda: hl.Parameter(),
         "ArgumentEstimates": lambda: hl.ArgumentEstimates(),
         "EvictionKey": lambda: hl.EvictionKey(hl.u64(3)),
+        "Derivative": derivative,
+        "ExternFuncArgument": lambda: hl.ExternFuncArgument(hl.Expr(2)),
+        "ExternFuncArgument_undef": lambda: hl.ExternFuncArgument(),
         "VarOrRVar": lambda: hl.VarOrRVar(hl.Var("vx")),
         "VarOrRVar_r": lambda: hl.VarOrRVar(hl.RDom([(0, 3)]).x),
         "RDom": rdom,
@@ -307,6 +317,8 @@ RECEIVERS = {
     "VarOrRVar": ["VarOrRVar", "VarOrRVar_r"],
     "ArgumentEstimates": ["ArgumentEstimates"],
     "EvictionKey": ["EvictionKey"],
+    "Derivative": ["Derivative"],
+    "ExternFuncArgument": ["ExternFuncArgument", "ExternFuncArgument_undef"],
     "RDom": ["RDom", "RDom_buffer"],
     "RVar": ["RVar"],
     "Range": ["Range"],

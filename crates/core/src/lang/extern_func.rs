@@ -95,6 +95,13 @@ impl Func {
         device_api: DeviceApi,
     ) -> Result<()> {
         let name = self.name();
+        let c_identifier = function_name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && function_name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !c_identifier {
+            return Err(Error::user(format!(
+                "In extern definition for Func \"{name}\":\nThe extern function name \"{function_name}\" is not a valid C identifier.\n"
+            )));
+        }
         if cplusplus_mangling {
             return Err(Error::unimplemented("define_extern with C++ name mangling"));
         }
