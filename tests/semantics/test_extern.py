@@ -85,6 +85,20 @@ int fh_test_box(buf_t *in, buf_t *out) {
     return 0;
 }
 
+/* Asks for two more elements of its input on each side than it writes. */
+int fh_test_wants_more(buf_t *in, buf_t *out) {
+    if (is_query(out)) {
+        in->dim[0].min = out->dim[0].min - 2;
+        in->dim[0].extent = out->dim[0].extent + 4;
+        return 0;
+    }
+    for (int x = 0; x < out->dim[0].extent; x++) {
+        ((int32_t *)out->host)[x * out->dim[0].stride] =
+            ((int32_t *)in->host)[(out->dim[0].min + x - in->dim[0].min) * in->dim[0].stride];
+    }
+    return 0;
+}
+
 int fh_test_fails(buf_t *out) { return is_query(out) ? 0 : 3; }
 int fh_test_fails_query(buf_t *out) { return is_query(out) ? 4 : 0; }
 """
@@ -155,6 +169,24 @@ def test_two_dimensional_extern_reads_a_func_region(hl):
     out = hl.Func("out")
     out[x, y] = box[x, y] - box[x + 1, y - 1]
     return out.realize([10, 7])
+
+
+@differential(expect_error=True)
+def test_image_must_cover_what_the_query_asks(hl):
+    im = hl.ImageParam(hl.Int(32), 1, "im")
+    im.set(hl.Buffer(np.arange(6, dtype=np.int32)))
+    f = hl.Func("f")
+    f.define_extern("fh_test_wants_more", [im], hl.Int(32), 1)
+    f.realize([6])
+
+
+@differential()
+def test_image_covering_the_query(hl):
+    b = hl.Buffer(np.arange(12, dtype=np.int32) * 3)
+    b.set_min([-2])
+    f = hl.Func("f")
+    f.define_extern("fh_test_wants_more", [b], hl.Int(32), 1)
+    return f.realize([8])
 
 
 @differential(expect_error=True)

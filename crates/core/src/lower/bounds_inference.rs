@@ -274,7 +274,7 @@ impl BoundsInference<'_> {
             // the storage covers them.)
             let extern_def = f.read().extern_def.clone();
             if let Some(def) = extern_def {
-                lets.extend(super::extern_stages::bounds_query(f, &def));
+                lets.extend(super::extern_stages::bounds_query(f, &def)?);
             }
             for k in (1..=last).rev() {
                 let touched = box_required_filtered(

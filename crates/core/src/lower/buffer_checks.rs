@@ -36,7 +36,9 @@ pub(crate) fn error_message(code: ErrorCode, parts: Vec<Expr>) -> Expr {
     Expr::error(code, parts)
 }
 
-fn range_checks(
+/// Halide's "is accessed at ..., which is before the min / beyond the max"
+/// assertions: buffer `buf` (kind "Input" or "Output") covers `region`.
+pub(super) fn range_checks(
     kind: &str,
     buf: &str,
     region: &[crate::analysis::bounds::Interval],

@@ -19,10 +19,11 @@
 //!
 //! Assumes (checked, errors naming what is not supported): the extern
 //! Func's Func inputs are computed and stored where it is computed, and
-//! its loops are not scheduled. Images and Buffers are passed whole (their own
-//! `halide_buffer_t`); an extern stage reading outside them is the C
-//! function's own bug, not checked here.
+//! its loops are not scheduled. Images and Buffers are passed whole (their
+//! own `halide_buffer_t`), checked to hold the region the query asked of
+//! them (Halide's input buffer checks).
 
+use crate::analysis::bounds::Interval;
 use crate::error::{Error, Result};
 use crate::ir::visit::mutate_expr_children;
 use crate::ir::{CallKind, Expr, ExprNode, ForType, Intrinsic, Mutator, Stmt, Type};
@@ -227,18 +228,25 @@ pub fn build_extern_produce(
 /// What bounds inference puts where extern stage `f`'s region is defined:
 /// the bounds query call (statements, in order) and the lets of the
 /// regions of its input Funcs it returned.
-pub fn bounds_query(f: &Function, def: &ExternDefinition) -> Vec<QueryItem> {
+pub fn bounds_query(f: &Function, def: &ExternDefinition) -> Result<Vec<QueryItem>> {
     let name = f.name();
     let prefix = stage_prefix(&name, 0);
     let mut items = vec![];
     let mut args = vec![];
     let mut regions = vec![];
+    let mut images = vec![];
     for a in &def.args {
         match a {
             ExternFuncArgument::Expr(e) => args.push(e.clone()),
-            ExternFuncArgument::Buffer(b) => args.push(image_query(&b.name(), b.ty(), b.dimensions(), &name, &mut items)),
+            ExternFuncArgument::Buffer(b) => {
+                let q = image_query(&b.name(), b.ty(), b.dimensions(), &name, &mut items);
+                images.push((b.name(), b.dimensions(), q.clone()));
+                args.push(q);
+            }
             ExternFuncArgument::ImageParam(p) => {
-                args.push(image_query(&p.name(), p.ty(), p.dimensions(), &name, &mut items))
+                let q = image_query(&p.name(), p.ty(), p.dimensions(), &name, &mut items);
+                images.push((p.name(), p.dimensions(), q.clone()));
+                args.push(q);
             }
             ExternFuncArgument::Func(g) => {
                 let dims = g.dimensions();
@@ -282,6 +290,22 @@ pub fn bounds_query(f: &Function, def: &ExternDefinition) -> Vec<QueryItem> {
         CallKind::Extern,
     );
     items.push(QueryItem::Check(Stmt::assert(Expr::eq(var(result), Expr::i32(0)), failed)));
+    // The images must hold what the stage asked of them (Halide's input
+    // buffer checks).
+    for (image, dims, q) in images {
+        let region: Vec<Interval> = (0..dims)
+            .map(|d| {
+                let dv = Expr::i32(d as i64);
+                let min = Expr::intrinsic(Type::i32(), Intrinsic::BufferGetMin, vec![q.clone(), dv.clone()]);
+                let extent = Expr::intrinsic(Type::i32(), Intrinsic::BufferGetExtent, vec![q.clone(), dv]);
+                let max = Expr::sub(Expr::add(min.clone(), extent), Expr::i32(1));
+                Interval::new(Some(min), Some(max))
+            })
+            .collect();
+        let mut checks = vec![];
+        super::buffer_checks::range_checks("Input", &image, &region, &mut checks)?;
+        items.extend(checks.into_iter().map(QueryItem::Check));
+    }
     for (g, dims, q) in regions {
         for d in 0..dims {
             let dv = Expr::i32(d as i64);
@@ -292,7 +316,7 @@ pub fn bounds_query(f: &Function, def: &ExternDefinition) -> Vec<QueryItem> {
             items.push(QueryItem::Let(query_symbol(&g, &name, "max", d), max));
         }
     }
-    items
+    Ok(items)
 }
 
 /// A copy of an image's `halide_buffer_t` with a null host: the query
