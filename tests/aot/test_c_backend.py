@@ -240,3 +240,23 @@ def test_intrinsics_and_bits(tmp_path, runtime):
     got = np.zeros((11, 24), dtype=np.int32)
     assert call(lib, "bits", [ua, sb, got]) == 0
     assert np.array_equal(got, expected)
+
+
+def test_async_producer(tmp_path, runtime):
+    x, y = hl.Var("x"), hl.Var("y")
+    inp = hl.ImageParam(hl.Int(32), 2, "src")
+    f = hl.Func("f")
+    f[x, y] = inp[x, y] * 3
+    h = hl.Func("h")
+    h[x, y] = x - y
+    g = hl.Func("ga")
+    g[x, y] = f[x, y] + f[x + 1, y] + h[x, y]
+    f.compute_root().async_()
+    h.compute_root()
+    lib = build(tmp_path, runtime, g, [inp], "ga")
+    data = np.arange(17 * 9, dtype=np.int32).reshape(9, 17)
+    inp.set(hl.Buffer(data))
+    expected = np.asarray(g.realize([16, 9]))
+    got = np.zeros((9, 16), dtype=np.int32)
+    assert call(lib, "ga", [data, got]) == 0
+    assert np.array_equal(got, expected)

@@ -24,7 +24,7 @@ use crate::py_type::{type_from_py, PyType};
 use crate::py_var::{var_name, PyVar};
 
 use crate::py_output_buffer::PyOutputImageParam;
-use crate::py_stage::{unimplemented_method, PyStage};
+use crate::py_stage::PyStage;
 
 crate::py_enum::halide_enum!(PyTailStrategy, "TailStrategy", [
     RoundUp = 0,
@@ -183,13 +183,6 @@ pub struct PyFuncTupleElementRef {
     pub inner: FuncRef,
     pub index: usize,
 }
-
-/// Func methods of Halide's API that ferrohalide does not implement yet:
-/// they exist and raise a HalideError naming the directive when called.
-const UNIMPLEMENTED_FUNC_METHODS: &[&str] = &[
-    "async_",
-    "ring_buffer",
-];
 
 fn func_args_from_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
     let items: Vec<Bound<'_, PyAny>> = if let Ok(t) = key.cast::<PyTuple>() {
@@ -568,6 +561,18 @@ impl PyFunc {
     /// `memoize(eviction_key=None)`: keep the realizations across runs in
     /// the runtime's cache, under the `hl.EvictionKey`'s value if given
     /// (`halide_memoization_cache_evict` drops them).
+    /// `async_()`: compute this Func on another thread, concurrently with
+    /// the work of its consumers that does not need it.
+    fn async_<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
+        slf.get().inner.async_();
+        slf.clone()
+    }
+    /// `ring_buffer(extent)`: not implemented (refused when the pipeline
+    /// is compiled).
+    fn ring_buffer<'py>(slf: &Bound<'py, Self>, extent: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        slf.get().inner.ring_buffer(crate::py_expr::py_to_expr(extent)?).py()?;
+        Ok(slf.clone())
+    }
     #[pyo3(signature = (eviction_key=None))]
     fn memoize<'py>(slf: &Bound<'py, Self>, eviction_key: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
         match eviction_key.filter(|k| !k.is_none()) {
@@ -874,10 +879,7 @@ impl PyFunc {
         Ok(())
     }
 
-    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        if UNIMPLEMENTED_FUNC_METHODS.contains(&name) {
-            return unimplemented_method(py, format!("Func.{name}()"));
-        }
+    fn __getattr__(&self, name: &str) -> PyResult<Py<PyAny>> {
         Err(PyAttributeError::new_err(format!(
             "'halide.Func' object has no attribute '{name}'"
         )))

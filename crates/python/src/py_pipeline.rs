@@ -480,7 +480,7 @@ impl PyPipeline {
             params: autoscheduler_params.clone().unbind(),
         })
     }
-    fn __getattr__(&self, _py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+    fn __getattr__(&self, name: &str) -> PyResult<Py<PyAny>> {
         Err(pyo3::exceptions::PyAttributeError::new_err(format!(
             "'halide.Pipeline' object has no attribute '{name}'"
         )))

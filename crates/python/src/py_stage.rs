@@ -6,12 +6,12 @@
 use pyo3::exceptions::{PyAttributeError, PyTypeError};
 use pyo3::prelude::*;
 
-use pyo3::types::{PyCFunction, PyDict, PyList, PyTuple};
+use pyo3::types::{PyList, PyTuple};
 
 use ferrohalide_core::ir::ForType;
 use ferrohalide_core::lang::stage::{Stage, VarOrRVar};
 
-use crate::errors::{unimplemented, IntoPy};
+use crate::errors::IntoPy;
 use crate::py_expr::py_to_expr;
 use crate::py_func::{tail_of, PyFunc, PyTailStrategy};
 use crate::py_rdom::var_or_rvar;
@@ -190,19 +190,6 @@ pub(crate) fn tile(
             "tile(): incompatible function arguments",
         )),
     }
-}
-
-/// A callable that raises "`what` is not implemented", whatever its arguments.
-pub(crate) fn unimplemented_method(py: Python<'_>, what: String) -> PyResult<Py<PyAny>> {
-    let f = PyCFunction::new_closure(
-        py,
-        None,
-        None,
-        move |_args: &Bound<'_, PyTuple>, _kw: Option<&Bound<'_, PyDict>>| -> PyResult<()> {
-            Err(unimplemented(&what))
-        },
-    )?;
-    Ok(f.into_any().unbind())
 }
 
 #[pyclass(name = "Stage", module = "ferrohalide", frozen)]

@@ -21,7 +21,15 @@
  *   back to back.
  * - A job is reference-counted (its owner plus each worker inside it), so
  *   a worker that finished the last iteration can still look at the job
- *   after its owner has returned. */
+ *   after its owner has returned.
+ * - Semaphores (async producers, lower/async_producers.rs) are counters a
+ *   task waits on. A fork runs its producer as iteration 0 and its
+ *   consumer as iteration 1 of a two-iteration job; iterations are claimed
+ *   in order, so a waiting consumer's producer is always running or done,
+ *   and a producer never waits for its consumer. A waiter also stops (and
+ *   returns the failure's code) when a task of an enclosing job failed: a
+ *   failed producer never releases. Each thread knows the job it works in
+ *   (a thread-local slot), each job the one its owner worked in. */
 #include "internal.h"
 
 enum {
@@ -47,6 +55,8 @@ struct job {
     /* The queue's links; under the pool's lock. */
     struct job *prev, *after;
     int queued;
+    /* The job whose task created this one (null at the top). */
+    struct job *parent;
 };
 
 static struct {
@@ -58,6 +68,10 @@ static struct {
     int started;      /* workers running */
     int shutting_down;
     ferrohalide_thread_t workers[MAX_THREADS];
+    /* Broadcast when a semaphore is released or a task fails. */
+    ferrohalide_cond_t semaphores;
+    /* The job each thread works in. */
+    ferrohalide_tls_key_t current_job;
 } pool;
 
 static int32_t pool_once;
@@ -65,6 +79,8 @@ static int32_t pool_once;
 static void init_pool(void) {
     ferrohalide_mutex_init(&pool.lock);
     ferrohalide_cond_init(&pool.wake_workers);
+    ferrohalide_cond_init(&pool.semaphores);
+    ferrohalide_tls_create(&pool.current_job, 0);
 }
 
 /* HL_NUM_THREADS as a number in [1, MAX_THREADS] (surrounding spaces
@@ -172,7 +188,16 @@ static int job_exhausted(struct job *j) { return ATOMIC_LOAD(&j->next) >= j->ext
 /* Claim and run iterations of `j` until none are left. Iterations are
  * claimed in shrinking chunks (a share of what is left per thread), so
  * tiny tasks don't pay for a contended atomic each. */
+static void work_on_here(struct job *j);
+
 static void work_on(struct job *j) {
+    void *outer = ferrohalide_tls_get(pool.current_job);
+    ferrohalide_tls_set(pool.current_job, j);
+    work_on_here(j);
+    ferrohalide_tls_set(pool.current_job, outer);
+}
+
+static void work_on_here(struct job *j) {
     int64_t threads = active_threads();
     for (;;) {
         int64_t k = ATOMIC_LOAD(&j->next);
@@ -192,6 +217,10 @@ static void work_on(struct job *j) {
             if (r != 0) {
                 int32_t zero = 0;
                 ATOMIC_CAS(&j->result, &zero, r);
+                /* A consumer waiting for this task's semaphore stops. */
+                ferrohalide_mutex_lock(&pool.lock);
+                ferrohalide_cond_broadcast(&pool.semaphores);
+                ferrohalide_mutex_unlock(&pool.lock);
             }
         }
         if (ATOMIC_SUB(&j->remaining, chunk) == chunk) {
@@ -296,6 +325,55 @@ static int run_serially(void *user_context, halide_task_t task, int min, int siz
     return 0;
 }
 
+/* The code of a failed task of the job this thread works in or of an
+ * enclosing one; 0 if none failed. */
+static int32_t failure_around(void) {
+    for (struct job *j = (struct job *)ferrohalide_tls_get(pool.current_job); j; j = j->parent) {
+        int32_t r = ATOMIC_LOAD(&j->result);
+        if (r != 0) {
+            return r;
+        }
+    }
+    return 0;
+}
+
+WEAK void ferrohalide_semaphore_init(void *semaphore, int32_t count) {
+    ATOMIC_STORE((int64_t *)semaphore, (int64_t)count);
+}
+
+WEAK int32_t ferrohalide_semaphore_release(void *semaphore, int32_t count) {
+    ATOMIC_ADD((int64_t *)semaphore, (int64_t)count);
+    lock_pool();
+    ferrohalide_cond_broadcast(&pool.semaphores);
+    unlock_pool();
+    return 0;
+}
+
+/* Wait until `count` can be taken from the semaphore, and take it: 0, or
+ * the code of a failed task around (the producer may never release). */
+WEAK int32_t ferrohalide_semaphore_acquire(void *semaphore, int32_t count) {
+    int64_t *s = (int64_t *)semaphore;
+    ferrohalide_call_once(&pool_once, init_pool);
+    for (;;) {
+        int64_t c = ATOMIC_LOAD(s);
+        if (c >= count) {
+            if (ATOMIC_CAS(s, &c, c - count)) {
+                return 0;
+            }
+            continue;
+        }
+        int32_t failed = failure_around();
+        if (failed != 0) {
+            return failed;
+        }
+        lock_pool();
+        if (ATOMIC_LOAD(s) < count && failure_around() == 0) {
+            ferrohalide_cond_wait(&pool.semaphores, &pool.lock);
+        }
+        unlock_pool();
+    }
+}
+
 WEAK int halide_default_do_par_for(void *user_context, halide_task_t task, int min, int size,
                                    uint8_t *closure) {
     if (size <= 0) {
@@ -319,6 +397,7 @@ WEAK int halide_default_do_par_for(void *user_context, halide_task_t task, int m
     j->refs = 1;
     ferrohalide_cond_init(&j->done);
     lock_pool();
+    j->parent = (struct job *)ferrohalide_tls_get(pool.current_job);
     start_workers();
     push_front(j);
     ATOMIC_ADD(&pool.pushed, 1);

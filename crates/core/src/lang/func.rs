@@ -882,6 +882,23 @@ impl Func {
         c.schedule.memoize_eviction_key = None;
     }
 
+    /// `async_()`: compute this Func on another thread, concurrently with
+    /// the work of its consumers that does not need it
+    /// (lower/async_producers.rs).
+    pub fn async_(&self) {
+        self.function.write().schedule.async_ = true;
+    }
+
+    /// `ring_buffer(extent)`: recorded; lowering refuses it (not
+    /// implemented).
+    pub fn ring_buffer(&self, extent: Expr) -> Result<()> {
+        if !extent.ty().is_int_or_uint() || !extent.ty().is_scalar() {
+            return Err(Error::user("ring_buffer() extent must be an integer\n"));
+        }
+        self.function.write().schedule.ring_buffer = Some(extent);
+        Ok(())
+    }
+
     /// `memoize(EvictionKey(key))`: memoize, storing the realizations under
     /// `key` (an integer or handle, made UInt(64) as Halide does) for
     /// `halide_memoization_cache_evict`. A second, different key is an

@@ -37,6 +37,7 @@ pub mod add_atomic_mutex;
 pub mod add_split_factor_checks;
 pub mod allocation_bounds_inference;
 pub mod allocation_placement;
+pub mod async_producers;
 pub mod apply_split;
 pub mod arguments;
 pub mod bounds_inference;
@@ -390,6 +391,7 @@ fn lower_environment(
     s = log.run("lower safe promises", s, |s| {
         Ok(lower_safe_promises::lower_safe_promises(s))
     })?;
+    s = log.run("fork async producers", s, |s| async_producers::fork_async_producers(s, &env))?;
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
     s = log.run("split scatter/gather", s, split_scatter_gather::split_scatter_gather)?;
     s = log.run("storage flattening", s, |s| {

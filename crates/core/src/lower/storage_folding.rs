@@ -92,6 +92,24 @@ impl Mutator for StorageFolding<'_> {
         let Some(f) = self.env.funcs.get(name) else {
             return s.clone();
         };
+        // An async producer runs ahead of its consumer: its rows must not
+        // be reused (Halide guards folded async storage with semaphores,
+        // which ferrohalide does not have yet).
+        if f.read().schedule.async_ {
+            if !f.read().schedule.folds.is_empty() {
+                self.error.get_or_insert(Error::unimplemented(&format!(
+                    "fold_storage() on the async Func {name}"
+                )));
+            }
+            return Stmt::new(StmtNode::Realize {
+                name: name.clone(),
+                types: types.clone(),
+                memory_type: *memory_type,
+                bounds: bounds.clone(),
+                condition: condition.clone(),
+                body,
+            });
+        }
         let mut search = FoldSearch {
             func: name,
             args: f.args(),

@@ -394,6 +394,10 @@ pub struct FuncSchedule {
     /// `debug_to_file(name)`: the realization is written to this file
     /// after its last use (storage flattening adds the runtime call).
     pub debug_file: Option<String>,
+    /// `async_()`: produced on another thread (lower/async_producers.rs).
+    pub async_: bool,
+    /// `ring_buffer(extent)` (not implemented: lowering refuses it).
+    pub ring_buffer: Option<Expr>,
 }
 
 impl Default for FuncSchedule {
@@ -411,6 +415,8 @@ impl Default for FuncSchedule {
             copy_to_device: None,
             memoize_eviction_key: None,
             debug_file: None,
+            async_: false,
+            ring_buffer: None,
             storage_bounds: vec![],
             storage_alignments: vec![],
         }

@@ -465,6 +465,8 @@ impl<E: ExprTable> Encode<E> for FuncSchedule {
             copy_to_device,
             memoize_eviction_key,
             debug_file,
+            async_,
+            ring_buffer,
         } = self;
         compute_level.encode(e);
         store_level.encode(e);
@@ -479,6 +481,8 @@ impl<E: ExprTable> Encode<E> for FuncSchedule {
         copy_to_device.encode(e);
         memoize_eviction_key.encode(e);
         debug_file.encode(e);
+        async_.encode(e);
+        ring_buffer.encode(e);
     }
 }
 impl<'a, D: ExprLookup<'a>> Decode<D> for FuncSchedule {
@@ -498,6 +502,8 @@ impl<'a, D: ExprLookup<'a>> Decode<D> for FuncSchedule {
             copy_to_device: Option::decode(d)?,
             memoize_eviction_key: Option::decode(d)?,
             debug_file: Option::decode(d)?,
+            async_: bool::decode(d)?,
+            ring_buffer: Option::decode(d)?,
         })
     }
 }

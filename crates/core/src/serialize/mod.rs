@@ -33,7 +33,7 @@ pub use write::write_pipeline;
 /// The first bytes of every pipeline file.
 const MAGIC: &[u8] = b"ferrohalide-pipeline\0";
 /// Bumped whenever the layout changes; a reader refuses other versions.
-const FORMAT_VERSION: u64 = 2;
+const FORMAT_VERSION: u64 = 3;
 
 /// 64-bit FNV-1a of `data`: catches a file damaged or cut short.
 fn checksum(data: &[u8]) -> u64 {

@@ -1,0 +1,290 @@
+//! `Func.async_()`: the producer of an async Func runs on another thread,
+//! concurrently with what its consumers do before they need it (Halide's
+//! AsyncProducers.cpp, without storage folding).
+//!
+//! The body of each realization of an async Func `f` is split in two:
+//! - the producer side keeps the loops, lets and conditions around
+//!   `produce f` and the produce itself, followed by the release of a
+//!   semaphore; everything else is dropped;
+//! - the consumer side drops `produce f` and, in each `consume f`, waits
+//!   for the semaphore right before the first statement that reads `f`
+//!   (so that work not needing `f`, such as producing other Funcs, runs
+//!   meanwhile).
+//! The two run as the two iterations of a parallel loop (producer first:
+//! the runtime claims iterations in order, so a waiting consumer's
+//! producer is always running). The semaphore counts productions, so a
+//! producer inside loops (storage hoisted out of them) runs ahead of the
+//! consumer's iterations. A failed producer makes the waiting consumer
+//! give up (runtime `ferrohalide_semaphore_acquire`).
+//!
+//! Assumes: loop nests with realizations, before storage flattening.
+//! Guarantees: the same values as without async (the consumer reads `f`
+//! only after the productions it waits for). Errors: a producer needing a
+//! Func the producer side no longer computes (Halide's message), and async
+//! Funcs fused by compute_with or using ring buffers (not implemented).
+
+use std::collections::HashSet;
+
+use crate::error::{Error, Result};
+use crate::ir::visit::stmt_contains;
+use crate::ir::{CallKind, Expr, ExprNode, ForType, Intrinsic, Stmt, StmtNode, Type};
+
+use super::environment::Environment;
+
+fn semaphore_name(f: &str) -> String {
+    format!("{f}.semaphore")
+}
+
+fn semaphore(f: &str) -> Expr {
+    Expr::var(Type::handle(), semaphore_name(f))
+}
+
+fn runtime_call(name: &str, args: Vec<Expr>) -> Expr {
+    Expr::call(Type::i32(), name, args, CallKind::Extern)
+}
+
+fn is_no_op(s: &Stmt) -> bool {
+    match s.node() {
+        StmtNode::Evaluate(e) => e.is_const(),
+        StmtNode::Block(v) => v.iter().all(is_no_op),
+        _ => false,
+    }
+}
+
+/// Does `s` read or write Func `f` (or its Tuple elements)?
+fn touches(s: &Stmt, f: &str) -> bool {
+    let elem = format!("{f}.");
+    let is_f = |n: &str| n == f || n.starts_with(&elem);
+    stmt_contains(
+        s,
+        &|e| matches!(e.node(), ExprNode::Call { name, kind: CallKind::Halide { .. }, .. } if is_f(name)),
+        &|st| matches!(st.node(), StmtNode::Provide { name, .. } if is_f(name)),
+    )
+}
+
+pub fn fork_async_producers(s: &Stmt, env: &Environment) -> Result<Stmt> {
+    let async_funcs: HashSet<String> = env
+        .order
+        .iter()
+        .filter(|n| env.get(n).read().schedule.async_)
+        .cloned()
+        .collect();
+    if async_funcs.is_empty() {
+        return Ok(s.clone());
+    }
+    for name in &async_funcs {
+        let f = env.get(name);
+        if env.fused_pairs.iter().any(|p| &p.parent == name || &p.child == name) {
+            return Err(Error::unimplemented(&format!(
+                "async() on {name}, which is fused with another Func by compute_with"
+            )));
+        }
+        if f.read().schedule.ring_buffer.is_some() {
+            return Err(Error::unimplemented(&format!("ring_buffer() on {name}")));
+        }
+    }
+    fork(s, &async_funcs)
+}
+
+/// `s` with every realization of an async Func forked.
+fn fork(s: &Stmt, async_funcs: &HashSet<String>) -> Result<Stmt> {
+    let rebuilt = |s: &Stmt| -> Result<Stmt> {
+        Ok(match s.node() {
+            StmtNode::Realize { name, types, memory_type, bounds, condition, body } => {
+                let mut b = fork(body, async_funcs)?;
+                if async_funcs.contains(name) && stmt_produces(&b, name) {
+                    b = fork_body(name, &b)?;
+                }
+                Stmt::new(StmtNode::Realize {
+                    name: name.clone(),
+                    types: types.clone(),
+                    memory_type: *memory_type,
+                    bounds: bounds.clone(),
+                    condition: condition.clone(),
+                    body: b,
+                })
+            }
+            _ => map_children(s, &mut |c| fork(c, async_funcs))?,
+        })
+    };
+    rebuilt(s)
+}
+
+/// Does `s` contain `produce f`?
+fn stmt_produces(s: &Stmt, f: &str) -> bool {
+    stmt_contains(s, &|_| false, &|st| {
+        matches!(st.node(), StmtNode::ProducerConsumer { name, is_producer: true, .. } if name == f)
+    })
+}
+
+/// The fork of the body of a realization of `f`.
+fn fork_body(f: &str, body: &Stmt) -> Result<Stmt> {
+    let mut dropped = HashSet::new();
+    let producer = producer_side(f, body, &mut dropped)?;
+    let consumer = consumer_side(f, body);
+    let task = format!("{f}.fork");
+    let is_producer = Expr::eq(Expr::var_i32(task.clone()), Expr::i32(0));
+    let forked = Stmt::for_loop(
+        task,
+        Expr::i32(0),
+        Expr::i32(2),
+        ForType::Parallel,
+        Stmt::if_then_else(is_producer, producer, Some(consumer)),
+    );
+    let init = Stmt::evaluate(runtime_call("ferrohalide_semaphore_init", vec![semaphore(f), Expr::i32(0)]));
+    // Eight zero bytes on the stack: the counter.
+    let storage = Expr::intrinsic(Type::handle(), Intrinsic::MakeStruct, vec![Expr::uint_imm(Type::uint(64), 0)]);
+    Ok(Stmt::let_stmt(semaphore_name(f), storage, Stmt::block(vec![init, forked])))
+}
+
+/// The producer side: the statements around `produce f` and the produce,
+/// followed by a release; `dropped` collects the Funcs whose produce was
+/// dropped on the way.
+fn producer_side(f: &str, s: &Stmt, dropped: &mut HashSet<String>) -> Result<Stmt> {
+    match s.node() {
+        StmtNode::ProducerConsumer { name, is_producer: true, body } if name == f => {
+            if let Some(g) = dropped.iter().find(|g| touches(body, g)) {
+                return Err(Error::user(format!(
+                    "The Func {g} is consumed by async Func {f} and has a compute_at location in between the store_at location and the compute_at location of {f}. This is only legal when {g} is both async and has a store_at location outside the store_at location of the consumer.\n"
+                )));
+            }
+            let release = Stmt::evaluate(runtime_call("ferrohalide_semaphore_release", vec![semaphore(f), Expr::i32(1)]));
+            Ok(Stmt::block(vec![s.clone(), release]))
+        }
+        StmtNode::ProducerConsumer { name, is_producer, body } => {
+            if *is_producer {
+                dropped.insert(name.clone());
+            }
+            let b = producer_side(f, body, dropped)?;
+            Ok(if is_no_op(&b) || *is_producer { b } else { Stmt::consumer(name.clone(), b) })
+        }
+        StmtNode::Block(v) => {
+            let parts = v
+                .iter()
+                .map(|x| producer_side(f, x, dropped))
+                .collect::<Result<Vec<_>>>()?
+                .into_iter()
+                .filter(|x| !is_no_op(x))
+                .collect::<Vec<_>>();
+            Ok(if parts.is_empty() { Stmt::no_op() } else { Stmt::block(parts) })
+        }
+        StmtNode::LetStmt { .. }
+        | StmtNode::For { .. }
+        | StmtNode::IfThenElse { .. }
+        | StmtNode::Realize { .. }
+        | StmtNode::Allocate { .. } => {
+            if !stmt_produces(s, f) {
+                return Ok(Stmt::no_op());
+            }
+            map_children(s, &mut |c| producer_side(f, c, dropped))
+        }
+        _ => Ok(Stmt::no_op()),
+    }
+}
+
+/// The consumer side: no `produce f`, and a wait before `f` is first read
+/// in each `consume f`.
+fn consumer_side(f: &str, s: &Stmt) -> Stmt {
+    match s.node() {
+        StmtNode::ProducerConsumer { name, is_producer: true, .. } if name == f => Stmt::no_op(),
+        StmtNode::ProducerConsumer { name, is_producer: false, body } if name == f => {
+            Stmt::consumer(name.clone(), wait_before_use(f, body))
+        }
+        _ => map_children(s, &mut |c| Ok(consumer_side(f, c))).expect("infallible"),
+    }
+}
+
+/// `s` with the wait for `f`'s semaphore put right before the first
+/// statement that reads `f` (descending through blocks and the wrappers
+/// whose own expressions do not read it).
+fn wait_before_use(f: &str, s: &Stmt) -> Stmt {
+    let wait = || {
+        // The statements after the wait run only if the producer did not fail.
+        let acquired = Expr::eq(
+            runtime_call("ferrohalide_semaphore_acquire", vec![semaphore(f), Expr::i32(1)]),
+            Expr::i32(0),
+        );
+        move |rest: Stmt| Stmt::if_then_else(acquired, rest, None)
+    };
+    if !touches(s, f) {
+        // Nothing reads it here: still wait, so each production is consumed.
+        return wait()(s.clone());
+    }
+    match s.node() {
+        StmtNode::Block(v) => {
+            let i = v.iter().position(|x| touches(x, f)).unwrap_or(0);
+            let mut parts: Vec<Stmt> = v[..i].to_vec();
+            if i + 1 == v.len() {
+                parts.push(wait_before_use(f, &v[i]));
+            } else {
+                // The wait guards everything from the first use on.
+                parts.push(wait()(Stmt::block(v[i..].to_vec())));
+            }
+            Stmt::block(parts)
+        }
+        StmtNode::LetStmt { name, value, body } if !expr_reads(value, f) => {
+            Stmt::let_stmt(name.clone(), value.clone(), wait_before_use(f, body))
+        }
+        StmtNode::Realize { bounds, condition, .. }
+            if !expr_reads(condition, f)
+                && !bounds.iter().any(|r| expr_reads(&r.min, f) || expr_reads(&r.extent, f)) =>
+        {
+            map_children(s, &mut |c| Ok(wait_before_use(f, c))).expect("infallible")
+        }
+        StmtNode::ProducerConsumer { name, is_producer, body } => {
+            Stmt::new(StmtNode::ProducerConsumer {
+                name: name.clone(),
+                is_producer: *is_producer,
+                body: wait_before_use(f, body),
+            })
+        }
+        _ => wait()(s.clone()),
+    }
+}
+
+fn expr_reads(e: &Expr, f: &str) -> bool {
+    touches(&Stmt::evaluate(e.clone()), f)
+}
+
+/// `s` with each child statement replaced by `m(child)`.
+fn map_children(s: &Stmt, m: &mut dyn FnMut(&Stmt) -> Result<Stmt>) -> Result<Stmt> {
+    Ok(match s.node() {
+        StmtNode::LetStmt { name, value, body } => Stmt::let_stmt(name.clone(), value.clone(), m(body)?),
+        StmtNode::ProducerConsumer { name, is_producer, body } => Stmt::new(StmtNode::ProducerConsumer {
+            name: name.clone(),
+            is_producer: *is_producer,
+            body: m(body)?,
+        }),
+        StmtNode::For { name, min, extent, for_type, body } => {
+            Stmt::for_loop(name.clone(), min.clone(), extent.clone(), *for_type, m(body)?)
+        }
+        StmtNode::Block(v) => Stmt::block(v.iter().map(&mut *m).collect::<Result<Vec<_>>>()?),
+        StmtNode::IfThenElse { condition, then_case, else_case } => Stmt::if_then_else(
+            condition.clone(),
+            m(then_case)?,
+            else_case.as_ref().map(&mut *m).transpose()?,
+        ),
+        StmtNode::Realize { name, types, memory_type, bounds, condition, body } => Stmt::new(StmtNode::Realize {
+            name: name.clone(),
+            types: types.clone(),
+            memory_type: *memory_type,
+            bounds: bounds.clone(),
+            condition: condition.clone(),
+            body: m(body)?,
+        }),
+        StmtNode::Allocate { name, ty, memory_type, extents, condition, body } => Stmt::new(StmtNode::Allocate {
+            name: name.clone(),
+            ty: *ty,
+            memory_type: *memory_type,
+            extents: extents.clone(),
+            condition: condition.clone(),
+            body: m(body)?,
+        }),
+        StmtNode::Atomic { producer_name, mutex_name, body } => Stmt::new(StmtNode::Atomic {
+            producer_name: producer_name.clone(),
+            mutex_name: mutex_name.clone(),
+            body: m(body)?,
+        }),
+        _ => s.clone(),
+    })
+}
