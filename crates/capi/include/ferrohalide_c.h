@@ -1,0 +1,309 @@
+/* ferrohalide's C API: build, schedule, realize and compile Halide pipelines
+ * from C or any language's FFI (libferrohalide_c.so).
+ *
+ * Ownership: every object is an opaque handle made by an fh_*_new or fh_expr_*
+ * call and freed by the matching fh_*_free. Handles passed to a call are
+ * borrowed: no call frees its arguments or keeps them owned (an Expr or Func
+ * made from others stays valid after those are freed). Buffers are Halide's
+ * halide_buffer_t (HalideRuntime.h), owned by the caller.
+ *
+ * Errors: a call returning a handle returns NULL on failure; a call returning
+ * int returns 0 on success and -1 on failure. fh_last_error() gives the
+ * message of the last failed call on the calling thread. Nothing aborts the
+ * process; a wrong, freed or NULL handle is an error, not a crash. */
+
+#ifndef FERROHALIDE_C_H
+#define FERROHALIDE_C_H
+
+/* Generated from crates/capi/src by cbindgen: edit the Rust source, not this file. */
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include "HalideRuntime.h"
+
+/*
+ One-argument math functions (`fh_expr_math`).
+ */
+typedef enum FhMath {
+  FhMath_Sqrt,
+  FhMath_Sin,
+  FhMath_Cos,
+  FhMath_Tan,
+  FhMath_Exp,
+  FhMath_Log,
+  FhMath_Floor,
+  FhMath_Ceil,
+  FhMath_Round,
+  FhMath_Trunc,
+  FhMath_Abs,
+} FhMath;
+
+/*
+ Binary operators (`fh_expr_binary`), with Halide's type rules.
+ */
+typedef enum FhOp {
+  FhOp_Add,
+  FhOp_Sub,
+  FhOp_Mul,
+  FhOp_Div,
+  FhOp_Mod,
+  FhOp_Min,
+  FhOp_Max,
+  FhOp_Eq,
+  FhOp_Ne,
+  FhOp_Lt,
+  FhOp_Le,
+  FhOp_Gt,
+  FhOp_Ge,
+  FhOp_And,
+  FhOp_Or,
+  FhOp_BitAnd,
+  FhOp_BitOr,
+  FhOp_BitXor,
+  FhOp_Shl,
+  FhOp_Shr,
+} FhOp;
+
+/*
+ The ordered arguments of a compiled pipeline.
+ */
+typedef struct FhArguments FhArguments;
+
+/*
+ An expression.
+ */
+typedef struct FhExpr FhExpr;
+
+/*
+ A Func.
+ */
+typedef struct FhFunc FhFunc;
+
+/*
+ An input buffer parameter (Halide's ImageParam).
+ */
+typedef struct FhImageParam FhImageParam;
+
+/*
+ A scalar parameter (Halide's Param).
+ */
+typedef struct FhParam FhParam;
+
+/*
+ A Var.
+ */
+typedef struct FhVar FhVar;
+
+/*
+ A scalar type: Halide's `halide_type_t` (code 0 int, 1 uint, 2 float,
+ 3 handle; bits; lanes 1).
+ */
+typedef struct FhType {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+} FhType;
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+/*
+ A new Var named `name` (null: a fresh name).
+ */
+struct FhVar *fh_var_new(const char *name);
+
+int32_t fh_var_free(struct FhVar *v);
+
+/*
+ The Var `v` as an Expr.
+ */
+struct FhExpr *fh_expr_var(const struct FhVar *v);
+
+/*
+ An integer constant of type `t` (an integer type; checked to fit).
+ */
+struct FhExpr *fh_expr_int(struct FhType t, int64_t value);
+
+/*
+ A floating-point constant of type `t` (a float type).
+ */
+struct FhExpr *fh_expr_float(struct FhType t, double value);
+
+/*
+ `a op b`, with Halide's rules for mixed types.
+ */
+struct FhExpr *fh_expr_binary(enum FhOp op, const struct FhExpr *a, const struct FhExpr *b);
+
+/*
+ `e` converted to type `t`.
+ */
+struct FhExpr *fh_expr_cast(struct FhType t, const struct FhExpr *e);
+
+/*
+ `condition ? t : f`.
+ */
+struct FhExpr *fh_expr_select(const struct FhExpr *condition,
+                              const struct FhExpr *t,
+                              const struct FhExpr *f);
+
+/*
+ `clamp(e, lo, hi)`.
+ */
+struct FhExpr *fh_expr_clamp(const struct FhExpr *e,
+                             const struct FhExpr *lo,
+                             const struct FhExpr *hi);
+
+/*
+ A math function of `e`.
+ */
+struct FhExpr *fh_expr_math(enum FhMath f, const struct FhExpr *e);
+
+int32_t fh_expr_free(struct FhExpr *e);
+
+/*
+ A new, undefined Func named `name` (null: a fresh name).
+ */
+struct FhFunc *fh_func_new(const char *name);
+
+int32_t fh_func_free(struct FhFunc *f);
+
+/*
+ `f(args...) = (values...)`: the pure definition (args are Vars), or an
+ update definition once `f` is defined. Several values make a Tuple.
+ */
+int32_t fh_func_define(const struct FhFunc *f,
+                       const struct FhExpr *const *args,
+                       size_t n_args,
+                       const struct FhExpr *const *values,
+                       size_t n_values);
+
+/*
+ The call `f(args...)`, value `value_index` of a Tuple (0 otherwise).
+ */
+struct FhExpr *fh_func_call(const struct FhFunc *f,
+                            const struct FhExpr *const *args,
+                            size_t n_args,
+                            size_t value_index);
+
+/*
+ `f.compute_root()`.
+ */
+int32_t fh_func_compute_root(const struct FhFunc *f);
+
+/*
+ `f.compute_at(g, var)`.
+ */
+int32_t fh_func_compute_at(const struct FhFunc *f, const struct FhFunc *g, const struct FhVar *var);
+
+/*
+ `f.vectorize(var, factor)` (factor 0: the whole loop).
+ */
+int32_t fh_func_vectorize(const struct FhFunc *f, const struct FhVar *var, int32_t factor);
+
+/*
+ `f.parallel(var)`.
+ */
+int32_t fh_func_parallel(const struct FhFunc *f, const struct FhVar *var);
+
+/*
+ Compute `f` into the caller's buffers (one per value of `f`): JIT
+ compiled for the host on first use.
+ */
+int32_t fh_func_realize(const struct FhFunc *f, halide_buffer_t *const *outputs, size_t n_outputs);
+
+/*
+ A scalar parameter of type `t` named `name`.
+ */
+struct FhParam *fh_param_new(struct FhType t, const char *name);
+
+/*
+ Set an integer (or bool) parameter's value (checked to fit).
+ */
+int32_t fh_param_set_int(const struct FhParam *p, int64_t value);
+
+/*
+ Set a float parameter's value.
+ */
+int32_t fh_param_set_float(const struct FhParam *p, double value);
+
+/*
+ The parameter as an Expr.
+ */
+struct FhExpr *fh_expr_param(const struct FhParam *p);
+
+int32_t fh_param_free(struct FhParam *p);
+
+/*
+ An input buffer of element type `t` with `dimensions` dimensions.
+ */
+struct FhImageParam *fh_image_param_new(struct FhType t, int32_t dimensions, const char *name);
+
+/*
+ Bind the caller's buffer to the ImageParam for JIT realizations. The
+ buffer's memory must stay valid while realizations use it.
+ */
+int32_t fh_image_param_set(const struct FhImageParam *im, halide_buffer_t *buffer);
+
+/*
+ The call `im(args...)`.
+ */
+struct FhExpr *fh_image_param_call(const struct FhImageParam *im,
+                                   const struct FhExpr *const *args,
+                                   size_t n_args);
+
+int32_t fh_image_param_free(struct FhImageParam *im);
+
+/*
+ `BoundaryConditions.repeat_edge(im)`: the ImageParam extended beyond its
+ shape by its edge values, as a new Func.
+ */
+struct FhFunc *fh_repeat_edge(const struct FhImageParam *im);
+
+/*
+ `BoundaryConditions.constant_exterior(im, value)`.
+ */
+struct FhFunc *fh_constant_exterior(const struct FhImageParam *im, const struct FhExpr *value);
+
+/*
+ An empty argument list (the compiled function's arguments, in order).
+ */
+struct FhArguments *fh_arguments_new(void);
+
+/*
+ Append a scalar parameter.
+ */
+int32_t fh_arguments_add_param(struct FhArguments *list, const struct FhParam *p);
+
+/*
+ Append an input buffer.
+ */
+int32_t fh_arguments_add_image_param(struct FhArguments *list, const struct FhImageParam *im);
+
+int32_t fh_arguments_free(struct FhArguments *list);
+
+/*
+ Compile `f` with `arguments` into `basename.o` and `basename.h` (Halide's
+ C ABI), a function called `fn_name`, for `target` (e.g. "host",
+ "x86-64-linux-avx2").
+ */
+int32_t fh_func_compile_to_file(const struct FhFunc *f,
+                                const char *basename,
+                                const struct FhArguments *arguments,
+                                const char *fn_name,
+                                const char *target);
+
+/*
+ The message of the last failed call on this thread ("" if it
+ succeeded). Valid until the next call on this thread.
+ */
+const char *fh_last_error(void);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
+
+#endif  /* FERROHALIDE_C_H */

@@ -1,0 +1,581 @@
+//! The C API of ferrohalide: build, schedule, realize and compile pipelines
+//! from C or from any language's FFI, without a C++ toolchain.
+//!
+//! Conventions (also in the generated header):
+//! - Objects are opaque handles made by `fh_*_new` / `fh_expr_*` and freed
+//!   by the matching `fh_*_free`. A handle passed to a call is borrowed:
+//!   the call never frees or keeps ownership of it (an Expr or Func made
+//!   from others stays valid after they are freed).
+//! - A call returning a handle returns null on failure; a call returning
+//!   `int` returns 0 on success and -1 on failure. `fh_last_error()` gives
+//!   the message (Halide's text) of the last failed call on the thread.
+//!   Nothing aborts the process, and a wrong, freed or null handle is an
+//!   error, not a crash.
+//! - Buffers are Halide's `halide_buffer_t` (HalideRuntime.h), owned by the
+//!   caller.
+
+mod guard;
+mod handle;
+
+use std::ffi::c_char;
+
+use ferrohalide_core::buffer::Buffer;
+use ferrohalide_core::ir::{Expr, Type, TypeCode};
+use ferrohalide_core::lang::boundary_conditions::{boundary_condition, Kind, Source};
+use ferrohalide_core::lang::func::Func;
+use ferrohalide_core::lang::image_param::ImageParam;
+use ferrohalide_core::lang::math;
+use ferrohalide_core::lang::operators::{binary, cast, Op};
+use ferrohalide_core::lang::parameter::{Parameter, ScalarInput};
+use ferrohalide_core::lang::var::Var;
+use ferrohalide_core::schedule::TailStrategy;
+use ferrohalide_runtime::buffer_t::halide_buffer_t;
+
+use guard::{guard, message, string_arg, Result};
+use handle::Handle;
+
+pub use guard::fh_last_error;
+
+/// A scalar type: Halide's `halide_type_t` (code 0 int, 1 uint, 2 float,
+/// 3 handle; bits; lanes 1).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct FhType {
+    pub code: u8,
+    pub bits: u8,
+    pub lanes: u16,
+}
+
+/// A Var.
+pub struct FhVar(Var);
+/// An expression.
+pub struct FhExpr(Expr);
+/// A Func.
+pub struct FhFunc(Func);
+/// A scalar parameter (Halide's Param).
+pub struct FhParam(Parameter);
+/// An input buffer parameter (Halide's ImageParam).
+pub struct FhImageParam(ImageParam);
+/// The ordered arguments of a compiled pipeline.
+pub struct FhArguments(Vec<Parameter>);
+
+impl Handle for FhVar {
+    const KIND: &'static str = "FhVar";
+}
+impl Handle for FhExpr {
+    const KIND: &'static str = "FhExpr";
+}
+impl Handle for FhFunc {
+    const KIND: &'static str = "FhFunc";
+}
+impl Handle for FhParam {
+    const KIND: &'static str = "FhParam";
+}
+impl Handle for FhImageParam {
+    const KIND: &'static str = "FhImageParam";
+}
+impl Handle for FhArguments {
+    const KIND: &'static str = "FhArguments";
+}
+
+/// Binary operators (`fh_expr_binary`), with Halide's type rules.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub enum FhOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Min,
+    Max,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+}
+
+/// One-argument math functions (`fh_expr_math`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub enum FhMath {
+    Sqrt,
+    Sin,
+    Cos,
+    Tan,
+    Exp,
+    Log,
+    Floor,
+    Ceil,
+    Round,
+    Trunc,
+    Abs,
+}
+
+fn to_type(t: FhType) -> Result<Type> {
+    let code = match t.code {
+        0 => TypeCode::Int,
+        1 => TypeCode::UInt,
+        2 => TypeCode::Float,
+        3 => TypeCode::Handle,
+        c => return Err(format!("Error: bad type code {c}")),
+    };
+    let ty = Type::new(code, t.bits, t.lanes.max(1));
+    let valid = match code {
+        TypeCode::Int => matches!(t.bits, 8 | 16 | 32 | 64),
+        TypeCode::UInt => matches!(t.bits, 1 | 8 | 16 | 32 | 64),
+        TypeCode::Float => matches!(t.bits, 16 | 32 | 64),
+        _ => t.bits == 64,
+    };
+    if !valid || t.lanes > 1 {
+        return Err(format!("Error: unsupported type (code {}, bits {}, lanes {})", t.code, t.bits, t.lanes));
+    }
+    Ok(ty)
+}
+
+fn core<T>(r: ferrohalide_core::Result<T>) -> Result<T> {
+    r.map_err(message)
+}
+
+fn expr_handle(r: Result<Expr>) -> Result<*mut FhExpr> {
+    r.map(|e| handle::new(FhExpr(e)))
+}
+
+fn exprs(p: *const *const FhExpr, n: usize, what: &str) -> Result<Vec<Expr>> {
+    Ok(handle::get_all(p, n, what)?.into_iter().map(|e| e.0.clone()).collect())
+}
+
+// ---- Vars ----------------------------------------------------------------
+
+/// A new Var named `name` (null: a fresh name).
+#[no_mangle]
+pub extern "C" fn fh_var_new(name: *const c_char) -> *mut FhVar {
+    guard(std::ptr::null_mut(), || {
+        let v = if name.is_null() { Var::fresh() } else { Var::new(string_arg(name, "name")?) };
+        Ok(handle::new(FhVar(v)))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn fh_var_free(v: *mut FhVar) -> i32 {
+    guard(-1, || handle::free(v, "var").map(|_| 0))
+}
+
+// ---- Exprs ---------------------------------------------------------------
+
+/// The Var `v` as an Expr.
+#[no_mangle]
+pub extern "C" fn fh_expr_var(v: *const FhVar) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || expr_handle(Ok(handle::get(v, "var")?.0.expr())))
+}
+
+/// An integer constant of type `t` (an integer type; checked to fit).
+#[no_mangle]
+pub extern "C" fn fh_expr_int(t: FhType, value: i64) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || {
+        let ty = to_type(t)?;
+        if ty.is_float() || ty.is_handle() {
+            return Err("Error: fh_expr_int needs an integer type".into());
+        }
+        core(ferrohalide_core::lang::operators::check_representable(ty, value))?;
+        expr_handle(Ok(ferrohalide_core::lang::operators::make_const(ty, value)))
+    })
+}
+
+/// A floating-point constant of type `t` (a float type).
+#[no_mangle]
+pub extern "C" fn fh_expr_float(t: FhType, value: f64) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || {
+        let ty = to_type(t)?;
+        if !ty.is_float() {
+            return Err("Error: fh_expr_float needs a float type".into());
+        }
+        expr_handle(Ok(Expr::make_const_f64(ty, value)))
+    })
+}
+
+/// `a op b`, with Halide's rules for mixed types.
+#[no_mangle]
+pub extern "C" fn fh_expr_binary(op: FhOp, a: *const FhExpr, b: *const FhExpr) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || {
+        let (a, b) = (handle::get(a, "a")?.0.clone(), handle::get(b, "b")?.0.clone());
+        let o = match op {
+            FhOp::Add => Op::Add,
+            FhOp::Sub => Op::Sub,
+            FhOp::Mul => Op::Mul,
+            FhOp::Div => Op::Div,
+            FhOp::Mod => Op::Mod,
+            FhOp::Min => Op::Min,
+            FhOp::Max => Op::Max,
+            FhOp::Eq => Op::Eq,
+            FhOp::Ne => Op::Ne,
+            FhOp::Lt => Op::Lt,
+            FhOp::Le => Op::Le,
+            FhOp::Gt => Op::Gt,
+            FhOp::Ge => Op::Ge,
+            FhOp::And => Op::LogicalAnd,
+            FhOp::Or => Op::LogicalOr,
+            FhOp::BitAnd => Op::BitAnd,
+            FhOp::BitOr => Op::BitOr,
+            FhOp::BitXor => Op::BitXor,
+            FhOp::Shl => Op::Shl,
+            FhOp::Shr => Op::Shr,
+        };
+        expr_handle(core(binary(o, a, b)))
+    })
+}
+
+/// `e` converted to type `t`.
+#[no_mangle]
+pub extern "C" fn fh_expr_cast(t: FhType, e: *const FhExpr) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || {
+        let e = handle::get(e, "e")?.0.clone();
+        expr_handle(core(cast(to_type(t)?, e)))
+    })
+}
+
+/// `condition ? t : f`.
+#[no_mangle]
+pub extern "C" fn fh_expr_select(condition: *const FhExpr, t: *const FhExpr, f: *const FhExpr) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || {
+        let c = handle::get(condition, "condition")?.0.clone();
+        let (t, f) = (handle::get(t, "t")?.0.clone(), handle::get(f, "f")?.0.clone());
+        expr_handle(core(math::select(c, t, f)))
+    })
+}
+
+/// `clamp(e, lo, hi)`.
+#[no_mangle]
+pub extern "C" fn fh_expr_clamp(e: *const FhExpr, lo: *const FhExpr, hi: *const FhExpr) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || {
+        let e = handle::get(e, "e")?.0.clone();
+        let (lo, hi) = (handle::get(lo, "lo")?.0.clone(), handle::get(hi, "hi")?.0.clone());
+        expr_handle(core(math::clamp(e, lo, hi)))
+    })
+}
+
+/// A math function of `e`.
+#[no_mangle]
+pub extern "C" fn fh_expr_math(f: FhMath, e: *const FhExpr) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || {
+        use ferrohalide_core::ir::MathFn;
+        let e = handle::get(e, "e")?.0.clone();
+        let which = match f {
+            FhMath::Abs => return expr_handle(core(math::abs(e))),
+            FhMath::Sqrt => MathFn::Sqrt,
+            FhMath::Sin => MathFn::Sin,
+            FhMath::Cos => MathFn::Cos,
+            FhMath::Tan => MathFn::Tan,
+            FhMath::Exp => MathFn::Exp,
+            FhMath::Log => MathFn::Log,
+            FhMath::Floor => MathFn::Floor,
+            FhMath::Ceil => MathFn::Ceil,
+            FhMath::Round => MathFn::Round,
+            FhMath::Trunc => MathFn::Trunc,
+        };
+        expr_handle(core(math::unary_math(which, e)))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn fh_expr_free(e: *mut FhExpr) -> i32 {
+    guard(-1, || handle::free(e, "expr").map(|_| 0))
+}
+
+// ---- Funcs ---------------------------------------------------------------
+
+/// A new, undefined Func named `name` (null: a fresh name).
+#[no_mangle]
+pub extern "C" fn fh_func_new(name: *const c_char) -> *mut FhFunc {
+    guard(std::ptr::null_mut(), || {
+        let f = if name.is_null() { Func::new(None) } else { core(Func::named(&string_arg(name, "name")?))? };
+        Ok(handle::new(FhFunc(f)))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn fh_func_free(f: *mut FhFunc) -> i32 {
+    guard(-1, || handle::free(f, "func").map(|_| 0))
+}
+
+/// `f(args...) = (values...)`: the pure definition (args are Vars), or an
+/// update definition once `f` is defined. Several values make a Tuple.
+#[no_mangle]
+pub extern "C" fn fh_func_define(
+    f: *const FhFunc,
+    args: *const *const FhExpr,
+    n_args: usize,
+    values: *const *const FhExpr,
+    n_values: usize,
+) -> i32 {
+    guard(-1, || {
+        let f = &handle::get(f, "func")?.0;
+        let args = exprs(args, n_args, "args")?;
+        let values = exprs(values, n_values, "values")?;
+        if values.is_empty() {
+            return Err("Error: a definition needs at least one value".into());
+        }
+        core(f.define(args, values)).map(|_| 0)
+    })
+}
+
+/// The call `f(args...)`, value `value_index` of a Tuple (0 otherwise).
+#[no_mangle]
+pub extern "C" fn fh_func_call(f: *const FhFunc, args: *const *const FhExpr, n_args: usize, value_index: usize) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || {
+        let f = &handle::get(f, "func")?.0;
+        let r = core(f.call(exprs(args, n_args, "args")?))?;
+        expr_handle(core(r.element(value_index)))
+    })
+}
+
+/// `f.compute_root()`.
+#[no_mangle]
+pub extern "C" fn fh_func_compute_root(f: *const FhFunc) -> i32 {
+    guard(-1, || {
+        handle::get(f, "func")?.0.compute_root();
+        Ok(0)
+    })
+}
+
+/// `f.compute_at(g, var)`.
+#[no_mangle]
+pub extern "C" fn fh_func_compute_at(f: *const FhFunc, g: *const FhFunc, var: *const FhVar) -> i32 {
+    guard(-1, || {
+        let (f, g) = (&handle::get(f, "func")?.0, &handle::get(g, "g")?.0);
+        f.compute_at(g, handle::get(var, "var")?.0.name());
+        Ok(0)
+    })
+}
+
+/// `f.vectorize(var, factor)` (factor 0: the whole loop).
+#[no_mangle]
+pub extern "C" fn fh_func_vectorize(f: *const FhFunc, var: *const FhVar, factor: i32) -> i32 {
+    guard(-1, || {
+        let f = &handle::get(f, "func")?.0;
+        let v = handle::get(var, "var")?.0.name().to_string();
+        if factor == 0 {
+            core(f.vectorize(&v))
+        } else {
+            core(f.vectorize_by(&v, Expr::i32(factor as i64), TailStrategy::Auto))
+        }
+        .map(|_| 0)
+    })
+}
+
+/// `f.parallel(var)`.
+#[no_mangle]
+pub extern "C" fn fh_func_parallel(f: *const FhFunc, var: *const FhVar) -> i32 {
+    guard(-1, || {
+        let f = &handle::get(f, "func")?.0;
+        core(f.parallel(handle::get(var, "var")?.0.name())).map(|_| 0)
+    })
+}
+
+/// A `halide_buffer_t` of the caller as a Buffer sharing its memory.
+fn caller_buffer(b: *mut halide_buffer_t, what: &str) -> Result<Buffer> {
+    if b.is_null() {
+        return Err(format!("Error: {what} is a null halide_buffer_t"));
+    }
+    // SAFETY: the caller passes a valid halide_buffer_t that outlives the call.
+    let raw = unsafe { &*b };
+    if raw.dimensions < 0 || (raw.dimensions > 0 && raw.dim.is_null()) {
+        return Err(format!("Error: {what} has a bad shape"));
+    }
+    let dims = if raw.dimensions == 0 {
+        vec![]
+    } else {
+        // SAFETY: `dim` has `dimensions` entries.
+        unsafe { std::slice::from_raw_parts(raw.dim, raw.dimensions as usize) }.to_vec()
+    };
+    let ty = to_type(FhType {
+        code: raw.type_.code,
+        bits: raw.type_.bits,
+        lanes: raw.type_.lanes,
+    })?;
+    if raw.host.is_null() {
+        return Err(format!("Error: {what} has no host memory"));
+    }
+    Ok(Buffer::from_parts(what.to_string(), ty, raw.host, dims, None))
+}
+
+/// Compute `f` into the caller's buffers (one per value of `f`): JIT
+/// compiled for the host on first use.
+#[no_mangle]
+pub extern "C" fn fh_func_realize(f: *const FhFunc, outputs: *const *mut halide_buffer_t, n_outputs: usize) -> i32 {
+    guard(-1, || {
+        let f = &handle::get(f, "func")?.0;
+        if n_outputs == 0 || outputs.is_null() {
+            return Err("Error: fh_func_realize needs an output buffer per value".into());
+        }
+        // SAFETY: the caller passes `n_outputs` buffer pointers.
+        let raw = unsafe { std::slice::from_raw_parts(outputs, n_outputs) };
+        let buffers = raw
+            .iter()
+            .enumerate()
+            .map(|(i, b)| caller_buffer(*b, &format!("output {i}")))
+            .collect::<Result<Vec<_>>>()?;
+        core(ferrohalide_driver::pipeline::realize_into(&[f.function.clone()], &buffers)).map(|_| 0)
+    })
+}
+
+// ---- Params and ImageParams ----------------------------------------------
+
+/// A scalar parameter of type `t` named `name`.
+#[no_mangle]
+pub extern "C" fn fh_param_new(t: FhType, name: *const c_char) -> *mut FhParam {
+    guard(std::ptr::null_mut(), || {
+        let name = string_arg(name, "name")?;
+        Ok(handle::new(FhParam(Parameter::new(to_type(t)?, false, 0, name))))
+    })
+}
+
+/// Set an integer (or bool) parameter's value (checked to fit).
+#[no_mangle]
+pub extern "C" fn fh_param_set_int(p: *const FhParam, value: i64) -> i32 {
+    guard(-1, || core(handle::get(p, "param")?.0.set_scalar(ScalarInput::Int(value as i128))).map(|_| 0))
+}
+
+/// Set a float parameter's value.
+#[no_mangle]
+pub extern "C" fn fh_param_set_float(p: *const FhParam, value: f64) -> i32 {
+    guard(-1, || core(handle::get(p, "param")?.0.set_scalar(ScalarInput::Float(value))).map(|_| 0))
+}
+
+/// The parameter as an Expr.
+#[no_mangle]
+pub extern "C" fn fh_expr_param(p: *const FhParam) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || expr_handle(Ok(handle::get(p, "param")?.0.expr())))
+}
+
+#[no_mangle]
+pub extern "C" fn fh_param_free(p: *mut FhParam) -> i32 {
+    guard(-1, || handle::free(p, "param").map(|_| 0))
+}
+
+/// An input buffer of element type `t` with `dimensions` dimensions.
+#[no_mangle]
+pub extern "C" fn fh_image_param_new(t: FhType, dimensions: i32, name: *const c_char) -> *mut FhImageParam {
+    guard(std::ptr::null_mut(), || {
+        let name = string_arg(name, "name")?;
+        if dimensions < 0 {
+            return Err("Error: an ImageParam's dimensions can't be negative".into());
+        }
+        Ok(handle::new(FhImageParam(ImageParam::new(to_type(t)?, dimensions as usize, Some(&name)))))
+    })
+}
+
+/// Bind the caller's buffer to the ImageParam for JIT realizations. The
+/// buffer's memory must stay valid while realizations use it.
+#[no_mangle]
+pub extern "C" fn fh_image_param_set(im: *const FhImageParam, buffer: *mut halide_buffer_t) -> i32 {
+    guard(-1, || {
+        let im = &handle::get(im, "image_param")?.0;
+        core(im.set(caller_buffer(buffer, &im.name())?)).map(|_| 0)
+    })
+}
+
+/// The call `im(args...)`.
+#[no_mangle]
+pub extern "C" fn fh_image_param_call(im: *const FhImageParam, args: *const *const FhExpr, n_args: usize) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || {
+        let im = &handle::get(im, "image_param")?.0;
+        expr_handle(core(im.call(exprs(args, n_args, "args")?)))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn fh_image_param_free(im: *mut FhImageParam) -> i32 {
+    guard(-1, || handle::free(im, "image_param").map(|_| 0))
+}
+
+/// `BoundaryConditions.repeat_edge(im)`: the ImageParam extended beyond its
+/// shape by its edge values, as a new Func.
+#[no_mangle]
+pub extern "C" fn fh_repeat_edge(im: *const FhImageParam) -> *mut FhFunc {
+    guard(std::ptr::null_mut(), || {
+        let im = handle::get(im, "image_param")?.0.clone();
+        let f = core(boundary_condition(Kind::RepeatEdge, Source::ImageParam(im), None, None))?;
+        Ok(handle::new(FhFunc(f)))
+    })
+}
+
+/// `BoundaryConditions.constant_exterior(im, value)`.
+#[no_mangle]
+pub extern "C" fn fh_constant_exterior(im: *const FhImageParam, value: *const FhExpr) -> *mut FhFunc {
+    guard(std::ptr::null_mut(), || {
+        let im = handle::get(im, "image_param")?.0.clone();
+        let v = handle::get(value, "value")?.0.clone();
+        let f = core(boundary_condition(Kind::ConstantExterior, Source::ImageParam(im), None, Some(v)))?;
+        Ok(handle::new(FhFunc(f)))
+    })
+}
+
+// ---- Ahead of time -------------------------------------------------------
+
+/// An empty argument list (the compiled function's arguments, in order).
+#[no_mangle]
+pub extern "C" fn fh_arguments_new() -> *mut FhArguments {
+    guard(std::ptr::null_mut(), || Ok(handle::new(FhArguments(vec![]))))
+}
+
+/// Append a scalar parameter.
+#[no_mangle]
+pub extern "C" fn fh_arguments_add_param(list: *mut FhArguments, p: *const FhParam) -> i32 {
+    guard(-1, || {
+        let param = handle::get(p, "param")?.0.clone();
+        handle::get(list as *const FhArguments, "arguments")?;
+        // SAFETY: checked to be a live FhArguments handle just above.
+        unsafe { &mut *list }.0.push(param);
+        Ok(0)
+    })
+}
+
+/// Append an input buffer.
+#[no_mangle]
+pub extern "C" fn fh_arguments_add_image_param(list: *mut FhArguments, im: *const FhImageParam) -> i32 {
+    guard(-1, || {
+        let param = handle::get(im, "image_param")?.0.param().clone();
+        handle::get(list as *const FhArguments, "arguments")?;
+        // SAFETY: checked to be a live FhArguments handle just above.
+        unsafe { &mut *list }.0.push(param);
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn fh_arguments_free(list: *mut FhArguments) -> i32 {
+    guard(-1, || handle::free(list, "arguments").map(|_| 0))
+}
+
+/// Compile `f` with `arguments` into `basename.o` and `basename.h` (Halide's
+/// C ABI), a function called `fn_name`, for `target` (e.g. "host",
+/// "x86-64-linux-avx2").
+#[no_mangle]
+pub extern "C" fn fh_func_compile_to_file(
+    f: *const FhFunc,
+    basename: *const c_char,
+    arguments: *const FhArguments,
+    fn_name: *const c_char,
+    target: *const c_char,
+) -> i32 {
+    guard(-1, || {
+        use ferrohalide_driver::aot::{compile_to_files, output_files, OutputFileType};
+        let f = &handle::get(f, "func")?.0;
+        let base = string_arg(basename, "basename")?;
+        let args = handle::get(arguments, "arguments")?.0.clone();
+        let name = string_arg(fn_name, "fn_name")?;
+        let target = core(ferrohalide_core::target::Target::parse(&string_arg(target, "target")?))?;
+        let files = output_files(&base, &[OutputFileType::Object, OutputFileType::CHeader]);
+        core(compile_to_files(&[f.function.clone()], &[], &args, &name, &target, &files)).map(|_| 0)
+    })
+}

@@ -1,0 +1,124 @@
+"""A C API client that never imports the ferrohalide Python module: it
+loads ferrohalide/capi.py by path and drives libferrohalide_c.so through
+ctypes. Run by test_capi.py in a fresh process; prints "ok" at the end."""
+import ctypes
+import importlib.util
+import os
+import sys
+
+import numpy as np
+
+here = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location(
+    "fh_capi", os.path.join(here, "..", "..", "python", "ferrohalide", "capi.py"))
+capi = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(capi)
+assert "ferrohalide" not in sys.modules and "ferrohalide._core" not in sys.modules
+
+lib = capi.load()
+I32, U8, F32 = capi.FhType(0, 32, 1), capi.FhType(1, 8, 1), capi.FhType(2, 32, 1)
+OP = capi.OPS
+
+
+def ok(handle):
+    if not handle:
+        raise AssertionError(capi.last_error(lib))
+    return handle
+
+
+def status(r):
+    if r != 0:
+        raise AssertionError(capi.last_error(lib))
+
+
+def arr(*handles):
+    return ctypes.cast((ctypes.c_void_p * len(handles))(*handles), ctypes.POINTER(ctypes.c_void_p))
+
+
+def binop(op, a, b):
+    return ok(lib.fh_expr_binary(OP[op], a, b))
+
+
+def const(v):
+    return ok(lib.fh_expr_int(I32, v))
+
+
+def realize(f, *arrays):
+    bufs = [capi.describe(a) for a in arrays]
+    ptrs = (ctypes.c_void_p * len(bufs))(*[ctypes.addressof(b) for b, _ in bufs])
+    return lib.fh_func_realize(f, ctypes.cast(ptrs, ctypes.POINTER(ctypes.c_void_p)), len(bufs))
+
+
+# 1. The gradient tutorial: f(x, y) = x + y.
+x, y = ok(lib.fh_var_new(b"x")), ok(lib.fh_var_new(b"y"))
+ex, ey = ok(lib.fh_expr_var(x)), ok(lib.fh_expr_var(y))
+gradient = ok(lib.fh_func_new(b"gradient"))
+status(lib.fh_func_define(gradient, arr(ex, ey), 2, arr(binop("Add", ex, ey)), 1))
+out = np.zeros((600, 800), dtype=np.int32)
+status(realize(gradient, out))
+assert (out == np.arange(800)[None, :] + np.arange(600)[:, None]).all()
+
+# 2. A blur over an input buffer, with a Param and a boundary condition.
+img = ok(lib.fh_image_param_new(U8, 2, b"img"))
+k = ok(lib.fh_param_new(I32, b"k"))
+status(lib.fh_param_set_int(k, 3))
+clamped = ok(lib.fh_repeat_edge(img))
+
+
+def at(dx):
+    return ok(lib.fh_expr_cast(I32, ok(lib.fh_func_call(clamped, arr(binop("Add", ex, const(dx)), ey), 2, 0))))
+
+
+total = binop("Add", binop("Add", at(-1), at(0)), at(1))
+blur = ok(lib.fh_func_new(b"blur"))
+value = binop("Add", binop("Div", total, ok(lib.fh_expr_param(k))), const(1))
+status(lib.fh_func_define(blur, arr(ex, ey), 2, arr(value), 1))
+status(lib.fh_func_vectorize(blur, x, 8))
+status(lib.fh_func_parallel(blur, y))
+data = (np.arange(5 * 20, dtype=np.uint8) * 7).reshape(5, 20)
+raw, _dims = capi.describe(data)
+status(lib.fh_image_param_set(img, ctypes.addressof(raw)))
+got = np.zeros((5, 20), dtype=np.int32)
+status(realize(blur, got))
+padded = np.pad(data.astype(np.int32), ((0, 0), (1, 1)), mode="edge")
+assert (got == (padded[:, :-2] + padded[:, 1:-1] + padded[:, 2:]) // 3 + 1).all()
+
+# 3. A Func with two values (a Tuple): two output buffers.
+pair = ok(lib.fh_func_new(b"pair"))
+fx = ok(lib.fh_expr_cast(F32, ex))
+status(lib.fh_func_define(pair, arr(ex), 1, arr(binop("Mul", ex, ex), ok(lib.fh_expr_math(capi.MATH["Sqrt"], fx))), 2))
+a, b = np.zeros(10, dtype=np.int32), np.zeros(10, dtype=np.float32)
+status(realize(pair, a, b))
+assert (a == np.arange(10) ** 2).all() and np.allclose(b, np.sqrt(np.arange(10)))
+
+# 4. Ahead of time: an object file and its header.
+outdir = sys.argv[1]
+args = ok(lib.fh_arguments_new())
+status(lib.fh_arguments_add_image_param(args, img))
+status(lib.fh_arguments_add_param(args, k))
+base = os.path.join(outdir, "blur").encode()
+status(lib.fh_func_compile_to_file(blur, base, args, b"blur", b"host"))
+assert os.path.getsize(os.path.join(outdir, "blur.o")) > 0
+assert "int blur(" in open(os.path.join(outdir, "blur.h")).read()
+
+# 5. Failing calls report Halide's message, and the process carries on.
+bad = ok(lib.fh_func_new(b"undefined"))
+assert realize(bad, np.zeros(3, dtype=np.int32)) == -1
+assert "undefined" in capi.last_error(lib), capi.last_error(lib)
+assert lib.fh_expr_binary(OP["Add"], ex, None) is None
+assert "null" in capi.last_error(lib)
+assert lib.fh_func_define(ctypes.c_void_p(12345), arr(ex), 1, arr(ex), 1) == -1
+assert "not a live FhFunc" in capi.last_error(lib)
+assert lib.fh_func_define(gradient, arr(x), 1, arr(ex), 1) == -1  # a Var handle where an Expr goes
+assert "FhVar handle, not a FhExpr" in capi.last_error(lib)
+assert lib.fh_expr_int(capi.FhType(1, 8, 1), 300) is None
+assert capi.last_error(lib)
+status(lib.fh_func_free(gradient))
+assert lib.fh_func_free(gradient) == -1  # freed twice
+assert lib.fh_param_set_int(k, 2 ** 40) == -1
+
+# Freed inputs leave what was made from them working.
+for h in (ex, ey):
+    status(lib.fh_expr_free(h))
+status(realize(blur, got))
+print("ok")
