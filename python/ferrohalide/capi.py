@@ -16,7 +16,7 @@ import ctypes
 import os
 
 __all__ = ["load", "library_path", "last_error", "describe", "FhType",
-           "halide_buffer_t", "halide_dimension_t", "halide_type_t", "OPS", "MATH"]
+           "halide_buffer_t", "halide_dimension_t", "halide_type_t", "OPS", "MATH", "REDUCTIONS"]
 
 
 class halide_type_t(ctypes.Structure):
@@ -43,6 +43,7 @@ OPS = {name: i for i, name in enumerate([
     "And", "Or", "BitAnd", "BitOr", "BitXor", "Shl", "Shr"])}
 MATH = {name: i for i, name in enumerate([
     "Sqrt", "Sin", "Cos", "Tan", "Exp", "Log", "Floor", "Ceil", "Round", "Trunc", "Abs"])}
+REDUCTIONS = {name: i for i, name in enumerate(["Sum", "Product", "Maximum", "Minimum"])}
 
 _NAME = "libferrohalide_c.so"
 
@@ -89,6 +90,14 @@ def _declare(lib):
         "fh_arguments_new": (P, []), "fh_arguments_add_param": (I, [P, P]),
         "fh_arguments_add_image_param": (I, [P, P]), "fh_arguments_free": (I, [P]),
         "fh_func_compile_to_file": (I, [P, S, P, S, S]),
+        "fh_expr_bool": (P, [ctypes.c_bool]), "fh_expr_uint": (P, [FhType, ctypes.c_uint64]),
+        "fh_expr_type": (I, [P, ctypes.POINTER(FhType)]), "fh_expr_reduce": (P, [ctypes.c_int, P]),
+        "fh_func_split": (I, [P, P, P, P, I]), "fh_func_tile": (I, [P, P, P, P, P, P, P, I, I]),
+        "fh_func_reorder": (I, [P, PP, N]), "fh_func_unroll": (I, [P, P, I]),
+        "fh_func_store_root": (I, [P]), "fh_func_bound": (I, [P, P, I, I]),
+        "fh_func_lowered_stmt": (P, [P, P, S]), "fh_string_free": (None, [P]),
+        "fh_rdom_new": (P, [PP, PP, N, S]), "fh_rdom_var": (P, [P, N]),
+        "fh_rdom_where": (I, [P, P]), "fh_rdom_free": (I, [P]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)

@@ -91,6 +91,38 @@ a, b = np.zeros(10, dtype=np.int32), np.zeros(10, dtype=np.float32)
 status(realize(pair, a, b))
 assert (a == np.arange(10) ** 2).all() and np.allclose(b, np.sqrt(np.arange(10)))
 
+# 3b. An update over an RDom with a predicate, an inline reduction, and a
+# tiled, split, unrolled schedule.
+zero, five = const(0), const(5)
+r = ok(lib.fh_rdom_new(arr(zero), arr(five), 1, b"r"))
+rx = ok(lib.fh_rdom_var(r, 0))
+status(lib.fh_rdom_where(r, binop("Ne", rx, const(2))))
+hist = ok(lib.fh_func_new(b"hist"))
+status(lib.fh_func_define(hist, arr(ex), 1, arr(const(100)), 1))
+h_old = ok(lib.fh_func_call(hist, arr(ex), 1, 0))
+status(lib.fh_func_define(hist, arr(ex), 1, arr(binop("Add", h_old, binop("Mul", rx, ex))), 1))
+r2 = ok(lib.fh_rdom_new(arr(zero), arr(const(4)), 1, None))
+total = ok(lib.fh_expr_reduce(capi.REDUCTIONS["Sum"], binop("Add", ok(lib.fh_rdom_var(r2, 0)), ex)))
+both = ok(lib.fh_func_new(b"both"))
+status(lib.fh_func_define(both, arr(ex, ey), 2, arr(binop("Add", ok(lib.fh_func_call(hist, arr(ex), 1, 0)),
+                                                       binop("Mul", total, ey))), 1))
+xo, yo, xi, yi = (ok(lib.fh_var_new(n)) for n in (b"xo", b"yo", b"xi", b"yi"))
+status(lib.fh_func_tile(both, x, y, xo, yo, xi, yi, 4, 2))
+status(lib.fh_func_unroll(both, yi, 2))
+status(lib.fh_func_compute_root(hist))
+t = capi.FhType()
+status(lib.fh_expr_type(total, ctypes.byref(t)))
+assert (t.code, t.bits) == (0, 32)
+res = np.zeros((6, 9), dtype=np.int32)
+status(realize(both, res))
+xs, ys = np.arange(9)[None, :], np.arange(6)[:, None]
+assert (res == 100 + 8 * xs + (6 + 4 * xs) * ys).all(), res
+no_args = ok(lib.fh_arguments_new())
+text_p = lib.fh_func_lowered_stmt(both, no_args, b"host")
+text = ctypes.cast(text_p, ctypes.c_char_p).value.decode()
+lib.fh_string_free(text_p)
+assert "produce both" in text and "produce hist" in text, text[:500]
+
 # 4. Ahead of time: an object file and its header.
 outdir = sys.argv[1]
 args = ok(lib.fh_arguments_new())

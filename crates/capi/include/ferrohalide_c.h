@@ -68,6 +68,16 @@ typedef enum FhOp {
 } FhOp;
 
 /*
+ Inline reductions (`fh_expr_reduce`).
+ */
+typedef enum FhReduction {
+  FhReduction_Sum,
+  FhReduction_Product,
+  FhReduction_Maximum,
+  FhReduction_Minimum,
+} FhReduction;
+
+/*
  The ordered arguments of a compiled pipeline.
  */
 typedef struct FhArguments FhArguments;
@@ -91,6 +101,11 @@ typedef struct FhImageParam FhImageParam;
  A scalar parameter (Halide's Param).
  */
 typedef struct FhParam FhParam;
+
+/*
+ A reduction domain (Halide's RDom).
+ */
+typedef struct FhRDom FhRDom;
 
 /*
  A Var.
@@ -162,6 +177,27 @@ struct FhExpr *fh_expr_clamp(const struct FhExpr *e,
  */
 struct FhExpr *fh_expr_math(enum FhMath f, const struct FhExpr *e);
 
+/*
+ A boolean constant.
+ */
+struct FhExpr *fh_expr_bool(bool value);
+
+/*
+ An unsigned constant of type `t` (an unsigned type; checked to fit).
+ */
+struct FhExpr *fh_expr_uint(struct FhType t, uint64_t value);
+
+/*
+ The type of `e`.
+ */
+int32_t fh_expr_type(const struct FhExpr *e, struct FhType *out);
+
+/*
+ `sum(e)`, `product(e)`, `maximum(e)` or `minimum(e)` over the RDom the
+ RVars in `e` belong to.
+ */
+struct FhExpr *fh_expr_reduce(enum FhReduction kind, const struct FhExpr *e);
+
 int32_t fh_expr_free(struct FhExpr *e);
 
 /*
@@ -214,6 +250,81 @@ int32_t fh_func_parallel(const struct FhFunc *f, const struct FhVar *var);
  compiled for the host on first use.
  */
 int32_t fh_func_realize(const struct FhFunc *f, halide_buffer_t *const *outputs, size_t n_outputs);
+
+/*
+ `f.split(old, outer, inner, factor)`.
+ */
+int32_t fh_func_split(const struct FhFunc *f,
+                      const struct FhVar *old,
+                      const struct FhVar *outer,
+                      const struct FhVar *inner,
+                      int32_t factor);
+
+/*
+ `f.tile(x, y, xo, yo, xi, yi, xfactor, yfactor)`.
+ */
+int32_t fh_func_tile(const struct FhFunc *f,
+                     const struct FhVar *x,
+                     const struct FhVar *y,
+                     const struct FhVar *xo,
+                     const struct FhVar *yo,
+                     const struct FhVar *xi,
+                     const struct FhVar *yi,
+                     int32_t xfactor,
+                     int32_t yfactor);
+
+/*
+ `f.reorder(vars...)`, innermost first.
+ */
+int32_t fh_func_reorder(const struct FhFunc *f, const struct FhVar *const *vars, size_t n);
+
+/*
+ `f.unroll(var, factor)`.
+ */
+int32_t fh_func_unroll(const struct FhFunc *f, const struct FhVar *var, int32_t factor);
+
+/*
+ `f.store_root()`.
+ */
+int32_t fh_func_store_root(const struct FhFunc *f);
+
+/*
+ `f.bound(var, min, extent)`.
+ */
+int32_t fh_func_bound(const struct FhFunc *f, const struct FhVar *var, int32_t min, int32_t extent);
+
+/*
+ The lowered statement of `f` with `arguments` for `target`, as text:
+ a NUL-terminated string the caller frees with `fh_string_free`.
+ */
+char *fh_func_lowered_stmt(const struct FhFunc *f,
+                           const struct FhArguments *arguments,
+                           const char *target);
+
+/*
+ Free a string a call returned.
+ */
+void fh_string_free(char *s);
+
+/*
+ `RDom([(min_0, extent_0), ...], name)` (name may be null).
+ */
+struct FhRDom *fh_rdom_new(const struct FhExpr *const *mins,
+                           const struct FhExpr *const *extents,
+                           size_t n,
+                           const char *name);
+
+/*
+ Dimension `i` of the RDom as an Expr (an RVar).
+ */
+struct FhExpr *fh_rdom_var(const struct FhRDom *r, size_t i);
+
+/*
+ `r.where(condition)`.
+ */
+int32_t fh_rdom_where(const struct FhRDom *r, const struct FhExpr *condition);
+
+int32_t fh_rdom_free(struct FhRDom *r);
 
 /*
  A scalar parameter of type `t` named `name`.

@@ -27,6 +27,8 @@ use ferrohalide_core::lang::image_param::ImageParam;
 use ferrohalide_core::lang::math;
 use ferrohalide_core::lang::operators::{binary, cast, Op};
 use ferrohalide_core::lang::parameter::{Parameter, ScalarInput};
+use ferrohalide_core::lang::rdom::ReductionDomain;
+use ferrohalide_core::lang::reduction::{inline_reduction, Reduction};
 use ferrohalide_core::lang::var::Var;
 use ferrohalide_core::schedule::TailStrategy;
 use ferrohalide_runtime::buffer_t::halide_buffer_t;
@@ -58,6 +60,8 @@ pub struct FhParam(Parameter);
 pub struct FhImageParam(ImageParam);
 /// The ordered arguments of a compiled pipeline.
 pub struct FhArguments(Vec<Parameter>);
+/// A reduction domain (Halide's RDom).
+pub struct FhRDom(ReductionDomain);
 
 impl Handle for FhVar {
     const KIND: &'static str = "FhVar";
@@ -76,6 +80,19 @@ impl Handle for FhImageParam {
 }
 impl Handle for FhArguments {
     const KIND: &'static str = "FhArguments";
+}
+impl Handle for FhRDom {
+    const KIND: &'static str = "FhRDom";
+}
+
+/// Inline reductions (`fh_expr_reduce`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub enum FhReduction {
+    Sum,
+    Product,
+    Maximum,
+    Minimum,
 }
 
 /// Binary operators (`fh_expr_binary`), with Halide's type rules.
@@ -286,6 +303,64 @@ pub extern "C" fn fh_expr_math(f: FhMath, e: *const FhExpr) -> *mut FhExpr {
     })
 }
 
+/// A boolean constant.
+#[no_mangle]
+pub extern "C" fn fh_expr_bool(value: bool) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || expr_handle(Ok(Expr::bool_const(value))))
+}
+
+/// An unsigned constant of type `t` (an unsigned type; checked to fit).
+#[no_mangle]
+pub extern "C" fn fh_expr_uint(t: FhType, value: u64) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || {
+        let ty = to_type(t)?;
+        if !ty.is_uint() || ty.is_bool() {
+            return Err("Error: fh_expr_uint needs an unsigned integer type".into());
+        }
+        if ty.bits < 64 && value >> ty.bits != 0 {
+            return Err(format!("Error: {value} does not fit in uint{}", ty.bits));
+        }
+        expr_handle(Ok(Expr::uint_imm(ty, value)))
+    })
+}
+
+/// The type of `e`.
+#[no_mangle]
+pub extern "C" fn fh_expr_type(e: *const FhExpr, out: *mut FhType) -> i32 {
+    guard(-1, || {
+        let t = handle::get(e, "e")?.0.ty();
+        if out.is_null() {
+            return Err("Error: out is a null pointer".into());
+        }
+        // SAFETY: checked non-null; the caller passes an FhType to fill.
+        unsafe {
+            *out = FhType {
+                code: t.code.as_halide_code(),
+                bits: t.bits,
+                lanes: t.lanes,
+            }
+        };
+        Ok(0)
+    })
+}
+
+/// `sum(e)`, `product(e)`, `maximum(e)` or `minimum(e)` over the RDom the
+/// RVars in `e` belong to.
+#[no_mangle]
+pub extern "C" fn fh_expr_reduce(kind: FhReduction, e: *const FhExpr) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || {
+        let e = handle::get(e, "e")?.0.clone();
+        let k = match kind {
+            FhReduction::Sum => Reduction::Sum,
+            FhReduction::Product => Reduction::Product,
+            FhReduction::Maximum => Reduction::Maximum,
+            FhReduction::Minimum => Reduction::Minimum,
+        };
+        let out = core(inline_reduction(k, None, e, k.name()))?;
+        expr_handle(out.into_iter().last().ok_or_else(|| "Error: empty reduction".to_string()))
+    })
+}
+
 #[no_mangle]
 pub extern "C" fn fh_expr_free(e: *mut FhExpr) -> i32 {
     guard(-1, || handle::free(e, "expr").map(|_| 0))
@@ -426,6 +501,151 @@ pub extern "C" fn fh_func_realize(f: *const FhFunc, outputs: *const *mut halide_
             .collect::<Result<Vec<_>>>()?;
         core(ferrohalide_driver::pipeline::realize_into(&[f.function.clone()], &buffers)).map(|_| 0)
     })
+}
+
+/// `f.split(old, outer, inner, factor)`.
+#[no_mangle]
+pub extern "C" fn fh_func_split(f: *const FhFunc, old: *const FhVar, outer: *const FhVar, inner: *const FhVar, factor: i32) -> i32 {
+    guard(-1, || {
+        let f = &handle::get(f, "func")?.0;
+        let (o, a, b) = (handle::get(old, "old")?, handle::get(outer, "outer")?, handle::get(inner, "inner")?);
+        core(f.split(o.0.name(), a.0.name(), b.0.name(), Expr::i32(factor as i64), TailStrategy::Auto)).map(|_| 0)
+    })
+}
+
+/// `f.tile(x, y, xo, yo, xi, yi, xfactor, yfactor)`.
+#[no_mangle]
+pub extern "C" fn fh_func_tile(
+    f: *const FhFunc,
+    x: *const FhVar,
+    y: *const FhVar,
+    xo: *const FhVar,
+    yo: *const FhVar,
+    xi: *const FhVar,
+    yi: *const FhVar,
+    xfactor: i32,
+    yfactor: i32,
+) -> i32 {
+    guard(-1, || {
+        let f = &handle::get(f, "func")?.0;
+        let n = |v: *const FhVar, w: &str| handle::get(v, w).map(|v| v.0.name().to_string());
+        core(f.tile(
+            &n(x, "x")?,
+            &n(y, "y")?,
+            &n(xo, "xo")?,
+            &n(yo, "yo")?,
+            &n(xi, "xi")?,
+            &n(yi, "yi")?,
+            Expr::i32(xfactor as i64),
+            Expr::i32(yfactor as i64),
+            TailStrategy::Auto,
+        ))
+        .map(|_| 0)
+    })
+}
+
+/// `f.reorder(vars...)`, innermost first.
+#[no_mangle]
+pub extern "C" fn fh_func_reorder(f: *const FhFunc, vars: *const *const FhVar, n: usize) -> i32 {
+    guard(-1, || {
+        let f = &handle::get(f, "func")?.0;
+        let names: Vec<String> = handle::get_all(vars, n, "vars")?.iter().map(|v| v.0.name().to_string()).collect();
+        core(f.reorder(&names)).map(|_| 0)
+    })
+}
+
+/// `f.unroll(var, factor)`.
+#[no_mangle]
+pub extern "C" fn fh_func_unroll(f: *const FhFunc, var: *const FhVar, factor: i32) -> i32 {
+    guard(-1, || {
+        let f = &handle::get(f, "func")?.0;
+        let v = handle::get(var, "var")?.0.name().to_string();
+        core(f.unroll_by(&v, Expr::i32(factor as i64), TailStrategy::Auto)).map(|_| 0)
+    })
+}
+
+/// `f.store_root()`.
+#[no_mangle]
+pub extern "C" fn fh_func_store_root(f: *const FhFunc) -> i32 {
+    guard(-1, || {
+        handle::get(f, "func")?.0.store_root();
+        Ok(0)
+    })
+}
+
+/// `f.bound(var, min, extent)`.
+#[no_mangle]
+pub extern "C" fn fh_func_bound(f: *const FhFunc, var: *const FhVar, min: i32, extent: i32) -> i32 {
+    guard(-1, || {
+        let f = &handle::get(f, "func")?.0;
+        let v = handle::get(var, "var")?.0.name().to_string();
+        core(f.bound(&v, Expr::i32(min as i64), Expr::i32(extent as i64))).map(|_| 0)
+    })
+}
+
+/// The lowered statement of `f` with `arguments` for `target`, as text:
+/// a NUL-terminated string the caller frees with `fh_string_free`.
+#[no_mangle]
+pub extern "C" fn fh_func_lowered_stmt(f: *const FhFunc, arguments: *const FhArguments, target: *const c_char) -> *mut c_char {
+    guard(std::ptr::null_mut(), || {
+        let f = &handle::get(f, "func")?.0;
+        let args = handle::get(arguments, "arguments")?.0.clone();
+        let target = core(ferrohalide_core::target::Target::parse(&string_arg(target, "target")?))?;
+        let text = core(ferrohalide_core::lower::lowered_stmt(
+            &[f.function.clone()],
+            &args,
+            ferrohalide_core::lower::StmtOutputFormat::Text,
+            &target,
+        ))?;
+        Ok(std::ffi::CString::new(text.replace('\0', " ")).unwrap_or_default().into_raw())
+    })
+}
+
+/// Free a string a call returned.
+#[no_mangle]
+pub extern "C" fn fh_string_free(s: *mut c_char) {
+    if !s.is_null() {
+        // SAFETY: made by CString::into_raw in this library.
+        drop(unsafe { std::ffi::CString::from_raw(s) });
+    }
+}
+
+// ---- RDoms ---------------------------------------------------------------
+
+/// `RDom([(min_0, extent_0), ...], name)` (name may be null).
+#[no_mangle]
+pub extern "C" fn fh_rdom_new(mins: *const *const FhExpr, extents: *const *const FhExpr, n: usize, name: *const c_char) -> *mut FhRDom {
+    guard(std::ptr::null_mut(), || {
+        let mins = exprs(mins, n, "mins")?;
+        let extents = exprs(extents, n, "extents")?;
+        let name = if name.is_null() { None } else { Some(string_arg(name, "name")?) };
+        let d = core(ReductionDomain::new(name.as_deref(), mins.into_iter().zip(extents).collect()))?;
+        Ok(handle::new(FhRDom(d)))
+    })
+}
+
+/// Dimension `i` of the RDom as an Expr (an RVar).
+#[no_mangle]
+pub extern "C" fn fh_rdom_var(r: *const FhRDom, i: usize) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || {
+        let d = &handle::get(r, "rdom")?.0;
+        let v = d.rvar(i).ok_or_else(|| format!("Error: the RDom has {} dimensions", d.dimensions()))?;
+        expr_handle(Ok(v.expr()))
+    })
+}
+
+/// `r.where(condition)`.
+#[no_mangle]
+pub extern "C" fn fh_rdom_where(r: *const FhRDom, condition: *const FhExpr) -> i32 {
+    guard(-1, || {
+        let d = &handle::get(r, "rdom")?.0;
+        core(d.where_(handle::get(condition, "condition")?.0.clone())).map(|_| 0)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn fh_rdom_free(r: *mut FhRDom) -> i32 {
+    guard(-1, || handle::free(r, "rdom").map(|_| 0))
 }
 
 // ---- Params and ImageParams ----------------------------------------------
