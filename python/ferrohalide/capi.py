@@ -15,7 +15,7 @@ it can be loaded by path in a process that never imports ferrohalide.
 import ctypes
 import os
 
-__all__ = ["load", "library_path", "last_error", "describe", "FhType",
+__all__ = ["load", "library_path", "header_path", "runtime_include_dir", "last_error", "describe", "FhType",
            "halide_buffer_t", "halide_dimension_t", "halide_type_t", "OPS", "MATH", "REDUCTIONS"]
 
 
@@ -60,6 +60,22 @@ def library_path():
         if os.path.exists(cand):
             return os.path.abspath(cand)
     raise FileNotFoundError(f"{_NAME} not found (build it: cargo build --release -p ferrohalide-capi)")
+
+
+def header_path():
+    """Where ferrohalide_c.h is: next to this file's include/, or the source
+    tree's crates/capi/include."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for cand in (os.path.join(here, "include", "ferrohalide_c.h"),
+                 os.path.join(here, "..", "..", "crates", "capi", "include", "ferrohalide_c.h")):
+        if os.path.exists(cand):
+            return os.path.abspath(cand)
+    raise FileNotFoundError("ferrohalide_c.h not found")
+
+
+def runtime_include_dir():
+    """The directory of HalideRuntime.h, which ferrohalide_c.h includes."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
 
 
 def _declare(lib):
