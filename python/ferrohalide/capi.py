@@ -114,6 +114,12 @@ def _declare(lib):
         "fh_func_lowered_stmt": (P, [P, P, S]), "fh_string_free": (None, [P]),
         "fh_rdom_new": (P, [PP, PP, N, S]), "fh_rdom_var": (P, [P, N]),
         "fh_rdom_where": (I, [P, P]), "fh_rdom_free": (I, [P]),
+        "fh_expr_not": (P, [P]), "fh_expr_neg": (P, [P]),
+        "fh_func_fuse": (I, [P, P, P, P]), "fh_func_store_at": (I, [P, P, P]),
+        "fh_func_estimate": (I, [P, P, I, I]), "fh_func_in": (P, [P]),
+        "fh_func_update": (P, [P, N]), "fh_stage_free": (I, [P]),
+        "fh_stage_vectorize": (I, [P, P, I]), "fh_stage_parallel": (I, [P, P]),
+        "fh_stage_reorder": (I, [P, PP, N]), "fh_stage_rfactor": (P, [P, PP, PP, N]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)

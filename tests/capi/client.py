@@ -123,6 +123,38 @@ text = ctypes.cast(text_p, ctypes.c_char_p).value.decode()
 lib.fh_string_free(text_p)
 assert "produce both" in text and "produce hist" in text, text[:500]
 
+# 3c. A sum over an RDom split by rfactor, an update stage's schedule, a
+# wrapper, fuse, store_at, and logical not / negation.
+rr = ok(lib.fh_rdom_new(arr(zero), arr(const(64)), 1, b"rr"))
+rrx = ok(lib.fh_rdom_var(rr, 0))
+acc = ok(lib.fh_func_new(b"acc"))
+status(lib.fh_func_define(acc, arr(ex), 1, arr(const(0)), 1))
+acc_old = ok(lib.fh_func_call(acc, arr(ex), 1, 0))
+status(lib.fh_func_define(acc, arr(ex), 1, arr(binop("Add", acc_old, binop("Mul", rrx, ex))), 1))
+upd = ok(lib.fh_func_update(acc, 0))
+u = ok(lib.fh_var_new(b"u"))
+intm = ok(lib.fh_stage_rfactor(upd, arr(rrx), arr(u), 1))
+status(lib.fh_func_compute_root(intm))
+status(lib.fh_stage_vectorize(upd, ex, 4))
+wrapped = ok(lib.fh_func_in(acc))
+status(lib.fh_func_compute_root(acc))
+user = ok(lib.fh_func_new(b"user"))
+neg = ok(lib.fh_expr_neg(ok(lib.fh_func_call(acc, arr(ex), 1, 0))))
+odd = ok(lib.fh_expr_not(binop("Eq", binop("Mod", ex, const(2)), const(0))))
+status(lib.fh_func_define(user, arr(ex, ey), 2, arr(ok(lib.fh_expr_select(odd, neg, binop("Add", neg, ey)))), 1))
+fused = ok(lib.fh_var_new(b"fused"))
+status(lib.fh_func_fuse(user, x, y, fused))
+status(lib.fh_func_parallel(user, fused))
+status(lib.fh_func_compute_root(wrapped))
+res2 = np.zeros((3, 8), dtype=np.int32)
+status(realize(user, res2))
+xs2, ys2 = np.arange(8)[None, :], np.arange(3)[:, None]
+expect = -(2016 * xs2)
+assert (res2 == np.where(xs2 % 2 == 1, expect, expect + ys2)).all(), res2
+assert lib.fh_stage_vectorize(upd, ok(lib.fh_expr_int(I32, 3)), 4) == -1
+assert "Var or an RVar" in capi.last_error(lib)
+status(lib.fh_stage_free(upd))
+
 # 4. Ahead of time: an object file and its header.
 outdir = sys.argv[1]
 args = ok(lib.fh_arguments_new())

@@ -108,6 +108,11 @@ typedef struct FhParam FhParam;
 typedef struct FhRDom FhRDom;
 
 /*
+ A definition of a Func, to schedule: an update (Halide's Stage).
+ */
+typedef struct FhStage FhStage;
+
+/*
  A Var.
  */
 typedef struct FhVar FhVar;
@@ -176,6 +181,16 @@ struct FhExpr *fh_expr_clamp(const struct FhExpr *e,
  A math function of `e`.
  */
 struct FhExpr *fh_expr_math(enum FhMath f, const struct FhExpr *e);
+
+/*
+ `!e` (a boolean).
+ */
+struct FhExpr *fh_expr_not(const struct FhExpr *e);
+
+/*
+ `-e`.
+ */
+struct FhExpr *fh_expr_neg(const struct FhExpr *e);
 
 /*
  A boolean constant.
@@ -282,6 +297,62 @@ int32_t fh_func_reorder(const struct FhFunc *f, const struct FhVar *const *vars,
  `f.unroll(var, factor)`.
  */
 int32_t fh_func_unroll(const struct FhFunc *f, const struct FhVar *var, int32_t factor);
+
+/*
+ `f.fuse(inner, outer, fused)`.
+ */
+int32_t fh_func_fuse(const struct FhFunc *f,
+                     const struct FhVar *inner,
+                     const struct FhVar *outer,
+                     const struct FhVar *fused);
+
+/*
+ `f.store_at(g, var)`.
+ */
+int32_t fh_func_store_at(const struct FhFunc *f, const struct FhFunc *g, const struct FhVar *var);
+
+/*
+ `f.set_estimate(var, min, extent)` (for autoschedulers).
+ */
+int32_t fh_func_estimate(const struct FhFunc *f,
+                         const struct FhVar *var,
+                         int32_t min,
+                         int32_t extent);
+
+/*
+ `f.in_()`: a new Func wrapping `f` for all its consumers, to schedule.
+ */
+struct FhFunc *fh_func_in(const struct FhFunc *f);
+
+/*
+ Update definition `index` of `f`, to schedule.
+ */
+struct FhStage *fh_func_update(const struct FhFunc *f, size_t index);
+
+int32_t fh_stage_free(struct FhStage *s);
+
+/*
+ `stage.vectorize(v, factor)` (`v` a Var or RVar; factor 0: the whole loop).
+ */
+int32_t fh_stage_vectorize(const struct FhStage *s, const struct FhExpr *v, int32_t factor);
+
+/*
+ `stage.parallel(v)`.
+ */
+int32_t fh_stage_parallel(const struct FhStage *s, const struct FhExpr *v);
+
+/*
+ `stage.reorder(loops...)`, innermost first (Vars and RVars).
+ */
+int32_t fh_stage_reorder(const struct FhStage *s, const struct FhExpr *const *loops, size_t n);
+
+/*
+ `stage.rfactor([(rvar_i, var_i)...])`: the intermediate Func.
+ */
+struct FhFunc *fh_stage_rfactor(const struct FhStage *s,
+                                const struct FhExpr *const *rvars,
+                                const struct FhVar *const *vars,
+                                size_t n);
 
 /*
  `f.store_root()`.

@@ -29,6 +29,7 @@ use ferrohalide_core::lang::operators::{binary, cast, Op};
 use ferrohalide_core::lang::parameter::{Parameter, ScalarInput};
 use ferrohalide_core::lang::rdom::ReductionDomain;
 use ferrohalide_core::lang::reduction::{inline_reduction, Reduction};
+use ferrohalide_core::lang::stage::{Stage, VarOrRVar};
 use ferrohalide_core::lang::var::Var;
 use ferrohalide_core::schedule::TailStrategy;
 use ferrohalide_runtime::buffer_t::halide_buffer_t;
@@ -62,6 +63,8 @@ pub struct FhImageParam(ImageParam);
 pub struct FhArguments(Vec<Parameter>);
 /// A reduction domain (Halide's RDom).
 pub struct FhRDom(ReductionDomain);
+/// A definition of a Func, to schedule: an update (Halide's Stage).
+pub struct FhStage(Stage);
 
 impl Handle for FhVar {
     const KIND: &'static str = "FhVar";
@@ -83,6 +86,9 @@ impl Handle for FhArguments {
 }
 impl Handle for FhRDom {
     const KIND: &'static str = "FhRDom";
+}
+impl Handle for FhStage {
+    const KIND: &'static str = "FhStage";
 }
 
 /// Inline reductions (`fh_expr_reduce`).
@@ -300,6 +306,22 @@ pub extern "C" fn fh_expr_math(f: FhMath, e: *const FhExpr) -> *mut FhExpr {
             FhMath::Trunc => MathFn::Trunc,
         };
         expr_handle(core(math::unary_math(which, e)))
+    })
+}
+
+/// `!e` (a boolean).
+#[no_mangle]
+pub extern "C" fn fh_expr_not(e: *const FhExpr) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || {
+        expr_handle(core(ferrohalide_core::lang::operators::logical_not(handle::get(e, "e")?.0.clone())))
+    })
+}
+
+/// `-e`.
+#[no_mangle]
+pub extern "C" fn fh_expr_neg(e: *const FhExpr) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || {
+        expr_handle(core(ferrohalide_core::lang::operators::neg(handle::get(e, "e")?.0.clone())))
     })
 }
 
@@ -561,6 +583,135 @@ pub extern "C" fn fh_func_unroll(f: *const FhFunc, var: *const FhVar, factor: i3
         let f = &handle::get(f, "func")?.0;
         let v = handle::get(var, "var")?.0.name().to_string();
         core(f.unroll_by(&v, Expr::i32(factor as i64), TailStrategy::Auto)).map(|_| 0)
+    })
+}
+
+/// `f.fuse(inner, outer, fused)`.
+#[no_mangle]
+pub extern "C" fn fh_func_fuse(f: *const FhFunc, inner: *const FhVar, outer: *const FhVar, fused: *const FhVar) -> i32 {
+    guard(-1, || {
+        let f = &handle::get(f, "func")?.0;
+        let (i, o, n) = (handle::get(inner, "inner")?, handle::get(outer, "outer")?, handle::get(fused, "fused")?);
+        core(f.fuse(i.0.name(), o.0.name(), n.0.name())).map(|_| 0)
+    })
+}
+
+/// `f.store_at(g, var)`.
+#[no_mangle]
+pub extern "C" fn fh_func_store_at(f: *const FhFunc, g: *const FhFunc, var: *const FhVar) -> i32 {
+    guard(-1, || {
+        let (f, g) = (&handle::get(f, "func")?.0, &handle::get(g, "g")?.0);
+        f.store_at(g, handle::get(var, "var")?.0.name());
+        Ok(0)
+    })
+}
+
+/// `f.set_estimate(var, min, extent)` (for autoschedulers).
+#[no_mangle]
+pub extern "C" fn fh_func_estimate(f: *const FhFunc, var: *const FhVar, min: i32, extent: i32) -> i32 {
+    guard(-1, || {
+        let f = &handle::get(f, "func")?.0;
+        let v = handle::get(var, "var")?.0.name().to_string();
+        core(f.set_estimate(&v, Some(Expr::i32(min as i64)), Some(Expr::i32(extent as i64)))).map(|_| 0)
+    })
+}
+
+/// `f.in_()`: a new Func wrapping `f` for all its consumers, to schedule.
+#[no_mangle]
+pub extern "C" fn fh_func_in(f: *const FhFunc) -> *mut FhFunc {
+    guard(std::ptr::null_mut(), || {
+        let w = core(handle::get(f, "func")?.0.in_())?;
+        Ok(handle::new(FhFunc(w)))
+    })
+}
+
+/// Update definition `index` of `f`, to schedule.
+#[no_mangle]
+pub extern "C" fn fh_func_update(f: *const FhFunc, index: usize) -> *mut FhStage {
+    guard(std::ptr::null_mut(), || {
+        let s = core(handle::get(f, "func")?.0.update(index))?;
+        Ok(handle::new(FhStage(s)))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn fh_stage_free(s: *mut FhStage) -> i32 {
+    guard(-1, || handle::free(s, "stage").map(|_| 0))
+}
+
+/// The loop a Var or RVar expression names.
+fn loop_var(e: *const FhExpr, what: &str) -> Result<VarOrRVar> {
+    let e = &handle::get(e, what)?.0;
+    match e.node() {
+        ferrohalide_core::ir::ExprNode::Variable { name, rdom, param: None } => Ok(if rdom.is_some() {
+            VarOrRVar::rvar(name.clone())
+        } else {
+            VarOrRVar::var(name.clone())
+        }),
+        _ => Err(format!("Error: {what} must be a Var or an RVar")),
+    }
+}
+
+/// `stage.vectorize(v, factor)` (`v` a Var or RVar; factor 0: the whole loop).
+#[no_mangle]
+pub extern "C" fn fh_stage_vectorize(s: *const FhStage, v: *const FhExpr, factor: i32) -> i32 {
+    guard(-1, || {
+        let s = &handle::get(s, "stage")?.0;
+        let v = loop_var(v, "v")?;
+        if factor == 0 {
+            core(s.set_for_type(v, ferrohalide_core::ir::ForType::Vectorized)).map(|_| 0)
+        } else {
+            core(s.split_and_set_type(v, Expr::i32(factor as i64), TailStrategy::Auto, ferrohalide_core::ir::ForType::Vectorized, true)).map(|_| 0)
+        }
+    })
+}
+
+/// `stage.parallel(v)`.
+#[no_mangle]
+pub extern "C" fn fh_stage_parallel(s: *const FhStage, v: *const FhExpr) -> i32 {
+    guard(-1, || {
+        let s = &handle::get(s, "stage")?.0;
+        core(s.set_for_type(loop_var(v, "v")?, ferrohalide_core::ir::ForType::Parallel)).map(|_| 0)
+    })
+}
+
+/// `stage.reorder(loops...)`, innermost first (Vars and RVars).
+#[no_mangle]
+pub extern "C" fn fh_stage_reorder(s: *const FhStage, loops: *const *const FhExpr, n: usize) -> i32 {
+    guard(-1, || {
+        let s = &handle::get(s, "stage")?.0;
+        if n > 0 && loops.is_null() {
+            return Err("Error: loops is a null pointer".into());
+        }
+        // SAFETY: the caller passes `n` handles.
+        let items = if n == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(loops, n) } };
+        let vars = items
+            .iter()
+            .enumerate()
+            .map(|(i, e)| loop_var(*e, &format!("loops[{i}]")))
+            .collect::<Result<Vec<_>>>()?;
+        core(s.reorder(&vars)).map(|_| 0)
+    })
+}
+
+/// `stage.rfactor([(rvar_i, var_i)...])`: the intermediate Func.
+#[no_mangle]
+pub extern "C" fn fh_stage_rfactor(s: *const FhStage, rvars: *const *const FhExpr, vars: *const *const FhVar, n: usize) -> *mut FhFunc {
+    guard(std::ptr::null_mut(), || {
+        let s = &handle::get(s, "stage")?.0;
+        if n > 0 && rvars.is_null() {
+            return Err("Error: rvars is a null pointer".into());
+        }
+        // SAFETY: the caller passes `n` handles.
+        let rs = if n == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(rvars, n) } };
+        let vs = handle::get_all(vars, n, "vars")?;
+        let pairs = rs
+            .iter()
+            .zip(vs)
+            .enumerate()
+            .map(|(i, (r, v))| Ok((loop_var(*r, &format!("rvars[{i}]"))?, v.0.name().to_string())))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(handle::new(FhFunc(core(s.rfactor(&pairs))?)))
     })
 }
 
