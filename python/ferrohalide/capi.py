@@ -16,7 +16,7 @@ import ctypes
 import os
 
 __all__ = ["load", "library_path", "header_path", "runtime_include_dir", "last_error", "describe", "FhType",
-           "halide_buffer_t", "halide_dimension_t", "halide_type_t", "OPS", "MATH", "REDUCTIONS"]
+           "halide_buffer_t", "halide_dimension_t", "halide_type_t", "OPS", "MATH", "MATH2", "BOUNDARY", "REDUCTIONS"]
 
 
 class halide_type_t(ctypes.Structure):
@@ -44,6 +44,8 @@ OPS = {name: i for i, name in enumerate([
 MATH = {name: i for i, name in enumerate([
     "Sqrt", "Sin", "Cos", "Tan", "Exp", "Log", "Floor", "Ceil", "Round", "Trunc", "Abs"])}
 REDUCTIONS = {name: i for i, name in enumerate(["Sum", "Product", "Maximum", "Minimum"])}
+MATH2 = {name: i for i, name in enumerate(["Pow", "Atan2", "Hypot"])}
+BOUNDARY = {name: i for i, name in enumerate(["RepeatEdge", "RepeatImage", "MirrorImage", "MirrorInterior"])}
 
 _NAME = "libferrohalide_c.so"
 
@@ -120,6 +122,9 @@ def _declare(lib):
         "fh_func_update": (P, [P, N]), "fh_stage_free": (I, [P]),
         "fh_stage_vectorize": (I, [P, P, I]), "fh_stage_parallel": (I, [P, P]),
         "fh_stage_reorder": (I, [P, PP, N]), "fh_stage_rfactor": (P, [P, PP, PP, N]),
+        "fh_expr_math2": (P, [ctypes.c_int, P, P]), "fh_expr_saturating_cast": (P, [FhType, P]),
+        "fh_expr_bitwise_not": (P, [P]), "fh_boundary_condition": (P, [ctypes.c_int, P, PP, PP, N]),
+        "fh_func_compile_to_static_library": (I, [P, S, P, S, S]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)

@@ -155,6 +155,20 @@ assert lib.fh_stage_vectorize(upd, ok(lib.fh_expr_int(I32, 3)), 4) == -1
 assert "Var or an RVar" in capi.last_error(lib)
 status(lib.fh_stage_free(upd))
 
+# 3d. A boundary condition on a Func, saturating casts, pow, ~.
+ramp = ok(lib.fh_func_new(b"ramp"))
+status(lib.fh_func_define(ramp, arr(ex), 1, arr(binop("Mul", ex, const(40))), 1))
+mirrored = ok(lib.fh_boundary_condition(capi.BOUNDARY["MirrorImage"], ramp, arr(zero), arr(const(4)), 1))
+m_at = ok(lib.fh_func_call(mirrored, arr(ex), 1, 0))
+sat = ok(lib.fh_expr_saturating_cast(U8, m_at))
+p2 = ok(lib.fh_expr_math2(capi.MATH2["Pow"], ok(lib.fh_expr_float(F32, 2.0)), ok(lib.fh_expr_cast(F32, ex))))
+mix = ok(lib.fh_func_new(b"mix"))
+status(lib.fh_func_define(mix, arr(ex), 1, arr(sat, ok(lib.fh_expr_bitwise_not(ex)), p2), 3))
+ma, mb, mc = np.zeros(8, np.uint8), np.zeros(8, np.int32), np.zeros(8, np.float32)
+status(realize(mix, ma, mb, mc))
+assert list(ma) == [0, 40, 80, 120, 120, 80, 40, 0], ma
+assert (mb == ~np.arange(8)).all() and np.allclose(mc, 2.0 ** np.arange(8))
+
 # 4. Ahead of time: an object file and its header.
 outdir = sys.argv[1]
 args = ok(lib.fh_arguments_new())
@@ -164,6 +178,11 @@ base = os.path.join(outdir, "blur").encode()
 status(lib.fh_func_compile_to_file(blur, base, args, b"blur", b"host"))
 assert os.path.getsize(os.path.join(outdir, "blur.o")) > 0
 assert "int blur(" in open(os.path.join(outdir, "blur.h")).read()
+status(lib.fh_func_compile_to_static_library(blur, os.path.join(outdir, "blurlib").encode(), args, b"blurlib",
+                                              b"x86-64-linux-avx2"))
+assert open(os.path.join(outdir, "blurlib.a"), "rb").read(8) == b"!<arch>\n"
+assert lib.fh_func_compile_to_file(blur, base, args, b"blur", b"no-such-target") == -1
+assert capi.last_error(lib)
 
 # 5. Failing calls report Halide's message, and the process carries on.
 bad = ok(lib.fh_func_new(b"undefined"))

@@ -25,6 +25,16 @@
 #include "HalideRuntime.h"
 
 /*
+ Halide's boundary conditions (`fh_boundary_condition`).
+ */
+typedef enum FhBoundary {
+  FhBoundary_RepeatEdge,
+  FhBoundary_RepeatImage,
+  FhBoundary_MirrorImage,
+  FhBoundary_MirrorInterior,
+} FhBoundary;
+
+/*
  One-argument math functions (`fh_expr_math`).
  */
 typedef enum FhMath {
@@ -40,6 +50,15 @@ typedef enum FhMath {
   FhMath_Trunc,
   FhMath_Abs,
 } FhMath;
+
+/*
+ Two-argument math functions (`fh_expr_math2`).
+ */
+typedef enum FhMath2 {
+  FhMath2_Pow,
+  FhMath2_Atan2,
+  FhMath2_Hypot,
+} FhMath2;
 
 /*
  Binary operators (`fh_expr_binary`), with Halide's type rules.
@@ -181,6 +200,21 @@ struct FhExpr *fh_expr_clamp(const struct FhExpr *e,
  A math function of `e`.
  */
 struct FhExpr *fh_expr_math(enum FhMath f, const struct FhExpr *e);
+
+/*
+ `f(a, b)` for a two-argument math function.
+ */
+struct FhExpr *fh_expr_math2(enum FhMath2 f, const struct FhExpr *a, const struct FhExpr *b);
+
+/*
+ `e` converted to `t`, clamped to `t`'s range (Halide's saturating_cast).
+ */
+struct FhExpr *fh_expr_saturating_cast(struct FhType t, const struct FhExpr *e);
+
+/*
+ `~e` (an integer).
+ */
+struct FhExpr *fh_expr_bitwise_not(const struct FhExpr *e);
 
 /*
  `!e` (a boolean).
@@ -446,6 +480,16 @@ int32_t fh_image_param_free(struct FhImageParam *im);
 struct FhFunc *fh_repeat_edge(const struct FhImageParam *im);
 
 /*
+ A boundary condition of Func `f` over the region `mins`/`extents` of
+ its first `n` dimensions, as a new Func.
+ */
+struct FhFunc *fh_boundary_condition(enum FhBoundary kind,
+                                     const struct FhFunc *f,
+                                     const struct FhExpr *const *mins,
+                                     const struct FhExpr *const *extents,
+                                     size_t n);
+
+/*
  `BoundaryConditions.constant_exterior(im, value)`.
  */
 struct FhFunc *fh_constant_exterior(const struct FhImageParam *im, const struct FhExpr *value);
@@ -466,6 +510,16 @@ int32_t fh_arguments_add_param(struct FhArguments *list, const struct FhParam *p
 int32_t fh_arguments_add_image_param(struct FhArguments *list, const struct FhImageParam *im);
 
 int32_t fh_arguments_free(struct FhArguments *list);
+
+/*
+ `fh_func_compile_to_file`, as `basename.a` (a static library with the
+ runtime) and `basename.h`.
+ */
+int32_t fh_func_compile_to_static_library(const struct FhFunc *f,
+                                          const char *basename,
+                                          const struct FhArguments *arguments,
+                                          const char *fn_name,
+                                          const char *target);
 
 /*
  Compile `f` with `arguments` into `basename.o` and `basename.h` (Halide's

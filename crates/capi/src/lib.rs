@@ -91,6 +91,25 @@ impl Handle for FhStage {
     const KIND: &'static str = "FhStage";
 }
 
+/// Two-argument math functions (`fh_expr_math2`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub enum FhMath2 {
+    Pow,
+    Atan2,
+    Hypot,
+}
+
+/// Halide's boundary conditions (`fh_boundary_condition`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub enum FhBoundary {
+    RepeatEdge,
+    RepeatImage,
+    MirrorImage,
+    MirrorInterior,
+}
+
 /// Inline reductions (`fh_expr_reduce`).
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -306,6 +325,36 @@ pub extern "C" fn fh_expr_math(f: FhMath, e: *const FhExpr) -> *mut FhExpr {
             FhMath::Trunc => MathFn::Trunc,
         };
         expr_handle(core(math::unary_math(which, e)))
+    })
+}
+
+/// `f(a, b)` for a two-argument math function.
+#[no_mangle]
+pub extern "C" fn fh_expr_math2(f: FhMath2, a: *const FhExpr, b: *const FhExpr) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || {
+        let (a, b) = (handle::get(a, "a")?.0.clone(), handle::get(b, "b")?.0.clone());
+        expr_handle(core(match f {
+            FhMath2::Pow => math::pow(a, b),
+            FhMath2::Atan2 => math::atan2(a, b),
+            FhMath2::Hypot => math::hypot(a, b),
+        }))
+    })
+}
+
+/// `e` converted to `t`, clamped to `t`'s range (Halide's saturating_cast).
+#[no_mangle]
+pub extern "C" fn fh_expr_saturating_cast(t: FhType, e: *const FhExpr) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || {
+        let e = handle::get(e, "e")?.0.clone();
+        expr_handle(core(math::saturating_cast(to_type(t)?, e)))
+    })
+}
+
+/// `~e` (an integer).
+#[no_mangle]
+pub extern "C" fn fh_expr_bitwise_not(e: *const FhExpr) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || {
+        expr_handle(core(ferrohalide_core::lang::operators::bitwise_not(handle::get(e, "e")?.0.clone())))
     })
 }
 
@@ -880,6 +929,31 @@ pub extern "C" fn fh_repeat_edge(im: *const FhImageParam) -> *mut FhFunc {
     })
 }
 
+/// A boundary condition of Func `f` over the region `mins`/`extents` of
+/// its first `n` dimensions, as a new Func.
+#[no_mangle]
+pub extern "C" fn fh_boundary_condition(
+    kind: FhBoundary,
+    f: *const FhFunc,
+    mins: *const *const FhExpr,
+    extents: *const *const FhExpr,
+    n: usize,
+) -> *mut FhFunc {
+    guard(std::ptr::null_mut(), || {
+        let f = handle::get(f, "func")?.0.clone();
+        let mins = exprs(mins, n, "mins")?;
+        let extents = exprs(extents, n, "extents")?;
+        let k = match kind {
+            FhBoundary::RepeatEdge => Kind::RepeatEdge,
+            FhBoundary::RepeatImage => Kind::RepeatImage,
+            FhBoundary::MirrorImage => Kind::MirrorImage,
+            FhBoundary::MirrorInterior => Kind::MirrorInterior,
+        };
+        let bounds = mins.into_iter().zip(extents).map(Some).collect();
+        Ok(handle::new(FhFunc(core(boundary_condition(k, Source::Func(f), Some(bounds), None))?)))
+    })
+}
+
 /// `BoundaryConditions.constant_exterior(im, value)`.
 #[no_mangle]
 pub extern "C" fn fh_constant_exterior(im: *const FhImageParam, value: *const FhExpr) -> *mut FhFunc {
@@ -928,6 +1002,38 @@ pub extern "C" fn fh_arguments_free(list: *mut FhArguments) -> i32 {
     guard(-1, || handle::free(list, "arguments").map(|_| 0))
 }
 
+/// `fh_func_compile_to_file`, as `basename.a` (a static library with the
+/// runtime) and `basename.h`.
+#[no_mangle]
+pub extern "C" fn fh_func_compile_to_static_library(
+    f: *const FhFunc,
+    basename: *const c_char,
+    arguments: *const FhArguments,
+    fn_name: *const c_char,
+    target: *const c_char,
+) -> i32 {
+    guard(-1, || compile(f, basename, arguments, fn_name, target, true))
+}
+
+fn compile(
+    f: *const FhFunc,
+    basename: *const c_char,
+    arguments: *const FhArguments,
+    fn_name: *const c_char,
+    target: *const c_char,
+    library: bool,
+) -> Result<i32> {
+    use ferrohalide_driver::aot::{compile_to_files, output_files, OutputFileType};
+    let f = &handle::get(f, "func")?.0;
+    let base = string_arg(basename, "basename")?;
+    let args = handle::get(arguments, "arguments")?.0.clone();
+    let name = string_arg(fn_name, "fn_name")?;
+    let target = core(ferrohalide_core::target::Target::parse(&string_arg(target, "target")?))?;
+    let first = if library { OutputFileType::StaticLibrary } else { OutputFileType::Object };
+    let files = output_files(&base, &[first, OutputFileType::CHeader]);
+    core(compile_to_files(&[f.function.clone()], &[], &args, &name, &target, &files)).map(|_| 0)
+}
+
 /// Compile `f` with `arguments` into `basename.o` and `basename.h` (Halide's
 /// C ABI), a function called `fn_name`, for `target` (e.g. "host",
 /// "x86-64-linux-avx2").
@@ -939,14 +1045,5 @@ pub extern "C" fn fh_func_compile_to_file(
     fn_name: *const c_char,
     target: *const c_char,
 ) -> i32 {
-    guard(-1, || {
-        use ferrohalide_driver::aot::{compile_to_files, output_files, OutputFileType};
-        let f = &handle::get(f, "func")?.0;
-        let base = string_arg(basename, "basename")?;
-        let args = handle::get(arguments, "arguments")?.0.clone();
-        let name = string_arg(fn_name, "fn_name")?;
-        let target = core(ferrohalide_core::target::Target::parse(&string_arg(target, "target")?))?;
-        let files = output_files(&base, &[OutputFileType::Object, OutputFileType::CHeader]);
-        core(compile_to_files(&[f.function.clone()], &[], &args, &name, &target, &files)).map(|_| 0)
-    })
+    guard(-1, || compile(f, basename, arguments, fn_name, target, false))
 }
