@@ -66,30 +66,15 @@ pub struct FhRDom(ReductionDomain);
 /// A definition of a Func, to schedule: an update (Halide's Stage).
 pub struct FhStage(Stage);
 
-impl Handle for FhVar {
-    const KIND: &'static str = "FhVar";
+/// Each handle type, registered under its name.
+macro_rules! handles {
+    ($($t:ident),*) => {
+        $(impl Handle for $t {
+            const KIND: &'static str = stringify!($t);
+        })*
+    };
 }
-impl Handle for FhExpr {
-    const KIND: &'static str = "FhExpr";
-}
-impl Handle for FhFunc {
-    const KIND: &'static str = "FhFunc";
-}
-impl Handle for FhParam {
-    const KIND: &'static str = "FhParam";
-}
-impl Handle for FhImageParam {
-    const KIND: &'static str = "FhImageParam";
-}
-impl Handle for FhArguments {
-    const KIND: &'static str = "FhArguments";
-}
-impl Handle for FhRDom {
-    const KIND: &'static str = "FhRDom";
-}
-impl Handle for FhStage {
-    const KIND: &'static str = "FhStage";
-}
+handles!(FhVar, FhExpr, FhFunc, FhParam, FhImageParam, FhArguments, FhRDom, FhStage);
 
 /// Two-argument math functions (`fh_expr_math2`).
 #[repr(C)]
