@@ -125,6 +125,8 @@ def _declare(lib):
         "fh_expr_math2": (P, [ctypes.c_int, P, P]), "fh_expr_saturating_cast": (P, [FhType, P]),
         "fh_expr_bitwise_not": (P, [P]), "fh_boundary_condition": (P, [ctypes.c_int, P, PP, PP, N]),
         "fh_func_compile_to_static_library": (I, [P, S, P, S, S]),
+        "fh_func_autoschedule": (P, [P, S, S]), "fh_target_is_valid": (I, [S]),
+        "fh_expr_argextreme": (P, [ctypes.c_bool, P, PP, N]), "fh_param_get": (ctypes.c_double, [P]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)

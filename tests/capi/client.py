@@ -169,6 +169,32 @@ status(realize(mix, ma, mb, mc))
 assert list(ma) == [0, 40, 80, 120, 120, 80, 40, 0], ma
 assert (mb == ~np.arange(8)).all() and np.allclose(mc, 2.0 ** np.arange(8))
 
+# 3e. argmax, a Param's value, targets, the autoscheduler.
+r3 = ok(lib.fh_rdom_new(arr(zero), arr(const(10)), 1, None))
+r3x = ok(lib.fh_rdom_var(r3, 0))
+point = (ctypes.c_void_p * 1)()
+peak_v = ok(lib.fh_expr_argextreme(True, binop("Mul", r3x, binop("Sub", const(6), r3x)), ctypes.cast(point, ctypes.POINTER(ctypes.c_void_p)), 1))
+peak = ok(lib.fh_func_new(b"peak"))
+status(lib.fh_func_define(peak, arr(ex), 1, arr(binop("Add", point[0], binop("Mul", peak_v, const(100)))), 1))
+pk = np.zeros(2, dtype=np.int32)
+status(realize(peak, pk))
+assert list(pk) == [903, 903], pk
+assert lib.fh_param_get(k) == 3.0
+assert lib.fh_target_is_valid(b"x86-64-linux-avx2-sse41") == 1
+assert lib.fh_target_is_valid(b"nonsense-target") == 0 and capi.last_error(lib)
+prod = ok(lib.fh_func_new(b"prod"))
+status(lib.fh_func_define(prod, arr(ex, ey), 2, arr(binop("Mul", ex, ey)), 1))
+auto = ok(lib.fh_func_new(b"auto"))
+status(lib.fh_func_define(auto, arr(ex, ey), 2, arr(binop("Add", ok(lib.fh_func_call(prod, arr(ex, ey), 2, 0)), const(1))), 1))
+status(lib.fh_func_estimate(auto, x, 0, 20))
+status(lib.fh_func_estimate(auto, y, 0, 5))
+src_p = lib.fh_func_autoschedule(auto, b"Mullapudi2016", b"host")
+assert src_p, capi.last_error(lib)
+lib.fh_string_free(src_p)
+au = np.zeros((5, 20), dtype=np.int32)
+status(realize(auto, au))
+assert (au == np.arange(20)[None, :] * np.arange(5)[:, None] + 1).all()
+
 # 4. Ahead of time: an object file and its header.
 outdir = sys.argv[1]
 args = ok(lib.fh_arguments_new())

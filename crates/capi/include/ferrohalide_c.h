@@ -242,6 +242,16 @@ struct FhExpr *fh_expr_uint(struct FhType t, uint64_t value);
 int32_t fh_expr_type(const struct FhExpr *e, struct FhType *out);
 
 /*
+ `argmax(e)` (`maximum` false: `argmin(e)`) over the RDom of the RVars in
+ `e`: writes the point (one Expr per RDom dimension) to `point`
+ (`point_len` entries) and returns the extreme value.
+ */
+struct FhExpr *fh_expr_argextreme(bool maximum,
+                                  const struct FhExpr *e,
+                                  struct FhExpr **point,
+                                  size_t point_len);
+
+/*
  `sum(e)`, `product(e)`, `maximum(e)` or `minimum(e)` over the RDom the
  RVars in `e` belong to.
  */
@@ -407,6 +417,20 @@ char *fh_func_lowered_stmt(const struct FhFunc *f,
                            const char *target);
 
 /*
+ Schedule `f`'s whole pipeline for `target` with the autoscheduler
+ `name` (Halide's names; ferrohalide's own rules stand in and say so on
+ stderr). Returns the schedule as C++ source (free it with
+ `fh_string_free`).
+ */
+char *fh_func_autoschedule(const struct FhFunc *f, const char *name, const char *target);
+
+/*
+ 1 if `target` names a valid target ("host", "x86-64-linux-avx2", ...),
+ 0 if not (the reason is then in `fh_last_error`).
+ */
+int32_t fh_target_is_valid(const char *target);
+
+/*
  Free a string a call returned.
  */
 void fh_string_free(char *s);
@@ -445,6 +469,12 @@ int32_t fh_param_set_int(const struct FhParam *p, int64_t value);
  Set a float parameter's value.
  */
 int32_t fh_param_set_float(const struct FhParam *p, double value);
+
+/*
+ The parameter's value as a double (NaN and an error if it has none or
+ it is not a number).
+ */
+double fh_param_get(const struct FhParam *p);
 
 /*
  The parameter as an Expr.

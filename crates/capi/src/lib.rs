@@ -400,6 +400,27 @@ pub extern "C" fn fh_expr_type(e: *const FhExpr, out: *mut FhType) -> i32 {
     })
 }
 
+/// `argmax(e)` (`maximum` false: `argmin(e)`) over the RDom of the RVars in
+/// `e`: writes the point (one Expr per RDom dimension) to `point`
+/// (`point_len` entries) and returns the extreme value.
+#[no_mangle]
+pub extern "C" fn fh_expr_argextreme(maximum: bool, e: *const FhExpr, point: *mut *mut FhExpr, point_len: usize) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || {
+        let e = handle::get(e, "e")?.0.clone();
+        let k = if maximum { Reduction::ArgMax } else { Reduction::ArgMin };
+        let mut out = core(inline_reduction(k, None, e, k.name()))?;
+        let value = out.pop().ok_or_else(|| "Error: empty reduction".to_string())?;
+        if out.len() != point_len || (point_len > 0 && point.is_null()) {
+            return Err(format!("Error: the reduction domain has {} dimensions, point has room for {point_len}", out.len()));
+        }
+        for (i, p) in out.into_iter().enumerate() {
+            // SAFETY: the caller passes room for `point_len` handles.
+            unsafe { *point.add(i) = handle::new(FhExpr(p)) };
+        }
+        expr_handle(Ok(value))
+    })
+}
+
 /// `sum(e)`, `product(e)`, `maximum(e)` or `minimum(e)` over the RDom the
 /// RVars in `e` belong to.
 #[no_mangle]
@@ -786,6 +807,31 @@ pub extern "C" fn fh_func_lowered_stmt(f: *const FhFunc, arguments: *const FhArg
     })
 }
 
+/// Schedule `f`'s whole pipeline for `target` with the autoscheduler
+/// `name` (Halide's names; ferrohalide's own rules stand in and say so on
+/// stderr). Returns the schedule as C++ source (free it with
+/// `fh_string_free`).
+#[no_mangle]
+pub extern "C" fn fh_func_autoschedule(f: *const FhFunc, name: *const c_char, target: *const c_char) -> *mut c_char {
+    guard(std::ptr::null_mut(), || {
+        let f = &handle::get(f, "func")?.0;
+        let params = ferrohalide_core::autoschedule::AutoschedulerParams {
+            name: string_arg(name, "name")?,
+            extra: Default::default(),
+        };
+        let target = core(ferrohalide_core::target::Target::parse(&string_arg(target, "target")?))?;
+        let r = core(ferrohalide_core::autoschedule::apply_autoscheduler(&[f.function.clone()], &target, &params))?;
+        Ok(std::ffi::CString::new(r.schedule_source.replace('\0', " ")).unwrap_or_default().into_raw())
+    })
+}
+
+/// 1 if `target` names a valid target ("host", "x86-64-linux-avx2", ...),
+/// 0 if not (the reason is then in `fh_last_error`).
+#[no_mangle]
+pub extern "C" fn fh_target_is_valid(target: *const c_char) -> i32 {
+    guard(0, || core(ferrohalide_core::target::Target::parse(&string_arg(target, "target")?)).map(|_| 1))
+}
+
 /// Free a string a call returned.
 #[no_mangle]
 pub extern "C" fn fh_string_free(s: *mut c_char) {
@@ -854,6 +900,19 @@ pub extern "C" fn fh_param_set_int(p: *const FhParam, value: i64) -> i32 {
 #[no_mangle]
 pub extern "C" fn fh_param_set_float(p: *const FhParam, value: f64) -> i32 {
     guard(-1, || core(handle::get(p, "param")?.0.set_scalar(ScalarInput::Float(value))).map(|_| 0))
+}
+
+/// The parameter's value as a double (NaN and an error if it has none or
+/// it is not a number).
+#[no_mangle]
+pub extern "C" fn fh_param_get(p: *const FhParam) -> f64 {
+    guard(f64::NAN, || {
+        let v = handle::get(p, "param")?.0.scalar().ok_or_else(|| "Error: the parameter has no value".to_string())?;
+        v.as_float_const()
+            .or_else(|| v.as_int_const().map(|i| i as f64))
+            .or_else(|| v.as_uint_const().map(|u| u as f64))
+            .ok_or_else(|| "Error: the parameter's value is not a number".to_string())
+    })
 }
 
 /// The parameter as an Expr.
