@@ -17,17 +17,19 @@
 //! consumer's iterations. A failed producer makes the waiting consumer
 //! give up (runtime `ferrohalide_semaphore_acquire`).
 //!
+//! Ring buffers (`ring_buffer`) are injected first (`inject_ring_buffers`).
+//!
 //! Assumes: loop nests with realizations, before storage flattening.
 //! Guarantees: the same values as without async (the consumer reads `f`
 //! only after the productions it waits for). Errors: a producer needing a
 //! Func the producer side no longer computes (Halide's message), and async
-//! Funcs fused by compute_with or using ring buffers (not implemented).
+//! Funcs fused by compute_with (not implemented).
 
 use std::collections::HashSet;
 
 use crate::error::{Error, Result};
 use crate::ir::visit::stmt_contains;
-use crate::ir::{CallKind, Expr, ExprNode, ForType, Intrinsic, Stmt, StmtNode, Type};
+use crate::ir::{CallKind, Expr, ExprNode, ForType, Intrinsic, Mutator, Stmt, StmtNode, Type};
 
 use super::environment::Environment;
 
@@ -63,6 +65,7 @@ fn touches(s: &Stmt, f: &str) -> bool {
 }
 
 pub fn fork_async_producers(s: &Stmt, env: &Environment) -> Result<Stmt> {
+    let s = &inject_ring_buffers(s, env)?;
     let async_funcs: HashSet<String> = env
         .order
         .iter()
@@ -73,17 +76,127 @@ pub fn fork_async_producers(s: &Stmt, env: &Environment) -> Result<Stmt> {
         return Ok(s.clone());
     }
     for name in &async_funcs {
-        let f = env.get(name);
         if env.fused_pairs.iter().any(|p| &p.parent == name || &p.child == name) {
             return Err(Error::unimplemented(&format!(
                 "async() on {name}, which is fused with another Func by compute_with"
             )));
         }
-        if f.read().schedule.ring_buffer.is_some() {
-            return Err(Error::unimplemented(&format!("ring_buffer() on {name}")));
-        }
     }
     fork(s, &async_funcs)
+}
+
+/// `ring_buffer(extent)`: the storage of `f`, hoisted out of some loops
+/// (`hoist_storage`), gets one more dimension of `extent` slots, and each
+/// iteration of those loops computes and reads `f` in slot `iteration %
+/// extent` (Halide's InjectRingBuffering). Values are those without ring
+/// buffering: an iteration reads only its own slot (sliding window, which
+/// would read the previous iteration's, is not applied to ring-buffered
+/// Funcs). Async producers fork per iteration here, so the slots do not
+/// yet let a producer run ahead of its consumer.
+fn inject_ring_buffers(s: &Stmt, env: &Environment) -> Result<Stmt> {
+    let ringed: Vec<(String, Expr)> = env
+        .order
+        .iter()
+        .filter_map(|n| env.get(n).read().schedule.ring_buffer.clone().map(|e| (n.clone(), e)))
+        .collect();
+    let mut out = s.clone();
+    for (name, extent) in ringed {
+        match extent.as_int_const() {
+            Some(k) if k > 0 => {}
+            _ => {
+                return Err(Error::user(format!(
+                    "The ring_buffer() extent of {name} must be a positive integer constant, not {}\n",
+                    crate::lang::print::expr_to_string(&extent)
+                )))
+            }
+        }
+        let mut loops = vec![];
+        let mut found = false;
+        out = ring(&out, &name, &extent, &mut loops, None, &mut found);
+        if !found {
+            return Err(Error::user(format!(
+                "Func \"{name}\" is scheduled with ring_buffer(), but has matching store_at and hoist_storage levels. Add an explicit hoist_storage directive to the schedule to fix the issue.\n"
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// `s` with the ring buffer of `f` injected; `loops` are the loops around
+/// `s` and `hoisted_at` how many of them are outside `f`'s hoisted storage.
+fn ring(s: &Stmt, f: &str, extent: &Expr, loops: &mut Vec<(String, Expr, Expr)>, hoisted_at: Option<usize>, found: &mut bool) -> Stmt {
+    match s.node() {
+        StmtNode::Allocate { name, extents, body, .. } if name == f && extents.is_empty() => {
+            let b = ring(body, f, extent, loops, Some(loops.len()), found);
+            map_children(s, &mut |_| Ok(b.clone())).expect("infallible")
+        }
+        StmtNode::For { name, min, extent: e, .. } => {
+            loops.push((name.clone(), min.clone(), e.clone()));
+            let out = map_children(s, &mut |c| Ok(ring(c, f, extent, loops, hoisted_at, found))).expect("infallible");
+            loops.pop();
+            out
+        }
+        StmtNode::Realize { name, types, memory_type, bounds, condition, body } if name == f => {
+            let Some(first) = hoisted_at else {
+                return s.clone();
+            };
+            *found = true;
+            // The iteration number over the loops between the hoisted
+            // storage and here, row-major.
+            let mut index = Expr::i32(0);
+            for (v, min, e) in &loops[first..] {
+                index = Expr::add(Expr::mul(index, e.clone()), Expr::sub(Expr::var_i32(v.clone()), min.clone()));
+            }
+            let slot = Expr::modulo(index, extent.clone());
+            let mut bounds = bounds.clone();
+            bounds.push(crate::ir::Range::new(Expr::i32(0), extent.clone()));
+            Stmt::new(StmtNode::Realize {
+                name: name.clone(),
+                types: types.clone(),
+                memory_type: *memory_type,
+                bounds,
+                condition: condition.clone(),
+                body: AddSlot { f, slot: &slot }.mutate_stmt(body),
+            })
+        }
+        _ => map_children(s, &mut |c| Ok(ring(c, f, extent, loops, hoisted_at, found))).expect("infallible"),
+    }
+}
+
+/// Every access of `f` gets the slot as its last coordinate.
+struct AddSlot<'a> {
+    f: &'a str,
+    slot: &'a Expr,
+}
+
+impl Mutator for AddSlot<'_> {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        let e = crate::ir::visit::mutate_expr_children(self, e);
+        if let ExprNode::Call { name, args, kind: kind @ CallKind::Halide { .. } } = e.node() {
+            if name == self.f {
+                let mut args = args.clone();
+                args.push(self.slot.clone());
+                return Expr::call(e.ty(), name.clone(), args, kind.clone());
+            }
+        }
+        e
+    }
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        let s = crate::ir::visit::mutate_stmt_children(self, s);
+        if let StmtNode::Provide { name, values, args, predicate } = s.node() {
+            if name == self.f {
+                let mut args = args.clone();
+                args.push(self.slot.clone());
+                return Stmt::new(StmtNode::Provide {
+                    name: name.clone(),
+                    values: values.clone(),
+                    args,
+                    predicate: predicate.clone(),
+                });
+            }
+        }
+        s
+    }
 }
 
 /// `s` with every realization of an async Func forked.

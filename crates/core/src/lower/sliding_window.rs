@@ -363,6 +363,11 @@ impl SlidingWindow<'_> {
         if !updates_slide_with(function, d) || !cut_stays_inside(function, &args[d]) {
             return None;
         }
+        // A ring buffer gives each iteration its own slot: nothing is left
+        // from the previous one to slide over.
+        if function.read().schedule.ring_buffer.is_some() {
+            return None;
+        }
         // A shifted tile of an earlier stage would recompute points whose
         // later stages already ran in a previous iteration, and the later
         // stages would not run on them again: their results would be lost.
