@@ -18,8 +18,6 @@ def internal(name):
 
 # Parts of Halide 21's API that ferrohalide does not implement yet. Each
 # exists and raises a HalideError that names it.
-# (ring_buffer exists and is refused when a pipeline using it is compiled:
-# tests/semantics/test_async.py.)
 NOT_YET = {}
 
 
