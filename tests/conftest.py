@@ -1,8 +1,14 @@
 """Shared pytest configuration for the whole suite. Keep it small: suite-specific
 helpers live next to their tests (e.g. tests/semantics/harness.py)."""
 import os
+import tempfile
 
 import pytest
+
+# The persistent JIT cache: the tests use one of their own, so that they
+# neither read nor fill the developer's (tests/api/test_jit_cache.py
+# checks the cache itself in fresh processes).
+os.environ.setdefault("FERROHALIDE_CACHE_DIR", tempfile.mkdtemp(prefix="ferrohalide-test-cache-"))
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 

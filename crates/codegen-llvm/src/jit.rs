@@ -1,33 +1,34 @@
 //! JIT compilation and calling of a lowered pipeline.
 //!
 //! `compile_jit` generates LLVM IR for the pipeline, optimizes it once with
-//! the new pass manager (`default<O3>`) for the target CPU, and hands it to
-//! MCJIT. Every function the module calls is bound by address
+//! the new pass manager (`default<O3>`) for the target CPU, compiles it to
+//! a position-independent object (or takes that object from the persistent
+//! cache, `jit_cache`) and loads it (`jit_loader`). Every function the
+//! object calls is bound by address when it loads
 //! (`runtime_symbols::lookup`): runtime functions to the process's one
-//! JIT-compiled runtime (`jit_runtime`), which pipelines share. The result, a [`JitModule`], is `Send + Sync` and can
-//! be run any number of times, from any thread.
+//! JIT-compiled runtime (`jit_runtime`), which pipelines share. The
+//! result, a [`JitModule`], is `Send + Sync` and can be run any number of
+//! times, from any thread.
 
 use std::ffi::c_void;
-use std::sync::{Mutex, Once};
+use std::sync::Once;
 
 use ferrohalide_core::ir::{Type, TypeCode};
 use ferrohalide_core::lower::{ArgumentKind, LoweredArgument, LoweredPipeline};
 use ferrohalide_core::{Error, Result};
 use ferrohalide_runtime::halide_buffer_t;
 use inkwell::context::Context;
-use inkwell::execution_engine::ExecutionEngine;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{
     CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple,
 };
-use inkwell::values::AsValueRef;
 use inkwell::OptimizationLevel;
 
 use crate::codegen::entry::argv_uc_symbol;
 use crate::codegen::CodeGen;
+use crate::jit_loader::{load_object, LoadedObject};
 use crate::jit_runtime::RunContext;
-use crate::runtime_symbols;
 use crate::target::JitTarget;
 
 /// A scalar argument value. It is converted to the argument's declared type.
@@ -46,21 +47,13 @@ pub enum ArgValue {
     Scalar(ScalarValue),
 }
 
-struct LlvmState {
-    // Field order is drop order: the engine (which owns the module) goes
-    // before the context.
-    engine: ExecutionEngine<'static>,
-    module: Module<'static>,
-    machine: TargetMachine,
-    _context: Box<Context>,
-}
-
 /// A compiled pipeline, ready to run.
 pub struct JitModule {
     name: String,
     args: Vec<LoweredArgument>,
     entry: extern "C" fn(*mut c_void, *mut *mut c_void) -> i32,
-    llvm: Mutex<LlvmState>,
+    /// The code `entry` points into.
+    _code: LoadedObject,
 }
 
 impl Drop for JitModule {
@@ -69,16 +62,10 @@ impl Drop for JitModule {
     }
 }
 
-// SAFETY: the LLVM objects are only touched under the mutex; the compiled
-// code is immutable and re-entrant.
-unsafe impl Send for JitModule {}
-unsafe impl Sync for JitModule {}
-
 pub(crate) fn init_llvm() {
     static INIT: Once = Once::new();
     INIT.call_once(|| {
         Target::initialize_x86(&InitializationConfig::default());
-        unsafe { inkwell::llvm_sys::execution_engine::LLVMLinkInMCJIT() };
         // The schedule decides vectorization (Halide's loops are
         // vectorized by its own lowering): LLVM's loop and SLP vectorizers
         // only cost compile time, and LLVM 19's SLP vectorizer miscompiles
@@ -219,34 +206,15 @@ pub(crate) fn debug_time(step: &str, since: std::time::Instant) {
     }
 }
 
-/// Compile a lowered pipeline to machine code for `target`.
+/// Compile a lowered pipeline to machine code for `target` and load it
+/// (the machine code comes from the persistent cache when it has it).
 pub fn compile_jit(p: &LoweredPipeline, target: &JitTarget) -> Result<JitModule> {
-    let machine = target_machine(target)?;
-    let context = Box::new(Context::create());
-    // SAFETY: the context lives in a Box that the JitModule keeps (and drops
-    // last), so extending the borrow to 'static is sound.
-    let ctx: &'static Context = unsafe { &*(context.as_ref() as *const Context) };
-    let module = build_module(ctx, p, target, &machine)?;
-    let engine = module
-        .create_jit_execution_engine(OptimizationLevel::Aggressive)
-        .map_err(|e| Error::internal(format!("cannot create the JIT: {}", e.to_string())))?;
-    // Bind every external function by address.
-    let mut f = module.get_first_function();
-    while let Some(func) = f {
-        if func.count_basic_blocks() == 0 {
-            let name = func.get_name().to_string_lossy().into_owned();
-            if !name.starts_with("llvm.") {
-                engine.add_global_mapping(&func, runtime_symbols::lookup(&name)?);
-            }
-        }
-        f = func.get_next_function();
-    }
-    let sym = argv_uc_symbol(&p.name);
+    let key = crate::jit_cache::pipeline_key(p, target);
+    let object = crate::jit_cache::object_for(key, || compile_object(p, target))?;
     let t = std::time::Instant::now();
-    let addr = engine
-        .get_function_address(&sym)
-        .map_err(|e| Error::internal(format!("JIT lookup of {sym} failed: {e:?}")))?;
-    debug_time("LLVM machine code", t);
+    let code = load_object(&object, &p.name, crate::runtime_symbols::lookup)?;
+    let addr = code.lookup(&argv_uc_symbol(&p.name))?;
+    debug_time("loading the machine code", t);
     // SAFETY: the function has this signature (see codegen::entry).
     let entry: extern "C" fn(*mut c_void, *mut *mut c_void) -> i32 =
         unsafe { std::mem::transmute(addr) };
@@ -255,13 +223,23 @@ pub fn compile_jit(p: &LoweredPipeline, target: &JitTarget) -> Result<JitModule>
         name: p.name.clone(),
         args: p.args.clone(),
         entry,
-        llvm: Mutex::new(LlvmState {
-            engine,
-            module,
-            machine,
-            _context: context,
-        }),
+        _code: code,
     })
+}
+
+/// The relocatable object of a JIT pipeline: position-independent, so it
+/// loads anywhere, in this process or (from the cache) in another.
+fn compile_object(p: &LoweredPipeline, target: &JitTarget) -> Result<Vec<u8>> {
+    let machine =
+        target_machine_for(target, &TargetMachine::get_default_triple(), CodeModel::Small, RelocMode::PIC)?;
+    let ctx = Context::create();
+    let module = build_module(&ctx, p, target, &machine)?;
+    let t = std::time::Instant::now();
+    let buf = machine
+        .write_to_memory_buffer(&module, FileType::Object)
+        .map_err(|e| Error::internal(format!("machine code generation failed: {}", e.to_string())))?;
+    debug_time("LLVM machine code", t);
+    Ok(buf.as_slice().to_vec())
 }
 
 /// The optimized LLVM IR of a pipeline, as text.
@@ -386,29 +364,10 @@ impl JitModule {
         }
         Ok(())
     }
-
-    /// The optimized LLVM IR, as text.
-    pub fn llvm_ir(&self) -> String {
-        let st = self.llvm.lock().unwrap_or_else(|p| p.into_inner());
-        st.module.print_to_string().to_string()
-    }
-
-    /// The target assembly of the compiled code, as text.
-    pub fn assembly(&self) -> Result<String> {
-        let st = self.llvm.lock().unwrap_or_else(|p| p.into_inner());
-        let copy = st.module.clone();
-        let _ = &st.engine;
-        emit_assembly(&st.machine, &copy)
-    }
 }
 
 #[allow(dead_code)]
 fn _assert_send_sync() {
     fn is<T: Send + Sync>() {}
     is::<JitModule>();
-}
-
-#[allow(dead_code)]
-fn _value_ref_used(v: inkwell::values::FunctionValue) -> *mut inkwell::llvm_sys::LLVMValue {
-    v.as_value_ref()
 }

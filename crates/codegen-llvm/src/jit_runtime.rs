@@ -1,6 +1,7 @@
 //! The runtime JIT-compiled pipelines call: the C runtime's host bitcode
-//! (the same module AOT objects link), compiled once per process into its
-//! own execution engine. Each pipeline module only declares the runtime
+//! (the same module AOT objects link), compiled to an object once per
+//! build and machine (the persistent cache keeps it) and loaded once per
+//! process. Each pipeline module only declares the runtime
 //! functions it calls, and `compile_jit` binds them to this copy's
 //! addresses, so compiling a pipeline never compiles the runtime again.
 //!
@@ -8,18 +9,18 @@
 //! [`RunContext`] of the call that raised them (the JIT passes one as the
 //! user context of every call), and so do print lines.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::{Mutex, OnceLock};
 
 use ferrohalide_core::{Error, Result};
 use inkwell::context::Context;
-use inkwell::execution_engine::ExecutionEngine;
-use inkwell::module::{Linkage, Module};
-use inkwell::targets::TargetMachine;
+use inkwell::targets::{CodeModel, FileType, RelocMode, Target, TargetMachine, TargetTriple};
 use inkwell::OptimizationLevel;
 
 use crate::jit::init_llvm;
+use crate::jit_cache;
+use crate::jit_loader::{defined_symbols, load_object, LoadedObject};
 use crate::runtime_module::runtime_module;
 use crate::runtime_symbols::names;
 
@@ -114,17 +115,27 @@ extern "C" fn print_line(user_context: *mut c_void, msg: *const c_char) {
 type Handler = extern "C" fn(*mut c_void, *const c_char);
 type SetHandler = unsafe extern "C" fn(Option<Handler>) -> Option<Handler>;
 
-/// The compiled runtime: its functions' addresses. The engine and its
-/// context live for the rest of the process (compiled code keeps calling
-/// into them), so they are leaked on purpose.
+/// The loaded runtime. Its code lives for the rest of the process
+/// (compiled code keeps calling into it).
 pub struct JitRuntime {
-    symbols: HashMap<String, usize>,
+    code: LoadedObject,
+    /// What the runtime's object defines: the code also holds what it
+    /// imports (bound while linking), which is not the runtime's.
+    defined: HashSet<String>,
+    /// Addresses looked up so far (None: the runtime does not define it).
+    symbols: Mutex<HashMap<String, Option<usize>>>,
 }
 
 impl JitRuntime {
     /// The address of the runtime function `name`, if it has one.
     pub fn symbol(&self, name: &str) -> Option<usize> {
-        self.symbols.get(name).copied()
+        if !self.defined.contains(name) {
+            return None;
+        }
+        let mut known = self.symbols.lock().unwrap_or_else(|p| p.into_inner());
+        *known
+            .entry(name.to_string())
+            .or_insert_with(|| self.code.lookup(name).ok())
     }
 }
 
@@ -151,55 +162,41 @@ pub fn c_library_symbol(name: &str) -> Option<usize> {
     (!p.is_null()).then_some(p as usize)
 }
 
+fn c_library(name: &str) -> Result<usize> {
+    c_library_symbol(name)
+        .ok_or_else(|| Error::internal(format!("the C library function {name} is not in this process")))
+}
+
 fn compile() -> Result<JitRuntime> {
     init_llvm();
-    let context: &'static Context = Box::leak(Box::new(Context::create()));
     let triple = TargetMachine::get_default_triple();
-    let module = runtime_module(context, &triple.as_str().to_string_lossy())?;
-    // The bitcode is already optimized (clang -O3); LLVM's fast instruction
-    // selection makes machine code of it in about a quarter of the time the
-    // full code generator takes (~20 ms instead of ~85 ms of CPU here), a
-    // cost the first pipeline of each process pays.
-    let engine = module
-        .create_jit_execution_engine(OptimizationLevel::None)
-        .map_err(|e| Error::internal(e.to_string()))?;
-    bind_c_library(&module, &engine)?;
-    let mut symbols = HashMap::new();
-    let mut f = module.get_first_function();
-    while let Some(func) = f {
-        let local = matches!(func.get_linkage(), Linkage::Internal | Linkage::Private);
-        if func.count_basic_blocks() > 0 && !local {
-            let name = func.get_name().to_string_lossy().into_owned();
-            let addr = engine
-                .get_function_address(&name)
-                .map_err(|e| Error::internal(format!("runtime function {name}: {e:?}")))?;
-            symbols.insert(name, addr);
-        }
-        f = func.get_next_function();
-    }
-    let runtime = JitRuntime { symbols };
+    let triple_name = triple.as_str().to_string_lossy().into_owned();
+    let object = jit_cache::object_for(jit_cache::runtime_key(&triple_name), || {
+        compile_object(&triple, &triple_name)
+    })?;
+    let defined = defined_symbols(&object)?;
+    let code = load_object(&object, "ferrohalide runtime", c_library)?;
+    let runtime = JitRuntime { code, defined, symbols: Mutex::new(HashMap::new()) };
     install_handler(&runtime, names::SET_ERROR_HANDLER, report_error)?;
     install_handler(&runtime, names::SET_CUSTOM_PRINT, print_line)?;
-    // The runtime's code lives as long as the process.
-    std::mem::forget(engine);
     Ok(runtime)
 }
 
-/// Bind every C library function the runtime imports by address, so a
-/// missing one is an error here instead of an abort inside LLVM.
-fn bind_c_library(module: &Module, engine: &ExecutionEngine) -> Result<()> {
-    let mut f = module.get_first_function();
-    while let Some(func) = f {
-        let name = func.get_name().to_string_lossy().into_owned();
-        if func.count_basic_blocks() == 0 && !name.starts_with("llvm.") {
-            let addr = c_library_symbol(&name).ok_or_else(|| {
-                Error::internal(format!("the C library function {name} is not in this process"))
-            })?;
-            engine.add_global_mapping(&func, addr);
-        }
-        f = func.get_next_function();
-    }
-    Ok(())
+/// The runtime's position-independent object for this machine. The
+/// bitcode is already optimized (clang -O3); LLVM's fast instruction
+/// selection makes machine code of it in about a quarter of the time the
+/// full code generator takes.
+fn compile_object(triple: &TargetTriple, triple_name: &str) -> Result<Vec<u8>> {
+    let context = Context::create();
+    let module = runtime_module(&context, triple_name)?;
+    let machine = Target::from_triple(triple)
+        .map_err(|e| Error::internal(format!("LLVM target: {e}")))?
+        .create_target_machine(triple, "", "", OptimizationLevel::None, RelocMode::PIC, CodeModel::Small)
+        .ok_or_else(|| Error::internal("cannot create an LLVM target machine for the runtime"))?;
+    let buf = machine
+        .write_to_memory_buffer(&module, FileType::Object)
+        .map_err(|e| Error::internal(format!("compiling the runtime failed: {}", e.to_string())))?;
+    Ok(buf.as_slice().to_vec())
 }
 
 fn install_handler(runtime: &JitRuntime, setter: &str, handler: Handler) -> Result<()> {

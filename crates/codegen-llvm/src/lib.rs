@@ -1,7 +1,8 @@
 //! LLVM backend: compiles a `LoweredPipeline` to machine code and runs it.
 //!
 //! - [`compile_jit`] turns a lowered pipeline into a [`JitModule`] (LLVM IR,
-//!   optimized at O3 for the host CPU, JIT-compiled with MCJIT).
+//!   optimized at O3 for the host CPU, compiled to an object that the
+//!   persistent cache keeps, and loaded with ORC).
 //! - [`JitModule::run`] calls it with [`ArgValue`]s.
 //! - [`compile_to_assembly`] / [`compile_to_llvm_ir`] give the text forms.
 //! - [`aot`] writes a core `Module` as an object, assembly or bitcode, and
@@ -12,6 +13,8 @@
 pub mod aot;
 pub mod codegen;
 pub mod jit;
+mod jit_cache;
+mod jit_loader;
 pub mod jit_runtime;
 pub mod runtime_module;
 pub mod runtime_symbols;

@@ -236,7 +236,7 @@ fn heap_and_stack_allocations() {
                 x * x + (63 - x) * (63 - x)
             );
         }
-        let ir = m.llvm_ir();
+        let ir = ferrohalide_codegen_llvm::compile_to_llvm_ir(&p, &ferrohalide_codegen_llvm::JitTarget::host()).unwrap();
         assert_eq!(ir.contains("halide_malloc"), !n_const, "{name}");
     }
 }
@@ -308,4 +308,15 @@ fn float16_scalar_and_math() {
         let got = out.get_f64(&[x]).unwrap();
         assert!((got - want).abs() < 1e-3, "x = {x}: {got} vs {want}");
     }
+}
+
+#[test]
+fn the_jit_runtime_exports_only_its_own_functions() {
+    let rt = ferrohalide_codegen_llvm::jit_runtime::shared().unwrap();
+    assert!(rt.symbol("halide_malloc").is_some());
+    assert!(rt.symbol("halide_do_par_for").is_some());
+    // What it imports from the C library is not the runtime's: lookups of
+    // such names go on to symbols users registered (runtime_symbols).
+    assert!(rt.symbol("memcpy").is_none());
+    assert!(rt.symbol("no_such_function_anywhere").is_none());
 }

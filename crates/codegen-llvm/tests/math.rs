@@ -355,9 +355,6 @@ fn vector_sin_is_avx512_without_libm_calls() {
     assert!(asm.contains("zmm"), "no zmm registers in:\n{asm}");
     assert!(!asm.contains("sinf"), "calls sinf:\n{asm}");
     assert!(!asm.contains("call"), "contains calls:\n{asm}");
-    // The JitModule's assembly is the same code.
-    let jm = jit(&p);
-    assert!(jm.assembly().unwrap().contains("zmm"));
     // Restricting the target to AVX2 gives ymm and no zmm.
     let avx2 = host.without_avx512();
     let asm2 = compile_to_assembly(&p, &avx2).unwrap();

@@ -4,6 +4,7 @@
 pub mod equality;
 pub mod error_code;
 pub mod expr;
+pub mod fingerprint;
 pub mod function_ptr;
 pub mod printer;
 pub mod printer_html;

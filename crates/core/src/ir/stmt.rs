@@ -131,6 +131,10 @@ impl Stmt {
     pub fn same_as(&self, other: &Stmt) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
+    /// An identity for the node (its address), valid while it lives.
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
 
     pub fn let_stmt(name: impl Into<String>, value: Expr, body: Stmt) -> Stmt {
         Stmt::new(StmtNode::LetStmt {

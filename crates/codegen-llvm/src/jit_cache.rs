@@ -1,0 +1,278 @@
+//! The persistent JIT cache: the machine code of a lowered pipeline,
+//! compiled once, is read back by later processes instead of compiled
+//! again (Halide's JIT has no such cache; its users asked for one in
+//! Halide issue #5605).
+//!
+//! - Key: a BLAKE3 hash of everything that decides the code: this build
+//!   of ferrohalide (`FERROHALIDE_BUILD_ID`, a hash of its sources), the
+//!   LLVM version, the target CPU and features, and the complete encoding
+//!   of the lowered pipeline (`ir::fingerprint`). A pipeline that differs
+//!   in anything code generation reads gets another key. The JIT runtime,
+//!   which each process otherwise compiles on first use, is cached too.
+//! - Where: `$FERROHALIDE_CACHE_DIR`, else `$XDG_CACHE_HOME/ferrohalide`,
+//!   else `~/.cache/ferrohalide`; entries live in its `jit` folder.
+//!   `FERROHALIDE_CACHE_DIR=off` (or empty) disables the cache. The
+//!   entries are code this process runs: the folder is created private
+//!   (0700, files 0600), and a folder another user owns, or that others
+//!   can write to, is not used (with one warning).
+//! - Integrity: an entry holds a magic number, its key, the object's
+//!   length and the object's BLAKE3 hash. Anything that does not check out
+//!   (a truncated or corrupt file, another key) is deleted and the
+//!   pipeline compiled again; it is never loaded.
+//! - Concurrency: an entry is written to a private temporary file and
+//!   renamed into place, so readers see a whole entry or none.
+//! - Size: after each write, entries beyond `FERROHALIDE_CACHE_SIZE_MB`
+//!   (default 512) go, least recently used first (a hit refreshes an
+//!   entry's time).
+//!
+//! A cache that cannot be read or written only costs time: failures fall
+//! back to compiling and are reported with `HL_DEBUG_CODEGEN=1`.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use ferrohalide_core::ir::fingerprint::Fingerprint;
+use ferrohalide_core::lower::{LoweredArgument, LoweredPipeline};
+use ferrohalide_core::Result;
+use inkwell::llvm_sys::blake3::{
+    llvm_blake3_hasher, llvm_blake3_hasher_finalize, llvm_blake3_hasher_init, llvm_blake3_hasher_update,
+};
+
+use crate::jit::debug_level;
+use crate::target::JitTarget;
+
+const MAGIC: &[u8; 8] = b"FHJIT\x00\x00\x01";
+const HEADER: usize = 8 + 32 + 8 + 32;
+const DEFAULT_SIZE_MB: f64 = 512.0;
+/// Temporary files older than this were left by a process that died.
+const STALE_TEMPORARY: Duration = Duration::from_secs(600);
+
+pub(crate) type Digest = [u8; 32];
+
+fn blake3(parts: &[&[u8]]) -> Digest {
+    // SAFETY: the hasher is a plain struct LLVM initializes; the slices
+    // are valid for their lengths.
+    unsafe {
+        let mut h: llvm_blake3_hasher = std::mem::zeroed();
+        llvm_blake3_hasher_init(&mut h);
+        for p in parts {
+            llvm_blake3_hasher_update(&mut h, p.as_ptr() as *const _, p.len());
+        }
+        let mut out = [0u8; 32];
+        llvm_blake3_hasher_finalize(&mut h, out.as_mut_ptr(), out.len());
+        out
+    }
+}
+
+fn hex(d: &Digest) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn llvm_version() -> (u32, u32, u32) {
+    let (mut a, mut b, mut c) = (0, 0, 0);
+    // SAFETY: writes three integers.
+    unsafe { inkwell::llvm_sys::core::LLVMGetVersion(&mut a, &mut b, &mut c) };
+    (a, b, c)
+}
+
+/// A key: what `describe` writes, after what every entry depends on
+/// (this build, the LLVM version).
+fn key(kind: &str, describe: impl FnOnce(&mut Fingerprint)) -> Digest {
+    let mut f = Fingerprint::new();
+    f.str(kind);
+    f.str(env!("FERROHALIDE_BUILD_ID"));
+    let (a, b, c) = llvm_version();
+    f.str(&format!("LLVM {a}.{b}.{c}"));
+    describe(&mut f);
+    blake3(&[&f.bytes])
+}
+
+/// The key of the code `p` compiles to for `target`.
+pub(crate) fn pipeline_key(p: &LoweredPipeline, target: &JitTarget) -> Digest {
+    key("ferrohalide JIT pipeline", |f| {
+        let JitTarget { cpu, features, max_buffer_size } = target;
+        f.str(cpu);
+        f.str(features);
+        f.u64(*max_buffer_size);
+        let LoweredPipeline { name, args, body } = p;
+        f.str(name);
+        f.u64(args.len() as u64);
+        for arg in args {
+            let LoweredArgument { name, kind, ty, dimensions, estimates } = arg;
+            f.str(name);
+            f.debug(kind);
+            f.ty(*ty);
+            f.u64(*dimensions as u64);
+            f.debug(estimates);
+        }
+        f.stmt(body);
+    })
+}
+
+/// The key of the JIT runtime's code for a target triple (the runtime's
+/// source is part of the build identity).
+pub(crate) fn runtime_key(triple: &str) -> Digest {
+    key("ferrohalide JIT runtime", |f| f.str(triple))
+}
+
+fn debug(msg: &str) {
+    if debug_level() >= 1 {
+        eprintln!("JIT cache: {msg}");
+    }
+}
+
+/// The cache folder, created if needed; None if the cache is off or the
+/// folder is not safe to run code from.
+fn cache_dir() -> Option<PathBuf> {
+    let base = match std::env::var_os("FERROHALIDE_CACHE_DIR") {
+        Some(v) if v.is_empty() || v == "off" => return None,
+        Some(v) => PathBuf::from(v),
+        None => match std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from) {
+            Some(x) if x.is_absolute() => x.join("ferrohalide"),
+            _ => PathBuf::from(std::env::var_os("HOME")?).join(".cache").join("ferrohalide"),
+        },
+    };
+    let dir = base.join("jit");
+    if let Err(e) = fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir) {
+        debug(&format!("cannot create {}: {e}", dir.display()));
+        return None;
+    }
+    match private_to_this_user(&dir) {
+        Ok(()) => Some(dir),
+        Err(why) => {
+            static WARNED: AtomicBool = AtomicBool::new(false);
+            if !WARNED.swap(true, Ordering::Relaxed) {
+                eprintln!("ferrohalide: not using the JIT cache in {}: {why}", dir.display());
+            }
+            None
+        }
+    }
+}
+
+extern "C" {
+    fn geteuid() -> u32;
+}
+
+fn private_to_this_user(dir: &Path) -> std::result::Result<(), String> {
+    let m = fs::metadata(dir).map_err(|e| e.to_string())?;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { geteuid() };
+    if m.uid() != me {
+        return Err(format!("it belongs to user {}, not to this user ({me})", m.uid()));
+    }
+    if m.mode() & 0o022 != 0 {
+        return Err(format!("other users can write to it (mode {:o})", m.mode() & 0o777));
+    }
+    Ok(())
+}
+
+/// The object with key `key`: from the cache, or from `compile` (then
+/// stored).
+pub(crate) fn object_for(key: Digest, compile: impl FnOnce() -> Result<Vec<u8>>) -> Result<Vec<u8>> {
+    let Some(dir) = cache_dir() else {
+        return compile();
+    };
+    let t = std::time::Instant::now();
+    let path = dir.join(format!("{}.o", hex(&key)));
+    if let Some(object) = read_entry(&path, &key) {
+        // Refresh the time eviction goes by.
+        let _ = fs::File::options().write(true).open(&path).and_then(|f| f.set_modified(SystemTime::now()));
+        crate::jit::debug_time("JIT cache hit", t);
+        return Ok(object);
+    }
+    crate::jit::debug_time("JIT cache miss", t);
+    let object = compile()?;
+    if let Err(e) = write_entry(&dir, &path, &key, &object) {
+        debug(&format!("cannot write {}: {e}", path.display()));
+    }
+    evict(&dir);
+    Ok(object)
+}
+
+/// The object in the entry at `path`, if the entry is whole and for
+/// `key`; an entry that is not is removed.
+fn read_entry(path: &Path, key: &Digest) -> Option<Vec<u8>> {
+    let bytes = fs::read(path).ok()?;
+    let valid = bytes.len() >= HEADER
+        && &bytes[..8] == MAGIC
+        && bytes[8..40] == key[..]
+        && u64::from_le_bytes(bytes[40..48].try_into().ok()?) == (bytes.len() - HEADER) as u64
+        && blake3(&[&bytes[HEADER..]])[..] == bytes[48..80];
+    if !valid {
+        debug(&format!("{} is damaged; compiling again", path.display()));
+        let _ = fs::remove_file(path);
+        return None;
+    }
+    Some(bytes[HEADER..].to_vec())
+}
+
+fn write_entry(dir: &Path, path: &Path, key: &Digest, object: &[u8]) -> std::io::Result<()> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let tmp = dir.join(format!(
+        ".tmp-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let result = (|| {
+        let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+        f.write_all(MAGIC)?;
+        f.write_all(key)?;
+        f.write_all(&(object.len() as u64).to_le_bytes())?;
+        f.write_all(&blake3(&[object]))?;
+        f.write_all(object)?;
+        drop(f);
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn size_limit() -> u64 {
+    let mb = std::env::var("FERROHALIDE_CACHE_SIZE_MB")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .unwrap_or(DEFAULT_SIZE_MB);
+    (mb * 1024.0 * 1024.0) as u64
+}
+
+/// Remove the least recently used entries beyond the size limit, and
+/// temporary files that a dead process left.
+fn evict(dir: &Path) {
+    let Ok(list) = fs::read_dir(dir) else { return };
+    let now = SystemTime::now();
+    let mut entries = Vec::new();
+    for e in list.flatten() {
+        let Ok(m) = e.metadata() else { continue };
+        let name = e.file_name().to_string_lossy().into_owned();
+        let modified = m.modified().unwrap_or(now);
+        if name.starts_with(".tmp-") {
+            if now.duration_since(modified).unwrap_or_default() > STALE_TEMPORARY {
+                let _ = fs::remove_file(e.path());
+            }
+        } else if name.ends_with(".o") {
+            entries.push((modified, m.len(), e.path()));
+        }
+    }
+    let limit = size_limit();
+    let mut total: u64 = entries.iter().map(|e| e.1).sum();
+    if total <= limit {
+        return;
+    }
+    entries.sort();
+    for (_, len, path) in entries {
+        if total <= limit {
+            break;
+        }
+        if fs::remove_file(&path).is_ok() {
+            debug(&format!("evicted {}", path.display()));
+            total -= len;
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! Loading a compiled pipeline's relocatable object into this process
+//! (LLVM's ORC LLJIT), whether it was compiled just now or read back from
+//! the persistent cache (`jit_cache`): both go through the same loader, so
+//! the cached path is the one every compilation exercises.
+//!
+//! Each object gets its own LLJIT, disposed (freeing the code) with the
+//! [`LoadedObject`]. The object's undefined symbols resolve when it is
+//! loaded, through the resolver the caller gives (for pipelines,
+//! `runtime_symbols::lookup`: the process's JIT runtime, symbols registered
+//! for extern stages, then the C library). Nothing in
+//! the object depends on where those live, so the same bytes load in any
+//! process.
+
+use std::ffi::{c_void, CStr, CString};
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use ferrohalide_core::{Error, Result};
+use inkwell::llvm_sys::core::LLVMCreateMemoryBufferWithMemoryRangeCopy;
+use inkwell::llvm_sys::error::{LLVMConsumeError, LLVMDisposeErrorMessage, LLVMErrorRef, LLVMGetErrorMessage};
+use inkwell::llvm_sys::orc2::lljit::{
+    LLVMOrcCreateLLJIT, LLVMOrcDisposeLLJIT, LLVMOrcLLJITAddObjectFile, LLVMOrcLLJITGetMainJITDylib,
+    LLVMOrcLLJITLookup, LLVMOrcLLJITRef,
+};
+use inkwell::llvm_sys::orc2::{
+    LLVMJITEvaluatedSymbol, LLVMJITSymbolFlags, LLVMJITSymbolGenericFlags, LLVMOrcAbsoluteSymbols,
+    LLVMOrcCLookupSet, LLVMOrcCSymbolMapPair, LLVMOrcCreateCustomCAPIDefinitionGenerator,
+    LLVMOrcDefinitionGeneratorRef, LLVMOrcExecutorAddress, LLVMOrcJITDylibAddGenerator,
+    LLVMOrcJITDylibDefine, LLVMOrcJITDylibLookupFlags, LLVMOrcJITDylibRef, LLVMOrcLookupKind,
+    LLVMOrcLookupStateRef, LLVMOrcRetainSymbolStringPoolEntry, LLVMOrcSymbolStringPoolEntryStr,
+};
+
+use crate::jit::init_llvm;
+
+/// How the symbols an object uses resolve to addresses.
+pub(crate) type Resolver = fn(&str) -> Result<usize>;
+
+/// The generator's state: the resolver, and the first symbol that did not
+/// resolve (for the error message).
+struct Resolution {
+    resolve: Resolver,
+    unresolved: Mutex<Option<Error>>,
+}
+
+/// Code loaded into the process; freed when dropped.
+pub(crate) struct LoadedObject {
+    jit: LLVMOrcLLJITRef,
+    resolution: *const Resolution,
+}
+
+// SAFETY: the LLJIT is only used by `lookup` (which ORC allows from any
+// thread) and by `drop`; the loaded code itself is immutable.
+unsafe impl Send for LoadedObject {}
+unsafe impl Sync for LoadedObject {}
+
+impl Drop for LoadedObject {
+    fn drop(&mut self) {
+        // SAFETY: `jit` was created by `load_object` and is disposed once;
+        // disposing it runs the generator's dispose (freeing `resolution`).
+        unsafe { consume(LLVMOrcDisposeLLJIT(self.jit)) };
+    }
+}
+
+/// The message of an LLVM error (consuming it); None for success.
+unsafe fn take_error(e: LLVMErrorRef) -> Option<String> {
+    if e.is_null() {
+        return None;
+    }
+    let m = LLVMGetErrorMessage(e);
+    let s = CStr::from_ptr(m).to_string_lossy().into_owned();
+    LLVMDisposeErrorMessage(m);
+    Some(s)
+}
+
+unsafe fn consume(e: LLVMErrorRef) {
+    if !e.is_null() {
+        LLVMConsumeError(e);
+    }
+}
+
+/// Defines the symbols ORC asks for (those the object uses and nothing
+/// in it defines) as absolute addresses from the object's resolver.
+extern "C" fn generate(
+    _generator: LLVMOrcDefinitionGeneratorRef,
+    ctx: *mut c_void,
+    _state: *mut LLVMOrcLookupStateRef,
+    _kind: LLVMOrcLookupKind,
+    jd: LLVMOrcJITDylibRef,
+    _flags: LLVMOrcJITDylibLookupFlags,
+    set: LLVMOrcCLookupSet,
+    len: usize,
+) -> LLVMErrorRef {
+    // A panic must not unwind into LLVM: an unresolved symbol is the worst
+    // it can cause, reported when the entry point is looked up.
+    let _ = std::panic::catch_unwind(|| {
+        // SAFETY: ORC passes `len` valid entries and the context we gave it.
+        let resolution = unsafe { &*(ctx as *const Resolution) };
+        let mut pairs = Vec::with_capacity(len);
+        for i in 0..len {
+            let entry = unsafe { &*set.add(i) };
+            let name = unsafe { CStr::from_ptr(LLVMOrcSymbolStringPoolEntryStr(entry.Name)) };
+            match (resolution.resolve)(&name.to_string_lossy()) {
+                Ok(address) => {
+                    // LLVMOrcAbsoluteSymbols takes over one reference to the name.
+                    unsafe { LLVMOrcRetainSymbolStringPoolEntry(entry.Name) };
+                    pairs.push(LLVMOrcCSymbolMapPair {
+                        Name: entry.Name,
+                        Sym: LLVMJITEvaluatedSymbol {
+                            Address: address as LLVMOrcExecutorAddress,
+                            Flags: LLVMJITSymbolFlags {
+                                GenericFlags: LLVMJITSymbolGenericFlags::LLVMJITSymbolGenericFlagsExported
+                                    as u8
+                                    | LLVMJITSymbolGenericFlags::LLVMJITSymbolGenericFlagsCallable as u8,
+                                TargetFlags: 0,
+                            },
+                        },
+                    });
+                }
+                Err(e) => {
+                    let mut u = resolution.unresolved.lock().unwrap_or_else(|p| p.into_inner());
+                    u.get_or_insert(e);
+                }
+            }
+        }
+        if !pairs.is_empty() {
+            // SAFETY: the pairs hold retained names; ORC owns the unit after.
+            unsafe {
+                let unit = LLVMOrcAbsoluteSymbols(pairs.as_mut_ptr(), pairs.len());
+                consume(LLVMOrcJITDylibDefine(jd, unit));
+            }
+        }
+    });
+    std::ptr::null_mut()
+}
+
+extern "C" fn dispose(ctx: *mut c_void) {
+    // SAFETY: `ctx` is the Box leaked by `load_object`, disposed once.
+    drop(unsafe { Box::from_raw(ctx as *mut Resolution) });
+}
+
+/// Load the relocatable object `bytes` (compiled for this machine, with
+/// position-independent code); `resolve` gives the addresses of what it
+/// uses.
+pub(crate) fn load_object(bytes: &[u8], name: &str, resolve: Resolver) -> Result<LoadedObject> {
+    init_llvm();
+    let mut jit: LLVMOrcLLJITRef = std::ptr::null_mut();
+    // SAFETY: a null builder asks for the defaults (this process, the host).
+    if let Some(e) = unsafe { take_error(LLVMOrcCreateLLJIT(&mut jit, std::ptr::null_mut())) } {
+        return Err(Error::internal(format!("cannot create the JIT: {e}")));
+    }
+    let resolution: *mut Resolution =
+        Box::into_raw(Box::new(Resolution { resolve, unresolved: Mutex::new(None) }));
+    let loaded = LoadedObject { jit, resolution };
+    let buffer_name = CString::new(name.replace('\0', "")).unwrap_or_default();
+    // SAFETY: `jit` is live; ORC takes ownership of the generator (and of
+    // its context, freed by `dispose`) and of the buffer copy.
+    unsafe {
+        let dylib = LLVMOrcLLJITGetMainJITDylib(jit);
+        let generator = LLVMOrcCreateCustomCAPIDefinitionGenerator(generate, resolution as *mut c_void, dispose);
+        LLVMOrcJITDylibAddGenerator(dylib, generator);
+        let buffer = LLVMCreateMemoryBufferWithMemoryRangeCopy(
+            bytes.as_ptr() as *const _,
+            bytes.len(),
+            buffer_name.as_ptr(),
+        );
+        if let Some(e) = take_error(LLVMOrcLLJITAddObjectFile(jit, dylib, buffer)) {
+            return Err(Error::internal(format!("cannot load the compiled code of {name}: {e}")));
+        }
+    }
+    Ok(loaded)
+}
+
+impl LoadedObject {
+    /// The address of a function the object defines (linking it, and
+    /// resolving what it uses, on the first lookup).
+    pub(crate) fn lookup(&self, symbol: &str) -> Result<usize> {
+        let c = CString::new(symbol).map_err(|_| Error::internal("a symbol name contains NUL"))?;
+        let mut address: LLVMOrcExecutorAddress = 0;
+        // SAFETY: `jit` is live.
+        if let Some(e) = unsafe { take_error(LLVMOrcLLJITLookup(self.jit, &mut address, c.as_ptr())) } {
+            // SAFETY: `resolution` lives as long as the JIT.
+            let resolution = unsafe { &*self.resolution };
+            let missing = resolution.unresolved.lock().unwrap_or_else(|p| p.into_inner()).take();
+            return Err(missing.unwrap_or_else(|| Error::internal(format!("linking {symbol} failed: {e}"))));
+        }
+        Ok(address as usize)
+    }
+}
+
+/// The names of the symbols the object `bytes` defines (those in one of
+/// its sections; local ones included).
+pub(crate) fn defined_symbols(bytes: &[u8]) -> Result<HashSet<String>> {
+    use inkwell::llvm_sys::core::{LLVMCreateMemoryBufferWithMemoryRange, LLVMDisposeMemoryBuffer};
+    use inkwell::llvm_sys::object::*;
+    let mut out = HashSet::new();
+    // SAFETY: the buffer borrows `bytes`, which outlive it; every iterator
+    // and the binary are disposed before the buffer.
+    unsafe {
+        let buffer = LLVMCreateMemoryBufferWithMemoryRange(bytes.as_ptr() as *const _, bytes.len(), c"object".as_ptr(), 0);
+        let mut message = std::ptr::null_mut();
+        let binary = LLVMCreateBinary(buffer, std::ptr::null_mut(), &mut message);
+        if binary.is_null() {
+            let m = if message.is_null() { String::new() } else { CStr::from_ptr(message).to_string_lossy().into_owned() };
+            if !message.is_null() {
+                inkwell::llvm_sys::core::LLVMDisposeMessage(message);
+            }
+            LLVMDisposeMemoryBuffer(buffer);
+            return Err(Error::internal(format!("cannot read an object file: {m}")));
+        }
+        let symbols = LLVMObjectFileCopySymbolIterator(binary);
+        let section = LLVMObjectFileCopySectionIterator(binary);
+        while LLVMObjectFileIsSymbolIteratorAtEnd(binary, symbols) == 0 {
+            LLVMMoveToContainingSection(section, symbols);
+            if LLVMObjectFileIsSectionIteratorAtEnd(binary, section) == 0 {
+                out.insert(CStr::from_ptr(LLVMGetSymbolName(symbols)).to_string_lossy().into_owned());
+            }
+            LLVMMoveToNextSymbol(symbols);
+        }
+        LLVMDisposeSectionIterator(section);
+        LLVMDisposeSymbolIterator(symbols);
+        LLVMDisposeBinary(binary);
+        LLVMDisposeMemoryBuffer(buffer);
+    }
+    Ok(out)
+}
