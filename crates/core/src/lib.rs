@@ -9,6 +9,7 @@ pub mod buffer;
 pub mod device_api;
 pub mod emit;
 pub mod error;
+pub mod fast_hash;
 pub mod ir;
 pub mod lang;
 pub mod live;

@@ -19,7 +19,8 @@
 // which clippy would otherwise read as arithmetic mistakes.
 #![allow(clippy::erasing_op, clippy::modulo_one, clippy::identity_op)]
 
-use std::collections::HashMap;
+
+use crate::fast_hash::FastMap;
 
 use crate::ir::{BinOp, Expr, ExprNode, Stmt};
 
@@ -76,15 +77,15 @@ pub(crate) enum VarFact {
 const MAX_DEPTH: u32 = 48;
 
 pub struct Simplifier {
-    vars: HashMap<String, Vec<VarFact>>,
+    vars: FastMap<String, Vec<VarFact>>,
     /// Identifies the current scope state; memo tables are keyed by it.
     version: u64,
     next_version: u64,
     version_stack: Vec<u64>,
-    info_cache: HashMap<(usize, u64), (Expr, Info)>,
-    mutate_cache: HashMap<(usize, u64), (Expr, Expr)>,
+    info_cache: FastMap<(usize, u64), (Expr, Info)>,
+    mutate_cache: FastMap<(usize, u64), (Expr, Expr)>,
     /// Use counts of variables in simplified output, for dead-let removal.
-    uses: HashMap<String, usize>,
+    uses: FastMap<String, usize>,
     /// Let-bound names whose uses are being counted (innermost last).
     tracked: Vec<String>,
     depth: u32,
@@ -96,7 +97,7 @@ pub struct Simplifier {
     pub(crate) overflowed: bool,
     /// Per name in scope (parallel to `vars`), the value of a let kept as
     /// a variable, so differences of two such lets can cancel.
-    let_values: HashMap<String, Vec<Option<Expr>>>,
+    let_values: FastMap<String, Vec<Option<Expr>>>,
 }
 
 impl Default for Simplifier {
@@ -108,17 +109,17 @@ impl Default for Simplifier {
 impl Simplifier {
     pub fn new() -> Simplifier {
         Simplifier {
-            vars: HashMap::new(),
+            vars: FastMap::default(),
             version: 0,
             next_version: 1,
             version_stack: vec![],
-            info_cache: HashMap::new(),
-            mutate_cache: HashMap::new(),
-            uses: HashMap::new(),
+            info_cache: FastMap::default(),
+            mutate_cache: FastMap::default(),
+            uses: FastMap::default(),
             tracked: vec![],
             depth: 0,
             overflowed: false,
-            let_values: HashMap::new(),
+            let_values: FastMap::default(),
         }
     }
 

@@ -205,6 +205,59 @@ pub struct Rule {
     pub lhs: P,
     pub rhs: P,
     pub pred: Option<P>,
+    /// What the left-hand side's first two operands must look like: a
+    /// cheap test that rejects most rules before `matches` walks them.
+    operands: [Shape; 2],
+}
+
+/// The outline of a pattern node, for `Rule::operands`.
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    Any,
+    Const,
+    Bin(BinOp),
+    Not,
+    Select,
+}
+
+fn shape(p: P) -> Shape {
+    match p.0 {
+        PatNode::ConstWild(_) | PatNode::Lit(_) => Shape::Const,
+        PatNode::Bin(op, ..) => Shape::Bin(*op),
+        PatNode::Not(_) => Shape::Not,
+        PatNode::Select(..) => Shape::Select,
+        PatNode::Wild(_) | PatNode::NoOverflow | PatNode::IsInt | PatNode::SumFits(..) => Shape::Any,
+    }
+}
+
+/// Can `e` match a pattern of outline `s`? (Never false when it can.)
+fn fits(s: Shape, e: &Expr) -> bool {
+    match (s, e.node()) {
+        (Shape::Any, _) => true,
+        (Shape::Const, _) => const_of(e).is_some(),
+        (Shape::Bin(op), ExprNode::Binary { op: o, .. }) => op == *o,
+        (Shape::Not, ExprNode::Not(_)) | (Shape::Select, ExprNode::Select { .. }) => true,
+        _ => false,
+    }
+}
+
+fn operand_shapes(lhs: P) -> [Shape; 2] {
+    match lhs.0 {
+        PatNode::Bin(_, a, b) => [shape(*a), shape(*b)],
+        PatNode::Not(a) => [shape(*a), Shape::Any],
+        PatNode::Select(c, t, _) => [shape(*c), shape(*t)],
+        _ => [Shape::Any, Shape::Any],
+    }
+}
+
+/// The first two operands of `e`, in the order `operand_shapes` uses.
+fn operands(e: &Expr) -> [Option<&Expr>; 2] {
+    match e.node() {
+        ExprNode::Binary { a, b, .. } => [Some(a), Some(b)],
+        ExprNode::Not(a) => [Some(a), None],
+        ExprNode::Select { cond, t, .. } => [Some(cond), Some(t)],
+        _ => [None, None],
+    }
 }
 
 pub fn rule(lhs: P, rhs: impl Into<P>) -> Rule {
@@ -212,6 +265,7 @@ pub fn rule(lhs: P, rhs: impl Into<P>) -> Rule {
         lhs,
         rhs: rhs.into(),
         pred: None,
+        operands: operand_shapes(lhs),
     }
 }
 pub fn rule_if(lhs: P, rhs: impl Into<P>, pred: P) -> Rule {
@@ -219,22 +273,26 @@ pub fn rule_if(lhs: P, rhs: impl Into<P>, pred: P) -> Rule {
         lhs,
         rhs: rhs.into(),
         pred: Some(pred),
+        operands: operand_shapes(lhs),
     }
 }
 
-pub struct Binds {
-    w: [Option<Expr>; 5],
-    c: [Option<Expr>; 4],
+/// What the wildcards matched: borrowed from the expression being
+/// rewritten (a rule that fails to match, the common case, then costs no
+/// reference counting), cloned only into a rewrite's result.
+pub struct Binds<'e> {
+    w: [Option<&'e Expr>; 5],
+    c: [Option<&'e Expr>; 4],
     /// Operand type of the matched root node.
     op_ty: Type,
 }
 
-fn matches(p: P, e: &Expr, b: &mut Binds) -> bool {
+fn matches<'e>(p: P, e: &'e Expr, b: &mut Binds<'e>) -> bool {
     match p.0 {
-        PatNode::Wild(i) => match &b.w[*i] {
+        PatNode::Wild(i) => match b.w[*i] {
             Some(prev) => equal(prev, e),
             None => {
-                b.w[*i] = Some(e.clone());
+                b.w[*i] = Some(e);
                 true
             }
         },
@@ -242,10 +300,10 @@ fn matches(p: P, e: &Expr, b: &mut Binds) -> bool {
             if const_of(e).is_none() {
                 return false;
             }
-            match &b.c[*i] {
+            match b.c[*i] {
                 Some(prev) => equal(prev, e),
                 None => {
-                    b.c[*i] = Some(e.clone());
+                    b.c[*i] = Some(e);
                     true
                 }
             }
@@ -273,8 +331,8 @@ fn matches(p: P, e: &Expr, b: &mut Binds) -> bool {
 
 fn pat_type(p: P, b: &Binds) -> Option<Type> {
     match p.0 {
-        PatNode::Wild(i) => b.w[*i].as_ref().map(|e| e.ty()),
-        PatNode::ConstWild(i) => b.c[*i].as_ref().map(|e| e.ty()),
+        PatNode::Wild(i) => b.w[*i].map(|e| e.ty()),
+        PatNode::ConstWild(i) => b.c[*i].map(|e| e.ty()),
         PatNode::Lit(_) => None,
         PatNode::Bin(op, x, y) => {
             let t = pat_type(*x, b).or_else(|| pat_type(*y, b))?;
@@ -295,8 +353,8 @@ impl Simplifier {
     /// Instantiate a pattern. `hint` is the type to give bare literals.
     fn build(&mut self, p: P, b: &Binds, hint: Option<Type>) -> Option<Expr> {
         Some(match p.0 {
-            PatNode::Wild(i) => b.w[*i].clone()?,
-            PatNode::ConstWild(i) => b.c[*i].clone()?,
+            PatNode::Wild(i) => b.w[*i]?.clone(),
+            PatNode::ConstWild(i) => b.c[*i]?.clone(),
             PatNode::Lit(v) => {
                 let t = hint?;
                 if t.is_bool() {
@@ -365,10 +423,15 @@ impl Simplifier {
             ExprNode::Select { t, .. } => t.ty(),
             _ => e.ty(),
         };
+        let [ea, eb] = operands(e);
+        let may_match = |s: Shape, x: Option<&Expr>| s == Shape::Any || x.is_some_and(|x| fits(s, x));
         for r in rules {
+            if !may_match(r.operands[0], ea) || !may_match(r.operands[1], eb) {
+                continue;
+            }
             let mut b = Binds {
-                w: Default::default(),
-                c: Default::default(),
+                w: [None; 5],
+                c: [None; 4],
                 op_ty,
             };
             if !matches(r.lhs, e, &mut b) {
