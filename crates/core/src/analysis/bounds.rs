@@ -847,10 +847,16 @@ impl BoxCollector {
     /// `e` with the enclosing lets substituted (except those whose interval
     /// an `if` refined), simplified.
     fn resolve(&self, e: &Expr) -> Expr {
+        use crate::ir::visit::vars_used;
         let mut e = e.clone();
+        // The names `e` mentions, kept up to date through the
+        // substitutions (instead of a walk of `e` per enclosing let).
+        let mut used = vars_used(&e);
         for (n, v) in self.lets.iter().rev() {
-            if !self.scope.contains_key(n) && crate::ir::visit::expr_uses_var(&e, n) {
+            if used.contains(n) && !self.scope.contains_key(n) {
                 e = crate::analysis::substitute::substitute(n, v, &e);
+                used.remove(n);
+                used.extend(vars_used(v));
             }
         }
         simplify(&e)

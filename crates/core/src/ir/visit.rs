@@ -444,12 +444,12 @@ pub fn mutate_stmt_children<M: Mutator + ?Sized>(m: &mut M, s: &Stmt) -> Stmt {
 }
 
 /// Call `f` on each direct child of `e`, in field order.
-pub fn for_each_child(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+pub fn for_each_child<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
     for_each_child_of_node(e.node(), f)
 }
 
 /// `for_each_child` on a node.
-pub fn for_each_child_of_node(node: &ExprNode, f: &mut dyn FnMut(&Expr)) {
+pub fn for_each_child_of_node<'a>(node: &'a ExprNode, f: &mut dyn FnMut(&'a Expr)) {
     match node {
         ExprNode::IntImm(_)
         | ExprNode::UIntImm(_)
@@ -491,11 +491,13 @@ pub fn for_each_child_of_node(node: &ExprNode, f: &mut dyn FnMut(&Expr)) {
 pub fn for_each_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     // On an explicit stack: expressions can nest deeper than the caller's
     // stack allows recursion (a sum built term by term in a Python loop).
-    let mut pending = vec![e.clone()];
-    let mut children = Vec::new();
+    // The stack borrows the nodes (`e` keeps them alive): no reference
+    // counting per node.
+    let mut pending: Vec<&Expr> = vec![e];
+    let mut children: Vec<&Expr> = Vec::new();
     while let Some(e) = pending.pop() {
-        f(&e);
-        for_each_child(&e, &mut |c| children.push(c.clone()));
+        f(e);
+        for_each_child(e, &mut |c| children.push(c));
         // Reversed, so that the first child is visited next.
         pending.extend(children.drain(..).rev());
     }
@@ -552,6 +554,19 @@ pub fn has_side_effects(e: &Expr) -> bool {
         }
     });
     found
+}
+
+/// The names of the variables `e` mentions (free or bound).
+pub fn vars_used(e: &Expr) -> std::collections::HashSet<String> {
+    let mut out = std::collections::HashSet::new();
+    for_each_expr(e, &mut |x| {
+        if let ExprNode::Variable { name, .. } = x.node() {
+            if !out.contains(name) {
+                out.insert(name.clone());
+            }
+        }
+    });
+    out
 }
 
 /// Does `e` mention variable `name` (free or bound)?
