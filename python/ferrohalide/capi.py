@@ -42,9 +42,12 @@ OPS = {name: i for i, name in enumerate([
     "Add", "Sub", "Mul", "Div", "Mod", "Min", "Max", "Eq", "Ne", "Lt", "Le", "Gt", "Ge",
     "And", "Or", "BitAnd", "BitOr", "BitXor", "Shl", "Shr"])}
 MATH = {name: i for i, name in enumerate([
-    "Sqrt", "Sin", "Cos", "Tan", "Exp", "Log", "Floor", "Ceil", "Round", "Trunc", "Abs"])}
+    "Sqrt", "Sin", "Cos", "Tan", "Exp", "Log", "Floor", "Ceil", "Round", "Trunc", "Abs",
+    "Asin", "Acos", "Atan", "Sinh", "Cosh", "Tanh", "Asinh", "Acosh", "Atanh", "Erf", "Fract",
+    "IsNan", "IsInf", "IsFinite", "FastSin", "FastCos", "FastExp", "FastLog", "FastInverse",
+    "FastInverseSqrt"])}
 REDUCTIONS = {name: i for i, name in enumerate(["Sum", "Product", "Maximum", "Minimum"])}
-MATH2 = {name: i for i, name in enumerate(["Pow", "Atan2", "Hypot"])}
+MATH2 = {name: i for i, name in enumerate(["Pow", "Atan2", "Hypot", "Absd", "FastPow"])}
 BOUNDARY = {name: i for i, name in enumerate(["RepeatEdge", "RepeatImage", "MirrorImage", "MirrorInterior"])}
 
 _NAME = "libferrohalide_c.so"
@@ -122,7 +125,7 @@ def _declare(lib):
         "fh_func_update": (P, [P, N]), "fh_stage_free": (I, [P]),
         "fh_stage_vectorize": (I, [P, P, I]), "fh_stage_parallel": (I, [P, P]),
         "fh_stage_reorder": (I, [P, PP, N]), "fh_stage_rfactor": (P, [P, PP, PP, N]),
-        "fh_expr_math2": (P, [ctypes.c_int, P, P]), "fh_expr_saturating_cast": (P, [FhType, P]),
+        "fh_expr_math2": (P, [ctypes.c_int, P, P]), "fh_expr_lerp": (P, [P, P, P]), "fh_expr_saturating_cast": (P, [FhType, P]),
         "fh_expr_bitwise_not": (P, [P]), "fh_boundary_condition": (P, [ctypes.c_int, P, PP, PP, N]),
         "fh_func_compile_to_static_library": (I, [P, S, P, S, S]),
         "fh_func_autoschedule": (P, [P, S, S]), "fh_target_is_valid": (I, [S]),

@@ -169,6 +169,77 @@ status(realize(mix, ma, mb, mc))
 assert list(ma) == [0, 40, 80, 120, 120, 80, 40, 0], ma
 assert (mb == ~np.arange(8)).all() and np.allclose(mc, 2.0 ** np.arange(8))
 
+# 3d'. Every math function: values against numpy's, over x/8 - 0.4.
+xf = ok(lib.fh_expr_binary(capi.OPS["Sub"], ok(lib.fh_expr_binary(capi.OPS["Div"], ok(lib.fh_expr_cast(F32, ex)), ok(lib.fh_expr_float(F32, 8.0)))), ok(lib.fh_expr_float(F32, 0.4))))
+xs_f = (np.arange(8, dtype=np.float32) / np.float32(8) - np.float32(0.4)).astype(np.float32)
+with np.errstate(all="ignore"):
+    reference = {
+        "Sqrt": np.sqrt(xs_f), "Sin": np.sin(xs_f), "Cos": np.cos(xs_f), "Tan": np.tan(xs_f),
+        "Exp": np.exp(xs_f), "Log": np.log(xs_f), "Floor": np.floor(xs_f), "Ceil": np.ceil(xs_f),
+        "Round": np.round(xs_f), "Trunc": np.trunc(xs_f), "Abs": np.abs(xs_f),
+        "Asin": np.arcsin(xs_f), "Acos": np.arccos(xs_f), "Atan": np.arctan(xs_f),
+        "Sinh": np.sinh(xs_f), "Cosh": np.cosh(xs_f), "Tanh": np.tanh(xs_f),
+        "Asinh": np.arcsinh(xs_f), "Acosh": np.arccosh(xs_f + 2), "Atanh": np.arctanh(xs_f),
+        "Erf": np.array([__import__("math").erf(v) for v in xs_f], np.float32),
+        "Fract": xs_f - np.trunc(xs_f), "IsNan": np.isnan(np.sqrt(xs_f)),
+        "IsInf": np.isinf(np.log(np.abs(xs_f - xs_f[0]))), "IsFinite": np.isfinite(np.log(xs_f)),
+        "FastSin": np.sin(xs_f), "FastCos": np.cos(xs_f), "FastExp": np.exp(xs_f), "FastLog": np.log(xs_f),
+        "FastInverse": 1 / xs_f, "FastInverseSqrt": 1 / np.sqrt(xs_f),
+    }
+operand = {
+    "Acosh": ok(lib.fh_expr_binary(capi.OPS["Add"], xf, ok(lib.fh_expr_float(F32, 2.0)))),
+    "IsNan": ok(lib.fh_expr_math(capi.MATH["Sqrt"], xf)),
+    "IsInf": ok(lib.fh_expr_math(capi.MATH["Log"], ok(lib.fh_expr_math(capi.MATH["Abs"], ok(lib.fh_expr_binary(capi.OPS["Sub"], xf, ok(lib.fh_expr_float(F32, float(xs_f[0]))))))))),
+    "IsFinite": ok(lib.fh_expr_math(capi.MATH["Log"], xf)),
+}
+assert set(reference) == set(capi.MATH), set(capi.MATH) ^ set(reference)
+for name, want in reference.items():
+    fn = ok(lib.fh_func_new(("m_" + name).encode()))
+    value = ok(lib.fh_expr_math(capi.MATH[name], operand.get(name, xf)))
+    status(lib.fh_func_define(fn, arr(ex), 1, arr(value), 1))
+    m_out = np.zeros(8, np.bool_ if name.startswith("Is") else np.float32)
+    status(realize(fn, m_out))
+    if name.startswith("Is"):
+        assert (m_out == want).all(), (name, m_out, want)
+    else:
+        fast = name.startswith("Fast")
+        ok_values = np.isclose(m_out, want, rtol=1e-2 if fast else 1e-5, atol=1e-2 if fast else 1e-6, equal_nan=True)
+        # Halide's fast approximations are only defined on positive inputs
+        # (logs, inverse square roots) and within a few periods.
+        if fast:
+            ok_values |= ~np.isfinite(want) | (xs_f <= 0)
+        assert ok_values.all(), (name, m_out, want)
+    status(lib.fh_func_free(fn))
+# Two and three arguments.
+yf = ok(lib.fh_expr_float(F32, 0.25))
+pairs = {"Pow": np.power(np.abs(xs_f), 0.25), "Atan2": np.arctan2(xs_f, 0.25),
+         "Hypot": np.hypot(xs_f, 0.25), "Absd": np.abs(xs_f - 0.25), "FastPow": np.power(np.abs(xs_f), 0.25)}
+assert set(pairs) == set(capi.MATH2)
+for name, want in pairs.items():
+    fn = ok(lib.fh_func_new(("m2_" + name).encode()))
+    first = ok(lib.fh_expr_math(capi.MATH["Abs"], xf)) if "Pow" in name else xf
+    status(lib.fh_func_define(fn, arr(ex), 1, arr(ok(lib.fh_expr_math2(capi.MATH2[name], first, yf))), 1))
+    m_out = np.zeros(8, np.float32)
+    status(realize(fn, m_out))
+    assert np.allclose(m_out, want, rtol=1e-2 if name == "FastPow" else 1e-5, atol=1e-3 if name == "FastPow" else 1e-6), (name, m_out, want)
+    status(lib.fh_func_free(fn))
+# absd of integers is unsigned and exact; lerp of u8 uses Halide's integer rule.
+fn = ok(lib.fh_func_new(b"absd_int"))
+status(lib.fh_func_define(fn, arr(ex), 1, arr(ok(lib.fh_expr_math2(capi.MATH2["Absd"], ex, const(5)))), 1))
+m_out = np.zeros(8, np.uint32)
+status(realize(fn, m_out))
+assert list(m_out) == [5, 4, 3, 2, 1, 0, 1, 2], m_out
+U8c = lambda v: ok(lib.fh_expr_uint(U8, v))
+fn = ok(lib.fh_func_new(b"lerp_u8"))
+weight = ok(lib.fh_expr_cast(U8, binop("Mul", ex, const(36))))
+status(lib.fh_func_define(fn, arr(ex), 1, arr(ok(lib.fh_expr_lerp(U8c(10), U8c(250), weight))), 1))
+m_out = np.zeros(8, np.uint8)
+status(realize(fn, m_out))
+m_w = (np.arange(8) * 36).astype(np.uint8).astype(np.float64) / 255
+assert (np.abs(m_out.astype(float) - (10 * (1 - m_w) + 250 * m_w)) <= 1).all(), m_out
+assert not lib.fh_expr_math(capi.MATH["FastSin"], ok(lib.fh_expr_float(capi.FhType(2, 64, 1), 1.0)))
+assert "Float(32)" in capi.last_error(lib)
+
 # 3e. argmax, a Param's value, targets, the autoscheduler.
 r3 = ok(lib.fh_rdom_new(arr(zero), arr(const(10)), 1, None))
 r3x = ok(lib.fh_rdom_var(r3, 0))

@@ -49,6 +49,35 @@ typedef enum FhMath {
   FhMath_Round,
   FhMath_Trunc,
   FhMath_Abs,
+  FhMath_Asin,
+  FhMath_Acos,
+  FhMath_Atan,
+  FhMath_Sinh,
+  FhMath_Cosh,
+  FhMath_Tanh,
+  FhMath_Asinh,
+  FhMath_Acosh,
+  FhMath_Atanh,
+  FhMath_Erf,
+  /*
+   `x - trunc(x)` (with the sign of `x`, as in Halide).
+   */
+  FhMath_Fract,
+  /*
+   Bool results.
+   */
+  FhMath_IsNan,
+  FhMath_IsInf,
+  FhMath_IsFinite,
+  /*
+   Float32 only (Halide's fast approximations).
+   */
+  FhMath_FastSin,
+  FhMath_FastCos,
+  FhMath_FastExp,
+  FhMath_FastLog,
+  FhMath_FastInverse,
+  FhMath_FastInverseSqrt,
 } FhMath;
 
 /*
@@ -58,6 +87,11 @@ typedef enum FhMath2 {
   FhMath2_Pow,
   FhMath2_Atan2,
   FhMath2_Hypot,
+  /*
+   `|a - b|`, exact (unsigned result for integers), as Halide's absd.
+   */
+  FhMath2_Absd,
+  FhMath2_FastPow,
 } FhMath2;
 
 /*
@@ -205,6 +239,14 @@ struct FhExpr *fh_expr_math(enum FhMath f, const struct FhExpr *e);
  `f(a, b)` for a two-argument math function.
  */
 struct FhExpr *fh_expr_math2(enum FhMath2 f, const struct FhExpr *a, const struct FhExpr *b);
+
+/*
+ `zero * (1 - weight) + one * weight`, with Halide's lerp rules for
+ integer types (weights of unsigned types span [0, 1]).
+ */
+struct FhExpr *fh_expr_lerp(const struct FhExpr *zero,
+                            const struct FhExpr *one,
+                            const struct FhExpr *weight);
 
 /*
  `e` converted to `t`, clamped to `t`'s range (Halide's saturating_cast).

@@ -83,6 +83,9 @@ pub enum FhMath2 {
     Pow,
     Atan2,
     Hypot,
+    /// `|a - b|`, exact (unsigned result for integers), as Halide's absd.
+    Absd,
+    FastPow,
 }
 
 /// Halide's boundary conditions (`fh_boundary_condition`).
@@ -146,6 +149,29 @@ pub enum FhMath {
     Round,
     Trunc,
     Abs,
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Tanh,
+    Asinh,
+    Acosh,
+    Atanh,
+    Erf,
+    /// `x - trunc(x)` (with the sign of `x`, as in Halide).
+    Fract,
+    /// Bool results.
+    IsNan,
+    IsInf,
+    IsFinite,
+    /// Float32 only (Halide's fast approximations).
+    FastSin,
+    FastCos,
+    FastExp,
+    FastLog,
+    FastInverse,
+    FastInverseSqrt,
 }
 
 fn to_type(t: FhType) -> Result<Type> {
@@ -298,6 +324,7 @@ pub extern "C" fn fh_expr_math(f: FhMath, e: *const FhExpr) -> *mut FhExpr {
         let e = handle::get(e, "e")?.0.clone();
         let which = match f {
             FhMath::Abs => return expr_handle(core(math::abs(e))),
+            FhMath::Fract => return expr_handle(core(math::fract(e))),
             FhMath::Sqrt => MathFn::Sqrt,
             FhMath::Sin => MathFn::Sin,
             FhMath::Cos => MathFn::Cos,
@@ -308,6 +335,25 @@ pub extern "C" fn fh_expr_math(f: FhMath, e: *const FhExpr) -> *mut FhExpr {
             FhMath::Ceil => MathFn::Ceil,
             FhMath::Round => MathFn::Round,
             FhMath::Trunc => MathFn::Trunc,
+            FhMath::Asin => MathFn::Asin,
+            FhMath::Acos => MathFn::Acos,
+            FhMath::Atan => MathFn::Atan,
+            FhMath::Sinh => MathFn::Sinh,
+            FhMath::Cosh => MathFn::Cosh,
+            FhMath::Tanh => MathFn::Tanh,
+            FhMath::Asinh => MathFn::Asinh,
+            FhMath::Acosh => MathFn::Acosh,
+            FhMath::Atanh => MathFn::Atanh,
+            FhMath::Erf => MathFn::Erf,
+            FhMath::IsNan => MathFn::IsNan,
+            FhMath::IsInf => MathFn::IsInf,
+            FhMath::IsFinite => MathFn::IsFinite,
+            FhMath::FastSin => MathFn::FastSin,
+            FhMath::FastCos => MathFn::FastCos,
+            FhMath::FastExp => MathFn::FastExp,
+            FhMath::FastLog => MathFn::FastLog,
+            FhMath::FastInverse => MathFn::FastInverse,
+            FhMath::FastInverseSqrt => MathFn::FastInverseSqrt,
         };
         expr_handle(core(math::unary_math(which, e)))
     })
@@ -322,7 +368,21 @@ pub extern "C" fn fh_expr_math2(f: FhMath2, a: *const FhExpr, b: *const FhExpr) 
             FhMath2::Pow => math::pow(a, b),
             FhMath2::Atan2 => math::atan2(a, b),
             FhMath2::Hypot => math::hypot(a, b),
+            FhMath2::Absd => math::absd(a, b),
+            FhMath2::FastPow => math::fast_pow(a, b),
         }))
+    })
+}
+
+/// `zero * (1 - weight) + one * weight`, with Halide's lerp rules for
+/// integer types (weights of unsigned types span [0, 1]).
+#[no_mangle]
+pub extern "C" fn fh_expr_lerp(zero: *const FhExpr, one: *const FhExpr, weight: *const FhExpr) -> *mut FhExpr {
+    guard(std::ptr::null_mut(), || {
+        let z = handle::get(zero, "zero")?.0.clone();
+        let o = handle::get(one, "one")?.0.clone();
+        let w = handle::get(weight, "weight")?.0.clone();
+        expr_handle(core(math::lerp(z, o, w)))
     })
 }
 
