@@ -812,6 +812,10 @@ struct BoxCollector {
     touch: Touch,
     boxes: HashMap<String, Region>,
     only: Option<String>,
+    /// With `only`: per statement of the walked tree (by address), whether
+    /// it reads or writes that Func, found in one pass instead of a walk
+    /// of each loop body (quadratic in the nesting).
+    mentioning: HashMap<usize, bool>,
     loops: Option<LoopFilter>,
     /// How many enclosing loops match `loops.prefix`.
     matching_loops: usize,
@@ -1128,7 +1132,12 @@ impl BoxCollector {
             } => {
                 self.expr(min);
                 self.expr(extent);
-                if self.only.as_deref().is_some_and(|o| !mentions(body, o)) {
+                let mentioned = |o: &str| match self.mentioning.get(&body.id()) {
+                    Some(m) => *m,
+                    // A statement this walk made (not in the tree).
+                    None => mentions(body, o),
+                };
+                if self.only.as_deref().is_some_and(|o| !mentioned(o)) {
                     // Nothing inside touches the one Func asked about:
                     // the loop's bounds are not needed.
                     return;
@@ -1202,6 +1211,44 @@ impl BoxCollector {
 }
 
 /// Does `s` read or write `name` (a Func or an image)?
+/// For each statement of `s` (by address), whether it reads or writes
+/// `name` (as `mentions`), in one walk.
+fn statements_mentioning(s: &Stmt, name: &str) -> HashMap<usize, bool> {
+    struct Walk<'a> {
+        name: &'a str,
+        found: bool,
+        out: HashMap<usize, bool>,
+    }
+    impl crate::ir::Visitor for Walk<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if self.found {
+                return;
+            }
+            if matches!(e.node(), ExprNode::Call { name: n, .. } if n == self.name) {
+                self.found = true;
+                return;
+            }
+            crate::ir::visit::walk_expr(self, e)
+        }
+        fn visit_stmt(&mut self, s: &Stmt) {
+            let outer = std::mem::replace(&mut self.found, false);
+            if matches!(s.node(), StmtNode::Provide { name: n, .. } if n == self.name) {
+                self.found = true;
+            }
+            // Children are walked even once found: each needs its entry.
+            let found_here = self.found;
+            self.found = false;
+            crate::ir::visit::walk_stmt(self, s);
+            self.found |= found_here;
+            self.out.insert(s.id(), self.found);
+            self.found |= outer;
+        }
+    }
+    let mut w = Walk { name, found: false, out: HashMap::new() };
+    crate::ir::Visitor::visit_stmt(&mut w, s);
+    w.out
+}
+
 fn mentions(s: &Stmt, name: &str) -> bool {
     crate::ir::visit::stmt_contains(
         s,
@@ -1356,6 +1403,7 @@ fn collect_filtered(
         touch,
         boxes: HashMap::new(),
         only: only.map(String::from),
+        mentioning: only.map(|o| statements_mentioning(s, o)).unwrap_or_default(),
         loops,
         matching_loops: 0,
         stages: stages.cloned(),
