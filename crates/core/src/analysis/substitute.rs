@@ -3,12 +3,19 @@
 
 use std::collections::HashMap;
 
+use crate::fast_hash::FastMap;
 use crate::ir::visit::{mutate_expr_children, mutate_stmt_children};
 use crate::ir::{Expr, ExprNode, Mutator, Stmt, StmtNode};
 
 struct Substitute<'a> {
     replacements: &'a HashMap<String, Expr>,
     hidden: Vec<String>,
+    /// Results per node (by address; the node is kept so the address
+    /// stays its own) while nothing is hidden: a node shared in the DAG is
+    /// rewritten once and stays shared in the result. Without it, each
+    /// substitution unfolds the DAG into a tree (bounds of image pyramids,
+    /// whose every level reads the one below twice, grow exponentially).
+    done: FastMap<usize, (Expr, Expr)>,
 }
 
 impl Substitute<'_> {
@@ -19,10 +26,8 @@ impl Substitute<'_> {
             self.replacements.get(name)
         }
     }
-}
 
-impl Mutator for Substitute<'_> {
-    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+    fn rewrite(&mut self, e: &Expr) -> Expr {
         match e.node() {
             ExprNode::Variable { name, .. } => {
                 self.lookup(name).cloned().unwrap_or_else(|| e.clone())
@@ -40,6 +45,20 @@ impl Mutator for Substitute<'_> {
             }
             _ => mutate_expr_children(self, e),
         }
+    }
+}
+
+impl Mutator for Substitute<'_> {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        if !self.hidden.is_empty() {
+            return self.rewrite(e);
+        }
+        if let Some((_, r)) = self.done.get(&e.id()) {
+            return r.clone();
+        }
+        let r = self.rewrite(e);
+        self.done.insert(e.id(), (e.clone(), r.clone()));
+        r
     }
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         match s.node() {
@@ -84,6 +103,7 @@ pub fn substitute_map(replacements: &HashMap<String, Expr>, e: &Expr) -> Expr {
     Substitute {
         replacements,
         hidden: vec![],
+        done: FastMap::default(),
     }
     .mutate_expr(e)
 }
@@ -101,6 +121,7 @@ pub fn substitute_map_in_stmt(replacements: &HashMap<String, Expr>, s: &Stmt) ->
     Substitute {
         replacements,
         hidden: vec![],
+        done: FastMap::default(),
     }
     .mutate_stmt(s)
 }
