@@ -149,7 +149,7 @@ pub fn shared() -> Result<&'static JitRuntime> {
 }
 
 /// A C library function's address in this process (through the dynamic
-/// loader, as MCJIT would look it up).
+/// loader).
 pub fn c_library_symbol(name: &str) -> Option<usize> {
     static LOADED: OnceLock<()> = OnceLock::new();
     LOADED.get_or_init(|| {
