@@ -131,3 +131,46 @@ pub fn substitute_in_stmt(name: &str, replacement: &Expr, s: &Stmt) -> Stmt {
     m.insert(name.to_string(), replacement.clone());
     substitute_map_in_stmt(&m, s)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Type;
+
+    /// Distinct nodes of `e` (by address), and the variables among them.
+    fn dag(e: &Expr) -> (usize, Vec<String>) {
+        fn walk(e: &Expr, seen: &mut std::collections::HashSet<usize>, vars: &mut Vec<String>) {
+            if seen.insert(e.id()) {
+                if let Some(v) = e.as_variable() {
+                    vars.push(v.to_string());
+                }
+                crate::ir::visit::for_each_child(e, &mut |c| walk(c, seen, vars));
+            }
+        }
+        let (mut seen, mut vars) = (std::collections::HashSet::new(), vec![]);
+        walk(e, &mut seen, &mut vars);
+        (seen.len(), vars)
+    }
+
+    #[test]
+    fn shared_nodes_stay_shared() {
+        // Each level uses the one below twice: 2^40 nodes as a tree.
+        let mut e = Expr::var(Type::i32(), "x");
+        for _ in 0..40 {
+            e = Expr::add(Expr::binary(crate::ir::BinOp::Min, e.clone(), e), Expr::i32(1));
+        }
+        let (before, _) = dag(&e);
+        let out = substitute("x", &Expr::var(Type::i32(), "y"), &e);
+        assert_eq!(dag(&out), (before, vec!["y".to_string()]));
+    }
+
+    #[test]
+    fn shadowing_lets_still_hide_the_name() {
+        let x = Expr::var(Type::i32(), "x");
+        // let x = 5 in x + x, with the outer x also used beside it.
+        let inner = Expr::let_("x", Expr::i32(5), Expr::add(x.clone(), x.clone()));
+        let e = Expr::add(inner, x.clone());
+        let out = substitute("x", &Expr::i32(7), &e);
+        assert_eq!(crate::lang::print::expr_to_string(&out), "((let x = 5 in (x + x)) + 7)");
+    }
+}
