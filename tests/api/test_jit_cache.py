@@ -46,14 +46,16 @@ def run(cache, k=1, **env):
 
 
 def entries(cache):
+    """Every entry: objects by lowered pipeline (`.o`) and by front end (`.f`)."""
     d = cache / "jit"
-    return sorted(d.glob("*.o")) if d.exists() else []
+    return sorted([*d.glob("*.o"), *d.glob("*.f")]) if d.exists() else []
 
 
 def test_a_second_process_loads_what_the_first_compiled(tmp_path):
     out1, err1 = run(tmp_path)
     assert "JIT cache miss" in err1 and "LLVM optimization" in err1
-    assert len(entries(tmp_path)) == 2  # the runtime and the pipeline
+    # The runtime, and the pipeline by its lowered form and by its front end.
+    assert len(entries(tmp_path)) == 3
     out2, err2 = run(tmp_path)
     assert out2 == out1
     assert "JIT cache hit" in err2
@@ -66,7 +68,7 @@ def test_a_different_pipeline_gets_its_own_entry(tmp_path):
     out2, err2 = run(tmp_path, k=2)
     assert out1 != out2  # and each checked its own values
     assert "JIT cache miss" in err2
-    assert len(entries(tmp_path)) == 3
+    assert len(entries(tmp_path)) == 5
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "garbage"])
@@ -97,10 +99,12 @@ def test_an_entry_moved_to_another_key_is_not_loaded(tmp_path):
     run(tmp_path, k=1)
     first = set(entries(tmp_path))
     run(tmp_path, k=2)
-    (new,) = set(entries(tmp_path)) - first
-    # Put k=1's pipeline entry under k=2's name.
-    pipeline_k1 = max(first, key=lambda p: p.stat().st_size)
-    new.write_bytes(pipeline_k1.read_bytes())
+    new = set(entries(tmp_path)) - first
+    # Put k=1's pipeline entries under k=2's names.
+    for suffix in [".o", ".f"]:
+        (target,) = [p for p in new if p.suffix == suffix]
+        source = next(p for p in first if p.suffix == suffix)
+        target.write_bytes(source.read_bytes())
     _, err = run(tmp_path, k=2)  # the program checks k=2's values
     assert "damaged" in err
 
@@ -119,7 +123,7 @@ def test_the_default_folder_is_under_the_users_cache_home(tmp_path):
     e.pop("FERROHALIDE_CACHE_DIR", None)
     p = subprocess.run([sys.executable, "-c", PROGRAM, "1"], env=e, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
-    assert len(list((tmp_path / "xdg" / "ferrohalide" / "jit").glob("*.o"))) == 2
+    assert len(list((tmp_path / "xdg" / "ferrohalide" / "jit").glob("*.[of]"))) == 3
 
 
 def test_files_are_private(tmp_path):
@@ -163,7 +167,105 @@ def test_processes_filling_the_cache_at_once(tmp_path):
     for p in procs:
         out, err = p.communicate(timeout=180)
         assert p.returncode == 0 and out.startswith("ok"), err
-    assert len(entries(tmp_path)) == 3
+    assert len(entries(tmp_path)) == 5  # the runtime; two pipelines, two entries each
     assert not list((tmp_path / "jit").glob(".tmp-*"))
     _, err = run(tmp_path, k=1)
     assert "JIT cache hit" in err and "damaged" not in err
+
+
+# The front-end entries: a fresh process skips lowering too. Their key is
+# the pipeline as written, so each thing lowering reads must change it; the
+# variants below each change one, and every run checks its values with
+# FERROHALIDE_CACHE_VERIFY=1 (a hit is lowered anyway and compared).
+VARIANTS = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    import ferrohalide as hl
+    variant = sys.argv[1]
+    x, y = hl.Var("x"), hl.Var("y")
+    p = hl.Param(hl.Int(32), "p", 3)
+    im = hl.ImageParam(hl.UInt(8), 2, "im")
+    data = np.arange(40 * 12, dtype=np.int32).reshape(12, 40)
+    if variant == "layout":
+        data = np.ascontiguousarray(data.T).T  # the same values, x not dense
+    table = hl.Buffer(data, "table")
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x, y] = x + y * p + table[x, y]
+    g[x, y] = f[x, y] + f[x + 1, y] + hl.cast(hl.Int(32), im[x, y])
+    if variant == "schedule":
+        g.vectorize(x, 4)
+    if variant == "compute_root":
+        f.compute_root()
+    if variant == "range":
+        p.set_range(0, 10)
+    if variant == "wrapper":
+        im.in_().compute_root()
+    if variant == "constraint":
+        im.dim(0).set_min(0)
+    if variant == "bound":
+        g.bound(x, 0, 32)
+    if variant == "requirement":
+        pipeline = hl.Pipeline(g)
+        pipeline.add_requirement(p > 0)
+    else:
+        pipeline = hl.Pipeline(g)
+    if variant == "inline_warning":
+        f.bound(x, 0, 64)  # f is inline: a warning, from lowering
+    pixels = (np.arange(41 * 12) % 251).astype(np.uint8).reshape(12, 41)
+    im.set(hl.Buffer(pixels))
+    target = hl.get_jit_target_from_environment()
+    if variant == "target":
+        target = target.with_feature(hl.TargetFeature.NoAsserts)
+    out = np.asarray(pipeline.realize([32, 11], target))
+    xs, ys = np.meshgrid(np.arange(32), np.arange(11))
+    fv = lambda xx: xx + ys * 3 + data[ys, xx]
+    expect = fv(xs) + fv(xs + 1) + pixels[ys, xs]
+    assert (out == expect).all(), "wrong values"
+    print("ok", int(out.sum()))
+    """
+)
+
+VARIANT_NAMES = ["schedule", "compute_root", "range", "wrapper", "constraint", "bound",
+                 "requirement", "layout", "target", "inline_warning"]
+
+
+def run_variant(cache, variant):
+    e = dict(os.environ, HL_DEBUG_CODEGEN="1", FERROHALIDE_CACHE_DIR=str(cache), FERROHALIDE_CACHE_VERIFY="1")
+    p = subprocess.run([sys.executable, "-c", VARIANTS, variant], env=e, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[-1].startswith("ok"), p.stdout
+    return p.stdout, p.stderr
+
+
+def lowered(err):
+    """Did the process lower a pipeline (HL_DEBUG_CODEGEN=1 times each pass)?"""
+    return "storage flattening:" in err
+
+
+def test_a_front_end_hit_skips_lowering(tmp_path):
+    out1, err1 = run_variant(tmp_path, "base")
+    assert "front-end miss" in err1 and lowered(err1)
+    out2, err2 = run_variant(tmp_path, "base")  # verified: lowered, and compared
+    assert out2 == out1 and "front-end hit" in err2
+    e = dict(os.environ, HL_DEBUG_CODEGEN="1", FERROHALIDE_CACHE_DIR=str(tmp_path))
+    p = subprocess.run([sys.executable, "-c", VARIANTS, "base"], env=e, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout == out1, p.stderr
+    assert "front-end hit" in p.stderr
+    assert not lowered(p.stderr) and "LLVM optimization" not in p.stderr
+
+
+@pytest.mark.parametrize("variant", VARIANT_NAMES)
+def test_what_lowering_reads_is_in_the_front_end_key(tmp_path, variant):
+    run_variant(tmp_path, "base")
+    _, err = run_variant(tmp_path, variant)
+    assert "front-end miss" in err and lowered(err)
+    _, err = run_variant(tmp_path, variant)
+    assert "front-end hit" in err
+
+
+def test_a_hit_gives_lowerings_warnings_again(tmp_path):
+    out1, _ = run_variant(tmp_path, "inline_warning")
+    assert "meaningless" in out1
+    out2, err2 = run_variant(tmp_path, "inline_warning")
+    assert "front-end hit" in err2 and out2 == out1

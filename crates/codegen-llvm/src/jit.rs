@@ -192,7 +192,7 @@ fn build_module<'ctx>(
 }
 
 /// `HL_DEBUG_CODEGEN`: 1 times each step, 3 also prints the optimized LLVM IR.
-pub(crate) fn debug_level() -> i32 {
+pub fn debug_level() -> i32 {
     std::env::var("HL_DEBUG_CODEGEN")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -209,19 +209,34 @@ pub(crate) fn debug_time(step: &str, since: std::time::Instant) {
 /// Compile a lowered pipeline to machine code for `target` and load it
 /// (the machine code comes from the persistent cache when it has it).
 pub fn compile_jit(p: &LoweredPipeline, target: &JitTarget) -> Result<JitModule> {
+    Ok(compile_jit_keyed(p, target)?.0)
+}
+
+/// `compile_jit`, also giving the cache key of the lowered pipeline and its
+/// object (what a front-end cache entry stores).
+pub fn compile_jit_keyed(
+    p: &LoweredPipeline,
+    target: &JitTarget,
+) -> Result<(JitModule, crate::jit_cache::Digest, Vec<u8>)> {
     let key = crate::jit_cache::pipeline_key(p, target);
     let object = crate::jit_cache::object_for(key, || compile_object(p, target))?;
+    let module = load_jit(&object, &p.name, p.args.clone())?;
+    Ok((module, key, object))
+}
+
+/// Load the object of a JIT pipeline named `name` with arguments `args`.
+pub fn load_jit(object: &[u8], name: &str, args: Vec<LoweredArgument>) -> Result<JitModule> {
     let t = std::time::Instant::now();
-    let code = load_object(&object, &p.name, crate::runtime_symbols::lookup)?;
-    let addr = code.lookup(&argv_uc_symbol(&p.name))?;
+    let code = load_object(object, name, crate::runtime_symbols::lookup)?;
+    let addr = code.lookup(&argv_uc_symbol(name))?;
     debug_time("loading the machine code", t);
     // SAFETY: the function has this signature (see codegen::entry).
     let entry: extern "C" fn(*mut c_void, *mut *mut c_void) -> i32 =
         unsafe { std::mem::transmute(addr) };
     ferrohalide_core::live::COMPILED_PIPELINES.created();
     Ok(JitModule {
-        name: p.name.clone(),
-        args: p.args.clone(),
+        name: name.to_string(),
+        args,
         entry,
         _code: code,
     })

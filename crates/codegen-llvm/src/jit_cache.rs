@@ -25,6 +25,15 @@
 //!   (default 512) go, least recently used first (a hit refreshes an
 //!   entry's time).
 //!
+//! - Front-end entries (`.f`): keyed on the pipeline as the user wrote it
+//!   (`serialize::write_key`: definitions, schedules, Parameters' ranges and
+//!   constraints, bound Buffers' layouts) plus the target and build, they
+//!   hold the object together with what running it needs (arguments, output
+//!   regions, inputs by name, warnings lowering gave), so a fresh process
+//!   skips lowering too. `FERROHALIDE_CACHE_VERIFY=1` lowers anyway on each
+//!   hit and fails if the lowered pipeline's key differs from the stored one
+//!   (the test suite and the fuzzer run with it).
+//!
 //! A cache that cannot be read or written only costs time: failures fall
 //! back to compiling and are reported with `HL_DEBUG_CODEGEN=1`.
 
@@ -51,7 +60,7 @@ const DEFAULT_SIZE_MB: f64 = 512.0;
 /// Temporary files older than this were left by a process that died.
 const STALE_TEMPORARY: Duration = Duration::from_secs(600);
 
-pub(crate) type Digest = [u8; 32];
+pub type Digest = [u8; 32];
 
 fn blake3(parts: &[&[u8]]) -> Digest {
     // SAFETY: the hasher is a plain struct LLVM initializes; the slices
@@ -92,7 +101,7 @@ fn key(kind: &str, describe: impl FnOnce(&mut Fingerprint)) -> Digest {
 }
 
 /// The key of the code `p` compiles to for `target`.
-pub(crate) fn pipeline_key(p: &LoweredPipeline, target: &JitTarget) -> Digest {
+pub fn pipeline_key(p: &LoweredPipeline, target: &JitTarget) -> Digest {
     key("ferrohalide JIT pipeline", |f| {
         let JitTarget { cpu, features, max_buffer_size } = target;
         f.str(cpu);
@@ -111,6 +120,53 @@ pub(crate) fn pipeline_key(p: &LoweredPipeline, target: &JitTarget) -> Digest {
         }
         f.stmt(body);
     })
+}
+
+/// The key of a pipeline's front-end entry: `pipeline` is its
+/// `serialize::write_key` encoding, `options` what else lowering reads
+/// (the Halide target string, whether entry checks are made).
+pub fn frontend_key(pipeline: &[u8], options: &str, target: &JitTarget) -> Digest {
+    key("ferrohalide JIT front end", |f| {
+        let JitTarget { cpu, features, max_buffer_size } = target;
+        f.str(cpu);
+        f.str(features);
+        f.u64(*max_buffer_size);
+        f.str(options);
+        f.u64(pipeline.len() as u64);
+        f.bytes.extend_from_slice(pipeline);
+    })
+}
+
+/// The payload of the front-end entry for `key`, if there is a whole one.
+pub fn read_frontend_entry(key: &Digest) -> Option<Vec<u8>> {
+    let dir = cache_dir()?;
+    let path = dir.join(format!("{}.f", hex(key)));
+    if !path.exists() {
+        return None;
+    }
+    let payload = read_entry(&path, key)?;
+    let _ = fs::File::options().write(true).open(&path).and_then(|f| f.set_modified(SystemTime::now()));
+    Some(payload)
+}
+
+/// Store `payload` as the front-end entry for `key` (failures only cost time).
+pub fn write_frontend_entry(key: &Digest, payload: &[u8]) {
+    let Some(dir) = cache_dir() else { return };
+    let path = dir.join(format!("{}.f", hex(key)));
+    if let Err(e) = write_entry(&dir, &path, key, payload) {
+        debug(&format!("cannot write {}: {e}", path.display()));
+    }
+    evict(&dir);
+}
+
+/// Is the persistent cache in use (a usable folder, not turned off)?
+pub fn enabled() -> bool {
+    cache_dir().is_some()
+}
+
+/// Is `FERROHALIDE_CACHE_VERIFY` set: check every front-end hit by lowering?
+pub fn verify_frontend_hits() -> bool {
+    std::env::var("FERROHALIDE_CACHE_VERIFY").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
 /// The key of the JIT runtime's code for a target triple (the runtime's
@@ -256,7 +312,7 @@ fn evict(dir: &Path) {
             if now.duration_since(modified).unwrap_or_default() > STALE_TEMPORARY {
                 let _ = fs::remove_file(e.path());
             }
-        } else if name.ends_with(".o") {
+        } else if name.ends_with(".o") || name.ends_with(".f") {
             entries.push((modified, m.len(), e.path()));
         }
     }

@@ -13,7 +13,7 @@
 pub mod aot;
 pub mod codegen;
 pub mod jit;
-mod jit_cache;
+pub mod jit_cache;
 mod jit_loader;
 pub mod jit_runtime;
 pub mod runtime_module;
@@ -21,7 +21,8 @@ pub mod runtime_symbols;
 pub mod target;
 
 pub use jit::{
-    compile_jit, compile_to_assembly, compile_to_llvm_ir, ArgValue, JitModule, ScalarValue,
+    compile_jit, compile_jit_keyed, compile_to_assembly, compile_to_llvm_ir, load_jit, ArgValue, JitModule,
+    ScalarValue,
 };
 pub use runtime_module::runtime_module;
 pub use target::JitTarget;

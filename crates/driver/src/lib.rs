@@ -15,6 +15,7 @@
 pub mod aot;
 pub mod archive;
 pub mod callable;
+mod frontend_cache;
 pub mod infer_input_bounds;
 pub mod multitarget;
 pub mod pipeline;

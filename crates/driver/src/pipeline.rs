@@ -32,12 +32,14 @@ use ferrohalide_core::lang::requirement::Requirement;
 use ferrohalide_core::lang::tuple::{element_buffer_name, element_buffer_names};
 use ferrohalide_core::lower::arguments::{InputBuffer, Inputs};
 use ferrohalide_core::lower::environment::{bound_input_buffers, build_environment};
-use ferrohalide_core::lower::{lower_with, ArgumentKind, LowerOptions, LoweredArgument};
+use ferrohalide_core::lower::{lower_with, ArgumentKind, LowerOptions, Lowered, LoweredArgument};
 use ferrohalide_core::target::{feature, Target};
 use ferrohalide_core::{Error, Result};
 use ferrohalide_runtime::halide_dimension_t;
 
-use ferrohalide_codegen_llvm::jit::{compile_jit, ArgValue, JitModule, ScalarValue};
+use ferrohalide_codegen_llvm::jit::{ArgValue, JitModule, ScalarValue};
+
+use crate::frontend_cache;
 use ferrohalide_codegen_llvm::target::JitTarget;
 
 /// What a compiled pipeline depends on: the Funcs (identity and version),
@@ -206,17 +208,27 @@ fn compile_uncached(
     entry_checks: bool,
 ) -> Result<Compiled> {
     let jit_target = JitTarget::for_target(&target)?;
-    let name = outputs.first().map(|f| f.name()).unwrap_or_default();
-    let options = LowerOptions {
-        no_asserts: target.has_feature(feature::NO_ASSERTS),
-        target: target.clone(),
-        entry_checks,
-        requirements: requirements.to_vec(),
-    };
-    let lowered = lower_with(outputs, &name, &options)?;
-    // Code generation recurses as deep as the lowered expressions nest.
-    let module =
-        ferrohalide_core::stack::with_large_stack(|| compile_jit(&lowered.pipeline, &jit_target))?;
+    // The persistent cache's front-end entry: no lowering at all on a hit.
+    let front = frontend_cache::front_end(outputs, requirements, &target, entry_checks, &jit_target);
+    let hit = front.as_ref().and_then(frontend_cache::load);
+    if let (Some((interface, module, stored_key, description)), Some(front)) = (hit, &front) {
+        if frontend_cache::verifying() {
+            let (lowered, _) = lower_collecting(outputs, requirements, &target, entry_checks);
+            frontend_cache::verify(front, &lowered?, &jit_target, &stored_key, &description)?;
+        }
+        let frontend_cache::Interface { name, args, output_regions, inputs } = interface;
+        COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        return Ok(Compiled { name, args, output_regions, inputs, module, target });
+    }
+    let (lowered, warnings) = lower_collecting(outputs, requirements, &target, entry_checks);
+    for w in &warnings {
+        ferrohalide_core::output::emit(w.clone());
+    }
+    let lowered = lowered?;
+    let (module, lowered_key, object) = frontend_cache::compile(&lowered, &jit_target)?;
+    if let Some(front) = &front {
+        frontend_cache::store(front, &lowered, &warnings, &lowered_key, &object);
+    }
     COMPILATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Ok(Compiled {
         name: lowered.pipeline.name,
@@ -226,6 +238,23 @@ fn compile_uncached(
         module,
         target,
     })
+}
+
+/// Lower for the JIT, with the text (warnings) lowering emitted.
+fn lower_collecting(
+    outputs: &[Function],
+    requirements: &[Requirement],
+    target: &Target,
+    entry_checks: bool,
+) -> (Result<Lowered>, Vec<String>) {
+    let name = outputs.first().map(|f| f.name()).unwrap_or_default();
+    let options = LowerOptions {
+        no_asserts: target.has_feature(feature::NO_ASSERTS),
+        target: target.clone(),
+        entry_checks,
+        requirements: requirements.to_vec(),
+    };
+    ferrohalide_core::output::collect(|| lower_with(outputs, &name, &options))
 }
 
 /// Lower and compile `outputs` for the default JIT target (cached).

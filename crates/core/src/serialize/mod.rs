@@ -28,7 +28,7 @@ pub mod wire;
 mod write;
 
 pub use read::{read_parameters, read_pipeline};
-pub use write::write_pipeline;
+pub use write::{write_key, write_pipeline, PipelineKey};
 
 /// The first bytes of every pipeline file.
 const MAGIC: &[u8] = b"ferrohalide-pipeline\0";

@@ -15,8 +15,8 @@ use super::{FORMAT_VERSION, MAGIC};
 use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::ir::{CallKind, Expr, ExprNode};
-use crate::lang::function::Function;
-use crate::lang::parameter::{DimConstraint, Parameter};
+use crate::lang::function::{Function, FunctionContents, UpdateDefinition};
+use crate::lang::parameter::{DimConstraint, Parameter, ParameterContents};
 use crate::lang::rdom::ReductionDomain;
 use crate::lang::requirement::Requirement;
 
@@ -64,6 +64,12 @@ pub(super) struct Writer {
     rdom_vars: Vec<Vec<(String, (u64, u64))>>,
     buffers: Table<Buffer>,
     error: Option<Error>,
+    /// Writing a cache key (`write_key`) rather than a file: values that do
+    /// not change the compiled code are left out (a Param's current value,
+    /// a Buffer's elements) and everything lowering reads is put in, even
+    /// what a file does not store (a Buffer's strides, an ImageParam's
+    /// wrappers and memory type).
+    for_key: bool,
 }
 
 impl HasBytes for Writer {
@@ -100,6 +106,7 @@ impl Writer {
             rdom_vars: vec![],
             buffers: Table::default(),
             error: None,
+            for_key: false,
         }
     }
 
@@ -271,37 +278,54 @@ impl Writer {
         self.rdoms.add(r.id(), r).0
     }
 
-    /// A Func's definition, schedule and links.
+    /// A Func's definition, schedule and links. Destructured in full, so a
+    /// field added to a Func does not compile until it is stored here (the
+    /// JIT cache's key is this encoding).
     fn func_body(&mut self, f: &Function) {
         let c = f.read();
-        c.args.encode(self);
-        c.values.encode(self);
-        c.output_types.encode(self);
-        c.schedule.encode(self);
-        c.stage.encode(self);
-        c.specializations.encode(self);
-        let wrappers: Vec<(String, u64)> = c
-            .wrappers
+        let FunctionContents {
+            name: _,    // in the file's Func list
+            version: _, // this process's change counter
+            args,
+            values,
+            output_types,
+            schedule,
+            stage,
+            specializations,
+            wrappers,
+            updates,
+            tracing,
+            output_params,
+            extern_def,
+        } = &*c;
+        if extern_def.is_some() {
+            self.error.get_or_insert_with(|| {
+                Error::unimplemented(&format!("serializing the extern stage {}", c.name))
+            });
+        }
+        args.encode(self);
+        values.encode(self);
+        output_types.encode(self);
+        schedule.encode(self);
+        stage.encode(self);
+        specializations.encode(self);
+        let wrappers: Vec<(String, u64)> = wrappers
             .iter()
             .filter_map(|(k, w)| Some((k.clone(), self.func(&Function::from_ptr(w)?))))
             .collect();
         wrappers.encode(self);
-        self.out.usize(c.updates.len());
-        for u in &c.updates {
-            u.args.encode(self);
-            u.values.encode(self);
-            let domain = u.domain.as_ref().map(|r| self.rdom(r));
+        self.out.usize(updates.len());
+        for UpdateDefinition { args, values, domain, stage, specializations, lets } in updates {
+            args.encode(self);
+            values.encode(self);
+            let domain = domain.as_ref().map(|r| self.rdom(r));
             domain.encode(self);
-            u.stage.encode(self);
-            u.specializations.encode(self);
-            u.lets.encode(self);
+            stage.encode(self);
+            specializations.encode(self);
+            lets.encode(self);
         }
-        c.tracing.encode(self);
-        let outputs: Vec<u64> = c
-            .output_params
-            .iter()
-            .map(|p| self.param(p, false))
-            .collect();
+        tracing.encode(self);
+        let outputs: Vec<u64> = output_params.iter().map(|p| self.param(p, false)).collect();
         outputs.encode(self);
         drop(c);
         f.is_frozen().encode(self);
@@ -309,23 +333,42 @@ impl Writer {
 
     fn param_body(&mut self, p: &Parameter) {
         // Copied out first: encoding may lock other Parameters.
-        let (scalar, range, constraints, tracing, alignment) = {
+        let (scalar, range, constraints, tracing, alignment, memory_type, image_wrappers) = {
             let c = p.lock();
-            let range = [
-                c.min_value.clone(),
-                c.max_value.clone(),
-                c.estimate.clone(),
-                c.default_value.clone(),
-            ];
+            let ParameterContents {
+                name: _, // with its type and shape, in the file's Parameter list
+                ty: _,
+                is_buffer: _,
+                dimensions: _,
+                buffer: _, // the run's input, not part of the pipeline
+                scalar,
+                min_value,
+                max_value,
+                estimate,
+                default_value,
+                constraints,
+                tracing,
+                host_alignment,
+                memory_type,
+                image_wrappers,
+            } = &*c;
+            let range = [min_value.clone(), max_value.clone(), estimate.clone(), default_value.clone()];
             (
-                c.scalar.clone(),
+                scalar.clone(),
                 range,
-                c.constraints.clone(),
-                c.tracing.clone(),
-                c.host_alignment,
+                constraints.clone(),
+                tracing.clone(),
+                *host_alignment,
+                *memory_type,
+                image_wrappers.clone(),
             )
         };
-        scalar.encode(self);
+        if self.for_key {
+            // The value a run uses, not part of the code.
+            None::<Expr>.encode(self);
+        } else {
+            scalar.encode(self);
+        }
         for x in &range {
             x.encode(self);
         }
@@ -345,6 +388,16 @@ impl Writer {
             }
         }
         tracing.encode(self);
+        if self.for_key {
+            // Not in files yet (a pipeline read back has no ImageParam
+            // wrappers); lowering reads both.
+            memory_type.encode(self);
+            let wrappers: Vec<(String, u64)> = image_wrappers
+                .iter()
+                .filter_map(|(k, w)| Some((k.clone(), self.func(&Function::from_ptr(w)?))))
+                .collect();
+            wrappers.encode(self);
+        }
     }
 
     /// Encode with `f` into a section of its own.
@@ -361,14 +414,52 @@ pub fn write_pipeline(
     outputs: &[Function],
     requirements: &[Requirement],
 ) -> Result<(Vec<u8>, Vec<Parameter>)> {
-    crate::stack::with_large_stack(|| write_pipeline_inner(outputs, requirements))
+    crate::stack::with_large_stack(|| {
+        let (bytes, w) = write_pipeline_inner(outputs, requirements, false)?;
+        let external = w
+            .params
+            .items
+            .iter()
+            .zip(&w.external)
+            .filter(|(_, &e)| e)
+            .map(|(p, _)| p.clone())
+            .collect();
+        Ok((bytes, external))
+    })
+}
+
+/// A pipeline as a JIT cache key sees it: the encoding of everything that
+/// decides the code lowering makes from `outputs` (definitions, schedules,
+/// Parameters' ranges and constraints, bound Buffers' names, types and
+/// layouts), with what only a run uses left out (Params' values, Buffers'
+/// elements); plus the objects the pipeline refers to, by which a cached
+/// compilation's inputs are found again.
+pub struct PipelineKey {
+    pub bytes: Vec<u8>,
+    pub parameters: Vec<Parameter>,
+    pub buffers: Vec<Buffer>,
+}
+
+/// The `PipelineKey` of `outputs` with `requirements`; an error for what
+/// a file cannot hold either (extern stages).
+pub fn write_key(outputs: &[Function], requirements: &[Requirement]) -> Result<PipelineKey> {
+    crate::stack::with_large_stack(|| {
+        let (bytes, w) = write_pipeline_inner(outputs, requirements, true)?;
+        Ok(PipelineKey {
+            bytes,
+            parameters: w.params.items,
+            buffers: w.buffers.items,
+        })
+    })
 }
 
 fn write_pipeline_inner(
     outputs: &[Function],
     requirements: &[Requirement],
-) -> Result<(Vec<u8>, Vec<Parameter>)> {
+    for_key: bool,
+) -> Result<(Vec<u8>, Writer)> {
     let mut w = Writer::new();
+    w.for_key = for_key;
     let output_ids: Vec<u64> = outputs.iter().map(|f| w.func(f)).collect();
     let reqs = w.section(|w| {
         w.out.usize(requirements.len());
@@ -396,18 +487,16 @@ fn write_pipeline_inner(
     if let Some(e) = w.error.take() {
         return Err(e);
     }
-    if let Some(f) = w.funcs.items.iter().find(|f| f.read().extern_def.is_some()) {
-        return Err(crate::error::Error::unimplemented(&format!(
-            "serializing the extern stage {}",
-            f.name()
-        )));
-    }
 
     let mut file = Bytes::default();
     file.u64(FORMAT_VERSION);
     file.usize(w.buffers.items.len());
     for b in &w.buffers.items {
-        write_buffer(&mut file, b);
+        if for_key {
+            write_buffer_layout(&mut file, b);
+        } else {
+            write_buffer(&mut file, b);
+        }
     }
     file.usize(w.params.items.len());
     for (p, external) in w.params.items.iter().zip(&w.external) {
@@ -440,15 +529,22 @@ fn write_pipeline_inner(
     let mut out = MAGIC.to_vec();
     out.extend_from_slice(&file.out);
     out.extend_from_slice(&super::checksum(&file.out).to_le_bytes());
-    let external = w
-        .params
-        .items
-        .iter()
-        .zip(&w.external)
-        .filter(|(_, &e)| e)
-        .map(|(p, _)| p.clone())
-        .collect();
-    Ok((out, external))
+    Ok((out, w))
+}
+
+/// A bound Buffer as the code compiled for it depends on it: name, type
+/// and layout (the code is specialized to a dense one), without elements.
+fn write_buffer_layout(file: &mut Bytes, b: &Buffer) {
+    file.str(&b.name());
+    b.ty().encode(file);
+    let dims = b.dims();
+    file.usize(dims.len());
+    for d in &dims {
+        d.min.encode(file);
+        d.extent.encode(file);
+        d.stride.encode(file);
+    }
+    file.bool(!b.host_ptr().is_null());
 }
 
 /// A Buffer's name, type, shape and elements (densely, dimension 0
