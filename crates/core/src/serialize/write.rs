@@ -492,11 +492,7 @@ fn write_pipeline_inner(
     file.u64(FORMAT_VERSION);
     file.usize(w.buffers.items.len());
     for b in &w.buffers.items {
-        if for_key {
-            write_buffer_layout(&mut file, b);
-        } else {
-            write_buffer(&mut file, b);
-        }
+        write_buffer(&mut file, b, for_key);
     }
     file.usize(w.params.items.len());
     for (p, external) in w.params.items.iter().zip(&w.external) {
@@ -532,24 +528,11 @@ fn write_pipeline_inner(
     Ok((out, w))
 }
 
-/// A bound Buffer as the code compiled for it depends on it: name, type
-/// and layout (the code is specialized to a dense one), without elements.
-fn write_buffer_layout(file: &mut Bytes, b: &Buffer) {
-    file.str(&b.name());
-    b.ty().encode(file);
-    let dims = b.dims();
-    file.usize(dims.len());
-    for d in &dims {
-        d.min.encode(file);
-        d.extent.encode(file);
-        d.stride.encode(file);
-    }
-    file.bool(!b.host_ptr().is_null());
-}
-
 /// A Buffer's name, type, shape and elements (densely, dimension 0
-/// fastest); an unallocated Buffer has no elements.
-fn write_buffer(file: &mut Bytes, b: &Buffer) {
+/// fastest); an unallocated Buffer has no elements. For a key, the strides
+/// instead of the elements: the code compiled for a bound Buffer depends
+/// on its layout (it is specialized to a dense one), not on its values.
+fn write_buffer(file: &mut Bytes, b: &Buffer, for_key: bool) {
     file.str(&b.name());
     b.ty().encode(file);
     let dims = b.dims();
@@ -557,10 +540,13 @@ fn write_buffer(file: &mut Bytes, b: &Buffer) {
     for d in &dims {
         d.min.encode(file);
         d.extent.encode(file);
+        if for_key {
+            d.stride.encode(file);
+        }
     }
     let allocated = !b.host_ptr().is_null();
     file.bool(allocated);
-    if allocated {
+    if allocated && !for_key {
         let size = b.ty().bytes();
         let mut data = Vec::with_capacity(b.number_of_elements() * size);
         b.for_each_element_ptr(|_, p| {
@@ -568,5 +554,63 @@ fn write_buffer(file: &mut Bytes, b: &Buffer) {
             data.extend_from_slice(unsafe { std::slice::from_raw_parts(p, size) })
         });
         file.raw(&data);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The JIT cache's front-end key: what only a run uses stays out of it,
+    //! what lowering reads goes in.
+    use super::*;
+    use crate::ir::Type;
+    use crate::lang::func::{image_call, Func};
+    use crate::lang::parameter::ScalarInput;
+
+    /// `f(x) = table(x) + p + im(x)`, with `table` a bound Buffer.
+    fn pipeline(p: &Parameter, im: &Parameter, table: &Buffer) -> Func {
+        let x = Expr::var_i32("x");
+        let f = Func::new(Some("f"));
+        let im_call = Expr::call(
+            Type::int(32),
+            im.name(),
+            vec![x.clone()],
+            CallKind::Image { buffer: None, param: Some(im.clone()) },
+        );
+        let value = Expr::add(Expr::add(image_call(table, vec![x.clone()]).unwrap(), p.expr()), im_call);
+        f.define(vec![x], vec![value]).unwrap();
+        f
+    }
+
+    fn key_of(f: &Func) -> Vec<u8> {
+        write_key(&[f.function.clone()], &[]).unwrap().bytes
+    }
+
+    #[test]
+    fn values_a_run_uses_are_not_in_the_key_but_ranges_and_layouts_are() {
+        let p = Parameter::new(Type::int(32), false, 0, "p");
+        let im = Parameter::new(Type::int(32), true, 1, "im");
+        let table = Buffer::new(Type::int(32), &[8], Some("table".into())).unwrap();
+        let f = pipeline(&p, &im, &table);
+        let base = key_of(&f);
+        // A Param's value and a Buffer's elements: the same code.
+        p.set_scalar(ScalarInput::Int(7)).unwrap();
+        table.set_i128(&[3], 99).unwrap();
+        assert_eq!(key_of(&f), base);
+        // A Param's range: other checks in the code.
+        p.set_min_value(Some(Expr::i32(0))).unwrap();
+        let ranged = key_of(&f);
+        assert_ne!(ranged, base);
+        // An ImageParam's constraint.
+        im.constrain(0, |c| c.min = Some(Expr::i32(0)));
+        let constrained = key_of(&f);
+        assert_ne!(constrained, ranged);
+        // A bound Buffer's layout (the same shape, transposed strides).
+        let square = Buffer::new(Type::int(32), &[8, 8], Some("square".into())).unwrap();
+        let (x, y) = (Expr::var_i32("x"), Expr::var_i32("y"));
+        let g = Func::new(Some("g"));
+        g.define(vec![x.clone(), y.clone()], vec![image_call(&square, vec![x, y]).unwrap()]).unwrap();
+        let before = key_of(&g);
+        square.transpose(0, 1).unwrap();
+        assert_ne!(key_of(&g), before);
     }
 }
