@@ -24,7 +24,8 @@ PASSES = ["schedule functions", "bounds inference", "storage flattening",
 
 def run(level):
     pytest.importorskip("ferrohalide")
-    env = dict(os.environ, HL_DEBUG_CODEGEN=str(level))
+    # The cache off: these read what lowering and LLVM print, which a hit skips.
+    env = dict(os.environ, HL_DEBUG_CODEGEN=str(level), FERROHALIDE_CACHE_DIR="off")
     return subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
                           timeout=120, env=env)
 
@@ -58,7 +59,7 @@ def optimized_ir_on_avx512(script):
     import ferrohalide as hl
     if not hl.get_host_target().has_feature(hl.TargetFeature.AVX512_Skylake):
         pytest.skip("needs AVX-512 (BW for the masked 16-bit loads)")
-    env = dict(os.environ, HL_DEBUG_CODEGEN="3")
+    env = dict(os.environ, HL_DEBUG_CODEGEN="3", FERROHALIDE_CACHE_DIR="off")  # a hit prints no IR
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                        timeout=120, env=env)
     assert p.returncode == 0, p.stderr

@@ -554,7 +554,7 @@ def test_atomic_updates_compile_to_atomic_instructions():
     import subprocess
     import sys
     pytest.importorskip("ferrohalide")
-    env = dict(os.environ, HL_DEBUG_CODEGEN="3")
+    env = dict(os.environ, HL_DEBUG_CODEGEN="3", FERROHALIDE_CACHE_DIR="off")  # a hit prints no IR
     p = subprocess.run([sys.executable, "-c", _CODEGEN_SCRIPT], capture_output=True,
                        text=True, timeout=300, env=env)
     assert p.returncode == 0, p.stderr[-2000:]
