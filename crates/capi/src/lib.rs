@@ -203,6 +203,11 @@ fn expr_handle(r: Result<Expr>) -> Result<*mut FhExpr> {
     r.map(|e| handle::new(FhExpr(e)))
 }
 
+/// The Expr of handle `p` (argument `what`).
+fn expr(p: *const FhExpr, what: &str) -> Result<Expr> {
+    Ok(handle::get(p, what)?.0.clone())
+}
+
 fn exprs(p: *const *const FhExpr, n: usize, what: &str) -> Result<Vec<Expr>> {
     Ok(handle::get_all(p, n, what)?.into_iter().map(|e| e.0.clone()).collect())
 }
@@ -260,7 +265,7 @@ pub extern "C" fn fh_expr_float(t: FhType, value: f64) -> *mut FhExpr {
 #[no_mangle]
 pub extern "C" fn fh_expr_binary(op: FhOp, a: *const FhExpr, b: *const FhExpr) -> *mut FhExpr {
     guard(std::ptr::null_mut(), || {
-        let (a, b) = (handle::get(a, "a")?.0.clone(), handle::get(b, "b")?.0.clone());
+        let (a, b) = (expr(a, "a")?, expr(b, "b")?);
         let o = match op {
             FhOp::Add => Op::Add,
             FhOp::Sub => Op::Sub,
@@ -291,7 +296,7 @@ pub extern "C" fn fh_expr_binary(op: FhOp, a: *const FhExpr, b: *const FhExpr) -
 #[no_mangle]
 pub extern "C" fn fh_expr_cast(t: FhType, e: *const FhExpr) -> *mut FhExpr {
     guard(std::ptr::null_mut(), || {
-        let e = handle::get(e, "e")?.0.clone();
+        let e = expr(e, "e")?;
         expr_handle(core(cast(to_type(t)?, e)))
     })
 }
@@ -300,8 +305,8 @@ pub extern "C" fn fh_expr_cast(t: FhType, e: *const FhExpr) -> *mut FhExpr {
 #[no_mangle]
 pub extern "C" fn fh_expr_select(condition: *const FhExpr, t: *const FhExpr, f: *const FhExpr) -> *mut FhExpr {
     guard(std::ptr::null_mut(), || {
-        let c = handle::get(condition, "condition")?.0.clone();
-        let (t, f) = (handle::get(t, "t")?.0.clone(), handle::get(f, "f")?.0.clone());
+        let c = expr(condition, "condition")?;
+        let (t, f) = (expr(t, "t")?, expr(f, "f")?);
         expr_handle(core(math::select(c, t, f)))
     })
 }
@@ -310,8 +315,8 @@ pub extern "C" fn fh_expr_select(condition: *const FhExpr, t: *const FhExpr, f: 
 #[no_mangle]
 pub extern "C" fn fh_expr_clamp(e: *const FhExpr, lo: *const FhExpr, hi: *const FhExpr) -> *mut FhExpr {
     guard(std::ptr::null_mut(), || {
-        let e = handle::get(e, "e")?.0.clone();
-        let (lo, hi) = (handle::get(lo, "lo")?.0.clone(), handle::get(hi, "hi")?.0.clone());
+        let e = expr(e, "e")?;
+        let (lo, hi) = (expr(lo, "lo")?, expr(hi, "hi")?);
         expr_handle(core(math::clamp(e, lo, hi)))
     })
 }
@@ -321,7 +326,7 @@ pub extern "C" fn fh_expr_clamp(e: *const FhExpr, lo: *const FhExpr, hi: *const 
 pub extern "C" fn fh_expr_math(f: FhMath, e: *const FhExpr) -> *mut FhExpr {
     guard(std::ptr::null_mut(), || {
         use ferrohalide_core::ir::MathFn;
-        let e = handle::get(e, "e")?.0.clone();
+        let e = expr(e, "e")?;
         let which = match f {
             FhMath::Abs => return expr_handle(core(math::abs(e))),
             FhMath::Fract => return expr_handle(core(math::fract(e))),
@@ -363,7 +368,7 @@ pub extern "C" fn fh_expr_math(f: FhMath, e: *const FhExpr) -> *mut FhExpr {
 #[no_mangle]
 pub extern "C" fn fh_expr_math2(f: FhMath2, a: *const FhExpr, b: *const FhExpr) -> *mut FhExpr {
     guard(std::ptr::null_mut(), || {
-        let (a, b) = (handle::get(a, "a")?.0.clone(), handle::get(b, "b")?.0.clone());
+        let (a, b) = (expr(a, "a")?, expr(b, "b")?);
         expr_handle(core(match f {
             FhMath2::Pow => math::pow(a, b),
             FhMath2::Atan2 => math::atan2(a, b),
@@ -379,9 +384,9 @@ pub extern "C" fn fh_expr_math2(f: FhMath2, a: *const FhExpr, b: *const FhExpr) 
 #[no_mangle]
 pub extern "C" fn fh_expr_lerp(zero: *const FhExpr, one: *const FhExpr, weight: *const FhExpr) -> *mut FhExpr {
     guard(std::ptr::null_mut(), || {
-        let z = handle::get(zero, "zero")?.0.clone();
-        let o = handle::get(one, "one")?.0.clone();
-        let w = handle::get(weight, "weight")?.0.clone();
+        let z = expr(zero, "zero")?;
+        let o = expr(one, "one")?;
+        let w = expr(weight, "weight")?;
         expr_handle(core(math::lerp(z, o, w)))
     })
 }
@@ -390,7 +395,7 @@ pub extern "C" fn fh_expr_lerp(zero: *const FhExpr, one: *const FhExpr, weight: 
 #[no_mangle]
 pub extern "C" fn fh_expr_saturating_cast(t: FhType, e: *const FhExpr) -> *mut FhExpr {
     guard(std::ptr::null_mut(), || {
-        let e = handle::get(e, "e")?.0.clone();
+        let e = expr(e, "e")?;
         expr_handle(core(math::saturating_cast(to_type(t)?, e)))
     })
 }
@@ -399,7 +404,7 @@ pub extern "C" fn fh_expr_saturating_cast(t: FhType, e: *const FhExpr) -> *mut F
 #[no_mangle]
 pub extern "C" fn fh_expr_bitwise_not(e: *const FhExpr) -> *mut FhExpr {
     guard(std::ptr::null_mut(), || {
-        expr_handle(core(ferrohalide_core::lang::operators::bitwise_not(handle::get(e, "e")?.0.clone())))
+        expr_handle(core(ferrohalide_core::lang::operators::bitwise_not(expr(e, "e")?)))
     })
 }
 
@@ -407,7 +412,7 @@ pub extern "C" fn fh_expr_bitwise_not(e: *const FhExpr) -> *mut FhExpr {
 #[no_mangle]
 pub extern "C" fn fh_expr_not(e: *const FhExpr) -> *mut FhExpr {
     guard(std::ptr::null_mut(), || {
-        expr_handle(core(ferrohalide_core::lang::operators::logical_not(handle::get(e, "e")?.0.clone())))
+        expr_handle(core(ferrohalide_core::lang::operators::logical_not(expr(e, "e")?)))
     })
 }
 
@@ -415,7 +420,7 @@ pub extern "C" fn fh_expr_not(e: *const FhExpr) -> *mut FhExpr {
 #[no_mangle]
 pub extern "C" fn fh_expr_neg(e: *const FhExpr) -> *mut FhExpr {
     guard(std::ptr::null_mut(), || {
-        expr_handle(core(ferrohalide_core::lang::operators::neg(handle::get(e, "e")?.0.clone())))
+        expr_handle(core(ferrohalide_core::lang::operators::neg(expr(e, "e")?)))
     })
 }
 
@@ -466,7 +471,7 @@ pub extern "C" fn fh_expr_type(e: *const FhExpr, out: *mut FhType) -> i32 {
 #[no_mangle]
 pub extern "C" fn fh_expr_argextreme(maximum: bool, e: *const FhExpr, point: *mut *mut FhExpr, point_len: usize) -> *mut FhExpr {
     guard(std::ptr::null_mut(), || {
-        let e = handle::get(e, "e")?.0.clone();
+        let e = expr(e, "e")?;
         let k = if maximum { Reduction::ArgMax } else { Reduction::ArgMin };
         let mut out = core(inline_reduction(k, None, e, k.name()))?;
         let value = out.pop().ok_or_else(|| "Error: empty reduction".to_string())?;
@@ -486,7 +491,7 @@ pub extern "C" fn fh_expr_argextreme(maximum: bool, e: *const FhExpr, point: *mu
 #[no_mangle]
 pub extern "C" fn fh_expr_reduce(kind: FhReduction, e: *const FhExpr) -> *mut FhExpr {
     guard(std::ptr::null_mut(), || {
-        let e = handle::get(e, "e")?.0.clone();
+        let e = expr(e, "e")?;
         let k = match kind {
             FhReduction::Sum => Reduction::Sum,
             FhReduction::Product => Reduction::Product,
@@ -930,7 +935,7 @@ pub extern "C" fn fh_rdom_var(r: *const FhRDom, i: usize) -> *mut FhExpr {
 pub extern "C" fn fh_rdom_where(r: *const FhRDom, condition: *const FhExpr) -> i32 {
     guard(-1, || {
         let d = &handle::get(r, "rdom")?.0;
-        core(d.where_(handle::get(condition, "condition")?.0.clone())).map(|_| 0)
+        core(d.where_(expr(condition, "condition")?)).map(|_| 0)
     })
 }
 
@@ -1063,7 +1068,7 @@ pub extern "C" fn fh_boundary_condition(
 pub extern "C" fn fh_constant_exterior(im: *const FhImageParam, value: *const FhExpr) -> *mut FhFunc {
     guard(std::ptr::null_mut(), || {
         let im = handle::get(im, "image_param")?.0.clone();
-        let v = handle::get(value, "value")?.0.clone();
+        let v = expr(value, "value")?;
         let f = core(boundary_condition(Kind::ConstantExterior, Source::ImageParam(im), None, Some(v)))?;
         Ok(handle::new(FhFunc(f)))
     })
