@@ -8,10 +8,39 @@ import ctypes
 import numpy as np
 
 import ferrohalide as hl
-# The C API's ctypes mirrors of HalideRuntime.h serve any Halide-ABI object.
-from ferrohalide.capi import describe, halide_buffer_t, halide_dimension_t, halide_type_t
 
 from .conftest import run
+
+
+class halide_type_t(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class halide_dimension_t(ctypes.Structure):
+    _fields_ = [("min", ctypes.c_int32), ("extent", ctypes.c_int32), ("stride", ctypes.c_int32),
+                ("flags", ctypes.c_uint32)]
+
+
+class halide_buffer_t(ctypes.Structure):
+    _fields_ = [("device", ctypes.c_uint64), ("device_interface", ctypes.c_void_p),
+                ("host", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("type", halide_type_t),
+                ("dimensions", ctypes.c_int32), ("dim", ctypes.POINTER(halide_dimension_t)),
+                ("padding", ctypes.c_void_p)]
+
+
+def describe(array, code):
+    """A halide_buffer_t over a C-ordered NumPy array, x (the last axis) first."""
+    nd = array.ndim
+    dims = (halide_dimension_t * nd)()
+    for i in range(nd):
+        j = nd - 1 - i
+        dims[i] = halide_dimension_t(0, array.shape[j], array.strides[j] // array.itemsize, 0)
+    b = halide_buffer_t()
+    b.host = array.ctypes.data if array.size else None
+    b.type = halide_type_t(code, array.itemsize * 8, 1)
+    b.dimensions = nd
+    b.dim = dims
+    return b, dims
 
 
 def test_call_a_shared_library_through_ctypes(cc, tmp_path):
@@ -30,13 +59,13 @@ def test_call_a_shared_library_through_ctypes(cc, tmp_path):
 
     a = np.arange(30, dtype=np.float32).reshape(3, 10)
     out = np.zeros_like(a)
-    bi, _di = describe(a)
-    bo, _do = describe(out)
+    bi, _di = describe(a, 2)
+    bo, _do = describe(out, 2)
     assert lib.scaled(ctypes.byref(bi), 0.5, ctypes.byref(bo)) == 0
     assert np.array_equal(out, a * 0.5 + np.arange(3, dtype=np.float32)[:, None])
 
     # A bounds query: the input's region for this output.
-    q, qd = describe(a)
+    q, qd = describe(a, 2)
     q.host = None
     for i in range(2):
         qd[i] = halide_dimension_t(0, 0, 0, 0)
@@ -46,12 +75,12 @@ def test_call_a_shared_library_through_ctypes(cc, tmp_path):
     # Failing calls return Halide's codes, and the message is kept.
     msg = ctypes.create_string_buffer(512)
     small = np.zeros((3, 4), dtype=np.float32)
-    bs, _ds = describe(small)
+    bs, _ds = describe(small, 2)
     assert lib.scaled(ctypes.byref(bs), 1.0, ctypes.byref(bo)) == -4  # access out of bounds
     lib.ferrohalide_last_error_message(msg, 512)
     assert b"Input buffer inp is accessed at 9, which is beyond the max (3) in dimension 0" in msg.value
     ints = np.zeros((3, 10), dtype=np.int32)
-    bw, _dw = describe(ints)
+    bw, _dw = describe(ints, 0)
     assert lib.scaled(ctypes.byref(bw), 1.0, ctypes.byref(bo)) == -3  # bad type
     assert lib.scaled(None, 1.0, ctypes.byref(bo)) == -12  # null buffer
     lib.ferrohalide_last_error_message(msg, 512)
