@@ -18,6 +18,20 @@ cargo test --release --no-fail-fast --workspace --exclude ferrohalide-python || 
 echo "[test] pytest"
 "$ROOT/.venv/bin/python" -m pytest -q tests "$@" || status=1
 
+# The loop-heavy semantic tests again, with every serial loop outlined and
+# every module compiled in parts on several threads (what otherwise only
+# large pipelines reach; ARCHITECTURE.md, "Compiling a pipeline on several
+# threads").
+if [ "$#" -eq 0 ]; then
+    echo "[test] pytest, code generation stress mode"
+    FERROHALIDE_STRESS_CODEGEN=1 "$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider \
+        tests/semantics/test_schedules.py tests/semantics/test_multistage.py \
+        tests/semantics/test_sliding_window.py tests/semantics/test_partition.py \
+        tests/semantics/test_update_schedules.py tests/semantics/test_async.py \
+        tests/semantics/test_atomic.py tests/semantics/test_fuzz_findings.py \
+        tests/semantics/test_specialize.py tests/semantics/test_tail_strategies.py || status=1
+fi
+
 if [ "$status" -ne 0 ]; then
     echo "[test] FAILED (see above)" >&2
 fi

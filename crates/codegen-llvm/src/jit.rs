@@ -72,10 +72,18 @@ pub(crate) fn init_llvm() {
         // narrowed integer code (a uitofp of an 8-bit value whose 16-bit
         // extension it dropped: fuzz seed 9159). The pass builder's
         // options alone do not keep them out of `default<O3>`.
-        let args: Vec<std::ffi::CString> = ["ferrohalide", "-vectorize-slp=false", "-vectorize-loops=false"]
-            .iter()
-            .map(|a| std::ffi::CString::new(*a).expect("no NUL"))
-            .collect();
+        // `FERROHALIDE_LLVM_ARGS` adds LLVM options (e.g. `-time-passes`),
+        // for studying compile time.
+        let extra = std::env::var("FERROHALIDE_LLVM_ARGS").unwrap_or_default();
+        let args: Vec<std::ffi::CString> = [
+            "ferrohalide",
+            "-vectorize-slp=false",
+            "-vectorize-loops=false",
+        ]
+        .into_iter()
+        .chain(extra.split_whitespace())
+        .filter_map(|a| std::ffi::CString::new(a).ok())
+        .collect();
         let argv: Vec<*const std::os::raw::c_char> = args.iter().map(|a| a.as_ptr()).collect();
         let overview = std::ffi::CString::new("").expect("no NUL");
         // SAFETY: argv points at NUL-terminated strings that outlive the call.
@@ -90,7 +98,12 @@ pub(crate) fn init_llvm() {
 }
 
 fn target_machine(target: &JitTarget) -> Result<TargetMachine> {
-    target_machine_for(target, &TargetMachine::get_default_triple(), CodeModel::JITDefault, RelocMode::Default)
+    target_machine_for(
+        target,
+        &TargetMachine::get_default_triple(),
+        CodeModel::JITDefault,
+        RelocMode::Default,
+    )
 }
 
 /// An LLVM target machine for `target` on `triple`.
@@ -130,6 +143,21 @@ pub(crate) fn build_llvm_module<'ctx>(
     jit: bool,
     runtime: Option<Module<'ctx>>,
 ) -> Result<Module<'ctx>> {
+    let module = generate_llvm_module(ctx, m, target, machine, jit, runtime)?;
+    optimize_llvm_module(&module, machine)?;
+    Ok(module)
+}
+
+/// `build_llvm_module` before optimization: generated, linked and verified.
+fn generate_llvm_module<'ctx>(
+    ctx: &'ctx Context,
+    m: &ferrohalide_core::module::Module,
+    target: &JitTarget,
+    machine: &TargetMachine,
+    jit: bool,
+    runtime: Option<Module<'ctx>>,
+) -> Result<Module<'ctx>> {
+    let t = std::time::Instant::now();
     crate::codegen::module::check_module(m)?;
     let module = ctx.create_module(&m.name);
     let triple: TargetTriple = machine.get_triple();
@@ -141,9 +169,9 @@ pub(crate) fn build_llvm_module<'ctx>(
         cg.compile_module(m, jit)?;
     }
     if let Some(rt) = runtime {
-        module
-            .link_in_module(rt)
-            .map_err(|e| Error::internal(format!("linking the runtime failed: {}", e.to_string())))?;
+        module.link_in_module(rt).map_err(|e| {
+            Error::internal(format!("linking the runtime failed: {}", e.to_string()))
+        })?;
     }
     if let Err(e) = module.verify() {
         if std::env::var_os("FERROHALIDE_DUMP_BAD_IR").is_some() {
@@ -154,6 +182,12 @@ pub(crate) fn build_llvm_module<'ctx>(
             e.to_string()
         )));
     }
+    debug_time("generating LLVM IR", t);
+    Ok(module)
+}
+
+/// Optimize a generated module in place, at O3 for `machine`.
+fn optimize_llvm_module(module: &Module, machine: &TargetMachine) -> Result<()> {
     // The schedule decides vectorization and unrolling (as in Halide, whose
     // JIT leaves LLVM's loop vectorizer and unroller off by default); LLVM's
     // own versions only cost compile time.
@@ -164,7 +198,11 @@ pub(crate) fn build_llvm_module<'ctx>(
     opts.set_merge_functions(false);
     let t = std::time::Instant::now();
     module
-        .run_passes("default<O3>", machine, opts)
+        .run_passes(
+            &std::env::var("FERROHALIDE_LLVM_PIPELINE").unwrap_or_else(|_| "default<O3>".into()),
+            machine,
+            opts,
+        )
         .map_err(|e| Error::internal(format!("LLVM optimization failed: {}", e.to_string())))?;
     debug_time("LLVM optimization", t);
     if debug_level() >= 3 {
@@ -173,7 +211,7 @@ pub(crate) fn build_llvm_module<'ctx>(
             module.print_to_string().to_string()
         );
     }
-    Ok(module)
+    Ok(())
 }
 
 /// Generate and optimize the LLVM module of one JIT pipeline.
@@ -183,12 +221,27 @@ fn build_module<'ctx>(
     target: &JitTarget,
     machine: &TargetMachine,
 ) -> Result<Module<'ctx>> {
-    let mut m = ferrohalide_core::module::Module::new(p.name.clone(), ferrohalide_core::target::Target::default());
+    let module = generate_module(ctx, p, target, machine)?;
+    optimize_llvm_module(&module, machine)?;
+    Ok(module)
+}
+
+/// Generate the (unoptimized) LLVM module of one JIT pipeline.
+fn generate_module<'ctx>(
+    ctx: &'ctx Context,
+    p: &LoweredPipeline,
+    target: &JitTarget,
+    machine: &TargetMachine,
+) -> Result<Module<'ctx>> {
+    let mut m = ferrohalide_core::module::Module::new(
+        p.name.clone(),
+        ferrohalide_core::target::Target::default(),
+    );
     m.functions.push(ferrohalide_core::module::ModuleFunction {
         pipeline: p.clone(),
         linkage: ferrohalide_core::module::Linkage::External,
     });
-    build_llvm_module(ctx, &m, target, machine, true, None)
+    generate_llvm_module(ctx, &m, target, machine, true, None)
 }
 
 /// `HL_DEBUG_CODEGEN`: 1 times each step, 3 also prints the optimized LLVM IR.
@@ -242,19 +295,105 @@ pub fn load_jit(object: &[u8], name: &str, args: Vec<LoweredArgument>) -> Result
     })
 }
 
-/// The relocatable object of a JIT pipeline: position-independent, so it
-/// loads anywhere, in this process or (from the cache) in another.
+/// The machine code of a JIT pipeline: relocatable, position-independent
+/// objects (so they load anywhere, in this process or, from the cache, in
+/// another), packed into one blob for `jit_loader`. A large module is
+/// split (`module_split`) and its partitions compile on parallel threads.
 fn compile_object(p: &LoweredPipeline, target: &JitTarget) -> Result<Vec<u8>> {
-    let machine =
-        target_machine_for(target, &TargetMachine::get_default_triple(), CodeModel::Small, RelocMode::PIC)?;
+    let machine = jit_object_machine(target)?;
     let ctx = Context::create();
-    let module = build_module(&ctx, p, target, &machine)?;
+    let module = generate_module(&ctx, p, target, &machine)?;
+    let Some(plan) = crate::module_split::plan(module.as_mut_ptr(), compile_threads()) else {
+        optimize_llvm_module(&module, &machine)?;
+        return Ok(crate::jit_loader::pack_objects(vec![emit_object(
+            &machine, &module,
+        )?]));
+    };
+    let t = std::time::Instant::now();
+    let bitcode = module.write_bitcode_to_memory().as_slice().to_vec();
+    debug_time("splitting the LLVM module", t);
+    let objects = std::thread::scope(|s| -> Result<Vec<Vec<u8>>> {
+        let (plan, bitcode) = (&plan, &bitcode);
+        let others: Vec<_> = (1..plan.partitions())
+            .map(|i| s.spawn(move || compile_partition(bitcode, plan, i, target)))
+            .collect();
+        plan.keep_partition(module.as_mut_ptr(), 0);
+        optimize_llvm_module(&module, &machine)?;
+        let mut objects = vec![emit_object(&machine, &module)?];
+        for h in others {
+            let object = h
+                .join()
+                .map_err(|_| Error::internal("a code generation thread panicked"))??;
+            objects.push(object);
+        }
+        Ok(objects)
+    })?;
+    Ok(crate::jit_loader::pack_objects(objects))
+}
+
+/// Optimize and compile partition `index` of the module in `bitcode`, in a
+/// context of this thread's own.
+fn compile_partition(
+    bitcode: &[u8],
+    plan: &crate::module_split::Plan,
+    index: usize,
+    target: &JitTarget,
+) -> Result<Vec<u8>> {
+    let t = std::time::Instant::now();
+    let ctx = Context::create();
+    let buffer =
+        inkwell::memory_buffer::MemoryBuffer::create_from_memory_range_copy(bitcode, "partition");
+    let module = Module::parse_bitcode_from_buffer(&buffer, &ctx).map_err(|e| {
+        Error::internal(format!(
+            "reading a module partition failed: {}",
+            e.to_string()
+        ))
+    })?;
+    plan.keep_partition(module.as_mut_ptr(), index);
+    debug_time("reading a module partition", t);
+    let machine = jit_object_machine(target)?;
+    optimize_llvm_module(&module, &machine)?;
+    emit_object(&machine, &module)
+}
+
+/// The target machine of JIT objects: small code model, position-independent.
+fn jit_object_machine(target: &JitTarget) -> Result<TargetMachine> {
+    target_machine_for(
+        target,
+        &TargetMachine::get_default_triple(),
+        CodeModel::Small,
+        RelocMode::PIC,
+    )
+}
+
+fn emit_object(machine: &TargetMachine, module: &Module) -> Result<Vec<u8>> {
     let t = std::time::Instant::now();
     let buf = machine
-        .write_to_memory_buffer(&module, FileType::Object)
-        .map_err(|e| Error::internal(format!("machine code generation failed: {}", e.to_string())))?;
+        .write_to_memory_buffer(module, FileType::Object)
+        .map_err(|e| {
+            Error::internal(format!("machine code generation failed: {}", e.to_string()))
+        })?;
     debug_time("LLVM machine code", t);
     Ok(buf.as_slice().to_vec())
+}
+
+/// `FERROHALIDE_STRESS_CODEGEN=1`, for testing: outline every serial loop
+/// that is not most of its function, and split every module with two
+/// functions to split, so that small test pipelines exercise what only
+/// large ones otherwise reach (`codegen::parallel`, `module_split`).
+pub(crate) fn stress_codegen() -> bool {
+    static STRESS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *STRESS.get_or_init(|| std::env::var("FERROHALIDE_STRESS_CODEGEN").is_ok_and(|v| v == "1"))
+}
+
+/// How many threads compile one pipeline: `FERROHALIDE_COMPILE_THREADS`,
+/// else the cores this process may use (at most 8).
+fn compile_threads() -> usize {
+    std::env::var("FERROHALIDE_COMPILE_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
+        .max(1)
 }
 
 /// The optimized LLVM IR of a pipeline, as text.

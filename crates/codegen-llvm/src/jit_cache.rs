@@ -89,13 +89,14 @@ fn llvm_version() -> (u32, u32, u32) {
 }
 
 /// A key: what `describe` writes, after what every entry depends on
-/// (this build, the LLVM version).
+/// (this build, the LLVM version, the code generator's stress mode).
 fn key(kind: &str, describe: impl FnOnce(&mut Fingerprint)) -> Digest {
     let mut f = Fingerprint::new();
     f.str(kind);
     f.str(env!("FERROHALIDE_BUILD_ID"));
     let (a, b, c) = llvm_version();
     f.str(&format!("LLVM {a}.{b}.{c}"));
+    f.u64(crate::jit::stress_codegen() as u64);
     describe(&mut f);
     blake3(&[&f.bytes])
 }

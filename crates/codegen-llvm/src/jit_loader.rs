@@ -11,16 +11,18 @@
 //! the object depends on where those live, so the same bytes load in any
 //! process.
 
-use std::ffi::{c_void, CStr, CString};
 use std::collections::HashSet;
+use std::ffi::{c_void, CStr, CString};
 use std::sync::Mutex;
 
 use ferrohalide_core::{Error, Result};
 use inkwell::llvm_sys::core::LLVMCreateMemoryBufferWithMemoryRangeCopy;
-use inkwell::llvm_sys::error::{LLVMConsumeError, LLVMDisposeErrorMessage, LLVMErrorRef, LLVMGetErrorMessage};
+use inkwell::llvm_sys::error::{
+    LLVMConsumeError, LLVMDisposeErrorMessage, LLVMErrorRef, LLVMGetErrorMessage,
+};
 use inkwell::llvm_sys::orc2::lljit::{
-    LLVMOrcCreateLLJIT, LLVMOrcDisposeLLJIT, LLVMOrcLLJITAddObjectFile, LLVMOrcLLJITGetMainJITDylib,
-    LLVMOrcLLJITLookup, LLVMOrcLLJITRef,
+    LLVMOrcCreateLLJIT, LLVMOrcDisposeLLJIT, LLVMOrcLLJITAddObjectFile,
+    LLVMOrcLLJITGetMainJITDylib, LLVMOrcLLJITLookup, LLVMOrcLLJITRef,
 };
 use inkwell::llvm_sys::orc2::{
     LLVMJITEvaluatedSymbol, LLVMJITSymbolFlags, LLVMJITSymbolGenericFlags, LLVMOrcAbsoluteSymbols,
@@ -117,7 +119,10 @@ extern "C" fn generate(
                     });
                 }
                 Err(e) => {
-                    let mut u = resolution.unresolved.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut u = resolution
+                        .unresolved
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner());
                     u.get_or_insert(e);
                 }
             }
@@ -138,33 +143,94 @@ extern "C" fn dispose(ctx: *mut c_void) {
     drop(unsafe { Box::from_raw(ctx as *mut Resolution) });
 }
 
-/// Load the relocatable object `bytes` (compiled for this machine, with
-/// position-independent code); `resolve` gives the addresses of what it
-/// uses.
+/// The header of several objects packed into one blob ([`pack_objects`]).
+const PACKED_MAGIC: &[u8; 8] = b"FHOBJS\x00\x01";
+
+/// One blob holding `objects` (the partitions of a module compiled on
+/// several threads): a single object as it is, several behind a header
+/// (magic, count, lengths).
+pub(crate) fn pack_objects(mut objects: Vec<Vec<u8>>) -> Vec<u8> {
+    if objects.len() == 1 {
+        return objects.pop().unwrap_or_default();
+    }
+    let mut out = PACKED_MAGIC.to_vec();
+    out.extend_from_slice(&(objects.len() as u64).to_le_bytes());
+    for o in &objects {
+        out.extend_from_slice(&(o.len() as u64).to_le_bytes());
+    }
+    for o in &objects {
+        out.extend_from_slice(o);
+    }
+    out
+}
+
+/// The objects in a blob made by [`pack_objects`].
+fn unpack_objects(blob: &[u8]) -> Result<Vec<&[u8]>> {
+    let Some(rest) = blob.strip_prefix(PACKED_MAGIC) else {
+        return Ok(vec![blob]);
+    };
+    let bad = || Error::internal("a packed JIT object is malformed");
+    let word = |at: usize| -> Result<usize> {
+        let b = rest.get(at..at + 8).ok_or_else(bad)?;
+        usize::try_from(u64::from_le_bytes(b.try_into().map_err(|_| bad())?)).map_err(|_| bad())
+    };
+    let count = word(0)?;
+    let mut at = count
+        .checked_add(1)
+        .and_then(|n| n.checked_mul(8))
+        .ok_or_else(bad)?;
+    let mut out = Vec::with_capacity(count.min(64));
+    for i in 0..count {
+        let len = word(8 * (i + 1))?;
+        let end = at.checked_add(len).ok_or_else(bad)?;
+        out.push(rest.get(at..end).ok_or_else(bad)?);
+        at = end;
+    }
+    if at != rest.len() {
+        return Err(bad());
+    }
+    Ok(out)
+}
+
+/// Load the relocatable object `bytes`, or the objects packed in it
+/// ([`pack_objects`]; they link to each other), compiled for this machine
+/// with position-independent code; `resolve` gives the addresses of what
+/// they use and do not define.
 pub(crate) fn load_object(bytes: &[u8], name: &str, resolve: Resolver) -> Result<LoadedObject> {
+    let objects = unpack_objects(bytes)?;
     init_llvm();
     let mut jit: LLVMOrcLLJITRef = std::ptr::null_mut();
     // SAFETY: a null builder asks for the defaults (this process, the host).
     if let Some(e) = unsafe { take_error(LLVMOrcCreateLLJIT(&mut jit, std::ptr::null_mut())) } {
         return Err(Error::internal(format!("cannot create the JIT: {e}")));
     }
-    let resolution: *mut Resolution =
-        Box::into_raw(Box::new(Resolution { resolve, unresolved: Mutex::new(None) }));
+    let resolution: *mut Resolution = Box::into_raw(Box::new(Resolution {
+        resolve,
+        unresolved: Mutex::new(None),
+    }));
     let loaded = LoadedObject { jit, resolution };
     let buffer_name = CString::new(name.replace('\0', "")).unwrap_or_default();
     // SAFETY: `jit` is live; ORC takes ownership of the generator (and of
     // its context, freed by `dispose`) and of the buffer copy.
     unsafe {
         let dylib = LLVMOrcLLJITGetMainJITDylib(jit);
-        let generator = LLVMOrcCreateCustomCAPIDefinitionGenerator(generate, resolution as *mut c_void, dispose);
-        LLVMOrcJITDylibAddGenerator(dylib, generator);
-        let buffer = LLVMCreateMemoryBufferWithMemoryRangeCopy(
-            bytes.as_ptr() as *const _,
-            bytes.len(),
-            buffer_name.as_ptr(),
+        let generator = LLVMOrcCreateCustomCAPIDefinitionGenerator(
+            generate,
+            resolution as *mut c_void,
+            dispose,
         );
-        if let Some(e) = take_error(LLVMOrcLLJITAddObjectFile(jit, dylib, buffer)) {
-            return Err(Error::internal(format!("cannot load the compiled code of {name}: {e}")));
+        LLVMOrcJITDylibAddGenerator(dylib, generator);
+        for object in objects {
+            let buffer = LLVMCreateMemoryBufferWithMemoryRangeCopy(
+                object.as_ptr() as *const _,
+                object.len(),
+                buffer_name.as_ptr(),
+            );
+            if let Some(e) = take_error(LLVMOrcLLJITAddObjectFile(jit, dylib, buffer)) {
+                return Err(Error::internal(format!(
+                    "cannot load the compiled code of {name}: {e}"
+                )));
+            }
         }
     }
     Ok(loaded)
@@ -177,11 +243,19 @@ impl LoadedObject {
         let c = CString::new(symbol).map_err(|_| Error::internal("a symbol name contains NUL"))?;
         let mut address: LLVMOrcExecutorAddress = 0;
         // SAFETY: `jit` is live.
-        if let Some(e) = unsafe { take_error(LLVMOrcLLJITLookup(self.jit, &mut address, c.as_ptr())) } {
+        if let Some(e) =
+            unsafe { take_error(LLVMOrcLLJITLookup(self.jit, &mut address, c.as_ptr())) }
+        {
             // SAFETY: `resolution` lives as long as the JIT.
             let resolution = unsafe { &*self.resolution };
-            let missing = resolution.unresolved.lock().unwrap_or_else(|p| p.into_inner()).take();
-            return Err(missing.unwrap_or_else(|| Error::internal(format!("linking {symbol} failed: {e}"))));
+            let missing = resolution
+                .unresolved
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            return Err(
+                missing.unwrap_or_else(|| Error::internal(format!("linking {symbol} failed: {e}")))
+            );
         }
         Ok(address as usize)
     }
@@ -196,11 +270,20 @@ pub(crate) fn defined_symbols(bytes: &[u8]) -> Result<HashSet<String>> {
     // SAFETY: the buffer borrows `bytes`, which outlive it; every iterator
     // and the binary are disposed before the buffer.
     unsafe {
-        let buffer = LLVMCreateMemoryBufferWithMemoryRange(bytes.as_ptr() as *const _, bytes.len(), c"object".as_ptr(), 0);
+        let buffer = LLVMCreateMemoryBufferWithMemoryRange(
+            bytes.as_ptr() as *const _,
+            bytes.len(),
+            c"object".as_ptr(),
+            0,
+        );
         let mut message = std::ptr::null_mut();
         let binary = LLVMCreateBinary(buffer, std::ptr::null_mut(), &mut message);
         if binary.is_null() {
-            let m = if message.is_null() { String::new() } else { CStr::from_ptr(message).to_string_lossy().into_owned() };
+            let m = if message.is_null() {
+                String::new()
+            } else {
+                CStr::from_ptr(message).to_string_lossy().into_owned()
+            };
             if !message.is_null() {
                 inkwell::llvm_sys::core::LLVMDisposeMessage(message);
             }
@@ -212,7 +295,11 @@ pub(crate) fn defined_symbols(bytes: &[u8]) -> Result<HashSet<String>> {
         while LLVMObjectFileIsSymbolIteratorAtEnd(binary, symbols) == 0 {
             LLVMMoveToContainingSection(section, symbols);
             if LLVMObjectFileIsSectionIteratorAtEnd(binary, section) == 0 {
-                out.insert(CStr::from_ptr(LLVMGetSymbolName(symbols)).to_string_lossy().into_owned());
+                out.insert(
+                    CStr::from_ptr(LLVMGetSymbolName(symbols))
+                        .to_string_lossy()
+                        .into_owned(),
+                );
             }
             LLVMMoveToNextSymbol(symbols);
         }
@@ -222,4 +309,36 @@ pub(crate) fn defined_symbols(bytes: &[u8]) -> Result<HashSet<String>> {
         LLVMDisposeMemoryBuffer(buffer);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_objects_unpack_to_themselves() {
+        let one = vec![0x7f, b'E', b'L', b'F', 1, 2, 3];
+        assert_eq!(
+            unpack_objects(&pack_objects(vec![one.clone()])).unwrap(),
+            vec![&one[..]]
+        );
+        let parts = vec![one.clone(), vec![], vec![9; 100]];
+        let packed = pack_objects(parts.clone());
+        let back: Vec<Vec<u8>> = unpack_objects(&packed)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.to_vec())
+            .collect();
+        assert_eq!(back, parts);
+        // Truncated or padded blobs are refused, never read past their end.
+        for bad in [&packed[..packed.len() - 1], &packed[..20]] {
+            assert!(unpack_objects(bad).is_err());
+        }
+        let mut longer = packed.clone();
+        longer.push(0);
+        assert!(unpack_objects(&longer).is_err());
+        let mut huge = packed.clone();
+        huge[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(unpack_objects(&huge).is_err());
+    }
 }

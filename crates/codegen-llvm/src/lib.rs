@@ -15,6 +15,7 @@ pub mod codegen;
 pub mod jit;
 pub mod jit_cache;
 mod jit_loader;
+mod module_split;
 pub mod jit_runtime;
 pub mod runtime_module;
 pub mod runtime_symbols;

@@ -81,14 +81,7 @@ impl CodeGen {
                 c"entry".as_ptr(),
             )
         };
-        self.f = FnState {
-            function: body_fn,
-            entry_block: entry,
-            user_context: self.param(body_fn, 0),
-            symbols: Default::default(),
-            heap_allocs: Vec::new(),
-            message_buffer: None,
-        };
+        self.f = FnState::new(body_fn, entry, self.param(body_fn, 0), super::parallel::ir_size(&p.body));
         self.position(entry);
         let uc = self.f.user_context;
         self.push_sym(USER_CONTEXT_ARG, uc);
@@ -237,14 +230,7 @@ impl CodeGen {
         let entry = unsafe {
             inkwell::llvm_sys::core::LLVMAppendBasicBlockInContext(self.c, f, c"entry".as_ptr())
         };
-        self.f = FnState {
-            function: f,
-            entry_block: entry,
-            user_context: self.null_ptr(),
-            symbols: Default::default(),
-            heap_allocs: Vec::new(),
-            message_buffer: None,
-        };
+        self.f = FnState::new(f, entry, self.null_ptr(), 0);
         self.position(entry);
     }
 }

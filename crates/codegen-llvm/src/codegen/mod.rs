@@ -18,7 +18,8 @@
 //! - `overlapping_loads`: a stencil's overlapping taps as two loads and
 //!   lane permutes.
 //! - `atomic`: stores inside `Atomic` nodes (atomicrmw, compare-and-swap).
-//! - `parallel`: outlining parallel loop bodies into closures.
+//! - `parallel`: outlined loops (parallel loop bodies, large serial loop
+//!   nests) as functions of their own, with closures.
 //! - `strings`: building print lines and error messages at run time.
 //! - `entry`: the pipeline's entry points and argument unpacking.
 //! - `module`: a whole Module: its functions, embedded buffers, metadata.
@@ -65,6 +66,23 @@ pub(crate) struct FnState {
     pub heap_allocs: Vec<(Val, &'static str)>,
     /// Scratch buffer for formatting messages, created on first use.
     pub message_buffer: Option<Val>,
+    /// The IR size of the statement this function generates (`ir_size`;
+    /// 0 for wrappers): what outlining measures loops against.
+    pub size: usize,
+}
+
+impl FnState {
+    pub(crate) fn new(function: Val, entry_block: LLVMBasicBlockRef, user_context: Val, size: usize) -> FnState {
+        FnState {
+            function,
+            entry_block,
+            user_context,
+            symbols: HashMap::new(),
+            heap_allocs: Vec::new(),
+            message_buffer: None,
+            size,
+        }
+    }
 }
 
 pub struct CodeGen {
@@ -104,14 +122,7 @@ impl CodeGen {
             m: module,
             b,
             target: target.clone(),
-            f: FnState {
-                function: std::ptr::null_mut(),
-                entry_block: std::ptr::null_mut(),
-                user_context: std::ptr::null_mut(),
-                symbols: HashMap::new(),
-                heap_allocs: Vec::new(),
-                message_buffer: None,
-            },
+            f: FnState::new(std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), 0),
             pipeline_name: name.to_string(),
             closure_counter: 0,
             strings: HashMap::new(),

@@ -1,10 +1,20 @@
-//! Parallel loops. The loop body becomes its own function
-//! `i32 body(user_context, index, closure*)`; the values it uses from the
-//! enclosing scope (variables, buffer pointers, allocations) are packed
-//! into a struct on the caller's stack, and the runtime's
-//! `ferrohalide_do_par_for` runs the body for each index on the thread pool.
-//! A non-zero return from any iteration makes the enclosing function free
-//! its heap allocations and return that code.
+//! Outlined loops: loops whose code becomes a function of its own.
+//!
+//! - Parallel loops. The loop body becomes `i32 body(user_context, index,
+//!   closure*)`, and the runtime's `ferrohalide_do_par_for` runs it for each
+//!   index on the thread pool.
+//! - Large serial loop nests (`should_outline`). A loop that is a large
+//!   part, but not most, of the function it is in becomes `i32 f(user_context,
+//!   0, closure*)`, called once where the loop was. LLVM's optimizer and code
+//!   generator take time that grows faster than a function's size, and
+//!   separate functions compile on separate threads (`module_split`); a call
+//!   per execution of a nest of thousands of instructions costs nothing
+//!   measurable. They are `noinline`, or LLVM would merge them back.
+//!
+//! Either way the values the code uses from the enclosing scope (variables,
+//! buffer pointers, allocations) are packed into a struct on the caller's
+//! stack. A non-zero return makes the enclosing function free its heap
+//! allocations and return that code.
 
 use std::collections::{BTreeSet, HashSet};
 
@@ -13,8 +23,14 @@ use ferrohalide_core::ir::{Expr, ExprNode, Stmt, StmtNode};
 use ferrohalide_core::Result;
 
 use super::ops::IP;
-use super::{CodeGen, FnState};
+use super::{CodeGen, FnState, Val};
 use crate::runtime_symbols::names;
+
+/// The IR size (`ir_size`) from which a serial loop nest is outlined...
+const MIN_OUTLINED_SIZE: usize = 1500;
+/// ...unless it is more than this share of its function (outlining it
+/// would only move that function).
+const MAX_OUTLINED_SHARE: f64 = 0.7;
 
 /// Every name a statement refers to (variables and buffer names).
 #[derive(Default)]
@@ -47,7 +63,66 @@ impl Visitor for NameCollector {
     }
 }
 
+/// The number of nodes in a statement, each shared expression once: about
+/// how much code it becomes.
+#[derive(Default)]
+struct SizeCounter {
+    size: usize,
+    seen: HashSet<usize>,
+}
+
+impl Visitor for SizeCounter {
+    fn visit_expr(&mut self, e: &Expr) {
+        if self.seen.insert(e.node() as *const ExprNode as usize) {
+            self.size += 1;
+            walk_expr(self, e)
+        }
+    }
+    fn visit_stmt(&mut self, s: &Stmt) {
+        self.size += 1;
+        walk_stmt(self, s)
+    }
+}
+
+pub(crate) fn ir_size(s: &Stmt) -> usize {
+    let mut c = SizeCounter::default();
+    c.visit_stmt(s);
+    c.size
+}
+
 impl CodeGen {
+    /// Whether the serial loop `s` is compiled as a function of its own
+    /// (see the module's comment).
+    pub(crate) fn should_outline(&self, s: &Stmt) -> bool {
+        let min = if crate::jit::stress_codegen() {
+            1
+        } else {
+            MIN_OUTLINED_SIZE
+        };
+        let whole = self.f.size;
+        if (whole as f64) * MAX_OUTLINED_SHARE < min as f64 {
+            return false;
+        }
+        let size = ir_size(s);
+        size >= min && (size as f64) <= whole as f64 * MAX_OUTLINED_SHARE
+    }
+
+    /// The serial loop `s` as a call of a function of its own.
+    pub(crate) fn codegen_outlined_loop(&mut self, name: &str, s: &Stmt) -> Result<()> {
+        let (func, closure) = self.outline("loop", name, s, None)?;
+        unsafe {
+            let kind =
+                inkwell::llvm_sys::core::LLVMGetEnumAttributeKindForName(c"noinline".as_ptr(), 8);
+            let a = inkwell::llvm_sys::core::LLVMCreateEnumAttribute(self.c, kind, 0);
+            inkwell::llvm_sys::core::LLVMAddAttributeAtIndex(func, u32::MAX, a);
+        }
+        let uc = self.f.user_context;
+        let ft = self.t_fn(self.t_i32(), &[self.t_ptr(), self.t_i32(), self.t_ptr()]);
+        let code = self.call(func, ft, &[uc, self.i32c(0), closure]);
+        self.return_if_failed(code, "loop");
+        Ok(())
+    }
+
     pub(crate) fn codegen_parallel_for(
         &mut self,
         name: &str,
@@ -59,14 +134,47 @@ impl CodeGen {
         let ext = self.codegen_expr(extent)?;
         let lo = self.int_resize(lo, self.t_i32(), true);
         let ext = self.int_resize(ext, self.t_i32(), true);
+        let (func, closure) = self.outline("par_for", name, body, Some(name))?;
+        let uc = self.f.user_context;
+        let code = self.call_extern(
+            names::DO_PAR_FOR,
+            self.t_i32(),
+            &[uc, func, lo, ext, closure],
+        );
+        self.return_if_failed(code, "par_for");
+        Ok(())
+    }
 
-        // What the body needs from here.
+    /// If `code` is not zero, return it (after freeing what this function
+    /// holds).
+    fn return_if_failed(&mut self, code: Val, what: &str) {
+        let ok = self.new_block(&format!("{what}_ok"));
+        let fail = self.new_block(&format!("{what}_failed"));
+        let failed = self.icmp(IP::LLVMIntNE, code, self.i32c(0));
+        self.cond_br(failed, fail, ok);
+        self.position(fail);
+        self.return_error(code);
+        self.position(ok);
+    }
+
+    /// Generate `s` as the function `<pipeline>.<kind>.<name>.<n>`, taking
+    /// `(user_context, i32 index, closure*)` (the index is bound to `index`,
+    /// when given), and fill the closure it needs, here. Returns the
+    /// function and the closure.
+    fn outline(
+        &mut self,
+        kind: &str,
+        name: &str,
+        s: &Stmt,
+        index: Option<&str>,
+    ) -> Result<(Val, Val)> {
+        // What the code needs from here.
         let mut nc = NameCollector::default();
-        nc.visit_stmt(body);
-        let captured: Vec<(String, super::Val)> = nc
+        nc.visit_stmt(s);
+        let captured: Vec<(String, Val)> = nc
             .names
             .into_iter()
-            .filter(|n| n != name)
+            .filter(|n| Some(n.as_str()) != index)
             .filter_map(|n| self.sym(&n).ok().map(|v| (n, v)))
             .collect();
         let mut field_tys: Vec<super::Ty> =
@@ -93,11 +201,11 @@ impl CodeGen {
             self.store(*v, p, 1);
         }
 
-        // The body function.
+        // The function.
         self.closure_counter += 1;
         let fname = format!(
-            "{}.par_for.{}.{}",
-            self.pipeline_name, name, self.closure_counter
+            "{}.{kind}.{name}.{}",
+            self.pipeline_name, self.closure_counter
         );
         let ft = self.t_fn(self.t_i32(), &[self.t_ptr(), self.t_i32(), self.t_ptr()]);
         let func = self.add_function(&fname, ft, true);
@@ -105,18 +213,11 @@ impl CodeGen {
         let entry = unsafe {
             inkwell::llvm_sys::core::LLVMAppendBasicBlockInContext(self.c, func, c"entry".as_ptr())
         };
-        let new_state = FnState {
-            function: func,
-            entry_block: entry,
-            user_context: self.param(func, 0),
-            symbols: Default::default(),
-            heap_allocs: Vec::new(),
-            message_buffer: None,
-        };
+        let new_state = FnState::new(func, entry, self.param(func, 0), ir_size(s));
         let saved = std::mem::replace(&mut self.f, new_state);
         self.position(entry);
         // Unpack the closure; the entry block holds allocas and loads, then
-        // jumps to the body.
+        // jumps to the code.
         let cl = self.param(func, 2);
         for (k, (n, v)) in captured.iter().enumerate() {
             let p = unsafe {
@@ -131,32 +232,20 @@ impl CodeGen {
             let val = self.load(self.type_of(*v), p, 1);
             self.push_sym(n, val);
         }
-        let idx = self.param(func, 1);
-        self.push_sym(name, idx);
+        if let Some(index) = index {
+            let idx = self.param(func, 1);
+            self.push_sym(index, idx);
+        }
         let body_bb = self.new_block("body");
         self.br(body_bb);
         self.position(body_bb);
-        let r = self.codegen_stmt(body);
+        let r = self.codegen_stmt(s);
         if r.is_ok() {
             self.ret(self.i32c(0));
         }
         self.f = saved;
         self.position(saved_block);
         r?;
-
-        let uc = self.f.user_context;
-        let code = self.call_extern(
-            names::DO_PAR_FOR,
-            self.t_i32(),
-            &[uc, func, lo, ext, closure],
-        );
-        let ok = self.new_block("par_for_ok");
-        let fail = self.new_block("par_for_failed");
-        let failed = self.icmp(IP::LLVMIntNE, code, self.i32c(0));
-        self.cond_br(failed, fail, ok);
-        self.position(fail);
-        self.return_error(code);
-        self.position(ok);
-        Ok(())
+        Ok((func, closure))
     }
 }

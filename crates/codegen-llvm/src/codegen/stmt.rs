@@ -91,6 +91,7 @@ impl CodeGen {
                 check_loop_end(min, extent)?;
                 match for_type {
                     ForType::Parallel => self.codegen_parallel_for(name, min, extent, body),
+                    _ if self.should_outline(s) => self.codegen_outlined_loop(name, s),
                     _ => self.codegen_serial_for(name, min, extent, body),
                 }
             }

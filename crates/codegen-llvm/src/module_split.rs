@@ -1,0 +1,251 @@
+//! Splitting one pipeline's LLVM module into partitions that compile on
+//! separate threads.
+//!
+//! LLVM optimizes and generates code for a module on one thread, and that
+//! is most of a JIT compile. A pipeline's code is mostly separate
+//! functions that never inline into each other: the body, and one closure
+//! per parallel loop, which the runtime calls by address
+//! (`halide_do_par_for`). So whole functions can go to different
+//! partitions, each compiled into its own object; the loader links the
+//! objects together (`jit_loader`).
+//!
+//! Assumes: a verified, unoptimized module whose globals are all constant
+//! (pipeline code keeps no state in globals; a module with a mutable one
+//! is not split). Guarantees, for a [`Plan`] applied to a copy of the
+//! module per partition ([`Plan::keep_partition`]):
+//! - each *unit* (a function that is defined with external linkage, or
+//!   whose address is taken, or that is `noinline`) is defined in exactly one partition, with
+//!   external linkage, and only declared in the others;
+//! - each *helper* (an internal function called directly from one place)
+//!   stays defined, internal, in every partition, so it still inlines
+//!   where it is called (copies nobody calls are dropped by the optimizer);
+//! - constant globals stay in every partition (private copies).
+
+use std::collections::{HashMap, HashSet};
+
+use inkwell::llvm_sys::core::*;
+use inkwell::llvm_sys::prelude::{LLVMModuleRef, LLVMTypeRef, LLVMValueRef};
+use inkwell::llvm_sys::{LLVMLinkage, LLVMTypeKind};
+
+/// Below this many LLVM instructions a module compiles on one thread: a
+/// second thread, and reading the module twice, would cost more than it
+/// saves.
+pub(crate) const MIN_INSTRUCTIONS_TO_SPLIT: usize = 3000;
+
+/// Which partition defines each unit.
+pub(crate) struct Plan {
+    partition_of: HashMap<String, usize>,
+    partitions: usize,
+}
+
+impl Plan {
+    pub(crate) fn partitions(&self) -> usize {
+        self.partitions
+    }
+
+    /// Make `module` (a copy of the module the plan was made for) hold
+    /// only what partition `index` compiles: the units of other partitions
+    /// become declarations, and its own units external.
+    pub(crate) fn keep_partition(&self, module: LLVMModuleRef, index: usize) {
+        // SAFETY: `module` is a live module; functions are collected before
+        // any is replaced, and each is used only while it exists.
+        unsafe {
+            for f in functions(module) {
+                if LLVMIsDeclaration(f) != 0 {
+                    continue;
+                }
+                let Some(&owner) = self.partition_of.get(&name_of(f)) else {
+                    continue;
+                };
+                if owner == index {
+                    LLVMSetLinkage(f, LLVMLinkage::LLVMExternalLinkage);
+                } else {
+                    replace_with_declaration(module, f);
+                }
+            }
+        }
+    }
+}
+
+/// A plan that spreads the module's units over at most `threads`
+/// partitions with about equal numbers of instructions (heaviest first,
+/// each to the lightest partition so far); None when the module should be
+/// compiled whole (one thread, a small module, a single unit, a mutable
+/// global, an unnamed unit).
+pub(crate) fn plan(module: LLVMModuleRef, threads: usize) -> Option<Plan> {
+    if threads < 2 {
+        return None;
+    }
+    // SAFETY: `module` is a live module, only read here.
+    unsafe {
+        if globals(module).any(|g| LLVMIsGlobalConstant(g) == 0) {
+            return None;
+        }
+        let defined: Vec<LLVMValueRef> = functions(module)
+            .into_iter()
+            .filter(|&f| LLVMIsDeclaration(f) == 0)
+            .collect();
+        let helpers: HashSet<LLVMValueRef> =
+            defined.iter().copied().filter(|&f| is_helper(f)).collect();
+        let mut units: Vec<(usize, String)> = Vec::new();
+        let mut total = 0;
+        for &f in defined.iter().filter(|f| !helpers.contains(f)) {
+            let name = name_of(f);
+            if name.is_empty() {
+                return None;
+            }
+            let weight = weight(f, &helpers);
+            total += weight;
+            units.push((weight, name));
+        }
+        let min_total = if crate::jit::stress_codegen() {
+            0
+        } else {
+            MIN_INSTRUCTIONS_TO_SPLIT
+        };
+        if units.len() < 2 || total < min_total {
+            return None;
+        }
+        units.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        let partitions = threads.min(units.len());
+        let mut load = vec![0usize; partitions];
+        let mut partition_of = HashMap::new();
+        for (w, name) in units {
+            let lightest = (0..partitions).min_by_key(|&i| (load[i], i)).unwrap_or(0);
+            load[lightest] += w;
+            partition_of.insert(name, lightest);
+        }
+        Some(Plan {
+            partition_of,
+            partitions,
+        })
+    }
+}
+
+/// An internal function, not `noinline`, whose one use is a direct call
+/// to it (a function called from several places, like the pipeline's body
+/// function, would be compiled once per caller's partition).
+unsafe fn is_helper(f: LLVMValueRef) -> bool {
+    let linkage = LLVMGetLinkage(f);
+    if !matches!(
+        linkage,
+        LLVMLinkage::LLVMInternalLinkage | LLVMLinkage::LLVMPrivateLinkage
+    ) {
+        return false;
+    }
+    let noinline = LLVMGetEnumAttributeKindForName(c"noinline".as_ptr(), 8);
+    if !LLVMGetEnumAttributeAtIndex(f, u32::MAX, noinline).is_null() {
+        return false;
+    }
+    let mut calls = 0;
+    let mut u = LLVMGetFirstUse(f);
+    while !u.is_null() {
+        let user = LLVMGetUser(u);
+        if LLVMIsACallInst(user).is_null() || LLVMGetCalledValue(user) != f {
+            return false;
+        }
+        calls += 1;
+        u = LLVMGetNextUse(u);
+    }
+    calls == 1
+}
+
+/// About how long compiling `f` takes: its instructions and those of the
+/// helpers it calls (which are copied into its partition), counted once
+/// each, a vector instruction as 1 + 4 per 128 bits of its result
+/// (measured on Halide's apps: vector code costs LLVM several times what
+/// scalar code does, more the wider it is).
+unsafe fn weight(f: LLVMValueRef, helpers: &HashSet<LLVMValueRef>) -> usize {
+    let mut seen = HashSet::new();
+    let mut stack = vec![f];
+    let mut total = 0;
+    while let Some(g) = stack.pop() {
+        if !seen.insert(g) {
+            continue;
+        }
+        for inst in instructions(g) {
+            total += 1 + 4 * vector_bits(LLVMTypeOf(inst)) / 128;
+            if !LLVMIsACallInst(inst).is_null() {
+                let callee = LLVMGetCalledValue(inst);
+                if helpers.contains(&callee) {
+                    stack.push(callee);
+                }
+            }
+        }
+    }
+    total
+}
+
+/// Replace the definition `f` with a declaration of the same name and type
+/// (a new one: the definition's flags, such as being local to this object,
+/// must not carry over to a symbol another object defines).
+unsafe fn replace_with_declaration(module: LLVMModuleRef, f: LLVMValueRef) {
+    let name = name_of(f);
+    let moved = format!("{name}.defined_elsewhere");
+    LLVMSetValueName2(f, moved.as_ptr() as *const _, moved.len());
+    let c = std::ffi::CString::new(name).unwrap_or_default();
+    let decl = LLVMAddFunction(module, c.as_ptr(), LLVMGlobalGetValueType(f));
+    LLVMSetFunctionCallConv(decl, LLVMGetFunctionCallConv(f));
+    LLVMReplaceAllUsesWith(f, decl);
+    LLVMDeleteFunction(f);
+}
+
+/// The bits of a vector type (0 for other types).
+unsafe fn vector_bits(t: LLVMTypeRef) -> usize {
+    if LLVMGetTypeKind(t) != LLVMTypeKind::LLVMVectorTypeKind {
+        return 0;
+    }
+    let e = LLVMGetElementType(t);
+    let bits = match LLVMGetTypeKind(e) {
+        LLVMTypeKind::LLVMIntegerTypeKind => LLVMGetIntTypeWidth(e) as usize,
+        LLVMTypeKind::LLVMHalfTypeKind | LLVMTypeKind::LLVMBFloatTypeKind => 16,
+        LLVMTypeKind::LLVMFloatTypeKind => 32,
+        _ => 64,
+    };
+    bits * LLVMGetVectorSize(t) as usize
+}
+
+unsafe fn name_of(v: LLVMValueRef) -> String {
+    let mut len = 0usize;
+    let p = LLVMGetValueName2(v, &mut len);
+    if p.is_null() {
+        return String::new();
+    }
+    String::from_utf8_lossy(std::slice::from_raw_parts(p as *const u8, len)).into_owned()
+}
+
+unsafe fn functions(module: LLVMModuleRef) -> Vec<LLVMValueRef> {
+    let mut out = Vec::new();
+    let mut f = LLVMGetFirstFunction(module);
+    while !f.is_null() {
+        out.push(f);
+        f = LLVMGetNextFunction(f);
+    }
+    out
+}
+
+unsafe fn globals(module: LLVMModuleRef) -> impl Iterator<Item = LLVMValueRef> {
+    let mut g = LLVMGetFirstGlobal(module);
+    std::iter::from_fn(move || {
+        if g.is_null() {
+            return None;
+        }
+        let this = g;
+        g = LLVMGetNextGlobal(g);
+        Some(this)
+    })
+}
+
+unsafe fn instructions(f: LLVMValueRef) -> Vec<LLVMValueRef> {
+    let mut out = Vec::new();
+    let mut b = LLVMGetFirstBasicBlock(f);
+    while !b.is_null() {
+        let mut i = LLVMGetFirstInstruction(b);
+        while !i.is_null() {
+            out.push(i);
+            i = LLVMGetNextInstruction(i);
+        }
+        b = LLVMGetNextBasicBlock(b);
+    }
+    out
+}

@@ -1,0 +1,100 @@
+//! Large loop nests become functions of their own (`codegen::parallel`),
+//! and a large module compiles on several threads (`module_split`): the
+//! results are those of the code compiled whole.
+
+mod common;
+
+use common::*;
+use ferrohalide_codegen_llvm::compile_to_assembly;
+use ferrohalide_codegen_llvm::JitTarget;
+use ferrohalide_core::buffer::Buffer;
+use ferrohalide_core::ir::{Expr, ForType, Stmt, Type};
+
+const STEPS: i64 = 250;
+
+/// A long chain of arithmetic on x, y (about 2,000 IR nodes): enough to
+/// make a loop nest computing it worth outlining.
+fn chain(salt: i64) -> Expr {
+    let mut acc = Expr::add(v("x"), i(salt));
+    for k in 0..STEPS {
+        let stepped = Expr::add(
+            Expr::sub(Expr::mul(acc, i(2)), v("x")),
+            Expr::add(v("y"), i(k * salt)),
+        );
+        acc = Expr::max(Expr::min(stepped, i(100_000)), i(-100_000));
+    }
+    acc
+}
+
+fn chain_value(x: i64, y: i64, salt: i64) -> i64 {
+    let mut acc = x + salt;
+    for k in 0..STEPS {
+        acc = (acc * 2 - x + (y + k * salt)).clamp(-100_000, 100_000);
+    }
+    acc
+}
+
+/// for y, for x: out[x, y] = chain(salt), over out's 2-D region.
+fn nest(out: &str, salt: i64, outer: ForType) -> Stmt {
+    let m = |d: usize| v(&format!("{out}.min.{d}"));
+    let idx = Expr::add(
+        Expr::sub(v("x"), m(0)),
+        Expr::mul(Expr::sub(v("y"), m(1)), v(&format!("{out}.stride.1"))),
+    );
+    let inner = Stmt::for_loop(
+        "x",
+        m(0),
+        v(&format!("{out}.extent.0")),
+        ForType::Serial,
+        Stmt::store(out, chain(salt), idx, Expr::bool_const(true)),
+    );
+    Stmt::for_loop("y", m(1), v(&format!("{out}.extent.1")), outer, inner)
+}
+
+fn three_nests() -> ferrohalide_core::lower::LoweredPipeline {
+    let t = Type::i32();
+    let body = Stmt::block(vec![
+        nest("a", 1, ForType::Serial),
+        nest("b", 2, ForType::Serial),
+        nest("c", 3, ForType::Parallel),
+    ]);
+    pipeline(
+        "three_nests",
+        vec![out_arg("a", t, 2), out_arg("b", t, 2), out_arg("c", t, 2)],
+        body,
+    )
+}
+
+#[test]
+fn large_loop_nests_are_outlined() {
+    let asm = compile_to_assembly(&three_nests(), &JitTarget::host()).unwrap();
+    let outlined = asm
+        .lines()
+        .filter(|l| l.starts_with("three_nests.loop.") && l.ends_with(':'))
+        .count();
+    assert_eq!(
+        outlined, 2,
+        "the two serial nests should be functions of their own"
+    );
+}
+
+#[test]
+fn outlined_and_split_code_computes_the_same() {
+    let m = jit(&three_nests());
+    let t = Type::i32();
+    let bufs: Vec<Buffer> = (0..3)
+        .map(|_| Buffer::new(t, &[13, 7], None).unwrap())
+        .collect();
+    run(&m, &[A::B(&bufs[0]), A::B(&bufs[1]), A::B(&bufs[2])]).unwrap();
+    for (b, salt) in bufs.iter().zip(1..) {
+        for y in 0..7 {
+            for x in 0..13 {
+                assert_eq!(
+                    b.get_i128(&[x, y]).unwrap(),
+                    chain_value(x as i64, y as i64, salt) as i128,
+                    "salt {salt} at ({x}, {y})"
+                );
+            }
+        }
+    }
+}
