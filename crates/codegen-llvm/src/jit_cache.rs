@@ -89,7 +89,8 @@ fn llvm_version() -> (u32, u32, u32) {
 }
 
 /// A key: what `describe` writes, after what every entry depends on
-/// (this build, the LLVM version, the code generator's stress mode).
+/// (this build, the LLVM version, the code generator's stress mode and
+/// LLVM options given through the environment).
 fn key(kind: &str, describe: impl FnOnce(&mut Fingerprint)) -> Digest {
     let mut f = Fingerprint::new();
     f.str(kind);
@@ -97,6 +98,9 @@ fn key(kind: &str, describe: impl FnOnce(&mut Fingerprint)) -> Digest {
     let (a, b, c) = llvm_version();
     f.str(&format!("LLVM {a}.{b}.{c}"));
     f.u64(crate::jit::stress_codegen() as u64);
+    for knob in ["FERROHALIDE_LLVM_ARGS", "FERROHALIDE_LLVM_PIPELINE"] {
+        f.str(&std::env::var(knob).unwrap_or_default());
+    }
     describe(&mut f);
     blake3(&[&f.bytes])
 }
