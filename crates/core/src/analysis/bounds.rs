@@ -809,6 +809,13 @@ struct BoxCollector {
     /// taking bounds, so correlated terms cancel (`min + (max - min + 1) - 1`
     /// is `max`, not the much wider difference of two intervals).
     lets: Vec<(String, Expr)>,
+    /// Per enclosing let (as `lets`): about how many nodes its value has
+    /// with the lets it uses substituted (`substituted_size`).
+    let_sizes: Vec<usize>,
+    /// The enclosing lets that are not substituted (`named_let`), with their
+    /// values (resolved): the boxes name them, and get wrapped in `let`s of
+    /// them when their statements end.
+    named: HashMap<String, Expr>,
     touch: Touch,
     boxes: HashMap<String, Region>,
     only: Option<String>,
@@ -847,6 +854,9 @@ struct BoxCollector {
 /// whole inside the outermost loop of the stage it is fused into.
 pub type StageRegions = HashMap<String, Vec<(String, Vec<String>)>>;
 
+/// See `BoxCollector::named_let`.
+const MAX_SUBSTITUTED_LET_SIZE: usize = 200;
+
 impl BoxCollector {
     /// `e` with the enclosing lets substituted (except those whose interval
     /// an `if` refined), simplified.
@@ -857,7 +867,7 @@ impl BoxCollector {
         // substitutions (instead of a walk of `e` per enclosing let).
         let mut used = vars_used(&e);
         for (n, v) in self.lets.iter().rev() {
-            if used.contains(n) && !self.scope.contains_key(n) {
+            if used.contains(n) && !self.scope.contains_key(n) && !self.named.contains_key(n) {
                 e = crate::analysis::substitute::substitute(n, v, &e);
                 used.remove(n);
                 used.extend(vars_used(v));
@@ -940,6 +950,75 @@ impl BoxCollector {
 
     fn bounds(&self, e: &Expr) -> Interval {
         bounds_of_expr(&self.resolve(e), &self.scope)
+    }
+
+    /// About how many nodes `value` has with the enclosing lets it uses
+    /// substituted (as `resolve` would, before simplifying): a chain of
+    /// lets that each use the one before twice (a pyramid's levels, each
+    /// region from the next one's min and max) doubles at each step.
+    fn substituted_size(&self, value: &Expr) -> usize {
+        // Each occurrence counts (a tree's size), each shared node computed once.
+        fn size(c: &BoxCollector, e: &Expr, memo: &mut HashMap<usize, usize>) -> usize {
+            let key = e.node() as *const ExprNode as usize;
+            if let Some(&n) = memo.get(&key) {
+                return n;
+            }
+            let mut n = 1usize;
+            if let Some(v) = e.as_variable() {
+                if !c.named.contains_key(v) && !c.scope.contains_key(v) {
+                    if let Some(i) = c.lets.iter().rposition(|(l, _)| l == v) {
+                        n = n.saturating_add(c.let_sizes[i]);
+                    }
+                }
+            }
+            crate::ir::visit::for_each_child(e, &mut |child| n = n.saturating_add(size(c, child, memo)));
+            memo.insert(key, n);
+            n
+        }
+        size(self, value, &mut HashMap::new())
+    }
+
+    /// Whether the let `name = value` (about to be entered) is kept as a
+    /// name in the boxes instead of substituted, as Halide's bounds
+    /// inference does for a let whose bounds are too large to substitute:
+    /// its value, with the enclosing lets substituted, is large (so
+    /// substituting it into every use would multiply the boxes' size,
+    /// 119 KB for one of interpolate's input bounds), and it depends on
+    /// no loop variable, so the name is exactly one point and the boxes
+    /// stay exact. Returns the value to wrap the boxes with.
+    fn named_let(&self, name: &str, value: &Expr) -> Option<Expr> {
+        if self.substituted_size(value) <= MAX_SUBSTITUTED_LET_SIZE
+            || self.scope.contains_key(name)
+            || self.lets.iter().any(|(n, _)| n == name)
+        {
+            return None;
+        }
+        let resolved = self.resolve(value);
+        let mut varies = false;
+        crate::ir::visit::for_each_expr(&resolved, &mut |e| {
+            if let Some(v) = e.as_variable() {
+                varies |= self.scope.contains_key(v);
+            }
+        });
+        (!varies).then_some(resolved)
+    }
+
+    /// At the end of the named let `name = value`: the boxes that name it
+    /// get `let name = value in ...` around their bounds.
+    fn wrap_boxes(&mut self, name: &str, value: &Expr) {
+        let wrap = |b: &mut Option<Expr>| {
+            if let Some(e) = b {
+                if crate::ir::visit::expr_uses_var(e, name) {
+                    *e = Expr::let_(name, value.clone(), e.clone());
+                }
+            }
+        };
+        for region in self.boxes.values_mut() {
+            for iv in region.iter_mut() {
+                wrap(&mut iv.min);
+                wrap(&mut iv.max);
+            }
+        }
     }
 
     fn add(&mut self, name: &str, args: &[Expr]) {
@@ -1052,11 +1131,14 @@ impl BoxCollector {
         match e.node() {
             ExprNode::Let { name, value, body } => {
                 self.expr(value);
+                let size = self.substituted_size(value);
                 self.lets.push((name.clone(), value.clone()));
+                self.let_sizes.push(size);
                 let old = self.scope.remove(name);
                 self.expr(body);
                 restore(&mut self.scope, name, old);
                 self.lets.pop();
+                self.let_sizes.pop();
             }
             ExprNode::Call {
                 args,
@@ -1117,11 +1199,22 @@ impl BoxCollector {
                     self.stmt(body);
                     return;
                 }
+                let named = self.named_let(name, value);
+                let size = self.substituted_size(value);
                 self.lets.push((name.clone(), value.clone()));
+                self.let_sizes.push(size);
+                if let Some(v) = &named {
+                    self.named.insert(name.clone(), v.clone());
+                }
                 let old = self.scope.remove(name);
                 self.stmt(body);
                 restore(&mut self.scope, name, old);
+                if let Some(v) = named {
+                    self.named.remove(name);
+                    self.wrap_boxes(name, &v);
+                }
                 self.lets.pop();
+                self.let_sizes.pop();
             }
             StmtNode::For {
                 name,
@@ -1400,6 +1493,8 @@ fn collect_filtered(
     let mut c = BoxCollector {
         scope: scope.clone(),
         lets: vec![],
+        let_sizes: vec![],
+        named: HashMap::new(),
         touch,
         boxes: HashMap::new(),
         only: only.map(String::from),
@@ -1496,6 +1591,51 @@ mod tests {
         let hi = crate::analysis::simplify::simplify(iv.max.as_ref().unwrap());
         assert_eq!(eval_const(&lo), -19);
         assert_eq!(eval_const(&hi), -1);
+    }
+
+    #[test]
+    fn a_chain_of_large_lets_stays_named_in_boxes() {
+        // l_k = max(l_{k-1} / 2, l_{k-1} * 2 - 3): each level uses the one
+        // before twice, so substituting them all would double the bound at
+        // each level (a pyramid's regions). Named, the bound stays small
+        // and means the same.
+        let depth = 16;
+        let img = Expr::call(
+            Type::int(32),
+            "img",
+            vec![x()],
+            CallKind::Image { buffer: None, param: None },
+        );
+        let top = format!("l{depth}");
+        let mut s = Stmt::for_loop(
+            "x",
+            Expr::i32(0),
+            Expr::add(Expr::var_i32(top), Expr::i32(1)),
+            crate::ir::ForType::Serial,
+            Stmt::evaluate(img),
+        );
+        for k in (1..=depth).rev() {
+            let prev = Expr::var_i32(format!("l{}", k - 1));
+            let value = Expr::max(
+                Expr::binary(BinOp::Div, prev.clone(), Expr::i32(2)),
+                Expr::sub(Expr::mul(prev, Expr::i32(2)), Expr::i32(3)),
+            );
+            s = Stmt::let_stmt(format!("l{k}"), value, s);
+        }
+        let s = Stmt::let_stmt("l0", Expr::var_i32("n"), s);
+        let region = box_required(&s, "img", &Scope::new()).unwrap();
+        let hi = region[0].max.clone().unwrap();
+        assert!(hi.to_string().len() < 20_000, "{} characters", hi.to_string().len());
+        for n in [0i64, 3, 5, 40] {
+            let mut l = n;
+            for _ in 0..depth {
+                l = (l.div_euclid(2)).max(l * 2 - 3);
+            }
+            let vars = HashMap::from([("n".to_string(), n)]);
+            assert_eq!(crate::analysis::evaluate::eval_int(&hi, &vars), Some(l), "n = {n}");
+            let lo = region[0].min.clone().unwrap();
+            assert_eq!(crate::analysis::evaluate::eval_int(&lo, &vars), Some(0));
+        }
     }
 
     #[test]
