@@ -1,5 +1,5 @@
 """Vectorized reads whose lanes are not consecutive: strided reads
-(`f[2 * x + c]`, downsampling) become one dense load and a shuffle, and
+(`f[2 * x + c]`, downsampling) become whole-vector dense loads and a shuffle, and
 upsampling reads (`f[x / k]`) become k interleaved dense loads, instead of
 one load per lane. Values equal the reference's for every stride, divisor,
 offset and tail; the code has no per-lane inserts."""
@@ -66,3 +66,25 @@ def test_upsampling_reads_of_one_element_per_part(hl, k, vec):
     g[x, y] = im[x // k, y] - im[(x + 1) // k, y]
     g.vectorize(x, vec, hl.TailStrategy.GuardWithIf)
     return arr(g.realize([23, 5]))
+
+
+@pytest.mark.parametrize("vec, target, permute", [
+    (16, "x86-64-linux-avx512_skylake", "vpermt2ps"),
+    (8, "x86-64-linux-avx2-fma-sse41-avx-f16c", None),
+])
+def test_strided_reads_are_whole_vector_loads(tmp_path, vec, target, permute):
+    # A stride-2 read of 16 lanes spans 31 elements: read as two whole
+    # vectors (the second ending at the last element), not as an odd-sized
+    # one that is split into pieces and inserts.
+    import ferrohalide as hl
+    x, y = hl.Var("x"), hl.Var("y")
+    im = hl.ImageParam(hl.Float(32), 2, "im")
+    down = hl.Func("down")
+    down[x, y] = im[2 * x - 1, y] + 2 * im[2 * x, y] + im[2 * x + 1, y]
+    down.vectorize(x, vec)
+    path = str(tmp_path / "down.s")
+    down.compile_to_assembly(path, [im], "down", hl.Target(target))
+    text = open(path).read()
+    assert "vinsertps" not in text and "vgather" not in text and "vmovsd" not in text
+    if permute:
+        assert permute in text

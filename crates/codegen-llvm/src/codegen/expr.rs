@@ -640,17 +640,36 @@ impl CodeGen {
                 }
             }
         }
-        // A strided read (`f[2 * x + c]`, a downsample): one dense load
-        // from the first element to the last, then every s-th lane, not
-        // a gather. Only the elements between them are read.
+        // A strided read (`f[2 * x + c]`, a downsample): dense loads
+        // covering the first element to the last, then every s-th lane, not
+        // a gather. Only the elements between them are read: the span
+        // ((lanes - 1) * s + 1 elements) is covered by loads of `lanes`
+        // elements each, the last one ending at the last element (it
+        // overlaps the one before), so every load is a whole vector (an
+        // odd-sized one would be split into pieces of 8, 4, 2 and 1) and
+        // the picks become two-source permutes (`vpermt2ps`).
         if always {
             if let ExprNode::Ramp { base: rb, stride, lanes: rl } = index.node() {
                 if let Some(s) = stride.as_int_const() {
                     if (2..=4).contains(&s) && rb.ty().is_scalar() && *rl as u32 == lanes && lanes >= 2 {
-                        let width = (lanes as i64 - 1) * s + 1;
-                        let dense = Expr::ramp(rb.clone(), Expr::i32(1), width as u16);
-                        let all = self.codegen_load(t.with_lanes(width as u16), name, &dense, predicate)?;
-                        let pick: Vec<i32> = (0..lanes as i64).map(|i| (i * s) as i32).collect();
+                        let l = lanes as i64;
+                        let width = (l - 1) * s + 1;
+                        let count = (width + l - 1) / l;
+                        let starts: Vec<i64> = (0..count).map(|j| if j + 1 < count { j * l } else { width - l }).collect();
+                        let mut parts = vec![];
+                        for &start in &starts {
+                            let first = Expr::add(rb.clone(), Expr::make_const_i64(rb.ty(), start));
+                            let dense = Expr::ramp(first, Expr::make_const_i64(rb.ty(), 1), lanes as u16);
+                            parts.push(self.codegen_load(t, name, &dense, predicate)?);
+                        }
+                        let all = self.concat(&parts);
+                        let pick: Vec<i32> = (0..l)
+                            .map(|i| {
+                                let o = i * s;
+                                let j = (o / l).min(count - 1);
+                                (j * l + (o - starts[j as usize])) as i32
+                            })
+                            .collect();
                         return Ok(self.shuffle1(all, &pick));
                     }
                 }
