@@ -88,3 +88,31 @@ def test_strided_reads_are_whole_vector_loads(tmp_path, vec, target, permute):
     assert "vinsertps" not in text and "vgather" not in text and "vmovsd" not in text
     if permute:
         assert permute in text
+
+
+@differential()
+def test_very_wide_gathers(hl):
+    # Nested vectorize splits multiply to 192 lanes: gathers that wide are
+    # compiled in pieces of 64 lanes (LLVM takes minutes on a 768-lane
+    # gather; fuzz seed 20482). Values as the reference's.
+    x = hl.Var("x")
+    data = np.random.default_rng(3).integers(0, 200, 300, dtype=np.int32)
+    im = hl.Buffer(data)
+    idx = hl.Buffer(np.random.default_rng(4).integers(0, 300, 400, dtype=np.int32))
+    g = hl.Func("g")
+    g[x] = im[hl.clamp(idx[x], 0, 299)] * 3 + x
+    g.vectorize(x, 2).vectorize(x, 8).vectorize(x, 12)
+    return arr(g.realize([384]))
+
+
+def test_gathers_are_at_most_64_lanes(tmp_path):
+    import ferrohalide as hl
+    x = hl.Var("x")
+    im = hl.ImageParam(hl.UInt(8), 1, "im")
+    g = hl.Func("g")
+    g[x] = im[(x * 7) % 300]
+    g.vectorize(x, 256)
+    path = str(tmp_path / "g.ll")
+    g.compile_to_llvm_assembly(path, [im], "g", hl.Target("x86-64-linux-avx2-fma-sse41-avx-f16c"))
+    text = open(path).read()
+    assert "llvm.masked.gather.v64i8" in text and "llvm.masked.gather.v256i8" not in text

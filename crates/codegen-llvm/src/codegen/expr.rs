@@ -560,6 +560,12 @@ impl CodeGen {
         Ok(())
     }
 
+}
+
+/// See `lane_chunks`.
+const MAX_GATHER_LANES: u32 = 64;
+
+impl CodeGen {
     pub(crate) fn codegen_load(
         &mut self,
         t: Type,
@@ -704,18 +710,42 @@ impl CodeGen {
                 return self.codegen_expr(&e);
             }
         }
-        // General case: gather.
+        // General case: gather (in pieces of at most MAX_GATHER_LANES).
         let idx = self.codegen_expr(index)?;
         let ptrs = self.gep(elem, base, idx);
         let ptrs = self.match_lanes(ptrs, lanes);
         let m = mask.unwrap_or_else(|| self.cint(self.t_vec(self.t_i1(), lanes), 1));
-        let pass = self.zero_of(vt);
-        let v = self.intrinsic(
-            "llvm.masked.gather",
-            &[vt, self.type_of(ptrs)],
-            &[ptrs, self.i32c(align as i64), m, pass],
-        )?;
+        let mut parts = vec![];
+        for (p, m, n) in self.lane_chunks(ptrs, m, lanes) {
+            let part_t = self.t_vec(elem, n);
+            let pass = self.zero_of(part_t);
+            parts.push(self.intrinsic(
+                "llvm.masked.gather",
+                &[part_t, self.type_of(p)],
+                &[p, self.i32c(align as i64), m, pass],
+            )?);
+        }
+        let v = if parts.len() == 1 { parts[0] } else { self.concat(&parts) };
         Ok(self.from_mem(v, t))
+    }
+
+    /// A gather's or scatter's pointers and mask in pieces of at most
+    /// `MAX_GATHER_LANES` lanes, in lane order: LLVM's code generator takes
+    /// minutes on a wider one (a 768-lane gather, fuzz seed 20482: Halide
+    /// hangs there too), and a piece is as many per-lane loads either way.
+    /// Scattered stores keep their order (a later lane still wins).
+    pub(crate) fn lane_chunks(&self, ptrs: Val, mask: Val, lanes: u32) -> Vec<(Val, Val, u32)> {
+        if lanes <= MAX_GATHER_LANES {
+            return vec![(ptrs, mask, lanes)];
+        }
+        (0..lanes)
+            .step_by(MAX_GATHER_LANES as usize)
+            .map(|start| {
+                let n = MAX_GATHER_LANES.min(lanes - start);
+                let sel: Vec<i32> = (start..start + n).map(|i| i as i32).collect();
+                (self.shuffle1(ptrs, &sel), self.shuffle1(mask, &sel), n)
+            })
+            .collect()
     }
 
     /// Masked vector loads of `bits`-wide elements are single instructions

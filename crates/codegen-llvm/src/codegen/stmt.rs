@@ -370,11 +370,20 @@ impl CodeGen {
         let ptrs = self.gep(elem, base, idx);
         let ptrs = self.match_lanes(ptrs, lanes);
         let m = mask.unwrap_or_else(|| self.cint(self.t_vec(self.t_i1(), lanes), 1));
-        self.intrinsic(
-            "llvm.masked.scatter",
-            &[self.type_of(v), self.type_of(ptrs)],
-            &[v, ptrs, self.i32c(align as i64), m],
-        )?;
+        let mut start = 0;
+        for (p, m, n) in self.lane_chunks(ptrs, m, lanes) {
+            let part = if n == lanes {
+                v
+            } else {
+                self.shuffle1(v, &(start..start + n).map(|i| i as i32).collect::<Vec<_>>())
+            };
+            self.intrinsic(
+                "llvm.masked.scatter",
+                &[self.type_of(part), self.type_of(p)],
+                &[part, p, self.i32c(align as i64), m],
+            )?;
+            start += n;
+        }
         Ok(())
     }
 
