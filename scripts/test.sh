@@ -21,7 +21,7 @@ echo "[test] pytest"
 # The loop-heavy semantic tests again, with every serial loop outlined and
 # every module compiled in parts on several threads (what otherwise only
 # large pipelines reach; ARCHITECTURE.md, "Compiling a pipeline on several
-# threads").
+# threads"), and the JIT cache with entries of several objects.
 if [ "$#" -eq 0 ]; then
     echo "[test] pytest, code generation stress mode"
     FERROHALIDE_STRESS_CODEGEN=1 "$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider \
@@ -29,7 +29,8 @@ if [ "$#" -eq 0 ]; then
         tests/semantics/test_sliding_window.py tests/semantics/test_partition.py \
         tests/semantics/test_update_schedules.py tests/semantics/test_async.py \
         tests/semantics/test_atomic.py tests/semantics/test_fuzz_findings.py \
-        tests/semantics/test_specialize.py tests/semantics/test_tail_strategies.py || status=1
+        tests/semantics/test_specialize.py tests/semantics/test_tail_strategies.py \
+        tests/api/test_jit_cache.py || status=1
 fi
 
 if [ "$status" -ne 0 ]; then
