@@ -314,9 +314,17 @@ fn compile_object(p: &LoweredPipeline, target: &JitTarget) -> Result<Vec<u8>> {
     debug_time("splitting the LLVM module", t);
     let objects = std::thread::scope(|s| -> Result<Vec<Vec<u8>>> {
         let (plan, bitcode) = (&plan, &bitcode);
-        let others: Vec<_> = (1..plan.partitions())
-            .map(|i| s.spawn(move || compile_partition(bitcode, plan, i, target)))
-            .collect();
+        // LLVM recurses deeply on large functions: give the other threads
+        // the stack the main thread has, not Rust's 2 MB default.
+        let others = (1..plan.partitions())
+            .map(|i| {
+                std::thread::Builder::new()
+                    .name("ferrohalide-codegen".into())
+                    .stack_size(COMPILE_THREAD_STACK)
+                    .spawn_scoped(s, move || compile_partition(bitcode, plan, i, target))
+                    .map_err(|e| Error::internal(format!("cannot start a code generation thread: {e}")))
+            })
+            .collect::<Result<Vec<_>>>()?;
         plan.keep_partition(module.as_mut_ptr(), 0);
         optimize_llvm_module(&module, &machine)?;
         let mut objects = vec![emit_object(&machine, &module)?];
@@ -330,6 +338,10 @@ fn compile_object(p: &LoweredPipeline, target: &JitTarget) -> Result<Vec<u8>> {
     })?;
     Ok(crate::jit_loader::pack_objects(objects))
 }
+
+/// The stack of each extra code generation thread (address space only until
+/// touched).
+const COMPILE_THREAD_STACK: usize = 64 << 20;
 
 /// Optimize and compile partition `index` of the module in `bitcode`, in a
 /// context of this thread's own.
