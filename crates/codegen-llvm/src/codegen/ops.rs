@@ -567,7 +567,16 @@ impl CodeGen {
                 );
                 LLVMAddAttributeAtIndex(f, u32::MAX, a);
             }
-            let kind = LLVMGetEnumAttributeKindForName(c"nounwind".as_ptr(), 8);
+        }
+        self.add_enum_attribute(f, c"nounwind");
+    }
+
+    /// Give function `f` the attribute `name` (one without a value).
+    pub(crate) fn add_enum_attribute(&self, f: Val, name: &std::ffi::CStr) {
+        let bytes = name.to_bytes();
+        // SAFETY: `f` is a function of this context; the name outlives the call.
+        unsafe {
+            let kind = LLVMGetEnumAttributeKindForName(bytes.as_ptr() as *const c_char, bytes.len());
             let a = LLVMCreateEnumAttribute(self.c, kind, 0);
             LLVMAddAttributeAtIndex(f, u32::MAX, a);
         }

@@ -91,9 +91,9 @@ pub(crate) fn ir_size(s: &Stmt) -> usize {
 }
 
 impl CodeGen {
-    /// Whether the serial loop `s` is compiled as a function of its own
-    /// (see the module's comment).
-    pub(crate) fn should_outline(&self, s: &Stmt) -> bool {
+    /// If the serial loop `s` is compiled as a function of its own (see the
+    /// module's comment), its IR size.
+    pub(crate) fn should_outline(&self, s: &Stmt) -> Option<usize> {
         let min = if crate::jit::stress_codegen() {
             1
         } else {
@@ -101,21 +101,17 @@ impl CodeGen {
         };
         let whole = self.f.size;
         if (whole as f64) * MAX_OUTLINED_SHARE < min as f64 {
-            return false;
+            return None;
         }
         let size = ir_size(s);
-        size >= min && (size as f64) <= whole as f64 * MAX_OUTLINED_SHARE
+        (size >= min && (size as f64) <= whole as f64 * MAX_OUTLINED_SHARE).then_some(size)
     }
 
-    /// The serial loop `s` as a call of a function of its own.
-    pub(crate) fn codegen_outlined_loop(&mut self, name: &str, s: &Stmt) -> Result<()> {
-        let (func, closure) = self.outline("loop", name, s, None)?;
-        unsafe {
-            let kind =
-                inkwell::llvm_sys::core::LLVMGetEnumAttributeKindForName(c"noinline".as_ptr(), 8);
-            let a = inkwell::llvm_sys::core::LLVMCreateEnumAttribute(self.c, kind, 0);
-            inkwell::llvm_sys::core::LLVMAddAttributeAtIndex(func, u32::MAX, a);
-        }
+    /// The serial loop `s` (of IR size `size`) as a call of a function of
+    /// its own.
+    pub(crate) fn codegen_outlined_loop(&mut self, name: &str, s: &Stmt, size: usize) -> Result<()> {
+        let (func, closure) = self.outline("loop", name, s, None, size)?;
+        self.add_enum_attribute(func, c"noinline");
         let uc = self.f.user_context;
         let ft = self.t_fn(self.t_i32(), &[self.t_ptr(), self.t_i32(), self.t_ptr()]);
         let code = self.call(func, ft, &[uc, self.i32c(0), closure]);
@@ -134,7 +130,7 @@ impl CodeGen {
         let ext = self.codegen_expr(extent)?;
         let lo = self.int_resize(lo, self.t_i32(), true);
         let ext = self.int_resize(ext, self.t_i32(), true);
-        let (func, closure) = self.outline("par_for", name, body, Some(name))?;
+        let (func, closure) = self.outline("par_for", name, body, Some(name), ir_size(body))?;
         let uc = self.f.user_context;
         let code = self.call_extern(
             names::DO_PAR_FOR,
@@ -159,14 +155,15 @@ impl CodeGen {
 
     /// Generate `s` as the function `<pipeline>.<kind>.<name>.<n>`, taking
     /// `(user_context, i32 index, closure*)` (the index is bound to `index`,
-    /// when given), and fill the closure it needs, here. Returns the
-    /// function and the closure.
+    /// when given), and fill the closure it needs, here. `size`: `s`'s IR
+    /// size. Returns the function and the closure.
     fn outline(
         &mut self,
         kind: &str,
         name: &str,
         s: &Stmt,
         index: Option<&str>,
+        size: usize,
     ) -> Result<(Val, Val)> {
         // What the code needs from here.
         let mut nc = NameCollector::default();
@@ -213,7 +210,7 @@ impl CodeGen {
         let entry = unsafe {
             inkwell::llvm_sys::core::LLVMAppendBasicBlockInContext(self.c, func, c"entry".as_ptr())
         };
-        let new_state = FnState::new(func, entry, self.param(func, 0), ir_size(s));
+        let new_state = FnState::new(func, entry, self.param(func, 0), size);
         let saved = std::mem::replace(&mut self.f, new_state);
         self.position(entry);
         // Unpack the closure; the entry block holds allocas and loads, then

@@ -91,8 +91,10 @@ impl CodeGen {
                 check_loop_end(min, extent)?;
                 match for_type {
                     ForType::Parallel => self.codegen_parallel_for(name, min, extent, body),
-                    _ if self.should_outline(s) => self.codegen_outlined_loop(name, s),
-                    _ => self.codegen_serial_for(name, min, extent, body),
+                    _ => match self.should_outline(s) {
+                        Some(size) => self.codegen_outlined_loop(name, s, size),
+                        None => self.codegen_serial_for(name, min, extent, body),
+                    },
                 }
             }
             StmtNode::Store { name, value, index, predicate } if self.atomic_stores => {

@@ -986,8 +986,9 @@ impl BoxCollector {
     /// 119 KB for one of interpolate's input bounds), and it depends on
     /// no loop variable, so the name is exactly one point and the boxes
     /// stay exact. Returns the value to wrap the boxes with.
-    fn named_let(&self, name: &str, value: &Expr) -> Option<Expr> {
-        if self.substituted_size(value) <= MAX_SUBSTITUTED_LET_SIZE
+    /// `size`: the value's `substituted_size`.
+    fn named_let(&self, name: &str, value: &Expr, size: usize) -> Option<Expr> {
+        if size <= MAX_SUBSTITUTED_LET_SIZE
             || self.scope.contains_key(name)
             || self.lets.iter().any(|(n, _)| n == name)
         {
@@ -1001,6 +1002,17 @@ impl BoxCollector {
             }
         });
         (!varies).then_some(resolved)
+    }
+
+    /// Enter the let `name = value` (see `lets`, `let_sizes`).
+    fn push_let(&mut self, name: &str, value: &Expr, size: usize) {
+        self.lets.push((name.to_string(), value.clone()));
+        self.let_sizes.push(size);
+    }
+
+    fn pop_let(&mut self) {
+        self.lets.pop();
+        self.let_sizes.pop();
     }
 
     /// At the end of the named let `name = value`: the boxes that name it
@@ -1131,14 +1143,11 @@ impl BoxCollector {
         match e.node() {
             ExprNode::Let { name, value, body } => {
                 self.expr(value);
-                let size = self.substituted_size(value);
-                self.lets.push((name.clone(), value.clone()));
-                self.let_sizes.push(size);
+                self.push_let(name, value, self.substituted_size(value));
                 let old = self.scope.remove(name);
                 self.expr(body);
                 restore(&mut self.scope, name, old);
-                self.lets.pop();
-                self.let_sizes.pop();
+                self.pop_let();
             }
             ExprNode::Call {
                 args,
@@ -1199,10 +1208,9 @@ impl BoxCollector {
                     self.stmt(body);
                     return;
                 }
-                let named = self.named_let(name, value);
                 let size = self.substituted_size(value);
-                self.lets.push((name.clone(), value.clone()));
-                self.let_sizes.push(size);
+                let named = self.named_let(name, value, size);
+                self.push_let(name, value, size);
                 if let Some(v) = &named {
                     self.named.insert(name.clone(), v.clone());
                 }
@@ -1213,8 +1221,7 @@ impl BoxCollector {
                     self.named.remove(name);
                     self.wrap_boxes(name, &v);
                 }
-                self.lets.pop();
-                self.let_sizes.pop();
+                self.pop_let();
             }
             StmtNode::For {
                 name,
