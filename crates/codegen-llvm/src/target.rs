@@ -346,45 +346,94 @@ impl JitTarget {
 }
 
 impl JitTarget {
-    /// What to generate ahead-of-time code for: the CPU baseline of the
-    /// target's ISA features with exactly those vector features on (the
-    /// code must run on any machine with them, not only this one), and
-    /// the LLVM triple. Only x86-64 Linux objects can be made so far;
-    /// other targets are an error that names them.
+    /// What to generate ahead-of-time code for, and the LLVM triple: the
+    /// baseline CPU of the target's architecture with exactly the ISA
+    /// features the target names (the code must run on any machine with
+    /// them, not only this one). A machine ferrohalide cannot compile for,
+    /// or a feature it cannot honour, is an error that names it.
     pub fn for_aot(t: &Target) -> Result<(JitTarget, &'static str)> {
         init_host_target();
         let t = if *t == Target::default() { Target::host() } else { t.clone() };
-        if t.arch != arch::X86 || t.bits != 64 || t.os != os::LINUX {
+        let (mut jt, triple) = match (t.arch, t.bits, t.os) {
+            (arch::X86, 64, os::LINUX) => (x86_aot(&t), "x86_64-unknown-linux-gnu"),
+            (arch::ARM, 64, os::LINUX) => (arm64_aot(&t)?, "aarch64-unknown-linux-gnu"),
+            _ => {
+                return Err(Error::user(format!(
+                    "Compiling ahead of time for target {t} is not supported by ferrohalide yet: \
+                     the machines it compiles objects for are x86-64 Linux (x86-64-linux-...) \
+                     and arm-64 Linux (arm-64-linux-...).\n"
+                )))
+            }
+        };
+        jt.max_buffer_size = t.maximum_buffer_size() as u64;
+        Ok((jt, triple))
+    }
+}
+
+/// x86-64: the `x86-64` baseline CPU with the vector features of the
+/// target's ISA levels on and every other vector feature off.
+fn x86_aot(t: &Target) -> JitTarget {
+    let mut on: Vec<&str> = vec![];
+    for (f, needs) in X86_ISA {
+        if t.has_feature(*f) {
+            on.extend_from_slice(needs);
+        }
+    }
+    if on.iter().any(|n| n.starts_with("avx")) {
+        on.extend_from_slice(&["sse4.1", "sse4.2", "avx"]);
+    }
+    if on.iter().any(|n| n.starts_with("avx512")) {
+        on.extend_from_slice(&["avx2", "fma", "f16c", "evex512"]);
+    }
+    if on.contains(&"sse4.1") {
+        on.push("ssse3");
+        on.push("sse4.2");
+    }
+    // (LLVM 19 knows no avx512er/avx512pf: Xeon Phi is gone.)
+    let features: Vec<String> = X86_VECTOR_FEATURES
+        .iter()
+        .filter(|n| !matches!(**n, "avx512er" | "avx512pf") || on.contains(n))
+        .map(|n| if on.contains(n) { format!("+{n}") } else { format!("-{n}") })
+        .chain(on.iter().filter(|n| !X86_VECTOR_FEATURES.contains(n)).map(|n| format!("+{n}")))
+        .collect();
+    JitTarget::new("x86-64", features.join(","))
+}
+
+/// The ARM ISA features of a Halide target and the LLVM features each
+/// turns on (AArch64 always has NEON; `no_neon` turns it off).
+const ARM64_ISA: &[(Feature, &str)] = &[
+    (feature::ARM_DOT_PROD, "+dotprod"),
+    (feature::ARM_FP16, "+fullfp16"),
+    (feature::ARMV81A, "+v8.1a"),
+    (feature::ARMV82A, "+v8.2a"),
+    (feature::ARMV83A, "+v8.3a"),
+    (feature::ARMV84A, "+v8.4a"),
+    (feature::ARMV85A, "+v8.5a"),
+    (feature::ARMV86A, "+v8.6a"),
+    (feature::ARMV87A, "+v8.7a"),
+    (feature::ARMV88A, "+v8.8a"),
+    (feature::ARMV89A, "+v8.9a"),
+    (feature::NO_NEON, "-neon"),
+];
+
+/// arm-64: LLVM's `generic` AArch64 CPU (ARMv8-A with NEON), plus the
+/// features the target names. Scalable vectors are refused: code is
+/// generated for fixed 128-bit NEON vectors only.
+fn arm64_aot(t: &Target) -> Result<JitTarget> {
+    for f in [feature::SVE, feature::SVE2] {
+        if t.has_feature(f) {
             return Err(Error::user(format!(
-                "Compiling ahead of time for target {t} is not supported by ferrohalide yet: \
-                 only x86-64 Linux targets (x86-64-linux-...) can be compiled to objects.\n"
+                "Target feature {} (target {t}) is not supported by ferrohalide yet: \
+                 arm-64 code uses fixed 128-bit NEON vectors.\n",
+                f.as_str()
             )));
         }
-        let mut on: Vec<&str> = vec![];
-        for (f, needs) in X86_ISA {
-            if t.has_feature(*f) {
-                on.extend_from_slice(needs);
-            }
-        }
-        if on.iter().any(|n| n.starts_with("avx")) {
-            on.extend_from_slice(&["sse4.1", "sse4.2", "avx"]);
-        }
-        if on.iter().any(|n| n.starts_with("avx512")) {
-            on.extend_from_slice(&["avx2", "fma", "f16c", "evex512"]);
-        }
-        if on.contains(&"sse4.1") {
-            on.push("ssse3");
-            on.push("sse4.2");
-        }
-        // (LLVM 19 knows no avx512er/avx512pf: Xeon Phi is gone.)
-        let features: Vec<String> = X86_VECTOR_FEATURES
-            .iter()
-            .filter(|n| !matches!(**n, "avx512er" | "avx512pf") || on.contains(n))
-            .map(|n| if on.contains(n) { format!("+{n}") } else { format!("-{n}") })
-            .chain(on.iter().filter(|n| !X86_VECTOR_FEATURES.contains(n)).map(|n| format!("+{n}")))
-            .collect();
-        let mut jt = JitTarget::new("x86-64", features.join(","));
-        jt.max_buffer_size = t.maximum_buffer_size() as u64;
-        Ok((jt, "x86_64-unknown-linux-gnu"))
     }
+    let mut features = vec!["+neon"];
+    for (f, llvm) in ARM64_ISA {
+        if t.has_feature(*f) {
+            features.push(llvm);
+        }
+    }
+    Ok(JitTarget::new("generic", features.join(",")))
 }

@@ -209,6 +209,21 @@ pub mod feature {
     pub const VULKAN_INT64: Feature = Feature(91);
     pub const VULKAN_FLOAT16: Feature = Feature(92);
     pub const VULKAN_FLOAT64: Feature = Feature(93);
+    pub const ARMV7S: Feature = Feature(12);
+    pub const NO_NEON: Feature = Feature(13);
+    pub const SVE: Feature = Feature(68);
+    pub const SVE2: Feature = Feature(69);
+    pub const ARM_DOT_PROD: Feature = Feature(71);
+    pub const ARM_FP16: Feature = Feature(72);
+    pub const ARMV81A: Feature = Feature(76);
+    pub const ARMV82A: Feature = Feature(77);
+    pub const ARMV83A: Feature = Feature(78);
+    pub const ARMV84A: Feature = Feature(79);
+    pub const ARMV85A: Feature = Feature(80);
+    pub const ARMV86A: Feature = Feature(81);
+    pub const ARMV87A: Feature = Feature(82);
+    pub const ARMV88A: Feature = Feature(83);
+    pub const ARMV89A: Feature = Feature(84);
 }
 
 pub mod os {

@@ -92,9 +92,27 @@ static void detect(cpu_features *f) {
     if (amd && family >= 0x19) set_bit(f->available, halide_target_feature_avx512_zen4);
     if (amd && family >= 0x1a) set_bit(f->available, halide_target_feature_avx512_zen5);
 }
+#elif defined(__aarch64__) && defined(__linux__)
+/* The kernel's hardware capability words (HWCAP_ASIMDDP, HWCAP_ASIMDHP,
+ * HWCAP_SVE; HWCAP2_SVE2), from the C library's getauxval. */
+unsigned long getauxval(unsigned long type);
+enum { AT_HWCAP = 16, AT_HWCAP2 = 26 };
+
+static void detect(cpu_features *f) {
+    const unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+    set_bit(f->known, halide_target_feature_arm_dot_prod);
+    set_bit(f->known, halide_target_feature_arm_fp16);
+    set_bit(f->known, halide_target_feature_sve);
+    set_bit(f->known, halide_target_feature_sve2);
+    if ((hw >> 20) & 1) set_bit(f->available, halide_target_feature_arm_dot_prod);
+    if ((hw >> 10) & 1) set_bit(f->available, halide_target_feature_arm_fp16);
+    if ((hw >> 22) & 1) set_bit(f->available, halide_target_feature_sve);
+    if ((hw2 >> 1) & 1) set_bit(f->available, halide_target_feature_sve2);
+}
 #else
 static void detect(cpu_features *f) {
     (void)f; /* nothing known: every feature is assumed usable */
+    (void)set_bit;
 }
 #endif
 

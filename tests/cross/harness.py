@@ -1,0 +1,107 @@
+"""A C test program for one ahead-of-time pipeline, for cross targets.
+
+The program is the same on every target: it reads each input buffer's
+bytes from a file named on its command line, calls the pipeline through
+Halide's C ABI (`halide_buffer_t`), and writes the output buffer's bytes
+to the last file named. The Python side makes the inputs with NumPy and
+compares the output with the host JIT's. Scalars are compiled in as
+literals. Buffers are dense, innermost dimension first, min 0 (NumPy's
+C order reversed).
+"""
+import numpy as np
+
+# NumPy dtype -> (halide_type_code_t, bits, C scalar type)
+_TYPES = {
+    np.dtype(np.uint8): (1, 8, "uint8_t"),
+    np.dtype(np.uint16): (1, 16, "uint16_t"),
+    np.dtype(np.uint32): (1, 32, "uint32_t"),
+    np.dtype(np.int8): (0, 8, "int8_t"),
+    np.dtype(np.int16): (0, 16, "int16_t"),
+    np.dtype(np.int32): (0, 32, "int32_t"),
+    np.dtype(np.float32): (2, 32, "float"),
+    np.dtype(np.float64): (2, 64, "double"),
+}
+
+
+class Buf:
+    """A buffer argument: an input array, or an output's dtype and shape."""
+
+    def __init__(self, dtype, shape):
+        self.dtype = np.dtype(dtype)
+        self.shape = tuple(shape)
+
+
+class Scalar:
+    """A scalar argument, passed by value."""
+
+    def __init__(self, ctype, value):
+        self.ctype = ctype
+        self.value = value
+
+
+def _buffer_decl(name, b, host):
+    code, bits, _ = _TYPES[b.dtype]
+    dims = list(reversed(b.shape))
+    strides, s = [], 1
+    for e in dims:
+        strides.append(s)
+        s *= e
+    dim_init = ", ".join(f"{{0, {e}, {st}, 0}}" for e, st in zip(dims, strides))
+    return (
+        f"    halide_dimension_t {name}_dim[{len(dims)}] = {{{dim_init}}};\n"
+        f"    halide_buffer_t {name};\n"
+        f"    memset(&{name}, 0, sizeof({name}));\n"
+        f"    {name}.host = (uint8_t *){host};\n"
+        f"    {name}.type.code = {code}; {name}.type.bits = {bits}; {name}.type.lanes = 1;\n"
+        f"    {name}.dimensions = {len(dims)};\n"
+        f"    {name}.dim = {name}_dim;\n"
+    )
+
+
+def main_c(header, fn, args, out):
+    """The C source of the test program for `fn(args..., out)`."""
+    lines = [
+        "#include <stdio.h>",
+        "#include <stdlib.h>",
+        "#include <string.h>",
+        '#include "HalideRuntime.h"',
+        f'#include "{header}"',
+        "",
+        "static void *read_all(const char *path, size_t n) {",
+        "    void *p = malloc(n ? n : 1);",
+        '    FILE *f = fopen(path, "rb");',
+        "    if (!f || fread(p, 1, n, f) != n) { fprintf(stderr, \"cannot read %s\\n\", path); exit(2); }",
+        "    fclose(f);",
+        "    return p;",
+        "}",
+        "",
+        "int main(int argc, char **argv) {",
+    ]
+    n_files = sum(isinstance(a, Buf) for a in args) + 1
+    lines.append(f"    if (argc != {n_files + 1}) {{ fprintf(stderr, \"usage: inputs... output\\n\"); return 2; }}")
+    call, file_i = [], 1
+    for i, a in enumerate(args):
+        if isinstance(a, Buf):
+            size = int(np.prod(a.shape)) * a.dtype.itemsize
+            lines.append(f"    void *in{i}_host = read_all(argv[{file_i}], {size});")
+            lines.append(_buffer_decl(f"in{i}", a, f"in{i}_host"))
+            call.append(f"&in{i}")
+            file_i += 1
+        else:
+            lines.append(f"    {a.ctype} arg{i} = ({a.ctype})({a.value!r});")
+            call.append(f"arg{i}")
+    size = int(np.prod(out.shape)) * out.dtype.itemsize
+    lines.append(f"    void *out_host = calloc(1, {size});")
+    lines.append(_buffer_decl("out", out, "out_host"))
+    call.append("&out")
+    lines += [
+        f"    int r = {fn}({', '.join(call)});",
+        '    if (r != 0) { fprintf(stderr, "pipeline returned %d\\n", r); return 1; }',
+        f'    FILE *f = fopen(argv[{file_i}], "wb");',
+        f"    if (!f || fwrite(out_host, 1, {size}, f) != {size}) return 3;",
+        "    fclose(f);",
+        "    return 0;",
+        "}",
+        "",
+    ]
+    return "\n".join(lines)
