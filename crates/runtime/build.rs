@@ -3,8 +3,7 @@
 //! `RUNTIME_BITCODE` (triple, bytes) that `src/bitcode.rs` includes.
 //!
 //! A target is a row of `TARGETS`: its triple and the operating-system
-//! files it adds to the common ones. Adding arm64 Linux/Android/macOS or
-//! x86-64 macOS/Windows is adding a row (and, for a new OS, its files).
+//! files it adds to the common ones (and, for a new OS, its files).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -26,19 +25,29 @@ const COMMON: &[&str] = &[
     "debug_to_file.c",
 ];
 
-/// (triple, the target's own files).
-const TARGETS: &[(&str, &[&str])] = &[
-    ("x86_64-unknown-linux-gnu", &["posix_threads.c", "posix_io.c", "linux.c"]),
-    ("aarch64-unknown-linux-gnu", &["posix_threads.c", "posix_io.c", "linux.c"]),
+/// (triple, the target's own files, its extra clang flags). AArch64 Linux
+/// and Android atomics are inline (`-mno-outline-atomics`), so objects need
+/// no helper functions from libgcc or compiler-rt.
+const TARGETS: &[(&str, &[&str], &[&str])] = &[
+    ("x86_64-unknown-linux-gnu", POSIX_LINUX, &["-fPIC"]),
+    ("aarch64-unknown-linux-gnu", POSIX_LINUX, &["-fPIC", "-mno-outline-atomics"]),
+    ("aarch64-unknown-linux-android", POSIX_LINUX, &["-fPIC", "-mno-outline-atomics"]),
+    ("arm64-apple-macosx11.0.0", POSIX_DARWIN, &[]),
+    ("x86_64-apple-macosx10.12.0", POSIX_DARWIN, &[]),
+    ("arm64-apple-ios13.0.0", POSIX_DARWIN, &[]),
+    ("x86_64-pc-windows-msvc", &["windows.c"], &[]),
 ];
 
+const POSIX_LINUX: &[&str] = &["posix_threads.c", "posix_io.c", "linux.c"];
+const POSIX_DARWIN: &[&str] = &["posix_threads.c", "posix_io.c", "darwin.c"];
+
 /// clang flags: optimized, freestanding (only the compiler's own headers:
-/// there are no system headers for other targets here), position
-/// independent so the runtime links into shared libraries.
+/// there are no system headers for other targets here). ELF targets add
+/// `-fPIC` so the runtime links into shared libraries (Mach-O and COFF code
+/// needs no flag for that).
 const CFLAGS: &[&str] = &[
     "-O3",
     "-ffreestanding",
-    "-fPIC",
     "-fno-stack-protector",
     "-Wall",
     "-Wextra",
@@ -83,7 +92,7 @@ fn main() {
     let clang = llvm_tool("clang");
     let link = llvm_tool("llvm-link");
     let mut table = String::from("pub static RUNTIME_BITCODE: &[(&str, &[u8])] = &[\n");
-    for (triple, own) in TARGETS {
+    for (triple, own, flags) in TARGETS {
         let dir = out.join(triple);
         std::fs::create_dir_all(&dir).unwrap();
         let mut parts = vec![];
@@ -93,6 +102,7 @@ fn main() {
                 Command::new(&clang)
                     .args(["-target", triple])
                     .args(CFLAGS)
+                    .args(*flags)
                     .arg("-I")
                     .arg(&include)
                     .arg(src.join(file))

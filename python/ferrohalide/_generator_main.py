@@ -22,6 +22,7 @@ from ._core import (
     HalideError,
     OutputFileType,
     Target,
+    TargetOS,
     _compile_multitarget,
     _runtime_target,
     compile_standalone_runtime,
@@ -144,8 +145,12 @@ def _emit_kinds(text: str) -> list:
     return kinds
 
 
-def _outputs(base: str, kinds: list) -> dict:
-    return {getattr(OutputFileType, k): base + _SUFFIXES[k] for k in kinds}
+def _outputs(base: str, kinds: list, target) -> dict:
+    """The file of each kind; Windows objects and libraries are `.obj` and
+    `.lib`, as Halide names them."""
+    windows = target.os == TargetOS.Windows
+    suffixes = dict(_SUFFIXES, object=".obj", static_library=".lib") if windows else _SUFFIXES
+    return {getattr(OutputFileType, k): base + suffixes[k] for k in kinds}
 
 
 def _check_leaf(what: str, name: str):
@@ -199,7 +204,7 @@ def _run(argv: list, log) -> None:
         _check_leaf("runtime name", runtime_name)
         # Several targets share one runtime with the features they all have.
         written = compile_standalone_runtime(
-            _outputs(os.path.join(output_dir, runtime_name), kinds), _runtime_target(targets)
+            _outputs(os.path.join(output_dir, runtime_name), kinds, targets[-1]), _runtime_target(targets)
         )
         if verbose:
             for path in written.values():
@@ -223,7 +228,7 @@ def _run(argv: list, log) -> None:
             arguments = [generator._get_input_parameter(a.name) for a in generator._arginfos_in]
             return pipeline.compile_to_module(arguments, name, target)
 
-        outputs = _outputs(os.path.join(output_dir, base_name), kinds)
+        outputs = _outputs(os.path.join(output_dir, base_name), kinds, targets[-1])
         if len(targets) == 1:
             module_for(function_name, targets[0]).compile(outputs)
         else:

@@ -8,7 +8,14 @@ compares the output with the host JIT's. Scalars are compiled in as
 literals. Buffers are dense, innermost dimension first, min 0 (NumPy's
 C order reversed).
 """
+import subprocess
+
 import numpy as np
+
+import ferrohalide as hl
+
+from tests.aot.conftest import include_dir, run
+from tests.cross.pipelines import ctype, host_result
 
 # NumPy dtype -> (halide_type_code_t, bits, C scalar type)
 _TYPES = {
@@ -105,3 +112,45 @@ def main_c(header, fn, args, out):
         "",
     ]
     return "\n".join(lines)
+
+
+def run_on_target(case, tmp_path, target, cc, runner, link_flags=()):
+    """Compile `case` for `target` into a static library, link it into the
+    test program with the command `cc` (a list), run that under `runner`
+    (a list; empty runs it directly), and return (its output, the host
+    JIT's output)."""
+    func, params, values, shape, dtype = case()
+    name = case.__name__
+    func.compile_to_static_library(str(tmp_path / name), params, name, hl.Target(target))
+    lib = next(p for p in tmp_path.iterdir() if p.name in (f"{name}.a", f"{name}.lib"))
+    assert (tmp_path / f"{name}.h").exists()
+
+    args = [
+        Buf(v.dtype, v.shape) if isinstance(p, hl.ImageParam) else Scalar(ctype(p), v)
+        for p, v in zip(params, values)
+    ]
+    (tmp_path / "main.c").write_text(main_c(f"{name}.h", name, args, Buf(dtype, shape)))
+    exe = tmp_path / "prog.exe"
+    run([*cc, "-I", include_dir(hl), "-I", str(tmp_path), str(tmp_path / "main.c"), str(lib),
+         *link_flags, "-o", str(exe)])
+
+    files = []
+    for i, (p, v) in enumerate(zip(params, values)):
+        if isinstance(p, hl.ImageParam):
+            path = tmp_path / f"in{i}.bin"
+            np.ascontiguousarray(v).tofile(path)
+            files.append(str(path))
+    out_path = tmp_path / "out.bin"
+    p = subprocess.run([*runner, str(exe), *files, str(out_path)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
+    got = np.fromfile(out_path, dtype=dtype).reshape(shape)
+    return got, host_result(func, params, values, shape, dtype)
+
+
+def compare(got, want):
+    """Bit-exact for integers; floats within 4 ULP (the two machines' LLVM
+    back ends may contract or order float operations differently)."""
+    if want.dtype.kind == "f":
+        np.testing.assert_array_max_ulp(got, want, maxulp=4)
+    else:
+        np.testing.assert_array_equal(got, want)

@@ -1139,7 +1139,7 @@ fn compile(
     let name = string_arg(fn_name, "fn_name")?;
     let target = core(ferrohalide_core::target::Target::parse(&string_arg(target, "target")?))?;
     let first = if library { OutputFileType::StaticLibrary } else { OutputFileType::Object };
-    let files = output_files(&base, &[first, OutputFileType::CHeader]);
+    let files = output_files(&base, &[first, OutputFileType::CHeader], &target);
     core(compile_to_files(&[f.function.clone()], &[], &args, &name, &target, &files)).map(|_| 0)
 }
 

@@ -356,12 +356,17 @@ impl JitTarget {
         let t = if *t == Target::default() { Target::host() } else { t.clone() };
         let (mut jt, triple) = match (t.arch, t.bits, t.os) {
             (arch::X86, 64, os::LINUX) => (x86_aot(&t), "x86_64-unknown-linux-gnu"),
-            (arch::ARM, 64, os::LINUX) => (arm64_aot(&t)?, "aarch64-unknown-linux-gnu"),
+            (arch::X86, 64, os::OSX) => (x86_aot(&t), "x86_64-apple-macosx10.12.0"),
+            (arch::X86, 64, os::WINDOWS) => (x86_aot(&t), "x86_64-pc-windows-msvc"),
+            (arch::ARM, 64, os::LINUX) => (arm64_aot(&t, "generic")?, "aarch64-unknown-linux-gnu"),
+            (arch::ARM, 64, os::ANDROID) => (arm64_aot(&t, "generic")?, "aarch64-unknown-linux-android"),
+            (arch::ARM, 64, os::OSX) => (arm64_aot(&t, "apple-m1")?, "arm64-apple-macosx11.0.0"),
+            (arch::ARM, 64, os::IOS) => (arm64_aot(&t, "apple-a7")?, "arm64-apple-ios13.0.0"),
             _ => {
                 return Err(Error::user(format!(
                     "Compiling ahead of time for target {t} is not supported by ferrohalide yet: \
-                     the machines it compiles objects for are x86-64 Linux (x86-64-linux-...) \
-                     and arm-64 Linux (arm-64-linux-...).\n"
+                     it compiles objects for x86-64 Linux, macOS and Windows, and arm-64 Linux, \
+                     Android, macOS and iOS.\n"
                 )))
             }
         };
@@ -416,10 +421,11 @@ const ARM64_ISA: &[(Feature, &str)] = &[
     (feature::NO_NEON, "-neon"),
 ];
 
-/// arm-64: LLVM's `generic` AArch64 CPU (ARMv8-A with NEON), plus the
-/// features the target names. Scalable vectors are refused: code is
-/// generated for fixed 128-bit NEON vectors only.
-fn arm64_aot(t: &Target) -> Result<JitTarget> {
+/// arm-64: the baseline CPU of the platform (`generic`, ARMv8-A with
+/// NEON; Apple's first CPU of the platform), plus the features the target
+/// names. Scalable vectors are refused: code is generated for fixed
+/// 128-bit NEON vectors only.
+fn arm64_aot(t: &Target, cpu: &str) -> Result<JitTarget> {
     for f in [feature::SVE, feature::SVE2] {
         if t.has_feature(f) {
             return Err(Error::user(format!(
@@ -435,5 +441,5 @@ fn arm64_aot(t: &Target) -> Result<JitTarget> {
             features.push(llvm);
         }
     }
-    Ok(JitTarget::new("generic", features.join(",")))
+    Ok(JitTarget::new(cpu, features.join(",")))
 }

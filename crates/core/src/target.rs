@@ -232,6 +232,8 @@ pub mod os {
     pub const LINUX: Os = Os(1);
     pub const WINDOWS: Os = Os(2);
     pub const OSX: Os = Os(3);
+    pub const ANDROID: Os = Os(4);
+    pub const IOS: Os = Os(5);
 }
 
 pub mod arch {

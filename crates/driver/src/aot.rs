@@ -13,10 +13,10 @@ use ferrohalide_core::lang::parameter::Parameter;
 use ferrohalide_core::lang::requirement::Requirement;
 use ferrohalide_core::lower::StmtOutputFormat;
 use ferrohalide_core::module::{lower_module, Module};
-use ferrohalide_core::target::Target;
+use ferrohalide_core::target::{os, Target};
 use ferrohalide_core::{Error, Result};
 
-use crate::archive::{write_archive, Member};
+use crate::archive::{static_library, Member};
 
 /// Halide's `OutputFileType`: the kinds of file a module can be written as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -84,6 +84,15 @@ impl OutputFileType {
     pub fn suffix(self) -> &'static str {
         self.entry().2
     }
+    /// The file suffix for `target`: Windows objects and libraries are
+    /// `.obj` and `.lib`, as Halide names them.
+    pub fn suffix_for(self, target: &Target) -> &'static str {
+        match self {
+            OutputFileType::Object if target.os == os::WINDOWS => ".obj",
+            OutputFileType::StaticLibrary if target.os == os::WINDOWS => ".lib",
+            _ => self.suffix(),
+        }
+    }
     /// By `-e` name; Halide's legacy aliases (`o`, `h`, `html`, `cpp`,
     /// `py.c`, `hlpipe`) too.
     pub fn from_name(name: &str) -> Option<OutputFileType> {
@@ -131,8 +140,10 @@ fn check_supported(outputs: &[(OutputFileType, PathBuf)]) -> Result<()> {
 /// static library gets.
 fn member_name(path: &Path) -> String {
     let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-    let base = file.strip_suffix(".a").unwrap_or(&file).to_string();
-    format!("{base}.o")
+    match file.strip_suffix(".lib") {
+        Some(base) => format!("{base}.obj"),
+        None => format!("{}.o", file.strip_suffix(".a").unwrap_or(&file)),
+    }
 }
 
 /// Write `m` as each of `outputs` (kind, path).
@@ -173,7 +184,7 @@ pub fn compile_module_to_files(m: &Module, outputs: &[(OutputFileType, PathBuf)]
                     data: llvm_output(LlvmOutput::Object).to_vec(),
                     symbols: made.symbols.clone(),
                 };
-                write(path, &write_archive(&[member]))?
+                write(path, &static_library(&[member], &m.target))?
             }
             OutputFileType::CHeader => write(path, emit::c_header::c_header(m).as_bytes())?,
             OutputFileType::PythonExtension => {
@@ -279,7 +290,7 @@ pub fn compile_standalone_runtime(
                     data: object.clone(),
                     symbols: symbols.clone(),
                 };
-                write(path, &write_archive(&[member]))?
+                write(path, &static_library(&[member], &target))?
             }
             _ => {
                 let empty = Module::new(path_stem(path), target.clone());
@@ -296,9 +307,9 @@ fn path_stem(p: &Path) -> String {
 }
 
 /// The file each kind goes to for `base` (a path without suffix).
-pub fn output_files(base: &str, kinds: &[OutputFileType]) -> Vec<(OutputFileType, PathBuf)> {
+pub fn output_files(base: &str, kinds: &[OutputFileType], target: &Target) -> Vec<(OutputFileType, PathBuf)> {
     kinds
         .iter()
-        .map(|k| (*k, PathBuf::from(format!("{base}{}", k.suffix()))))
+        .map(|k| (*k, PathBuf::from(format!("{base}{}", k.suffix_for(target)))))
         .collect()
 }

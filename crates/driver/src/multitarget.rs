@@ -24,7 +24,7 @@ use ferrohalide_core::target::{feature, Feature, Target, FEATURES};
 use ferrohalide_core::{Error, Result};
 
 use crate::aot::{compile_module_to_files, write, OutputFileType};
-use crate::archive::{write_archive, Member};
+use crate::archive::{static_library, Member};
 
 /// Words of the feature mask `halide_can_use_target_features` takes.
 fn feature_words() -> usize {
@@ -282,7 +282,7 @@ pub fn compile_multitarget(
         Some(lib) => {
             let stem = lib.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
             members.insert(0, Member { name: format!("{stem}_wrapper.o"), data: object, symbols: made.symbols });
-            write(lib, &write_archive(&members))?;
+            write(lib, &static_library(&members, &base))?;
         }
         None => {
             let obj = path_of(OutputFileType::Object).expect("checked above");

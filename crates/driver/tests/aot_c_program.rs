@@ -40,6 +40,7 @@ fn brighten(dir: &Path, name: &str, target: &str) {
     let files = ferrohalide_driver::aot::output_files(
         &base,
         &[OutputFileType::Object, OutputFileType::CHeader, OutputFileType::StaticLibrary],
+        &Target::host(),
     );
     compile_to_files(
         &[f.function.clone()],

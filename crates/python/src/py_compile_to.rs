@@ -203,7 +203,9 @@ impl CompileTo {
         method: &str,
     ) -> PyResult<()> {
         let (name, target) = name_and_target(fn_name, target)?;
-        self.files(py, aot::output_files(prefix, kinds), arguments, &name, target.as_ref(), method)
+        let m = self.module(py, arguments, &name, target.as_ref(), method)?;
+        let files = aot::output_files(prefix, kinds, &m.target);
+        crate::gil::detached(py, || aot::compile_module_to_files(&m, &files)).py()
     }
 
     /// `compile_to_multitarget_static_library` / `_object_files`: `kinds`
@@ -221,7 +223,7 @@ impl CompileTo {
         let args = argument_list(arguments, method)?;
         let targets = target_list(targets)?;
         let name = self.function_name("");
-        let files = aot::output_files(prefix, kinds);
+        let files = aot::output_files(prefix, kinds, targets.last().unwrap_or(&Target::host()));
         crate::gil::detached(py, || {
             ferrohalide_driver::multitarget::compile_multitarget(&name, &files, &targets, &suffixes, |n, t| {
                 let mut m = aot::compile_to_module(&self.outputs, &self.requirements, &args, n, t)?;

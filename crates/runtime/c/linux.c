@@ -8,7 +8,12 @@ struct timespec {
 };
 int clock_gettime(int clock, struct timespec *ts);
 
+/* glibc's and Android's (bionic's) numbers for the same sysconf name. */
+#if defined(__ANDROID__)
+enum { SC_NPROCESSORS_ONLN = 0x61, CLOCK_MONOTONIC = 1 };
+#else
 enum { SC_NPROCESSORS_ONLN = 84, CLOCK_MONOTONIC = 1 };
+#endif
 
 int ferrohalide_cpu_count(void) {
     long n = sysconf(SC_NPROCESSORS_ONLN);

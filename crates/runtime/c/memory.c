@@ -12,20 +12,33 @@
 
 enum { ALIGN = 64, CACHED_MAX = 1 << 20 };
 
-/* Blocks come from posix_memalign with ALIGN bytes in front of the block
- * holding its usable size. (Not malloc plus manual alignment: with the
+/* Blocks come from posix_memalign (_aligned_malloc on Windows) with ALIGN
+ * bytes in front of the block holding its usable size. (Not malloc plus manual alignment: with the
  * larger requests that needs, glibc's adaptive mmap threshold sends
  * alternating multi-megabyte allocations of a pipeline and its output
  * buffer to fresh mmapped pages on every run, 10x slower for a blur with
  * a compute_root stage.) */
+#if defined(_WIN32)
+/* Windows' C library has _aligned_malloc instead, freed by _aligned_free. */
+void *_aligned_malloc(size_t size, size_t alignment);
+void _aligned_free(void *p);
+static void *aligned_block(size_t size) { return _aligned_malloc(size, ALIGN); }
+static void free_block(void *p) { _aligned_free(p); }
+#else
 int posix_memalign(void **result, size_t alignment, size_t size);
+static void *aligned_block(size_t size) {
+    void *base = 0;
+    return posix_memalign(&base, ALIGN, size) == 0 ? base : 0;
+}
+static void free_block(void *p) { free(p); }
+#endif
 
 void *ferrohalide_aligned_alloc(size_t size) {
     if (size > (SIZE_MAX >> 1)) {
         return 0;
     }
-    void *base = 0;
-    if (posix_memalign(&base, ALIGN, size + ALIGN) != 0) {
+    void *base = aligned_block(size + ALIGN);
+    if (!base) {
         return 0;
     }
     *(size_t *)base = size;
@@ -34,7 +47,7 @@ void *ferrohalide_aligned_alloc(size_t size) {
 
 void ferrohalide_aligned_free(void *p) {
     if (p) {
-        free((uint8_t *)p - ALIGN);
+        free_block((uint8_t *)p - ALIGN);
     }
 }
 

@@ -18,9 +18,15 @@ void ferrohalide_write_fd(int fd, const char *s, size_t n) {
 /* Files (debug_to_file). */
 int open(const char *path, int flags, ...);
 int close(int fd);
+#if defined(__APPLE__)
+#define FH_O_WRONLY 0x1
+#define FH_O_CREAT 0x200
+#define FH_O_TRUNC 0x400
+#else
 #define FH_O_WRONLY 01
 #define FH_O_CREAT 0100
 #define FH_O_TRUNC 01000
+#endif
 
 int ferrohalide_file_create(const char *path) {
     return open(path, FH_O_WRONLY | FH_O_CREAT | FH_O_TRUNC, 0644);

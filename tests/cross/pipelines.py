@@ -1,0 +1,91 @@
+"""The pipelines every cross target is proven on, each with its inputs:
+a uint8 stencil with a boundary condition, a widening blur, a float
+pipeline with a Param, and a reduction. `build()` returns (func,
+[ImageParam/Param...], [input arrays / scalar values...], output shape in
+NumPy order, output dtype); `host_result` realizes it with the host JIT."""
+import numpy as np
+
+import ferrohalide as hl
+
+
+def _rng():
+    return np.random.default_rng(1234)
+
+
+def stencil_u8():
+    """A 3x3 max filter over a uint8 image with a repeat_edge boundary."""
+    x, y = hl.Var("x"), hl.Var("y")
+    inp = hl.ImageParam(hl.UInt(8), 2, "inp")
+    clamped = hl.BoundaryConditions.repeat_edge(inp)
+    mx = hl.Func("max_y")
+    mx[x, y] = hl.max(clamped[x, y - 1], clamped[x, y], clamped[x, y + 1])
+    out = hl.Func("dilate")
+    out[x, y] = hl.max(mx[x - 1, y], mx[x, y], mx[x + 1, y])
+    mx.compute_at(out, y).vectorize(x, 16)
+    out.vectorize(x, 16).parallel(y)
+    img = _rng().integers(0, 256, (37, 70), dtype=np.uint8)
+    return out, [inp], [img], img.shape, np.uint8
+
+
+def widening_blur():
+    """uint8 -> uint16 sums along x, then along y, rounded back to uint8."""
+    x, y = hl.Var("x"), hl.Var("y")
+    inp = hl.ImageParam(hl.UInt(8), 2, "inp")
+    bx = hl.Func("blur_x")
+    bx[x, y] = hl.u16(inp[x, y]) + 2 * hl.u16(inp[x + 1, y]) + hl.u16(inp[x + 2, y])
+    by = hl.Func("blur_y")
+    by[x, y] = hl.u8((bx[x, y] + 2 * bx[x, y + 1] + bx[x, y + 2] + 8) >> 4)
+    bx.compute_at(by, y).vectorize(x, 16)
+    by.vectorize(x, 16).parallel(y)
+    img = _rng().integers(0, 256, (50, 66), dtype=np.uint8)
+    return by, [inp], [img], (48, 64), np.uint8
+
+
+def float_with_param():
+    """A float pipeline with a scalar Param and a transcendental."""
+    x, y = hl.Var("x"), hl.Var("y")
+    inp = hl.ImageParam(hl.Float(32), 2, "inp")
+    gain = hl.Param(hl.Float(32), "gain")
+    f = hl.Func("tone")
+    f[x, y] = gain * inp[x, y] / (1.0 + hl.abs(inp[x, y])) + hl.sqrt(inp[x, y] * inp[x, y] + 1.0)
+    f.vectorize(x, 4).parallel(y)
+    img = (_rng().random((21, 40), dtype=np.float32) * 8 - 4).astype(np.float32)
+    gain.set(1.75)
+    return f, [inp, gain], [img, 1.75], img.shape, np.float32
+
+
+def reduction():
+    """A histogram (an update over a reduction domain) and a sum per row."""
+    x, y = hl.Var("x"), hl.Var("y")
+    inp = hl.ImageParam(hl.UInt(8), 2, "inp")
+    r = hl.RDom([(0, inp.width()), (0, inp.height())])
+    hist = hl.Func("hist")
+    hist[x] = 0
+    hist[hl.i32(inp[r.x, r.y]) >> 4] += 1
+    out = hl.Func("hist_out")
+    out[x] = hist[x] * 3 + 1
+    out.vectorize(x, 4)
+    img = _rng().integers(0, 256, (33, 45), dtype=np.uint8)
+    return out, [inp], [img], (16,), np.int32
+
+
+CASES = [stencil_u8, widening_blur, float_with_param, reduction]
+
+
+def ctype(p):
+    t = p.type()
+    if t.is_float():
+        return "float" if t.bits() == 32 else "double"
+    base = "int" if t.is_int() else "uint"
+    return f"{base}{t.bits()}_t"
+
+
+def host_result(func, params, values, shape, dtype):
+    for p, v in zip(params, values):
+        if isinstance(p, hl.ImageParam):
+            p.set(hl.Buffer(v))
+        else:
+            p.set(v)
+    out = np.zeros(shape, dtype)
+    func.realize(hl.Buffer(out))
+    return out
