@@ -126,10 +126,10 @@ def _parse(argv: list) -> tuple:
     return flags, params
 
 
-def _emit_kinds(text: str) -> list:
+def _emit_kinds(text: str, default: str = _DEFAULT_EMIT) -> list:
     extra = os.environ.get("HL_EXTRA_OUTPUTS", "")
     if not text:
-        text = _DEFAULT_EMIT
+        text = default
     if extra:
         text += "," + extra
     kinds = []

@@ -1,0 +1,74 @@
+"""pygen scripts: the Hexagon SDK's dilate3x3 example run as a command-line
+tool. Its object for arm-64-linux is linked into the cross-target test
+program and run under QEMU against a NumPy 3x3 dilate; the command line's
+mistakes are errors that name them."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.aot.conftest import include_dir, run
+from tests.cross.conftest import cross_tool
+from tests.cross.harness import Buf, main_c
+
+import ferrohalide as hl
+
+SCRIPT = os.path.join(os.path.dirname(__file__), "scripts", "dilate3x3.py")
+
+
+def pygen(tmp_path, *args):
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, cwd=tmp_path)
+
+
+def dilate3x3(img):
+    p = np.pad(img, 1, mode="edge")
+    h, w = img.shape
+    return np.max([p[dy:dy + h, dx:dx + w] for dy in range(3) for dx in range(3)], axis=0)
+
+
+@pytest.mark.parametrize("parallel", ["true", "false"])
+def test_sdk_example_runs_on_arm64_under_qemu(tmp_path, parallel):
+    cc = cross_tool("aarch64-linux-gnu-gcc")
+    qemu = cross_tool("qemu-aarch64-static", "qemu-aarch64")
+    p = pygen(tmp_path, "-g", "dilate3x3", "-o", "./dilate3x3.o", "-e", "o,h", "-f", "dilate3x3",
+              "target=arm-64-linux", f"use_parallel_sched={parallel}")
+    assert p.returncode == 0, p.stderr
+    assert sorted(os.listdir(tmp_path)) == ["dilate3x3.h", "dilate3x3.o"]
+    img = np.random.default_rng(5).integers(0, 256, (45, 67), dtype=np.uint8)
+    (tmp_path / "main.c").write_text(main_c("dilate3x3.h", "dilate3x3", [Buf(img.dtype, img.shape)],
+                                            Buf(np.uint8, img.shape)))
+    run([cc, "-O1", "-static", "-I", include_dir(hl), "-I", str(tmp_path), str(tmp_path / "main.c"),
+         str(tmp_path / "dilate3x3.o"), "-lpthread", "-lm", "-o", str(tmp_path / "prog")])
+    img.tofile(tmp_path / "in.bin")
+    r = subprocess.run([qemu, str(tmp_path / "prog"), str(tmp_path / "in.bin"), str(tmp_path / "out.bin")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    got = np.fromfile(tmp_path / "out.bin", dtype=np.uint8).reshape(img.shape)
+    np.testing.assert_array_equal(got, dilate3x3(img))
+
+
+def test_output_directory_and_emit_names(tmp_path):
+    p = pygen(tmp_path, "-g", "dilate3x3", "-o", "out", "-e", "static_library,c_header,stmt", "target=host")
+    assert p.returncode == 0, p.stderr
+    assert sorted(os.listdir(tmp_path / "out")) == ["dilate3x3.a", "dilate3x3.h", "dilate3x3.stmt"]
+    p = pygen(tmp_path, "-o", "win", "-n", "d", "target=x86-64-windows")
+    assert p.returncode == 0, p.stderr
+    assert sorted(os.listdir(tmp_path / "win")) == ["d.h", "d.obj"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["target=host", "use_parallel_sched=maybe"], "use_parallel_sched must be true or false"),
+    (["target=host", "tile=4"], "Unknown parameter(s): tile"),
+    (["target=host", "-x", "1"], "Unknown flag: -x"),
+    (["target=host", "-r", "rt"], "-r is not supported"),
+    (["target=arm-64-android-hvx"], "hexagon"),
+    (["target=arm-32-android"], "not supported"),
+    (["-e", "o,nonsense", "target=host"], "Unrecognized emit option: nonsense"),
+])
+def test_command_line_errors(tmp_path, args, message):
+    p = pygen(tmp_path, "-o", str(tmp_path), *args)
+    assert p.returncode == 1
+    assert message.lower() in p.stderr.lower(), p.stderr
+    assert "Traceback" not in p.stderr
