@@ -36,6 +36,10 @@ const TARGETS: &[(&str, &[&str], &[&str])] = &[
     ("x86_64-apple-macosx10.12.0", POSIX_DARWIN, &[]),
     ("arm64-apple-ios13.0.0", POSIX_DARWIN, &[]),
     ("x86_64-pc-windows-msvc", &["windows.c"], &[]),
+    ("armv7-unknown-linux-gnueabihf", POSIX_LINUX, &["-fPIC"]),
+    ("armv7-unknown-linux-androideabi", POSIX_LINUX, &["-fPIC"]),
+    ("armv7-apple-ios10.0.0", POSIX_DARWIN, &[]),
+    ("armv7s-apple-ios10.0.0", POSIX_DARWIN, &[]),
 ];
 
 const POSIX_LINUX: &[&str] = &["posix_threads.c", "posix_io.c", "linux.c"];

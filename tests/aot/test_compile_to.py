@@ -163,8 +163,8 @@ def test_unsupported_outputs_and_targets_are_errors(tmp_path):
     f, args = brighten(hl)
     with pytest.raises(hl.HalideError, match="not implemented"):
         f.compile_to({hl.OutputFileType.pytorch_wrapper: str(tmp_path / "x.h")}, args, "x")
-    with pytest.raises(hl.HalideError, match="arm-32-android"):
-        f.compile_to_object(str(tmp_path / "x.o"), args, "x", hl.Target("arm-32-android"))
+    with pytest.raises(hl.HalideError, match="x86-32-linux"):
+        f.compile_to_object(str(tmp_path / "x.o"), args, "x", hl.Target("x86-32-linux"))
     assert not os.path.exists(tmp_path / "x.h")
 
 

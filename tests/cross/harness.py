@@ -65,12 +65,15 @@ def _buffer_decl(name, b, host):
     )
 
 
-def main_c(header, fn, args, out):
-    """The C source of the test program for `fn(args..., out)`."""
+def main_c(header, fn, args, out, repeat=0):
+    """The C source of the test program for `fn(args..., out)`. With
+    `repeat`, it also runs the pipeline that many more times and prints the
+    fastest run's milliseconds (benchmarks; not on Windows)."""
     lines = [
         "#include <stdio.h>",
         "#include <stdlib.h>",
         "#include <string.h>",
+        "#include <time.h>",
         '#include "HalideRuntime.h"',
         f'#include "{header}"',
         "",
@@ -104,6 +107,21 @@ def main_c(header, fn, args, out):
     lines += [
         f"    int r = {fn}({', '.join(call)});",
         '    if (r != 0) { fprintf(stderr, "pipeline returned %d\\n", r); return 1; }',
+    ]
+    if repeat:
+        lines += [
+            "    double best = 1e30;",
+            f"    for (int i = 0; i < {repeat}; i++) {{",
+            "        struct timespec a, b;",
+            "        clock_gettime(CLOCK_MONOTONIC, &a);",
+            f"        {fn}({', '.join(call)});",
+            "        clock_gettime(CLOCK_MONOTONIC, &b);",
+            "        double ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) * 1e-6;",
+            "        if (ms < best) best = ms;",
+            "    }",
+            '    printf("%.3f ms\\n", best);',
+        ]
+    lines += [
         f'    FILE *f = fopen(argv[{file_i}], "wb");',
         f"    if (!f || fwrite(out_host, 1, {size}, f) != {size}) return 3;",
         "    fclose(f);",

@@ -2,17 +2,19 @@
 a uint8 stencil with a boundary condition, a widening blur, a float
 pipeline with a Param, and a reduction. `build()` returns (func,
 [ImageParam/Param...], [input arrays / scalar values...], output shape in
-NumPy order, output dtype); `host_result` realizes it with the host JIT."""
+NumPy order, output dtype); `host_result` realizes it with the host JIT.
+Each takes the module to build with (`hl`: ferrohalide, or Halide for the
+side-by-side benchmark) and its input size."""
 import numpy as np
 
-import ferrohalide as hl
+import ferrohalide
 
 
 def _rng():
     return np.random.default_rng(1234)
 
 
-def stencil_u8():
+def stencil_u8(hl=ferrohalide, h=37, w=70):
     """A 3x3 max filter over a uint8 image with a repeat_edge boundary."""
     x, y = hl.Var("x"), hl.Var("y")
     inp = hl.ImageParam(hl.UInt(8), 2, "inp")
@@ -23,11 +25,11 @@ def stencil_u8():
     out[x, y] = hl.max(mx[x - 1, y], mx[x, y], mx[x + 1, y])
     mx.compute_at(out, y).vectorize(x, 16)
     out.vectorize(x, 16).parallel(y)
-    img = _rng().integers(0, 256, (37, 70), dtype=np.uint8)
+    img = _rng().integers(0, 256, (h, w), dtype=np.uint8)
     return out, [inp], [img], img.shape, np.uint8
 
 
-def widening_blur():
+def widening_blur(hl=ferrohalide, h=48, w=64):
     """uint8 -> uint16 sums along x, then along y, rounded back to uint8."""
     x, y = hl.Var("x"), hl.Var("y")
     inp = hl.ImageParam(hl.UInt(8), 2, "inp")
@@ -37,11 +39,11 @@ def widening_blur():
     by[x, y] = hl.u8((bx[x, y] + 2 * bx[x, y + 1] + bx[x, y + 2] + 8) >> 4)
     bx.compute_at(by, y).vectorize(x, 16)
     by.vectorize(x, 16).parallel(y)
-    img = _rng().integers(0, 256, (50, 66), dtype=np.uint8)
-    return by, [inp], [img], (48, 64), np.uint8
+    img = _rng().integers(0, 256, (h + 2, w + 2), dtype=np.uint8)
+    return by, [inp], [img], (h, w), np.uint8
 
 
-def float_with_param():
+def float_with_param(hl=ferrohalide, h=21, w=40):
     """A float pipeline with a scalar Param and a transcendental."""
     x, y = hl.Var("x"), hl.Var("y")
     inp = hl.ImageParam(hl.Float(32), 2, "inp")
@@ -49,12 +51,12 @@ def float_with_param():
     f = hl.Func("tone")
     f[x, y] = gain * inp[x, y] / (1.0 + hl.abs(inp[x, y])) + hl.sqrt(inp[x, y] * inp[x, y] + 1.0)
     f.vectorize(x, 4).parallel(y)
-    img = (_rng().random((21, 40), dtype=np.float32) * 8 - 4).astype(np.float32)
+    img = (_rng().random((h, w), dtype=np.float32) * 8 - 4).astype(np.float32)
     gain.set(1.75)
     return f, [inp, gain], [img, 1.75], img.shape, np.float32
 
 
-def reduction():
+def reduction(hl=ferrohalide, h=33, w=45):
     """A histogram (an update over a reduction domain) and a sum per row."""
     x, y = hl.Var("x"), hl.Var("y")
     inp = hl.ImageParam(hl.UInt(8), 2, "inp")
@@ -65,7 +67,7 @@ def reduction():
     out = hl.Func("hist_out")
     out[x] = hist[x] * 3 + 1
     out.vectorize(x, 4)
-    img = _rng().integers(0, 256, (33, 45), dtype=np.uint8)
+    img = _rng().integers(0, 256, (h, w), dtype=np.uint8)
     return out, [inp], [img], (16,), np.int32
 
 
@@ -80,7 +82,7 @@ def ctype(p):
     return f"{base}{t.bits()}_t"
 
 
-def host_result(func, params, values, shape, dtype):
+def host_result(func, params, values, shape, dtype, hl=ferrohalide):
     for p, v in zip(params, values):
         if isinstance(p, hl.ImageParam):
             p.set(hl.Buffer(v))

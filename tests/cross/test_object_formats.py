@@ -31,6 +31,15 @@ def _macho(cputype):
     return lambda b: struct.unpack_from("<II", b, 0) == (0xFEEDFACF, cputype)
 
 
+def _elf_arm32(b):
+    return b[:4] == b"\x7fELF" and b[4] == 1 and struct.unpack_from("<H", b, 18)[0] == 40
+
+
+def _macho32_arm(subtype):
+    # MH_MAGIC, CPU_TYPE_ARM (12), CPU_SUBTYPE_ARM_V7 (9) / _V7S (11)
+    return lambda b: struct.unpack_from("<III", b, 0) == (0xFEEDFACE, 12, subtype)
+
+
 def _coff_amd64(b):
     return struct.unpack_from("<H", b, 0)[0] == 0x8664
 
@@ -44,6 +53,9 @@ TARGETS = [
     ("x86-64-osx-avx-avx2-f16c-fma-sse41", ".o", ".a", _macho(0x01000007), "_"),
     ("x86-64-windows-avx-avx2-f16c-fma-sse41", ".obj", ".lib", _coff_amd64, ""),
     ("x86-64-linux-avx512_skylake", ".o", ".a", None, ""),
+    ("arm-32-android", ".o", ".a", _elf_arm32, ""),
+    ("arm-32-ios", ".o", ".a", _macho32_arm(9), "_"),
+    ("arm-32-ios-armv7s", ".o", ".a", _macho32_arm(11), "_"),
 ]
 
 
@@ -65,8 +77,8 @@ def test_object_format_and_symbols(target, obj, lib, check, prefix, tmp_path):
     assert f"{prefix}blur in " in index and f"{prefix}blur_argv in " in index
 
 
-@pytest.mark.parametrize("target", ["arm-32-linux", "arm-32-android", "x86-32-linux", "hexagon-32-noos-hvx_128",
-                                    "arm-64-linux-sve2", "riscv-64-linux"])
+@pytest.mark.parametrize("target", ["x86-32-linux", "x86-32-windows", "hexagon-32-noos-hvx_128",
+                                    "arm-64-linux-sve2", "riscv-64-linux", "arm-64-windows", "wasm-32-wasmrt"])
 def test_targets_not_supported_yet_are_refused_by_name(target, tmp_path):
     x = hl.Var("x")
     f = hl.Func("f")

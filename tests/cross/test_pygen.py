@@ -64,7 +64,7 @@ def test_output_directory_and_emit_names(tmp_path):
     (["target=host", "-x", "1"], "Unknown flag: -x"),
     (["target=host", "-r", "rt"], "-r is not supported"),
     (["target=arm-64-android-hvx"], "hexagon"),
-    (["target=arm-32-android"], "not supported"),
+    (["target=x86-32-linux"], "not supported"),
     (["-e", "o,nonsense", "target=host"], "Unrecognized emit option: nonsense"),
 ])
 def test_command_line_errors(tmp_path, args, message):

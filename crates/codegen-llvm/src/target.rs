@@ -362,11 +362,17 @@ impl JitTarget {
             (arch::ARM, 64, os::ANDROID) => (arm64_aot(&t, "generic")?, "aarch64-unknown-linux-android"),
             (arch::ARM, 64, os::OSX) => (arm64_aot(&t, "apple-m1")?, "arm64-apple-macosx11.0.0"),
             (arch::ARM, 64, os::IOS) => (arm64_aot(&t, "apple-a7")?, "arm64-apple-ios13.0.0"),
+            (arch::ARM, 32, os::LINUX) => (arm32_aot(&t, "cortex-a9")?, "armv7-unknown-linux-gnueabihf"),
+            (arch::ARM, 32, os::ANDROID) => (arm32_aot(&t, "cortex-a9")?, "armv7-unknown-linux-androideabi"),
+            (arch::ARM, 32, os::IOS) if t.has_feature(feature::ARMV7S) => {
+                (arm32_aot(&t, "swift")?, "armv7s-apple-ios10.0.0")
+            }
+            (arch::ARM, 32, os::IOS) => (arm32_aot(&t, "cortex-a9")?, "armv7-apple-ios10.0.0"),
             _ => {
                 return Err(Error::user(format!(
                     "Compiling ahead of time for target {t} is not supported by ferrohalide yet: \
-                     it compiles objects for x86-64 Linux, macOS and Windows, and arm-64 Linux, \
-                     Android, macOS and iOS.\n"
+                     it compiles objects for x86-64 Linux, macOS and Windows, arm-64 Linux, \
+                     Android, macOS and iOS, and arm-32 Linux, Android and iOS.\n"
                 )))
             }
         };
@@ -442,4 +448,27 @@ fn arm64_aot(t: &Target, cpu: &str) -> Result<JitTarget> {
         }
     }
     Ok(JitTarget::new(cpu, features.join(",")))
+}
+
+/// arm-32: ARMv7-A (Halide's `cortex-a9`; `swift` for armv7s) with NEON
+/// unless `no_neon`. The ARMv8 feature levels and SVE are arm-64's only.
+fn arm32_aot(t: &Target, cpu: &str) -> Result<JitTarget> {
+    for (f, _) in ARM64_ISA.iter().filter(|(f, _)| *f != feature::NO_NEON) {
+        if t.has_feature(*f) {
+            return Err(Error::user(format!(
+                "Target feature {} is not supported by ferrohalide for 32-bit ARM (target {t}).\n",
+                f.as_str()
+            )));
+        }
+    }
+    for f in [feature::SVE, feature::SVE2] {
+        if t.has_feature(f) {
+            return Err(Error::user(format!(
+                "Target feature {} is not supported by ferrohalide for 32-bit ARM (target {t}).\n",
+                f.as_str()
+            )));
+        }
+    }
+    let neon = if t.has_feature(feature::NO_NEON) { "-neon" } else { "+neon" };
+    Ok(JitTarget::new(cpu, format!("+v7,+vfp3,{neon}")))
 }

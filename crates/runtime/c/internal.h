@@ -22,6 +22,11 @@ int snprintf(char *dst, size_t size, const char *format, ...);
 
 /* ---- atomics (sequentially consistent unless said otherwise) ---- */
 #define ATOMIC_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+/* 64-bit words updated atomically: 8-byte aligned on every target (32-bit
+ * Darwin ARM aligns plain int64_t to 4, where 64-bit atomics would not be
+ * single instructions). */
+typedef int64_t __attribute__((aligned(8))) atomic_i64;
+typedef uint64_t __attribute__((aligned(8))) atomic_u64;
 #define ATOMIC_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define ATOMIC_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_ACQ_REL)
 #define ATOMIC_SUB(p, v) __atomic_fetch_sub((p), (v), __ATOMIC_ACQ_REL)

@@ -42,8 +42,8 @@ enum {
 struct job {
     /* Hot counters on their own cache lines, so claiming work does not
      * invalidate the line the completion counter lives on. */
-    _Alignas(64) int64_t next; /* iterations claimed */
-    _Alignas(64) int64_t remaining; /* iterations not finished */
+    _Alignas(64) atomic_i64 next; /* iterations claimed */
+    _Alignas(64) atomic_i64 remaining; /* iterations not finished */
     _Alignas(64) halide_task_t task;
     void *user_context;
     uint8_t *closure;
@@ -63,7 +63,7 @@ static struct {
     ferrohalide_mutex_t lock;
     ferrohalide_cond_t wake_workers;
     struct job *head; /* the front of the queue */
-    uint64_t pushed;  /* bumped on every push, for spinning workers */
+    atomic_u64 pushed;  /* bumped on every push, for spinning workers */
     int threads;      /* threads a loop may use; 0 until first asked */
     int started;      /* workers running */
     int shutting_down;
@@ -145,7 +145,7 @@ static int active_threads(void) {
 
 /* Spin until *word differs from `seen` or the spin time is up; returns
  * whether it changed. */
-static int spin_while_equal(const uint64_t *word, uint64_t seen) {
+static int spin_while_equal(const atomic_u64 *word, uint64_t seen) {
     uint64_t start = ferrohalide_now_ns();
     for (;;) {
         for (int i = 0; i < 64; i++) {
@@ -161,7 +161,7 @@ static int spin_while_equal(const uint64_t *word, uint64_t seen) {
 }
 
 /* Spin until *word <= 0 or the spin time is up. */
-static void spin_until_done(const int64_t *word) {
+static void spin_until_done(const atomic_i64 *word) {
     uint64_t start = ferrohalide_now_ns();
     for (;;) {
         for (int i = 0; i < 64; i++) {
@@ -337,12 +337,16 @@ static int32_t failure_around(void) {
     return 0;
 }
 
+/* A semaphore is its count (the code generator's storage for it is 8-byte
+ * aligned). */
+typedef atomic_i64 semaphore_count;
+
 WEAK void ferrohalide_semaphore_init(void *semaphore, int32_t count) {
-    ATOMIC_STORE((int64_t *)semaphore, (int64_t)count);
+    ATOMIC_STORE((semaphore_count *)semaphore, (int64_t)count);
 }
 
 WEAK int32_t ferrohalide_semaphore_release(void *semaphore, int32_t count) {
-    ATOMIC_ADD((int64_t *)semaphore, (int64_t)count);
+    ATOMIC_ADD((semaphore_count *)semaphore, (int64_t)count);
     lock_pool();
     ferrohalide_cond_broadcast(&pool.semaphores);
     unlock_pool();
@@ -352,7 +356,7 @@ WEAK int32_t ferrohalide_semaphore_release(void *semaphore, int32_t count) {
 /* Wait until `count` can be taken from the semaphore, and take it: 0, or
  * the code of a failed task around (the producer may never release). */
 WEAK int32_t ferrohalide_semaphore_acquire(void *semaphore, int32_t count) {
-    int64_t *s = (int64_t *)semaphore;
+    semaphore_count *s = (semaphore_count *)semaphore;
     ferrohalide_call_once(&pool_once, init_pool);
     for (;;) {
         int64_t c = ATOMIC_LOAD(s);

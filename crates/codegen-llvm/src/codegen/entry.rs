@@ -20,7 +20,7 @@
 
 use ferrohalide_core::lower::{ArgumentKind, LoweredArgument, LoweredPipeline};
 use ferrohalide_core::Result;
-use ferrohalide_runtime::buffer_t::offsets;
+use ferrohalide_runtime::buffer_t::DIM_SIZE;
 
 use super::ops::IP;
 use super::{CodeGen, FnState, Ty, Val};
@@ -151,12 +151,12 @@ impl CodeGen {
                 if i == 0 && has_uc_arg && !with_uc {
                     // argv[0] points at the user context.
                     let slot = self.gep(ptr, argv, self.i64c(0));
-                    let pv = self.load(ptr, slot, 8);
-                    let ucv = self.load(ptr, pv, 8);
+                    let pv = self.load(ptr, slot, self.ptr_bytes);
+                    let ucv = self.load(ptr, pv, self.ptr_bytes);
                     args[0] = ucv;
                 }
                 let slot = self.gep(ptr, argv, self.i64c(i as i64));
-                let pv = self.load(ptr, slot, 8);
+                let pv = self.load(ptr, slot, self.ptr_bytes);
                 let v = match a.kind {
                     ArgumentKind::InputScalar => {
                         let t = a.ty.element_of();
@@ -180,15 +180,15 @@ impl CodeGen {
         let ptr = self.t_ptr();
         let i32t = self.t_i32();
         self.push_sym(&format!("{name}.buffer"), v);
-        let hp = self.gep_bytes(v, offsets::HOST);
-        let host = self.load(ptr, hp, 8);
+        let hp = self.gep_bytes(v, self.buffer_offsets.host);
+        let host = self.load(ptr, hp, self.ptr_bytes);
         self.push_sym(name, host);
         if dimensions > 0 {
-            let dp = self.gep_bytes(v, offsets::DIM);
-            let dims = self.load(ptr, dp, 8);
+            let dp = self.gep_bytes(v, self.buffer_offsets.dim);
+            let dims = self.load(ptr, dp, self.ptr_bytes);
             for d in 0..dimensions {
                 for (k, field) in ["min", "extent", "stride"].iter().enumerate() {
-                    let off = d as u64 * offsets::DIM_SIZE + 4 * k as u64;
+                    let off = d as u64 * DIM_SIZE + 4 * k as u64;
                     let fp = self.gep_bytes(dims, off);
                     let fv = self.load(i32t, fp, 4);
                     self.push_sym(&format!("{name}.{field}.{d}"), fv);
@@ -211,7 +211,7 @@ impl CodeGen {
         let code = self.call_extern("halide_error_buffer_argument_is_null", self.t_i32(), &[uc, name]);
         self.ret(code);
         self.position(ok);
-        let dp = self.gep_bytes(v, offsets::DIMENSIONS);
+        let dp = self.gep_bytes(v, self.buffer_offsets.dimensions);
         let given = self.load(self.t_i32(), dp, 4);
         let wrong = self.icmp(IP::LLVMIntNE, given, self.i32c(a.dimensions as i64));
         let fail = self.new_block("bad_dimensions");

@@ -5,7 +5,6 @@ use ferrohalide_core::analysis::lower_intrinsic::lower_intrinsic;
 use ferrohalide_core::ir::{CallKind, Expr, ExprNode, Intrinsic, Type};
 use ferrohalide_core::lang::print::ir_type_name;
 use ferrohalide_core::{Error, Result};
-use ferrohalide_runtime::buffer_t::offsets;
 
 use super::ops::{Op, IP};
 use super::{CodeGen, Val};
@@ -364,8 +363,8 @@ impl CodeGen {
             I::BufferGetHost => {
                 want(1)?;
                 let b = self.codegen_expr(&args[0])?;
-                let p = self.gep_bytes(b, offsets::HOST);
-                Ok(self.load(self.t_ptr(), p, 8))
+                let p = self.gep_bytes(b, self.buffer_offsets.host);
+                Ok(self.load(self.t_ptr(), p, self.ptr_bytes))
             }
             I::BufferGetMin | I::BufferGetExtent | I::BufferGetStride => {
                 want(2)?;
@@ -376,8 +375,8 @@ impl CodeGen {
                     I::BufferGetExtent => 1,
                     _ => 2,
                 };
-                let dimp = self.gep_bytes(b, offsets::DIM);
-                let dims = self.load(self.t_ptr(), dimp, 8);
+                let dimp = self.gep_bytes(b, self.buffer_offsets.dim);
+                let dims = self.load(self.t_ptr(), dimp, self.ptr_bytes);
                 let d64 = self.int_resize(d, self.t_i64(), true);
                 let idx = self.add(self.mul(d64, self.i64c(4)), self.i64c(field));
                 let p = self.gep(self.t_i32(), dims, idx);
@@ -387,7 +386,7 @@ impl CodeGen {
             I::BufferGetDimensions => {
                 want(1)?;
                 let b = self.codegen_expr(&args[0])?;
-                let p = self.gep_bytes(b, offsets::DIMENSIONS);
+                let p = self.gep_bytes(b, self.buffer_offsets.dimensions);
                 let v = self.load(self.t_i32(), p, 4);
                 Ok(self.int_resize(v, self.llvm_ty(t), true))
             }
@@ -395,9 +394,9 @@ impl CodeGen {
                 want(1)?;
                 let b = self.codegen_expr(&args[0])?;
                 let (off, ty) = match i {
-                    I::BufferGetTypeCode => (offsets::TYPE, self.t_i8()),
-                    I::BufferGetTypeBits => (offsets::TYPE + 1, self.t_i8()),
-                    _ => (offsets::TYPE + 2, self.t_i16()),
+                    I::BufferGetTypeCode => (self.buffer_offsets.type_, self.t_i8()),
+                    I::BufferGetTypeBits => (self.buffer_offsets.type_ + 1, self.t_i8()),
+                    _ => (self.buffer_offsets.type_ + 2, self.t_i16()),
                 };
                 let p = self.gep_bytes(b, off);
                 let v = self.load(ty, p, 1);
@@ -406,8 +405,8 @@ impl CodeGen {
             I::BufferIsBoundsQuery => {
                 want(1)?;
                 let b = self.codegen_expr(&args[0])?;
-                let p = self.gep_bytes(b, offsets::HOST);
-                let host = self.load(self.t_ptr(), p, 8);
+                let p = self.gep_bytes(b, self.buffer_offsets.host);
+                let host = self.load(self.t_ptr(), p, self.ptr_bytes);
                 let dev = self.load(self.t_i64(), b, 8);
                 let h0 = self.icmp(IP::LLVMIntEQ, host, self.null_ptr());
                 let d0 = self.icmp(IP::LLVMIntEQ, dev, self.i64c(0));

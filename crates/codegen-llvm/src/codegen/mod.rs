@@ -45,6 +45,7 @@ use ferrohalide_core::{Error, Result};
 use inkwell::llvm_sys::prelude::*;
 
 use crate::target::JitTarget;
+use ferrohalide_runtime::buffer_t::BufferOffsets;
 
 /// A raw LLVM value reference.
 pub type Val = LLVMValueRef;
@@ -96,6 +97,11 @@ pub struct CodeGen {
     pub(crate) strings: HashMap<String, Val>,
     /// Widest vector (in bits) the target handles natively.
     pub(crate) native_vector_bits: u32,
+    /// Bytes in a pointer of the target (the module's data layout): the
+    /// size of a Handle in memory and of `size_t` in runtime calls.
+    pub(crate) ptr_bytes: u32,
+    /// Where `halide_buffer_t`'s fields are, for that pointer size.
+    pub(crate) buffer_offsets: BufferOffsets,
     /// Inside an `Atomic` node without a mutex: stores are atomic updates.
     pub(crate) atomic_stores: bool,
 }
@@ -117,10 +123,15 @@ impl CodeGen {
         } else {
             128
         };
+        let ptr_bytes = inkwell::llvm_sys::target::LLVMPointerSize(
+            inkwell::llvm_sys::target::LLVMGetModuleDataLayout(module),
+        );
         CodeGen {
             c: context,
             m: module,
             b,
+            ptr_bytes,
+            buffer_offsets: BufferOffsets::for_pointer_bytes(ptr_bytes as u64),
             target: target.clone(),
             f: FnState::new(std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), 0),
             pipeline_name: name.to_string(),

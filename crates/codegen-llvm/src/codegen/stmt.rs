@@ -426,6 +426,9 @@ impl CodeGen {
             Some(c) => self.select(c, size, self.i64c(0)),
         };
         let uc = self.f.user_context;
+        // halide_malloc takes a size_t; the size was checked against the
+        // target's maximum buffer size, which fits a 32-bit size_t.
+        let size = self.int_resize(size, self.t_int(self.ptr_bytes * 8), false);
         let p = self.call_extern(names::MALLOC, self.t_ptr(), &[uc, size]);
         let is_null = self.icmp(IP::LLVMIntEQ, p, self.null_ptr());
         // (Halide's halide_error_out_of_memory text.)

@@ -65,8 +65,14 @@ impl CodeGen {
     pub(crate) fn codegen_make_struct(&mut self, args: &[Expr]) -> Result<Val> {
         let mut offsets = vec![];
         let mut size = 0u64;
+        // Fields at their natural alignment, as a C struct of the same
+        // members lays them out; a Handle is a pointer of the target.
+        let ptr_bytes = self.ptr_bytes as u64;
+        let field_bytes = move |t: ferrohalide_core::ir::Type| {
+            if t.is_handle() { ptr_bytes } else { t.bytes() as u64 }
+        };
         for a in args {
-            let bytes = a.ty().bytes() as u64;
+            let bytes = field_bytes(a.ty());
             if a.ty().lanes != 1 || bytes == 0 {
                 return Err(ferrohalide_core::error::Error::internal("make_struct of a vector or empty type"));
             }
@@ -79,7 +85,7 @@ impl CodeGen {
         for (a, off) in args.iter().zip(offsets) {
             let v = self.codegen_expr(a)?;
             let at = self.gep_bytes(slot, off);
-            self.store(v, at, a.ty().bytes() as u32);
+            self.store(v, at, field_bytes(a.ty()) as u32);
         }
         Ok(slot)
     }

@@ -37,7 +37,7 @@ impl CodeGen {
     /// Alignment (bytes) of one element in memory.
     pub(crate) fn elem_align(&self, t: Type) -> u32 {
         if t.is_handle() {
-            8
+            self.ptr_bytes
         } else {
             t.bytes().max(1) as u32
         }
