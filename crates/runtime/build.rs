@@ -40,6 +40,9 @@ const TARGETS: &[(&str, &[&str], &[&str])] = &[
     ("armv7-unknown-linux-androideabi", POSIX_LINUX, &["-fPIC"]),
     ("armv7-apple-ios10.0.0", POSIX_DARWIN, &[]),
     ("armv7s-apple-ios10.0.0", POSIX_DARWIN, &[]),
+    // Bare-metal Hexagon: v60 code (it runs on every HVX version), no
+    // small-data section (a harness's linker script need not define one).
+    ("hexagon-unknown-none-elf", &["noos.c"], &["-DFERROHALIDE_NOOS", "-mv60", "-G0"]),
 ];
 
 const POSIX_LINUX: &[&str] = &["posix_threads.c", "posix_io.c", "linux.c"];

@@ -68,6 +68,7 @@ pub(crate) fn init_llvm() {
         Target::initialize_x86(&InitializationConfig::default());
         Target::initialize_aarch64(&InitializationConfig::default());
         Target::initialize_arm(&InitializationConfig::default());
+        Target::initialize_hexagon(&InitializationConfig::default());
         // The schedule decides vectorization (Halide's loops are
         // vectorized by its own lowering): LLVM's loop and SLP vectorizers
         // only cost compile time, and LLVM 19's SLP vectorizer miscompiles

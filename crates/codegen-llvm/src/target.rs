@@ -368,6 +368,7 @@ impl JitTarget {
                 (arm32_aot(&t, "swift")?, "armv7s-apple-ios10.0.0")
             }
             (arch::ARM, 32, os::IOS) => (arm32_aot(&t, "cortex-a9")?, "armv7-apple-ios10.0.0"),
+            (arch::HEXAGON, 32, os::NOOS) => (hexagon_aot(&t)?, "hexagon-unknown-none-elf"),
             _ => {
                 return Err(Error::user(format!(
                     "Compiling ahead of time for target {t} is not supported by ferrohalide yet: \
@@ -448,6 +449,33 @@ fn arm64_aot(t: &Target, cpu: &str) -> Result<JitTarget> {
         }
     }
     Ok(JitTarget::new(cpu, features.join(",")))
+}
+
+/// Hexagon: the CPU of the newest `hvx_v6x` level named (v60 if none),
+/// with 128-byte HVX vectors when the target has `hvx` (`hvx_128`).
+/// Levels from v68 on are refused (QEMU 7.2, which proves these objects,
+/// runs up to v67).
+fn hexagon_aot(t: &Target) -> Result<JitTarget> {
+    if t.has_feature(feature::HVX_V68) {
+        return Err(Error::user(format!(
+            "Target feature hvx_v68 (target {t}) is not supported by ferrohalide yet.\n"
+        )));
+    }
+    let version = if t.has_feature(feature::HVX_V66) {
+        "v66"
+    } else if t.has_feature(feature::HVX_V65) {
+        "v65"
+    } else if t.has_feature(feature::HVX_V62) {
+        "v62"
+    } else {
+        "v60"
+    };
+    let features = if t.has_feature(feature::HVX) {
+        format!("+hvx{version},+hvx-length128b")
+    } else {
+        String::from("-hvx")
+    };
+    Ok(JitTarget::new(format!("hexagon{version}"), features))
 }
 
 /// arm-32: ARMv7-A (Halide's `cortex-a9`; `swift` for armv7s) with NEON

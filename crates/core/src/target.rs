@@ -210,6 +210,10 @@ pub mod feature {
     pub const VULKAN_FLOAT16: Feature = Feature(92);
     pub const VULKAN_FLOAT64: Feature = Feature(93);
     pub const ARMV7S: Feature = Feature(12);
+    pub const HVX_V62: Feature = Feature(36);
+    pub const HVX_V65: Feature = Feature(51);
+    pub const HVX_V66: Feature = Feature(52);
+    pub const HVX_V68: Feature = Feature(53);
     pub const NO_NEON: Feature = Feature(13);
     pub const SVE: Feature = Feature(68);
     pub const SVE2: Feature = Feature(69);
@@ -234,6 +238,7 @@ pub mod os {
     pub const OSX: Os = Os(3);
     pub const ANDROID: Os = Os(4);
     pub const IOS: Os = Os(5);
+    pub const NOOS: Os = Os(7);
 }
 
 pub mod arch {
@@ -489,7 +494,9 @@ impl Target {
             AVX512_ZEN4,
             AVX512_ZEN5,
         ];
-        let vector_bytes = if self.arch != arch::X86 {
+        let vector_bytes = if self.arch == arch::HEXAGON && self.has_feature(HVX) {
+            128
+        } else if self.arch != arch::X86 {
             16
         } else if is_integer {
             if self.features_any_of(&wide_ints) {

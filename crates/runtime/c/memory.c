@@ -24,6 +24,19 @@ void *_aligned_malloc(size_t size, size_t alignment);
 void _aligned_free(void *p);
 static void *aligned_block(size_t size) { return _aligned_malloc(size, ALIGN); }
 static void free_block(void *p) { _aligned_free(p); }
+#elif defined(FERROHALIDE_NOOS)
+/* Bare metal: only malloc. The block is aligned by hand; the pointer
+ * malloc returned is kept just before it. */
+static void *aligned_block(size_t size) {
+    uint8_t *raw = (uint8_t *)malloc(size + ALIGN + sizeof(void *));
+    if (!raw) {
+        return 0;
+    }
+    uintptr_t at = ((uintptr_t)(raw + sizeof(void *)) + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1);
+    ((void **)at)[-1] = raw;
+    return (void *)at;
+}
+static void free_block(void *p) { free(((void **)p)[-1]); }
 #else
 int posix_memalign(void **result, size_t alignment, size_t size);
 static void *aligned_block(size_t size) {

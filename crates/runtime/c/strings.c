@@ -63,10 +63,69 @@ WEAK char *halide_int64_to_string(char *dst, char *end, int64_t arg, int digits)
     return halide_uint64_to_string(dst, end, (uint64_t)arg, digits);
 }
 
+#if defined(FERROHALIDE_NOOS)
+/* Bare metal has no snprintf: `%f` / `%e` with six decimals, rounded half
+ * up in decimal from the binary value (exact for every value whose scaled
+ * integer fits in 64 bits; larger ones print in scientific form). */
+static int format_double(char *buf, size_t size, double v, int scientific) {
+    char *p = buf, *e = buf + size - 1;
+    if (v != v) {
+        const char *nan = "nan";
+        while (*nan && p < e) *p++ = *nan++;
+        *p = 0;
+        return (int)(p - buf);
+    }
+    if (v < 0 || (v == 0 && 1 / v < 0)) {
+        *p++ = '-';
+        v = -v;
+    }
+    if (v > 1.7976931348623157e308) {
+        const char *inf = "inf";
+        while (*inf && p < e) *p++ = *inf++;
+        *p = 0;
+        return (int)(p - buf);
+    }
+    int exponent = 0;
+    if (scientific || v >= 1e12) {
+        scientific = 1;
+        if (v != 0) {
+            while (v >= 10) { v /= 10; exponent++; }
+            while (v < 1) { v *= 10; exponent--; }
+        }
+    }
+    uint64_t scaled = (uint64_t)(v * 1e6 + 0.5);
+    uint64_t whole = scaled / 1000000, frac = scaled % 1000000;
+    if (scientific && whole >= 10) { whole /= 10; exponent++; frac = 0; }
+    char digits[24];
+    int n = 0;
+    do { digits[n++] = (char)('0' + whole % 10); whole /= 10; } while (whole);
+    while (n && p < e) *p++ = digits[--n];
+    if (p < e) *p++ = '.';
+    for (uint64_t d = 100000; d; d /= 10) {
+        if (p < e) *p++ = (char)('0' + (frac / d) % 10);
+    }
+    if (scientific) {
+        if (p < e) *p++ = 'e';
+        if (p < e) *p++ = exponent < 0 ? '-' : '+';
+        int x = exponent < 0 ? -exponent : exponent;
+        char xd[4];
+        int k = 0;
+        do { xd[k++] = (char)('0' + x % 10); x /= 10; } while (x);
+        if (k < 2) xd[k++] = '0';
+        while (k && p < e) *p++ = xd[--k];
+    }
+    *p = 0;
+    return (int)(p - buf);
+}
+#define snprintf_double(buf, size, v, sci) format_double(buf, size, v, sci)
+#else
+#define snprintf_double(buf, size, v, sci) snprintf(buf, size, (sci) ? "%e" : "%f", v)
+#endif
+
 WEAK char *halide_double_to_string(char *dst, char *end, double arg, int scientific) {
     /* %f of the largest double has 309 integer digits. */
     char buf[400];
-    int n = snprintf(buf, sizeof(buf), scientific ? "%e" : "%f", arg);
+    int n = snprintf_double(buf, sizeof(buf), arg, scientific);
     if (n < 0) {
         return dst;
     }

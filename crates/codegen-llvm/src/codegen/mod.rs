@@ -116,7 +116,9 @@ impl CodeGen {
         name: &str,
     ) -> CodeGen {
         let b = inkwell::llvm_sys::core::LLVMCreateBuilderInContext(context);
-        let native_vector_bits = if target.has_feature("avx512f") {
+        let native_vector_bits = if target.has_feature("hvx-length128b") {
+            1024
+        } else if target.has_feature("avx512f") {
             512
         } else if target.has_feature("avx") {
             256
