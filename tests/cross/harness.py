@@ -132,29 +132,31 @@ def main_c(header, fn, args, out, repeat=0):
     return "\n".join(lines)
 
 
-def run_on_target(case, tmp_path, target, cc, runner, link_flags=()):
+def run_on_target(case, tmp_path, target, cc, runner, link_flags=(), impl=None):
     """Compile `case` for `target` into a static library, link it into the
     test program with the command `cc` (a list), run that under `runner`
     (a list; empty runs it directly), and return (its output, the host
-    JIT's output)."""
-    func, params, values, shape, dtype = case()
+    JIT's output). With `impl` (the reference module), the pipeline is
+    built and compiled by it instead, and only its output is returned."""
+    mod = impl or hl
+    func, params, values, shape, dtype = case(mod) if impl else case()
     name = case.__name__
-    func.compile_to_static_library(str(tmp_path / name), params, name, hl.Target(target))
+    func.compile_to_static_library(str(tmp_path / name), params, name, mod.Target(target))
     lib = next(p for p in tmp_path.iterdir() if p.name in (f"{name}.a", f"{name}.lib"))
     assert (tmp_path / f"{name}.h").exists()
 
     args = [
-        Buf(v.dtype, v.shape) if isinstance(p, hl.ImageParam) else Scalar(ctype(p), v)
+        Buf(v.dtype, v.shape) if isinstance(p, mod.ImageParam) else Scalar(ctype(p), v)
         for p, v in zip(params, values)
     ]
     (tmp_path / "main.c").write_text(main_c(f"{name}.h", name, args, Buf(dtype, shape)))
     exe = tmp_path / "prog.exe"
-    run([*cc, "-I", include_dir(hl), "-I", str(tmp_path), str(tmp_path / "main.c"), str(lib),
+    run([*cc, "-I", include_dir(mod), "-I", str(tmp_path), str(tmp_path / "main.c"), str(lib),
          *link_flags, "-o", str(exe)])
 
     files = []
     for i, (p, v) in enumerate(zip(params, values)):
-        if isinstance(p, hl.ImageParam):
+        if isinstance(p, mod.ImageParam):
             path = tmp_path / f"in{i}.bin"
             np.ascontiguousarray(v).tofile(path)
             files.append(str(path))
@@ -162,6 +164,8 @@ def run_on_target(case, tmp_path, target, cc, runner, link_flags=()):
     p = subprocess.run([*runner, str(exe), *files, str(out_path)], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout}\n{p.stderr}"
     got = np.fromfile(out_path, dtype=dtype).reshape(shape)
+    if impl:
+        return got, None
     return got, host_result(func, params, values, shape, dtype)
 
 

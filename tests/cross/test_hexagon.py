@@ -18,7 +18,7 @@ import ferrohalide as hl
 from tests.aot.conftest import run
 from tests.cross.conftest import cross_tool
 from tests.cross.harness import compare, run_on_target
-from tests.cross.pipelines import CASES, stencil_u8, widening_blur
+from tests.cross.pipelines import CASES, float_with_param, stencil_u8, widening_blur
 
 TARGET = "hexagon-32-noos-hvx_128-hvx_v66"
 HERE = os.path.join(os.path.dirname(__file__), "hexagon")
@@ -96,3 +96,32 @@ def test_hvx_v68_and_unknown_os_are_refused():
     for target in ["hexagon-32-noos-hvx_128-hvx_v68", "hexagon-32-qurt-hvx_128"]:
         with pytest.raises(hl.HalideError, match="not supported"):
             f.compile_to_object("/nonexistent/f.o", [], "f", hl.Target(target))
+
+
+# ---- Where Halide 21 is wrong on HVX and ferrohalide is right ----
+
+def test_separable_u8_blur_halide_21_miscompiles_is_right(tmp_path, link_cmd, qemu_hexagon, ref_hl):
+    """uint8 -> uint16 sums along x stored per output row, then along y and
+    rounded back to uint8: Halide 21 stores the uint16 rows in natural
+    order but narrows them with an instruction that expects even/odd
+    deinterleaved lanes, so its output lanes come out as 0, 64, 1, 65, ...
+    ferrohalide's output equals the host JIT's; Halide 21's, compiled and
+    run the same way, does not (if it ever does, this claim is stale)."""
+    (tmp_path / "fh").mkdir()
+    (tmp_path / "ref").mkdir()
+    got, want = run_on_target(hvx(widening_blur), tmp_path / "fh", TARGET, link_cmd, [qemu_hexagon])
+    compare(got, want)
+    ref_got, _ = run_on_target(hvx(widening_blur), tmp_path / "ref", TARGET, link_cmd, [qemu_hexagon], impl=ref_hl)
+    assert (ref_got != want).sum() > want.size // 2
+    assert list(ref_got[0, 1:3]) == [want[0, 64], want[0, 1]]
+
+
+def test_float32_vectorized_32_wide_before_v68_compiles_and_runs(tmp_path, link_cmd, qemu_hexagon, ref_hl):
+    """Halide 21 refuses it ("Unhandled HVX multiply float32x32"): HVX has no
+    float arithmetic before v68. ferrohalide's runs, with scalar float code
+    for what HVX cannot do."""
+    func, params, *_ = hvx(float_with_param)(ref_hl)
+    with pytest.raises(Exception, match="Unhandled HVX multiply float32x32"):
+        func.compile_to_object(str(tmp_path / "ref.o"), params, "ref", ref_hl.Target(TARGET))
+    got, want = run_on_target(hvx(float_with_param), tmp_path, TARGET, link_cmd, [qemu_hexagon])
+    compare(got, want)

@@ -375,6 +375,27 @@ int printf(const char *format, ...) {
     return n;
 }
 
+/* What Halide's Hexagon runtime also asks of its host: HVX and VTCM
+ * reservations (QEMU's HVX is always there; there is no VTCM), and a copy
+ * helper. */
+int qurt_hvx_lock(int mode) {
+    (void)mode;
+    return 0;
+}
+int qurt_hvx_unlock(void) { return 0; }
+void *HAP_request_VTCM(unsigned size, unsigned single_page) {
+    (void)size;
+    (void)single_page;
+    return 0;
+}
+int HAP_release_VTCM(void *p) {
+    (void)p;
+    return 0;
+}
+void *__hexagon_memcpy_likely_aligned_min32bytes_mult8bytes(void *dst, const void *src, size_t n) {
+    return memcpy(dst, src, n);
+}
+
 /* The runtime's messages (it has no console of its own on bare metal). */
 void halide_print(void *user_context, const char *msg) {
     (void)user_context;
