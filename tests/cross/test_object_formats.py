@@ -77,7 +77,7 @@ def test_object_format_and_symbols(target, obj, lib, check, prefix, tmp_path):
     assert f"{prefix}blur in " in index and f"{prefix}blur_argv in " in index
 
 
-@pytest.mark.parametrize("target", ["x86-32-linux", "x86-32-windows", "hexagon-32-noos-hvx_128",
+@pytest.mark.parametrize("target", ["x86-32-linux", "x86-32-windows", "hexagon-32-qurt-hvx_128",
                                     "arm-64-linux-sve2", "riscv-64-linux", "arm-64-windows", "wasm-32-wasmrt"])
 def test_targets_not_supported_yet_are_refused_by_name(target, tmp_path):
     x = hl.Var("x")
