@@ -125,3 +125,77 @@ def test_float32_vectorized_32_wide_before_v68_compiles_and_runs(tmp_path, link_
         func.compile_to_object(str(tmp_path / "ref.o"), params, "ref", ref_hl.Target(TARGET))
     got, want = run_on_target(hvx(float_with_param), tmp_path, TARGET, link_cmd, [qemu_hexagon])
     compare(got, want)
+
+
+HELPERS_C = r"""
+#include <stdint.h>
+#include "stdio.h"
+#include "string.h"
+double __hexagon_divdf3(double, double);
+float __hexagon_sqrtf(float);
+int64_t __hexagon_divdi3(int64_t, int64_t);
+int64_t __hexagon_moddi3(int64_t, int64_t);
+uint32_t __hexagon_udivsi3(uint32_t, uint32_t);
+int main(int argc, char **argv) {
+    (void)argc;
+    FILE *in = fopen(argv[1], "rb"), *out = fopen(argv[2], "wb");
+    struct { double a, b; float s; int32_t pad; int64_t n, d; } c;
+    while (fread(&c, sizeof(c), 1, in) == 1) {
+        double q = __hexagon_divdf3(c.a, c.b);
+        float r = __hexagon_sqrtf(c.s);
+        int64_t dq = __hexagon_divdi3(c.n, c.d), dm = __hexagon_moddi3(c.n, c.d);
+        uint32_t uq = __hexagon_udivsi3((uint32_t)c.n, (uint32_t)c.d | 1u);
+        fwrite(&q, 8, 1, out); fwrite(&r, 4, 1, out); fwrite(&uq, 4, 1, out);
+        fwrite(&dq, 8, 1, out); fwrite(&dm, 8, 1, out);
+    }
+    fclose(out);
+    return 0;
+}
+"""
+
+
+def test_harness_arithmetic_helpers_are_exact(tmp_path, link_cmd, qemu_hexagon):
+    """The harness's software division and square root give IEEE's
+    correctly rounded results (and C's integer quotients and remainders),
+    checked against this machine's on special, subnormal and random
+    operands."""
+    import numpy as np
+    rng = np.random.default_rng(3)
+    n = 2000
+    specials = np.array([0.0, -0.0, 1.0, -1.0, 3.0, 1e-310, 5e-324, 1.7976931348623157e308, np.inf, -np.inf,
+                         np.nan, 2.0 ** -1022, 0.1, 7.0], dtype=np.float64)
+    a = np.concatenate([np.repeat(specials, len(specials)),
+                        rng.standard_normal(n) * 10.0 ** rng.integers(-300, 300, n)])
+    b = np.concatenate([np.tile(specials, len(specials)),
+                        rng.standard_normal(n) * 10.0 ** rng.integers(-300, 300, n)])
+    s = np.concatenate([np.array([0, -0.0, 1, 2, 4, -1, np.inf, np.nan, 1e-45, 1e-40, 3.4e38], np.float32),
+                        (rng.random(len(a) - 11) * 10.0 ** rng.integers(-40, 38, len(a) - 11)).astype(np.float32)])
+    num = rng.integers(-2**62, 2**62, len(a))
+    den = rng.integers(-2**40, 2**40, len(a))
+    den[den == 0] = 7
+    rec = np.zeros(len(a), dtype=[("a", "<f8"), ("b", "<f8"), ("s", "<f4"), ("pad", "<i4"), ("n", "<i8"), ("d", "<i8")])
+    rec["a"], rec["b"], rec["s"], rec["n"], rec["d"] = a, b, s, num, den
+    rec.tofile(tmp_path / "in.bin")
+    (tmp_path / "t.c").write_text(HELPERS_C)
+    run([*link_cmd, str(tmp_path / "t.c"), "-o", str(tmp_path / "t")])
+    r = subprocess.run([qemu_hexagon, str(tmp_path / "t"), str(tmp_path / "in.bin"), str(tmp_path / "out.bin")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    got = np.fromfile(tmp_path / "out.bin", dtype=[("q", "<f8"), ("r", "<f4"), ("uq", "<u4"), ("dq", "<i8"), ("dm", "<i8")])
+    assert len(got) == len(a)
+    with np.errstate(all="ignore"):
+        want_q = a / b
+        want_r = np.sqrt(s)
+
+    def same_bits(x, y):
+        u = np.uint64 if x.itemsize == 8 else np.uint32
+        return (x.view(u) == y.view(u)) | (np.isnan(x) & np.isnan(y))
+
+    assert same_bits(got["q"], want_q).all(), np.argwhere(~same_bits(got["q"], want_q))[:5]
+    assert same_bits(got["r"], want_r).all(), np.argwhere(~same_bits(got["r"], want_r))[:5]
+    # C's division truncates toward zero; the remainder has the dividend's sign.
+    quotient = np.array([(abs(int(x)) // abs(int(y))) * (1 if (x < 0) == (y < 0) else -1) for x, y in zip(num, den)])
+    assert (got["dq"] == quotient).all()
+    assert (got["dm"] == num - quotient * den).all()
+    low = lambda v: (v.astype(np.uint64) & 0xFFFFFFFF).astype(np.uint32)
+    assert (got["uq"] == low(num) // (low(den) | 1)).all()
