@@ -27,15 +27,20 @@ _TYPES = {
     np.dtype(np.int32): (0, 32, "int32_t"),
     np.dtype(np.float32): (2, 32, "float"),
     np.dtype(np.float64): (2, 64, "double"),
+    np.dtype(np.int64): (0, 64, "int64_t"),
+    np.dtype(np.uint64): (1, 64, "uint64_t"),
+    np.dtype(np.bool_): (1, 1, "bool"),
 }
 
 
 class Buf:
-    """A buffer argument: an input array, or an output's dtype and shape."""
+    """A buffer argument: an input array, or an output's dtype and shape
+    (NumPy order), and the min of each dimension (innermost first; 0s)."""
 
-    def __init__(self, dtype, shape):
+    def __init__(self, dtype, shape, mins=None):
         self.dtype = np.dtype(dtype)
         self.shape = tuple(shape)
+        self.mins = list(mins) if mins else [0] * len(self.shape)
 
 
 class Scalar:
@@ -53,9 +58,9 @@ def _buffer_decl(name, b, host):
     for e in dims:
         strides.append(s)
         s *= e
-    dim_init = ", ".join(f"{{0, {e}, {st}, 0}}" for e, st in zip(dims, strides))
+    dim_init = ", ".join(f"{{{m}, {e}, {st}, 0}}" for m, e, st in zip(b.mins, dims, strides)) or "{0, 1, 1, 0}"
     return (
-        f"    halide_dimension_t {name}_dim[{len(dims)}] = {{{dim_init}}};\n"
+        f"    halide_dimension_t {name}_dim[{max(len(dims), 1)}] = {{{dim_init}}};\n"
         f"    halide_buffer_t {name};\n"
         f"    memset(&{name}, 0, sizeof({name}));\n"
         f"    {name}.host = (uint8_t *){host};\n"
@@ -65,10 +70,28 @@ def _buffer_decl(name, b, host):
     )
 
 
-def main_c(header, fn, args, out, repeat=0):
+def _c_literal(v):
+    """A C literal for a Python scalar, exactly (floats in hexadecimal)."""
+    v = v.item() if isinstance(v, np.generic) else v
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, float):
+        if v != v:
+            return '__builtin_nan("")'
+        if v in (float("inf"), float("-inf")):
+            return "__builtin_inf()" if v > 0 else "-__builtin_inf()"
+        return v.hex()
+    return f"{int(v)}ULL" if int(v) > 2**63 - 1 else f"{int(v)}LL"
+
+
+def main_c(header, fn, args, out, repeat=0, query=False):
     """The C source of the test program for `fn(args..., out)`. With
     `repeat`, it also runs the pipeline that many more times and prints the
-    fastest run's milliseconds (benchmarks; not on Windows)."""
+    fastest run's milliseconds (benchmarks; not on Windows). With `query`,
+    it first asks the pipeline for the output region it needs (a bounds
+    query, as a C caller does), runs it on a buffer of that region, and
+    writes each dimension's (min, extent) as int32s before the data (see
+    `read_queried`)."""
     lines = [
         "#include <stdio.h>",
         "#include <stdlib.h>",
@@ -98,12 +121,24 @@ def main_c(header, fn, args, out, repeat=0):
             call.append(f"&in{i}")
             file_i += 1
         else:
-            lines.append(f"    {a.ctype} arg{i} = ({a.ctype})({a.value!r});")
+            lines.append(f"    {a.ctype} arg{i} = ({a.ctype})({_c_literal(a.value)});")
             call.append(f"arg{i}")
     size = int(np.prod(out.shape)) * out.dtype.itemsize
     lines.append(f"    void *out_host = calloc(1, {size});")
     lines.append(_buffer_decl("out", out, "out_host"))
     call.append("&out")
+    if query:
+        nd = len(out.shape)
+        lines += [
+            "    out.host = 0;",
+            f"    int q = {fn}({', '.join(call)});",
+            '    if (q != 0) { fprintf(stderr, "bounds query returned %d\\n", q); return 1; }',
+            "    size_t count = 1;",
+            f"    for (int d = 0; d < {nd}; d++) {{ out.dim[d].stride = (int)count; count *= (size_t)out.dim[d].extent; }}",
+            f"    out_host = calloc(count ? count : 1, {out.dtype.itemsize});",
+            "    out.host = (uint8_t *)out_host;",
+        ]
+        size = f"count * {out.dtype.itemsize}"
     lines += [
         f"    int r = {fn}({', '.join(call)});",
         '    if (r != 0) { fprintf(stderr, "pipeline returned %d\\n", r); return 1; }',
@@ -123,13 +158,33 @@ def main_c(header, fn, args, out, repeat=0):
         ]
     lines += [
         f'    FILE *f = fopen(argv[{file_i}], "wb");',
-        f"    if (!f || fwrite(out_host, 1, {size}, f) != {size}) return 3;",
+        "    if (!f) return 3;",
+    ]
+    if query:
+        lines += [
+            f"    for (int d = 0; d < {len(out.shape)}; d++) {{",
+            "        fwrite(&out.dim[d].min, 4, 1, f); fwrite(&out.dim[d].extent, 4, 1, f);",
+            "    }",
+        ]
+    lines += [
+        f"    if (fwrite(out_host, 1, {size}, f) != {size}) return 3;",
         "    fclose(f);",
         "    return 0;",
         "}",
         "",
     ]
     return "\n".join(lines)
+
+
+def read_queried(path, dtype, shape):
+    """The output a `query` program wrote, cropped to the region
+    [0, shape) the caller asked for (NumPy order)."""
+    raw = np.fromfile(path, dtype=np.uint8)
+    nd = len(shape)
+    header = raw[: 8 * nd].view(np.int32).reshape(nd, 2)  # (min, extent), innermost first
+    data = raw[8 * nd:].view(dtype).reshape([int(e) for _, e in header[::-1]] or [1])
+    index = tuple(slice(-int(m), -int(m) + n) for (m, _), n in zip(header[::-1], shape))
+    return data[index].reshape(shape)
 
 
 def run_on_target(case, tmp_path, target, cc, runner, link_flags=(), impl=None):

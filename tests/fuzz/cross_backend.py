@@ -1,0 +1,118 @@
+"""Cross targets against the JIT, on the fuzz generator's pipelines.
+
+    python tests/fuzz/cross_backend.py FIRST LAST [--target arm-32-linux]
+
+Each program whose output is one Func realized over a region is run by
+ferrohalide's JIT; its output Func is also compiled ahead of time for the
+cross target into a static library, linked into the cross tests' C program
+(tests/cross/harness.py) with the target's C toolchain, run under QEMU, and
+its output compared with the JIT's: integers bit for bit, floats within
+1e-4 relative (the target's libm against the host's). A 32-bit target is
+where the layout of `halide_buffer_t` and the width of `size_t` differ from
+the host's, so it is the default.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, ROOT)
+
+from c_backend import SCALARS, Checker  # noqa: E402
+from tests.aot.conftest import include_dir  # noqa: E402
+from tests.cross.harness import Buf, Scalar, main_c, read_queried  # noqa: E402
+
+# target -> (C compiler, emulator)
+MACHINES = {
+    "arm-32-linux": ("arm-linux-gnueabihf-gcc", "qemu-arm-static"),
+    "arm-64-linux": ("aarch64-linux-gnu-gcc", "qemu-aarch64-static"),
+}
+CTYPES = {(0, 8): "int8_t", (0, 16): "int16_t", (0, 32): "int32_t", (0, 64): "int64_t", (1, 1): "bool",
+          (1, 8): "uint8_t", (1, 16): "uint16_t", (1, 32): "uint32_t", (1, 64): "uint64_t",
+          (2, 32): "float", (2, 64): "double"}
+
+
+class CrossChecker(Checker):
+    def __init__(self, hl, workdir, target):
+        self.hl, self.dir, self.target = hl, workdir, target
+        self.cc, self.qemu = MACHINES[target]
+        self.results = {}
+
+    def check(self, f, sizes, seed, inputs):
+        hl = self.hl
+        r = f.realize(sizes)
+        expected = np.array(r)
+        args = hl.Pipeline(f).infer_arguments()
+        d = os.path.join(self.dir, f"s{seed}")
+        os.makedirs(d, exist_ok=True)
+        try:
+            f.compile_to_static_library(os.path.join(d, "p"), args, "p", hl.Target(self.target))
+        except hl.HalideError as e:
+            self.note("compile-error", (seed, str(e).splitlines()[0]))
+            return r
+        c_args, files = [], []
+        for i, a in enumerate(args):
+            obj = inputs[a.name]
+            if a.is_buffer():
+                buf = obj.get()
+                arr = np.ascontiguousarray(np.asarray(buf))
+                path = os.path.join(d, f"in{i}.bin")
+                arr.tofile(path)
+                files.append(path)
+                c_args.append(Buf(arr.dtype, arr.shape, [buf.dim(k).min() for k in range(buf.dimensions())]))
+            else:
+                t = a.type() if callable(a.type) else a.type
+                code = 1 if t.is_bool() else {hl.TypeCode.Int: 0, hl.TypeCode.UInt: 1,
+                                              hl.TypeCode.Float: 2}[t.code()]
+                value = SCALARS[(code, t.bits())](hl.evaluate(obj.parameter().scalar_expr())).value
+                c_args.append(Scalar(CTYPES[(code, t.bits())], value))
+        with open(os.path.join(d, "main.c"), "w") as fh:
+            fh.write(main_c("p.h", "p", c_args, Buf(expected.dtype, expected.shape), query=True))
+        exe = os.path.join(d, "prog")
+        p = subprocess.run([self.cc, "-O1", "-static", "-w", "-I", include_dir(hl), "-I", d,
+                            os.path.join(d, "main.c"), os.path.join(d, "p.a"), "-lpthread", "-lm", "-o", exe],
+                           capture_output=True, text=True)
+        if p.returncode:
+            self.note("link-error", (seed, p.stderr[:2000]))
+            return r
+        out = os.path.join(d, "out.bin")
+        p = subprocess.run([self.qemu, exe, *files, out], capture_output=True, text=True, timeout=300)
+        if p.returncode:
+            self.note("run-failed", (seed, p.returncode, p.stderr[:500]))
+            return r
+        got = read_queried(out, expected.dtype, expected.shape)
+        if expected.dtype.kind == "f":
+            ok = np.allclose(got, expected, rtol=1e-4, atol=1e-5, equal_nan=True)
+        else:
+            ok = np.array_equal(got, expected)
+        self.note("ok" if ok else "mismatch", seed)
+        return r
+
+
+def main():
+    import ferrohalide as hl
+    ap = argparse.ArgumentParser()
+    ap.add_argument("first", type=int)
+    ap.add_argument("last", type=int)
+    ap.add_argument("--target", default="arm-32-linux", choices=sorted(MACHINES))
+    a = ap.parse_args()
+    checker = CrossChecker(hl, tempfile.mkdtemp(prefix="fh_cross_"), a.target)
+    for seed in range(a.first, a.last):
+        checker.run(seed)
+    for kind, items in sorted(checker.results.items()):
+        shown = items if kind in ("mismatch", "compile-error", "run-failed") else items[:10]
+        print(f"{kind}: {len(items)} {shown if kind != 'link-error' else [s for s, _ in items]}")
+    for seed, err in checker.results.get("link-error", [])[:3]:
+        print(f"--- link error, seed {seed}:\n{err}")
+    bad = sum(len(checker.results.get(k, [])) for k in ("mismatch", "link-error", "run-failed", "compile-error"))
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
