@@ -37,14 +37,20 @@ def llvm_tool(name):
     return path if os.path.exists(path) else cross_tool(f"{name}-19", name)
 
 
-@pytest.fixture(scope="module")
-def link_cmd():
+def hexagon_link_cmd():
+    """clang and lld for a static bare-metal Hexagon program with the
+    harness (v67: QEMU 7.2's newest, with HVX in 128-byte mode)."""
     clang = llvm_tool("clang")
     if not shutil.which("ld.lld") and not os.path.exists(os.path.join(os.path.dirname(clang), "ld.lld")):
         cross_tool("ld.lld", "ld.lld-19")
     return [clang, "--target=hexagon-unknown-linux-musl", "-mv67", "-mhvx", "-mhvx-length=128b", "-O2",
             "-nostdlib", "-static", "-fuse-ld=lld", "-ffreestanding", "-fno-builtin",
             "-I", os.path.join(HERE, "include"), os.path.join(HERE, "harness.c")]
+
+
+@pytest.fixture(scope="module")
+def link_cmd():
+    return hexagon_link_cmd()
 
 
 @pytest.fixture(scope="module")

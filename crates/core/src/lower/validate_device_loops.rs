@@ -2,9 +2,12 @@
 //! Funcs copied to one (`copy_to_device`).
 //!
 //! Assumes: the environment's schedules. Guarantees: lowering goes on only
-//! if no loop is on a device. A loop on a device the target lacks gets
-//! Halide's error; on a device the target has, an error saying that
-//! ferrohalide has no code generator for it (Halide would compile it).
+//! if no loop is on a device other than the target's own processor. A loop
+//! on a device the target lacks gets Halide's error; on a device the target
+//! has, an error saying that ferrohalide has no code generator for it
+//! (Halide would compile it). `hexagon()` loops on a Hexagon target are
+//! the target's own code (Halide offloads them only from another CPU), so
+//! they compile as ordinary loops.
 
 use crate::device_api::{supports_device_api, DeviceApi};
 use crate::error::{Error, Result};
@@ -57,6 +60,9 @@ pub fn validate_device_loops(env: &Environment, target: &Target) -> Result<()> {
             .chain(f.updates.iter().map(|u| (&u.stage, &u.specializations)));
         for (stage, specs) in stages {
             let Some(api) = device_of(stage, specs) else { continue };
+            if api == DeviceApi::Hexagon && target.arch == crate::target::arch::HEXAGON {
+                continue;
+            }
             if !supports_device_api(target, api) {
                 return Err(Error::user(format!(
                     "Schedule for Func {name} requires <{}> but no compatible target feature is enabled in target {target}\n",
