@@ -70,3 +70,28 @@ def test_features_not_supported_are_refused(target):
     f[x] = x
     with pytest.raises(hl.HalideError, match="not supported"):
         f.compile_to_object("/nonexistent/f.o", [], "f", hl.Target(target))
+
+
+def float_math(hl_=hl):
+    """Rounding and the transcendental functions (which round to even
+    inside), vectorized: on arm-32, whose NEON has no rounding instruction,
+    LLVM cannot select a vector round-to-even (fuzz-found)."""
+    import numpy as np
+    x, y = hl_.Var("x"), hl_.Var("y")
+    inp = hl_.ImageParam(hl_.Float(32), 2, "inp")
+    f = hl_.Func("math")
+    v = inp[x, y]
+    f[x, y] = (hl_.round(v * 3.5) + hl_.sin(v) + hl_.exp(v * 0.25) + hl_.floor(v) * hl_.cos(v)
+               + hl_.cast(hl_.Float(32), hl_.round(hl_.cast(hl_.Float(64), v) * 2.5)))
+    f.vectorize(x, 4).parallel(y)
+    img = (np.random.default_rng(9).random((17, 40), dtype=np.float32) * 40 - 20).astype(np.float32)
+    img[0, :6] = [0.5, 1.5, 2.5, -0.5, -2.5, 8388609.0]
+    return f, [inp], [img], img.shape, np.float32
+
+
+@pytest.mark.parametrize("target", MACHINES)
+def test_float_math_runs_under_qemu(target, tmp_path):
+    cc, qemu = tools(target)
+    got, want = run_on_target(float_math, tmp_path, target, [cc, "-O1", "-static"], [qemu],
+                              link_flags=["-lpthread", "-lm"])
+    compare(got, want)

@@ -88,7 +88,7 @@ impl CodeGen {
             Floor => self.intrin1("llvm.floor", x),
             Ceil => self.intrin1("llvm.ceil", x),
             Trunc => self.intrin1("llvm.trunc", x),
-            Round => self.intrin1("llvm.roundeven", x),
+            Round => self.round_to_even(x),
             IsNan => self.fcmp(FP::LLVMRealUNO, x, x),
             IsInf => {
                 let a = self.intrin1("llvm.fabs", x);
@@ -219,6 +219,28 @@ impl CodeGen {
     fn copysign(&self, mag: Val, sgn: Val) -> Val {
         self.intrin2("llvm.copysign", mag, sgn)
     }
+    /// Round to the nearest integer, ties to even (`llvm.roundeven`). LLVM
+    /// 19 cannot select that for vectors on 32-bit ARM (its NEON has no
+    /// rounding instruction, and code generation stops with "Cannot
+    /// select"), so there it is (|x| + 2^p) - 2^p with the sign put back,
+    /// p the mantissa width: IEEE addition rounds |x| < 2^p to an integer,
+    /// ties to even; larger |x|, infinities and NaN are integers already or
+    /// stay as they are.
+    fn round_to_even(&self, x: Val) -> Val {
+        if !self.no_vector_roundeven {
+            return self.intrin1("llvm.roundeven", x);
+        }
+        let kind = unsafe { inkwell::llvm_sys::core::LLVMGetTypeKind(self.elem_ty(self.type_of(x))) };
+        let p = match kind {
+            inkwell::llvm_sys::LLVMTypeKind::LLVMHalfTypeKind => 10,
+            inkwell::llvm_sys::LLVMTypeKind::LLVMFloatTypeKind => 23,
+            _ => 52,
+        };
+        let big = self.k(x, 2f64.powi(p));
+        let a = self.fabs(x);
+        let r = self.fsub(self.fadd(a, big), big);
+        self.select(self.lt(a, big), self.copysign(r, x), x)
+    }
     /// Clamp to [lo, hi], keeping NaN.
     fn clamp_keep_nan(&self, x: Val, lo: f64, hi: f64) -> Val {
         let l = self.k(x, lo);
@@ -316,10 +338,7 @@ impl CodeGen {
         let xs = self.select(nan, self.k(x, 0.0), x);
         let xc = self.clamp_keep_nan(xs, -745.0, 710.0);
         // x = k ln2 + r, |r| <= ln2 / 2
-        let kf = self.intrin1(
-            "llvm.roundeven",
-            self.fmul(xc, self.k(x, std::f64::consts::LOG2_E)),
-        );
+        let kf = self.round_to_even(self.fmul(xc, self.k(x, std::f64::consts::LOG2_E)));
         let r = self.fma(self.fneg(kf), self.k(x, LN2_HI), xc);
         let r = self.fma(self.fneg(kf), self.k(x, LN2_LO), r);
         // e^r: Taylor series to r^13 (error < 1e-17 relative for |r| <= 0.35)
@@ -444,7 +463,7 @@ impl CodeGen {
 
     /// which: 0 = sin, 1 = cos, 2 = tan.
     fn sin_cos_f(&mut self, x: Val, which: u32) -> Val {
-        let kf = self.intrin1("llvm.roundeven", self.fmul(x, self.k(x, TWO_OVER_PI)));
+        let kf = self.round_to_even(self.fmul(x, self.k(x, TWO_OVER_PI)));
         let mut r = x;
         for p in PIO2_PARTS {
             r = self.fma(self.fneg(kf), self.k(x, p), r);

@@ -102,6 +102,8 @@ pub struct CodeGen {
     pub(crate) ptr_bytes: u32,
     /// Where `halide_buffer_t`'s fields are, for that pointer size.
     pub(crate) buffer_offsets: BufferOffsets,
+    /// 32-bit ARM: LLVM cannot select `llvm.roundeven` on vectors there.
+    pub(crate) no_vector_roundeven: bool,
     /// Inside an `Atomic` node without a mutex: stores are atomic updates.
     pub(crate) atomic_stores: bool,
 }
@@ -128,11 +130,15 @@ impl CodeGen {
         let ptr_bytes = inkwell::llvm_sys::target::LLVMPointerSize(
             inkwell::llvm_sys::target::LLVMGetModuleDataLayout(module),
         );
+        let triple = std::ffi::CStr::from_ptr(inkwell::llvm_sys::core::LLVMGetTarget(module)).to_string_lossy();
+        let no_vector_roundeven = triple.starts_with("arm") && !triple.starts_with("arm64")
+            || triple.starts_with("thumb");
         CodeGen {
             c: context,
             m: module,
             b,
             ptr_bytes,
+            no_vector_roundeven,
             buffer_offsets: BufferOffsets::for_pointer_bytes(ptr_bytes as u64),
             target: target.clone(),
             f: FnState::new(std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), 0),
