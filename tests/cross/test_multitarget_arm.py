@@ -4,6 +4,7 @@
 kernel's HWCAP words) which to run. Run under QEMU with a CPU that has the
 dot product instructions and with one that has not, and with the choice
 forced by a replacement of the runtime's answer."""
+import re
 import subprocess
 
 import pytest
@@ -29,7 +30,7 @@ int main(int argc, char **argv) {
     halide_buffer_t b = {0};
     b.host = (uint8_t *)out; b.type.code = halide_type_int; b.type.bits = 32; b.type.lanes = 1;
     b.dimensions = 1; b.dim = &d;
-    int r = which(&b);
+    int r = NAME(&b);
     printf("%d %d %d %d\n", r, out[0], out[1], out[2]);
     return 0;
 }
@@ -46,7 +47,9 @@ def program(tmp_path_factory):
     f[x] = hl.select(hl.target_has_feature(hl.TargetFeature.ARMDotProd), 1, 0) + x * 10
     targets = [hl.Target("arm-64-linux-arm_dot_prod"), hl.Target("arm-64-linux")]
     f.compile_to_multitarget_static_library(str(d / "which"), [], targets)
-    (d / "main.c").write_text(C_DRIVER)
+    # The function is the Func's unique name (another test's Func may be "which" too).
+    name = re.search(r"int (\w+)\(struct halide_buffer_t", (d / "which.h").read_text()).group(1)
+    (d / "main.c").write_text(C_DRIVER.replace("NAME", name))
     run([cc, "-O1", "-static", "-I", include_dir(hl), "-I", str(d), str(d / "main.c"), str(d / "which.a"),
          "-lpthread", "-lm", "-o", str(d / "prog")])
     return d / "prog"
