@@ -92,3 +92,31 @@ def test_command_line_errors(tmp_path, args, message):
     assert p.returncode == 1
     assert message.lower() in p.stderr.lower(), p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_hand_built_target_as_in_the_sdk(tmp_path):
+    """The SDK's first form: an `hl.Target` built field by field and
+    `Func.compile_to_file(name, args, fn_name, target)`. Without a
+    `hexagon()` loop the arm-64-android-hvx object is ARM code; with one,
+    the offload is refused by name (it is not implemented yet)."""
+    target = hl.Target()
+    target.os = hl.TargetOS.Android
+    target.arch = hl.TargetArch.ARM
+    target.bits = 64
+    target.set_features([hl.TargetFeature.HVX, hl.TargetFeature.HVX_v66])
+    assert str(target) == "arm-64-android-hvx-hvx_128-hvx_v66"  # as Halide prints it
+    x, y = hl.Var("x"), hl.Var("y")
+    inp = hl.ImageParam(hl.UInt(8), 2, "inp")
+    f = hl.Func("plain")
+    f[x, y] = inp[x, y] + 1
+    f.vectorize(x, 16)
+    f.compile_to_file(str(tmp_path / "plain"), [inp], "plain", target)
+    head = (tmp_path / "plain.o").read_bytes()[:20]
+    assert head[:4] == b"\x7fELF" and int.from_bytes(head[18:20], "little") == 183
+    assert "int plain(struct halide_buffer_t" in (tmp_path / "plain.h").read_text()
+    g = hl.Func("offloaded")
+    g[x, y] = inp[x, y] + 1
+    g.hexagon()
+    with pytest.raises(hl.HalideError, match="Hexagon"):
+        g.compile_to_file(str(tmp_path / "offloaded"), [inp], "offloaded", target)
+    assert not (tmp_path / "offloaded.o").exists()

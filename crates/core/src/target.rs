@@ -568,7 +568,8 @@ impl Target {
 }
 
 impl std::fmt::Display for Target {
-    /// `arch-bits-os[-tune]-features`, features sorted by name.
+    /// `arch-bits-os[-tune]-features`, features sorted by name (a feature
+    /// with two names, `hvx` / `hvx_128`, under both, as Halide prints it).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
@@ -587,6 +588,8 @@ impl std::fmt::Display for Target {
                 continue;
             }
             names.push(feat.as_str());
+            // Halide prints every name a feature has (`hvx` and `hvx_128`).
+            names.extend(FEATURE_ALIASES.iter().filter(|e| e.1 == feat.0).map(|e| e.0));
         }
         if trace_all {
             names.push("trace_all");
