@@ -5,7 +5,8 @@
 Each program whose output is one Func realized over a region is run by
 ferrohalide's JIT; its output Func is also compiled ahead of time for the
 cross target into a static library, linked into the cross tests' C program
-(tests/cross/harness.py) with the target's C toolchain, run under QEMU, and
+(tests/cross/harness.py) with the target's C toolchain (for Hexagon, with
+the bare-metal harness), run under QEMU, and
 its output compared with the JIT's: integers bit for bit, floats within
 1e-4 relative (the target's libm against the host's). A 32-bit target is
 where the layout of `halide_buffer_t` and the width of `size_t` differ from
@@ -28,10 +29,16 @@ from c_backend import SCALARS, Checker  # noqa: E402
 from tests.aot.conftest import include_dir  # noqa: E402
 from tests.cross.harness import Buf, Scalar, main_c, read_queried  # noqa: E402
 
-# target -> (C compiler, emulator)
+def _hexagon_link():
+    from tests.cross.test_hexagon import hexagon_link_cmd
+    return hexagon_link_cmd()
+
+
+# target -> (link command and its libraries, emulator)
 MACHINES = {
-    "arm-32-linux": ("arm-linux-gnueabihf-gcc", "qemu-arm-static"),
-    "arm-64-linux": ("aarch64-linux-gnu-gcc", "qemu-aarch64-static"),
+    "arm-32-linux": (lambda: ["arm-linux-gnueabihf-gcc", "-O1", "-static", "-w"], ["-lpthread", "-lm"], "qemu-arm-static"),
+    "arm-64-linux": (lambda: ["aarch64-linux-gnu-gcc", "-O1", "-static", "-w"], ["-lpthread", "-lm"], "qemu-aarch64-static"),
+    "hexagon-32-noos-hvx_128": (_hexagon_link, [], "qemu-hexagon-static"),
 }
 CTYPES = {(0, 8): "int8_t", (0, 16): "int16_t", (0, 32): "int32_t", (0, 64): "int64_t", (1, 1): "bool",
           (1, 8): "uint8_t", (1, 16): "uint16_t", (1, 32): "uint32_t", (1, 64): "uint64_t",
@@ -41,7 +48,8 @@ CTYPES = {(0, 8): "int8_t", (0, 16): "int16_t", (0, 32): "int32_t", (0, 64): "in
 class CrossChecker(Checker):
     def __init__(self, hl, workdir, target):
         self.hl, self.dir, self.target = hl, workdir, target
-        self.cc, self.qemu = MACHINES[target]
+        cc, self.libs, self.qemu = MACHINES[target]
+        self.cc = cc()
         self.results = {}
 
     def check(self, f, sizes, seed, inputs):
@@ -75,9 +83,8 @@ class CrossChecker(Checker):
         with open(os.path.join(d, "main.c"), "w") as fh:
             fh.write(main_c("p.h", "p", c_args, Buf(expected.dtype, expected.shape), query=True))
         exe = os.path.join(d, "prog")
-        p = subprocess.run([self.cc, "-O1", "-static", "-w", "-I", include_dir(hl), "-I", d,
-                            os.path.join(d, "main.c"), os.path.join(d, "p.a"), "-lpthread", "-lm", "-o", exe],
-                           capture_output=True, text=True)
+        p = subprocess.run([*self.cc, "-I", include_dir(hl), "-I", d, os.path.join(d, "main.c"),
+                            os.path.join(d, "p.a"), *self.libs, "-o", exe], capture_output=True, text=True)
         if p.returncode:
             self.note("link-error", (seed, p.stderr[:2000]))
             return r

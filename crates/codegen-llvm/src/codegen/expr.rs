@@ -244,12 +244,11 @@ impl CodeGen {
             BinOp::Mod => {
                 if fl {
                     let q = self.fdiv(a, b);
-                    let fq = self.intrin1("llvm.floor", q);
+                    let fq = self.floor_f(q);
                     // a - b * floor(a / b), with the multiply-subtract fused
                     // as Halide's code (compiled with FP contraction) does.
                     let nb = self.fneg(b);
-                    let ty = self.type_of(a);
-                    self.intrinsic("llvm.fma", &[ty], &[nb, fq, a])?
+                    self.fused_multiply_add(nb, fq, a)
                 } else if signed {
                     self.smod_euclid(a, b)
                 } else {
@@ -632,12 +631,7 @@ impl CodeGen {
                             None => self.load(vt, p, align),
                             Some(m) => {
                                 let m = if s == 1 { m } else { self.shuffle1(m, &rev) };
-                                let pass = self.zero_of(vt);
-                                self.intrinsic(
-                                    "llvm.masked.load",
-                                    &[vt, self.t_ptr()],
-                                    &[p, self.i32c(align as i64), m, pass],
-                                )?
+                                self.masked_load(vt, p, align, m)?
                             }
                         };
                         let v = if s == 1 { v } else { self.shuffle1(v, &rev) };
@@ -718,12 +712,7 @@ impl CodeGen {
         let mut parts = vec![];
         for (p, m, n) in self.lane_chunks(ptrs, m, lanes) {
             let part_t = self.t_vec(elem, n);
-            let pass = self.zero_of(part_t);
-            parts.push(self.intrinsic(
-                "llvm.masked.gather",
-                &[part_t, self.type_of(p)],
-                &[p, self.i32c(align as i64), m, pass],
-            )?);
+            parts.push(self.masked_gather(part_t, p, align, m)?);
         }
         let v = if parts.len() == 1 { parts[0] } else { self.concat(&parts) };
         Ok(self.from_mem(v, t))

@@ -324,7 +324,7 @@ impl CodeGen {
                 if t.is_float() {
                     return Ok(if i == I::DivRoundToZero {
                         let d = self.fdiv(a, b);
-                        self.intrin1("llvm.trunc", d)
+                        self.trunc_f(d)
                     } else {
                         self.binop(Op::LLVMFRem, a, b)
                     });

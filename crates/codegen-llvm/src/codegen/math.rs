@@ -85,9 +85,9 @@ impl CodeGen {
         let x = v[0];
         Ok(match m {
             Sqrt => self.intrin1("llvm.sqrt", x),
-            Floor => self.intrin1("llvm.floor", x),
-            Ceil => self.intrin1("llvm.ceil", x),
-            Trunc => self.intrin1("llvm.trunc", x),
+            Floor => self.floor_f(x),
+            Ceil => self.ceil_f(x),
+            Trunc => self.trunc_f(x),
             Round => self.round_to_even(x),
             IsNan => self.fcmp(FP::LLVMRealUNO, x, x),
             IsInf => {
@@ -190,8 +190,23 @@ impl CodeGen {
         self.cf(self.type_of(like), c)
     }
     fn fma(&self, a: Val, b: Val, c: Val) -> Val {
+        if self.no_f64_fma && self.is_f64(a) {
+            return self.fadd(self.fmul(a, b), c);
+        }
         self.intrinsic("llvm.fmuladd", &[self.type_of(a)], &[a, b, c])
             .expect("fmuladd")
+    }
+    /// a * b + c rounded once (`llvm.fma`), where the target has it for
+    /// this type; else rounded twice (Hexagon's f64).
+    pub(crate) fn fused_multiply_add(&self, a: Val, b: Val, c: Val) -> Val {
+        if self.no_f64_fma && self.is_f64(a) {
+            return self.fadd(self.fmul(a, b), c);
+        }
+        self.intrinsic("llvm.fma", &[self.type_of(a)], &[a, b, c]).expect("fma")
+    }
+    fn is_f64(&self, v: Val) -> bool {
+        let kind = unsafe { inkwell::llvm_sys::core::LLVMGetTypeKind(self.elem_ty(self.type_of(v))) };
+        kind == inkwell::llvm_sys::LLVMTypeKind::LLVMDoubleTypeKind
     }
     /// sum c[i] * x^i by Horner's rule.
     fn horner(&self, x: Val, c: &[f64]) -> Val {
@@ -219,15 +234,15 @@ impl CodeGen {
     fn copysign(&self, mag: Val, sgn: Val) -> Val {
         self.intrin2("llvm.copysign", mag, sgn)
     }
-    /// Round to the nearest integer, ties to even (`llvm.roundeven`). LLVM
-    /// 19 cannot select that for vectors on 32-bit ARM (its NEON has no
-    /// rounding instruction, and code generation stops with "Cannot
-    /// select"), so there it is (|x| + 2^p) - 2^p with the sign put back,
-    /// p the mantissa width: IEEE addition rounds |x| < 2^p to an integer,
+    /// Round to the nearest integer, ties to even (`llvm.roundeven`). With
+    /// `soft_rounding` (32-bit ARM, where LLVM 19 cannot select it for
+    /// vectors and stops with "Cannot select"; Hexagon, where it is a call
+    /// of the C library) it is (|x| + 2^p) - 2^p with the sign put back, p
+    /// the mantissa width: IEEE addition rounds |x| < 2^p to an integer,
     /// ties to even; larger |x|, infinities and NaN are integers already or
     /// stay as they are.
     fn round_to_even(&self, x: Val) -> Val {
-        if !self.no_vector_roundeven {
+        if !self.soft_rounding {
             return self.intrin1("llvm.roundeven", x);
         }
         let kind = unsafe { inkwell::llvm_sys::core::LLVMGetTypeKind(self.elem_ty(self.type_of(x))) };
@@ -240,6 +255,33 @@ impl CodeGen {
         let a = self.fabs(x);
         let r = self.fsub(self.fadd(a, big), big);
         self.select(self.lt(a, big), self.copysign(r, x), x)
+    }
+    /// floor, ceil and trunc: LLVM's intrinsics, or with `soft_rounding`
+    /// from the nearest integer r: floor is r - 1 where r > x, ceil r + 1
+    /// where r < x, trunc one or the other by x's sign; the result takes
+    /// x's sign (so ceil(-0.5) is -0.0, as in IEEE), NaN stays NaN.
+    pub(crate) fn floor_f(&self, x: Val) -> Val {
+        if !self.soft_rounding {
+            return self.intrin1("llvm.floor", x);
+        }
+        let r = self.round_to_even(x);
+        let down = self.fsub(r, self.k(x, 1.0));
+        self.copysign(self.select(self.gt(r, x), down, r), x)
+    }
+    pub(crate) fn ceil_f(&self, x: Val) -> Val {
+        if !self.soft_rounding {
+            return self.intrin1("llvm.ceil", x);
+        }
+        let r = self.round_to_even(x);
+        let up = self.fadd(r, self.k(x, 1.0));
+        self.copysign(self.select(self.lt(r, x), up, r), x)
+    }
+    pub(crate) fn trunc_f(&self, x: Val) -> Val {
+        if !self.soft_rounding {
+            return self.intrin1("llvm.trunc", x);
+        }
+        let neg = self.lt(x, self.k(x, 0.0));
+        self.select(neg, self.ceil_f(x), self.floor_f(x))
     }
     /// Clamp to [lo, hi], keeping NaN.
     fn clamp_keep_nan(&self, x: Val, lo: f64, hi: f64) -> Val {
@@ -432,9 +474,9 @@ impl CodeGen {
         let p = self.fmul(y, l);
         let r = self.exp_f(p);
         // x < 0: integer y gives a signed result, other y gives NaN
-        let yi = self.feq(self.intrin1("llvm.trunc", y), y);
+        let yi = self.feq(self.trunc_f(y), y);
         let half = self.fmul(y, self.k(y, 0.5));
-        let odd = self.fcmp(FP::LLVMRealUNE, self.intrin1("llvm.floor", half), half);
+        let odd = self.fcmp(FP::LLVMRealUNE, self.floor_f(half), half);
         let odd = self.and(odd, yi);
         let sign_neg = {
             let one = self.k(x, 1.0);
@@ -495,7 +537,7 @@ impl CodeGen {
             kf,
             self.fmul(
                 self.k(x, 4.0),
-                self.intrin1("llvm.floor", self.fmul(kf, self.k(x, 0.25))),
+                self.floor_f(self.fmul(kf, self.k(x, 0.25))),
             ),
         );
         let q1 = self.feq(q, self.k(x, 1.0));

@@ -15,6 +15,8 @@
 //! - `math`: vectorizable math functions.
 //! - `stmt`: statements (loops, allocations, stores, assertions).
 //! - `clamped_load`: clamped dense loads as masked loads (boundary conditions).
+//! - `masked_memory`: masked loads, stores, gathers and scatters (lane by
+//!   lane on Hexagon).
 //! - `overlapping_loads`: a stencil's overlapping taps as two loads and
 //!   lane permutes.
 //! - `atomic`: stores inside `Atomic` nodes (atomicrmw, compare-and-swap).
@@ -30,6 +32,7 @@ pub mod entry;
 pub mod expr;
 pub mod intrinsics;
 pub mod math;
+pub(crate) mod masked_memory;
 pub mod module;
 pub mod ops;
 pub(crate) mod overlapping_loads;
@@ -102,8 +105,17 @@ pub struct CodeGen {
     pub(crate) ptr_bytes: u32,
     /// Where `halide_buffer_t`'s fields are, for that pointer size.
     pub(crate) buffer_offsets: BufferOffsets,
-    /// 32-bit ARM: LLVM cannot select `llvm.roundeven` on vectors there.
-    pub(crate) no_vector_roundeven: bool,
+    /// Round, floor, ceil and trunc in float arithmetic (`math.rs`), not
+    /// LLVM's intrinsics: 32-bit ARM (LLVM cannot select a vector
+    /// round-to-even there) and Hexagon (the intrinsics become calls of the
+    /// C library's floor, roundeven, ..., which a bare-metal program lacks).
+    pub(crate) soft_rounding: bool,
+    /// Hexagon: no f64 fused multiply-add (`llvm.fma` becomes a call of the
+    /// C library's fma); multiply, then add.
+    pub(crate) no_f64_fma: bool,
+    /// Hexagon: masked vector memory operations lane by lane
+    /// (`masked_memory`).
+    pub(crate) lane_by_lane_masked_memory: bool,
     /// Inside an `Atomic` node without a mutex: stores are atomic updates.
     pub(crate) atomic_stores: bool,
 }
@@ -131,14 +143,16 @@ impl CodeGen {
             inkwell::llvm_sys::target::LLVMGetModuleDataLayout(module),
         );
         let triple = std::ffi::CStr::from_ptr(inkwell::llvm_sys::core::LLVMGetTarget(module)).to_string_lossy();
-        let no_vector_roundeven = triple.starts_with("arm") && !triple.starts_with("arm64")
-            || triple.starts_with("thumb");
+        let hexagon = triple.starts_with("hexagon");
+        let soft_rounding = hexagon || triple.starts_with("arm") && !triple.starts_with("arm64") || triple.starts_with("thumb");
         CodeGen {
             c: context,
             m: module,
             b,
             ptr_bytes,
-            no_vector_roundeven,
+            soft_rounding,
+            no_f64_fma: hexagon,
+            lane_by_lane_masked_memory: hexagon,
             buffer_offsets: BufferOffsets::for_pointer_bytes(ptr_bytes as u64),
             target: target.clone(),
             f: FnState::new(std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), 0),

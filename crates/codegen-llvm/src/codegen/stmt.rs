@@ -355,13 +355,7 @@ impl CodeGen {
                         let p = self.gep(elem, base, first);
                         match mask {
                             None => self.store(v, p, align),
-                            Some(m) => {
-                                self.intrinsic(
-                                    "llvm.masked.store",
-                                    &[self.type_of(v), self.t_ptr()],
-                                    &[v, p, self.i32c(align as i64), m],
-                                )?;
-                            }
+                            Some(m) => self.masked_store(v, p, align, m)?,
                         }
                         return Ok(());
                     }
@@ -379,11 +373,7 @@ impl CodeGen {
             } else {
                 self.shuffle1(v, &(start..start + n).map(|i| i as i32).collect::<Vec<_>>())
             };
-            self.intrinsic(
-                "llvm.masked.scatter",
-                &[self.type_of(part), self.type_of(p)],
-                &[part, p, self.i32c(align as i64), m],
-            )?;
+            self.masked_scatter(part, p, align, m)?;
             start += n;
         }
         Ok(())
