@@ -39,6 +39,7 @@ MACHINES = {
     "arm-32-linux": (lambda: ["arm-linux-gnueabihf-gcc", "-O1", "-static", "-w"], ["-lpthread", "-lm"], "qemu-arm-static"),
     "arm-64-linux": (lambda: ["aarch64-linux-gnu-gcc", "-O1", "-static", "-w"], ["-lpthread", "-lm"], "qemu-aarch64-static"),
     "hexagon-32-noos-hvx_128": (_hexagon_link, [], "qemu-hexagon-static"),
+    "hexagon-32-noos": (_hexagon_link, [], "qemu-hexagon-static"),
 }
 CTYPES = {(0, 8): "int8_t", (0, 16): "int16_t", (0, 32): "int32_t", (0, 64): "int64_t", (1, 1): "bool",
           (1, 8): "uint8_t", (1, 16): "uint16_t", (1, 32): "uint32_t", (1, 64): "uint64_t",

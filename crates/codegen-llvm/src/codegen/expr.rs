@@ -9,7 +9,7 @@ use ferrohalide_core::ir::{BinOp, Expr, ExprNode, Type, TypeCode, VectorReduceOp
 use ferrohalide_core::{Error, Result};
 
 use super::ops::{Op, FP, IP};
-use super::{CodeGen, Val};
+use super::{CodeGen, Ty, Val};
 
 impl CodeGen {
     pub(crate) fn codegen_expr(&mut self, e: &Expr) -> Result<Val> {
@@ -94,6 +94,16 @@ impl CodeGen {
 
     // ---- casts ---------------------------------------------------------------
 
+    /// The low bit of each lane of the integer `v`, as the bool type `dst`.
+    fn low_bit(&self, v: Val, dst: Ty) -> Val {
+        if self.no_trunc_to_bool_vectors && self.is_vec_ty(dst) {
+            let t = self.type_of(v);
+            let bit = self.and(v, self.cint(t, 1));
+            return self.icmp(IP::LLVMIntNE, bit, self.zero_of(t));
+        }
+        self.cast(Op::LLVMTrunc, v, dst)
+    }
+
     pub(crate) fn cast_value(&self, v: Val, from: Type, to: Type) -> Val {
         if from == to {
             return v;
@@ -105,7 +115,7 @@ impl CodeGen {
             if from.is_float() {
                 let i64t = self.t_like(self.t_i64(), self.type_of(v));
                 let i = self.cast(Op::LLVMFPToSI, v, i64t);
-                return self.cast(Op::LLVMTrunc, i, dst);
+                return self.low_bit(i, dst);
             }
             if from.is_handle() {
                 let n = self.null_ptr();
@@ -114,7 +124,7 @@ impl CodeGen {
             if from.is_bool() {
                 return v;
             }
-            return self.cast(Op::LLVMTrunc, v, dst);
+            return self.low_bit(v, dst);
         }
         match (from.code, to.code) {
             (TypeCode::Handle, TypeCode::Handle) => v,

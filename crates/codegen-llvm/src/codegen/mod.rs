@@ -116,6 +116,10 @@ pub struct CodeGen {
     /// Hexagon: masked vector memory operations lane by lane
     /// (`masked_memory`).
     pub(crate) lane_by_lane_masked_memory: bool,
+    /// Hexagon: a vector's low bits as bools by comparison, not `trunc`
+    /// (LLVM cannot select a truncation to a short i1 vector there: "Cannot
+    /// select: v4i1 = truncate", cross fuzz seed 74).
+    pub(crate) no_trunc_to_bool_vectors: bool,
     /// Inside an `Atomic` node without a mutex: stores are atomic updates.
     pub(crate) atomic_stores: bool,
 }
@@ -153,6 +157,7 @@ impl CodeGen {
             soft_rounding,
             no_f64_fma: hexagon,
             lane_by_lane_masked_memory: hexagon,
+            no_trunc_to_bool_vectors: hexagon,
             buffer_offsets: BufferOffsets::for_pointer_bytes(ptr_bytes as u64),
             target: target.clone(),
             f: FnState::new(std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), 0),
