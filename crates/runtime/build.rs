@@ -29,24 +29,23 @@ const COMMON: &[&str] = &[
 /// and Android atomics are inline (`-mno-outline-atomics`), so objects need
 /// no helper functions from libgcc or compiler-rt.
 const TARGETS: &[(&str, &[&str], &[&str])] = &[
-    ("x86_64-unknown-linux-gnu", POSIX_LINUX, &["-fPIC"]),
-    ("aarch64-unknown-linux-gnu", POSIX_LINUX, &["-fPIC", "-mno-outline-atomics"]),
-    ("aarch64-unknown-linux-android", POSIX_LINUX, &["-fPIC", "-mno-outline-atomics"]),
-    ("arm64-apple-macosx11.0.0", POSIX_DARWIN, &[]),
-    ("x86_64-apple-macosx10.12.0", POSIX_DARWIN, &[]),
-    ("arm64-apple-ios13.0.0", POSIX_DARWIN, &[]),
+    ("x86_64-unknown-linux-gnu", POSIX, &["-fPIC"]),
+    ("aarch64-unknown-linux-gnu", POSIX, &["-fPIC", "-mno-outline-atomics"]),
+    ("aarch64-unknown-linux-android", POSIX, &["-fPIC", "-mno-outline-atomics"]),
+    ("arm64-apple-macosx11.0.0", POSIX, &[]),
+    ("x86_64-apple-macosx10.12.0", POSIX, &[]),
+    ("arm64-apple-ios13.0.0", POSIX, &[]),
     ("x86_64-pc-windows-msvc", &["windows.c"], &[]),
-    ("armv7-unknown-linux-gnueabihf", POSIX_LINUX, &["-fPIC"]),
-    ("armv7-unknown-linux-androideabi", POSIX_LINUX, &["-fPIC"]),
-    ("armv7-apple-ios10.0.0", POSIX_DARWIN, &[]),
-    ("armv7s-apple-ios10.0.0", POSIX_DARWIN, &[]),
+    ("armv7-unknown-linux-gnueabihf", POSIX, &["-fPIC"]),
+    ("armv7-unknown-linux-androideabi", POSIX, &["-fPIC"]),
+    ("armv7-apple-ios10.0.0", POSIX, &[]),
+    ("armv7s-apple-ios10.0.0", POSIX, &[]),
     // Bare-metal Hexagon: v60 code (it runs on every HVX version), no
     // small-data section (a harness's linker script need not define one).
     ("hexagon-unknown-none-elf", &["noos.c"], &["-DFERROHALIDE_NOOS", "-mv60", "-G0"]),
 ];
 
-const POSIX_LINUX: &[&str] = &["posix_threads.c", "posix_io.c", "linux.c"];
-const POSIX_DARWIN: &[&str] = &["posix_threads.c", "posix_io.c", "darwin.c"];
+const POSIX: &[&str] = &["posix_threads.c", "posix_io.c", "posix_system.c"];
 
 /// clang flags: optimized, freestanding (only the compiler's own headers:
 /// there are no system headers for other targets here). ELF targets add

@@ -63,6 +63,14 @@ def halide_buffer(array, mins=None):
     return b, dims
 
 
+def scalar_arg(hl, a, param):
+    """The value of the scalar argument `a` (its Param `param`), as the
+    ctypes scalar of its type."""
+    t = a.type() if callable(a.type) else a.type
+    code = 1 if t.is_bool() else {hl.TypeCode.Int: 0, hl.TypeCode.UInt: 1, hl.TypeCode.Float: 2}[t.code()]
+    return SCALARS[(code, t.bits())](hl.evaluate(param.parameter().scalar_expr()))
+
+
 class Checker:
     def __init__(self, hl, workdir, cxx="c++"):
         self.hl, self.dir, self.cxx = hl, workdir, cxx
@@ -101,10 +109,7 @@ class Checker:
                 keep += [arr, b, dims]
                 ptrs.append(ctypes.cast(ctypes.pointer(b), ctypes.c_void_p))
             else:
-                t = a.type() if callable(a.type) else a.type
-                code = 1 if t.is_bool() else {hl.TypeCode.Int: 0, hl.TypeCode.UInt: 1,
-                                              hl.TypeCode.Float: 2}[t.code()]
-                v = SCALARS[(code, t.bits())](hl.evaluate(obj.parameter().scalar_expr()))
+                v = scalar_arg(hl, a, obj)
                 keep.append(v)
                 ptrs.append(ctypes.cast(ctypes.pointer(v), ctypes.c_void_p))
         query, qdims = halide_buffer(expected)

@@ -25,7 +25,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)
 
-from c_backend import SCALARS, Checker  # noqa: E402
+import ctypes  # noqa: E402
+
+from c_backend import Checker, scalar_arg  # noqa: E402
 from tests.aot.conftest import include_dir  # noqa: E402
 from tests.cross.harness import Buf, Scalar, main_c, read_queried  # noqa: E402
 
@@ -41,9 +43,10 @@ MACHINES = {
     "hexagon-32-noos-hvx_128": (_hexagon_link, [], "qemu-hexagon-static"),
     "hexagon-32-noos": (_hexagon_link, [], "qemu-hexagon-static"),
 }
-CTYPES = {(0, 8): "int8_t", (0, 16): "int16_t", (0, 32): "int32_t", (0, 64): "int64_t", (1, 1): "bool",
-          (1, 8): "uint8_t", (1, 16): "uint16_t", (1, 32): "uint32_t", (1, 64): "uint64_t",
-          (2, 32): "float", (2, 64): "double"}
+# ctypes scalar type -> its C name
+CTYPES = {ctypes.c_int8: "int8_t", ctypes.c_int16: "int16_t", ctypes.c_int32: "int32_t", ctypes.c_int64: "int64_t",
+          ctypes.c_bool: "bool", ctypes.c_uint8: "uint8_t", ctypes.c_uint16: "uint16_t", ctypes.c_uint32: "uint32_t",
+          ctypes.c_uint64: "uint64_t", ctypes.c_float: "float", ctypes.c_double: "double"}
 
 
 class CrossChecker(Checker):
@@ -76,11 +79,8 @@ class CrossChecker(Checker):
                 files.append(path)
                 c_args.append(Buf(arr.dtype, arr.shape, [buf.dim(k).min() for k in range(buf.dimensions())]))
             else:
-                t = a.type() if callable(a.type) else a.type
-                code = 1 if t.is_bool() else {hl.TypeCode.Int: 0, hl.TypeCode.UInt: 1,
-                                              hl.TypeCode.Float: 2}[t.code()]
-                value = SCALARS[(code, t.bits())](hl.evaluate(obj.parameter().scalar_expr())).value
-                c_args.append(Scalar(CTYPES[(code, t.bits())], value))
+                v = scalar_arg(hl, a, obj)
+                c_args.append(Scalar(CTYPES[type(v)], v.value))
         with open(os.path.join(d, "main.c"), "w") as fh:
             fh.write(main_c("p.h", "p", c_args, Buf(expected.dtype, expected.shape), query=True))
         exe = os.path.join(d, "prog")

@@ -481,21 +481,12 @@ fn hexagon_aot(t: &Target) -> Result<JitTarget> {
 /// arm-32: ARMv7-A (Halide's `cortex-a9`; `swift` for armv7s) with NEON
 /// unless `no_neon`. The ARMv8 feature levels and SVE are arm-64's only.
 fn arm32_aot(t: &Target, cpu: &str) -> Result<JitTarget> {
-    for (f, _) in ARM64_ISA.iter().filter(|(f, _)| *f != feature::NO_NEON) {
-        if t.has_feature(*f) {
-            return Err(Error::user(format!(
-                "Target feature {} is not supported by ferrohalide for 32-bit ARM (target {t}).\n",
-                f.as_str()
-            )));
-        }
-    }
-    for f in [feature::SVE, feature::SVE2] {
-        if t.has_feature(f) {
-            return Err(Error::user(format!(
-                "Target feature {} is not supported by ferrohalide for 32-bit ARM (target {t}).\n",
-                f.as_str()
-            )));
-        }
+    let arm64_only = ARM64_ISA.iter().map(|(f, _)| *f).filter(|f| *f != feature::NO_NEON);
+    if let Some(f) = arm64_only.chain([feature::SVE, feature::SVE2]).find(|f| t.has_feature(*f)) {
+        return Err(Error::user(format!(
+            "Target feature {} is not supported by ferrohalide for 32-bit ARM (target {t}).\n",
+            f.as_str()
+        )));
     }
     let neon = if t.has_feature(feature::NO_NEON) { "-neon" } else { "+neon" };
     Ok(JitTarget::new(cpu, format!("+v7,+vfp3,{neon}")))

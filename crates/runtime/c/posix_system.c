@@ -1,4 +1,6 @@
-/* CPU count and clock on Linux and Android. */
+/* CPU count and clock on POSIX systems: Linux, Android, macOS and iOS,
+ * which name the same sysconf value and clock with different numbers
+ * (clock_gettime exists from macOS 10.12 and iOS 10). */
 #include "internal.h"
 
 long sysconf(int name);
@@ -8,10 +10,11 @@ struct timespec {
 };
 int clock_gettime(int clock, struct timespec *ts);
 
-/* glibc's and Android's (bionic's) numbers for the same sysconf name. */
-#if defined(__ANDROID__)
+#if defined(__APPLE__)
+enum { SC_NPROCESSORS_ONLN = 58, CLOCK_MONOTONIC = 6 };
+#elif defined(__ANDROID__)
 enum { SC_NPROCESSORS_ONLN = 0x61, CLOCK_MONOTONIC = 1 };
-#else
+#else /* glibc */
 enum { SC_NPROCESSORS_ONLN = 84, CLOCK_MONOTONIC = 1 };
 #endif
 
