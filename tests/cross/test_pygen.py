@@ -29,6 +29,22 @@ def dilate3x3(img):
     return np.max([p[dy:dy + h, dx:dx + w] for dy in range(3) for dx in range(3)], axis=0)
 
 
+def run_dilate(tmp_path, link, runner, img, libs=()):
+    """Link the script's dilate3x3.o into the cross test program with
+    `link` (a command list), run it under `runner` on `img`, and check the
+    output against NumPy's 3x3 dilate."""
+    (tmp_path / "main.c").write_text(main_c("dilate3x3.h", "dilate3x3", [Buf(img.dtype, img.shape)],
+                                            Buf(np.uint8, img.shape)))
+    run([*link, "-I", include_dir(hl), "-I", str(tmp_path), str(tmp_path / "main.c"),
+         str(tmp_path / "dilate3x3.o"), *libs, "-o", str(tmp_path / "prog")])
+    img.tofile(tmp_path / "in.bin")
+    r = subprocess.run([runner, str(tmp_path / "prog"), str(tmp_path / "in.bin"), str(tmp_path / "out.bin")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    got = np.fromfile(tmp_path / "out.bin", dtype=np.uint8).reshape(img.shape)
+    np.testing.assert_array_equal(got, dilate3x3(img))
+
+
 @pytest.mark.parametrize("parallel", ["true", "false"])
 def test_sdk_example_runs_on_arm64_under_qemu(tmp_path, parallel):
     cc = cross_tool("aarch64-linux-gnu-gcc")
@@ -38,16 +54,7 @@ def test_sdk_example_runs_on_arm64_under_qemu(tmp_path, parallel):
     assert p.returncode == 0, p.stderr
     assert sorted(os.listdir(tmp_path)) == ["dilate3x3.h", "dilate3x3.o"]
     img = np.random.default_rng(5).integers(0, 256, (45, 67), dtype=np.uint8)
-    (tmp_path / "main.c").write_text(main_c("dilate3x3.h", "dilate3x3", [Buf(img.dtype, img.shape)],
-                                            Buf(np.uint8, img.shape)))
-    run([cc, "-O1", "-static", "-I", include_dir(hl), "-I", str(tmp_path), str(tmp_path / "main.c"),
-         str(tmp_path / "dilate3x3.o"), "-lpthread", "-lm", "-o", str(tmp_path / "prog")])
-    img.tofile(tmp_path / "in.bin")
-    r = subprocess.run([qemu, str(tmp_path / "prog"), str(tmp_path / "in.bin"), str(tmp_path / "out.bin")],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    got = np.fromfile(tmp_path / "out.bin", dtype=np.uint8).reshape(img.shape)
-    np.testing.assert_array_equal(got, dilate3x3(img))
+    run_dilate(tmp_path, [cc, "-O1", "-static"], qemu, img, libs=["-lpthread", "-lm"])
 
 
 def test_sdk_example_runs_on_hexagon_hvx_under_qemu(tmp_path):
@@ -57,16 +64,7 @@ def test_sdk_example_runs_on_hexagon_hvx_under_qemu(tmp_path):
     p = pygen(tmp_path, "-g", "dilate3x3", "-o", "./dilate3x3.o", "-e", "o,h", "target=hexagon-32-noos-hvx_128")
     assert p.returncode == 0, p.stderr
     img = np.random.default_rng(6).integers(0, 256, (40, 300), dtype=np.uint8)
-    (tmp_path / "main.c").write_text(main_c("dilate3x3.h", "dilate3x3", [Buf(img.dtype, img.shape)],
-                                            Buf(np.uint8, img.shape)))
-    run([*hexagon_link_cmd(), "-I", include_dir(hl), "-I", str(tmp_path), str(tmp_path / "main.c"),
-         str(tmp_path / "dilate3x3.o"), "-o", str(tmp_path / "prog")])
-    img.tofile(tmp_path / "in.bin")
-    r = subprocess.run([qemu, str(tmp_path / "prog"), str(tmp_path / "in.bin"), str(tmp_path / "out.bin")],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    got = np.fromfile(tmp_path / "out.bin", dtype=np.uint8).reshape(img.shape)
-    np.testing.assert_array_equal(got, dilate3x3(img))
+    run_dilate(tmp_path, hexagon_link_cmd(), qemu, img)
 
 
 def test_output_directory_and_emit_names(tmp_path):

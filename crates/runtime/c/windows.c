@@ -126,15 +126,7 @@ uint64_t ferrohalide_now_ns(void) {
 }
 
 void ferrohalide_write_fd(int fd, const char *s, size_t n) {
-    while (n > 0) {
-        unsigned chunk = n > 0x40000000u ? 0x40000000u : (unsigned)n;
-        int w = _write(fd, s, chunk);
-        if (w <= 0) {
-            return;
-        }
-        s += w;
-        n -= (size_t)w;
-    }
+    (void)ferrohalide_file_write(fd, s, n); /* nowhere to report a failing stderr */
 }
 
 int ferrohalide_file_create(const char *path) {
