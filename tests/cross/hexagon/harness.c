@@ -356,22 +356,24 @@ static int vformat(char *buf, size_t size, const char *f, va_list ap) {
     *p = 0;
     return (int)(p - buf);
 }
-int fprintf(FILE *f, const char *format, ...) {
+static int vfprint(FILE *f, const char *format, va_list ap) {
     char buf[512];
-    va_list ap;
-    va_start(ap, format);
     int n = vformat(buf, sizeof(buf), format, ap);
-    va_end(ap);
     fwrite(buf, 1, (size_t)n, f);
     return n;
 }
-int printf(const char *format, ...) {
-    char buf[512];
+int fprintf(FILE *f, const char *format, ...) {
     va_list ap;
     va_start(ap, format);
-    int n = vformat(buf, sizeof(buf), format, ap);
+    int n = vfprint(f, format, ap);
     va_end(ap);
-    fwrite(buf, 1, (size_t)n, stdout);
+    return n;
+}
+int printf(const char *format, ...) {
+    va_list ap;
+    va_start(ap, format);
+    int n = vfprint(stdout, format, ap);
+    va_end(ap);
     return n;
 }
 
