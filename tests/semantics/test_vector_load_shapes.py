@@ -105,14 +105,60 @@ def test_very_wide_gathers(hl):
     return arr(g.realize([384]))
 
 
-def test_gathers_are_at_most_64_lanes(tmp_path):
+def _gather_ir(tmp_path, tail):
     import ferrohalide as hl
     x = hl.Var("x")
     im = hl.ImageParam(hl.UInt(8), 1, "im")
     g = hl.Func("g")
     g[x] = im[(x * 7) % 300]
-    g.vectorize(x, 256)
+    g.vectorize(x, 256, tail)
     path = str(tmp_path / "g.ll")
     g.compile_to_llvm_assembly(path, [im], "g", hl.Target("x86-64-linux-avx2-fma-sse41-avx-f16c"))
-    text = open(path).read()
+    return open(path).read()
+
+
+def test_masked_gathers_are_at_most_64_lanes(tmp_path):
+    import ferrohalide as hl
+    # The GuardWithIf tail's gather is predicated, so it stays an LLVM
+    # masked gather: in pieces of 64 lanes.
+    text = _gather_ir(tmp_path, hl.TailStrategy.GuardWithIf)
     assert "llvm.masked.gather.v64i8" in text and "llvm.masked.gather.v256i8" not in text
+
+
+def test_unmasked_gathers_are_scalar_loads(tmp_path):
+    import ferrohalide as hl
+    # Halide's form: one scalar load per lane, each through its own
+    # scalar index (faster than x86's hardware gather on a histogram).
+    text = _gather_ir(tmp_path, hl.TailStrategy.ShiftInwards)
+    assert "llvm.masked.gather" not in text
+
+
+@differential()
+@pytest.mark.parametrize("vec", [4, 8])
+def test_scatter_with_aliasing_lanes(hl, vec):
+    # A vectorized update whose lanes store to the same element: the lane
+    # later in the loop's order wins, as in the serial loop.
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = -1
+    r = hl.RDom([(0, 32)])
+    f[r.x // 3] = r.x * 10
+    f.update().allow_race_conditions().vectorize(r.x, vec)
+    return arr(f.realize([12]))
+
+
+@differential()
+def test_histogram_inside_vectorized_consumer(hl):
+    # The histogram is computed per vector of its consumer: its update is an
+    # unpredicated gather and scatter per pixel, one element per lane.
+    x = hl.Var("x")
+    inp = hl.ImageParam(hl.UInt(8), 2, "inp")
+    inp.set(hl.Buffer(np.random.default_rng(8).integers(0, 256, (19, 23), dtype=np.uint8)))
+    r = hl.RDom([(0, inp.width()), (0, inp.height())])
+    hist = hl.Func("hist")
+    hist[x] = 0
+    hist[hl.i32(inp[r.x, r.y]) >> 4] += 1
+    out = hl.Func("out")
+    out[x] = hist[x] * 3 + 1
+    out.vectorize(x, 4)
+    return arr(out.realize([16]))

@@ -714,8 +714,12 @@ impl CodeGen {
                 return self.codegen_expr(&e);
             }
         }
-        // General case: gather (in pieces of at most MAX_GATHER_LANES).
+        // General case: a gather, one scalar load per lane unless masked.
         let idx = self.codegen_expr(index)?;
+        if mask.is_none() {
+            let v = self.scalar_gather(elem, base, idx, lanes, align);
+            return Ok(self.from_mem(v, t));
+        }
         let ptrs = self.gep(elem, base, idx);
         let ptrs = self.match_lanes(ptrs, lanes);
         let m = mask.unwrap_or_else(|| self.cint(self.t_vec(self.t_i1(), lanes), 1));
