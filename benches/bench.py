@@ -22,8 +22,10 @@ run time over at least N runs and 0.25 s, timed after 50 ms of untimed
 warm-up runs (then the median over R alternating rounds, each in a fresh
 process), for both implementations, and the ratios ferrohalide / reference;
 then the repeat_edge blur's run time over a plain copy's, per
-implementation (the median over rounds of each round's ratio). Timing
-lives here, never in tests.
+implementation (the median over rounds of each round's ratio), and the
+copy's run time over the machine's floor for the same bytes (C memcpy on
+every core, benches/copy_floor.c, built with the system C compiler and
+run once per round). Timing lives here, never in tests.
 """
 
 import argparse
@@ -376,6 +378,23 @@ def median_results(results, names):
     return merged
 
 
+def build_copy_floor(directory):
+    """benches/copy_floor.c built with the system C compiler, or None."""
+    exe = os.path.join(directory, "copy_floor")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "copy_floor.c")
+    p = subprocess.run([os.environ.get("CC", "cc"), "-O2", "-pthread", src, "-o", exe],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        print(f"copy floor not measured: {p.stderr.strip()}", file=sys.stderr)
+        return None
+    return exe
+
+
+def run_copy_floor(exe, runs):
+    p = subprocess.run([exe, str(runs)], capture_output=True, text=True)
+    return float(p.stdout) if p.returncode == 0 else None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=15)
@@ -417,7 +436,11 @@ def main():
             return None
         return json.loads(p.stdout.strip().splitlines()[-1])
 
+    floor_exe = build_copy_floor(outputs_dir)
+    floors = []
     for _ in range(args.rounds):
+        if floor_exe:
+            floors.append(run_copy_floor(floor_exe, args.runs))
         for module in rounds:
             cache = tempfile.mkdtemp(prefix="ferrohalide-bench-cache-")
             r = worker_run(module, cache, args.runs)
@@ -476,6 +499,16 @@ def main():
                 f"{module}: repeat_edge blur / copy run time = {ratios[len(ratios) // 2]:.2f}"
                 f" (median of rounds: {per_round})"
             )
+    # The copy against the machine's floor for the same bytes: memcpy on
+    # every core (benches/copy_floor.c), measured in the same rounds.
+    floors = sorted(f for f in floors if f)
+    if floors and args.only in EDGE_COPY:
+        floor = floors[len(floors) // 2]
+        print(f"copy floor (C memcpy on all cores, same image): {floor*1e3:.3f}ms")
+        for module in rounds:
+            run = out[module].get(EDGE_COPY, {}).get("run")
+            if run:
+                print(f"{module}: copy / floor = {run / floor:.2f}")
 
 
 if __name__ == "__main__":
