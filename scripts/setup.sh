@@ -84,6 +84,9 @@ log "maturin develop --release (LLVM_SYS_191_PREFIX=$LLVM_SYS_191_PREFIX)"
 export VIRTUAL_ENV="$VENV"
 export PATH="$VENV/bin:$PATH"
 unset CONDA_PREFIX
+# The extension is built for the stable ABI (`_core.abi3.so`); a module built
+# for one CPython version by an older tree would shadow it.
+rm -f "$ROOT/python/ferrohalide/_core.cpython-"*.so
 maturin develop --release --quiet </dev/null
 log "cargo build --release -p ferrohalide-capi (the C API library)"
 cargo build --release --quiet -p ferrohalide-capi </dev/null

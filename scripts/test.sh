@@ -33,6 +33,22 @@ if [ "$#" -eq 0 ]; then
         tests/api/test_jit_cache.py || status=1
 fi
 
+# The wheel a user installs: built, checked for the stable ABI (abi3audit),
+# installed into a fresh venv and exercised from outside the source tree.
+if [ "$#" -eq 0 ]; then
+    echo "[test] wheel"
+    WHEEL_DIR="$(mktemp -d)"
+    if WHEEL="$("$ROOT/scripts/build_wheel.sh" "$WHEEL_DIR")"; then
+        python3 -m venv "$WHEEL_DIR/audit" \
+            && "$WHEEL_DIR/audit/bin/python" -m pip install -q --disable-pip-version-check abi3audit </dev/null \
+            && "$WHEEL_DIR/audit/bin/abi3audit" --assume-minimum-abi3 3.11 --strict "$WHEEL" \
+            && "$ROOT/scripts/wheel_smoke.sh" "$WHEEL" || status=1
+    else
+        status=1
+    fi
+    rm -rf "$WHEEL_DIR"
+fi
+
 if [ "$status" -ne 0 ]; then
     echo "[test] FAILED (see above)" >&2
 fi

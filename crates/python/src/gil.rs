@@ -18,9 +18,20 @@ type Release = Box<dyn FnOnce() + Send>;
 
 static PENDING: Mutex<Vec<Release>> = Mutex::new(Vec::new());
 
-/// Does this thread hold the GIL?
+thread_local! {
+    /// How many `detached` calls this thread is inside.
+    static DETACHED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Does this thread hold the GIL? (`PyGILState_Check` is not in the stable
+/// ABI.) A thread holds it while it runs this module's code if it has a
+/// Python thread state and is not inside `detached`, the only place that
+/// releases it: threads that Python never saw (the thread pool, compile
+/// threads) have no thread state. A callback that attaches again inside
+/// `detached` is answered "no", which only defers work to
+/// `release_pending`.
 pub fn holds_gil() -> bool {
-    unsafe { pyo3::ffi::PyGILState_Check() == 1 }
+    DETACHED.with(|d| d.get() == 0) && !unsafe { pyo3::ffi::PyGILState_GetThisThreadState() }.is_null()
 }
 
 /// Run `release` now if this thread holds the GIL, else as soon as a thread
@@ -44,6 +55,23 @@ pub fn release_pending(_py: Python<'_>) {
     }
 }
 
+/// Marks this thread as inside `detached` until dropped (also when `f`
+/// unwinds).
+struct DetachedScope;
+
+impl DetachedScope {
+    fn enter() -> DetachedScope {
+        DETACHED.with(|d| d.set(d.get() + 1));
+        DetachedScope
+    }
+}
+
+impl Drop for DetachedScope {
+    fn drop(&mut self) {
+        DETACHED.with(|d| d.set(d.get() - 1));
+    }
+}
+
 /// `f()` with the GIL released; afterwards, the queued releases, and the
 /// compiler's warnings and the pipeline's print lines written to Python's
 /// `sys.stdout` (where Halide's bindings send them).
@@ -52,7 +80,10 @@ where
     F: Ungil + Send + FnOnce() -> T,
     T: Ungil + Send,
 {
-    let (r, text) = py.detach(|| ferrohalide_core::output::collect(f));
+    let (r, text) = py.detach(|| {
+        let _inside = DetachedScope::enter();
+        ferrohalide_core::output::collect(f)
+    });
     release_pending(py);
     write_stdout(py, &text);
     r
