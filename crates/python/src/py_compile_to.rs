@@ -259,6 +259,44 @@ pub fn write_lowered_stmt(
     format: ferrohalide_core::lower::StmtOutputFormat,
     target: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
+    let text = lowered_stmt_text(py, outputs, arguments, format, target)?;
+    std::fs::write(filename, text).map_err(|e| {
+        crate::errors::HalideError::new_err(format!("Error: Can't write {filename}: {e}\n"))
+    })
+}
+
+/// `lowered_stmt(arguments=[], target=None)` of a Func or Pipeline: the
+/// final lowered statement as an `hl.LoweredStmt` (text, and the HTML view
+/// that Jupyter shows).
+pub fn lowered_stmt_object(
+    py: Python<'_>,
+    outputs: Vec<Function>,
+    arguments: Option<&Bound<'_, PyAny>>,
+    target: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    use ferrohalide_core::lower::StmtOutputFormat;
+    let empty = pyo3::types::PyList::empty(py);
+    let arguments = match arguments {
+        Some(a) if !a.is_none() => a.clone(),
+        _ => empty.into_any(),
+    };
+    let text = lowered_stmt_text(py, outputs.clone(), &arguments, StmtOutputFormat::Text, target)?;
+    let html = lowered_stmt_text(py, outputs, &arguments, StmtOutputFormat::Html, target)?;
+    Ok(py
+        .import("ferrohalide._notebook")?
+        .getattr("LoweredStmt")?
+        .call1((text, html))?
+        .unbind())
+}
+
+/// The final lowered statement of `outputs`, as text or HTML.
+fn lowered_stmt_text(
+    py: Python<'_>,
+    outputs: Vec<Function>,
+    arguments: &Bound<'_, PyAny>,
+    format: ferrohalide_core::lower::StmtOutputFormat,
+    target: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
     let incompatible = || {
         PyTypeError::new_err(
             "compile_to_lowered_stmt(): incompatible function arguments: arguments must be a list of Buffers, Params and ImageParams",
@@ -279,13 +317,10 @@ pub fn write_lowered_stmt(
         Some(t) if !t.is_none() => target_from_py(t)?,
         _ => Target::default(),
     };
-    let text = crate::gil::detached(py, || {
+    crate::gil::detached(py, || {
         ferrohalide_core::lower::lowered_stmt(&outputs, &params, format, &target)
     })
-    .py()?;
-    std::fs::write(filename, text).map_err(|e| {
-        crate::errors::HalideError::new_err(format!("Error: Can't write {filename}: {e}\n"))
-    })
+    .py()
 }
 
 /// A list of `hl.Target`s (or target strings).

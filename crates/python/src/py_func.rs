@@ -556,6 +556,20 @@ impl PyFunc {
         )
     }
 
+    /// `lowered_stmt(arguments=[], target=None)`: the final lowered
+    /// statement as an `hl.LoweredStmt`, which prints as text and shows as
+    /// the HTML view in Jupyter (ferrohalide's; Halide's bindings only
+    /// write it to a file with `compile_to_lowered_stmt`).
+    #[pyo3(signature = (arguments=None, target=None))]
+    fn lowered_stmt(
+        &self,
+        py: Python<'_>,
+        arguments: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        crate::py_compile_to::lowered_stmt_object(py, vec![self.inner.function.clone()], arguments, target)
+    }
+
     // ---- scheduling ----
 
     /// `memoize(eviction_key=None)`: keep the realizations across runs in

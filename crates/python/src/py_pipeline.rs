@@ -451,6 +451,18 @@ impl PyPipeline {
         let outputs = self.outputs_or_err()?;
         crate::py_compile_to::write_lowered_stmt(py, outputs, &filename, arguments, format, target)
     }
+    /// `lowered_stmt(arguments=[], target=None)`: the final lowered
+    /// statement as an `hl.LoweredStmt` (see `Func.lowered_stmt`).
+    #[pyo3(signature = (arguments=None, target=None))]
+    fn lowered_stmt(
+        &self,
+        py: Python<'_>,
+        arguments: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let outputs = self.outputs_or_err()?;
+        crate::py_compile_to::lowered_stmt_object(py, outputs, arguments, target)
+    }
     /// `apply_autoscheduler(target, autoscheduler_params)`: schedule the
     /// whole pipeline (see `ferrohalide_core::autoschedule`).
     fn apply_autoscheduler(
