@@ -64,10 +64,10 @@ def test_lowered_stmt_text_and_html():
     f[x] = im[x] * 2
     s = f.lowered_stmt([im])
     assert isinstance(s, hl.LoweredStmt)
-    assert "func f (im, f)" in str(s) and "LoweredStmt" in repr(s)
+    assert f"func {f.name()} (im, {f.name()})" in str(s) and "LoweredStmt" in repr(s)
     view = s._repr_html_()
     assert view.startswith("<iframe") and html.escape("<html", quote=True) in view
-    assert "func f" in str(hl.Pipeline(f).lowered_stmt([im]))
+    assert f"func {f.name()}" in str(hl.Pipeline(f).lowered_stmt([im]))
 
 
 def test_notebook_runs():

@@ -438,6 +438,9 @@ impl PyFunc {
 
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let args = func_args_from_key(key)?;
+        if !self.inner.function.has_pure_definition() && self.inner.function.updates().is_empty() {
+            crate::errors::record_definition_site(key.py(), &self.inner.name());
+        }
         if let Ok(u) = value.extract::<PyRef<PyUnevaluatedFuncRefExpr>>() {
             // `f[x] op= e` on an undefined Func (see PyUnevaluatedFuncRefExpr).
             let same_args = u.target.args.len() == args.len()
