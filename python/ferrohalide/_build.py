@@ -135,6 +135,7 @@ def build(
         sources, objects = [], []
         for n in names:
             g = _generator._create(n, _generator.GeneratorContext(code_target))
+            assert g is not None, n  # names come from the registry
             for k, v in params.items():
                 owner, colon, name = k.rpartition(":")
                 if colon and owner != n:

@@ -20,6 +20,9 @@ __all__ = ["load", "library_path", "header_path", "runtime_include_dir", "last_e
 
 
 class halide_type_t(ctypes.Structure):
+    code: int
+    bits: int
+    lanes: int
     _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
 
 
@@ -27,11 +30,23 @@ FhType = halide_type_t
 
 
 class halide_dimension_t(ctypes.Structure):
+    min: int
+    extent: int
+    stride: int
+    flags: int
     _fields_ = [("min", ctypes.c_int32), ("extent", ctypes.c_int32), ("stride", ctypes.c_int32),
                 ("flags", ctypes.c_uint32)]
 
 
 class halide_buffer_t(ctypes.Structure):
+    device: int
+    device_interface: "int | None"
+    host: "int | None"
+    flags: int
+    type: halide_type_t
+    dimensions: int
+    dim: "ctypes._Pointer[halide_dimension_t]"
+    padding: "int | None"
     _fields_ = [("device", ctypes.c_uint64), ("device_interface", ctypes.c_void_p),
                 ("host", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("type", halide_type_t),
                 ("dimensions", ctypes.c_int32), ("dim", ctypes.POINTER(halide_dimension_t)),

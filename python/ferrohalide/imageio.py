@@ -17,7 +17,7 @@ the last axis, so wider element types (e.g. uint16) are treated as planar.
 try:
     import imageio.v2 as _imageio
 except ImportError:  # very old imageio
-    import imageio as _imageio
+    import imageio as _imageio  # type: ignore[no-redef]
 import numpy as np
 
 __all__ = ["imread", "imwrite", "is_interleaved", "copy_to_interleaved", "copy_to_planar"]
