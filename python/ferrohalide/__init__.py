@@ -15,6 +15,7 @@ from ._core import Func as _Func, Var as _Var, Expr as _Expr
 
 
 def install_dir():
+    """The directory the ferrohalide package is installed in."""
     import os
 
     return os.path.dirname(__file__)
@@ -88,7 +89,8 @@ def _make_unimplemented_class(name):
     def __init__(self, *args, **kwargs):
         raise _unimplemented(f"hl.{name}")
 
-    return type(name, (), {"__init__": __init__, "__module__": "ferrohalide"})
+    doc = f"hl.{name} is not implemented in ferrohalide yet: creating one raises a HalideError."
+    return type(name, (), {"__init__": __init__, "__module__": "ferrohalide", "__doc__": doc})
 
 
 def _make_unimplemented_function(name):
@@ -97,6 +99,7 @@ def _make_unimplemented_function(name):
 
     fn.__name__ = name
     fn.__qualname__ = name
+    fn.__doc__ = f"hl.{name}() is not implemented in ferrohalide yet: calling it raises a HalideError."
     return fn
 
 

@@ -248,20 +248,38 @@ class _Kind(enum.Enum):
 
 
 class ArgInfoDirection(enum.IntEnum):
+    """Whether a Generator argument (an ``ArgInfo``) is an ``Input`` or an
+    ``Output``."""
+
     Input = 0
     Output = 1
 
 
 class ArgInfoKind(enum.IntEnum):
+    """What a Generator argument (an ``ArgInfo``) is: a ``Scalar`` (an
+    InputScalar), a ``Buffer`` (an InputBuffer or OutputBuffer) or a
+    ``Function``."""
+
     Scalar = 0
     Function = 1
     Buffer = 2
 
 
+def _attribute(slot: str, doc: str) -> property:
+    """A read-write attribute stored in ``slot``, with a docstring."""
+    return property(lambda self: getattr(self, slot), lambda self, value: setattr(self, slot, value), doc=doc)
+
+
 class ArgInfo:
     """One Input or Output of a Generator, as its calling convention sees it."""
 
-    __slots__ = ("name", "dir", "kind", "types", "dimensions")
+    __slots__ = ("_name", "_dir", "_kind", "_types", "_dimensions")
+
+    name = _attribute("_name", "The name of the Input or Output.")
+    dir = _attribute("_dir", "An ArgInfoDirection: Input or Output.")
+    kind = _attribute("_kind", "An ArgInfoKind: Scalar, Buffer or Function.")
+    types = _attribute("_types", "The list of its Types (one per Tuple element of an Output).")
+    dimensions = _attribute("_dimensions", "Its number of dimensions (0 for a scalar).")
 
     def __init__(self, name="", dir=ArgInfoDirection.Input, kind=ArgInfoKind.Scalar, types=(), dimensions=0):
         self.name = name
@@ -406,9 +424,15 @@ _IO = (InputBuffer, InputScalar, OutputBuffer, OutputScalar)
 
 
 class AutoschedulerParams:
-    """Which autoscheduler to run and its settings (an empty name: none)."""
+    """``AutoschedulerParams(name="", extra=None)``: which autoscheduler to run
+    (``"Mullapudi2016"``, ``"Adams2019"``, ``"Li2018"``; an empty name: none)
+    and its settings, a dict of strings (e.g. ``{"parallelism": "16"}``), as
+    given to ``Pipeline.apply_autoscheduler``."""
 
-    __slots__ = ("name", "extra")
+    __slots__ = ("_name", "_extra")
+
+    name = _attribute("_name", "The name of the autoscheduler (an empty string: none).")
+    extra = _attribute("_extra", "Its settings, a dict from str to str.")
 
     def __init__(self, name: str = "", extra: Optional[dict] = None):
         self.name = name
@@ -460,9 +484,11 @@ class GeneratorContext:
         self._tokens = []
 
     def target(self) -> Target:
+        """The Target generators built in this context are compiled for."""
         return self._target
 
     def autoscheduler_params(self) -> AutoschedulerParams:
+        """The AutoschedulerParams generators built in this context use."""
         return self._autoscheduler
 
     def __enter__(self):
@@ -478,6 +504,8 @@ class GeneratorContext:
 
 
 def active_generator_context() -> GeneratorContext:
+    """The GeneratorContext entered most recently with ``with`` (inside
+    ``generate()``, the generator's own); a HalideError if there is none."""
     context = _active_context.get()
     _require(isinstance(context, GeneratorContext), "There is no active GeneratorContext")
     return context
@@ -507,42 +535,74 @@ def _class_attributes(cls):
 
 
 class Generator:
-    """Base class of Python Generators (``@hl.generator`` adds it)."""
+    """Base class of Python Generators (``@hl.generator`` adds it). A
+    generator is created in an active GeneratorContext (or with
+    ``call()`` / ``create_callable_from_generator``); subclasses define
+    ``generate()`` and may define ``configure()``."""
 
     # ---- what generate() and configure() use
 
     def context(self) -> GeneratorContext:
+        """A GeneratorContext with this generator's target and autoscheduler
+        settings, e.g. to build other generators the same way."""
         return GeneratorContext(self._target, self._autoscheduler)
 
     def target(self) -> Target:
+        """The Target the generator is built for."""
         return self._target
 
     def autoscheduler(self) -> AutoschedulerParams:
+        """The AutoschedulerParams the generator is built with (set by the
+        ``autoscheduler`` and ``autoscheduler.*`` GeneratorParams; an empty
+        name means none)."""
         return self._autoscheduler
 
     def using_autoscheduler(self) -> bool:
+        """Whether an autoscheduler is named, in which case the pipeline is
+        autoscheduled when compiled ahead of time, and ``generate()`` may
+        skip its own schedule."""
         return bool(self._autoscheduler.name)
 
     def natural_vector_size(self, type: Type) -> int:
+        """The natural vector size of ``type`` on the generator's target (see
+        ``Target.natural_vector_size``)."""
         return self._target.natural_vector_size(type)
 
     def add_requirement(self, condition: Expr, *args) -> None:
+        """Make the pipeline check the bool Expr ``condition`` before
+        computing anything and fail with ``args`` as its error message if it
+        is false (see ``Pipeline.add_requirement``). Call it before the
+        pipeline is built, e.g. in ``generate()``."""
         _require(self._phase < _Phase.built, "add_requirement() must be called before the pipeline is built.")
         self._pipeline_requirements.append((condition, list(args)))
 
     def allow_out_of_order_inputs_and_outputs(self) -> bool:
+        """Override to return True to declare Inputs after Outputs without a
+        warning (the calling convention always puts all Inputs first). The
+        default returns False."""
         return False
 
     def configure(self):
+        """Override to adjust the generator once its GeneratorParams are
+        known and before its Inputs and Outputs are bound, e.g. to call
+        ``add_input`` / ``add_output``. The default does nothing."""
         pass
 
     def generate(self):
+        """Override to define the Outputs (and schedule them) from the
+        Inputs and GeneratorParams. The default raises a HalideError."""
         _error(f"Generator {self._get_name()} does not define generate().")
 
     def add_input(self, name: str, io) -> None:
+        """Declare another Input (an InputBuffer or InputScalar) named
+        ``name``, after those of the class; it becomes an attribute of the
+        generator. Only allowed in ``configure()``."""
         self._add_in_configure("add_input", name, io, (InputBuffer, InputScalar), self._inputs)
 
     def add_output(self, name: str, io) -> None:
+        """Declare another Output (an OutputBuffer or OutputScalar) named
+        ``name``, after those of the class; it becomes an attribute of the
+        generator. Only allowed in ``configure()``."""
         self._add_in_configure("add_output", name, io, (OutputBuffer, OutputScalar), self._outputs)
 
     # ---- entry points

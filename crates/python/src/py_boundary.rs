@@ -50,8 +50,10 @@ pub fn region_from_py(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<(Optio
     Ok(out)
 }
 
-/// `hl.Range(min, extent)`: one dimension of a region; either side may be
-/// the undefined `hl.Expr()`.
+/// `Range(min=None, extent=None)`: one dimension of a region, from `min` with
+/// `extent` elements, e.g. for estimates and boundary conditions. Each side
+/// must be an int32 value (a float with a whole value is accepted); a side
+/// left out, None or the undefined `Expr()` stays undefined.
 #[pyclass(name = "Range", module = "ferrohalide", frozen)]
 pub struct PyRange {
     pub min: Option<Expr>,
@@ -74,10 +76,12 @@ impl PyRange {
             extent: conv(extent, "extent")?,
         })
     }
+    /// `min`: the first coordinate of the range (an undefined `Expr` if not given).
     #[getter]
     fn min(&self) -> PyExpr {
         PyExpr::from_opt(self.min.clone())
     }
+    /// `extent`: the number of coordinates in the range (an undefined `Expr` if not given).
     #[getter]
     fn extent(&self) -> PyExpr {
         PyExpr::from_opt(self.extent.clone())
@@ -189,25 +193,41 @@ fn apply(
     })
 }
 
+/// `repeat_edge(f, bounds=None)`: a Func equal to `f` inside `bounds` and, outside
+/// them, to the value at the nearest edge (the coordinates are clamped into
+/// the bounds). `f` is a Func, Buffer or ImageParam; `bounds` is a list of
+/// `Range`s or `(min, extent)` pairs, one per dimension (a pair of undefined
+/// sides leaves that dimension unbounded), and defaults to the shape of a
+/// Buffer or ImageParam (it is required for a Func).
+// The source is named `f`, Halide's keyword (`repeat_edge(f=img)`).
 #[pyfunction]
 #[pyo3(signature = (f, bounds=None))]
-/// The source is named `f`, Halide's keyword (`repeat_edge(f=img)`).
 fn repeat_edge(f: &Bound<'_, PyAny>, bounds: Option<&Bound<'_, PyAny>>) -> PyResult<PyFunc> {
     apply(Kind::RepeatEdge, f, bounds, None)
 }
 
+/// `repeat_image(f, bounds=None)`: a Func that tiles the region `bounds` of
+/// `f` over all coordinates (the coordinates wrap around). `f` and `bounds`
+/// as in `repeat_edge`.
 #[pyfunction]
 #[pyo3(signature = (f, bounds=None))]
 fn repeat_image(f: &Bound<'_, PyAny>, bounds: Option<&Bound<'_, PyAny>>) -> PyResult<PyFunc> {
     apply(Kind::RepeatImage, f, bounds, None)
 }
 
+/// `mirror_image(f, bounds=None)`: a Func that reflects the region `bounds`
+/// of `f` at its edges, repeating the edge value (for an extent of 3:
+/// `... 1 0 | 0 1 2 | 2 1 ...`). `f` and `bounds` as in `repeat_edge`.
 #[pyfunction]
 #[pyo3(signature = (f, bounds=None))]
 fn mirror_image(f: &Bound<'_, PyAny>, bounds: Option<&Bound<'_, PyAny>>) -> PyResult<PyFunc> {
     apply(Kind::MirrorImage, f, bounds, None)
 }
 
+/// `mirror_interior(f, bounds=None)`: a Func that reflects the region
+/// `bounds` of `f` at its edges without repeating the edge value (for an
+/// extent of 3: `... 2 1 | 0 1 2 | 1 0 ...`). `f` and `bounds` as in
+/// `repeat_edge`.
 #[pyfunction]
 #[pyo3(signature = (f, bounds=None))]
 fn mirror_interior(
@@ -217,6 +237,9 @@ fn mirror_interior(
     apply(Kind::MirrorInterior, f, bounds, None)
 }
 
+/// `constant_exterior(f, exterior, bounds=None)`: a Func equal to `f` inside
+/// `bounds` and to the value `exterior` (an Expr or number) outside them. `f`
+/// and `bounds` as in `repeat_edge`.
 #[pyfunction]
 #[pyo3(signature = (f, exterior, bounds=None))]
 fn constant_exterior(
@@ -240,7 +263,9 @@ fn constant_exterior(
     apply(kind, f, bounds, Some(value))
 }
 
-/// `lambda_func(v1, ..., vn, e)`.
+/// `lambda_func(v1, ..., vn, e)`: a new Func of the Vars `v1` ... `vn` (in that
+/// order) whose value is the Expr `e`; `lambda_func(e)` is a zero-dimensional
+/// Func. Every Var `e` uses must be listed.
 #[pyfunction]
 #[pyo3(signature = (*args))]
 fn lambda_func(args: &Bound<'_, PyTuple>) -> PyResult<PyFunc> {

@@ -363,6 +363,9 @@ pub(crate) fn import_buffer_with(
 // hl.BufferDimension
 // ---------------------------------------------------------------------------
 
+/// One dimension of a Buffer's shape, from `buf.dim(i)`: its min, extent
+/// and stride (in elements) as they were when `dim` was called; it is not
+/// constructed directly.
 #[pyclass(name = "BufferDimension", module = "ferrohalide", frozen)]
 #[derive(Clone)]
 pub struct PyBufferDimension {
@@ -371,15 +374,21 @@ pub struct PyBufferDimension {
 
 #[pymethods]
 impl PyBufferDimension {
+    /// `min()`: the smallest coordinate along this dimension.
     fn min(&self) -> i32 {
         self.dim.min
     }
+    /// `extent()`: the number of elements along this dimension.
     fn extent(&self) -> i32 {
         self.dim.extent
     }
+    /// `stride()`: the distance in memory, in elements, between neighbours
+    /// along this dimension.
     fn stride(&self) -> i32 {
         self.dim.stride
     }
+    /// `max()`: the largest coordinate along this dimension
+    /// (min + extent - 1).
     fn max(&self) -> i32 {
         self.dim.min.wrapping_add(self.dim.extent).wrapping_sub(1)
     }
@@ -395,6 +404,17 @@ impl PyBufferDimension {
 // hl.Buffer
 // ---------------------------------------------------------------------------
 
+/// An image or array in memory, which pipelines read and realize into.
+/// `Buffer(type, sizes, name="")` allocates a new zero-filled buffer with
+/// dimension 0 innermost, `Buffer(type, sizes, storage_order, name="")` one
+/// whose dimension `storage_order[0]` is innermost, and
+/// `Buffer(obj, name="", reverse_axes=True)` wraps the memory of a NumPy
+/// array, `bytearray`, `memoryview` or other `hl.Buffer` without copying
+/// (NumPy's last axis becomes dimension 0 unless `reverse_axes=False`; the
+/// mins of a wrapped `hl.Buffer` are reset to 0).
+/// `Buffer()` is undefined. `np.asarray(buf)` shares the buffer's memory;
+/// `buf[x, y]` reads or writes one element with int coordinates, and is an
+/// Expr reading the buffer with Expr coordinates.
 #[pyclass(name = "Buffer", module = "ferrohalide", frozen)]
 pub struct PyBuffer {
     pub inner: Buffer,
@@ -856,7 +876,9 @@ impl PyBuffer {
         }
     }
 
-    /// A NumPy array sharing this Buffer's memory.
+    /// `numpy_view(reverse_axes=True)`: a NumPy array sharing this buffer's
+    /// memory; its axes are the buffer's dimensions in reverse order
+    /// (dimension 0 is the last axis) unless `reverse_axes=False`.
     #[pyo3(signature = (reverse_axes = true))]
     fn numpy_view(slf: &Bound<'_, Self>, reverse_axes: bool) -> PyResult<Py<PyAny>> {
         let py = slf.py();
@@ -868,6 +890,9 @@ impl PyBuffer {
 
     // ----- static constructors -----
 
+    /// `Buffer.make_bounds_query(type, sizes, name="")`: a buffer with the
+    /// given element type and sizes but no memory, for bounds queries
+    /// (`allocate()` gives it memory later).
     #[staticmethod]
     #[pyo3(signature = (r#type, sizes, name = String::new()))]
     fn make_bounds_query(
@@ -883,6 +908,8 @@ impl PyBuffer {
         Self::wrap(py, b)
     }
 
+    /// `Buffer.make_scalar(type, name="")`: a zero-dimensional buffer
+    /// holding a single element, set to zero.
     #[staticmethod]
     #[pyo3(signature = (r#type, name = String::new()))]
     fn make_scalar(
@@ -894,6 +921,9 @@ impl PyBuffer {
         Self::wrap(py, Buffer::new(ty, &[], opt_name(Some(name))).py(py)?)
     }
 
+    /// `Buffer.make_interleaved(type, width, height, channels, name="")`: a
+    /// new zero-filled three-dimensional buffer whose channels are adjacent
+    /// in memory (dimension 2 has stride 1), as in interleaved RGB images.
     #[staticmethod]
     #[pyo3(signature = (r#type, width, height, channels, name = String::new()))]
     fn make_interleaved(
@@ -915,6 +945,10 @@ impl PyBuffer {
         Self::wrap(py, b)
     }
 
+    /// `Buffer.make_with_shape_of(src, name="")`: a new zero-filled buffer
+    /// with the element type, mins and extents of `src`, stored densely with
+    /// the same order of strides (an interleaved `src` gives an interleaved
+    /// buffer).
     #[staticmethod]
     #[pyo3(signature = (src, name = String::new()))]
     fn make_with_shape_of(
@@ -932,30 +966,43 @@ impl PyBuffer {
 
     // ----- identity -----
 
+    /// `name()`: the buffer's name.
     fn name(&self, py: Python<'_>) -> PyResult<String> {
         Ok(self.buf(py, "name")?.name())
     }
+    /// `set_name(name)`: rename the buffer.
     fn set_name(&self, py: Python<'_>, name: String) -> PyResult<()> {
         self.buf(py, "set_name")?.set_name(name);
         Ok(())
     }
+    /// `same_as(other)`: whether `other` is the same buffer as this one (as
+    /// `im.get()` is after `im.set(buf)`); views made by `cropped()`,
+    /// `Buffer(buf)` and the like are other buffers, even though they share
+    /// memory.
     #[pyo3(signature = (other))]
     fn same_as(&self, other: &Bound<'_, PyBuffer>) -> bool {
         let o = other.get();
         self.defined && o.defined && self.inner.same_as(&o.inner)
     }
+    /// `defined()`: False for `hl.Buffer()`, which has no shape or memory
+    /// (most other methods then raise HalideError).
     fn defined(&self) -> bool {
         self.defined
     }
+    /// `type()`: the element type.
     fn r#type(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         type_to_pyobj(py, self.buf(py, "type")?.ty())
     }
 
     // ----- shape -----
 
+    /// `dimensions()`: the number of dimensions.
     fn dimensions(&self, py: Python<'_>) -> PyResult<usize> {
         Ok(self.buf(py, "dimensions")?.dimensions())
     }
+    /// `dim(dimension)`: the min, extent and stride of dimension
+    /// `dimension`, as an `hl.BufferDimension`; IndexError if there is no
+    /// such dimension.
     #[pyo3(signature = (dimension))]
     fn dim(&self, py: Python<'_>, dimension: i64) -> PyResult<PyBufferDimension> {
         let b = self.buf(py, "dim")?;
@@ -969,6 +1016,8 @@ impl PyBuffer {
             dim: b.dims()[dimension as usize],
         })
     }
+    /// `width()`: the extent of dimension 0 (1 if the buffer has no
+    /// dimensions).
     fn width(&self, py: Python<'_>) -> PyResult<i32> {
         Ok(self
             .buf(py, "width")?
@@ -977,6 +1026,8 @@ impl PyBuffer {
             .map(|d| d.extent)
             .unwrap_or(1))
     }
+    /// `height()`: the extent of dimension 1 (1 if the buffer has fewer
+    /// than two dimensions).
     fn height(&self, py: Python<'_>) -> PyResult<i32> {
         Ok(self
             .buf(py, "height")?
@@ -985,6 +1036,8 @@ impl PyBuffer {
             .map(|d| d.extent)
             .unwrap_or(1))
     }
+    /// `channels()`: the extent of dimension 2 (1 if the buffer has fewer
+    /// than three dimensions).
     fn channels(&self, py: Python<'_>) -> PyResult<i32> {
         Ok(self
             .buf(py, "channels")?
@@ -993,22 +1046,34 @@ impl PyBuffer {
             .map(|d| d.extent)
             .unwrap_or(1))
     }
+    /// `left()`: the smallest coordinate of dimension 0 (IndexError if
+    /// there is none).
     fn left(&self, py: Python<'_>) -> PyResult<i32> {
         Ok(self.dim(py, 0)?.min())
     }
+    /// `right()`: the largest coordinate of dimension 0 (IndexError if
+    /// there is none).
     fn right(&self, py: Python<'_>) -> PyResult<i32> {
         Ok(self.dim(py, 0)?.max())
     }
+    /// `top()`: the smallest coordinate of dimension 1 (IndexError if
+    /// there is none).
     fn top(&self, py: Python<'_>) -> PyResult<i32> {
         Ok(self.dim(py, 1)?.min())
     }
+    /// `bottom()`: the largest coordinate of dimension 1 (IndexError if
+    /// there is none).
     fn bottom(&self, py: Python<'_>) -> PyResult<i32> {
         Ok(self.dim(py, 1)?.max())
     }
+    /// `number_of_elements()`: the number of elements, the product of the
+    /// extents.
     fn number_of_elements(&self, py: Python<'_>) -> PyResult<usize> {
         Ok(self.buf(py, "number_of_elements")?.number_of_elements())
     }
-    /// Bytes spanned from the lowest to the highest addressed element.
+    /// `size_in_bytes()`: the number of bytes the buffer spans in memory,
+    /// from its lowest- to its highest-addressed element (0 if it has no
+    /// elements).
     fn size_in_bytes(&self, py: Python<'_>) -> PyResult<usize> {
         let b = self.buf(py, "size_in_bytes")?;
         let dims = b.dims();
@@ -1027,6 +1092,10 @@ impl PyBuffer {
         Ok(((hi - lo + 1) * b.ty().bytes() as i64) as usize)
     }
 
+    /// `set_min(mins)`: give the first `len(mins)` dimensions the min
+    /// coordinates `mins`, in place; the elements stay where they are in
+    /// memory, only their coordinates change. ValueError if there are more
+    /// values than dimensions.
     #[pyo3(signature = (mins))]
     fn set_min(&self, py: Python<'_>, mins: &Bound<'_, PyAny>) -> PyResult<()> {
         let b = self.buf(py, "set_min")?;
@@ -1037,6 +1106,8 @@ impl PyBuffer {
         b.set_min(&mins).py(py)
     }
 
+    /// `contains(coords)`: whether the coordinates `coords` (for the first
+    /// `len(coords)` dimensions) lie inside the buffer.
     #[pyo3(signature = (coords))]
     fn contains(&self, py: Python<'_>, coords: &Bound<'_, PyAny>) -> PyResult<bool> {
         let b = self.buf(py, "contains")?;
@@ -1049,6 +1120,11 @@ impl PyBuffer {
 
     // ----- in-place shape operations and their copying variants -----
 
+    /// `crop(dimension, min, extent)` or `crop(rect)`: narrow this buffer,
+    /// in place, to `extent` elements starting at coordinate `min` in
+    /// `dimension`, or to the `(min, extent)` pairs of `rect` in its first
+    /// `len(rect)` dimensions. The memory is shared, not copied, and the new
+    /// bounds must lie inside the old ones.
     #[pyo3(signature = (dimension = None, min = None, extent = None, *, rect = None))]
     fn crop(
         &self,
@@ -1061,6 +1137,9 @@ impl PyBuffer {
         crop_impl(py, self.buf(py, "crop")?, dimension, min, extent, rect)
     }
 
+    /// `cropped(dimension, min, extent)` or `cropped(rect)`: a new Buffer
+    /// viewing part of this one's memory, narrowed as by `crop`; this buffer
+    /// is unchanged.
     #[pyo3(signature = (dimension = None, min = None, extent = None, *, rect = None))]
     fn cropped(
         &self,
@@ -1075,6 +1154,10 @@ impl PyBuffer {
         Self::wrap(py, v)
     }
 
+    /// `translate(dimension, dx)` or `translate(delta)`: add `dx` to the
+    /// coordinates of `dimension`, or `delta[i]` to those of dimension `i`,
+    /// in place; the memory is unchanged, so `buf[x + dx]` afterwards is the
+    /// element `buf[x]` was.
     #[pyo3(signature = (dimension = None, dx = None, *, delta = None))]
     fn translate(
         &self,
@@ -1086,6 +1169,9 @@ impl PyBuffer {
         translate_impl(py, self.buf(py, "translate")?, dimension, dx, delta)
     }
 
+    /// `translated(dimension, dx)` or `translated(delta)`: a new Buffer
+    /// sharing this one's memory, with coordinates shifted as by
+    /// `translate`; this buffer is unchanged.
     #[pyo3(signature = (dimension = None, dx = None, *, delta = None))]
     fn translated(
         &self,
@@ -1099,6 +1185,9 @@ impl PyBuffer {
         Self::wrap(py, v)
     }
 
+    /// `transpose(d1, d2)` or `transpose(order)`: swap dimensions `d1` and
+    /// `d2`, or reorder all dimensions so that dimension `i` becomes
+    /// dimension `order[i]`, in place; the memory is unchanged.
     #[pyo3(signature = (d1 = None, d2 = None, *, order = None))]
     fn transpose(
         &self,
@@ -1110,6 +1199,9 @@ impl PyBuffer {
         transpose_impl(py, self.buf(py, "transpose")?, d1, d2, order)
     }
 
+    /// `transposed(d1, d2)` or `transposed(order)`: a new Buffer sharing
+    /// this one's memory, with dimensions reordered as by `transpose`; this
+    /// buffer is unchanged.
     #[pyo3(signature = (d1 = None, d2 = None, *, order = None))]
     fn transposed(
         &self,
@@ -1123,7 +1215,8 @@ impl PyBuffer {
         Self::wrap(py, v)
     }
 
-    /// A view with the dimension order reversed.
+    /// `reverse_axes()`: a new Buffer sharing this one's memory, with the
+    /// order of the dimensions reversed.
     fn reverse_axes(&self, py: Python<'_>) -> PyResult<Py<PyBuffer>> {
         let v = self.buf(py, "reverse_axes")?.alias();
         let n = v.dimensions() as i64;
@@ -1132,11 +1225,17 @@ impl PyBuffer {
         Self::wrap(py, v)
     }
 
+    /// `slice(dimension, pos=None)`: remove `dimension`, keeping the
+    /// elements at coordinate `pos` in it (by default its min), in place;
+    /// the memory is shared.
     #[pyo3(signature = (dimension, pos = None))]
     fn slice(&self, py: Python<'_>, dimension: i64, pos: Option<i32>) -> PyResult<()> {
         self.buf(py, "slice")?.slice(dimension, pos).py(py)
     }
 
+    /// `sliced(dimension, pos=None)`: a new Buffer sharing this one's
+    /// memory, with `dimension` removed as by `slice`; this buffer is
+    /// unchanged.
     #[pyo3(signature = (dimension, pos = None))]
     fn sliced(&self, py: Python<'_>, dimension: i64, pos: Option<i32>) -> PyResult<Py<PyBuffer>> {
         let v = self.buf(py, "sliced")?.alias();
@@ -1144,11 +1243,17 @@ impl PyBuffer {
         Self::wrap(py, v)
     }
 
+    /// `embed(dimension, pos=None)`: insert a new dimension of extent 1
+    /// at index `dimension`, whose only coordinate is `pos` (default 0), in
+    /// place; the memory is unchanged.
     #[pyo3(signature = (dimension, pos = None))]
     fn embed(&self, py: Python<'_>, dimension: i64, pos: Option<i32>) -> PyResult<()> {
         self.buf(py, "embed")?.embed(dimension, pos).py(py)
     }
 
+    /// `embedded(dimension, pos=None)`: a new Buffer sharing this one's
+    /// memory, with a dimension inserted as by `embed`; this buffer is
+    /// unchanged.
     #[pyo3(signature = (dimension, pos = None))]
     fn embedded(&self, py: Python<'_>, dimension: i64, pos: Option<i32>) -> PyResult<Py<PyBuffer>> {
         let v = self.buf(py, "embedded")?.alias();
@@ -1156,6 +1261,8 @@ impl PyBuffer {
         Self::wrap(py, v)
     }
 
+    /// `add_dimension()`: add a new last dimension, of extent 1 and min 0,
+    /// in place.
     fn add_dimension(&self, py: Python<'_>) -> PyResult<()> {
         self.buf(py, "add_dimension")?.add_dimension();
         Ok(())
@@ -1163,21 +1270,31 @@ impl PyBuffer {
 
     // ----- memory -----
 
+    /// `allocate()`: give a buffer without memory (from
+    /// `make_bounds_query` or `deallocate`) new zero-filled memory laid out
+    /// with its current strides; does nothing if it already has memory.
     fn allocate(&self, py: Python<'_>) -> PyResult<()> {
         self.buf(py, "allocate")?.allocate().py(py)
     }
+    /// `deallocate()`: let go of the buffer's memory, keeping its shape (it
+    /// becomes a bounds-query buffer); other buffers sharing the memory keep
+    /// it.
     fn deallocate(&self, py: Python<'_>) -> PyResult<()> {
         self.buf(py, "deallocate")?.deallocate();
         Ok(())
     }
 
-    /// A dense copy (same mins and stride order) with a fresh name.
+    /// `copy()`: a new buffer with its own dense memory holding a copy of
+    /// this one's elements, with the same mins and order of strides.
     fn copy(&self, py: Python<'_>) -> PyResult<Py<PyBuffer>> {
         let src = self.buf(py, "copy")?.clone();
         let b = crate::gil::detached(py, || src.copy()).py(py)?;
         Self::wrap(py, b)
     }
 
+    /// `copy_from(src)`: copy into this buffer the elements of `src` whose
+    /// coordinates lie inside it (the overlap of the two); both must have
+    /// the same element type and number of dimensions.
     #[pyo3(signature = (src))]
     fn copy_from(&self, py: Python<'_>, src: &Bound<'_, PyBuffer>) -> PyResult<()> {
         let s = src.get().buf(py, "copy_from")?.clone();
@@ -1185,6 +1302,10 @@ impl PyBuffer {
         crate::gil::detached(py, || d.copy_from(&s)).py(py)
     }
 
+    /// `fill(value)`: set every element to `value` (an int for integer
+    /// types, anything `float()` accepts for float types, a truth value for
+    /// `hl.Bool()`); RuntimeError if `value` does not fit the element type,
+    /// HalideError if the buffer has no memory.
     #[pyo3(signature = (value))]
     fn fill(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let b = self.buf(py, "fill")?;
@@ -1196,6 +1317,9 @@ impl PyBuffer {
         crate::gil::detached(py, || b.fill_bytes(&bytes[..n])).py(py)
     }
 
+    /// `all_equal(value)`: whether every element equals `value`, converted
+    /// as by `fill` (float elements are compared as numbers, so `-0.0`
+    /// equals `0.0` and NaN equals nothing).
     #[pyo3(signature = (value))]
     fn all_equal(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<bool> {
         let b = self.buf(py, "all_equal")?;
@@ -1217,6 +1341,9 @@ impl PyBuffer {
         Ok(eq)
     }
 
+    /// `for_each_element(f)`: call `f(coords)` once per element with its
+    /// coordinates as a list, dimension 0 varying fastest; if `f` raises,
+    /// it is not called again and the exception propagates.
     #[pyo3(signature = (f))]
     fn for_each_element(&self, py: Python<'_>, f: &Bound<'_, PyAny>) -> PyResult<()> {
         let b = self.buf(py, "for_each_element")?;
@@ -1249,16 +1376,24 @@ impl PyBuffer {
         Ok(addr)
     }
 
+    /// `host_dirty()`: whether the buffer's memory is marked as changed on
+    /// the host (buffers wrapping Python memory start marked).
     fn host_dirty(&self) -> bool {
         self.host_dirty.load(Ordering::Relaxed)
     }
+    /// `set_host_dirty(dirty=True)`: mark or unmark the buffer's memory as
+    /// changed on the host.
     #[pyo3(signature = (dirty = true))]
     fn set_host_dirty(&self, dirty: bool) {
         self.host_dirty.store(dirty, Ordering::Relaxed);
     }
+    /// `device_dirty()`: always False: ferrohalide buffers have no device
+    /// (GPU) memory.
     fn device_dirty(&self) -> bool {
         false
     }
+    /// `set_device_dirty(dirty=True)`: HalideError unless `dirty` is False
+    /// (which does nothing): ferrohalide buffers have no device memory.
     #[pyo3(signature = (dirty = true))]
     fn set_device_dirty(&self, py: Python<'_>, dirty: bool) -> PyResult<()> {
         if dirty {
@@ -1269,23 +1404,35 @@ impl PyBuffer {
         }
         Ok(())
     }
+    /// `has_device_allocation()`: always False: ferrohalide buffers have no
+    /// device memory.
     fn has_device_allocation(&self) -> bool {
         false
     }
+    /// `copy_to_host()`: nothing to copy, as there is no device memory;
+    /// clears the host-dirty mark and returns 0.
     fn copy_to_host(&self) -> i32 {
         self.host_dirty.store(false, Ordering::Relaxed);
         0
     }
+    /// `device_sync()`: does nothing (there is no device) and returns 0.
     fn device_sync(&self) -> i32 {
         0
     }
+    /// `device_free()`: does nothing (there is no device memory) and
+    /// returns 0.
     fn device_free(&self) -> i32 {
         0
     }
+    /// `device_deallocate()`: does nothing (there is no device memory).
     fn device_deallocate(&self) {}
+    /// `device_detach_native()`: does nothing (there is no device memory)
+    /// and returns 0.
     fn device_detach_native(&self) -> i32 {
         0
     }
+    /// `copy_to_device(...)`: always raises HalideError: ferrohalide has no
+    /// GPU targets.
     #[pyo3(signature = (*_args, **_kwargs))]
     fn copy_to_device(
         &self,
@@ -1298,6 +1445,8 @@ impl PyBuffer {
             "copy_to_device: ferrohalide has no GPU targets",
         ))
     }
+    /// `device_malloc(...)`: always raises HalideError: ferrohalide has no
+    /// GPU targets.
     #[pyo3(signature = (*_args, **_kwargs))]
     fn device_malloc(
         &self,
@@ -1360,8 +1509,9 @@ impl PyBuffer {
         Ok(())
     }
 
-    /// The buffer as a PNG image for Jupyter, or None when it is not an
-    /// image (see `ferrohalide._notebook`).
+    /// `_repr_png_()`: the buffer as PNG image data, for Jupyter's display,
+    /// or None when it cannot be shown as an image.
+    // Implemented by `ferrohalide._notebook.buffer_png`.
     fn _repr_png_(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         Ok(py.import("ferrohalide._notebook")?.call_method1("buffer_png", (slf,))?.unbind())

@@ -24,7 +24,10 @@ use crate::py_param::{PyImageParam, PyParam};
 use crate::py_target::{target_from_py, PyTarget};
 
 crate::py_enum::halide_enum!(
-    /// `hl.OutputFileType`: the files a module can be written as.
+    /// `OutputFileType`: the kinds of file ahead-of-time compilation can write
+    /// (`object`, `static_library`, `c_header`, `assembly`, `stmt_html`, ...),
+    /// the keys of the `{OutputFileType: filename}` dict given to `compile_to`,
+    /// `Module.compile` and `compile_standalone_runtime`.
     #[allow(non_camel_case_types)]
     PyOutputFileType, "OutputFileType", [
     assembly = 0,
@@ -392,25 +395,30 @@ fn name_and_target<'py>(
 /// The `compile_to_*` methods `hl.Func` and `hl.Pipeline` share, written
 /// once: `compile_methods!(Class)` adds them to a class that has
 /// `fn compilable(&self) -> PyResult<CompileTo>` (PyO3's
-/// `multiple-pymethods`).
+/// `multiple-pymethods`). Each one-file method's entry carries its docstring.
 #[macro_export]
 macro_rules! compile_methods {
     ($cls:ty) => {
         $crate::compile_methods!(@all $cls, [
             compile_to_object: Object,
+                "`compile_to_object(filename, arguments, fn_name=\"\", target=None)`: compile ahead of time to the object file `filename`, defining the C function `fn_name` (default: the name of the first output). Its arguments are `arguments` (the Params and ImageParams, in that order) followed by the output buffers. `target` defaults to the `HL_TARGET` environment variable, else the host; it may also be given third, in place of `fn_name`.";
             compile_to_assembly: Assembly,
+                "`compile_to_assembly(filename, arguments, fn_name=\"\", target=None)`: write the assembly code of the compiled function to `filename` (arguments, name and target as in `compile_to_object`).";
             compile_to_bitcode: Bitcode,
+                "`compile_to_bitcode(filename, arguments, fn_name=\"\", target=None)`: write the compiled function as an LLVM bitcode file `filename` (arguments, name and target as in `compile_to_object`).";
             compile_to_llvm_assembly: LlvmAssembly,
+                "`compile_to_llvm_assembly(filename, arguments, fn_name=\"\", target=None)`: write the compiled function as LLVM IR text to `filename` (arguments, name and target as in `compile_to_object`).";
             compile_to_header: CHeader,
-            compile_to_c: CSource
+                "`compile_to_header(filename, arguments, fn_name=\"\", target=None)`: write the C header declaring the compiled function to `filename` (arguments, name and target as in `compile_to_object`).";
+            compile_to_c: CSource,
+                "`compile_to_c(filename, arguments, fn_name=\"\", target=None)`: write C++ source code implementing the pipeline to `filename` (arguments, name and target as in `compile_to_object`)."
         ]);
     };
-    (@all $cls:ty, [$($one_file:ident: $kind:ident),*]) => {
+    (@all $cls:ty, [$($one_file:ident: $kind:ident, $doc:literal);*]) => {
         #[pyo3::pymethods]
         impl $cls {
     $(
-    /// One file of this kind (`compile_to_object(filename, arguments,
-    /// fn_name="", target=Target())`; Halide also takes the target third).
+    #[doc = $doc]
     #[pyo3(signature = (filename, arguments, fn_name=None, target=None))]
     fn $one_file(
         &self,
@@ -424,6 +432,11 @@ macro_rules! compile_methods {
         self.compilable()?.one_file(py, K::$kind, filename, arguments, fn_name, target, stringify!($one_file))
     }
     )*
+    /// `compile_to(outputs, arguments, fn_name, target=None)`: compile ahead of
+    /// time and write every file of the dict `outputs`, `{OutputFileType:
+    /// filename}`, for the C function `fn_name` whose arguments are `arguments`
+    /// (Params and ImageParams) followed by the output buffers. `target`
+    /// defaults to `HL_TARGET`, else the host.
     #[pyo3(signature = (outputs, arguments, fn_name, target=None))]
     fn compile_to(
         &self,
@@ -435,6 +448,10 @@ macro_rules! compile_methods {
     ) -> PyResult<()> {
         self.compilable()?.compile_to(py, outputs, arguments, fn_name, target)
     }
+    /// `compile_to_file(filename_prefix, arguments, fn_name="", target=None)`:
+    /// compile ahead of time to an object file and its C header,
+    /// `filename_prefix.o` (`.obj` for Windows) and `filename_prefix.h`
+    /// (arguments, name and target as in `compile_to_object`).
     #[pyo3(signature = (filename_prefix, arguments, fn_name=None, target=None))]
     fn compile_to_file(
         &self,
@@ -447,6 +464,10 @@ macro_rules! compile_methods {
         use ferrohalide_driver::aot::OutputFileType as K;
         self.compilable()?.prefixed(py, filename_prefix, &[K::CHeader, K::Object], arguments, fn_name, target, "compile_to_file")
     }
+    /// `compile_to_static_library(filename_prefix, arguments, fn_name="", target=None)`:
+    /// compile ahead of time to a static library and its C header,
+    /// `filename_prefix.a` (`.lib` for Windows) and `filename_prefix.h`
+    /// (arguments, name and target as in `compile_to_object`).
     #[pyo3(signature = (filename_prefix, arguments, fn_name=None, target=None))]
     fn compile_to_static_library(
         &self,
@@ -459,8 +480,11 @@ macro_rules! compile_methods {
         use ferrohalide_driver::aot::OutputFileType as K;
         self.compilable()?.prefixed(py, filename_prefix, &[K::CHeader, K::StaticLibrary], arguments, fn_name, target, "compile_to_static_library")
     }
-    /// One static library (and header) whose function runs the first of
-    /// `targets` the CPU supports (the last is the fallback).
+    /// `compile_to_multitarget_static_library(filename_prefix, arguments, targets)`:
+    /// one static library and header whose function runs, at run time, the
+    /// code of the first of `targets` the CPU supports (the last target is the
+    /// fallback, used without checking). The targets must be for one OS,
+    /// architecture and bit width.
     #[pyo3(signature = (filename_prefix, arguments, targets))]
     fn compile_to_multitarget_static_library(
         &self,
@@ -472,8 +496,11 @@ macro_rules! compile_methods {
         use ferrohalide_driver::aot::OutputFileType as K;
         self.compilable()?.multitarget(py, filename_prefix, &[K::CHeader, K::StaticLibrary], arguments, targets, vec![], "compile_to_multitarget_static_library")
     }
-    /// Objects per target (named with `suffixes`, or the targets), the
-    /// runtime and the dispatching wrapper, and a header.
+    /// `compile_to_multitarget_object_files(filename_prefix, arguments, targets, suffixes)`:
+    /// like `compile_to_multitarget_static_library`, but writing separate
+    /// object files: one per target (named with `suffixes`, or after the
+    /// targets if it is empty), the runtime and the function that chooses
+    /// among them, and a header.
     #[pyo3(signature = (filename_prefix, arguments, targets, suffixes))]
     fn compile_to_multitarget_object_files(
         &self,
@@ -486,6 +513,9 @@ macro_rules! compile_methods {
         use ferrohalide_driver::aot::OutputFileType as K;
         self.compilable()?.multitarget(py, filename_prefix, &[K::CHeader, K::Object], arguments, targets, suffixes, "compile_to_multitarget_object_files")
     }
+    /// `compile_to_module(arguments, fn_name="", target=None)`: compile ahead of
+    /// time to a `Module` (arguments, name and target as in
+    /// `compile_to_object`), which can be written to files with `Module.compile`.
     #[pyo3(signature = (arguments, fn_name="", target=None))]
     fn compile_to_module(
         &self,
@@ -497,8 +527,13 @@ macro_rules! compile_methods {
         let m = self.compilable()?.module(py, arguments, fn_name, target, "compile_to_module")?;
         Ok(crate::py_compile_to::PyModule::new(m))
     }
-    /// Halide's conceptual statement is the one before target-specific
-    /// lowering; ferrohalide's lowering has none, so it is the lowered one.
+    /// `compile_to_conceptual_stmt(filename, arguments, fmt=StmtOutputFormat.Text, target=None)`:
+    /// write the conceptual statement of the pipeline (its loop nest before
+    /// target-specific lowering) to `filename`, as text or, with
+    /// `StmtOutputFormat.HTML`, as HTML. ferrohalide has no target-specific
+    /// lowering steps, so this is the final lowered statement.
+    // Halide's conceptual statement is the one before target-specific
+    // lowering; ferrohalide's lowering has none, so it is the lowered one.
     #[pyo3(signature = (filename, arguments, fmt=None, target=None))]
     fn compile_to_conceptual_stmt(
         &self,
@@ -523,6 +558,9 @@ macro_rules! compile_methods {
 // hl.Module
 // ---------------------------------------------------------------------------
 
+/// `Module`: the result of compiling a pipeline ahead of time
+/// (`compile_to_module`): compiled functions for one target, which `compile`
+/// writes to files and `link_modules` / `append` combine.
 #[pyclass(name = "Module", module = "ferrohalide", frozen)]
 pub struct PyModule {
     pub inner: Mutex<Module>,
@@ -539,22 +577,26 @@ impl PyModule {
 
 #[pymethods]
 impl PyModule {
+    /// `name()`: the module's name.
     fn name(&self) -> String {
         self.get().name
     }
+    /// `target()`: the `Target` the module is compiled for.
     fn target(&self) -> PyTarget {
         PyTarget { inner: self.get().target }
     }
-    /// The Buffers the module's code carries.
+    /// `buffers()`: the Buffers compiled into the module (e.g. images the
+    /// pipeline reads that are not arguments), as a list.
     fn buffers(&self, py: Python<'_>) -> PyResult<Vec<Py<crate::py_buffer::PyBuffer>>> {
         self.get().buffers.into_iter().map(|(_, b)| wrap_buffer(py, b)).collect()
     }
-    /// ferrohalide modules have no submodules (no extern stages or
-    /// multi-target dispatch).
+    /// `submodules()`: the modules this one depends on; always an empty list in
+    /// ferrohalide, whose modules have no submodules.
     fn submodules(&self) -> Vec<PyModule> {
         vec![]
     }
-    /// `append(module)`: add another module's functions.
+    /// `append(module)`: add the functions and buffers of another `Module` to
+    /// this one (a function name already present is an error).
     fn append(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
         let Ok(o) = other.extract::<PyRef<PyModule>>() else {
             return Err(unimplemented("Module.append() of anything but a Module"));
@@ -562,37 +604,45 @@ impl PyModule {
         let theirs = o.get();
         self.inner.lock().unwrap_or_else(|p| p.into_inner()).append(&theirs).py()
     }
-    /// `compile({hl.OutputFileType: filename})`.
+    /// `compile(outputs)`: write the module to every file of the dict
+    /// `outputs`, `{OutputFileType: filename}`.
     fn compile(&self, py: Python<'_>, outputs: &Bound<'_, PyAny>) -> PyResult<()> {
         let files = output_map(outputs)?;
         let m = self.get();
         crate::gil::detached(py, || aot::compile_module_to_files(&m, &files)).py()
     }
-    /// `{argument name: name in the metadata}`.
+    /// `get_metadata_name_map()`: the argument names that the module's
+    /// metadata gives another name, as a dict `{argument name: metadata name}`.
     fn get_metadata_name_map(&self) -> std::collections::BTreeMap<String, String> {
         self.get().metadata_name_map
     }
-    /// Give argument `from_name` the name `to_name` in `NAME_metadata()`.
+    /// `remap_metadata_name(from_name, to_name)`: call the argument `from_name`
+    /// `to_name` in the metadata the compiled code describes its arguments
+    /// with (`NAME_metadata()`).
     fn remap_metadata_name(&self, from_name: String, to_name: String) {
         self.inner.lock().unwrap_or_else(|p| p.into_inner()).metadata_name_map.insert(from_name, to_name);
     }
-    /// What an autoscheduler chose for the module's pipeline (None if none ran).
+    /// `get_auto_scheduler_results()`: the `AutoSchedulerResults` of the
+    /// autoscheduler run on the module's pipeline, or None if none ran.
     fn get_auto_scheduler_results(&self, py: Python<'_>) -> PyResult<Option<crate::py_pipeline::PyAutoSchedulerResults>> {
         self.get()
             .auto_schedule
             .map(|r| crate::py_pipeline::PyAutoSchedulerResults::from_results(py, r))
             .transpose()
     }
+    /// `set_auto_scheduler_results(results)`: attach `AutoSchedulerResults` to
+    /// the module (what the `schedule` output file writes).
     fn set_auto_scheduler_results(&self, results: PyRef<'_, crate::py_pipeline::PyAutoSchedulerResults>) {
         self.inner.lock().unwrap_or_else(|p| p.into_inner()).auto_schedule = Some(results.results.clone());
     }
-    /// The module with its submodules linked in: ferrohalide modules have
-    /// none, so a copy.
+    /// `resolve_submodules()`: the module with its submodules linked in; as
+    /// ferrohalide modules have none, a copy of this one.
     fn resolve_submodules(&self) -> PyModule {
         PyModule::new(self.get())
     }
-    /// The module compiled to an object file, as an `hl.Buffer` of its
-    /// bytes (Halide 21's binding cannot return this Buffer type).
+    /// `compile_to_buffer()`: the module compiled to an object file, returned
+    /// as a one-dimensional uint8 `Buffer` of its bytes.
+    // Halide 21's binding cannot return this Buffer type.
     fn compile_to_buffer(&self, py: Python<'_>) -> PyResult<Py<crate::py_buffer::PyBuffer>> {
         let m = self.get();
         let bytes = crate::gil::detached(py, || aot::module_object_bytes(&m)).py()?;
@@ -609,8 +659,12 @@ impl PyModule {
     }
 }
 
-/// `hl.compile_standalone_runtime(filename, target)` (an object) or
-/// `(outputs, target)`.
+/// `compile_standalone_runtime(filename, target)` or
+/// `compile_standalone_runtime(outputs, target)`: write Halide's runtime on
+/// its own, for linking with pipelines compiled with the `NoRuntime` feature:
+/// to the object file `filename` (returning None), or to every file of the
+/// dict `outputs`, `{OutputFileType: filename}`, returning the files written
+/// in the same form.
 #[pyfunction]
 #[pyo3(signature = (filename_or_outputs, target))]
 fn compile_standalone_runtime(
@@ -639,7 +693,8 @@ fn compile_standalone_runtime(
     Ok(d.into_any().unbind())
 }
 
-/// `hl.link_modules(name, modules)`.
+/// `link_modules(name, modules)`: one `Module` named `name` holding the
+/// functions of all the `modules`, which must be for the same target.
 #[pyfunction]
 fn link_modules(name: &str, modules: Vec<PyRef<PyModule>>) -> PyResult<PyModule> {
     let ms: Vec<Module> = modules.iter().map(|m| m.get()).collect();

@@ -17,10 +17,11 @@ use crate::py_buffer::PyBuffer;
 use crate::py_func::PyFunc;
 use crate::py_param::{PyImageParam, PyParam};
 
-/// The adjoint Funcs of a pipeline: `d[f]` (f's pure definition), `d[f, i]`
-/// (its update `i`), `d[buffer]`, `d[param]`, `d[image_param]`. A Func,
-/// image or parameter the output does not depend on differentiably gives
-/// an undefined Func, as in Halide.
+/// `Derivative`: the adjoint (gradient) Funcs that `propagate_adjoints`
+/// computed, looked up by what they are the gradient of: `d[f]` (the pure
+/// definition of the Func `f`), `d[f, i]` (its update `i`), `d[buffer]`,
+/// `d[param]`, `d[image_param]`. A Func, image or parameter the output does
+/// not depend on differentiably gives an undefined Func, as in Halide.
 #[pyclass(name = "Derivative", module = "ferrohalide", frozen)]
 pub struct PyDerivative {
     inner: Derivative,
@@ -57,8 +58,14 @@ fn incompatible() -> PyErr {
     )
 }
 
-/// `propagate_adjoints(output)`, `propagate_adjoints(output, adjoint_buffer)`
-/// or `propagate_adjoints(output, adjoint_func, [(min, extent), ...])`.
+/// `propagate_adjoints(output)`, `propagate_adjoints(output, adjoint_buffer)`,
+/// `propagate_adjoints(output, adjoint_func, bounds)`: reverse-mode automatic
+/// differentiation of the Func `output`, returning a `Derivative` holding the
+/// gradient of every Func, Buffer and Param it depends on. With `output`
+/// alone, `output` is taken as a scalar loss: its adjoint is 1, at the single
+/// point 0. Otherwise the adjoint of `output` is the float32 Buffer
+/// `adjoint_buffer` (zero outside it), or the Func `adjoint_func` over
+/// `bounds`, a list of `Range`s or `(min, extent)` pairs, one per dimension.
 #[pyfunction]
 #[pyo3(signature = (*args))]
 fn propagate_adjoints(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<PyDerivative> {

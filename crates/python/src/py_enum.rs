@@ -3,10 +3,50 @@
 //! listed in `__members__`, with `name`, `value`, `int()`, `hash()` equal to
 //! the value's, and Halide's `repr` / `str`. One macro defines them all.
 
+/// The docstrings of the enums whose `halide_enum!` invocation gives none,
+/// by Python name (an enum with neither is a compile error).
+macro_rules! enum_doc {
+    ("TailStrategy") => {
+        "`TailStrategy`: how a `split` (or `vectorize` / `unroll` / `tile` by a \
+         factor) handles an extent that is not a multiple of the factor: \
+         `RoundUp` (compute past the end), `GuardWithIf` (skip the extra \
+         iterations), `Predicate` (guard the loads and stores past the end), \
+         `PredicateLoads` (only the loads), `PredicateStores` (only the \
+         stores), `ShiftInwards` \
+         (shift the last iteration back inside the range), \
+         `ShiftInwardsAndBlend`, `RoundUpAndBlend`, or `Auto` (let the compiler \
+         choose)."
+    };
+    ("LoopAlignStrategy") => {
+        "`LoopAlignStrategy`: how `compute_with` lines up the fused loops of \
+         stages whose ranges differ: `AlignStart` (same first iteration), \
+         `AlignEnd` (same last iteration), `NoAlign` (no shifting), or `Auto`."
+    };
+    ("MemoryType") => {
+        "`MemoryType`: where a Func's storage lives, given to `store_in`: \
+         `Auto` (let Halide choose), `Heap`, `Stack`, `Register`, `GPUShared`, \
+         `GPUTexture`, `LockedCache` or `VTCM`."
+    };
+    ("Partition") => {
+        "`Partition`: whether a loop is partitioned into a steady state and \
+         boundary cases, given to `partition`: `Auto` (let the compiler \
+         decide), `Never` or `Always`."
+    };
+}
+
+pub(crate) use enum_doc;
+
 /// `halide_enum!(RustName, "PythonName", [Variant = value, ...])`, optionally
 /// followed by `hidden [Variant = value, ...]` for values that exist but that
-/// Halide's Python module does not list as members.
+/// Halide's Python module does not list as members. A `///` doc comment
+/// before `RustName` is the class's docstring; without one, `enum_doc!` gives it.
 macro_rules! halide_enum {
+    ($rust:ident, $py:tt, $($rest:tt)*) => {
+        $crate::py_enum::halide_enum!(
+            #[doc = $crate::py_enum::enum_doc!($py)]
+            $rust, $py, $($rest)*
+        );
+    };
     ($(#[$doc:meta])* $rust:ident, $py:literal, [$($v:ident = $n:expr),+ $(,)?]
      $(hidden [$($hv:ident = $hn:expr),+ $(,)?])?) => {
         $(#[$doc])*
@@ -42,10 +82,12 @@ macro_rules! halide_enum {
                 }
                 Ok(d.unbind())
             }
+            /// `name`: the member's name, e.g. `"Auto"`.
             #[getter]
             fn name(&self) -> String {
                 format!("{self:?}")
             }
+            /// `value`: the member's integer value (the same as `int(member)`).
             #[getter]
             fn value(&self) -> i64 {
                 *self as i64
@@ -72,14 +114,21 @@ macro_rules! halide_enum {
 pub(crate) use halide_enum;
 
 halide_enum!(
-    /// How `prefetch` treats the part of its region outside the buffer.
+    /// `PrefetchBoundStrategy`: how `prefetch` treats the part of the prefetched
+    /// region that lies outside the buffer: `Clamp` (shrink the region to the
+    /// buffer), `GuardWithIf` (skip the prefetch when any of it is outside) or
+    /// `NonFaulting` (prefetch the region as is, for targets where prefetching
+    /// outside a buffer does not fault).
     PyPrefetchBoundStrategy, "PrefetchBoundStrategy", [
     Clamp = 0,
     GuardWithIf = 1,
     NonFaulting = 2,
 ]);
 halide_enum!(
-    /// The linkage of a lowered function in a Module.
+    /// `LinkageType`: the linkage of a function in a compiled `Module`:
+    /// `External` (callable from outside), `ExternalPlusMetadata` (also with
+    /// its metadata and argv wrapper), `ExternalPlusArgv` (also with the argv
+    /// wrapper) or `Internal` (visible only inside the module).
     PyLinkageType, "LinkageType", [
     External = 0,
     ExternalPlusMetadata = 1,
@@ -87,7 +136,9 @@ halide_enum!(
     Internal = 3,
 ]);
 halide_enum!(
-    /// How a lowered function's name is mangled.
+    /// `NameMangling`: how a function's symbol name is mangled: `Default` (as
+    /// the target does), `C` (no mangling) or `CPlusPlus` (C++ mangling, e.g.
+    /// for an extern function declared with `define_extern`).
     PyNameMangling, "NameMangling", [
     Default = 0,
     C = 1,

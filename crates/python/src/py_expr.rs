@@ -17,6 +17,13 @@ use crate::py_func::{PyFuncRef, PyFuncTupleElementRef};
 use crate::py_type::{type_name, PyType};
 use crate::py_var::PyVar;
 
+/// `Expr(value=None)`: a Halide expression, the values Funcs are defined with.
+/// `Expr()` is the undefined Expr; `Expr(v)` converts a Python bool (a bool
+/// constant), int (int32, or int64 if it does not fit in 32 bits), float
+/// (float32) or any Expr-like value (Var, RVar, Param, `f[x]`, ...); `Expr("text")`
+/// is a string constant (for `print`). Python's arithmetic, bitwise and
+/// comparison operators on Exprs build new Exprs; an Expr cannot be used as a
+/// Python bool, so use `&`, `|` and `select` rather than `and`, `or` and `if`.
 #[pyclass(name = "Expr", module = "ferrohalide", frozen)]
 #[derive(Clone)]
 pub struct PyExpr {
@@ -136,9 +143,6 @@ fn py_operand_unchecked(obj: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
     Ok(None)
 }
 
-/// Convert a Python value to an Expr like Halide's implicit conversions:
-/// bool → bool constant, int → Int(32) (Int(64) if it does not fit, Float(32)
-/// beyond 64 bits), float → Float(32), Expr-likes. Strings are a TypeError.
 /// The items of a Python list or tuple (None for anything else): how the
 /// API's "list of ..." arguments are read.
 pub fn sequence_items<'py>(obj: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
@@ -151,6 +155,9 @@ pub fn sequence_items<'py>(obj: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyA
     }
 }
 
+/// Convert a Python value to an Expr like Halide's implicit conversions:
+/// bool → bool constant, int → Int(32) (Int(64) if it does not fit, Float(32)
+/// beyond 64 bits), float → Float(32), Expr-likes. Strings are a TypeError.
 pub fn py_to_expr(obj: &Bound<'_, PyAny>) -> PyResult<Expr> {
     if obj.is_instance_of::<PyBool>() {
         return Ok(Expr::bool_const(obj.extract::<bool>()?));
@@ -320,6 +327,8 @@ macro_rules! expr_like_methods {
                 let e = $crate::py_expr::self_expr(slf.as_any())?;
                 Ok($crate::py_expr::PyExpr::new(ferrohalide_core::lang::operators::bitwise_not(e).map_err($crate::errors::to_pyerr)?))
             }
+            /// `logical_not()`: the boolean negation of this value, as an `Expr`
+            /// (the value must be a bool; `~` is the bitwise not of an integer).
             fn logical_not(slf: &pyo3::Bound<'_, Self>) -> pyo3::PyResult<$crate::py_expr::PyExpr> {
                 let e = $crate::py_expr::self_expr(slf.as_any())?;
                 Ok($crate::py_expr::PyExpr::new(ferrohalide_core::lang::operators::logical_not(e).map_err($crate::errors::to_pyerr)?))
@@ -339,9 +348,11 @@ crate::expr_like_methods!(PyExpr {
             Some(v) => Ok(PyExpr::new(py_to_expr(v)?)),
         }
     }
+    /// `type()`: the `Type` of the expression's value (e.g. `Int(32)`).
     fn r#type(&self) -> PyType {
         PyType { inner: self.inner.ty() }
     }
+    /// `defined()`: False for the undefined `Expr()`, True otherwise.
     fn defined(&self) -> bool {
         !self.undefined
     }
@@ -362,7 +373,7 @@ crate::expr_like_methods!(PyExpr {
         };
         format!("<halide.Expr of type {}: {}>", tname, expr_to_string(&self.inner))
     }
-    /// Halide 21's bindings print the same text for str() as for repr().
+    // Halide 21's bindings print the same text for str() as for repr().
     fn __str__(&self) -> String {
         self.__repr__()
     }

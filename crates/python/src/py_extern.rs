@@ -13,8 +13,10 @@ use crate::py_buffer::PyBuffer;
 use crate::py_func::PyFunc;
 use crate::py_param::PyImageParam;
 
-/// One argument of an extern stage: a Func, a Buffer, an ImageParam or an
-/// Expr (a Param, a number).
+/// `ExternFuncArgument()`, `ExternFuncArgument(value)`: one argument of an
+/// extern stage (`Func.define_extern`): a Func, a Buffer, an ImageParam or an
+/// Expr (a Param, a number). `define_extern` also takes these values directly;
+/// `ExternFuncArgument()` is undefined.
 #[pyclass(name = "ExternFuncArgument", module = "ferrohalide", frozen)]
 pub struct PyExternFuncArgument {
     inner: Option<ExternFuncArgument>,
@@ -58,18 +60,23 @@ impl PyExternFuncArgument {
             _ => Err(PyTypeError::new_err("ExternFuncArgument(): takes at most one argument")),
         }
     }
+    /// `is_func()`: whether the argument is a Func.
     fn is_func(&self) -> bool {
         matches!(self.inner, Some(ExternFuncArgument::Func(_)))
     }
+    /// `is_expr()`: whether the argument is an Expr (including a Param or a number).
     fn is_expr(&self) -> bool {
         matches!(self.inner, Some(ExternFuncArgument::Expr(_)))
     }
+    /// `is_buffer()`: whether the argument is a Buffer.
     fn is_buffer(&self) -> bool {
         matches!(self.inner, Some(ExternFuncArgument::Buffer(_)))
     }
+    /// `is_image_param()`: whether the argument is an ImageParam.
     fn is_image_param(&self) -> bool {
         matches!(self.inner, Some(ExternFuncArgument::ImageParam(_)))
     }
+    /// `defined()`: False for the undefined `ExternFuncArgument()`, True otherwise.
     fn defined(&self) -> bool {
         self.inner.is_some()
     }
@@ -77,9 +84,13 @@ impl PyExternFuncArgument {
 
 #[pymethods]
 impl PyFunc {
-    /// `define_extern(function_name, params, types, arguments_or_dimensionality,
-    /// mangling=NameMangling.Default, device_api=DeviceAPI.Host)`: the Func
-    /// is computed by the C function `function_name`.
+    /// `define_extern(function_name, params, types, arguments, mangling=NameMangling.Default, device_api=DeviceAPI.Host)`:
+    /// define the Func as computed by the C function `function_name`, called
+    /// with the list `params` (Funcs, Buffers, ImageParams, Exprs, or
+    /// `ExternFuncArgument`s) and the output buffer(s). `types` is the output
+    /// Type or a list of Types (one per Tuple element); `arguments` is the
+    /// list of Vars of the Func, or its number of dimensions.
+    /// `NameMangling.CPlusPlus` calls the function by its C++ mangled name.
     #[pyo3(signature = (function_name, params, types, arguments, mangling=None, device_api=None))]
     fn define_extern(
         &self,

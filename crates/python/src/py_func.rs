@@ -156,21 +156,38 @@ impl PyEvictionKey {
     }
 }
 
+/// `hl.Func`: a function over integer coordinates, the building block of a
+/// pipeline; define it by assigning to it (`f[x, y] = expr`), and again for
+/// each update definition. Built as `Func()`, `Func(name)`,
+/// `Func(type, dimensions, name)` or `Func([types], dimensions, name)` (a
+/// Func whose definition must have these types and dimension count),
+/// `Func(expr)` (a zero-dimensional Func of `expr`) or `Func(buffer)` (a Func
+/// that reads the Buffer). Its scheduling methods act on its pure definition
+/// and return the Func, so calls can be chained; `update(i)` gives the Stage
+/// of an update definition.
 #[pyclass(name = "Func", module = "ferrohalide", frozen, subclass)]
 pub struct PyFunc {
     pub inner: Func,
 }
 
+/// `hl.FuncRef`: a Func at some coordinates, what `f[x, y]` returns. Read,
+/// it is a call to the Func, usable as an Expr; assigned (`f[x, y] = e`), it
+/// defines the Func. `f[x] += e` (also `-=`, `*=`, `/=`) adds an update
+/// definition, first defining an undefined `f` as 0 (1 for `*=` and `/=`).
+/// For a Tuple-valued Func, `f[x, y][i]` is element `i`.
 #[pyclass(name = "FuncRef", module = "ferrohalide", frozen)]
 pub struct PyFuncRef {
     pub inner: FuncRef,
 }
 
-/// `f[args] op e` where `f` is not defined yet: Python's `f[args] op= e`
-/// computes this, then assigns it to `f[args]`, which defines `f` with the
-/// identity of `op` and adds the update (Halide's binding does the same).
-/// The type's qualified name is Halide's: Python prints it in the
-/// TypeError of a second `+=`, and Halide's own tests match that text.
+/// The value of `f[args] + e` (or `-`, `*`, `/`) while `f` is not defined
+/// yet. It only serves `f[args] += e`: assigning it back to `f[args]` defines
+/// `f` as 0 (1 for `*` and `/`) and adds the update; it cannot be used as an
+/// Expr.
+// Python's `f[args] op= e` computes `f[args] op e`, then assigns it to
+// `f[args]` (Halide's binding does the same). The type's qualified name is
+// Halide's: Python prints it in the TypeError of a second `+=`, and Halide's
+// own tests match that text.
 #[pyclass(name = "_UnevaluatedFuncRefExpr", module = "halide.halide_", frozen)]
 pub struct PyUnevaluatedFuncRefExpr {
     pub target: FuncRef,
@@ -178,6 +195,8 @@ pub struct PyUnevaluatedFuncRefExpr {
     pub rhs: Operand,
 }
 
+/// `hl.FuncTupleElementRef`: one element of a call to a Tuple-valued Func,
+/// what `f[x, y][i]` returns; usable as an Expr.
 #[pyclass(name = "FuncTupleElementRef", module = "ferrohalide", frozen)]
 pub struct PyFuncTupleElementRef {
     pub inner: FuncRef,
@@ -260,7 +279,7 @@ fn pure_stage_of(f: &PyFunc) -> ferrohalide_core::lang::stage::Stage {
     f.inner.stage()
 }
 
-crate::schedule_methods!(PyFunc, pure_stage_of);
+crate::schedule_methods!(PyFunc, pure_stage_of, "Func");
 crate::compile_methods!(PyFunc);
 
 #[pymethods]
@@ -321,20 +340,29 @@ impl PyFunc {
         ))
     }
 
+    /// `name()`: the Func's name (the one given, or a generated unique one).
     fn name(&self) -> String {
         self.inner.name()
     }
+    /// `defined()`: True once the Func has a pure definition.
     fn defined(&self) -> bool {
         self.inner.defined()
     }
+    /// `dimensions()`: the number of arguments of the Func. Raises an error
+    /// if the Func is undefined and was not declared with a dimension count.
     fn dimensions(&self) -> PyResult<usize> {
         self.inner.dimensions().py()
     }
+    /// `type()`: the Type of the Func's value. Raises an error if the Func is
+    /// Tuple-valued, or undefined and declared without types.
     fn r#type(&self) -> PyResult<PyType> {
         Ok(PyType {
             inner: self.inner.output_type().py()?,
         })
     }
+    /// `types()`: the list of the Types of the Func's values, one per Tuple
+    /// element. Raises an error if the Func is undefined and declared without
+    /// types.
     fn types(&self) -> PyResult<Vec<PyType>> {
         Ok(self
             .inner
@@ -344,9 +372,13 @@ impl PyFunc {
             .map(|t| PyType { inner: t })
             .collect())
     }
+    /// `outputs()`: the number of values the Func computes (the size of its
+    /// Tuple, or 1). Raises an error as `types()` does.
     fn outputs(&self) -> PyResult<usize> {
         self.inner.outputs().py()
     }
+    /// `args()`: the list of the Vars of the pure definition, in order
+    /// (empty if the Func is undefined).
     fn args(&self) -> Vec<PyVar> {
         self.inner
             .args()
@@ -354,6 +386,8 @@ impl PyFunc {
             .map(|v| PyVar { inner: v })
             .collect()
     }
+    /// `value()`: the Expr the pure definition computes. Raises an error if
+    /// the Func is undefined or Tuple-valued.
     fn value(&self) -> PyResult<PyExpr> {
         if !self.inner.defined() {
             return Err(HalideError::new_err(
@@ -362,6 +396,8 @@ impl PyFunc {
         }
         Ok(PyExpr::new(self.inner.value().py()?))
     }
+    /// `values()`: the Exprs the pure definition computes, as a tuple (one
+    /// per Tuple element). Raises an error if the Func is undefined.
     fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         if !self.inner.defined() {
             return Err(HalideError::new_err(
@@ -377,12 +413,18 @@ impl PyFunc {
             .collect();
         PyTuple::new(py, vals)
     }
+    /// `has_update_definition()`: True if the Func has at least one update
+    /// definition.
     fn has_update_definition(&self) -> bool {
         self.inner.has_update_definition()
     }
+    /// `num_update_definitions()`: the number of update definitions.
     fn num_update_definitions(&self) -> usize {
         self.inner.num_update_definitions()
     }
+    /// `update_args(i)`: the coordinates update definition `i` writes (the
+    /// arguments on its left-hand side), as a list of Exprs. Raises an error
+    /// if there is no such update.
     fn update_args(&self, i: usize) -> PyResult<Vec<PyExpr>> {
         Ok(self
             .inner
@@ -392,6 +434,9 @@ impl PyFunc {
             .map(PyExpr::new)
             .collect())
     }
+    /// `update_values(i)`: the Exprs update definition `i` stores, as a
+    /// tuple (one per Tuple element). Raises an error if there is no such
+    /// update.
     fn update_values<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyTuple>> {
         let vals: Vec<PyExpr> = self
             .inner
@@ -402,9 +447,14 @@ impl PyFunc {
             .collect();
         PyTuple::new(py, vals)
     }
+    /// `update_value(i)`: the Expr update definition `i` stores. Raises an
+    /// error if there is no such update or the Func is Tuple-valued.
     fn update_value(&self, i: usize) -> PyResult<PyExpr> {
         Ok(PyExpr::new(self.inner.update_value(i).py()?))
     }
+    /// `rvars(i)`: the RVars update definition `i` iterates over, in the
+    /// order of its RDom's dimensions (empty if it uses no RDom). Raises an
+    /// error if there is no such update.
     fn rvars(&self, i: usize) -> PyResult<Vec<PyRVar>> {
         Ok(self
             .inner
@@ -414,7 +464,8 @@ impl PyFunc {
             .map(|inner| PyRVar { inner })
             .collect())
     }
-    /// `update(i=0)`: the Stage of update definition `i`.
+    /// `update(i=0)`: the Stage of update definition `i`, to schedule it.
+    /// Raises an error if there is no such update.
     #[pyo3(signature = (i=0))]
     fn update(&self, i: i64) -> PyResult<PyStage> {
         let i = usize::try_from(i)
@@ -423,8 +474,9 @@ impl PyFunc {
             inner: self.inner.update(i).py()?,
         })
     }
-    /// Not iterable: without this, Python would iterate through
-    /// `__getitem__` (f[0], f[1], ...), which never ends.
+    /// A Func is not iterable: `iter(f)` raises TypeError.
+    // Without this, Python would iterate through `__getitem__` (f[0], f[1],
+    // ...), which never ends.
     fn __iter__(&self) -> PyResult<()> {
         Err(crate::errors::not_iterable("Func"))
     }
@@ -466,6 +518,14 @@ impl PyFunc {
         self.inner.define(args, values).py()
     }
 
+    /// `realize(sizes, target=None)`: compile the pipeline that ends at this
+    /// Func (unless already compiled for `target`) and run it over
+    /// `[0, size)` in each dimension of the list `sizes`; returns a new
+    /// Buffer, or a tuple of Buffers for a Tuple-valued Func.
+    /// `realize(buffer)` or `realize([buffers])` fills the given Buffers
+    /// over their regions instead and returns None. `target` (also accepted
+    /// as the second positional argument) defaults to the JIT target from the
+    /// environment (`HL_JIT_TARGET`, else the host).
     #[pyo3(signature = (*args, target=None))]
     fn realize<'py>(
         &self,
@@ -477,6 +537,10 @@ impl PyFunc {
         crate::py_pipeline::realize_py(py, vec![function], &[], args, target)
     }
 
+    /// `compile_to_callable(arguments, target=None)`: compile the pipeline
+    /// that ends at this Func into an `hl.Callable`, which takes values for
+    /// `arguments` (a list of the Params and ImageParams it reads), in that
+    /// order, followed by the output Buffer(s).
     #[pyo3(signature = (arguments, target=None))]
     fn compile_to_callable(
         &self,
@@ -491,6 +555,10 @@ impl PyFunc {
         )
     }
 
+    /// `compile_jit(target=None)`: compile the pipeline that ends at this
+    /// Func now, so that a later `realize` for the same target reuses the
+    /// compiled code. `target` defaults to the JIT target from the
+    /// environment. Returns None.
     #[pyo3(signature = (target=None))]
     fn compile_jit(&self, py: Python<'_>, target: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         crate::py_pipeline::compile_jit_py(py, vec![self.inner.function.clone()], &[], target)
@@ -521,8 +589,11 @@ impl PyFunc {
 
 
 
-    /// `infer_input_bounds(dst, target=)`: bind Buffers of the needed
-    /// regions to the unbound ImageParams (see Pipeline's).
+    /// `infer_input_bounds(dst, target=None)`: work out which region of
+    /// each input the pipeline would read to produce `dst` (a list of output
+    /// sizes, a Buffer or a list of Buffers), and give every ImageParam
+    /// without a Buffer a new, zero-filled Buffer of that region. Returns
+    /// None.
     #[pyo3(signature = (dst, target=None))]
     fn infer_input_bounds(
         &self,
@@ -533,13 +604,18 @@ impl PyFunc {
         crate::py_pipeline::infer_input_bounds_py(py, vec![self.inner.function.clone()], &[], dst, target)
     }
 
+    /// `infer_arguments()`: the inputs the pipeline that ends at this Func
+    /// reads, as a list of `hl.Argument`s: its ImageParams, then its scalar
+    /// Params.
     fn infer_arguments(&self, py: Python<'_>) -> PyResult<Vec<crate::py_pipeline::PyArgument>> {
         crate::py_pipeline::infer_arguments_py(py, &[self.inner.function.clone()])
     }
 
-    /// Writes the final lowered statement. `arguments` lists the
-    /// pipeline's inputs (Buffers, Params, ImageParams); lowering finds
-    /// the inputs itself, so they are checked and otherwise not needed.
+    /// `compile_to_lowered_stmt(filename, arguments, fmt=StmtOutputFormat.Text, target=None)`:
+    /// write the final lowered statement of the pipeline that ends at this
+    /// Func to `filename`, as text or HTML. `arguments` lists the pipeline's
+    /// inputs (Buffers, Params, ImageParams); they are checked, but the
+    /// inputs are found from the pipeline itself. Returns None.
     #[pyo3(signature = (filename, arguments, fmt=PyStmtOutputFormat::Text, target=None))]
     fn compile_to_lowered_stmt(
         &self,
@@ -561,8 +637,8 @@ impl PyFunc {
 
     /// `lowered_stmt(arguments=[], target=None)`: the final lowered
     /// statement as an `hl.LoweredStmt`, which prints as text and shows as
-    /// the HTML view in Jupyter (ferrohalide's; Halide's bindings only
-    /// write it to a file with `compile_to_lowered_stmt`).
+    /// the HTML view in Jupyter (a ferrohalide addition; Halide's bindings
+    /// only write it to a file with `compile_to_lowered_stmt`).
     #[pyo3(signature = (arguments=None, target=None))]
     fn lowered_stmt(
         &self,
@@ -575,21 +651,26 @@ impl PyFunc {
 
     // ---- scheduling ----
 
-    /// `memoize(eviction_key=None)`: keep the realizations across runs in
-    /// the runtime's cache, under the `hl.EvictionKey`'s value if given
-    /// (`halide_memoization_cache_evict` drops them).
     /// `async_()`: compute this Func on another thread, concurrently with
-    /// the work of its consumers that does not need it.
+    /// the work of its consumers that does not need it. Returns this Func.
     fn async_<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
         slf.get().inner.async_();
         slf.clone()
     }
-    /// `ring_buffer(extent)`: not implemented (refused when the pipeline
-    /// is compiled).
+    /// `ring_buffer(extent)`: give the Func `extent` copies of its storage,
+    /// used in turn by successive iterations of the loops between its
+    /// `hoist_storage` level and its `store_at` level (so an explicit
+    /// `hoist_storage` outside the store level is needed). `extent` must be
+    /// a positive integer constant (checked when the pipeline is compiled).
+    /// Returns this Func.
     fn ring_buffer<'py>(slf: &Bound<'py, Self>, extent: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         slf.get().inner.ring_buffer(crate::py_expr::py_to_expr(extent)?).py()?;
         Ok(slf.clone())
     }
+    /// `memoize(eviction_key=None)`: keep the realizations across runs in
+    /// the runtime's cache, under the `hl.EvictionKey`'s value if given
+    /// (`halide_memoization_cache_evict` drops them). A second, different
+    /// eviction key is an error. Returns this Func.
     #[pyo3(signature = (eviction_key=None))]
     fn memoize<'py>(slf: &Bound<'py, Self>, eviction_key: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
         match eviction_key.filter(|k| !k.is_none()) {
@@ -608,17 +689,21 @@ impl PyFunc {
 
     /// `debug_to_file(filename)`: write the realization to the file once the
     /// pipeline is done with it (.npy, .tiff, .mat, else Halide's tmp format).
+    /// Returns this Func.
     fn debug_to_file<'py>(slf: &Bound<'py, Self>, filename: &str) -> PyResult<Bound<'py, Self>> {
         slf.get().inner.debug_to_file(filename).py()?;
         Ok(slf.clone())
     }
 
-    /// Whether the Func is computed outside Halide's loops: `define_extern`
-    /// (or a `copy_to_host/device` copy, Halide's `halide_buffer_copy`).
+    /// `is_extern()`: True if the Func is computed by external code: defined
+    /// with `define_extern`, or scheduled with `copy_to_host` or
+    /// `copy_to_device`.
     fn is_extern(&self) -> bool {
         self.inner.is_extern() || self.inner.function.read().schedule.copy_to_device.is_some()
     }
-    /// The C function an extern Func calls ("" for others).
+    /// `extern_function_name()`: the name of the C function an extern Func
+    /// calls (`halide_buffer_copy` for a `copy_to_host` or `copy_to_device`
+    /// Func), or "" for other Funcs.
     fn extern_function_name(&self) -> String {
         if self.inner.is_extern() {
             self.inner.extern_function_name()
@@ -628,14 +713,19 @@ impl PyFunc {
             String::new()
         }
     }
-    /// `copy_to_host()`: the Func is a copy of the Func or image it calls,
-    /// made on the host.
+    /// `copy_to_host()`: make this Func, which must be a plain copy of one
+    /// Func or image (`f[x, y] = g[x, y]`), a copy made on the host. Returns
+    /// this Func.
     fn copy_to_host<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
         use ferrohalide_core::device_api::DeviceApi;
         slf.get().inner.copy_to_device(DeviceApi::Host, "copy_to_host").py()?;
         Ok(slf.clone())
     }
-    /// `copy_to_device(device_api=DeviceAPI.Default_GPU)`.
+    /// `copy_to_device(device_api=DeviceAPI.Default_GPU)`: make this Func,
+    /// which must be a plain copy of one Func or image (`f[x, y] = g[x, y]`),
+    /// a copy made on the device. ferrohalide has no device back end:
+    /// compiling a pipeline with a copy to a device raises an error. Returns
+    /// this Func.
     #[pyo3(signature = (device_api=None))]
     fn copy_to_device<'py>(slf: &Bound<'py, Self>, device_api: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
         use ferrohalide_core::device_api::DeviceApi;
@@ -647,27 +737,39 @@ impl PyFunc {
         Ok(slf.clone())
     }
 
+    /// `compute_root()`: compute all of this Func once, before the loops of
+    /// its consumers. Returns this Func.
     fn compute_root<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
         slf.get().inner.compute_root();
         slf.clone()
     }
 
+    /// `compute_inline()`: compute this Func's values where they are used,
+    /// inside its consumers (the default schedule). Returns this Func.
     fn compute_inline<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
         slf.get().inner.compute_inline();
         slf.clone()
     }
 
+    /// `store_root()`: allocate this Func's storage outside all loops, while
+    /// computing it where `compute_at` says. Returns this Func.
     fn store_root<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
         slf.get().inner.store_root();
         slf.clone()
     }
 
+    /// `hoist_storage_root()`: make this Func's allocation once, outside all
+    /// loops, big enough for every region its store level needs. Returns
+    /// this Func.
     fn hoist_storage_root<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
         slf.get().inner.hoist_storage_root();
         slf.clone()
     }
 
-    /// `compute_at(f, var)` or `compute_at(loop_level)`.
+    /// `compute_at(f, var)` or `compute_at(loop_level)`: compute the region
+    /// of this Func that is needed inside each iteration of `f`'s loop over
+    /// `var` (a Var or RVar), there. With a LoopLevel, later `set` calls on
+    /// it move the Func along. Returns this Func.
     #[pyo3(signature = (*args))]
     fn compute_at<'py>(
         slf: &Bound<'py, Self>,
@@ -681,7 +783,10 @@ impl PyFunc {
         Ok(slf.clone())
     }
 
-    /// `store_at(f, var)` or `store_at(loop_level)`.
+    /// `store_at(f, var)` or `store_at(loop_level)`: allocate this Func's
+    /// storage inside `f`'s loop over `var` (outside its compute level), so
+    /// values computed in one iteration of the loops in between can be
+    /// reused by the next. Returns this Func.
     #[pyo3(signature = (*args))]
     fn store_at<'py>(
         slf: &Bound<'py, Self>,
@@ -695,7 +800,10 @@ impl PyFunc {
         Ok(slf.clone())
     }
 
-    /// `hoist_storage(f, var)` or `hoist_storage(loop_level)`.
+    /// `hoist_storage(f, var)` or `hoist_storage(loop_level)`: make this
+    /// Func's allocation at `f`'s loop over `var`, outside its store level,
+    /// big enough for every region the store level needs inside it. Returns
+    /// this Func.
     #[pyo3(signature = (*args))]
     fn hoist_storage<'py>(
         slf: &Bound<'py, Self>,
@@ -709,6 +817,10 @@ impl PyFunc {
         Ok(slf.clone())
     }
 
+    /// `bound(var, min, extent)`: compute this Func over exactly
+    /// `[min, min + extent)` in `var` (a pure Var of the Func), whatever its
+    /// consumers need; running the pipeline fails if they need more. Returns
+    /// this Func.
     fn bound<'py>(
         slf: &Bound<'py, Self>,
         var: &Bound<'py, PyAny>,
@@ -723,8 +835,8 @@ impl PyFunc {
         Ok(slf.clone())
     }
 
-    /// `align_storage(dim, alignment)`: pad the storage extent of `dim` to
-    /// a multiple of `alignment`.
+    /// `align_storage(dim, alignment)`: pad the storage extent of `dim` (a
+    /// pure Var of the Func) to a multiple of `alignment`. Returns this Func.
     fn align_storage<'py>(
         slf: &Bound<'py, Self>,
         dim: &Bound<'py, PyAny>,
@@ -735,8 +847,8 @@ impl PyFunc {
         Ok(slf.clone())
     }
 
-    /// `bound_storage(dim, bound)`: store `dim` with extent `bound`,
-    /// whatever region is computed.
+    /// `bound_storage(dim, bound)`: store `dim` (a pure Var of the Func)
+    /// with extent `bound`, whatever region is computed. Returns this Func.
     fn bound_storage<'py>(
         slf: &Bound<'py, Self>,
         dim: &Bound<'py, PyAny>,
@@ -747,6 +859,12 @@ impl PyFunc {
         Ok(slf.clone())
     }
 
+    /// `fold_storage(var, extent, fold_forward=True)`: store dimension `var`
+    /// modulo `extent` (an Int(32)), as a circular buffer, where the loop it
+    /// is computed in walks `var` in one direction; `fold_forward` gives that
+    /// direction when the compiler cannot prove it (then checked as the
+    /// pipeline runs). Compiling checks that each iteration's footprint fits
+    /// in `extent`. Returns this Func.
     #[pyo3(signature = (var, extent, fold_forward = true))]
     fn fold_storage<'py>(
         slf: &Bound<'py, Self>,
@@ -762,6 +880,9 @@ impl PyFunc {
         Ok(slf.clone())
     }
 
+    /// `bound_extent(var, extent)`: compute this Func over exactly `extent`
+    /// points in `var`, with the min inferred from what the consumers need.
+    /// Returns this Func.
     fn bound_extent<'py>(
         slf: &Bound<'py, Self>,
         var: &Bound<'py, PyAny>,
@@ -772,6 +893,9 @@ impl PyFunc {
         Ok(slf.clone())
     }
 
+    /// `align_bounds(var, modulus, remainder=0)`: widen the region computed
+    /// in `var` so its min is `remainder` modulo `modulus` and its extent a
+    /// multiple of `modulus`. Returns this Func.
     #[pyo3(signature = (var, modulus, remainder=None))]
     fn align_bounds<'py>(
         slf: &Bound<'py, Self>,
@@ -791,6 +915,8 @@ impl PyFunc {
         Ok(slf.clone())
     }
 
+    /// `align_extent(var, modulus)`: round the extent computed in `var` up
+    /// to a multiple of `modulus`, keeping the min. Returns this Func.
     fn align_extent<'py>(
         slf: &Bound<'py, Self>,
         var: &Bound<'py, PyAny>,
@@ -804,7 +930,10 @@ impl PyFunc {
         Ok(slf.clone())
     }
 
-    /// `reorder_storage(x, y, ...)` or `reorder_storage([x, y, ...])`.
+    /// `reorder_storage(x, y, ...)` or `reorder_storage([x, y, ...])`: lay
+    /// out the Func's storage with these dimensions in this order, innermost
+    /// (fastest-varying) first. At least two Vars are needed. Returns this
+    /// Func.
     #[pyo3(signature = (*args))]
     fn reorder_storage<'py>(
         slf: &Bound<'py, Self>,
@@ -853,31 +982,48 @@ impl PyFunc {
         Ok(slf.clone())
     }
 
+    /// `trace_loads()`: report every load from this Func, as a line of text
+    /// in the pipeline's print output. Returns this Func.
     fn trace_loads<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
         slf.get().inner.trace_loads();
         slf.clone()
     }
 
+    /// `trace_stores()`: report every store to this Func, as a line of text
+    /// in the pipeline's print output. Returns this Func.
     fn trace_stores<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
         slf.get().inner.trace_stores();
         slf.clone()
     }
 
+    /// `trace_realizations()`: report where this Func is allocated, produced
+    /// and consumed, in the pipeline's print output. Returns this Func.
     fn trace_realizations<'py>(slf: &Bound<'py, Self>) -> Bound<'py, Self> {
         slf.get().inner.trace_realizations();
         slf.clone()
     }
 
+    /// `add_trace_tag(trace_tag)`: a string reported, with the traced
+    /// events, when a pipeline that traces this Func starts. Returns this
+    /// Func.
     fn add_trace_tag<'py>(slf: &Bound<'py, Self>, trace_tag: &str) -> PyResult<Bound<'py, Self>> {
         slf.get().inner.add_trace_tag(trace_tag).py()?;
         Ok(slf.clone())
     }
 
+    /// `store_in(memory_type)`: the kind of memory to put this Func's
+    /// storage in (a `MemoryType`; the default is `Auto`). ferrohalide
+    /// compiles for the CPU only: `Heap` always allocates on the heap, and the
+    /// other types put a small constant-size allocation on the stack. Returns
+    /// this Func.
     fn store_in<'py>(slf: &Bound<'py, Self>, memory_type: PyMemoryType) -> Bound<'py, Self> {
         slf.get().inner.store_in(memory_type.to_core());
         slf.clone()
     }
 
+    /// `print_loop_nest()`: print the loop nest of the pipeline that ends at
+    /// this Func, as pseudo-code, to stderr. Raises an error if the Func is
+    /// undefined.
     fn print_loop_nest(&self, py: Python<'_>) -> PyResult<()> {
         if !self.inner.defined() {
             return Err(HalideError::new_err(format!(
@@ -908,7 +1054,11 @@ impl PyFunc {
 
     // ---- wrappers, specializations, output buffers ----
 
-    /// `in_()`, `in_(g)` or `in_([g, h, ...])`.
+    /// `in_()`, `in_(g)` or `in_([g, h, ...])`: a new Func that wraps this
+    /// one and is used instead of it by `g` only, by the listed Funcs, or
+    /// (`in_()`) by every consumer without a wrapper of its own, so the
+    /// wrapper can be scheduled on its own (e.g. to stage a copy). Asking
+    /// again returns the same wrapper.
     #[pyo3(signature = (*args))]
     fn in_(&self, args: &Bound<'_, PyTuple>) -> PyResult<PyFunc> {
         let f = &self.inner;
@@ -920,7 +1070,9 @@ impl PyFunc {
         Ok(PyFunc { inner: w.py()? })
     }
 
-    /// `clone_in(g)` or `clone_in([g, h, ...])`.
+    /// `clone_in(g)` or `clone_in([g, h, ...])`: a copy of this Func, with
+    /// its definition and schedule, used instead of it by `g` (or by the
+    /// listed Funcs) only, so it can be scheduled differently there.
     fn clone_in(&self, arg: &Bound<'_, PyAny>) -> PyResult<PyFunc> {
         let args = PyTuple::new(arg.py(), [arg])?;
         let f = &self.inner;
@@ -932,12 +1084,19 @@ impl PyFunc {
         Ok(PyFunc { inner: w.py()? })
     }
 
+    /// `output_buffer()`: the `hl.OutputImageParam` standing for the Buffer
+    /// this Func is realized into, whose shape (`width()`, `dim(i).min()`,
+    /// ...) schedules and specialization conditions can use. Raises an error
+    /// if the Func is undefined or Tuple-valued.
     fn output_buffer(&self) -> PyResult<PyOutputImageParam> {
         Ok(PyOutputImageParam {
             inner: Some(output_buffer(&self.inner.function).py()?),
         })
     }
 
+    /// `output_buffers()`: the list of the Func's output buffers as
+    /// `hl.OutputImageParam`s, one per value. Raises an error if the Func is
+    /// undefined.
     fn output_buffers(&self) -> PyResult<Vec<PyOutputImageParam>> {
         Ok(output_buffers(&self.inner.function)
             .py()?
@@ -997,12 +1156,15 @@ crate::expr_like_methods!(PyFuncRef {
         let index = self.inner.tuple_index(index).py()?;
         Ok(PyFuncTupleElementRef { inner: self.inner.clone(), index })
     }
+    /// `size()`: the number of values of the Func (the size of its Tuple, or
+    /// 1).
     fn size(&self) -> usize {
         self.inner.size()
     }
 });
 
 crate::expr_like_methods!(PyFuncTupleElementRef {
+    /// `index()`: which element of the Tuple this is.
     fn index(&self) -> usize {
         self.index
     }

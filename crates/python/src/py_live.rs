@@ -4,6 +4,9 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+/// `_live_objects()`: a dict of how many Funcs, Buffers, RDoms, Parameters
+/// and compiled pipelines exist now, by kind. For leak tests; not part of
+/// Halide's API.
 #[pyfunction]
 fn _live_objects(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);

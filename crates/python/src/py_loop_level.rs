@@ -13,6 +13,13 @@ use ferrohalide_core::schedule::LoopLevel;
 use crate::errors::IntoPy;
 use crate::py_func::PyFunc;
 
+/// `hl.LoopLevel`: a place in the loop nest, for `compute_at`, `store_at`,
+/// `hoist_storage` and `compute_with`. `LoopLevel(func, var, stage_index=-1)`
+/// is `func`'s loop over `var` (`stage_index` picks one of its definitions;
+/// -1 means none in particular), `LoopLevel.root()` is outside all loops,
+/// `LoopLevel.inlined()` is inlining, and `LoopLevel()` is undefined until
+/// `set`. A Func scheduled at a LoopLevel follows later `set` calls on it.
+/// Two LoopLevels are equal only if they are the same object.
 #[pyclass(name = "LoopLevel", module = "ferrohalide", frozen)]
 pub struct PyLoopLevel {
     pub inner: LoopLevelHandle,
@@ -59,6 +66,7 @@ impl PyLoopLevel {
         })
     }
 
+    /// `LoopLevel.root()`: the level outside all loops (as `compute_root()`).
     #[staticmethod]
     fn root() -> PyLoopLevel {
         PyLoopLevel {
@@ -66,6 +74,8 @@ impl PyLoopLevel {
         }
     }
 
+    /// `LoopLevel.inlined()`: the level of an inlined Func (as
+    /// `compute_inline()`).
     #[staticmethod]
     fn inlined() -> PyLoopLevel {
         PyLoopLevel {
@@ -73,11 +83,15 @@ impl PyLoopLevel {
         }
     }
 
-    /// Take `other`'s current value; Funcs scheduled with this LoopLevel follow.
+    /// `set(other)`: give this LoopLevel `other`'s current value; Funcs
+    /// already scheduled at this LoopLevel move along. Returns None.
     fn set(&self, other: PyRef<'_, PyLoopLevel>) -> PyResult<()> {
         self.inner.set(other.inner.get()).py()
     }
 
+    /// `stage_index()`: the index of the definition this LoopLevel names. As
+    /// in Halide, only the LoopLevels the compiler fixes while lowering can
+    /// be inspected: on a LoopLevel you hold it always raises an error.
     fn stage_index(&self) -> PyResult<usize> {
         self.inner.stage_index().py()
     }

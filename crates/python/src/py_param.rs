@@ -15,6 +15,10 @@ use crate::py_expr::{py_to_expr, py_to_opt_expr, PyExpr};
 use crate::py_output_buffer::PyDimension;
 use crate::py_type::{type_from_py, PyType};
 
+/// `Param(type, name=None, value=None)`: a scalar input of a pipeline, whose
+/// value is given when it runs; it can be used wherever an Expr can, with
+/// the same operators. Also `Param(type, value)`. An unnamed Param gets a
+/// fresh name, and the value is converted to `type` as by `set`.
 #[pyclass(name = "Param", module = "ferrohalide", frozen, subclass)]
 pub struct PyParam {
     pub inner: Parameter,
@@ -78,10 +82,10 @@ pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
 }
 
 crate::expr_like_methods!(PyParam {
-    /// `Param(type)`, `Param(type, name)`, `Param(type, value)`,
-    /// `Param(type, name, value)`.
+    // `Param(type)`, `Param(type, name)`, `Param(type, value)`,
+    // `Param(type, name, value)`; keywords as Halide's: `type`, `name`,
+    // `value`.
     #[new]
-    /// Keywords as Halide's: `type`, `name`, `value`.
     #[pyo3(signature = (r#type, name=None, value=None))]
     fn py_new(r#type: &Bound<'_, PyAny>, name: Option<&Bound<'_, PyAny>>, value: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let (ty, a, b) = (r#type, name, value);
@@ -109,35 +113,55 @@ crate::expr_like_methods!(PyParam {
         }
         Ok(PyParam { inner: p })
     }
+    /// `name()`: the parameter's name.
     fn name(&self) -> String {
         self.inner.name()
     }
+    /// `type()`: the parameter's type.
     fn r#type(&self) -> PyType {
         PyType { inner: self.inner.ty() }
     }
+    /// `set(value)`: the value the pipeline uses for this parameter from now
+    /// on, converted to its type (an error if it does not fit; a Python
+    /// float is rounded to float32 first, as in Halide's bindings).
     fn set(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
         self.inner.set_scalar(scalar_input(value, "set")?).py()
     }
+    /// `set_estimate(value)`: a typical value of the parameter, for
+    /// autoschedulers; converted like `set`'s value, and never used as the
+    /// parameter's value.
     fn set_estimate(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
         self.inner.set_estimate(scalar_input(value, "set_estimate")?).py()
     }
+    /// `set_range(min, max)`: both `set_min_value(min)` and
+    /// `set_max_value(max)`.
     fn set_range(&self, min: &Bound<'_, PyAny>, max: &Bound<'_, PyAny>) -> PyResult<()> {
         self.inner.set_min_value(py_to_opt_expr(min)?).py()?;
         self.inner.set_max_value(py_to_opt_expr(max)?).py()
     }
+    /// `set_min_value(min)`: the smallest value the parameter may take,
+    /// checked when the pipeline runs; `min` must be a constant, converted
+    /// to the parameter's type; `hl.Expr()` removes the bound.
     fn set_min_value(&self, min: &Bound<'_, PyAny>) -> PyResult<()> {
         self.inner.set_min_value(py_to_opt_expr(min)?).py()
     }
+    /// `set_max_value(max)`: the largest value the parameter may take,
+    /// checked when the pipeline runs; `max` must be a constant, converted
+    /// to the parameter's type; `hl.Expr()` removes the bound.
     fn set_max_value(&self, max: &Bound<'_, PyAny>) -> PyResult<()> {
         self.inner.set_max_value(py_to_opt_expr(max)?).py()
     }
+    /// `min_value()`: the smallest allowed value, or an undefined Expr if
+    /// none was set.
     fn min_value(&self) -> PyExpr {
         PyExpr::from_opt(self.inner.min_value())
     }
+    /// `max_value()`: the largest allowed value, or an undefined Expr if
+    /// none was set.
     fn max_value(&self) -> PyExpr {
         PyExpr::from_opt(self.inner.max_value())
     }
-    /// The Parameter object behind this Param.
+    /// `parameter()`: the `hl.Parameter` behind this Param.
     fn parameter(&self) -> crate::py_parameter::PyParameter {
         crate::py_parameter::PyParameter::new(self.inner.clone())
     }
@@ -154,6 +178,11 @@ crate::expr_like_methods!(PyParam {
     }
 });
 
+/// `ImageParam(type, dimensions[, name])`: an input image of a pipeline,
+/// with element type `type`, whose size and contents are given when it runs
+/// (bind an `hl.Buffer` with `set`). `im[x, y]` is an Expr reading it, and
+/// its shape accessors (`width()`, `dim(i)`, ...) are Exprs. `ImageParam()`
+/// is undefined; an unnamed ImageParam gets a fresh name.
 #[pyclass(name = "ImageParam", module = "ferrohalide", frozen, subclass)]
 pub struct PyImageParam {
     /// None for `ImageParam()`, Halide's undefined ImageParam.
@@ -174,7 +203,7 @@ fn expr(r: ferrohalide_core::Result<Expr>) -> PyResult<PyExpr> {
 
 #[pymethods]
 impl PyImageParam {
-    /// `ImageParam()`, `ImageParam(type, dimensions[, name])`.
+    // `ImageParam()`, `ImageParam(type, dimensions[, name])`.
     #[new]
     #[pyo3(signature = (*args))]
     fn py_new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
@@ -199,21 +228,28 @@ impl PyImageParam {
             _ => Err(bad()),
         }
     }
+    /// `defined()`: False for `ImageParam()`, which names no input.
     fn defined(&self) -> bool {
         self.inner.is_some()
     }
+    /// `name()`: the input's name.
     fn name(&self) -> PyResult<String> {
         Ok(self.get_inner()?.name())
     }
+    /// `type()`: the element type of the input.
     fn r#type(&self) -> PyResult<PyType> {
         Ok(PyType {
             inner: self.get_inner()?.ty(),
         })
     }
+    /// `dimensions()`: the number of dimensions of the input.
     fn dimensions(&self) -> PyResult<usize> {
         Ok(self.get_inner()?.dimensions())
     }
-    /// Bind an `hl.Buffer` (its element type is checked now).
+    /// `set(buffer)`: bind the `hl.Buffer` `buffer` as this input for the
+    /// following realizations; its element type must match (HalideError
+    /// now), its dimension count is checked when the pipeline runs. An
+    /// undefined `hl.Buffer()` unbinds.
     fn set(&self, buffer: &Bound<'_, PyAny>) -> PyResult<()> {
         let b = buffer.extract::<PyRef<PyBuffer>>().map_err(|_| {
             PyTypeError::new_err(format!(
@@ -229,18 +265,21 @@ impl PyImageParam {
         }
         im.set(b.inner.clone()).py()
     }
+    /// `get()`: the `hl.Buffer` bound to this input, or an undefined
+    /// `hl.Buffer()` if none is bound.
     fn get(&self, py: Python<'_>) -> PyResult<Py<PyBuffer>> {
         match self.get_inner()?.get() {
             Some(b) => wrap_buffer(py, b),
             None => Py::new(py, PyBuffer::undefined()),
         }
     }
+    /// `reset()`: unbind the bound buffer, if any.
     fn reset(&self) -> PyResult<()> {
         self.get_inner()?.reset();
         Ok(())
     }
-    /// Not iterable: without this, Python would iterate through
-    /// `__getitem__` (im[0], im[1], ...), which never ends.
+    // Not iterable: without this, Python would iterate through
+    // `__getitem__` (im[0], im[1], ...), which never ends.
     fn __iter__(&self) -> PyResult<()> {
         Err(crate::errors::not_iterable("ImageParam"))
     }
@@ -258,58 +297,82 @@ impl PyImageParam {
             .collect::<PyResult<Vec<Expr>>>()?;
         expr(self.get_inner()?.call(args))
     }
+    /// `dim(i)`: dimension `i` of the input, an `hl.Dimension`, whose min,
+    /// extent and stride can be read and constrained; HalideError if there
+    /// is no dimension `i`.
     fn dim(&self, i: i64) -> PyResult<PyDimension> {
         Ok(PyDimension {
             inner: self.get_inner()?.dim(i).py()?,
             input: true,
         })
     }
+    /// `width()`: the extent of dimension 0, as an Expr (HalideError for a
+    /// zero-dimensional input).
     fn width(&self) -> PyResult<PyExpr> {
         expr(self.get_inner()?.base.width())
     }
+    /// `height()`: the extent of dimension 1, as an Expr (HalideError with
+    /// fewer than two dimensions).
     fn height(&self) -> PyResult<PyExpr> {
         expr(self.get_inner()?.base.height())
     }
+    /// `channels()`: the extent of dimension 2, as an Expr (HalideError with
+    /// fewer than three dimensions).
     fn channels(&self) -> PyResult<PyExpr> {
         expr(self.get_inner()?.base.channels())
     }
+    /// `left()`: the min coordinate of dimension 0, as an Expr.
     fn left(&self) -> PyResult<PyExpr> {
         expr(self.get_inner()?.base.left())
     }
+    /// `right()`: the max coordinate of dimension 0 (min + extent - 1), as
+    /// an Expr.
     fn right(&self) -> PyResult<PyExpr> {
         expr(self.get_inner()?.base.right())
     }
+    /// `top()`: the min coordinate of dimension 1, as an Expr.
     fn top(&self) -> PyResult<PyExpr> {
         expr(self.get_inner()?.base.top())
     }
+    /// `bottom()`: the max coordinate of dimension 1 (min + extent - 1), as
+    /// an Expr.
     fn bottom(&self) -> PyResult<PyExpr> {
         expr(self.get_inner()?.base.bottom())
     }
-    /// `set_estimates([(min, extent), ...])`: one estimate per dimension.
+    /// `set_estimates([(min, extent), ...])`: estimated bounds of the input,
+    /// one `(min, extent)` pair per dimension, for autoschedulers. Returns
+    /// this ImageParam.
     fn set_estimates<'py>(slf: PyRef<'py, Self>, estimates: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
         let region = crate::py_boundary::region_from_py(estimates, "set_estimates")?;
         slf.get_inner()?.param().set_estimates(region).py()?;
         Ok(slf)
     }
-    /// The Parameter object behind this ImageParam.
+    /// `parameter()`: the `hl.Parameter` behind this ImageParam.
     fn parameter(&self) -> PyResult<crate::py_parameter::PyParameter> {
         Ok(crate::py_parameter::PyParameter::new(self.get_inner()?.param().clone()))
     }
-    /// Report every load from this input.
+    /// `trace_loads()`: report every load from this input to the tracing
+    /// runtime when the pipeline runs. Returns this ImageParam.
     fn trace_loads(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
         slf.get_inner()?.param().trace_loads();
         Ok(slf)
     }
-    /// The host pointer's promised alignment in bytes (default: the
-    /// element size).
+    /// `host_alignment()`: the alignment in bytes promised for the host
+    /// pointer of the bound buffer (by default the element size).
     fn host_alignment(&self) -> PyResult<i32> {
         Ok(self.get_inner()?.param().host_alignment())
     }
-    /// Promise a host alignment; a call with a buffer that breaks it fails.
+    /// `set_host_alignment(bytes)`: promise that the host pointer of the
+    /// bound buffer is a multiple of `bytes` (positive); running the
+    /// pipeline with a buffer that breaks the promise fails. Returns this
+    /// ImageParam.
     fn set_host_alignment(slf: PyRef<'_, Self>, bytes: i32) -> PyResult<PyRef<'_, Self>> {
         slf.get_inner()?.param().set_host_alignment(bytes).py()?;
         Ok(slf)
     }
+    /// `store_in(memory_type)`: declare which `hl.MemoryType` the input's
+    /// memory lives in (on CPU targets every kind is host memory). Returns
+    /// this ImageParam.
     fn store_in(
         slf: PyRef<'_, Self>,
         memory_type: crate::py_func::PyMemoryType,

@@ -249,6 +249,11 @@ pub fn infer_arguments_py(py: Python<'_>, outputs: &[Function]) -> PyResult<Vec<
 // hl.Pipeline
 // ---------------------------------------------------------------------------
 
+/// `Pipeline()`, `Pipeline(func)`, `Pipeline([funcs])`: the Funcs to compute
+/// together as one pipeline, with its outputs: realize them in one pass over
+/// the same region (`realize`), compile them for the JIT (`compile_jit`,
+/// `compile_to_callable`) or ahead of time (`compile_to_*`). `Pipeline()` is
+/// undefined; most methods refuse it.
 #[pyclass(name = "Pipeline", module = "ferrohalide", frozen)]
 pub struct PyPipeline {
     outputs: Vec<Function>,
@@ -298,7 +303,8 @@ crate::compile_methods!(PyPipeline);
 
 #[pymethods]
 impl PyPipeline {
-    /// `Pipeline()`, `Pipeline(func)`, `Pipeline([funcs])`.
+    /// `Pipeline()`, `Pipeline(func)`, `Pipeline([funcs])`: a pipeline with these
+    /// outputs (none: an undefined pipeline).
     #[new]
     #[pyo3(signature = (outputs=None))]
     fn py_new(outputs: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
@@ -324,6 +330,7 @@ impl PyPipeline {
         }
         Ok(PyPipeline::new(fs))
     }
+    /// `defined()`: whether the pipeline has outputs (False for `Pipeline()`).
     fn defined(&self) -> bool {
         !self.outputs.is_empty()
     }
@@ -347,8 +354,8 @@ impl PyPipeline {
             inner: ferrohalide_core::lang::func::Func::from_function(env.get(name).clone()),
         })
     }
-    /// `print_loop_nest()`: the loop nest as pseudo-code, on stderr (as
-    /// Halide prints it).
+    /// `print_loop_nest()`: print the loop nest the schedule gives, as
+    /// pseudo-code, to `sys.stderr`.
     fn print_loop_nest(&self, py: Python<'_>) -> PyResult<()> {
         let outputs = self.outputs_or_err()?;
         let text = crate::gil::detached(py, || {
@@ -358,13 +365,14 @@ impl PyPipeline {
         py.import("sys")?.getattr("stderr")?.call_method1("write", (text,))?;
         Ok(())
     }
-    /// `invalidate_cache()`: forget the compiled code (the next realize
-    /// compiles again).
+    /// `invalidate_cache()`: forget the compiled code, so that the next
+    /// `realize` compiles again.
     fn invalidate_cache(&self) {
         for f in &self.outputs {
             f.compiled_code().clear();
         }
     }
+    /// `outputs()`: the output Funcs of the pipeline, as a list.
     fn outputs(&self) -> Vec<PyFunc> {
         self.outputs
             .iter()
@@ -373,6 +381,13 @@ impl PyPipeline {
             })
             .collect()
     }
+    /// `realize(sizes, target=None)`, `realize(buffer)`, `realize([buffers])`:
+    /// compute the outputs (compiling for the JIT first if needed). With a
+    /// list of sizes, one per dimension, it returns new Buffers of that size:
+    /// one Buffer, or a tuple when there are several outputs or Tuple values.
+    /// With a Buffer or a list of Buffers (one per output value), it fills them
+    /// and returns None. `target` (also accepted second) defaults to
+    /// `get_jit_target_from_environment()`.
     #[pyo3(signature = (*args, target=None))]
     fn realize(
         &self,
@@ -382,10 +397,17 @@ impl PyPipeline {
     ) -> PyResult<Py<PyAny>> {
         realize_py(py, self.outputs_or_err()?, &self.requirements(), args, target)
     }
+    /// `compile_jit(target=None)`: compile the pipeline for the JIT now rather
+    /// than at the first `realize`. `target` defaults to
+    /// `get_jit_target_from_environment()`.
     #[pyo3(signature = (target=None))]
     fn compile_jit(&self, py: Python<'_>, target: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         compile_jit_py(py, self.outputs_or_err()?, &self.requirements(), target)
     }
+    /// `compile_to_callable(arguments, target=None)`: compile the pipeline for
+    /// the JIT into a `Callable` that takes the values of `arguments` (a list
+    /// of Params and ImageParams, in that order) and then the output buffers.
+    /// `target` defaults to `get_jit_target_from_environment()`.
     #[pyo3(signature = (arguments, target=None))]
     fn compile_to_callable(
         &self,
@@ -394,9 +416,16 @@ impl PyPipeline {
     ) -> PyResult<PyCallable> {
         compile_to_callable_py(self.outputs_or_err()?, &self.requirements(), arguments, target)
     }
+    /// `infer_arguments()`: the inputs the pipeline reads (its ImageParams,
+    /// then its Params), as a list of `Argument`s, e.g. for the argument list
+    /// of `compile_to_*`.
     fn infer_arguments(&self, py: Python<'_>) -> PyResult<Vec<PyArgument>> {
         infer_arguments_py(py, &self.outputs_or_err()?)
     }
+    /// `infer_input_bounds(dst, target=None)`: find the region of each input
+    /// ImageParam not yet bound to a Buffer that computing the outputs over
+    /// `dst` (a list of sizes, a Buffer, or a list of Buffers) needs, and bind
+    /// a zero-filled Buffer of that region to it.
     #[pyo3(signature = (dst, target=None))]
     fn infer_input_bounds(
         &self,
@@ -406,8 +435,10 @@ impl PyPipeline {
     ) -> PyResult<()> {
         infer_input_bounds_py(py, self.outputs_or_err()?, &self.requirements(), dst, target)
     }
-    /// `add_requirement(condition, *error_args)`: the pipeline checks the
-    /// condition before doing anything and fails with the error args.
+    /// `add_requirement(condition, *error_args)`: make the pipeline check the
+    /// bool Expr `condition` (which may use Params) before computing anything,
+    /// and fail with an error made of `error_args` (strings and Exprs) if it
+    /// is false.
     #[pyo3(signature = (condition, *error_args))]
     fn add_requirement(&self, condition: &Bound<'_, PyAny>, error_args: &Bound<'_, PyTuple>) -> PyResult<()> {
         let c = crate::py_expr::py_to_expr(condition)?;
@@ -426,7 +457,10 @@ impl PyPipeline {
     // ---- ahead-of-time compilation (py_compile_to.rs) ----
 
 
-    /// Writes the final lowered statement (see `write_lowered_stmt`).
+    /// `compile_to_lowered_stmt(filename, arguments, fmt=StmtOutputFormat.Text, target=None)`:
+    /// write the final lowered statement of the pipeline (its loop nest as
+    /// compiled) to `filename`, as text or, with `StmtOutputFormat.HTML`, as
+    /// HTML. `arguments` must list every Param and ImageParam it reads.
     #[pyo3(signature = (filename, arguments, fmt=None, target=None))]
     fn compile_to_lowered_stmt(
         &self,
@@ -451,8 +485,9 @@ impl PyPipeline {
         let outputs = self.outputs_or_err()?;
         crate::py_compile_to::write_lowered_stmt(py, outputs, &filename, arguments, format, target)
     }
-    /// `lowered_stmt(arguments=[], target=None)`: the final lowered
-    /// statement as an `hl.LoweredStmt` (see `Func.lowered_stmt`).
+    /// `lowered_stmt(arguments=[], target=None)`: the final lowered statement of
+    /// the pipeline as a `LoweredStmt`, which prints as text and shows as HTML
+    /// in Jupyter.
     #[pyo3(signature = (arguments=None, target=None))]
     fn lowered_stmt(
         &self,
@@ -463,8 +498,12 @@ impl PyPipeline {
         let outputs = self.outputs_or_err()?;
         crate::py_compile_to::lowered_stmt_object(py, outputs, arguments, target)
     }
-    /// `apply_autoscheduler(target, autoscheduler_params)`: schedule the
-    /// whole pipeline (see `ferrohalide_core::autoschedule`).
+    /// `apply_autoscheduler(target, autoscheduler_params)`: schedule the whole
+    /// pipeline automatically for `target` with the autoscheduler that the
+    /// `AutoschedulerParams` name (e.g. `"Mullapudi2016"`, `"Adams2019"`,
+    /// `"Li2018"`); returns the `AutoSchedulerResults`, which modules compiled
+    /// from this Pipeline then carry.
+    // The autoschedulers are ferrohalide_core::autoschedule.
     fn apply_autoscheduler(
         &self,
         py: Python<'_>,
@@ -510,7 +549,8 @@ impl PyPipeline {
 // hl.AutoSchedulerResults
 // ---------------------------------------------------------------------------
 
-/// What `Pipeline.apply_autoscheduler` did.
+/// `AutoSchedulerResults`: what `Pipeline.apply_autoscheduler` did: the
+/// target, the parameters, and the schedule it chose as source code.
 #[pyclass(name = "AutoSchedulerResults", module = "ferrohalide", frozen)]
 pub struct PyAutoSchedulerResults {
     pub(crate) results: AutoSchedulerResults,
@@ -529,20 +569,26 @@ impl PyAutoSchedulerResults {
 
 #[pymethods]
 impl PyAutoSchedulerResults {
+    /// `target`: the `Target` the pipeline was scheduled for.
     #[getter]
     fn target(&self) -> crate::py_target::PyTarget {
         crate::py_target::PyTarget { inner: self.results.target.clone() }
     }
+    /// `autoscheduler_params`: the `AutoschedulerParams` the autoscheduler ran with.
     #[getter]
     fn autoscheduler_params(&self, py: Python<'_>) -> Py<PyAny> {
         self.params.clone_ref(py)
     }
+    /// `schedule_source`: the chosen schedule, as C++ source code (what the
+    /// `schedule` output file holds).
     #[getter]
     fn schedule_source(&self) -> String {
         self.results.schedule_source.clone()
     }
-    /// ferrohalide's rules compute no features (Adams2019's cost-model
-    /// input), so this is empty.
+    /// `featurization`: the features of the pipeline that a learned cost model
+    /// reads, as bytes; always empty in ferrohalide, whose autoschedulers
+    /// compute none.
+    // ferrohalide's rules compute no features (Adams2019's cost-model input).
     #[getter]
     fn featurization(&self) -> Vec<u8> {
         vec![]
@@ -558,9 +604,9 @@ impl PyAutoSchedulerResults {
 
 static ARGUMENT_KIND: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
-/// `hl.ArgumentEstimates`: what an autoscheduler knows of an argument: a
-/// scalar's default, range and estimate, a buffer's per-dimension (min,
-/// extent) estimates.
+/// `ArgumentEstimates()`: what an autoscheduler knows of a pipeline argument:
+/// a scalar's default, range and estimate, or a buffer's estimated (min,
+/// extent) per dimension. Found in `Argument.argument_estimates`.
 #[pyclass(name = "ArgumentEstimates", module = "ferrohalide")]
 #[derive(Clone, Default)]
 pub struct PyArgumentEstimates {
@@ -596,22 +642,30 @@ impl PyArgumentEstimates {
     fn py_new() -> Self {
         Self::default()
     }
+    /// `scalar_def`: a scalar argument's default value (an undefined `Expr` if none).
     #[getter]
     fn scalar_def(&self) -> PyExpr {
         PyExpr::from_opt(self.scalar_def.clone())
     }
+    /// `scalar_min`: a scalar argument's minimum value (an undefined `Expr` if none).
     #[getter]
     fn scalar_min(&self) -> PyExpr {
         PyExpr::from_opt(self.scalar_min.clone())
     }
+    /// `scalar_max`: a scalar argument's maximum value (an undefined `Expr` if none).
     #[getter]
     fn scalar_max(&self) -> PyExpr {
         PyExpr::from_opt(self.scalar_max.clone())
     }
+    /// `scalar_estimate`: a scalar argument's estimated value, for autoschedulers
+    /// (an undefined `Expr` if none).
     #[getter]
     fn scalar_estimate(&self) -> PyExpr {
         PyExpr::from_opt(self.scalar_estimate.clone())
     }
+    /// `buffer_estimates`: a buffer argument's estimated region, one `Range`
+    /// (min, extent) per dimension; a side without an estimate is an undefined
+    /// `Expr`.
     #[getter]
     fn buffer_estimates(&self) -> Vec<crate::py_boundary::PyRange> {
         self.buffer_estimates
@@ -624,15 +678,23 @@ impl PyArgumentEstimates {
     }
 }
 
+/// `Argument`: one input of a pipeline, as `infer_arguments()` lists them: its
+/// name, kind, type, dimensions and estimates. It may be given in the argument
+/// list of `compile_to_*` in place of the Param or ImageParam it stands for.
 #[pyclass(name = "Argument", module = "ferrohalide", frozen)]
 pub struct PyArgument {
+    /// `name`: the name of the Param or ImageParam.
     #[pyo3(get)]
     name: String,
+    /// `kind`: an `ArgumentKind`: `InputScalar` or `InputBuffer`.
     #[pyo3(get)]
     kind: Py<PyAny>,
+    /// `dimensions`: the number of dimensions of a buffer argument (0 for a scalar).
     #[pyo3(get)]
     dimensions: usize,
     ty: Type,
+    /// `argument_estimates`: the argument's `ArgumentEstimates` (range, default,
+    /// estimated region).
     #[pyo3(get)]
     argument_estimates: PyArgumentEstimates,
     param: Option<ferrohalide_core::lang::parameter::Parameter>,
@@ -680,13 +742,16 @@ impl PyArgument {
 
 #[pymethods]
 impl PyArgument {
+    /// `type`: the `Type` of the value, or of a buffer's elements.
     #[getter]
     fn r#type(&self) -> PyType {
         PyType { inner: self.ty }
     }
+    /// `is_buffer()`: whether the argument is a buffer (an ImageParam).
     fn is_buffer(&self, py: Python<'_>) -> PyResult<bool> {
         Ok(self.kind.bind(py).extract::<i64>()? != 0)
     }
+    /// `is_scalar()`: whether the argument is a scalar (a Param).
     fn is_scalar(&self, py: Python<'_>) -> PyResult<bool> {
         Ok(self.kind.bind(py).extract::<i64>()? == 0)
     }
@@ -699,6 +764,12 @@ impl PyArgument {
 // hl.Callable
 // ---------------------------------------------------------------------------
 
+/// `Callable`: a pipeline compiled for the JIT by `compile_to_callable`, run by
+/// calling it: `c(input1, ..., output_buffer)`, the inputs in the order of the
+/// argument list, then one buffer per output value, by position or by name as
+/// keywords. Buffers may be `Buffer`s or NumPy arrays (and other buffer-protocol
+/// objects, whose axes are taken in reverse order); scalars are Python or NumPy
+/// numbers that fit the Param's type. The outputs are written in place.
 #[pyclass(name = "Callable", module = "ferrohalide", frozen)]
 pub struct PyCallable {
     inner: Arc<Callable>,
@@ -839,6 +910,11 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
             ("OutputBuffer", 2, ""),
         ],
         &[],
+    )?;
+    kinds.bind(py).setattr(
+        "__doc__",
+        "`ArgumentKind`: the kind of a pipeline `Argument`: `InputScalar` (a Param), \
+         `InputBuffer` (an ImageParam) or `OutputBuffer`.",
     )?;
     m.add("ArgumentKind", kinds.bind(py))?;
     let _ = ARGUMENT_KIND.set(py, kinds);

@@ -17,11 +17,23 @@ use crate::py_expr::{py_to_expr, PyExpr};
 use crate::py_boundary::PyRange;
 use crate::py_var::PyVar;
 
+/// `hl.RDom`: a reduction domain, the box of points (optionally narrowed by
+/// `where`) that an update definition or an inline reduction iterates over.
+/// Built as `RDom(region, name="")` from a list of `hl.Range`s or
+/// `(min, extent)` pairs, `RDom(buffer)` or `RDom(image_param)` (the whole
+/// region of the image), or `RDom()` (no dimensions). Its dimensions are the
+/// RVars `r.x`, `r.y`, `r.z`, `r.w` or `r[i]`; a one-dimensional RDom can be
+/// used as an Expr (its RVar).
 #[pyclass(name = "RDom", module = "ferrohalide", frozen)]
 pub struct PyRDom {
     pub inner: ReductionDomain,
 }
 
+/// `hl.RVar`: one dimension of an RDom, an Int(32) Expr in definitions and
+/// a loop in schedules; usually taken from an RDom (`r.x`, `r[i]`).
+/// `RVar(rdom)` is the RVar of a one-dimensional RDom; `RVar()` and
+/// `RVar(name)` make an RVar that belongs to no RDom, e.g. to name the new
+/// loops when splitting an RVar.
 #[pyclass(name = "RVar", module = "ferrohalide", frozen)]
 #[derive(Clone)]
 pub struct PyRVar {
@@ -131,18 +143,26 @@ crate::expr_like_methods!(PyRDom {
         };
         Ok(PyRDom { inner })
     }
+    /// `x`: the RVar of dimension 0. Raises KeyError if the RDom has no
+    /// dimensions.
     #[getter]
     fn x(&self) -> PyResult<PyRVar> {
         self.rvar(0)
     }
+    /// `y`: the RVar of dimension 1. Raises KeyError if the RDom has fewer
+    /// than two dimensions.
     #[getter]
     fn y(&self) -> PyResult<PyRVar> {
         self.rvar(1)
     }
+    /// `z`: the RVar of dimension 2. Raises KeyError if the RDom has fewer
+    /// than three dimensions.
     #[getter]
     fn z(&self) -> PyResult<PyRVar> {
         self.rvar(2)
     }
+    /// `w`: the RVar of dimension 3. Raises KeyError if the RDom has fewer
+    /// than four dimensions.
     #[getter]
     fn w(&self) -> PyResult<PyRVar> {
         self.rvar(3)
@@ -154,22 +174,32 @@ crate::expr_like_methods!(PyRDom {
     fn __len__(&self) -> usize {
         self.inner.dimensions()
     }
+    /// `dimensions()`: the number of dimensions (also `len(r)`).
     fn dimensions(&self) -> usize {
         self.inner.dimensions()
     }
+    /// `defined()`: always True in ferrohalide, even for `RDom()` (Halide
+    /// says False for an RDom built with no arguments).
     fn defined(&self) -> bool {
         true
     }
+    /// `same_as(other)`: True if `other` is the same reduction domain, not
+    /// just one with equal bounds.
     fn same_as(&self, other: PyRef<'_, PyRDom>) -> bool {
         self.inner.same_as(&other.inner)
     }
-    /// `where(predicate)`: restrict the domain in place (returns None).
+    /// `where(predicate)`: restrict the domain, in place, to the points
+    /// where `predicate` (a boolean Expr of this RDom's RVars and of
+    /// parameters) holds, on top of any earlier predicate. Not allowed once
+    /// the RDom is used in an update definition. Returns None.
     #[pyo3(name = "where")]
     fn where_(&self, predicate: &Bound<'_, PyAny>) -> PyResult<()> {
         self.inner.where_(py_to_expr(predicate)?).py()
     }
-    /// Halide 21's binding declares `domain()` but cannot convert its C++
-    /// result to Python; calling it raises the same TypeError here.
+    /// `domain()`: always raises TypeError, as Halide 21's Python binding
+    /// does (it cannot convert the domain to a Python object).
+    // Halide 21's binding declares `domain()` but cannot convert its C++
+    // result (Halide::Internal::ReductionDomain); the message is pybind11's.
     fn domain(&self) -> PyResult<()> {
         Err(PyTypeError::new_err(
             "Unable to convert function return value to a Python type! The signature was\n\t(self: halide.halide_.RDom) -> Halide::Internal::ReductionDomain",
@@ -218,12 +248,17 @@ crate::expr_like_methods!(PyRVar {
         };
         Ok(PyRVar { inner })
     }
+    /// `name()`: the RVar's name.
     fn name(&self) -> String {
         self.inner.name.clone()
     }
+    /// `min()`: the first value of the RVar, as an Expr. Raises an error if
+    /// the RVar belongs to no RDom.
     fn min(&self) -> PyResult<PyExpr> {
         Ok(PyExpr::new(self.inner.min().py()?))
     }
+    /// `extent()`: the number of values of the RVar, as an Expr. Raises an
+    /// error if the RVar belongs to no RDom.
     fn extent(&self) -> PyResult<PyExpr> {
         Ok(PyExpr::new(self.inner.extent().py()?))
     }
@@ -318,13 +353,17 @@ impl PyVarOrRVar {
             _ => Err(bad()),
         }
     }
+    /// `name()`: the name of the Var or RVar.
     fn name(&self) -> String {
         self.name.clone()
     }
+    /// `is_rvar`: True if this stands for an RVar.
     #[getter]
     fn is_rvar(&self) -> bool {
         self.rvar.is_some()
     }
+    /// `var`: the Var this stands for (a new, unrelated Var if it stands for
+    /// an RVar, as in Halide).
     #[getter]
     fn var(&self) -> PyVar {
         match &self.rvar {
@@ -332,6 +371,8 @@ impl PyVarOrRVar {
             Some(_) => PyVar { inner: ferrohalide_core::lang::var::Var::fresh() },
         }
     }
+    /// `rvar`: the RVar this stands for (a new, unrelated RVar if it stands
+    /// for a Var).
     #[getter]
     fn rvar(&self) -> PyRVar {
         PyRVar { inner: self.rvar.clone().unwrap_or_else(|| RVar::named(ferrohalide_core::lang::var::unique_name('r'))) }

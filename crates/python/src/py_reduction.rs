@@ -56,9 +56,11 @@ fn reduce(
         .collect())
 }
 
+// Each entry's `///` docstring is passed through to its `#[pyfunction]`.
 macro_rules! reductions {
-    ($($fname:ident => $kind:expr, $tuple:expr);* $(;)?) => {
+    ($($(#[$meta:meta])* $fname:ident => $kind:expr, $tuple:expr);* $(;)?) => {
         $(
+            $(#[$meta])*
             #[pyfunction]
             #[pyo3(signature = (*args, name=None))]
             fn $fname<'py>(py: Python<'py>, args: &Bound<'py, PyTuple>, name: Option<String>) -> PyResult<Py<PyAny>> {
@@ -78,10 +80,38 @@ macro_rules! reductions {
 }
 
 reductions!(
+    /// `sum(expr, name="sum")` or `sum(rdom, expr, name="sum")`: the sum of
+    /// `expr` over every point of the RDom whose RVars `expr` uses (or of
+    /// `rdom`, if given), computed by a hidden Func named `name`; Vars in
+    /// `expr` stay free. The result is an Expr of `expr`'s type: there is no
+    /// widening, so integer sums can overflow.
     sum => Reduction::Sum, false;
+    /// `product(expr, name="product")` or `product(rdom, expr,
+    /// name="product")`: the product of `expr` over every point of the RDom
+    /// whose RVars `expr` uses (or of `rdom`, if given), computed by a hidden
+    /// Func named `name`. The result is an Expr of `expr`'s type, with no
+    /// widening.
     product => Reduction::Product, false;
+    /// `maximum(expr, name="maximum")` or `maximum(rdom, expr,
+    /// name="maximum")`: the largest value of `expr` over every point of the
+    /// RDom whose RVars `expr` uses (or of `rdom`, if given), computed by a
+    /// hidden Func named `name`; an Expr of `expr`'s type.
     maximum => Reduction::Maximum, false;
+    /// `minimum(expr, name="minimum")` or `minimum(rdom, expr,
+    /// name="minimum")`: the smallest value of `expr` over every point of the
+    /// RDom whose RVars `expr` uses (or of `rdom`, if given), computed by a
+    /// hidden Func named `name`; an Expr of `expr`'s type.
     minimum => Reduction::Minimum, false;
+    /// `argmax(expr, name="argmax")` or `argmax(rdom, expr, name="argmax")`:
+    /// where `expr` is largest over the RDom whose RVars it uses (or over
+    /// `rdom`, if given). Returns a tuple of Exprs: the coordinates of that
+    /// point (one Int(32) per RDom dimension; the first such point on ties),
+    /// then the largest value.
     argmax => Reduction::ArgMax, true;
+    /// `argmin(expr, name="argmin")` or `argmin(rdom, expr, name="argmin")`:
+    /// where `expr` is smallest over the RDom whose RVars it uses (or over
+    /// `rdom`, if given). Returns a tuple of Exprs: the coordinates of that
+    /// point (one Int(32) per RDom dimension; the first such point on ties),
+    /// then the smallest value.
     argmin => Reduction::ArgMin, true;
 );

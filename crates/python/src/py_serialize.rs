@@ -45,9 +45,12 @@ fn params_dict<'py>(py: Python<'py>, params: Vec<Parameter>) -> PyResult<Bound<'
     Ok(d)
 }
 
-/// `serialize_pipeline(pipeline, filename=None, *, get_params=None)`: to
-/// the file (returning None, or the external parameters) or to bytes
-/// (returning them, or `(bytes, params)`).
+/// `serialize_pipeline(pipeline, filename=None, *, get_params=False)`: save the
+/// `Pipeline` in Halide's serialized form: to the file `filename` (a str or
+/// path-like object), returning None, or, without a filename, as bytes.
+/// With `get_params=True` it also returns the external parameters (its
+/// Params and ImageParams) as a dict `{name: Parameter}`: the dict alone
+/// when writing a file, `(bytes, params)` otherwise.
 #[pyfunction]
 #[pyo3(signature = (pipeline, filename=None, *, get_params=None))]
 fn serialize_pipeline<'py>(
@@ -90,7 +93,10 @@ fn serialize_pipeline<'py>(
     }
 }
 
-/// `deserialize_pipeline(data_or_filename, user_params={})`.
+/// `deserialize_pipeline(data, user_params=None)`: the `Pipeline` that
+/// `serialize_pipeline` saved, read from bytes or from the file `data` names.
+/// `user_params`, a dict `{name: Parameter}`, supplies the external
+/// parameters to use (e.g. the ones `deserialize_parameters` returned).
 #[pyfunction]
 #[pyo3(signature = (data, user_params=None))]
 fn deserialize_pipeline(
@@ -115,8 +121,9 @@ fn deserialize_pipeline(
     Ok(PyPipeline::with_requirements(outputs, requirements))
 }
 
-/// `deserialize_parameters(data_or_filename)`: the external parameters,
-/// by name.
+/// `deserialize_parameters(data)`: the external parameters (Params and
+/// ImageParams) of a serialized pipeline, read from bytes or from the file
+/// `data` names, as a dict `{name: Parameter}`.
 #[pyfunction]
 fn deserialize_parameters<'py>(
     py: Python<'py>,

@@ -192,6 +192,10 @@ pub(crate) fn tile(
     }
 }
 
+/// `hl.Stage`: one definition of a Func, to schedule on its own:
+/// `f.update(i)` gives the Stage of update definition `i`, `specialize(cond)`
+/// the Stage of a specialization, and `Stage(f)` the pure definition of `f`.
+/// Its scheduling methods return the Stage, so calls can be chained.
 #[pyclass(name = "Stage", module = "ferrohalide", frozen)]
 pub struct PyStage {
     pub inner: Stage,
@@ -202,7 +206,7 @@ fn stage_of(s: &PyStage) -> Stage {
     s.inner.clone()
 }
 
-crate::schedule_methods!(PyStage, stage_of);
+crate::schedule_methods!(PyStage, stage_of, "Stage");
 
 #[pymethods]
 impl PyStage {
@@ -214,17 +218,28 @@ impl PyStage {
         }
     }
 
+    /// `name()`: the stage's name: the Func's name for its pure definition,
+    /// `f.update(i)` for update definition `i`.
     fn name(&self) -> String {
         self.inner.name()
     }
 
+    /// `unscheduled()`: declare that this stage keeps its default schedule
+    /// on purpose, which silences the warning about unscheduled update
+    /// definitions. Raises an error if the stage has already been scheduled.
+    /// Returns this Stage.
     fn unscheduled<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
         slf.get().inner.unscheduled().py()?;
         Ok(slf.clone())
     }
 
-    /// `rfactor(rvar, var)` or `rfactor([(rvar, var), ...])`: returns the
-    /// intermediate Func.
+    /// `rfactor(rvar, var)` or `rfactor([(rvar, var), ...])`: split this
+    /// update, which must be a provably associative reduction, in two: a new
+    /// intermediate Func (`<f>_intm`) computes partial results over the other
+    /// RVars, with each listed RVar replaced by the pure Var paired with it,
+    /// and this update then combines the partial results over the listed
+    /// RVars. The loops over those Vars can then run in parallel or be
+    /// vectorized. Returns the intermediate Func.
     #[pyo3(signature = (*args))]
     fn rfactor(&self, args: &Bound<'_, PyTuple>) -> PyResult<PyFunc> {
         let bad = || {
@@ -265,6 +280,8 @@ impl PyStage {
         })
     }
 
+    /// `dump_argument_list()`: the names of this stage's loops, innermost
+    /// first, as a line of text (e.g. `"Vars: x y __outermost\n"`).
     fn dump_argument_list(&self) -> String {
         self.inner.dump_argument_list()
     }

@@ -99,6 +99,11 @@ fn features_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Feature>> {
     obj.try_iter()?.map(|f| feature_of(&f?)).collect()
 }
 
+/// `Target`: the machine a pipeline is compiled for: an OS, an architecture,
+/// a bit width, an optional processor tuning and a set of features (e.g.
+/// `Target("x86-64-linux-avx2")`). Its string form is Halide's target string,
+/// `arch-bits-os[-tune][-feature...]`; pass one as `target=` to `realize`,
+/// `compile_jit` or `compile_to_*`.
 #[pyclass(name = "Target", module = "ferrohalide")]
 #[derive(Clone)]
 pub struct PyTarget {
@@ -115,7 +120,12 @@ pub fn target_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Target> {
 
 #[pymethods]
 impl PyTarget {
-    /// `Target()`, `Target(string)`, `Target(os, arch, bits[, tune][, features])`.
+    /// `Target()`, `Target(target_string)`, `Target(os, arch, bits[, processor_tune][, features])`:
+    /// a target. With no argument, the unknown target (`arch_unknown-0-os_unknown`);
+    /// from a string such as `"host"`, `"host-avx2"` or `"arm-64-android"` (an
+    /// empty string means the host; a string that does not parse raises);
+    /// or from a `TargetOS`, a `TargetArch`, the bit width, an optional
+    /// `TargetProcessorTune` and an optional list of `TargetFeature`s.
     #[new]
     #[pyo3(signature = (*args))]
     fn py_new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
@@ -158,6 +168,7 @@ impl PyTarget {
         }
     }
 
+    /// `os`: the target's operating system, a `TargetOS` (settable).
     #[getter]
     fn os(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         member(py, &OS_ENUM, self.inner.os.0)
@@ -167,6 +178,7 @@ impl PyTarget {
         self.inner.os = Os(enum_value(v, &OS_ENUM, "TargetOS")? as u8);
         Ok(())
     }
+    /// `arch`: the target's processor architecture, a `TargetArch` (settable).
     #[getter]
     fn arch(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         member(py, &ARCH_ENUM, self.inner.arch.0)
@@ -176,6 +188,7 @@ impl PyTarget {
         self.inner.arch = Arch(enum_value(v, &ARCH_ENUM, "TargetArch")? as u8);
         Ok(())
     }
+    /// `bits`: the target's bit width (32 or 64; 0 when unknown; settable).
     #[getter]
     fn bits(&self) -> i32 {
         self.inner.bits
@@ -184,6 +197,8 @@ impl PyTarget {
     fn set_bits(&mut self, v: i32) {
         self.inner.bits = v;
     }
+    /// `processor_tune`: the processor the code is tuned for, a
+    /// `TargetProcessorTune` (`TuneGeneric` for none; settable).
     #[getter]
     fn processor_tune(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         member(py, &TUNE_ENUM, self.inner.tune.0)
@@ -194,24 +209,31 @@ impl PyTarget {
         Ok(())
     }
 
+    /// `has_feature(feature)`: whether the `TargetFeature` `feature` is set.
     fn has_feature(&self, f: &Bound<'_, PyAny>) -> PyResult<bool> {
         Ok(self.inner.has_feature(feature_of(f)?))
     }
+    /// `with_feature(feature)`: a copy of this target with `feature` set (this one is unchanged).
     fn with_feature(&self, f: &Bound<'_, PyAny>) -> PyResult<PyTarget> {
         Ok(PyTarget {
             inner: self.inner.with_feature(feature_of(f)?),
         })
     }
+    /// `without_feature(feature)`: a copy of this target with `feature` cleared (this one is unchanged).
     fn without_feature(&self, f: &Bound<'_, PyAny>) -> PyResult<PyTarget> {
         Ok(PyTarget {
             inner: self.inner.without_feature(feature_of(f)?),
         })
     }
+    /// `set_feature(f, value=True)`: set (or, with `value=False`, clear) the
+    /// `TargetFeature` `f` on this target, in place.
     #[pyo3(signature = (f, value=true))]
     fn set_feature(&mut self, f: &Bound<'_, PyAny>, value: bool) -> PyResult<()> {
         self.inner.set_feature(feature_of(f)?, value);
         Ok(())
     }
+    /// `set_features(features, value=True)`: set (or, with `value=False`, clear)
+    /// every `TargetFeature` in the list `features`, in place.
     #[pyo3(signature = (features, value=true))]
     fn set_features(&mut self, features: &Bound<'_, PyAny>, value: bool) -> PyResult<()> {
         for f in features_of(features)? {
@@ -219,32 +241,47 @@ impl PyTarget {
         }
         Ok(())
     }
+    /// `features_all_of(features)`: whether every `TargetFeature` in the list is set.
     fn features_all_of(&self, features: &Bound<'_, PyAny>) -> PyResult<bool> {
         Ok(self.inner.features_all_of(&features_of(features)?))
     }
+    /// `features_any_of(features)`: whether at least one `TargetFeature` in the list is set.
     fn features_any_of(&self, features: &Bound<'_, PyAny>) -> PyResult<bool> {
         Ok(self.inner.features_any_of(&features_of(features)?))
     }
+    /// `natural_vector_size(t)`: the number of lanes of type `t` that fill one
+    /// native vector register of this target (16 bytes on most targets; 32 or
+    /// 64 on x86 with AVX/AVX2/AVX-512; 128 on Hexagon with HVX), a good
+    /// `vectorize` factor.
     fn natural_vector_size(&self, t: &Bound<'_, PyAny>) -> PyResult<i32> {
         Ok(self.inner.natural_vector_size(type_from_py(t)?))
     }
+    /// `has_gpu_feature()`: whether a GPU compute feature is set (CUDA, OpenCL,
+    /// Metal, D3D12Compute, Vulkan or WebGPU).
     fn has_gpu_feature(&self) -> bool {
         self.inner.has_gpu_feature()
     }
+    /// `has_large_buffers()`: whether the `LargeBuffers` feature is set
+    /// (buffers may then exceed 2^31 - 1 bytes on 64-bit targets).
     fn has_large_buffers(&self) -> bool {
         self.inner.has_large_buffers()
     }
+    /// `maximum_buffer_size()`: the largest buffer size in bytes this target
+    /// allows: 2^63 - 1 for a 64-bit target with `LargeBuffers`, 2^31 - 1 otherwise.
     fn maximum_buffer_size(&self) -> i64 {
         self.inner.maximum_buffer_size()
     }
-    /// Can the JIT run code for this target here?
+    /// `supported()`: whether the JIT can run code for this target on this machine.
     fn supported(&self) -> bool {
         ferrohalide_codegen_llvm::JitTarget::for_target(&self.inner).is_ok()
     }
+    /// `Target.validate_target_string(s)`: whether `s` is a valid target string
+    /// naming an architecture, an OS and a bit width (the empty string is not valid).
     #[staticmethod]
     fn validate_target_string(s: &str) -> bool {
         Target::validate(s)
     }
+    /// `to_string()`: the target string, e.g. `"x86-64-linux-avx-avx2"` (the same as `str(target)`).
     fn to_string(&self) -> String {
         self.inner.to_string()
     }
@@ -262,9 +299,15 @@ impl PyTarget {
     fn __ne__(&self, other: &Bound<'_, PyAny>) -> bool {
         !self.__eq__(other)
     }
+    /// `supports_device_api(api)`: whether code scheduled on the `DeviceAPI`
+    /// `api` can be compiled for this target (`None` and `Host` always can;
+    /// `Default_GPU` needs a GPU feature; other APIs need their feature).
     fn supports_device_api(&self, api: &Bound<'_, PyAny>) -> PyResult<bool> {
         Ok(device_api::supports_device_api(&self.inner, device_api_of(api)?))
     }
+    /// `supports_type(type, device=None)`: whether values of `type` can be used
+    /// on this target (64-bit types are not available on some GPU APIs); with
+    /// a `DeviceAPI` `device`, whether they can be used on that device.
     #[pyo3(signature = (r#type, device=None))]
     fn supports_type(&self, r#type: &Bound<'_, PyAny>, device: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
         let t = type_from_py(r#type)?;
@@ -286,19 +329,24 @@ impl PyTarget {
     }
 }
 
-/// The target feature that enables a device API (`FeatureEnd` for none).
+/// `target_feature_for_device_api(api)`: the `TargetFeature` that enables the
+/// `DeviceAPI` `api` (`TargetFeature.FeatureEnd` if none does).
 #[pyfunction]
 fn target_feature_for_device_api(py: Python<'_>, api: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     let f = device_api_of(api)?.target_feature().map_or(FEATURE_END, |f| f.0);
     member(py, &FEATURE_ENUM, f)
 }
 
-/// Whether this machine can run code for the target's device.
+/// `host_supports_target_device(t)`: whether this machine can run code for the
+/// device the `Target` `t` uses: true when `t` needs no device; false otherwise,
+/// since ferrohalide has no GPU runtime (a Metal target off macOS raises).
 #[pyfunction]
 fn host_supports_target_device(t: &PyTarget) -> PyResult<bool> {
     device_api::host_supports_target_device(&t.inner).py()
 }
 
+/// `get_host_target()`: the `Target` of the machine this runs on, with the
+/// processor features it has detected.
 #[pyfunction]
 fn get_host_target() -> PyTarget {
     ferrohalide_codegen_llvm::target::init_host_target();
@@ -307,6 +355,10 @@ fn get_host_target() -> PyTarget {
     }
 }
 
+/// `get_jit_target_from_environment()`: the target JIT compilation uses: the
+/// `HL_JIT_TARGET` environment variable if set (it must match the host's OS,
+/// architecture and bit width, or this raises), the host target otherwise;
+/// the `JIT` feature is always added.
 #[pyfunction]
 fn get_jit_target_from_environment() -> PyResult<PyTarget> {
     ferrohalide_codegen_llvm::target::init_host_target();
@@ -315,6 +367,8 @@ fn get_jit_target_from_environment() -> PyResult<PyTarget> {
     })
 }
 
+/// `get_target_from_environment()`: the target named by the `HL_TARGET`
+/// environment variable, or the host target if it is unset or empty.
 #[pyfunction]
 fn get_target_from_environment() -> PyResult<PyTarget> {
     ferrohalide_codegen_llvm::target::init_host_target();
@@ -325,28 +379,41 @@ fn get_target_from_environment() -> PyResult<PyTarget> {
 
 // ---- target queries: Exprs answered when the pipeline is compiled ----------
 
+/// `target_arch_is(arch)`: a boolean `Expr`, true when the pipeline is compiled
+/// for the `TargetArch` `arch`; it is resolved at compile time, so it can pick
+/// between code paths with `select`.
 #[pyfunction]
 fn target_arch_is(arch: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
     let a = Arch(enum_value(arch, &ARCH_ENUM, "halide.TargetArch")? as u8);
     Ok(PyExpr::new(target_queries::target_arch_is(a)))
 }
 
+/// `target_os_is(os)`: a boolean `Expr`, true when the pipeline is compiled for
+/// the `TargetOS` `os` (resolved at compile time).
 #[pyfunction]
 fn target_os_is(os: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
     let o = Os(enum_value(os, &OS_ENUM, "halide.TargetOS")? as u8);
     Ok(PyExpr::new(target_queries::target_os_is(o)))
 }
 
+/// `target_bits()`: an int32 `Expr` for the bit width of the target the pipeline
+/// is compiled for (resolved at compile time).
 #[pyfunction]
 fn target_bits() -> PyExpr {
     PyExpr::new(target_queries::target_bits())
 }
 
+/// `target_has_feature(feature)`: a boolean `Expr`, true when the target the
+/// pipeline is compiled for has the `TargetFeature` `feature` (resolved at
+/// compile time).
 #[pyfunction]
 fn target_has_feature(feature: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
     Ok(PyExpr::new(target_queries::target_has_feature(feature_of(feature)?)))
 }
 
+/// `target_natural_vector_size(t)`: an int32 `Expr` for the natural vector size
+/// of type `t` on the target the pipeline is compiled for (resolved at compile
+/// time; see `Target.natural_vector_size`).
 #[pyfunction]
 fn target_natural_vector_size(t: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
     let t = type_from_py(t)?;
@@ -356,24 +423,59 @@ fn target_natural_vector_size(t: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     ferrohalide_codegen_llvm::target::init_host_target();
-    for (cell, name, table, extra) in [
-        (&OS_ENUM, "TargetOS", OSES, &[][..]),
-        (&ARCH_ENUM, "TargetArch", ARCHES, &[][..]),
-        (&TUNE_ENUM, "TargetProcessorTune", TUNES, &[][..]),
+    // The enums are built at run time, so their docstrings are set here.
+    for (cell, name, table, extra, doc) in [
+        (
+            &OS_ENUM,
+            "TargetOS",
+            OSES,
+            &[][..],
+            "`TargetOS`: the operating system of a `Target` (`Linux`, `Windows`, \
+             `OSX`, `Android`, ...; `OSUnknown` for none).",
+        ),
+        (
+            &ARCH_ENUM,
+            "TargetArch",
+            ARCHES,
+            &[][..],
+            "`TargetArch`: the processor architecture of a `Target` (`X86`, `ARM`, \
+             `Hexagon`, `WebAssembly`, ...; `ArchUnknown` for none).",
+        ),
+        (
+            &TUNE_ENUM,
+            "TargetProcessorTune",
+            TUNES,
+            &[][..],
+            "`TargetProcessorTune`: the specific processor a `Target` tunes its code \
+             for (`TuneGeneric` for none).",
+        ),
         (
             &FEATURE_ENUM,
             "TargetFeature",
             FEATURES,
             &[("HVX", 35u8), ("FeatureEnd", FEATURE_END)][..],
+            "`TargetFeature`: an optional feature of a `Target`: an instruction-set \
+             extension (`AVX2`, `SSE41`, ...), a GPU API (`CUDA`, `OpenCL`, ...) or a \
+             code-generation option (`Debug`, `NoAsserts`, `LargeBuffers`, ...). \
+             `FeatureEnd` is not a feature but marks the end of the list.",
         ),
     ] {
         let e = make_enum(py, name, table, extra)?;
+        e.bind(py).setattr("__doc__", doc)?;
         m.add(name, e.bind(py))?;
         let _ = cell.set(py, e);
     }
     let members: Vec<(&str, u8, &str)> =
         device_api::PYTHON_MEMBERS.iter().map(|(_, n, v)| (*n, *v, "")).collect();
     let e = make_enum(py, "DeviceAPI", &members, &[])?;
+    e.bind(py).setattr(
+        "__doc__",
+        "`DeviceAPI`: where a Func's loops run: `None` (wherever its parent runs), \
+         `Host` (the CPU), `Default_GPU` (the GPU API the target enables), or a \
+         specific API (`CUDA`, `OpenCL`, `Metal`, `Vulkan`, `Hexagon`). Passed as \
+         `device_api=` to the GPU scheduling directives (`gpu_blocks`, `gpu_threads`, \
+         `gpu_tile`, ...), `copy_to_device` and `define_extern`.",
+    )?;
     m.add("DeviceAPI", e.bind(py))?;
     let _ = DEVICE_API_ENUM.set(py, e);
     m.add_class::<PyTarget>()?;

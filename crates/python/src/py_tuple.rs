@@ -14,6 +14,11 @@ use crate::errors::IntoPy;
 use crate::py_expr::{py_to_expr, PyExpr};
 use crate::py_func::PyFuncRef;
 
+/// `Tuple(values)`: several Exprs taken together, the values of a Func that
+/// computes more than one value per point (`f[x] = hl.Tuple((a, b))`), and
+/// what `hl.select` and `hl.mux` choose between. Built from a Python tuple or
+/// a list of Exprs (or numbers), or from a call to a Func (`Tuple(f[x])`, one
+/// element per value of `f`).
 #[pyclass(name = "Tuple", module = "ferrohalide", frozen)]
 #[derive(Clone)]
 pub struct PyHlTuple {
@@ -262,7 +267,7 @@ pub fn mux_tuples(
 
 #[pymethods]
 impl PyHlTuple {
-    /// `Tuple(tuple)`, `Tuple(f[x])`, `Tuple([exprs])`.
+    // `Tuple(tuple)`, `Tuple(f[x])`, `Tuple([exprs])`.
     #[new]
     fn py_new(arg: &Bound<'_, PyAny>) -> PyResult<Self> {
         let incompatible = || {
