@@ -34,13 +34,13 @@ if [ "$#" -eq 0 ]; then
 fi
 
 # Types: the compiled module's stub is current, every stub matches the
-# runtime (mypy.stubtest), and the examples type-check.
+# runtime (mypy.stubtest), and the tests and examples type-check.
 if [ "$#" -eq 0 ]; then
     echo "[test] type stubs and mypy"
     (cd "$ROOT" && "$ROOT/.venv/bin/python" scripts/gen_stubs.py --check \
         && "$ROOT/.venv/bin/python" -m mypy.stubtest ferrohalide --mypy-config-file pyproject.toml \
             --allowlist scripts/stubtest_allowlist.txt \
-        && "$ROOT/.venv/bin/python" -m mypy --config-file pyproject.toml examples/*.py \
+        && "$ROOT/.venv/bin/python" -m mypy --config-file pyproject.toml tests examples/*.py \
         && "$ROOT/.venv/bin/python" -m mypy --config-file pyproject.toml --disallow-untyped-defs \
             examples/typed_example.py) || status=1
 fi

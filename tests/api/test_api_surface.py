@@ -18,7 +18,7 @@ def internal(name):
 
 # Parts of Halide 21's API that ferrohalide does not implement yet. Each
 # exists and raises a HalideError that names it.
-NOT_YET = {}
+NOT_YET: dict = {}
 
 
 def public_names(obj):

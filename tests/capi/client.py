@@ -11,6 +11,7 @@ import numpy as np
 here = os.path.dirname(os.path.abspath(__file__))
 spec = importlib.util.spec_from_file_location(
     "fh_capi", os.path.join(here, "..", "..", "python", "ferrohalide", "capi.py"))
+assert spec is not None and spec.loader is not None
 capi = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(capi)
 assert "ferrohalide" not in sys.modules and "ferrohalide._core" not in sys.modules
@@ -119,7 +120,7 @@ xs, ys = np.arange(9)[None, :], np.arange(6)[:, None]
 assert (res == 100 + 8 * xs + (6 + 4 * xs) * ys).all(), res
 no_args = ok(lib.fh_arguments_new())
 text_p = lib.fh_func_lowered_stmt(both, no_args, b"host")
-text = ctypes.cast(text_p, ctypes.c_char_p).value.decode()
+text = (ctypes.cast(text_p, ctypes.c_char_p).value or b"").decode()
 lib.fh_string_free(text_p)
 assert "produce both" in text and "produce hist" in text, text[:500]
 
@@ -197,7 +198,7 @@ for name, want in reference.items():
     fn = ok(lib.fh_func_new(("m_" + name).encode()))
     value = ok(lib.fh_expr_math(capi.MATH[name], operand.get(name, xf)))
     status(lib.fh_func_define(fn, arr(ex), 1, arr(value), 1))
-    m_out = np.zeros(8, np.bool_ if name.startswith("Is") else np.float32)
+    m_out: np.ndarray = np.zeros(8, np.bool_ if name.startswith("Is") else np.float32)
     status(realize(fn, m_out))
     if name.startswith("Is"):
         assert (m_out == want).all(), (name, m_out, want)

@@ -253,7 +253,7 @@ def objects(hl):
     }
 
 
-_GENERATORS = {}
+_GENERATORS: dict = {}
 
 
 def _generator_class(hl):

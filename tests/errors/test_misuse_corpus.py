@@ -11,7 +11,7 @@ from semantics.input_helpers import error_key, is_reference
 from . import misuse_cases as mc
 
 
-_GOOD = {}
+_GOOD: dict = {}
 
 
 def good_pipeline(hl):

@@ -360,6 +360,7 @@ class ProgramGen:
         self_ref = f"{out.name}[{', '.join(self.vars)}]" + ("[0]" if out.is_tuple else "")
         rng = out.ranges[0]
         cur = Ex(self_ref, t, rng.lo, rng.hi, rng.exact, rng.gran, 2)
+        assert acc is not None  # `unused` is never empty here
         if t.is_integer and not t.wraps:
             cur = g.tame_mag(cur, 1 << 20)
             acc = g.tame_mag(acc, 1 << 20)
@@ -444,8 +445,10 @@ def combine(g: ExprGen, a: Ex, b: Ex):
         return Ex(f"({a.code} ^ {b.code})", t, 0, 1, size=a.size + b.size + 1)
     if t.is_float:
         return g.arith("+", a, b, t)
-    return g.arith(g.r.choice("+-") if not t.wraps else g.r.choice(["+", "-", "*"]), a, b, t) \
-        if g.chance(0.7) else Ex(f"({a.code} ^ {b.code})", t, *bitwise_interval("^", a, b, t), size=a.size + b.size + 1)
+    if g.chance(0.7):
+        return g.arith(g.r.choice("+-") if not t.wraps else g.r.choice(["+", "-", "*"]), a, b, t)
+    lo, hi = bitwise_interval("^", a, b, t)
+    return Ex(f"({a.code} ^ {b.code})", t, lo, hi, size=a.size + b.size + 1)
 
 
 CHECK_HELPER = """\

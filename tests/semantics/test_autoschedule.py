@@ -14,7 +14,7 @@ NAMES = ["Mullapudi2016", "Adams2019", "Li2018"]
 
 # Halide's ImageParam.set(hl.Buffer(array)) keeps a pointer to the array's
 # data but not the array: the arrays live here for the test session.
-_KEEP = []
+_KEEP: list = []
 
 
 def bind(hl, param, array):

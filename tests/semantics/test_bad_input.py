@@ -14,7 +14,7 @@ import pytest
 from .harness import buffer, differential
 from .input_helpers import arr, error_key
 
-CASES = {}
+CASES: dict = {}
 
 
 def case(fn):

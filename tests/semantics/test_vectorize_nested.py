@@ -9,7 +9,7 @@ import pytest
 
 from .harness import buffer, differential
 
-CASES = {}
+CASES: dict = {}
 
 
 def case(fn):
