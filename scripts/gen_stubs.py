@@ -8,12 +8,15 @@ constant, with the signatures PyO3 records (`__text_signature__`).
 runs it, then `mypy.stubtest`). Parameters are typed `Any`; returns are
 `Any` except where the API always returns one class (the arithmetic and
 comparison operators of expression-like classes return `Expr`, the type
-constructors `Type`, a class's own constructor that class).
+constructors `Type`, a class's own constructor that class, and a method
+whose docstring says it "Returns this <Class>" that class: the scheduling
+methods of Func and Stage, so that chained schedules type-check).
 """
 import enum
 import inspect
 import keyword
 import os
+import re
 import sys
 
 import ferrohalide._core as core
@@ -143,6 +146,9 @@ def class_stub(name, cls):
                 body.append(f"    def {attr}(self, value: Any) -> None: ...")
         elif kind in ("method_descriptor", "wrapper_descriptor", "builtin_function_or_method", "function"):
             returns = "Expr" if attr in EXPR_OPERATORS and "Expr" in vars(core) else "Any"
+            # Scheduling-style methods say they return their receiver.
+            if re.search(rf"Returns this {name}\b", getattr(value, "__doc__", None) or ""):
+                returns = name
             if attr in ("__eq__", "__ne__"):
                 returns = "Any"
             if attr == "__setitem__" or attr == "__delitem__":

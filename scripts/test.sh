@@ -55,6 +55,15 @@ if [ "$#" -eq 0 ]; then
             && "$WHEEL_DIR/audit/bin/python" -m pip install -q --disable-pip-version-check abi3audit </dev/null \
             && "$WHEEL_DIR/audit/bin/abi3audit" --assume-minimum-abi3 3.11 --strict "$WHEEL" \
             && "$ROOT/scripts/wheel_smoke.sh" "$WHEEL" || status=1
+        # The same abi3 wheel under the newer CPythons this machine has.
+        for v in 3.12 3.13; do
+            PY="$(command -v "python$v" || ls -d "$HOME"/.pyenv/versions/"$v".*/bin/python3 2>/dev/null | tail -1 || true)"
+            if [ -n "$PY" ]; then
+                "$ROOT/scripts/wheel_smoke.sh" "$WHEEL" "$PY" || status=1
+            else
+                echo "[wheel] no python$v here: not tried"
+            fi
+        done
     else
         status=1
     fi
