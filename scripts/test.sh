@@ -55,6 +55,12 @@ if [ "$#" -eq 0 ]; then
             && "$WHEEL_DIR/audit/bin/python" -m pip install -q --disable-pip-version-check abi3audit </dev/null \
             && "$WHEEL_DIR/audit/bin/abi3audit" --assume-minimum-abi3 3.11 --strict "$WHEEL" \
             && "$ROOT/scripts/wheel_smoke.sh" "$WHEEL" || status=1
+        # A fresh minimal Debian 12 (no compiler, Rust or LLVM) needs root.
+        if [ "$(id -u)" -eq 0 ]; then
+            "$ROOT/scripts/wheel_fresh_debian.sh" "$WHEEL" || status=1
+        else
+            echo "[wheel] not root: the fresh Debian 12 check is not run"
+        fi
         # The same abi3 wheel under the newer CPythons this machine has.
         for v in 3.12 3.13; do
             PY="$(command -v "python$v" || ls -d "$HOME"/.pyenv/versions/"$v".*/bin/python3 2>/dev/null | tail -1 || true)"
