@@ -20,6 +20,11 @@ unset CONDA_PREFIX
 mkdir -p "$OUT"
 rm -f "$OUT"/ferrohalide-*.whl
 maturin build --release --quiet -o "$OUT" </dev/null >&2
+# maturin's auditwheel step rewrote the extension's library entries in
+# cargo's own output (hashed names of the bundled copies, which exist only
+# in the wheel): remove it, so that the next `maturin develop` links a
+# clean one instead of copying this one into the source tree.
+rm -f target/release/lib_core.so target/release/deps/lib_core.so target/maturin/lib_core.so
 WHEEL="$(ls "$OUT"/ferrohalide-*.whl)"
 cargo build --release --quiet -p ferrohalide-capi </dev/null >&2
 python scripts/wheel_finish.py "$WHEEL" target/release/libferrohalide_c.so crates/capi/include/ferrohalide_c.h
