@@ -63,7 +63,15 @@ if [ "$#" -eq 0 ]; then
         fi
         # The same abi3 wheel under the newer CPythons this machine has.
         for v in 3.12 3.13; do
-            PY="$(command -v "python$v" || ls -d "$HOME"/.pyenv/versions/"$v".*/bin/python3 2>/dev/null | tail -1 || true)"
+            # A working interpreter of that version (a pyenv shim on PATH
+            # may exist for a version it does not select).
+            PY=""
+            for cand in "$HOME"/.pyenv/versions/"$v".*/bin/python3 "$(command -v "python$v" || true)"; do
+                if [ -z "$PY" ] && [ -x "$cand" ] \
+                    && "$cand" -c "import sys; sys.exit(sys.version_info[:2] != tuple(map(int, '$v'.split('.'))))" 2>/dev/null; then
+                    PY="$cand"
+                fi
+            done
             if [ -n "$PY" ]; then
                 "$ROOT/scripts/wheel_smoke.sh" "$WHEEL" "$PY" || status=1
             else
