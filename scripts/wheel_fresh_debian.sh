@@ -9,7 +9,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WHEEL="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
-command -v debootstrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >/dev/null
+command -v debootstrap >/dev/null || { echo "[fresh debian] debootstrap is missing (scripts/setup.sh installs it)" >&2; exit 1; }
 SYS="$(mktemp -d)"
 cleanup() {
     umount "$SYS/proc" "$SYS/dev" 2>/dev/null || true
