@@ -432,6 +432,19 @@ macro_rules! compile_methods {
         self.compilable()?.one_file(py, K::$kind, filename, arguments, fn_name, target, stringify!($one_file))
     }
     )*
+    /// `lowered_stmt(arguments=[], target=None)`: the final lowered
+    /// statement as an `hl.LoweredStmt`, which prints as text and shows as
+    /// the HTML view in Jupyter (a ferrohalide addition; Halide's bindings
+    /// only write it to a file with `compile_to_lowered_stmt`).
+    #[pyo3(signature = (arguments=None, target=None))]
+    fn lowered_stmt(
+        &self,
+        py: Python<'_>,
+        arguments: Option<&Bound<'_, PyAny>>,
+        target: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        $crate::py_compile_to::lowered_stmt_object(py, self.compilable()?.outputs, arguments, target)
+    }
     /// `compile_to(outputs, arguments, fn_name, target=None)`: compile ahead of
     /// time and write every file of the dict `outputs`, `{OutputFileType:
     /// filename}`, for the C function `fn_name` whose arguments are `arguments`

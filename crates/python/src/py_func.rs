@@ -635,20 +635,6 @@ impl PyFunc {
         )
     }
 
-    /// `lowered_stmt(arguments=[], target=None)`: the final lowered
-    /// statement as an `hl.LoweredStmt`, which prints as text and shows as
-    /// the HTML view in Jupyter (a ferrohalide addition; Halide's bindings
-    /// only write it to a file with `compile_to_lowered_stmt`).
-    #[pyo3(signature = (arguments=None, target=None))]
-    fn lowered_stmt(
-        &self,
-        py: Python<'_>,
-        arguments: Option<&Bound<'_, PyAny>>,
-        target: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        crate::py_compile_to::lowered_stmt_object(py, vec![self.inner.function.clone()], arguments, target)
-    }
-
     // ---- scheduling ----
 
     /// `async_()`: compute this Func on another thread, concurrently with

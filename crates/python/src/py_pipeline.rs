@@ -485,19 +485,6 @@ impl PyPipeline {
         let outputs = self.outputs_or_err()?;
         crate::py_compile_to::write_lowered_stmt(py, outputs, &filename, arguments, format, target)
     }
-    /// `lowered_stmt(arguments=[], target=None)`: the final lowered statement of
-    /// the pipeline as a `LoweredStmt`, which prints as text and shows as HTML
-    /// in Jupyter.
-    #[pyo3(signature = (arguments=None, target=None))]
-    fn lowered_stmt(
-        &self,
-        py: Python<'_>,
-        arguments: Option<&Bound<'_, PyAny>>,
-        target: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let outputs = self.outputs_or_err()?;
-        crate::py_compile_to::lowered_stmt_object(py, outputs, arguments, target)
-    }
     /// `apply_autoscheduler(target, autoscheduler_params)`: schedule the whole
     /// pipeline automatically for `target` with the autoscheduler that the
     /// `AutoschedulerParams` name (e.g. `"Mullapudi2016"`, `"Adams2019"`,
