@@ -69,12 +69,17 @@ pub fn record_definition_site(py: Python<'_>, name: &str) {
 }
 
 fn user_frame(py: Python<'_>) -> Option<String> {
-    let package = py.import("ferrohalide").ok()?.getattr("__file__").ok()?.extract::<String>().ok()?;
-    let package_dir = std::path::Path::new(&package).parent()?.to_path_buf();
+    static PACKAGE_DIR: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    let package_dir = PACKAGE_DIR
+        .get_or_init(|| {
+            let file: String = py.import("ferrohalide").ok()?.getattr("__file__").ok()?.extract().ok()?;
+            Some(std::path::Path::new(&file).parent()?.to_path_buf())
+        })
+        .as_ref()?;
     let mut frame = py.import("sys").ok()?.call_method1("_getframe", (0,)).ok()?;
     loop {
         let file: String = frame.getattr("f_code").ok()?.getattr("co_filename").ok()?.extract().ok()?;
-        if !std::path::Path::new(&file).starts_with(&package_dir) {
+        if !std::path::Path::new(&file).starts_with(package_dir) {
             let line: i64 = frame.getattr("f_lineno").ok()?.extract().ok()?;
             return Some(format!("{file}:{line}"));
         }

@@ -490,7 +490,7 @@ impl PyFunc {
 
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let args = func_args_from_key(key)?;
-        if !self.inner.function.has_pure_definition() && self.inner.function.updates().is_empty() {
+        if !self.inner.function.has_pure_definition() && !self.inner.function.has_updates() {
             crate::errors::record_definition_site(key.py(), &self.inner.name());
         }
         if let Ok(u) = value.extract::<PyRef<PyUnevaluatedFuncRefExpr>>() {
