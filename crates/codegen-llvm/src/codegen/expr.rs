@@ -716,13 +716,12 @@ impl CodeGen {
         }
         // General case: a gather, one scalar load per lane unless masked.
         let idx = self.codegen_expr(index)?;
-        if mask.is_none() {
+        let Some(m) = mask else {
             let v = self.scalar_gather(elem, base, idx, lanes, align);
             return Ok(self.from_mem(v, t));
-        }
+        };
         let ptrs = self.gep(elem, base, idx);
         let ptrs = self.match_lanes(ptrs, lanes);
-        let m = mask.unwrap_or_else(|| self.cint(self.t_vec(self.t_i1(), lanes), 1));
         let mut parts = vec![];
         for (p, m, n) in self.lane_chunks(ptrs, m, lanes) {
             let part_t = self.t_vec(elem, n);

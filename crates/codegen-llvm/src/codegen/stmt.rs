@@ -363,13 +363,12 @@ impl CodeGen {
             }
         }
         let idx = self.codegen_expr(index)?;
-        if mask.is_none() {
+        let Some(m) = mask else {
             self.scalar_scatter(v, elem, base, idx, lanes, align);
             return Ok(());
-        }
+        };
         let ptrs = self.gep(elem, base, idx);
         let ptrs = self.match_lanes(ptrs, lanes);
-        let m = mask.unwrap_or_else(|| self.cint(self.t_vec(self.t_i1(), lanes), 1));
         let mut start = 0;
         for (p, m, n) in self.lane_chunks(ptrs, m, lanes) {
             let part = if n == lanes {
