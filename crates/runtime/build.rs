@@ -4,6 +4,11 @@
 //!
 //! A target is a row of `TARGETS`: its triple and the operating-system
 //! files it adds to the common ones (and, for a new OS, its files).
+//!
+//! The Hexagon offload host runtime (c/hexagon_host.c) is a second module
+//! per triple of `HEXAGON_HOST_TARGETS` (table `HEXAGON_HOST_BITCODE`),
+//! linked only into objects for `hvx` targets: it calls dlopen, which
+//! other objects must not reference.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,6 +51,15 @@ const TARGETS: &[(&str, &[&str], &[&str])] = &[
 ];
 
 const POSIX: &[&str] = &["posix_threads.c", "posix_io.c", "posix_system.c"];
+
+/// The triples of `TARGETS` where Halide links the Hexagon host runtime
+/// (arm-64 and arm-32 Linux and Android), compiled with their flags there.
+const HEXAGON_HOST_TARGETS: &[&str] = &[
+    "aarch64-unknown-linux-gnu",
+    "aarch64-unknown-linux-android",
+    "armv7-unknown-linux-gnueabihf",
+    "armv7-unknown-linux-androideabi",
+];
 
 /// clang flags: optimized, freestanding (only the compiler's own headers:
 /// there are no system headers for other targets here). ELF targets add
@@ -97,27 +111,32 @@ fn main() {
     println!("cargo:rerun-if-changed={}", include.display());
     let clang = llvm_tool("clang");
     let link = llvm_tool("llvm-link");
+    // Compile c/<file> for one target to <dir>/<file>.bc.
+    let compile = |triple: &str, flags: &[&str], file: &str, dir: &Path| -> PathBuf {
+        let bc = dir.join(file).with_extension("bc");
+        run(
+            Command::new(&clang)
+                .args(["-target", triple])
+                .args(CFLAGS)
+                .args(flags)
+                .arg("-I")
+                .arg(&include)
+                .arg(src.join(file))
+                .arg("-o")
+                .arg(&bc),
+            "clang-19",
+        );
+        bc
+    };
     let mut table = String::from("pub static RUNTIME_BITCODE: &[(&str, &[u8])] = &[\n");
     for (triple, own, flags) in TARGETS {
         let dir = out.join(triple);
         std::fs::create_dir_all(&dir).unwrap();
-        let mut parts = vec![];
-        for file in COMMON.iter().chain(own.iter()) {
-            let bc = dir.join(file).with_extension("bc");
-            run(
-                Command::new(&clang)
-                    .args(["-target", triple])
-                    .args(CFLAGS)
-                    .args(*flags)
-                    .arg("-I")
-                    .arg(&include)
-                    .arg(src.join(file))
-                    .arg("-o")
-                    .arg(&bc),
-                "clang-19",
-            );
-            parts.push(bc);
-        }
+        let parts: Vec<PathBuf> = COMMON
+            .iter()
+            .chain(own.iter())
+            .map(|file| compile(triple, flags, file, &dir))
+            .collect();
         let linked = out.join(format!("{triple}.bc"));
         run(
             Command::new(&link).args(&parts).arg("-o").arg(&linked),
@@ -126,6 +145,19 @@ fn main() {
         table.push_str(&format!(
             "    ({triple:?}, include_bytes!({:?})),\n",
             linked.display().to_string()
+        ));
+    }
+    table.push_str("];\n");
+    table.push_str("pub static HEXAGON_HOST_BITCODE: &[(&str, &[u8])] = &[\n");
+    for triple in HEXAGON_HOST_TARGETS {
+        let (_, _, flags) = TARGETS
+            .iter()
+            .find(|(t, _, _)| t == triple)
+            .expect("a Hexagon host triple is a row of TARGETS");
+        let bc = compile(triple, flags, "hexagon_host.c", &out.join(triple));
+        table.push_str(&format!(
+            "    ({triple:?}, include_bytes!({:?})),\n",
+            bc.display().to_string()
         ));
     }
     table.push_str("];\n");

@@ -4,8 +4,10 @@ pipeline with a Param, and a reduction. `build()` returns (func,
 [ImageParam/Param...], [input arrays / scalar values...], output shape in
 NumPy order, output dtype); `host_result` realizes it with the host JIT.
 Each takes the module to build with (`hl`: ferrohalide, or Halide for the
-side-by-side benchmark), its input size, and its vector width in bytes of
-the narrowest type (16: NEON and SSE; 128 for Hexagon's HVX)."""
+side-by-side benchmark), its input size, its vector width in bytes of
+the narrowest type (16: NEON and SSE; 128 for Hexagon's HVX), and
+`offload`: schedule the output `hexagon()`, with every producer inside
+its loop nest (the Hexagon offload from ARM)."""
 import numpy as np
 
 import ferrohalide
@@ -15,7 +17,7 @@ def _rng():
     return np.random.default_rng(1234)
 
 
-def stencil_u8(hl=ferrohalide, h=37, w=70, vec=16):
+def stencil_u8(hl=ferrohalide, h=37, w=70, vec=16, offload=False):
     """A 3x3 max filter over a uint8 image with a repeat_edge boundary."""
     x, y = hl.Var("x"), hl.Var("y")
     inp = hl.ImageParam(hl.UInt(8), 2, "inp")
@@ -26,11 +28,13 @@ def stencil_u8(hl=ferrohalide, h=37, w=70, vec=16):
     out[x, y] = hl.max(mx[x - 1, y], mx[x, y], mx[x + 1, y])
     mx.compute_at(out, y).vectorize(x, vec)
     out.vectorize(x, vec).parallel(y)
+    if offload:
+        out.hexagon()
     img = _rng().integers(0, 256, (h, w), dtype=np.uint8)
     return out, [inp], [img], img.shape, np.uint8
 
 
-def widening_blur(hl=ferrohalide, h=48, w=64, vec=16):
+def widening_blur(hl=ferrohalide, h=48, w=64, vec=16, offload=False):
     """uint8 -> uint16 sums along x, then along y, rounded back to uint8."""
     x, y = hl.Var("x"), hl.Var("y")
     inp = hl.ImageParam(hl.UInt(8), 2, "inp")
@@ -40,11 +44,13 @@ def widening_blur(hl=ferrohalide, h=48, w=64, vec=16):
     by[x, y] = hl.u8((bx[x, y] + 2 * bx[x, y + 1] + bx[x, y + 2] + 8) >> 4)
     bx.compute_at(by, y).vectorize(x, vec)
     by.vectorize(x, vec).parallel(y)
+    if offload:
+        by.hexagon()
     img = _rng().integers(0, 256, (h + 2, w + 2), dtype=np.uint8)
     return by, [inp], [img], (h, w), np.uint8
 
 
-def float_with_param(hl=ferrohalide, h=21, w=40, vec=16):
+def float_with_param(hl=ferrohalide, h=21, w=40, vec=16, offload=False):
     """A float pipeline with a scalar Param and a transcendental."""
     x, y = hl.Var("x"), hl.Var("y")
     inp = hl.ImageParam(hl.Float(32), 2, "inp")
@@ -52,12 +58,14 @@ def float_with_param(hl=ferrohalide, h=21, w=40, vec=16):
     f = hl.Func("tone")
     f[x, y] = gain * inp[x, y] / (1.0 + hl.abs(inp[x, y])) + hl.sqrt(inp[x, y] * inp[x, y] + 1.0)
     f.vectorize(x, vec // 4).parallel(y)
+    if offload:
+        f.hexagon()
     img = (_rng().random((h, w), dtype=np.float32) * 8 - 4).astype(np.float32)
     gain.set(1.75)
     return f, [inp, gain], [img, 1.75], img.shape, np.float32
 
 
-def reduction(hl=ferrohalide, h=33, w=45, vec=16):
+def reduction(hl=ferrohalide, h=33, w=45, vec=16, offload=False):
     """A histogram (an update over a reduction domain) and a sum per row."""
     x, y = hl.Var("x"), hl.Var("y")
     inp = hl.ImageParam(hl.UInt(8), 2, "inp")
@@ -68,6 +76,9 @@ def reduction(hl=ferrohalide, h=33, w=45, vec=16):
     out = hl.Func("hist_out")
     out[x] = hist[x] * 3 + 1
     out.vectorize(x, min(vec // 4, 16))
+    if offload:
+        out.hexagon()
+        hist.compute_at(out, hl.Var.outermost())
     img = _rng().integers(0, 256, (h, w), dtype=np.uint8)
     return out, [inp], [img], (16,), np.int32
 

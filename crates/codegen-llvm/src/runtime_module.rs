@@ -36,3 +36,32 @@ pub fn runtime_module<'ctx>(ctx: &'ctx Context, triple: &str) -> Result<Module<'
     module.set_triple(&TargetTriple::create(triple));
     Ok(module)
 }
+
+/// The runtime an object for `target` (LLVM triple `triple`) links: the
+/// C runtime, plus Halide's Hexagon offload host runtime
+/// (`c/hexagon_host.c`) on an ARM target with `hvx`, as Halide links it.
+pub fn runtime_module_for<'ctx>(
+    ctx: &'ctx Context,
+    triple: &str,
+    target: &ferrohalide_core::target::Target,
+) -> Result<Module<'ctx>> {
+    use ferrohalide_core::target::{arch, feature};
+    let module = runtime_module(ctx, triple)?;
+    if target.arch != arch::ARM || !target.has_feature(feature::HVX) {
+        return Ok(module);
+    }
+    let bitcode = ferrohalide_runtime::bitcode::hexagon_host_bitcode_for(triple).ok_or_else(|| {
+        Error::user(format!(
+            "the Hexagon offload host runtime is not built for target triple {triple} (target {target})\n"
+        ))
+    })?;
+    let buffer = MemoryBuffer::create_from_memory_range_copy(bitcode, "ferrohalide_hexagon_host");
+    let host = Module::parse_bitcode_from_buffer(&buffer, ctx).map_err(|e| {
+        Error::internal(format!("cannot read the Hexagon host runtime bitcode for {triple}: {}", e.to_string()))
+    })?;
+    host.set_triple(&TargetTriple::create(triple));
+    module
+        .link_in_module(host)
+        .map_err(|e| Error::internal(format!("cannot link the Hexagon host runtime: {}", e.to_string())))?;
+    Ok(module)
+}

@@ -3,10 +3,23 @@
 //! and `get_default_device_api_for_target`, so schedules that ask
 //! "does this target have a GPU / support doubles there" decide as in Halide.
 //!
-//! ferrohalide has no device back end: only `None` and `Host` ever run code.
+//! ferrohalide has no GPU back end: only `None`, `Host` and `Hexagon` (on a
+//! Hexagon target, or offloaded from ARM: `lower/inject_hexagon_rpc.rs`)
+//! ever run code.
 
 use crate::ir::Type;
 use crate::target::{arch, feature, Feature, Target};
+
+/// The name prefix of the loop that `schedule_functions` wraps around each
+/// `hexagon()` loop nest to be offloaded (its single iteration marks the
+/// nest; the simplifier keeps it, `inject_hexagon_rpc` replaces it). The
+/// kernel is named after it, as Halide names its kernels.
+pub const OFFLOAD_LOOP_PREFIX: &str = "offload_rpc.";
+
+/// Is `name` the loop marking a nest offloaded to Hexagon?
+pub fn is_offload_loop(name: &str) -> bool {
+    name.starts_with(OFFLOAD_LOOP_PREFIX)
+}
 
 /// Halide's `DeviceAPI`, with Halide's values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

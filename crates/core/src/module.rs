@@ -26,6 +26,10 @@ pub enum Linkage {
     ExternalPlusMetadata,
     /// Only for other functions of the module.
     Internal,
+    /// A Hexagon offload kernel (`lower/inject_hexagon_rpc.rs`): callable
+    /// from outside with `NAME_argv`, whose buffer arguments are Halide's
+    /// `{uint64 device, host*}` pseudo-buffers, not `halide_buffer_t`s.
+    HexagonKernel,
 }
 
 /// One function of a module.
@@ -50,6 +54,14 @@ pub struct Module {
     /// `remap_metadata_name(from, to)`: the name an argument has in the
     /// functions' `NAME_metadata()` (Halide's MetadataNameMap).
     pub metadata_name_map: std::collections::BTreeMap<String, String>,
+    /// The `hexagon()` loop nests offloaded from an ARM target: the
+    /// functions of the Hexagon module the object embeds (as the buffers
+    /// `inject_hexagon_rpc::CODE_BUFFER` and `RUNTIME_BUFFER`, made when
+    /// the module is compiled).
+    pub hexagon_kernels: Vec<ModuleFunction>,
+    /// The `buffers` the code writes (the offload's state): embedded
+    /// writable, zero at load.
+    pub writable_buffers: Vec<String>,
 }
 
 impl Module {
@@ -61,6 +73,8 @@ impl Module {
             buffers: vec![],
             auto_schedule: None,
             metadata_name_map: Default::default(),
+            hexagon_kernels: vec![],
+            writable_buffers: vec![],
         }
     }
 
@@ -85,6 +99,14 @@ impl Module {
                 self.buffers.push((n.clone(), b.clone()));
             }
         }
+        if !other.hexagon_kernels.is_empty() && !self.hexagon_kernels.is_empty() {
+            return Err(Error::user(format!(
+                "Module {} would hold the Hexagon offload of two pipelines; ferrohalide embeds one Hexagon module per object\n",
+                self.name
+            )));
+        }
+        self.hexagon_kernels.extend(other.hexagon_kernels.iter().cloned());
+        self.writable_buffers.extend(other.writable_buffers.iter().cloned());
         Ok(())
     }
 }
@@ -254,6 +276,15 @@ pub fn lower_module(
         },
         linkage: Linkage::ExternalPlusMetadata,
     });
+    for name in &lowered.state_buffers {
+        module.buffers.push((name.clone(), Buffer::new(crate::ir::Type::uint(64), &[1], Some(name.clone()))?));
+        module.writable_buffers.push(name.clone());
+    }
+    module.hexagon_kernels = lowered
+        .hexagon_kernels
+        .into_iter()
+        .map(|pipeline| ModuleFunction { pipeline, linkage: Linkage::HexagonKernel })
+        .collect();
     Ok(module)
 }
 

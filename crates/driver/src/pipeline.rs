@@ -254,7 +254,15 @@ fn lower_collecting(
         entry_checks,
         requirements: requirements.to_vec(),
     };
-    ferrohalide_core::output::collect(|| lower_with(outputs, &name, &options))
+    ferrohalide_core::output::collect(|| {
+        let lowered = lower_with(outputs, &name, &options)?;
+        if !lowered.hexagon_kernels.is_empty() {
+            return Err(Error::user(format!(
+                "hexagon() loops are offloaded only in ahead-of-time output (compile_to_file and friends) for an ARM target with hvx; the JIT (target {target}) cannot run them\n"
+            )));
+        }
+        Ok(lowered)
+    })
 }
 
 /// Lower and compile `outputs` for the default JIT target (cached).

@@ -16,6 +16,19 @@ pub fn bitcode_for(triple: &str) -> Option<&'static [u8]> {
         .map(|(_, b)| *b)
 }
 
+/// The Hexagon offload host runtime (`c/hexagon_host.c`) for `triple`, if
+/// built for it: arm-64 and arm-32 Linux and Android, where Halide links it.
+/// A separate module, linked (with the main runtime of the same triple,
+/// whose functions it calls) only into objects for `hvx` targets, since it
+/// references dlopen. Triples match as in `bitcode_for`.
+pub fn hexagon_host_bitcode_for(triple: &str) -> Option<&'static [u8]> {
+    let key = triple_key(triple);
+    HEXAGON_HOST_BITCODE
+        .iter()
+        .find(|(t, _)| triple_key(t) == key)
+        .map(|(_, b)| *b)
+}
+
 /// The triples the runtime is built for.
 pub fn triples() -> impl Iterator<Item = &'static str> {
     RUNTIME_BITCODE.iter().map(|(t, _)| *t)
@@ -41,5 +54,29 @@ mod tests {
         assert_eq!(&b[..4], b"BC\xc0\xde");
         assert!(bitcode_for("x86_64-unknown-linux-gnu").is_some());
         assert!(bitcode_for("riscv64-unknown-linux-gnu").is_none());
+    }
+
+    #[test]
+    fn hexagon_host_runtime_only_for_arm_linux_and_android() {
+        for triple in [
+            "aarch64-unknown-linux-gnu",
+            "aarch64-pc-linux-gnu",
+            "aarch64-unknown-linux-android",
+            "armv7-none-linux-gnueabihf",
+            "armv7-unknown-linux-androideabi",
+        ] {
+            let b = hexagon_host_bitcode_for(triple).expect(triple);
+            assert_eq!(&b[..4], b"BC\xc0\xde");
+            // It comes with a main runtime module to link with.
+            assert!(bitcode_for(triple).is_some(), "{triple}");
+        }
+        for triple in [
+            "x86_64-unknown-linux-gnu",
+            "arm64-apple-ios13.0.0",
+            "x86_64-pc-windows-msvc",
+            "hexagon-unknown-none-elf",
+        ] {
+            assert!(hexagon_host_bitcode_for(triple).is_none(), "{triple}");
+        }
     }
 }

@@ -41,7 +41,17 @@ pub struct EntryOptions {
     /// Buffers the module holds (not arguments): name, the address of
     /// their `halide_buffer_t`, their dimensions.
     pub embedded: Vec<(String, Val, usize)>,
+    /// A Hexagon offload kernel (`Linkage::HexagonKernel`): buffer
+    /// arguments are `{uint64 device, host*}` pseudo-buffers (only `b` and
+    /// `b.buffer` are defined), and `name_argv` holds the HVX unit while
+    /// the body runs, as QuRT requires of code using HVX.
+    pub hexagon_kernel: bool,
 }
+
+/// QuRT's `QURT_HVX_MODE_128B`: lock HVX in 128-byte vector mode.
+const QURT_HVX_MODE_128B: i64 = 1;
+/// Offset of `host` in the offload's `{uint64 device, host*}` pseudo-buffer.
+const PSEUDO_BUFFER_HOST: u64 = 8;
 
 /// The symbol names of the entry points of a pipeline called `name`.
 pub fn argv_symbol(name: &str) -> String {
@@ -89,6 +99,12 @@ impl CodeGen {
             let v = self.param(body_fn, i as u32 + 1);
             match a.kind {
                 ArgumentKind::InputScalar => self.push_sym(&a.name, v),
+                ArgumentKind::InputBuffer | ArgumentKind::OutputBuffer if opts.hexagon_kernel => {
+                    self.push_sym(&format!("{}.buffer", a.name), v);
+                    let hp = self.gep_bytes(v, PSEUDO_BUFFER_HOST);
+                    let host = self.load(ptr, hp, self.ptr_bytes);
+                    self.push_sym(&a.name, host);
+                }
                 ArgumentKind::InputBuffer | ArgumentKind::OutputBuffer => {
                     self.check_buffer_argument(a, v);
                     self.define_buffer_symbols(&a.name, v, a.dimensions);
@@ -168,10 +184,32 @@ impl CodeGen {
                 };
                 args.push(v);
             }
+            if opts.hexagon_kernel {
+                self.call_holding_hvx(body_fn, body_ft, &args);
+                continue;
+            }
             let r = self.call(body_fn, body_ft, &args);
             self.ret(r);
         }
         Ok(())
+    }
+
+    /// Return `body_fn(args)` called with the HVX unit locked (QuRT's
+    /// `qurt_hvx_lock`), or -1 (`halide_error_code_generic_error`) if it
+    /// cannot be locked.
+    fn call_holding_hvx(&mut self, body_fn: Val, body_ft: Ty, args: &[Val]) {
+        let i32t = self.t_i32();
+        let locked = self.call_extern("qurt_hvx_lock", i32t, &[self.i32c(QURT_HVX_MODE_128B)]);
+        let failed = self.icmp(IP::LLVMIntNE, locked, self.i32c(0));
+        let fail = self.new_block("hvx_lock_failed");
+        let ok = self.new_block("hvx_locked");
+        self.cond_br(failed, fail, ok);
+        self.position(fail);
+        self.ret(self.i32c(-1));
+        self.position(ok);
+        let r = self.call(body_fn, body_ft, args);
+        self.call_extern("qurt_hvx_unlock", i32t, &[]);
+        self.ret(r);
     }
 
     /// Define `name.buffer`, `name` (the host pointer) and the shape

@@ -25,13 +25,16 @@ impl CodeGen {
     pub(crate) fn compile_module(&mut self, m: &Module, jit: bool) -> Result<()> {
         let mut embedded = vec![];
         for (name, b) in &m.buffers {
-            embedded.push((name.clone(), self.embed_buffer(name, b)?, b.dimensions()));
+            let writable = m.writable_buffers.contains(name);
+            embedded.push((name.clone(), self.embed_buffer(name, b, writable)?, b.dimensions()));
         }
-        let opts = EntryOptions {
+        let mut opts = EntryOptions {
             jit_entry: jit,
             embedded,
+            hexagon_kernel: false,
         };
         for f in &m.functions {
+            opts.hexagon_kernel = f.linkage == Linkage::HexagonKernel;
             self.compile_pipeline(&f.pipeline, &opts)?;
             if f.linkage == Linkage::Internal {
                 for sym in [f.pipeline.name.clone(), super::entry::argv_symbol(&f.pipeline.name)] {
@@ -89,9 +92,10 @@ impl CodeGen {
         self.const_struct(&mut f)
     }
 
-    /// The contents and shape of `b` as constants, and a `halide_buffer_t`
-    /// describing them (dense, with `b`'s mins); returns its address.
-    fn embed_buffer(&mut self, name: &str, b: &Buffer) -> Result<Val> {
+    /// The contents and shape of `b` as constants (its contents `writable`
+    /// if the code stores into them), and a `halide_buffer_t` describing
+    /// them (dense, with `b`'s mins); returns its address.
+    fn embed_buffer(&mut self, name: &str, b: &Buffer, writable: bool) -> Result<Val> {
         let ty = b.ty();
         let elem = ty.bytes().max(1);
         let dims = b.dims();
@@ -112,7 +116,10 @@ impl CodeGen {
             LLVMConstStringInContext2(self.c, bytes.as_ptr() as *const c_char, bytes.len(), 1)
         };
         let data = self.constant_global(&format!("{name}.data"), data);
-        unsafe { LLVMSetAlignment(data, 64) };
+        unsafe {
+            LLVMSetAlignment(data, 64);
+            LLVMSetGlobalConstant(data, i32::from(!writable));
+        }
         let i32t = self.t_i32();
         let dim_ty = unsafe {
             let mut f = [i32t, i32t, i32t, i32t];

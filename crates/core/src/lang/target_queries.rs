@@ -46,6 +46,11 @@ pub fn with_compile_target<R>(target: &Target, f: impl FnOnce() -> R) -> R {
     out
 }
 
+/// The target being compiled for, inside a compilation.
+pub fn compile_target() -> Option<Target> {
+    COMPILE_TARGET.with(|c| c.borrow().clone())
+}
+
 /// The value of the target query `which(args)` for the target being
 /// compiled for; `None` outside a compilation or for other calls.
 pub fn query_value(which: Intrinsic, args: &[Expr]) -> Option<Expr> {

@@ -50,6 +50,7 @@ pub mod inject_memoization;
 pub mod inject_prefetch;
 pub mod fuse_loop_nests;
 pub mod fused_groups;
+pub mod inject_hexagon_rpc;
 pub mod sliding_window;
 pub mod schedule_expr_checks;
 pub mod storage_folding;
@@ -168,6 +169,12 @@ pub struct Lowered {
     pub output_regions: Vec<Region>,
     /// The pipeline's inputs: ImageParams, bound Buffers and scalar Params.
     pub inputs: arguments::Inputs,
+    /// The `hexagon()` loop nests offloaded from an ARM target
+    /// (`inject_hexagon_rpc.rs`), as kernels for a Hexagon module.
+    pub hexagon_kernels: Vec<LoweredPipeline>,
+    /// The writable scalars (zero at load) the offload's host code keeps
+    /// its state in, to embed in the module.
+    pub state_buffers: Vec<String>,
 }
 
 /// Debug output: `HL_DEBUG_CODEGEN=2` (or higher) prints the IR after each
@@ -420,6 +427,17 @@ fn lower_environment(
     s = log.run("partition loops", s, |s| partition_loops::partition_loops(s, &policies))?;
     s = log.run("strip likely", s, |s| Ok(partition_loops::strip_likely(s)))?;
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
+    let buffer_shapes: std::collections::HashMap<String, (crate::ir::Type, usize)> = args
+        .iter()
+        .filter(|a| a.kind != ArgumentKind::InputScalar)
+        .map(|a| (a.name.clone(), (a.ty, a.dimensions)))
+        .collect();
+    let mut offloaded = (vec![], vec![]);
+    s = log.run("inject hexagon rpc", s, |s| {
+        let o = inject_hexagon_rpc::inject_hexagon_rpc(s, target, &buffer_shapes)?;
+        offloaded = (o.kernels, o.state_buffers);
+        Ok(o.host)
+    })?;
     if let Some(entry) = entry {
         let bounds_query = !target.has_feature(crate::target::feature::NO_BOUNDS_QUERY);
         s = log.run("entry checks", s, |s| {
@@ -436,5 +454,7 @@ fn lower_environment(
         input_buffers,
         output_regions,
         inputs,
+        hexagon_kernels: offloaded.0,
+        state_buffers: offloaded.1,
     })
 }

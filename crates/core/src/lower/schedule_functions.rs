@@ -454,13 +454,9 @@ fn build_loop_nest(
             }
         }
         if d.var == OUTERMOST {
-            body = Stmt::for_loop(
-                format!("{p}{OUTERMOST}"),
-                Expr::i32(0),
-                Expr::i32(1),
-                ForType::Serial,
-                body,
-            );
+            let ln = format!("{p}{OUTERMOST}");
+            body = Stmt::for_loop(ln.clone(), Expr::i32(0), Expr::i32(1), ForType::Serial, body);
+            body = mark_offload(d, &ln, body);
             continue;
         }
         let internal = names.get(&d.var).ok_or_else(|| {
@@ -480,9 +476,27 @@ fn build_loop_nest(
             d.for_type,
             body,
         );
+        body = mark_offload(d, &ln, body);
     }
 
     Ok(Stmt::let_stmts(bound_lets, body))
+}
+
+/// `nest`, the loop `loop_name` of dim `d`, inside the loop marking it for
+/// the Hexagon offload (`device_api::OFFLOAD_LOOP_PREFIX`) if it is a
+/// `hexagon()` loop and the target is not Hexagon itself (there it is the
+/// target's own code).
+fn mark_offload(d: &crate::schedule::Dim, loop_name: &str, nest: Stmt) -> Stmt {
+    use crate::device_api::{DeviceApi, OFFLOAD_LOOP_PREFIX};
+    let on_hexagon = d.device.is_some_and(|dl| dl.api == DeviceApi::Hexagon);
+    let offload = on_hexagon
+        && crate::lang::target_queries::compile_target()
+            .is_some_and(|t| t.arch != crate::target::arch::HEXAGON);
+    if !offload {
+        return nest;
+    }
+    let marker = format!("{OFFLOAD_LOOP_PREFIX}{loop_name}");
+    Stmt::for_loop(marker, Expr::i32(0), Expr::i32(1), ForType::Serial, nest)
 }
 
 /// The body of the innermost of the loops `vars` (innermost first) that

@@ -7,7 +7,8 @@
 //! has, an error saying that ferrohalide has no code generator for it
 //! (Halide would compile it). `hexagon()` loops on a Hexagon target are
 //! the target's own code (Halide offloads them only from another CPU), so
-//! they compile as ordinary loops.
+//! they compile as ordinary loops; from an ARM target with `hvx` they are
+//! offloaded (`inject_hexagon_rpc.rs`).
 
 use crate::device_api::{supports_device_api, DeviceApi};
 use crate::error::{Error, Result};
@@ -62,6 +63,15 @@ pub fn validate_device_loops(env: &Environment, target: &Target) -> Result<()> {
             let Some(api) = device_of(stage, specs) else { continue };
             if api == DeviceApi::Hexagon && target.arch == crate::target::arch::HEXAGON {
                 continue;
+            }
+            if api == DeviceApi::Hexagon && supports_device_api(target, api) {
+                if target.arch == crate::target::arch::ARM {
+                    // Offloaded (inject_hexagon_rpc.rs).
+                    continue;
+                }
+                return Err(Error::user(format!(
+                    "Func {name} is scheduled on <Hexagon> for target {target}, but ferrohalide offloads hexagon() loops only from ARM targets.\n"
+                )));
             }
             if !supports_device_api(target, api) {
                 return Err(Error::user(format!(

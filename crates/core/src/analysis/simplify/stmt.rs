@@ -64,6 +64,18 @@ impl Simplifier {
                 for_type,
                 body,
             } => {
+                if crate::device_api::is_offload_loop(name) {
+                    // A marker of one iteration that must reach the
+                    // offload pass as a loop.
+                    let b = self.mutate_stmt(body);
+                    return if b.is_no_op() {
+                        b
+                    } else if b.same_as(body) {
+                        s.clone()
+                    } else {
+                        Stmt::for_loop(name.clone(), min.clone(), extent.clone(), *for_type, b)
+                    };
+                }
                 let mn = self.mutate(min);
                 let ex = self.mutate(extent);
                 let iext = self.info(&ex);
