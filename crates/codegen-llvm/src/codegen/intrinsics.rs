@@ -154,6 +154,9 @@ impl CodeGen {
                     let d = self.fsub(a, b);
                     return Ok(self.intrin1("llvm.fabs", d));
                 }
+                if let Some(r) = self.hvx_lanewise(i, at.element_of(), a, b) {
+                    return Ok(r);
+                }
                 let gt = self.icmp(
                     if at.is_int() {
                         IP::LLVMIntSGT
@@ -231,6 +234,9 @@ impl CodeGen {
                         self.fsub(a, b)
                     });
                 }
+                if let Some(r) = self.hvx_lanewise(i, t.element_of(), a, b) {
+                    return Ok(r);
+                }
                 let name = match (i, t.is_int()) {
                     (I::SaturatingAdd, true) => "llvm.sadd.sat",
                     (I::SaturatingAdd, false) => "llvm.uadd.sat",
@@ -256,6 +262,9 @@ impl CodeGen {
                         self.fadd(a, b)
                     };
                     return Ok(self.fmul(s, self.cf(self.type_of(s), 0.5)));
+                }
+                if let Some(r) = self.hvx_lanewise(i, at.element_of(), a, b) {
+                    return Ok(r);
                 }
                 let wt = self.t_like(self.t_int(at.bits as u32 * 2), self.type_of(a));
                 let wa = self.int_resize(a, wt, at.is_int());

@@ -30,6 +30,7 @@ pub mod atomic;
 pub(crate) mod clamped_load;
 pub mod entry;
 pub mod expr;
+pub(crate) mod hvx;
 pub mod intrinsics;
 pub mod math;
 pub(crate) mod masked_memory;
