@@ -80,3 +80,67 @@ def test_lanewise_op_is_one_hvx_instruction_and_right(op, type_name, insn, tmp_p
     assert re.search(insn, asm), f"no {insn} in the object"
     got, want = run_on_target(case, tmp_path, TARGET, link_cmd, [qemu_hexagon])
     compare(got, want)
+
+
+# Written out in wider arithmetic (lower/find_intrinsics.rs finds them):
+# (name, types, out = f(hl, a, b, N, W), the instruction)
+WIDE = {"u8": "UInt(16)", "u16": "UInt(32)", "i16": "Int(32)", "i32": "Int(64)"}
+SIGNED_WIDE = {"u8": "Int(16)", "u16": "Int(32)", "i16": "Int(32)", "i32": "Int(64)"}
+
+
+def _w(hl_, type_name, signed=False):
+    spec = (SIGNED_WIDE if signed else WIDE)[type_name]
+    return eval(f"hl_.{spec}", {"hl_": hl_})
+
+
+WRITTEN = [
+    ("rounding_average", ["u8", "u16", "i16", "i32"], r"vavg\([^)]*\):rnd",
+     lambda hl_, a, b, n, w: hl_.cast(n, (hl_.cast(w, a) + hl_.cast(w, b) + 1) / 2)),
+    ("rounding_average_shift", ["u8", "i16"], r"vavg\([^)]*\):rnd",
+     lambda hl_, a, b, n, w: hl_.cast(n, (hl_.cast(w, a) + hl_.cast(w, b) + 1) >> 1)),
+    ("average", ["u8", "u16", "i16", "i32"], r"vavg\(v\d+\.u?[bhw],v\d+\.u?[bhw]\)\s*$",
+     lambda hl_, a, b, n, w: hl_.cast(n, (hl_.cast(w, a) + hl_.cast(w, b)) / 2)),
+    ("saturated_sum", ["u8", "u16", "i16", "i32"], r"vadd\([^)]*\):sat",
+     lambda hl_, a, b, n, w: hl_.saturating_cast(n, hl_.cast(w, a) + hl_.cast(w, b))),
+    ("saturated_difference", ["u8", "u16", "i16", "i32"], r"vsub\([^)]*\):sat",
+     lambda hl_, a, b, n, w: hl_.saturating_cast(n, hl_.cast(w, a) - hl_.cast(w, b))),
+    ("absolute_difference", ["u8", "u16"], r"vabsdiff\(",
+     lambda hl_, a, b, n, w: hl_.select(a > b, a - b, b - a)),
+]
+WRITTEN_CASES = [(name, t, insn, fn) for name, types, insn, fn in WRITTEN for t in types]
+
+
+def written(name, type_name, fn):
+    ht, dt = TYPES[type_name]
+    info = np.iinfo(dt)
+    lanes = 128 // dt().itemsize
+    signed_wide = "difference" in name
+
+    def build(hl_=hl):
+        x = hl_.Var("x")
+        a = hl_.ImageParam(ht, 1, "a")
+        b = hl_.ImageParam(a.type(), 1, "b")
+        f = hl_.Func(f"{name}_{type_name}")
+        f[x] = fn(hl_, a[x], b[x], a.type(), _w(hl_, type_name, signed_wide))
+        f.vectorize(x, lanes * 2)
+        extremes = np.array([0, 1, -1 if info.min < 0 else 2, info.min, info.max, info.max - 1], dtype=dt)
+        pa, pb = np.meshgrid(extremes, extremes)
+        n = lanes * 6
+        rng = np.random.default_rng(11)
+        va = np.resize(np.concatenate([pa.ravel(), rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)]), n)
+        vb = np.resize(np.concatenate([pb.ravel(), rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)]), n)
+        return f, [a, b], [va.astype(dt), vb.astype(dt)], (n,), np.dtype(dt)
+    build.__name__ = f"{name}_{type_name}"
+    return build
+
+
+@pytest.mark.parametrize("name,type_name,insn,fn", WRITTEN_CASES, ids=[f"{c[0]}_{c[1]}" for c in WRITTEN_CASES])
+def test_written_out_forms_become_hvx_instructions_and_stay_right(name, type_name, insn, fn, tmp_path, link_cmd,
+                                                                   qemu_hexagon):
+    case = written(name, type_name, fn)
+    func, params, *_ = case()
+    func.compile_to_object(str(tmp_path / "p.o"), params, "p", hl.Target(TARGET + "-no_runtime"))
+    asm = run([llvm_tool("llvm-objdump"), "-d", "--mattr=+hvxv66,+hvx-length128b", str(tmp_path / "p.o")]).stdout
+    assert re.search(insn, asm, re.M), f"no {insn} in the object"
+    got, want = run_on_target(case, tmp_path, TARGET, link_cmd, [qemu_hexagon])
+    compare(got, want)

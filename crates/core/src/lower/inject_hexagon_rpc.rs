@@ -263,8 +263,9 @@ impl InjectRpc<'_> {
             }
         }
 
-        // The kernel: the int32 scalars unpacked, then the nest.
-        let mut kbody = body.clone();
+        // The kernel: the int32 scalars unpacked, then the nest (Hexagon
+        // code, so with the intrinsics HVX has instructions for).
+        let mut kbody = crate::lower::find_intrinsics::find_intrinsics(body);
         for (k, name) in ints.iter().enumerate().rev() {
             let load = Expr::load(Type::i32(), SCALARS_BUFFER, Expr::i32(k as i64), Expr::bool_const(true));
             kbody = Stmt::let_stmt(name.clone(), load, kbody);

@@ -50,6 +50,7 @@ pub mod inject_memoization;
 pub mod inject_prefetch;
 pub mod fuse_loop_nests;
 pub mod fused_groups;
+pub mod find_intrinsics;
 pub mod inject_hexagon_rpc;
 pub mod sliding_window;
 pub mod schedule_expr_checks;
@@ -427,6 +428,9 @@ fn lower_environment(
     s = log.run("partition loops", s, |s| partition_loops::partition_loops(s, &policies))?;
     s = log.run("strip likely", s, |s| Ok(partition_loops::strip_likely(s)))?;
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
+    if target.arch == crate::target::arch::HEXAGON {
+        s = log.run("find intrinsics", s, |s| Ok(find_intrinsics::find_intrinsics(s)))?;
+    }
     let buffer_shapes: std::collections::HashMap<String, (crate::ir::Type, usize)> = args
         .iter()
         .filter(|a| a.kind != ArgumentKind::InputScalar)
