@@ -144,3 +144,55 @@ def test_written_out_forms_become_hvx_instructions_and_stay_right(name, type_nam
     assert re.search(insn, asm, re.M), f"no {insn} in the object"
     got, want = run_on_target(case, tmp_path, TARGET, link_cmd, [qemu_hexagon])
     compare(got, want)
+
+
+# Narrowing and widening: (name, input type, output dtype, out = f(hl, a, b), the instruction)
+RESIZING = [
+    ("narrow_i16_u8", "i16", np.uint8, lambda hl_, a, b: hl_.saturating_cast(hl_.UInt(8), a), r"vpack\(v\d+\.h,v\d+\.h\):sat"),
+    ("narrow_i16_i8", "i16", np.int8, lambda hl_, a, b: hl_.saturating_cast(hl_.Int(8), a), r"vpack\(v\d+\.h,v\d+\.h\):sat"),
+    ("narrow_i32_u16", "i32", np.uint16, lambda hl_, a, b: hl_.saturating_cast(hl_.UInt(16), a), r"vpack\(v\d+\.w,v\d+\.w\):sat"),
+    ("narrow_i32_i16", "i32", np.int16, lambda hl_, a, b: hl_.saturating_cast(hl_.Int(16), a), r"vpack\(v\d+\.w,v\d+\.w\):sat"),
+    ("u8_sat_of_shift", "i16", np.uint8, lambda hl_, a, b: hl_.u8_sat((a + 8) >> 4), r"vpack\(v\d+\.h,v\d+\.h\):sat"),
+    ("widening_mul_u8", "u8", np.uint16, lambda hl_, a, b: hl_.widening_mul(a, b), r"vmpy\(v\d+\.ub,v\d+\.ub\)"),
+    ("widening_mul_i8", "i8", np.int16, lambda hl_, a, b: hl_.widening_mul(a, b), r"vmpy\(v\d+\.b,v\d+\.b\)"),
+    ("widening_mul_u16", "u16", np.uint32, lambda hl_, a, b: hl_.widening_mul(a, b), r"vmpy\(v\d+\.uh,v\d+\.uh\)"),
+    ("widening_mul_i16", "i16", np.int32, lambda hl_, a, b: hl_.widening_mul(a, b), r"vmpy\(v\d+\.h,v\d+\.h\)"),
+    ("written_mul_u8", "u8", np.uint16, lambda hl_, a, b: hl_.u16(a) * hl_.u16(b), r"vmpy\(v\d+\.ub,v\d+\.ub\)"),
+    ("written_mul_by_constant_i16", "i16", np.int32, lambda hl_, a, b: hl_.i32(a) * -300, r"vmpy\(v\d+\.h,v\d+\.h\)"),
+]
+TYPES["i8"] = (hl.Int(8), np.int8)
+
+
+def resizing(name, type_name, out_dtype, fn):
+    ht, dt = TYPES[type_name]
+    info = np.iinfo(dt)
+    lanes = 128 // dt().itemsize
+
+    def build(hl_=hl):
+        x = hl_.Var("x")
+        a = hl_.ImageParam(ht, 1, "a")
+        b = hl_.ImageParam(ht, 1, "b")
+        f = hl_.Func(name)
+        f[x] = fn(hl_, a[x], b[x])
+        f.vectorize(x, lanes * 2)
+        extremes = np.array([0, 1, -1 if info.min < 0 else 2, info.min, info.max, info.max - 1], dtype=dt)
+        pa, pb = np.meshgrid(extremes, extremes)
+        n = lanes * 6
+        rng = np.random.default_rng(13)
+        va = np.resize(np.concatenate([pa.ravel(), rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)]), n)
+        vb = np.resize(np.concatenate([pb.ravel(), rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)]), n)
+        return f, [a, b], [va.astype(dt), vb.astype(dt)], (n,), np.dtype(out_dtype)
+    build.__name__ = name
+    return build
+
+
+@pytest.mark.parametrize("name,type_name,out_dtype,fn,insn", RESIZING, ids=[c[0] for c in RESIZING])
+def test_narrowing_and_widening_are_hvx_instructions_and_right(name, type_name, out_dtype, fn, insn, tmp_path,
+                                                                link_cmd, qemu_hexagon):
+    case = resizing(name, type_name, out_dtype, fn)
+    func, params, *_ = case()
+    func.compile_to_object(str(tmp_path / "p.o"), params, "p", hl.Target(TARGET + "-no_runtime"))
+    asm = run([llvm_tool("llvm-objdump"), "-d", "--mattr=+hvxv66,+hvx-length128b", str(tmp_path / "p.o")]).stdout
+    assert re.search(insn, asm), f"no {insn} in the object"
+    got, want = run_on_target(case, tmp_path, TARGET, link_cmd, [qemu_hexagon])
+    compare(got, want)

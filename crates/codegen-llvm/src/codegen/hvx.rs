@@ -1,9 +1,15 @@
 //! HVX instruction selection (as Halide's Hexagon back end does it): the
-//! lane-wise intrinsics HVX computes in one instruction — averages,
-//! saturating adds and subtracts, absolute differences — become those
-//! instructions. LLVM's Hexagon back end would expand the generic IR
-//! instead (averages through lanes of twice the width, saturation through
-//! min/max or compares and selects), several instructions each.
+//! intrinsics HVX computes in one instruction — averages, saturating adds
+//! and subtracts, absolute differences, saturating narrowing casts,
+//! widening multiplies — become those instructions. LLVM's Hexagon back
+//! end would expand the generic IR instead (averages through lanes of
+//! twice the width, saturation through min/max or compares and selects,
+//! widening through unpacks), several instructions each.
+//!
+//! HVX's widening instructions leave their result in a register pair
+//! holding the even lanes in one register and the odd lanes in the
+//! other; a `vshuff` puts them back in order. Its `vpack` narrowing
+//! concatenates, so natural order goes in and comes out.
 //!
 //! Assumes 128-byte HVX (`native_vector_bits` 1024). Vectors of a whole
 //! number of 128-byte registers are computed a register at a time; any
@@ -46,7 +52,94 @@ const LANEWISE: &[(Intrinsic, TypeCode, u8, &str)] = &[
     (Intrinsic::Absd, TypeCode::Int, 32, "vabsdiffw"),
 ];
 
+/// (source element bits, destination type code) of a saturating narrowing
+/// cast from a signed type to half its width, and its HVX instruction
+/// (which reads its source lanes as signed).
+const NARROWING: &[(u8, TypeCode, &str)] = &[
+    (16, TypeCode::UInt, "vpackhub.sat"),
+    (16, TypeCode::Int, "vpackhb.sat"),
+    (32, TypeCode::UInt, "vpackwuh.sat"),
+    (32, TypeCode::Int, "vpackwh.sat"),
+];
+
+/// (operand type code, operand bits, HVX instruction) of a widening
+/// multiply of two vectors of that type, and the `vshuff` element size
+/// that puts its result lanes back in order.
+const WIDENING_MUL: &[(TypeCode, u8, &str, i64)] = &[
+    (TypeCode::UInt, 8, "vmpyubv", -2),
+    (TypeCode::Int, 8, "vmpybv", -2),
+    (TypeCode::UInt, 16, "vmpyuhv", -4),
+    (TypeCode::Int, 16, "vmpyhv", -4),
+];
+
 impl CodeGen {
+    fn hvx_register(&self) -> super::Ty {
+        self.t_vec(self.t_i32(), HVX_BITS / 32)
+    }
+
+    /// Lanes `from..from + n` of vector `v`, as one HVX register.
+    fn hvx_piece(&self, v: Val, from: u32, n: u32) -> Val {
+        let part = if self.lanes_of(v) == n {
+            v
+        } else {
+            let range: Vec<i32> = (from..from + n).map(|l| l as i32).collect();
+            self.shuffle1(v, &range)
+        };
+        self.cast(super::ops::Op::LLVMBitCast, part, self.hvx_register())
+    }
+
+    /// `saturating_cast` of vector `v` from `from` to `to` as HVX `vpack`s,
+    /// where one exists (a signed source of twice the width).
+    pub(crate) fn hvx_saturating_narrow(&self, v: Val, from: Type, to: Type) -> Option<Val> {
+        if self.native_vector_bits != HVX_BITS || !from.is_int() || from.bits != 2 * to.bits {
+            return None;
+        }
+        let (.., insn) = NARROWING.iter().find(|(bits, code, _)| *bits == from.bits && *code == to.code)?;
+        let lanes = self.lanes_of(v);
+        let per_output = HVX_BITS / to.bits as u32;
+        if !self.is_vec_ty(self.type_of(v)) || lanes % per_output != 0 {
+            return None;
+        }
+        let half = per_output / 2;
+        let name = format!("llvm.hexagon.V6.{insn}.128B");
+        let out = self.t_vec(self.t_int(to.bits as u32), per_output);
+        let mut pieces = vec![];
+        for k in 0..lanes / per_output {
+            let lo = self.hvx_piece(v, k * per_output, half);
+            let hi = self.hvx_piece(v, k * per_output + half, half);
+            let r = self.intrinsic(&name, &[], &[hi, lo]).ok()?;
+            pieces.push(self.cast(super::ops::Op::LLVMBitCast, r, out));
+        }
+        Some(if pieces.len() == 1 { pieces[0] } else { self.concat(&pieces) })
+    }
+
+    /// `widening_mul(a, b)` of two vectors of `elem` as HVX widening
+    /// multiplies, each followed by the `vshuff` restoring lane order.
+    pub(crate) fn hvx_widening_mul(&self, elem: Type, a: Val, b: Val) -> Option<Val> {
+        if self.native_vector_bits != HVX_BITS || self.type_of(a) != self.type_of(b) || !self.is_vec_ty(self.type_of(a)) {
+            return None;
+        }
+        let (.., insn, shuffle) =
+            WIDENING_MUL.iter().find(|(code, bits, ..)| *code == elem.code && *bits == elem.bits)?;
+        let lanes = self.lanes_of(a);
+        let per_register = HVX_BITS / elem.bits as u32;
+        if lanes % per_register != 0 {
+            return None;
+        }
+        let mul = format!("llvm.hexagon.V6.{insn}.128B");
+        let pair_ty = self.t_vec(self.t_int(2 * elem.bits as u32), per_register);
+        let mut pieces = vec![];
+        for k in 0..lanes / per_register {
+            let (pa, pb) = (self.hvx_piece(a, k * per_register, per_register), self.hvx_piece(b, k * per_register, per_register));
+            let pair = self.intrinsic(&mul, &[], &[pa, pb]).ok()?;
+            let lo = self.intrinsic("llvm.hexagon.V6.lo.128B", &[], &[pair]).ok()?;
+            let hi = self.intrinsic("llvm.hexagon.V6.hi.128B", &[], &[pair]).ok()?;
+            let ordered = self.intrinsic("llvm.hexagon.V6.vshuffvdd.128B", &[], &[hi, lo, self.i32c(*shuffle)]).ok()?;
+            pieces.push(self.cast(super::ops::Op::LLVMBitCast, ordered, pair_ty));
+        }
+        Some(if pieces.len() == 1 { pieces[0] } else { self.concat(&pieces) })
+    }
+
     /// `i(a, b)` (both vectors of elements of type `elem`) as HVX
     /// instructions, if there is one for it (see the module comment).
     pub(crate) fn hvx_lanewise(&self, i: Intrinsic, elem: Type, a: Val, b: Val) -> Option<Val> {
@@ -65,15 +158,10 @@ impl CodeGen {
         if lanes % per_register != 0 {
             return None;
         }
-        let register = self.t_vec(self.t_i32(), HVX_BITS / 32);
         let name = format!("llvm.hexagon.V6.{insn}.128B");
         let mut pieces = vec![];
         for k in 0..lanes / per_register {
-            let range: Vec<i32> = (k * per_register..(k + 1) * per_register).map(|l| l as i32).collect();
-            let piece = |v: Val| {
-                let part = if lanes == per_register { v } else { self.shuffle1(v, &range) };
-                self.cast(super::ops::Op::LLVMBitCast, part, register)
-            };
+            let piece = |v: Val| self.hvx_piece(v, k * per_register, per_register);
             let r = self.intrinsic(&name, &[], &[piece(a), piece(b)]).ok()?;
             let back = self.t_vec(self.elem_ty(ta), per_register);
             pieces.push(self.cast(super::ops::Op::LLVMBitCast, r, back));

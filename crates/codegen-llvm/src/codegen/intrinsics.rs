@@ -248,6 +248,9 @@ impl CodeGen {
             I::SaturatingCast => {
                 want(1)?;
                 let a = self.codegen_expr(&args[0])?;
+                if let Some(r) = self.hvx_saturating_narrow(a, args[0].ty().element_of(), t.element_of()) {
+                    return Ok(r);
+                }
                 Ok(self.saturating_cast(a, args[0].ty(), t))
             }
             I::HalvingAdd | I::HalvingSub | I::RoundingHalvingAdd => {
@@ -294,6 +297,11 @@ impl CodeGen {
                         I::WideningSub => self.fsub(a, b),
                         _ => self.fmul(a, b),
                     });
+                }
+                if i == I::WideningMul && args[0].ty() == args[1].ty() {
+                    if let Some(r) = self.hvx_widening_mul(args[0].ty().element_of(), a, b) {
+                        return Ok(r);
+                    }
                 }
                 let dt = self.llvm_ty(t);
                 let wa = self.int_resize(a, dt, args[0].ty().is_int());

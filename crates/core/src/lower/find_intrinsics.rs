@@ -18,6 +18,8 @@
 //! - `saturating_cast<N>(W(a) - W(b))`, W signed → `saturating_sub(a, b)`
 //! - `select(b < a, a - b, b - a)` (and the mirrored forms), unsigned →
 //!   `absd(a, b)`
+//! - `W(a) * W(b)`, W twice N's width and of its signedness →
+//!   `widening_mul(a, b)` (the exact product fits)
 //!
 //! where `a` and `b` have the integer type N and W is an integer type in
 //! which the exact sum or difference of two N values fits.
@@ -90,6 +92,15 @@ fn rewrite(e: &Expr) -> Option<Expr> {
         return None;
     }
     match e.node() {
+        // W(a) * W(b)
+        ExprNode::Binary { op: BinOp::Mul, a, b } if n.bits >= 16 => {
+            let narrow = n.with_bits(n.bits / 2);
+            let (na, nb) = (as_narrow(a, narrow)?, as_narrow(b, narrow)?);
+            if na.is_const() && nb.is_const() {
+                return None;
+            }
+            intrinsic(Intrinsic::WideningMul, n, na, nb)
+        }
         // N((W(a) + W(b) [+ 1]) / 2), N((W(a) - W(b)) / 2)
         ExprNode::Cast(half) => {
             let ExprNode::Binary { op: BinOp::Div, a: sum, b: two } = half.node() else { return None };
