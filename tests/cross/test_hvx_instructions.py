@@ -159,6 +159,13 @@ RESIZING = [
     ("widening_mul_i16", "i16", np.int32, lambda hl_, a, b: hl_.widening_mul(a, b), r"vmpy\(v\d+\.h,v\d+\.h\)"),
     ("written_mul_u8", "u8", np.uint16, lambda hl_, a, b: hl_.u16(a) * hl_.u16(b), r"vmpy\(v\d+\.ub,v\d+\.ub\)"),
     ("written_mul_by_constant_i16", "i16", np.int32, lambda hl_, a, b: hl_.i32(a) * -300, r"vmpy\(v\d+\.h,v\d+\.h\)"),
+    ("sum_of_products_u8", "u8", np.uint16, lambda hl_, a, b: hl_.u16(a) * 3 + hl_.u16(b) * 5 + hl_.u16(a),
+     r"\+= vmpy\(v\d+\.ub,v\d+\.ub\)"),
+    ("blur_taps_u8", "u8", np.uint16, lambda hl_, a, b: hl_.u16(a) + 2 * hl_.u16(b) + hl_.u16(b), r"\+= vmpy\(v\d+\.ub,v\d+\.ub\)"),
+    ("sum_of_products_i16", "i16", np.int32, lambda hl_, a, b: hl_.i32(a) * -7 + hl_.i32(b) * 300 + hl_.i32(a) * hl_.i32(b),
+     r"\+= vmpy\(v\d+\.h,v\d+\.h\)"),
+    ("sum_of_products_i8", "i8", np.int16, lambda hl_, a, b: hl_.i16(a) * -3 + hl_.i16(b) * 100 + hl_.i16(a) * hl_.i16(a),
+     r"\+= vmpy\(v\d+\.b,v\d+\.b\)"),
 ]
 TYPES["i8"] = (hl.Int(8), np.int8)
 

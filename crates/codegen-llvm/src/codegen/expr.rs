@@ -29,6 +29,9 @@ impl CodeGen {
             }
             ExprNode::Variable { name, .. } => self.sym(name)?,
             ExprNode::Binary { op, a, b } => {
+                if let Some(v) = self.hvx_sum_of_products(e)? {
+                    return Ok(v);
+                }
                 let av = self.codegen_expr(a)?;
                 let bv = self.codegen_expr(b)?;
                 self.binary(*op, av, bv, a.ty())?

@@ -8,8 +8,11 @@
 //!
 //! HVX's widening instructions leave their result in a register pair
 //! holding the even lanes in one register and the odd lanes in the
-//! other; a `vshuff` puts them back in order. Its `vpack` narrowing
-//! concatenates, so natural order goes in and comes out.
+//! other; a `vshuff` puts them back in order. A sum of widening products
+//! (`u16(a) * 3 + u16(b) * 5 + u16(c)`, after `find_intrinsics`) stays in
+//! that order through HVX's multiply-accumulates and is shuffled once.
+//! Its `vpack` narrowing concatenates, so natural order goes in and comes
+//! out.
 //!
 //! Assumes 128-byte HVX (`native_vector_bits` 1024). Vectors of a whole
 //! number of 128-byte registers are computed a register at a time; any
@@ -19,7 +22,8 @@
 //! `halving_sub` floors the exact difference, `absd` is the difference of
 //! the larger and the smaller (as the unsigned type).
 
-use ferrohalide_core::ir::{Intrinsic, Type, TypeCode};
+use ferrohalide_core::ir::{BinOp, Expr, ExprNode, Intrinsic, Type, TypeCode};
+use ferrohalide_core::Result;
 
 use super::{CodeGen, Val};
 
@@ -65,6 +69,7 @@ const NARROWING: &[(u8, TypeCode, &str)] = &[
 /// (operand type code, operand bits, HVX instruction) of a widening
 /// multiply of two vectors of that type, and the `vshuff` element size
 /// that puts its result lanes back in order.
+/// (The accumulating form of each is the same name with `_acc`.)
 const WIDENING_MUL: &[(TypeCode, u8, &str, i64)] = &[
     (TypeCode::UInt, 8, "vmpyubv", -2),
     (TypeCode::Int, 8, "vmpybv", -2),
@@ -167,5 +172,81 @@ impl CodeGen {
             pieces.push(self.cast(super::ops::Op::LLVMBitCast, r, back));
         }
         Some(if pieces.len() == 1 { pieces[0] } else { self.concat(&pieces) })
+    }
+
+    /// A sum (an `Add` tree) of two or more widening products of vectors
+    /// of one narrow type — `widening_mul(a, b)`, or `W(a)` as a product by
+    /// one — as one HVX widening multiply and multiply-accumulates per
+    /// register, shuffled back into lane order once. `None` if `e` is not
+    /// such a sum.
+    pub(crate) fn hvx_sum_of_products(&mut self, e: &Expr) -> Result<Option<Val>> {
+        if self.native_vector_bits != HVX_BITS {
+            return Ok(None);
+        }
+        let mut terms = vec![];
+        if !matches!(e.node(), ExprNode::Binary { op: BinOp::Add, .. }) || !collect_products(e, &mut terms) {
+            return Ok(None);
+        }
+        let narrow = terms[0].0.ty();
+        let Some((.., insn, shuffle)) = WIDENING_MUL
+            .iter()
+            .find(|(code, bits, ..)| *code == narrow.code && *bits == narrow.bits)
+            .copied()
+        else {
+            return Ok(None);
+        };
+        let lanes = narrow.lanes as u32;
+        let per_register = HVX_BITS / narrow.bits as u32;
+        if terms.len() < 2
+            || e.ty().bits != 2 * narrow.bits
+            || lanes % per_register != 0
+            || terms.iter().any(|(a, b)| a.ty() != narrow || b.as_ref().is_some_and(|b| b.ty() != narrow))
+        {
+            return Ok(None);
+        }
+        let one = Expr::make_const_i64(narrow, 1);
+        let mut values = vec![];
+        for (a, b) in &terms {
+            let va = self.codegen_expr(a)?;
+            let vb = self.codegen_expr(b.as_ref().unwrap_or(&one))?;
+            values.push((va, vb));
+        }
+        let mul = format!("llvm.hexagon.V6.{insn}.128B");
+        let acc = format!("llvm.hexagon.V6.{insn}.acc.128B");
+        let wide = self.t_vec(self.t_int(2 * narrow.bits as u32), per_register);
+        let mut pieces = vec![];
+        for k in 0..lanes / per_register {
+            let piece = |v: Val| self.hvx_piece(v, k * per_register, per_register);
+            let (a0, b0) = values[0];
+            let mut pair = self.intrinsic(&mul, &[], &[piece(a0), piece(b0)])?;
+            for &(a, b) in &values[1..] {
+                pair = self.intrinsic(&acc, &[], &[pair, piece(a), piece(b)])?;
+            }
+            let lo = self.intrinsic("llvm.hexagon.V6.lo.128B", &[], &[pair])?;
+            let hi = self.intrinsic("llvm.hexagon.V6.hi.128B", &[], &[pair])?;
+            let ordered = self.intrinsic("llvm.hexagon.V6.vshuffvdd.128B", &[], &[hi, lo, self.i32c(shuffle)])?;
+            pieces.push(self.cast(super::ops::Op::LLVMBitCast, ordered, wide));
+        }
+        Ok(Some(if pieces.len() == 1 { pieces[0] } else { self.concat(&pieces) }))
+    }
+}
+
+/// The terms of the `Add` tree `e`, each a widening product `(a, Some(b))`
+/// or a widening cast `(a, None)`, into `terms`; false if some term is
+/// neither.
+fn collect_products(e: &Expr, terms: &mut Vec<(Expr, Option<Expr>)>) -> bool {
+    match e.node() {
+        ExprNode::Binary { op: BinOp::Add, a, b } => collect_products(a, terms) && collect_products(b, terms),
+        ExprNode::Cast(a) if a.ty().is_int_or_uint() && a.ty().bits * 2 == e.ty().bits && a.ty().code == e.ty().code => {
+            terms.push((a.clone(), None));
+            true
+        }
+        _ => match e.as_intrinsic(Intrinsic::WideningMul) {
+            Some([a, b]) => {
+                terms.push((a.clone(), Some(b.clone())));
+                true
+            }
+            _ => false,
+        },
     }
 }
