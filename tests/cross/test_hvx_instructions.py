@@ -203,3 +203,35 @@ def test_narrowing_and_widening_are_hvx_instructions_and_right(name, type_name, 
     assert re.search(insn, asm), f"no {insn} in the object"
     got, want = run_on_target(case, tmp_path, TARGET, link_cmd, [qemu_hexagon])
     compare(got, want)
+
+
+def clamped(width, type_name, lanes_per_vector=None):
+    """out[x] = inp[clamp(x - 40, 0, width - 1)] over 6 vectors: the clamp
+    range holds a whole vector when `width` >= the vector's lanes (one
+    dense load and a lane shift), else the per-lane gather."""
+    ht, dt = TYPES[type_name]
+    lanes = lanes_per_vector or 128 // dt().itemsize
+
+    def build(hl_=hl):
+        x = hl_.Var("x")
+        inp = hl_.ImageParam(ht, 1, "inp")
+        f = hl_.Func(f"clamped_{type_name}_{width}")
+        f[x] = hl_.BoundaryConditions.repeat_edge(inp)[x - 40] + hl_.BoundaryConditions.repeat_edge(inp)[x + 3]
+        f.vectorize(x, lanes)
+        info = np.iinfo(dt)
+        v = np.random.default_rng(17).integers(info.min, info.max, width, dtype=dt, endpoint=True)
+        return f, [inp], [v], (lanes * 6,), np.dtype(dt)
+    build.__name__ = f"clamped_{type_name}_{width}"
+    return build
+
+
+@pytest.mark.parametrize("width,type_name", [(300, "u8"), (128, "u8"), (127, "u8"), (5, "u8"), (1, "u8"),
+                                             (200, "u16"), (63, "u16"), (100, "i32"), (31, "i32")])
+def test_clamped_loads_are_dense_loads_and_lane_shifts(width, type_name, tmp_path, link_cmd, qemu_hexagon):
+    case = clamped(width, type_name)
+    func, params, *_ = case()
+    func.compile_to_object(str(tmp_path / "p.o"), params, "p", hl.Target(TARGET + "-no_runtime"))
+    asm = run([llvm_tool("llvm-objdump"), "-d", "--mattr=+hvxv66,+hvx-length128b", str(tmp_path / "p.o")]).stdout
+    assert re.search(r"v\d+ = v(l)?align\(v\d+,v\d+,r\d+\)", asm), "no lane shift in the object"
+    got, want = run_on_target(case, tmp_path, TARGET, link_cmd, [qemu_hexagon])
+    compare(got, want)

@@ -20,15 +20,15 @@
 use ferrohalide_core::ir::{BinOp, Expr, ExprNode, Type};
 
 /// A clamped ramp found in a load index.
-struct ClampedRamp {
-    base: Expr,
-    lo: Expr,
-    hi: Expr,
+pub(crate) struct ClampedRamp {
+    pub(crate) base: Expr,
+    pub(crate) lo: Expr,
+    pub(crate) hi: Expr,
     /// `true` for `max(min(r, hi), lo)`, `false` for `min(max(r, lo), hi)`:
     /// the two differ only when `lo > hi`, and the scalar end lanes must be
     /// clamped the same way as the vector.
     min_inside: bool,
-    lanes: u16,
+    pub(crate) lanes: u16,
 }
 
 impl ClampedRamp {
@@ -90,7 +90,7 @@ fn clamped_ramp(e: &Expr) -> Option<ClampedRamp> {
 }
 
 /// Split `index` into a clamped ramp plus a scalar offset.
-fn split_index(index: &Expr) -> Option<(ClampedRamp, Expr)> {
+pub(crate) fn split_index(index: &Expr) -> Option<(ClampedRamp, Expr)> {
     if let Some(c) = clamped_ramp(index) {
         let zero = Expr::zero(c.base.ty());
         return Some((c, zero));

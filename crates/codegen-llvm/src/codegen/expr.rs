@@ -717,11 +717,27 @@ impl CodeGen {
                 return self.codegen_expr(&e);
             }
         }
+        // On HVX, a clamped dense ramp whose clamp range holds a whole
+        // vector is one dense load and a lane shift (hvx.rs); otherwise the
+        // gather below.
+        let hvx_fast = if always { self.hvx_clamped_load(t, name, index)? } else { None };
+        let slow = hvx_fast.map(|(fast, fast_end, slow)| {
+            self.position(slow);
+            (fast, fast_end)
+        });
         // General case: a gather, one scalar load per lane unless masked.
         let idx = self.codegen_expr(index)?;
         let Some(m) = mask else {
             let v = self.scalar_gather(elem, base, idx, lanes, align);
-            return Ok(self.from_mem(v, t));
+            let v = self.from_mem(v, t);
+            let Some((fast, fast_end)) = slow else { return Ok(v) };
+            let slow_end = self.current_block();
+            let join = self.new_block("clamped_load_done");
+            self.br(join);
+            self.position(fast_end);
+            self.br(join);
+            self.position(join);
+            return Ok(self.phi(self.type_of(v), &[(fast, fast_end), (v, slow_end)]));
         };
         let ptrs = self.gep(elem, base, idx);
         let ptrs = self.match_lanes(ptrs, lanes);

@@ -14,6 +14,14 @@
 //! Its `vpack` narrowing concatenates, so natural order goes in and comes
 //! out.
 //!
+//! A load through a clamped dense ramp (`buf[clamp(ramp(b, 1, n), lo,
+//! hi) + k]`, boundary conditions) of one whole register, whose clamp
+//! range holds at least `n` elements (checked at run time; otherwise the
+//! per-lane gather), is one dense load at `p = clamp(b, lo, hi - n + 1)`
+//! — inside the range, so it touches only elements the gather may touch —
+//! shifted by `b - p` lanes with `valign`/`vlalign`, the lanes shifted in
+//! being copies of the end lane (what the clamp repeats).
+//!
 //! Assumes 128-byte HVX (`native_vector_bits` 1024). Vectors of a whole
 //! number of 128-byte registers are computed a register at a time; any
 //! other vector keeps the generic code. Every instruction used exists from
@@ -24,6 +32,9 @@
 
 use ferrohalide_core::ir::{BinOp, Expr, ExprNode, Intrinsic, Type, TypeCode};
 use ferrohalide_core::Result;
+use inkwell::llvm_sys::prelude::LLVMBasicBlockRef;
+
+use super::ops::IP;
 
 use super::{CodeGen, Val};
 
@@ -228,6 +239,73 @@ impl CodeGen {
             pieces.push(self.cast(super::ops::Op::LLVMBitCast, ordered, wide));
         }
         Ok(Some(if pieces.len() == 1 { pieces[0] } else { self.concat(&pieces) }))
+    }
+
+    /// `min(max(x, lo), hi)`, signed scalars.
+    fn clamp_signed(&self, x: Val, lo: Val, hi: Val) -> Val {
+        let below = self.icmp(IP::LLVMIntSLT, x, lo);
+        let x = self.select(below, lo, x);
+        let above = self.icmp(IP::LLVMIntSGT, x, hi);
+        self.select(above, hi, x)
+    }
+
+    /// The fast path of an HVX clamped load (see the module comment):
+    /// emits the run-time check, branching to a new block where the fast
+    /// path is built, and returns (its value, the block it ends in, the
+    /// block the caller must fill with the slow path and join). `None` if
+    /// the load is not such a load.
+    pub(crate) fn hvx_clamped_load(
+        &mut self,
+        t: Type,
+        name: &str,
+        index: &Expr,
+    ) -> Result<Option<(Val, LLVMBasicBlockRef, LLVMBasicBlockRef)>> {
+        let elem_bits = t.bits as u32;
+        if self.native_vector_bits != HVX_BITS || t.lanes as u32 * elem_bits != HVX_BITS || t.is_float() {
+            return Ok(None);
+        }
+        let Some((c, offset)) = super::clamped_load::split_index(index) else { return Ok(None) };
+        if c.base.ty() != Type::i32() || c.lanes != t.lanes {
+            return Ok(None);
+        }
+        let n = t.lanes as i64;
+        let i64t = self.t_i64();
+        let wide = |cg: &mut CodeGen, e: &Expr| -> Result<Val> {
+            let v = cg.codegen_expr(e)?;
+            Ok(cg.int_resize(v, i64t, true))
+        };
+        let (b, lo, hi, k) = (wide(self, &c.base)?, wide(self, &c.lo)?, wide(self, &c.hi)?, wide(self, &offset)?);
+        // The range holds a whole vector: hi - lo >= n - 1 (in 64 bits).
+        let span = self.sub(hi, lo);
+        let fits = self.icmp(IP::LLVMIntSGE, span, self.cint_s(i64t, n - 1));
+        let fast_bb = self.new_block("clamped_load_dense");
+        let slow_bb = self.new_block("clamped_load_gather");
+        self.cond_br(fits, fast_bb, slow_bb);
+        self.position(fast_bb);
+        let top = self.sub(hi, self.cint_s(i64t, n - 1));
+        let p = self.clamp_signed(b, lo, top);
+        let elem = self.mem_scalar_ty(t.element_of());
+        let at = self.add(p, k);
+        let ptr = self.gep(elem, self.sym(name)?, at);
+        let v = self.load(self.t_vec(elem, t.lanes as u32), ptr, 1);
+        // Shift by s = b - p lanes (|s| < n: more only shifts in more
+        // copies of the end lane, which n - 1 already fills every lane with).
+        let s = self.clamp_signed(self.sub(b, p), self.cint_s(i64t, 1 - n), self.cint_s(i64t, n - 1));
+        let first = self.splat(self.extract(v, 0), t.lanes as u32);
+        let last = self.splat(self.extract(v, t.lanes as u32 - 1), t.lanes as u32);
+        let bytes = |cg: &CodeGen, lanes: Val| {
+            let b = cg.mul(lanes, cg.cint_s(i64t, (elem_bits / 8) as i64));
+            cg.int_resize(b, cg.t_i32(), true)
+        };
+        let reg = |cg: &CodeGen, x: Val| cg.cast(super::ops::Op::LLVMBitCast, x, cg.hvx_register());
+        let left = self.intrinsic("llvm.hexagon.V6.valignb.128B", &[], &[reg(self, last), reg(self, v), bytes(self, s)])?;
+        let neg = self.sub(self.cint_s(i64t, 0), s);
+        let right = self.intrinsic("llvm.hexagon.V6.vlalignb.128B", &[], &[reg(self, v), reg(self, first), bytes(self, neg)])?;
+        let up = self.icmp(IP::LLVMIntSGE, s, self.cint_s(i64t, 0));
+        let r = self.select(up, left, right);
+        let r = self.cast(super::ops::Op::LLVMBitCast, r, self.type_of(v));
+        let r = self.from_mem(r, t);
+        Ok(Some((r, self.current_block(), slow_bb)))
     }
 }
 
