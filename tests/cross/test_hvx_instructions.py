@@ -44,31 +44,43 @@ CASES = [
 ]
 
 
-def lanewise(op, type_name, registers=2):
-    """A case for `run_on_target`: out[x] = op(a[x], b[x]), vectorized
-    `registers` HVX registers wide, over every extreme pair and random
-    values."""
-    ht, dt = TYPES[type_name]
+def extreme_pairs(dt, n, seed):
+    """Two arrays of `n` values of `dt`: every pair of extreme values
+    (0, 1, -1 or 2, the minimum, the maximum and one less), then random
+    ones."""
     info = np.iinfo(dt)
+    extremes = np.array([0, 1, -1 if info.min < 0 else 2, info.min, info.max, info.max - 1], dtype=dt)
+    pa, pb = np.meshgrid(extremes, extremes)
+    rng = np.random.default_rng(seed)
+    return [np.resize(np.concatenate([p.ravel(), rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)]), n)
+            for p in (pa, pb)]
+
+
+def binary_case(name, type_name, out_dtype, fn, seed, registers=2):
+    """A case for `run_on_target`: out[x] = fn(hl, a[x], b[x]) with `a`,
+    `b` of `type_name`, vectorized `registers` HVX registers wide, over
+    every extreme pair and random values."""
+    ht, dt = TYPES[type_name]
     lanes = 128 // dt().itemsize
 
     def build(hl_=hl):
         x = hl_.Var("x")
         a = hl_.ImageParam(ht, 1, "a")
         b = hl_.ImageParam(ht, 1, "b")
-        f = hl_.Func(f"{op}_{type_name}")
-        f[x] = getattr(hl_, op)(a[x], b[x])
+        f = hl_.Func(name)
+        f[x] = fn(hl_, a[x], b[x])
         f.vectorize(x, lanes * registers)
-        extremes = np.array([0, 1, -1 if info.min < 0 else 2, info.min, info.max, info.max - 1], dtype=dt)
-        pa, pb = np.meshgrid(extremes, extremes)
         n = lanes * registers * 3
-        rng = np.random.default_rng(7)
-        va = np.resize(np.concatenate([pa.ravel(), rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)]), n)
-        vb = np.resize(np.concatenate([pb.ravel(), rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)]), n)
-        out_type = np.dtype(f"u{dt().itemsize}") if op == "absd" else np.dtype(dt)
-        return f, [a, b], [va.astype(dt), vb.astype(dt)], (n,), out_type
-    build.__name__ = f"{op}_{type_name}"
+        va, vb = extreme_pairs(dt, n, seed)
+        return f, [a, b], [va.astype(dt), vb.astype(dt)], (n,), np.dtype(out_dtype)
+    build.__name__ = name
     return build
+
+
+def lanewise(op, type_name):
+    dt = TYPES[type_name][1]
+    out = np.dtype(f"u{dt().itemsize}") if op == "absd" else np.dtype(dt)
+    return binary_case(f"{op}_{type_name}", type_name, out, lambda hl_, a, b: getattr(hl_, op)(a, b), seed=7)
 
 
 @pytest.mark.parametrize("op,type_name,insn", CASES, ids=[f"{c[0]}_{c[1]}" for c in CASES])
@@ -111,27 +123,9 @@ WRITTEN_CASES = [(name, t, insn, fn) for name, types, insn, fn in WRITTEN for t 
 
 
 def written(name, type_name, fn):
-    ht, dt = TYPES[type_name]
-    info = np.iinfo(dt)
-    lanes = 128 // dt().itemsize
-    signed_wide = "difference" in name
-
-    def build(hl_=hl):
-        x = hl_.Var("x")
-        a = hl_.ImageParam(ht, 1, "a")
-        b = hl_.ImageParam(a.type(), 1, "b")
-        f = hl_.Func(f"{name}_{type_name}")
-        f[x] = fn(hl_, a[x], b[x], a.type(), _w(hl_, type_name, signed_wide))
-        f.vectorize(x, lanes * 2)
-        extremes = np.array([0, 1, -1 if info.min < 0 else 2, info.min, info.max, info.max - 1], dtype=dt)
-        pa, pb = np.meshgrid(extremes, extremes)
-        n = lanes * 6
-        rng = np.random.default_rng(11)
-        va = np.resize(np.concatenate([pa.ravel(), rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)]), n)
-        vb = np.resize(np.concatenate([pb.ravel(), rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)]), n)
-        return f, [a, b], [va.astype(dt), vb.astype(dt)], (n,), np.dtype(dt)
-    build.__name__ = f"{name}_{type_name}"
-    return build
+    wide = _w(hl, type_name, "difference" in name)
+    return binary_case(f"{name}_{type_name}", type_name, TYPES[type_name][1],
+                       lambda hl_, a, b: fn(hl_, a, b, a.type(), wide), seed=11)
 
 
 @pytest.mark.parametrize("name,type_name,insn,fn", WRITTEN_CASES, ids=[f"{c[0]}_{c[1]}" for c in WRITTEN_CASES])
@@ -171,26 +165,7 @@ TYPES["i8"] = (hl.Int(8), np.int8)
 
 
 def resizing(name, type_name, out_dtype, fn):
-    ht, dt = TYPES[type_name]
-    info = np.iinfo(dt)
-    lanes = 128 // dt().itemsize
-
-    def build(hl_=hl):
-        x = hl_.Var("x")
-        a = hl_.ImageParam(ht, 1, "a")
-        b = hl_.ImageParam(ht, 1, "b")
-        f = hl_.Func(name)
-        f[x] = fn(hl_, a[x], b[x])
-        f.vectorize(x, lanes * 2)
-        extremes = np.array([0, 1, -1 if info.min < 0 else 2, info.min, info.max, info.max - 1], dtype=dt)
-        pa, pb = np.meshgrid(extremes, extremes)
-        n = lanes * 6
-        rng = np.random.default_rng(13)
-        va = np.resize(np.concatenate([pa.ravel(), rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)]), n)
-        vb = np.resize(np.concatenate([pb.ravel(), rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)]), n)
-        return f, [a, b], [va.astype(dt), vb.astype(dt)], (n,), np.dtype(out_dtype)
-    build.__name__ = name
-    return build
+    return binary_case(name, type_name, out_dtype, fn, seed=13)
 
 
 @pytest.mark.parametrize("name,type_name,out_dtype,fn,insn", RESIZING, ids=[c[0] for c in RESIZING])
