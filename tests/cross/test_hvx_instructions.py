@@ -181,9 +181,10 @@ def test_narrowing_and_widening_are_hvx_instructions_and_right(name, type_name, 
 
 
 def clamped(width, type_name, lanes_per_vector=None):
-    """out[x] = inp[clamp(x - 40, 0, width - 1)] over 6 vectors: the clamp
-    range holds a whole vector when `width` >= the vector's lanes (one
-    dense load and a lane shift), else the per-lane gather."""
+    """out[x] = inp[clamp(x - 40, 0, width - 1)] + inp[a chain of clamps
+    of x + 3] over 6 vectors: the clamp range holds a whole vector when
+    `width` >= the vector's lanes (one dense load and a lane shift), else
+    the per-lane gather."""
     ht, dt = TYPES[type_name]
     lanes = lanes_per_vector or 128 // dt().itemsize
 
@@ -191,7 +192,8 @@ def clamped(width, type_name, lanes_per_vector=None):
         x = hl_.Var("x")
         inp = hl_.ImageParam(ht, 1, "inp")
         f = hl_.Func(f"clamped_{type_name}_{width}")
-        f[x] = hl_.BoundaryConditions.repeat_edge(inp)[x - 40] + hl_.BoundaryConditions.repeat_edge(inp)[x + 3]
+        chain = hl_.clamp(hl_.min(hl_.max(x + 3, 10) - 7, width + 60), 0, width - 1)
+        f[x] = hl_.BoundaryConditions.repeat_edge(inp)[x - 40] + inp[chain]
         f.vectorize(x, lanes)
         info = np.iinfo(dt)
         v = np.random.default_rng(17).integers(info.min, info.max, width, dtype=dt, endpoint=True)

@@ -361,6 +361,31 @@ def test_vectorized_clamped_loads(hl, t):
 
 
 @differential()
+@pytest.mark.parametrize("seed", range(6))
+def test_vectorized_loads_through_clamp_chains(hl, seed):
+    """Random chains of adds, subtracts, mins and maxes with constants and
+    Params around the vectorized variable (the forms the backend folds into
+    one clamp of a ramp), kept in bounds by an outer clamp, including
+    chains whose inner bounds cross (every lane then reads one element)."""
+    rng = np.random.default_rng(seed)
+    inp = buffer(hl, ((np.arange(50) * 29 + 3) % 251).astype(np.uint8))
+    x = hl.Var("x")
+    p = hl.Param(hl.Int(32), "p", int(rng.integers(-20, 60)))
+    steps = [lambda e, c: e + c, lambda e, c: e - c, lambda e, c: hl.min(e, c), lambda e, c: hl.max(e, c),
+             lambda e, c: hl.min(e, p + c), lambda e, c: hl.max(e, p - c)]
+    out = {}
+    for k in range(6):
+        e = x
+        for _ in range(int(rng.integers(2, 7))):
+            e = steps[int(rng.integers(0, len(steps)))](e, int(rng.integers(-40, 80)))
+        f = hl.Func(f"chain{k}")
+        f[x] = inp[hl.clamp(e, 0, 49)]
+        f.vectorize(x, [16, 64, 128][k % 3])
+        out[k] = arr(f.realize([256]))
+    return out
+
+
+@differential()
 def test_boundary_keywords(hl):
     """The source is the keyword `f`, as in Halide's bindings."""
     x, y = hl.Var("x"), hl.Var("y")

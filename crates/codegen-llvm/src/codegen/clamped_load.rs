@@ -1,6 +1,8 @@
 //! Clamped dense loads: `buf[clamp(ramp(b, 1, n), lo, hi) + k]`.
 //!
-//! Boundary conditions read their input through a clamped index. Loop
+//! Boundary conditions read their input through a clamped index (after
+//! simplification, a unit ramp under adds, subtracts, mins and maxes with
+//! broadcasts, in any order: `split_index`). Loop
 //! partitioning leaves the steady state clamp-free, but the edge
 //! iterations (and the first rows of a sliding window) still load through
 //! the clamp, which is a gather; for 8- and 16-bit elements x86 has no
@@ -19,25 +21,18 @@
 
 use ferrohalide_core::ir::{BinOp, Expr, ExprNode, Type};
 
-/// A clamped ramp found in a load index.
+/// A clamped ramp found in a load index: lane `k` reads
+/// `min(max(base + k, lo), hi)`, with `lo <= hi` (see `clamp_ramp`).
 pub(crate) struct ClampedRamp {
     pub(crate) base: Expr,
     pub(crate) lo: Expr,
     pub(crate) hi: Expr,
-    /// `true` for `max(min(r, hi), lo)`, `false` for `min(max(r, lo), hi)`:
-    /// the two differ only when `lo > hi`, and the scalar end lanes must be
-    /// clamped the same way as the vector.
-    min_inside: bool,
     pub(crate) lanes: u16,
 }
 
 impl ClampedRamp {
     fn clamp(&self, x: Expr) -> Expr {
-        if self.min_inside {
-            Expr::max(Expr::min(x, self.hi.clone()), self.lo.clone())
-        } else {
-            Expr::min(Expr::max(x, self.lo.clone()), self.hi.clone())
-        }
+        Expr::min(Expr::max(x, self.lo.clone()), self.hi.clone())
     }
 }
 
@@ -55,67 +50,66 @@ fn with_broadcast_operand(e: &Expr) -> Option<(BinOp, &Expr, &Expr)> {
     };
     match (broadcast_value(a), broadcast_value(b)) {
         (None, Some(v)) => Some((*op, a, v)),
-        (Some(v), None) => Some((*op, b, v)),
+        (Some(v), None) if *op != BinOp::Sub => Some((*op, b, v)),
         _ => None,
     }
 }
 
-/// `clamp(ramp(b, 1, n), lo, hi)` with broadcast bounds, in either order.
-fn clamped_ramp(e: &Expr) -> Option<ClampedRamp> {
-    let (outer, inner, outer_bound) = with_broadcast_operand(e)?;
-    let (inner_op, ramp, inner_bound) = with_broadcast_operand(inner)?;
-    let ExprNode::Ramp {
-        base,
-        stride,
-        lanes,
-    } = ramp.node()
-    else {
-        return None;
-    };
-    if stride.as_int_const() != Some(1) || !base.ty().is_scalar() {
+/// `index` as a clamped unit ramp: a `ramp(b, 1, n)` under any chain of
+/// adding or subtracting broadcasts and `min`/`max` with broadcasts. Each
+/// step keeps the form `min(max(base + k, lo), hi)`, `lo <= hi`:
+/// - `+ c`: every part moves by `c`;
+/// - `min(., h)`: `lo` becomes `min(lo, h)`, `hi` becomes `min(hi, h)`;
+/// - `max(., l)`: `lo` becomes `max(lo, l)`, `hi` becomes `max(hi, l)`
+///   (with `h < lo` every lane is `h`, which the new form gives too;
+///   likewise `l > hi`). A side never bounded is the type's extreme.
+/// `None` if `index` is not of that shape or is not clamped at all.
+pub(crate) fn split_index(index: &Expr) -> Option<(ClampedRamp, Expr)> {
+    let (base, lo, hi, lanes) = clamp_ramp(index)?;
+    let t = base.ty();
+    if lo.is_none() && hi.is_none() {
         return None;
     }
-    let (lo, hi, min_inside) = match (outer, inner_op) {
-        (BinOp::Max, BinOp::Min) => (outer_bound, inner_bound, true),
-        (BinOp::Min, BinOp::Max) => (inner_bound, outer_bound, false),
-        _ => return None,
+    let extreme = |v: i64| Expr::make_const_i64(t, v);
+    let (min, max) = if t.bits == 64 { (i64::MIN, i64::MAX) } else { (i32::MIN as i64, i32::MAX as i64) };
+    let c = ClampedRamp {
+        base,
+        lo: lo.unwrap_or_else(|| extreme(min)),
+        hi: hi.unwrap_or_else(|| extreme(max)),
+        lanes,
     };
-    Some(ClampedRamp {
-        base: base.clone(),
-        lo: lo.clone(),
-        hi: hi.clone(),
-        min_inside,
-        lanes: *lanes,
-    })
+    Some((c, Expr::zero(t)))
 }
 
-/// Split `index` into a clamped ramp plus a scalar offset.
-pub(crate) fn split_index(index: &Expr) -> Option<(ClampedRamp, Expr)> {
-    if let Some(c) = clamped_ramp(index) {
-        let zero = Expr::zero(c.base.ty());
-        return Some((c, zero));
+type ClampParts = (Expr, Option<Expr>, Option<Expr>, u16);
+
+fn clamp_ramp(e: &Expr) -> Option<ClampParts> {
+    if let ExprNode::Ramp { base, stride, lanes } = e.node() {
+        let plain = stride.as_int_const() == Some(1) && base.ty().is_scalar() && base.ty().is_int();
+        return plain.then(|| (base.clone(), None, None, *lanes));
     }
-    let ExprNode::Binary { op, a, b } = index.node() else {
-        return None;
-    };
-    match op {
+    let (op, x, v) = with_broadcast_operand(e)?;
+    let (base, lo, hi, lanes) = clamp_ramp(x)?;
+    let shift = |b: Option<Expr>, f: &dyn Fn(Expr) -> Expr| b.map(f);
+    Some(match op {
         BinOp::Add => {
-            if let Some(k) = broadcast_value(b) {
-                let (c, off) = split_index(a)?;
-                Some((c, Expr::add(off, k.clone())))
-            } else {
-                let k = broadcast_value(a)?;
-                let (c, off) = split_index(b)?;
-                Some((c, Expr::add(off, k.clone())))
-            }
+            let f = |y: Expr| Expr::add(y, v.clone());
+            (f(base), shift(lo, &f), shift(hi, &f), lanes)
         }
         BinOp::Sub => {
-            let k = broadcast_value(b)?;
-            let (c, off) = split_index(a)?;
-            Some((c, Expr::sub(off, k.clone())))
+            let f = |y: Expr| Expr::sub(y, v.clone());
+            (f(base), shift(lo, &f), shift(hi, &f), lanes)
         }
-        _ => None,
-    }
+        BinOp::Min => {
+            let f = |y: Expr| Expr::min(y, v.clone());
+            (base, shift(lo, &f), Some(hi.map_or_else(|| v.clone(), f)), lanes)
+        }
+        BinOp::Max => {
+            let f = |y: Expr| Expr::max(y, v.clone());
+            (base, Some(lo.map_or_else(|| v.clone(), f)), shift(hi, &f), lanes)
+        }
+        _ => return None,
+    })
 }
 
 /// The load `name[index]` of type `t` rewritten as described in the module
@@ -133,7 +127,6 @@ pub(crate) fn rewrite_clamped_load(t: Type, name: &str, index: &Expr) -> Option<
         base: b.clone(),
         lo: lo.clone(),
         hi: hi.clone(),
-        min_inside: c.min_inside,
         lanes: n,
     };
     let scalar_t = t.element_of();
