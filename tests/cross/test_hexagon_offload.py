@@ -188,3 +188,25 @@ def test_sdk_dilate_for_android_hvx_links_where_halides_links(tmp_path, form):
     halide_include = os.path.join(os.path.dirname(spec.origin), "include")
     r = link_dilate(theirs / "dilate3x3.o", theirs / "dilate3x3.h", halide_include)
     assert r.returncode == 0, "Halide's object does not link with these stubs either:\n" + r.stderr
+
+
+def test_device_messages_reach_the_offload_library(rig, tmp_path):
+    """The shared runtime imports halide_print / halide_error from the DSP
+    side's offload library, as Halide's does (on a phone they reach the
+    host through its log): a print inside the offloaded nest is printed."""
+    x = hl.Var("x")
+    inp = hl.ImageParam(hl.UInt(8), 1, "inp")
+    f = hl.Func("printing")
+    f[x] = hl.print_when(x == 5, inp[x] + 1, "device lane")
+    f.hexagon()
+    f.compile_to_static_library(str(tmp_path / "printing"), [inp], "printing", hl.Target(ARM_HVX))
+    img = np.arange(16, dtype=np.uint8)
+    (tmp_path / "main.c").write_text(main_c("printing.h", "printing", [Buf(np.uint8, img.shape)], Buf(np.uint8, img.shape)))
+    exe = tmp_path / "prog"
+    run([*rig["cc"], "-I", include_dir(hl), "-I", str(tmp_path), str(tmp_path / "main.c"),
+         str(tmp_path / "printing.a"), *rig["link_flags"], "-o", str(exe)])
+    img.tofile(tmp_path / "in.bin")
+    r = run_offloaded(rig, [exe, tmp_path / "in.bin", tmp_path / "out.bin"])
+    assert r.returncode == 0, r.stderr
+    assert "device lane" in r.stdout + r.stderr
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "out.bin", dtype=np.uint8), img + 1)

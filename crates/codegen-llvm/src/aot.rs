@@ -157,10 +157,15 @@ fn with_hexagon_code(m: &Module) -> Result<Module> {
     Ok(out)
 }
 
+/// What the DSP side's offload library gives the shared runtime, as Halide's
+/// shared runtime imports them: its messages go to the library's log, which
+/// the host runtime reads back (`halide_hexagon_remote_poll_log`).
+const HEXAGON_REMOTE_PROVIDES: &[&str] = &["halide_print", "halide_error"];
+
 /// The runtime for `device` as an object whose every definition is
 /// exported: in a shared object of its own, the kernels reach even its
 /// internal helpers (`ferrohalide_*`, hidden in static objects) through
-/// the dynamic loader.
+/// the dynamic loader. What the offload library provides is imported.
 fn device_runtime_object(device: &Target) -> Result<Vec<u8>> {
     use inkwell::GlobalVisibility;
     let (jt, triple) = JitTarget::for_aot(device)?;
@@ -170,7 +175,17 @@ fn device_runtime_object(device: &Target) -> Result<Vec<u8>> {
     module.set_data_layout(&machine.get_target_data().get_data_layout());
     let mut f = module.get_first_function();
     while let Some(func) = f {
-        if func.count_basic_blocks() > 0 {
+        let provided = HEXAGON_REMOTE_PROVIDES.iter().any(|n| func.get_name().to_bytes() == n.as_bytes());
+        if provided {
+            // A function without a body is a declaration: imported.
+            for block in func.get_basic_blocks() {
+                // SAFETY: the block belongs to `func`, which keeps no other
+                // reference to it.
+                unsafe { block.delete() }.map_err(|()| Error::internal("cannot delete a runtime function's body"))?;
+            }
+            func.set_linkage(inkwell::module::Linkage::External);
+        }
+        if func.count_basic_blocks() > 0 || provided {
             func.as_global_value().set_visibility(GlobalVisibility::Default);
         }
         f = func.get_next_function();
