@@ -2,7 +2,7 @@
 //!
 //! Boundary conditions read their input through a clamped index (after
 //! simplification, a unit ramp under adds, subtracts, mins and maxes with
-//! broadcasts, in any order: `split_index`). Loop
+//! broadcasts: `split_index`). Loop
 //! partitioning leaves the steady state clamp-free, but the edge
 //! iterations (and the first rows of a sliding window) still load through
 //! the clamp, which is a gather; for 8- and 16-bit elements x86 has no
@@ -55,58 +55,85 @@ fn with_broadcast_operand(e: &Expr) -> Option<(BinOp, &Expr, &Expr)> {
     }
 }
 
-/// `index` as a clamped unit ramp: a `ramp(b, 1, n)` under any chain of
-/// adding or subtracting broadcasts and `min`/`max` with broadcasts. Each
-/// step keeps the form `min(max(base + k, lo), hi)`, `lo <= hi`:
+/// Which index shapes `split_index` takes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ClampShapes {
+    /// `clamp(ramp) + offsets`: one `min` and one `max` right around the
+    /// ramp, broadcast adds and subtracts outside them (x86: the masked-load
+    /// form of longer chains measured slower on Halide's interpolate app).
+    ClampThenOffsets,
+    /// Any chain (HVX, where the alternative is a per-lane gather).
+    AnyChain,
+}
+
+/// `index` as a clamped unit ramp: a `ramp(b, 1, n)` under a chain of
+/// adding or subtracting broadcasts and `min`/`max` with broadcasts (of
+/// the `shapes` given). Each step keeps the form `min(max(base + k, lo),
+/// hi)`, `lo <= hi`:
 /// - `+ c`: every part moves by `c`;
 /// - `min(., h)`: `lo` becomes `min(lo, h)`, `hi` becomes `min(hi, h)`;
 /// - `max(., l)`: `lo` becomes `max(lo, l)`, `hi` becomes `max(hi, l)`
 ///   (with `h < lo` every lane is `h`, which the new form gives too;
 ///   likewise `l > hi`). A side never bounded is the type's extreme.
 /// `None` if `index` is not of that shape or is not clamped at all.
-pub(crate) fn split_index(index: &Expr) -> Option<(ClampedRamp, Expr)> {
-    let (base, lo, hi, lanes) = clamp_ramp(index)?;
-    let t = base.ty();
-    if lo.is_none() && hi.is_none() {
+pub(crate) fn split_index(index: &Expr, shapes: ClampShapes) -> Option<(ClampedRamp, Expr)> {
+    let chain = clamp_ramp(index, shapes)?;
+    let t = chain.base.ty();
+    if chain.lo.is_none() && chain.hi.is_none() {
         return None;
     }
     let extreme = |v: i64| Expr::make_const_i64(t, v);
     let (min, max) = if t.bits == 64 { (i64::MIN, i64::MAX) } else { (i32::MIN as i64, i32::MAX as i64) };
     let c = ClampedRamp {
-        base,
-        lo: lo.unwrap_or_else(|| extreme(min)),
-        hi: hi.unwrap_or_else(|| extreme(max)),
-        lanes,
+        base: chain.base,
+        lo: chain.lo.unwrap_or_else(|| extreme(min)),
+        hi: chain.hi.unwrap_or_else(|| extreme(max)),
+        lanes: chain.lanes,
     };
     Some((c, Expr::zero(t)))
 }
 
-type ClampParts = (Expr, Option<Expr>, Option<Expr>, u16);
+/// A chain read so far (see `split_index`).
+struct Chain {
+    base: Expr,
+    lo: Option<Expr>,
+    hi: Option<Expr>,
+    lanes: u16,
+    /// Steps so far: `min`/`max` ones, and whether an add or subtract came.
+    bounds: u8,
+    offset: bool,
+}
 
-fn clamp_ramp(e: &Expr) -> Option<ClampParts> {
+fn clamp_ramp(e: &Expr, shapes: ClampShapes) -> Option<Chain> {
     if let ExprNode::Ramp { base, stride, lanes } = e.node() {
         let plain = stride.as_int_const() == Some(1) && base.ty().is_scalar() && base.ty().is_int();
-        return plain.then(|| (base.clone(), None, None, *lanes));
+        return plain.then(|| Chain { base: base.clone(), lo: None, hi: None, lanes: *lanes, bounds: 0, offset: false });
     }
     let (op, x, v) = with_broadcast_operand(e)?;
-    let (base, lo, hi, lanes) = clamp_ramp(x)?;
+    let c = clamp_ramp(x, shapes)?;
+    let narrow = shapes == ClampShapes::ClampThenOffsets;
     let shift = |b: Option<Expr>, f: &dyn Fn(Expr) -> Expr| b.map(f);
     Some(match op {
-        BinOp::Add => {
-            let f = |y: Expr| Expr::add(y, v.clone());
-            (f(base), shift(lo, &f), shift(hi, &f), lanes)
+        BinOp::Add | BinOp::Sub => {
+            if narrow && c.bounds < 2 {
+                return None;
+            }
+            let f = |y: Expr| if op == BinOp::Add { Expr::add(y, v.clone()) } else { Expr::sub(y, v.clone()) };
+            Chain { base: f(c.base), lo: shift(c.lo, &f), hi: shift(c.hi, &f), offset: true, ..c }
         }
-        BinOp::Sub => {
-            let f = |y: Expr| Expr::sub(y, v.clone());
-            (f(base), shift(lo, &f), shift(hi, &f), lanes)
-        }
-        BinOp::Min => {
-            let f = |y: Expr| Expr::min(y, v.clone());
-            (base, shift(lo, &f), Some(hi.map_or_else(|| v.clone(), f)), lanes)
-        }
-        BinOp::Max => {
-            let f = |y: Expr| Expr::max(y, v.clone());
-            (base, Some(lo.map_or_else(|| v.clone(), f)), shift(hi, &f), lanes)
+        BinOp::Min | BinOp::Max => {
+            let repeated = (op == BinOp::Min && c.hi.is_some()) || (op == BinOp::Max && c.lo.is_some());
+            if narrow && (c.offset || repeated) {
+                return None;
+            }
+            let (lo, hi) = if op == BinOp::Min {
+                let f = |y: Expr| Expr::min(y, v.clone());
+                (shift(c.lo, &f), Some(c.hi.map_or_else(|| v.clone(), f)))
+            } else {
+                let f = |y: Expr| Expr::max(y, v.clone());
+                (Some(c.lo.map_or_else(|| v.clone(), f)), shift(c.hi, &f))
+            };
+            Chain { lo, hi, bounds: c.bounds + 1, ..c }
         }
         _ => return None,
     })
@@ -115,7 +142,7 @@ fn clamp_ramp(e: &Expr) -> Option<ClampParts> {
 /// The load `name[index]` of type `t` rewritten as described in the module
 /// comment, or None when the index is not a clamped dense ramp.
 pub(crate) fn rewrite_clamped_load(t: Type, name: &str, index: &Expr) -> Option<Expr> {
-    let (c, off) = split_index(index)?;
+    let (c, off) = split_index(index, ClampShapes::ClampThenOffsets)?;
     let n = c.lanes;
     if n < 2 || n != t.lanes {
         return None;

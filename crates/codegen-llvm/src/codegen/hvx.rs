@@ -264,7 +264,7 @@ impl CodeGen {
         if self.native_vector_bits != HVX_BITS || t.lanes as u32 * elem_bits != HVX_BITS || t.is_float() {
             return Ok(None);
         }
-        let Some((c, offset)) = super::clamped_load::split_index(index) else { return Ok(None) };
+        let Some((c, offset)) = super::clamped_load::split_index(index, super::clamped_load::ClampShapes::AnyChain) else { return Ok(None) };
         if c.base.ty() != Type::i32() || c.lanes != t.lanes {
             return Ok(None);
         }
