@@ -219,3 +219,16 @@ def test_fuzz_findings(seed, tmp_path, link_cmd, qemu_hexagon):
     checker = CrossChecker(hl, str(tmp_path), "hexagon-32-noos-hvx_128")
     checker.run(seed)
     assert checker.results == {"ok": [seed]}, checker.results
+
+
+def test_fuzz_seed_86_compiles_and_runs(tmp_path):
+    """Cross fuzz seed 86 crashed LLVM 19's software pipeliner (its
+    register pressure filter, `LiveRange::find`) when compiled for HVX; the
+    pipeliner is off. The seed's program must compile, run under QEMU and
+    equal the JIT."""
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "fuzz"))
+    from cross_backend import CrossChecker
+    checker = CrossChecker(hl, str(tmp_path), "hexagon-32-noos-hvx_128")
+    checker.run(86)
+    assert checker.results == {"ok": [86]}, checker.results

@@ -75,6 +75,10 @@ pub(crate) fn init_llvm() {
         // narrowed integer code (a uitofp of an 8-bit value whose 16-bit
         // extension it dropped: fuzz seed 9159). The pass builder's
         // options alone do not keep them out of `default<O3>`.
+        // LLVM 19's software pipeliner (MachinePipeliner, which only the
+        // Hexagon back end of ours runs) crashes in its register pressure
+        // filter on some loops (`LiveRange::find`, cross fuzz seed 86 on
+        // hexagon-32-noos-hvx_128), so it is off.
         // `FERROHALIDE_LLVM_ARGS` adds LLVM options (e.g. `-time-passes`),
         // for studying compile time.
         let extra = std::env::var("FERROHALIDE_LLVM_ARGS").unwrap_or_default();
@@ -82,6 +86,7 @@ pub(crate) fn init_llvm() {
             "ferrohalide",
             "-vectorize-slp=false",
             "-vectorize-loops=false",
+            "-enable-pipeliner=false",
         ]
         .into_iter()
         .chain(extra.split_whitespace())
