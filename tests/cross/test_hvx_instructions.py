@@ -77,6 +77,18 @@ def binary_case(name, type_name, out_dtype, fn, seed, registers=2):
     return build
 
 
+def check_object_and_run(case, insn, tmp_path, link_cmd, qemu_hexagon, multiline=False):
+    """`case`'s object holds the HVX instruction `insn` (a regex on
+    llvm-objdump's disassembly, which decodes HVX only with --mattr), and
+    its results under qemu-hexagon equal the host JIT's."""
+    func, params, *_ = case()
+    func.compile_to_object(str(tmp_path / "p.o"), params, "p", hl.Target(TARGET + "-no_runtime"))
+    asm = run([llvm_tool("llvm-objdump"), "-d", "--mattr=+hvxv66,+hvx-length128b", str(tmp_path / "p.o")]).stdout
+    assert re.search(insn, asm, re.M if multiline else 0), f"no {insn} in the object"
+    got, want = run_on_target(case, tmp_path, TARGET, link_cmd, [qemu_hexagon])
+    compare(got, want)
+
+
 def lanewise(op, type_name):
     dt = TYPES[type_name][1]
     out = np.dtype(f"u{dt().itemsize}") if op == "absd" else np.dtype(dt)
@@ -86,12 +98,7 @@ def lanewise(op, type_name):
 @pytest.mark.parametrize("op,type_name,insn", CASES, ids=[f"{c[0]}_{c[1]}" for c in CASES])
 def test_lanewise_op_is_one_hvx_instruction_and_right(op, type_name, insn, tmp_path, link_cmd, qemu_hexagon):
     case = lanewise(op, type_name)
-    func, params, *_ = case()
-    func.compile_to_object(str(tmp_path / "p.o"), params, "p", hl.Target(TARGET + "-no_runtime"))
-    asm = run([llvm_tool("llvm-objdump"), "-d", "--mattr=+hvxv66,+hvx-length128b", str(tmp_path / "p.o")]).stdout
-    assert re.search(insn, asm), f"no {insn} in the object"
-    got, want = run_on_target(case, tmp_path, TARGET, link_cmd, [qemu_hexagon])
-    compare(got, want)
+    check_object_and_run(case, insn, tmp_path, link_cmd, qemu_hexagon)
 
 
 # Written out in wider arithmetic (lower/find_intrinsics.rs finds them):
@@ -132,12 +139,7 @@ def written(name, type_name, fn):
 def test_written_out_forms_become_hvx_instructions_and_stay_right(name, type_name, insn, fn, tmp_path, link_cmd,
                                                                    qemu_hexagon):
     case = written(name, type_name, fn)
-    func, params, *_ = case()
-    func.compile_to_object(str(tmp_path / "p.o"), params, "p", hl.Target(TARGET + "-no_runtime"))
-    asm = run([llvm_tool("llvm-objdump"), "-d", "--mattr=+hvxv66,+hvx-length128b", str(tmp_path / "p.o")]).stdout
-    assert re.search(insn, asm, re.M), f"no {insn} in the object"
-    got, want = run_on_target(case, tmp_path, TARGET, link_cmd, [qemu_hexagon])
-    compare(got, want)
+    check_object_and_run(case, insn, tmp_path, link_cmd, qemu_hexagon, multiline=True)
 
 
 # Narrowing and widening: (name, input type, output dtype, out = f(hl, a, b), the instruction)
@@ -172,12 +174,7 @@ def resizing(name, type_name, out_dtype, fn):
 def test_narrowing_and_widening_are_hvx_instructions_and_right(name, type_name, out_dtype, fn, insn, tmp_path,
                                                                 link_cmd, qemu_hexagon):
     case = resizing(name, type_name, out_dtype, fn)
-    func, params, *_ = case()
-    func.compile_to_object(str(tmp_path / "p.o"), params, "p", hl.Target(TARGET + "-no_runtime"))
-    asm = run([llvm_tool("llvm-objdump"), "-d", "--mattr=+hvxv66,+hvx-length128b", str(tmp_path / "p.o")]).stdout
-    assert re.search(insn, asm), f"no {insn} in the object"
-    got, want = run_on_target(case, tmp_path, TARGET, link_cmd, [qemu_hexagon])
-    compare(got, want)
+    check_object_and_run(case, insn, tmp_path, link_cmd, qemu_hexagon)
 
 
 def clamped(width, type_name, lanes_per_vector=None):
@@ -205,10 +202,5 @@ def clamped(width, type_name, lanes_per_vector=None):
 @pytest.mark.parametrize("width,type_name", [(300, "u8"), (128, "u8"), (127, "u8"), (5, "u8"), (1, "u8"),
                                              (200, "u16"), (63, "u16"), (100, "i32"), (31, "i32")])
 def test_clamped_loads_are_dense_loads_and_lane_shifts(width, type_name, tmp_path, link_cmd, qemu_hexagon):
-    case = clamped(width, type_name)
-    func, params, *_ = case()
-    func.compile_to_object(str(tmp_path / "p.o"), params, "p", hl.Target(TARGET + "-no_runtime"))
-    asm = run([llvm_tool("llvm-objdump"), "-d", "--mattr=+hvxv66,+hvx-length128b", str(tmp_path / "p.o")]).stdout
-    assert re.search(r"v\d+ = v(l)?align\(v\d+,v\d+,r\d+\)", asm), "no lane shift in the object"
-    got, want = run_on_target(case, tmp_path, TARGET, link_cmd, [qemu_hexagon])
-    compare(got, want)
+    check_object_and_run(clamped(width, type_name), r"v\d+ = v(l)?align\(v\d+,v\d+,r\d+\)", tmp_path, link_cmd,
+                         qemu_hexagon)

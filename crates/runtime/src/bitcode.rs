@@ -9,11 +9,7 @@ include!(concat!(env!("OUT_DIR"), "/runtime_bitcode.rs"));
 /// Triples match on architecture, operating system and environment; the
 /// vendor is ignored (`x86_64-pc-linux-gnu` is `x86_64-unknown-linux-gnu`).
 pub fn bitcode_for(triple: &str) -> Option<&'static [u8]> {
-    let key = triple_key(triple);
-    RUNTIME_BITCODE
-        .iter()
-        .find(|(t, _)| triple_key(t) == key)
-        .map(|(_, b)| *b)
+    lookup(RUNTIME_BITCODE, triple)
 }
 
 /// The Hexagon offload host runtime (`c/hexagon_host.c`) for `triple`, if
@@ -22,11 +18,13 @@ pub fn bitcode_for(triple: &str) -> Option<&'static [u8]> {
 /// whose functions it calls) only into objects for `hvx` targets, since it
 /// references dlopen. Triples match as in `bitcode_for`.
 pub fn hexagon_host_bitcode_for(triple: &str) -> Option<&'static [u8]> {
+    lookup(HEXAGON_HOST_BITCODE, triple)
+}
+
+/// The module of `table` built for `triple` (matched by `triple_key`).
+fn lookup(table: &'static [(&'static str, &'static [u8])], triple: &str) -> Option<&'static [u8]> {
     let key = triple_key(triple);
-    HEXAGON_HOST_BITCODE
-        .iter()
-        .find(|(t, _)| triple_key(t) == key)
-        .map(|(_, b)| *b)
+    table.iter().find(|(t, _)| triple_key(t) == key).map(|(_, b)| *b)
 }
 
 /// The triples the runtime is built for.
