@@ -1,5 +1,5 @@
 //! Sliding window and storage folding on small pipelines: the IR after each
-//! pass shows the cut regions (`select(likely(v > v_min), ...)` when the
+//! pass shows the cut regions (`select(likely_if_innermost(v > v_min), ...)` when the
 //! first iteration computes the whole window, or the loop rewound to start
 //! early), the folded Realize bounds and the `% factor` indices.
 
@@ -119,7 +119,7 @@ fn blur_slides_along_yi_and_x() {
     let x_min = let_line(&slid, &format!("{b}.s0.x.min"));
     assert!(
         x_min.contains(&format!(
-            "select(likely(({o}.s0.x.x > {o}.s0.x.x.loop_min)), max("
+            "select(likely_if_innermost(({o}.s0.x.x > {o}.s0.x.x.loop_min)), max("
         )),
         "{x_min}"
     );
@@ -217,7 +217,7 @@ fn window_moving_down_cuts_the_max() {
     assert!(!let_line(&slid, &format!("{fnm}.s0.y.min")).contains("select"));
     assert!(
         let_line(&slid, &format!("{fnm}.s0.y.max")).contains(&format!(
-            "select(likely(({gn}.s0.y > {gn}.s0.y.loop_min)), min("
+            "select(likely_if_innermost(({gn}.s0.y > {gn}.s0.y.loop_min)), min("
         ))
     );
     assert!(folded.contains("[0, 4]) {"), "{folded}");
@@ -295,7 +295,7 @@ fn rewinding_guards_what_is_computed_inside_the_consumer() {
     };
     assert!(rewound(&slid, &first.name(), "y", &gy), "{slid}");
     let min = let_line(&slid, &format!("{}.s0.y.min", second.name()));
-    assert!(min.contains("select(likely("), "{slid}");
+    assert!(min.contains("select(likely_if_innermost("), "{slid}");
     for p in [&f, &h] {
         let realize = format!("realize {}(int32, [", p.name());
         let line = folded.lines().find(|l| l.contains(&realize)).unwrap();
@@ -321,7 +321,7 @@ fn rewinding_needs_no_producer_computed_beside_the_func() {
     assert!(!slid.contains("loop_min.orig"), "{slid}");
     for p in [&f, &h] {
         let min = let_line(&slid, &format!("{}.s0.y.min", p.name()));
-        assert!(min.contains("select(likely("), "{slid}");
+        assert!(min.contains("select(likely_if_innermost("), "{slid}");
     }
 }
 
@@ -340,7 +340,7 @@ fn rewinding_skips_funcs_with_updates() {
     let (slid, _) = passes(&g);
     assert!(!slid.contains("loop_min.orig"), "{slid}");
     assert!(
-        let_line(&slid, &format!("{}.s1.y.min", f.name())).contains("select(likely("),
+        let_line(&slid, &format!("{}.s1.y.min", f.name())).contains("select(likely_if_innermost("),
         "{slid}"
     );
 }
@@ -447,7 +447,7 @@ fn updates_over_the_pure_row_slide_with_their_func() {
     let (slid, _) = passes(&g);
     // The last stage's region is cut; the pure stage's follows it.
     assert!(let_line(&slid, &format!("{fnm}.s1.y.min"))
-        .contains(&format!("select(likely(({gn}.s0.y > {gn}.s0.y.loop_min))")));
+        .contains(&format!("select(likely_if_innermost(({gn}.s0.y > {gn}.s0.y.loop_min))")));
     assert!(let_line(&slid, &format!("{fnm}.s0.y.min")).ends_with(&format!("= {fnm}.s1.y.min")));
 }
 

@@ -33,6 +33,7 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
+use crate::analysis::monotonic::{is_monotonic, Monotonic};
 use crate::analysis::simplify::{can_prove, simplify_stmt};
 use crate::analysis::substitute::substitute;
 use crate::error::{Error, Result};
@@ -422,6 +423,60 @@ fn solve(c: &Expr, var: &str, ty: Type, bounds: &(Expr, Expr)) -> Option<Interva
     }
 }
 
+/// A condition implying that `c` holds for every value of `var` in
+/// `[min, min + extent)` (Halide's `and_condition_over_domain`): each
+/// comparison is taken at the end of the range where its two sides are
+/// closest, found from the monotonicity of their difference. `None` if a
+/// comparison is not monotonic in `var`. An empty range makes the result
+/// irrelevant: the loop it bounds does not run.
+fn for_all_iterations(c: &Expr, var: &str, min: &Expr, extent: &Expr) -> Option<Expr> {
+    if !expr_uses_var(c, var) {
+        return Some(c.clone());
+    }
+    if let Some(a) = likely_arg(c) {
+        return for_all_iterations(a, var, min, extent);
+    }
+    match c.node() {
+        ExprNode::Binary {
+            op: BinOp::And,
+            a,
+            b,
+        } => Some(Expr::and(
+            for_all_iterations(a, var, min, extent)?,
+            for_all_iterations(b, var, min, extent)?,
+        )),
+        ExprNode::Not(a) => for_all_iterations(&negate(a)?, var, min, extent),
+        ExprNode::Binary {
+            op: op @ (BinOp::LT | BinOp::LE | BinOp::GT | BinOp::GE),
+            a,
+            b,
+        } => {
+            let diff = strip_likely_expr(&Expr::sub(a.clone(), b.clone()));
+            let last = fold_binary(
+                BinOp::Sub,
+                fold_binary(BinOp::Add, min.clone(), extent.clone()),
+                Expr::one(min.ty()),
+            );
+            // `a - b` must stay below (LT/LE) or above (GT/GE) zero: the
+            // worst case is where it is largest or smallest.
+            let below = matches!(op, BinOp::LT | BinOp::LE);
+            let worst = match is_monotonic(&diff, var) {
+                // Any value will do (`0 * var` still names it).
+                Monotonic::Constant => min.clone(),
+                Monotonic::Increasing => if below { last } else { min.clone() },
+                Monotonic::Decreasing => if below { min.clone() } else { last },
+                Monotonic::Unknown => return None,
+            };
+            Some(substitute(var, &worst, c))
+        }
+        _ => None,
+    }
+}
+
+fn strip_likely_expr(e: &Expr) -> Expr {
+    StripLikely.mutate_expr(e)
+}
+
 fn flip(op: BinOp) -> BinOp {
     match op {
         BinOp::LT => BinOp::GT,
@@ -783,6 +838,9 @@ struct LikelyWalker {
     /// of names bound outside the loop, or `None` if it cannot be hoisted.
     lets: Vec<(String, Option<Expr>)>,
     found: Vec<(usize, Interval)>,
+    /// Loops inside the body around the statement being visited: name,
+    /// min and extent.
+    inner_loops: Vec<(String, Expr, Expr)>,
     /// A boolean mark (not a clamp) bounded the loop from below: the
     /// prologue peels first iterations (a sliding window's warm-up).
     peels: bool,
@@ -822,7 +880,21 @@ impl LikelyWalker {
     fn consider(&mut self, n: usize, cond: &Expr, boolean: bool) {
         let Some(c) = self.expand(cond) else { return };
         // A vector condition must hold in every lane.
-        let Some(c) = all_lanes(&c) else { return };
+        let Some(mut c) = all_lanes(&c) else { return };
+        // A mark inside an inner loop must hold on all of its iterations
+        // (innermost loop first: its bounds may use the loops around it).
+        for (v, min, extent) in self.inner_loops.clone().iter().rev() {
+            if !expr_uses_var(&c, v) {
+                continue;
+            }
+            let (Some(min), Some(extent)) = (self.expand(min), self.expand(extent)) else {
+                return;
+            };
+            match for_all_iterations(&c, v, &min, &extent) {
+                Some(all) => c = all,
+                None => return,
+            }
+        }
         if reads_state(&c) || !expr_uses_var(&c, &self.var) {
             return;
         }
@@ -968,9 +1040,10 @@ impl Mutator for LikelyWalker {
             } => {
                 let nmin = self.mutate_expr(min);
                 let next = self.mutate_expr(extent);
-                self.lets.push((name.clone(), None));
+                self.inner_loops
+                    .push((name.clone(), min.clone(), extent.clone()));
                 let nb = self.mutate_stmt(body);
-                self.lets.pop();
+                self.inner_loops.pop();
                 if nmin.same_as(min) && next.same_as(extent) && nb.same_as(body) {
                     s.clone()
                 } else {
@@ -1031,6 +1104,7 @@ fn steady_state(
         counter: 0,
         lets: vec![],
         found: vec![],
+        inner_loops: vec![],
         peels: false,
     };
     walker.mutate_stmt(body);
@@ -1057,6 +1131,7 @@ fn steady_state(
         counter: 0,
         lets: vec![],
         found: vec![],
+        inner_loops: vec![],
         peels: false,
     };
     Some((range, simplify_stmt(&replacer.mutate_stmt(body)), peels))
@@ -1090,8 +1165,6 @@ fn partition(
     let prologue_name = format!("{name}.prologue");
     let epilogue_name = format!("{name}.epilogue");
     let steady_body = (pieces.steady)(&steady_body);
-    let steady_loop =
-        |start: Expr, extent: Expr| Stmt::for_loop(name, start, extent, ft, steady_body.clone());
     // Skip a side that provably never runs.
     let lo = range.lo.filter(|lo| !provably(BinOp::LE, lo, min));
     let hi = range.hi.filter(|hi| {
@@ -1103,7 +1176,7 @@ fn partition(
     });
     if lo.is_none() && hi.is_none() {
         // The whole loop is the steady state.
-        return Some(steady_loop(min.clone(), extent.clone()));
+        return Some(Stmt::for_loop(name, min.clone(), extent.clone(), ft, steady_body));
     }
     let steady_start = match &lo {
         Some(_) => Expr::var(ty, prologue_name.clone()),
@@ -1113,32 +1186,59 @@ fn partition(
         Some(_) => Expr::var(ty, epilogue_name.clone()),
         None => end.clone(),
     };
-    let extent_of = |a: &Expr, b: &Expr| fold_binary(BinOp::Sub, b.clone(), a.clone());
-    // The prologue and epilogue run few iterations (see `Partitioner`).
-    let mut loops = vec![];
-    if lo.is_some() {
-        loops.push(Stmt::for_loop(
+    let mut out = if ft == ForType::Parallel {
+        // Three parallel loops would run their prologue and epilogue,
+        // often an iteration or two each, on one core while the others
+        // wait: one loop picks the steady state with an `if` instead (as
+        // Halide does).
+        let v = Expr::var(ty, name);
+        let in_steady = match (&lo, &hi) {
+            (Some(_), Some(_)) => Expr::and(
+                Expr::le(steady_start.clone(), v.clone()),
+                Expr::lt(v, steady_end.clone()),
+            ),
+            (Some(_), None) => Expr::le(steady_start.clone(), v),
+            _ => Expr::lt(v, steady_end.clone()),
+        };
+        let other = (pieces.epilogue)(body);
+        Stmt::for_loop(
             name,
             min.clone(),
-            extent_of(min, &steady_start),
+            extent.clone(),
             ft,
-            (pieces.prologue)(body, peels),
-        ));
-    }
-    loops.push(steady_loop(
-        steady_start.clone(),
-        extent_of(&steady_start, &steady_end),
-    ));
-    if hi.is_some() {
+            Stmt::if_then_else(in_steady, steady_body, Some(other)),
+        )
+    } else {
+        // The prologue and epilogue run few iterations (see `Partitioner`).
+        let extent_of = |a: &Expr, b: &Expr| fold_binary(BinOp::Sub, b.clone(), a.clone());
+        let mut loops = vec![];
+        if lo.is_some() {
+            loops.push(Stmt::for_loop(
+                name,
+                min.clone(),
+                extent_of(min, &steady_start),
+                ft,
+                (pieces.prologue)(body, peels),
+            ));
+        }
         loops.push(Stmt::for_loop(
             name,
-            steady_end.clone(),
-            extent_of(&steady_end, &end),
+            steady_start.clone(),
+            extent_of(&steady_start, &steady_end),
             ft,
-            (pieces.epilogue)(body),
+            steady_body,
         ));
-    }
-    let mut out = Stmt::block(loops);
+        if hi.is_some() {
+            loops.push(Stmt::for_loop(
+                name,
+                steady_end.clone(),
+                extent_of(&steady_end, &end),
+                ft,
+                (pieces.epilogue)(body),
+            ));
+        }
+        Stmt::block(loops)
+    };
     if let Some(hi) = hi {
         // Clamp the steady state's end to [steady_start, end].
         let v = fold_binary(
@@ -1547,10 +1647,13 @@ mod tests {
             Stmt::for_loop("x", c(0), v("w"), ForType::Parallel, body),
         );
         let p = partition_loops(&s, &Policies::default()).unwrap();
-        // Only the inner loop can be split (the condition needs x); its
-        // steady state comes first and needs no prologue.
-        assert_eq!(count_loops(&p), 3, "{p}");
-        assert!(p.to_string().contains("out[((y * 8) + x)] = 1"), "{p}");
+        // y splits where the condition holds for every x; in the rest, the
+        // parallel x loop picks its steady state (first, no prologue)
+        // with an `if`.
+        assert_eq!(count_loops(&p), 4, "{p}");
+        let text = p.to_string();
+        assert!(text.contains("for (y, 0, y.epilogue) {\n  parallel (x, 0, w) {\n    out[((y * 8) + x)] = 1"), "{text}");
+        assert!(text.contains("if ((x < x.epilogue)) {\n      out[((y * 8) + x)] = 1"), "{text}");
         let mut settings = vec![];
         for h in [0, 1, 4] {
             for w in [0, 3, 8] {
@@ -1624,6 +1727,104 @@ mod tests {
                 &settings,
             );
         }
+    }
+
+    #[test]
+    fn conditions_over_inner_loops_partition_the_outer_loop() {
+        // for y in [m, m + e) (serial or parallel):
+        //   for x in [a y + b, a y + b + w):
+        //     [for z in [0, 2):]
+        //       let t = x + k y in
+        //       out[...] = select(likely(cond(t, y, z)), 1, 2) + in[clamp(likely(x + j y + r), 0, 15)]
+        // Marks solved over x's (and z's) iterations partition y; the
+        // results must not change.
+        let mut rng = Rng::new(21);
+        let ops = [BinOp::LT, BinOp::LE, BinOp::GT, BinOp::GE];
+        let mut outer_partitioned = 0;
+        for case in 0..300 {
+            let (y, x, z) = (v("y"), v("x"), v("z"));
+            let xmin = Expr::add(Expr::mul(y.clone(), c(rng.range(-1, 1))), c(rng.range(-3, 3)));
+            let with_z = rng.range(0, 1) == 1;
+            let lhs = Expr::add(
+                Expr::add(v("t"), Expr::mul(c(rng.range(-2, 2)), y.clone())),
+                if with_z { Expr::mul(c(rng.range(-1, 1)), z.clone()) } else { c(0) },
+            );
+            let op = ops[rng.range(0, 3) as usize];
+            let mut cond = Expr::binary(op, lhs, Expr::add(v("q"), c(rng.range(-8, 8))));
+            if rng.range(0, 3) == 0 {
+                cond = Expr::and(cond, Expr::lt(y.clone(), Expr::add(v("q"), c(4))));
+            }
+            let tap = Expr::add(
+                Expr::add(x.clone(), Expr::mul(c(rng.range(-1, 1)), y.clone())),
+                c(rng.range(-4, 4)),
+            );
+            let value = Expr::add(
+                Expr::select(Expr::likely(cond), c(1), c(2)),
+                ld("in", clamp_likely(tap, c(0), c(15))),
+            );
+            let row = Expr::add(
+                Expr::mul(Expr::sub(y.clone(), v("m")), c(8)),
+                Expr::sub(x.clone(), v("xmin")),
+            );
+            let index = Expr::add(Expr::mul(row, c(2)), if with_z { z.clone() } else { c(0) });
+            let mut inner = Stmt::let_stmt(
+                "t",
+                Expr::add(x.clone(), Expr::mul(c(rng.range(-1, 1)), y.clone())),
+                st("out", index, value),
+            );
+            if with_z {
+                inner = Stmt::for_loop("z", c(0), c(2), ForType::Serial, inner);
+            }
+            let xloop = Stmt::let_stmt(
+                "xmin",
+                xmin,
+                Stmt::for_loop("x", v("xmin"), v("w"), ForType::Serial, inner),
+            );
+            let ft = if case % 2 == 0 { ForType::Serial } else { ForType::Parallel };
+            let s = Stmt::for_loop("y", v("m"), v("e"), ft, xloop);
+            let p = partition_loops(&s, &Policies::default()).unwrap();
+            let text = p.to_string();
+            if text.contains("y.prologue") || text.contains("y.epilogue") {
+                outer_partitioned += 1;
+            }
+            let mut settings = vec![];
+            for (m, e) in [(-5, 9), (0, 1), (3, 0), (-2, 6)] {
+                for w in [0, 1, 6] {
+                    for q in [-6, 0, 5] {
+                        settings.push(vec![("m", m), ("e", e), ("w", w), ("q", q)]);
+                    }
+                }
+            }
+            same(&s, &p, &[("in", 16), ("out", 144)], &settings);
+            same(&s, &strip_likely(&p), &[("in", 16), ("out", 144)], &settings);
+        }
+        assert!(outer_partitioned >= 100, "{outer_partitioned}");
+    }
+
+    #[test]
+    fn parallel_loop_picks_its_steady_state_with_an_if() {
+        // parallel y in [0, h): for x in [0, 8): out[y*8 + x] = in[clamp(likely(y + x - 1), 0, h - 1)]
+        let (y, x) = (v("y"), v("x"));
+        let tap = clamp_likely(
+            Expr::sub(Expr::add(y.clone(), x.clone()), c(1)),
+            c(0),
+            Expr::sub(v("h"), c(1)),
+        );
+        let body = st("out", Expr::add(Expr::mul(y.clone(), c(8)), x.clone()), ld("in", tap));
+        let s = Stmt::for_loop(
+            "y",
+            c(0),
+            v("h"),
+            ForType::Parallel,
+            Stmt::for_loop("x", c(0), c(8), ForType::Serial, body),
+        );
+        let p = partition_loops(&s, &Policies::default()).unwrap();
+        let text = p.to_string();
+        // One parallel loop, its body choosing the clamp-free steady state.
+        assert_eq!(text.matches("parallel (y").count(), 1, "{text}");
+        assert!(text.contains("if (((y.prologue <= y) && (y < y.epilogue)))"), "{text}");
+        let settings: Vec<Vec<(&str, i64)>> = (0..20).map(|h| vec![("h", h)]).collect();
+        same(&s, &p, &[("in", 20), ("out", 160)], &settings);
     }
 
     #[test]

@@ -24,8 +24,13 @@
 //! be the later stages' own), then on every iteration but the first the
 //! region (of every stage) is cut to what the previous iteration did not
 //! compute: growing, the min becomes
-//! `select(likely(v > v_min), max(min, max(v - 1) + 1), min)`; shrinking,
-//! the max becomes `select(likely(v > v_min), min(max, min(v - 1) - 1), max)`.
+//! `select(likely_if_innermost(v > v_min), max(min, max(v - 1) + 1), min)`;
+//! shrinking, the max becomes
+//! `select(likely_if_innermost(v > v_min), min(max, min(v - 1) - 1), max)`.
+//! (Marked only for an innermost loop, as in Halide: peeling the first
+//! iteration of a loop holding the producer's loops would copy the whole
+//! loop body for one iteration, while the select costs a few scalar
+//! operations per iteration.)
 //! A growing slide of a Func without updates whose region has a constant
 //! width `W` and moves by a constant step `s` dividing `W - s`, in a
 //! dimension no stage splits with ShiftInwards (see `shifts_inwards`), over a
@@ -42,10 +47,9 @@
 //! shrink with it and may slide in turn. Every iteration still writes and
 //! reads inside what it did before the cut (dimensions split with RoundUp
 //! or fused are not cut, see `cut_stays_inside`), so the Realize's bounds
-//! and the buffer checks made by bounds inference stay valid. Inside a
-//! loop slid over, ShiftInwards clamps on its variable are marked `likely`
-//! (see `PromoteClamps`). The slides made are returned, for storage
-//! folding (which must not fold across them).
+//! and the buffer checks made by bounds inference stay valid. The slides
+//! made are returned, for storage folding (which must not fold across
+//! them).
 
 use std::collections::{HashMap, HashSet};
 
@@ -54,7 +58,7 @@ use crate::analysis::monotonic::{is_monotonic, Monotonic};
 use crate::analysis::simplify::{can_prove, simplify};
 use crate::analysis::substitute::substitute;
 use crate::error::Result;
-use crate::ir::visit::{expr_uses_var, mutate_expr_children, mutate_stmt_children};
+use crate::ir::visit::{expr_uses_var, mutate_stmt_children};
 use crate::ir::{BinOp, Expr, ExprNode, ForType, Intrinsic, Mutator, Stmt, StmtNode};
 use crate::lang::function::Function;
 use crate::schedule::{Split, TailStrategy};
@@ -495,7 +499,7 @@ impl SlidingWindow<'_> {
         if can_prove(&disjoint) {
             return None;
         }
-        let steady = Expr::likely(Expr::gt(wv.clone(), w_min));
+        let steady = Expr::likely_if_innermost(Expr::gt(wv.clone(), w_min));
         // The previous iteration's bound, in terms of names in scope here.
         let local = |me: &Self, e: &Expr| prev(&me.expand(e, w_at + 1, top));
         self.slides.push(Slide {
@@ -576,27 +580,6 @@ impl Mutator for GuardConsume<'_> {
     }
 }
 
-/// Within the body of a loop slid over, turns `likely_if_innermost` marks
-/// that depend on its variable (ShiftInwards clamps) into `likely`. Loop
-/// partitioning peels the loop's first iteration for the cut anyway; with
-/// the clamps marked, the same partition also peels the shifted last tile,
-/// so in the steady state the cut region has a constant size and the
-/// producer's loops over it vanish. (Halide gets there because its
-/// simplifier removes those unit loops first, making the loop innermost.)
-struct PromoteClamps<'a> {
-    var: &'a str,
-}
-
-impl Mutator for PromoteClamps<'_> {
-    fn mutate_expr(&mut self, e: &Expr) -> Expr {
-        let e = mutate_expr_children(self, e);
-        match e.as_intrinsic(Intrinsic::LikelyIfInnermost) {
-            Some(args) if expr_uses_var(&args[0], self.var) => Expr::likely(args[0].clone()),
-            _ => e,
-        }
-    }
-}
-
 impl Mutator for SlidingWindow<'_> {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         e.clone()
@@ -617,15 +600,8 @@ impl Mutator for SlidingWindow<'_> {
                     for_type: *for_type,
                     body: body.clone(),
                 });
-                let first_slide = self.slides.len();
-                let mut b = self.mutate_stmt(body);
+                let b = self.mutate_stmt(body);
                 self.stack.pop();
-                if self.slides[first_slide..]
-                    .iter()
-                    .any(|sl| sl.loop_name == *name)
-                {
-                    b = PromoteClamps { var: name }.mutate_stmt(&b);
-                }
                 if let Some(at) = self.rewinds.iter().position(|r| r.loop_name == *name) {
                     let r = self.rewinds.remove(at);
                     let orig_name = format!("{name}.loop_min.orig");
