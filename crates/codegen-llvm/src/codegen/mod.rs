@@ -66,14 +66,32 @@ pub(crate) struct FnState {
     /// Name -> stack of values (innermost last).
     pub symbols: HashMap<String, Vec<Val>>,
     /// Runtime resources live at the current point (heap allocations,
-    /// lock arrays), each with the runtime function that releases it
-    /// (called as `f(user_context, resource)`), released on error return.
-    pub heap_allocs: Vec<(Val, &'static str)>,
+    /// lock arrays), innermost last, released on error return.
+    pub heap_allocs: Vec<LiveResource>,
     /// Scratch buffer for formatting messages, created on first use.
     pub message_buffer: Option<Val>,
     /// The IR size of the statement this function generates (`ir_size`;
     /// 0 for wrappers): what outlining measures loops against.
     pub size: usize,
+}
+
+/// A runtime resource live at the current point of a function.
+pub(crate) struct LiveResource {
+    pub value: Val,
+    /// The runtime function that releases it, called as
+    /// `f(user_context, resource)`.
+    pub release: &'static str,
+    /// The block, made on the first error exit while the resource is
+    /// live, that releases it and the resources below it and returns the
+    /// error code its phi receives. Every error exit at this depth
+    /// branches there instead of releasing everything inline.
+    pub cleanup: Option<(LLVMBasicBlockRef, Val)>,
+}
+
+impl LiveResource {
+    pub(crate) fn new(value: Val, release: &'static str) -> LiveResource {
+        LiveResource { value, release, cleanup: None }
+    }
 }
 
 impl FnState {

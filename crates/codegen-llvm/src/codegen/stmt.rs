@@ -4,7 +4,8 @@ use ferrohalide_core::ir::{ErrorCode, Expr, ExprNode, ForType, MemoryType, Stmt,
 use ferrohalide_core::{Error, Result};
 
 use super::ops::IP;
-use super::{CodeGen, Val};
+use super::{CodeGen, LiveResource, Ty, Val};
+use inkwell::llvm_sys::prelude::LLVMBasicBlockRef;
 use crate::runtime_symbols::{self, names};
 
 /// A loop whose constant bounds end beyond Int(32) (an RDom starting near
@@ -222,11 +223,39 @@ impl CodeGen {
 
     /// Release the live resources of this function and return `code`.
     pub(crate) fn return_error(&mut self, code: Val) {
-        let uc = self.f.user_context;
-        for &(p, release) in self.f.heap_allocs.clone().iter().rev() {
-            self.call_extern(release, self.t_void(), &[uc, p]);
+        let Some(top) = self.f.heap_allocs.len().checked_sub(1) else {
+            self.ret(code);
+            return;
+        };
+        let from = self.current_block();
+        let (bb, phi) = self.release_on_error(top, self.type_of(code));
+        self.position(from);
+        self.br(bb);
+        self.add_incoming(phi, code, from);
+    }
+
+    /// The shared block releasing live resources `k`, `k - 1`, ..., 0 and
+    /// returning the error code of its phi (of type `code_t`); made on
+    /// first use. Leaves the builder positioned anywhere.
+    fn release_on_error(&mut self, k: usize, code_t: Ty) -> (LLVMBasicBlockRef, Val) {
+        if let Some(made) = self.f.heap_allocs[k].cleanup {
+            return made;
         }
-        self.ret(code);
+        let bb = self.new_block("release_on_error");
+        self.position(bb);
+        let code = self.phi(code_t, &[]);
+        let (value, release) = (self.f.heap_allocs[k].value, self.f.heap_allocs[k].release);
+        self.call_extern(release, self.t_void(), &[self.f.user_context, value]);
+        if k == 0 {
+            self.ret(code);
+        } else {
+            let (next, next_code) = self.release_on_error(k - 1, code_t);
+            self.position(bb);
+            self.br(next);
+            self.add_incoming(next_code, code, bb);
+        }
+        self.f.heap_allocs[k].cleanup = Some((bb, code));
+        (bb, code)
     }
 
     /// `let name = create(...)` where `create` makes a runtime resource
@@ -243,7 +272,7 @@ impl CodeGen {
             &[Expr::string("Out of memory (halide_malloc returned nullptr)")],
             &[],
         )?;
-        self.f.heap_allocs.push((p, release));
+        self.f.heap_allocs.push(LiveResource::new(p, release));
         self.push_sym(name, p);
         let r = self.codegen_stmt(body);
         self.pop_sym(name);
@@ -431,7 +460,7 @@ impl CodeGen {
             &[Expr::string("Out of memory (halide_malloc returned nullptr)")],
             &[],
         )?;
-        self.f.heap_allocs.push((p, names::FREE));
+        self.f.heap_allocs.push(LiveResource::new(p, names::FREE));
         self.push_sym(name, p);
         let r = self.codegen_stmt(body);
         self.pop_sym(name);
