@@ -8,18 +8,28 @@
 //!
 //! Guarantees: a Serial or Parallel loop whose body (including inner loops)
 //! holds such marks whose condition is solvable for the loop variable is
-//! split into prologue / steady state / epilogue loops that together cover
-//! exactly the original iterations in the original order. In the steady
+//! partitioned. A Serial loop is split into prologue / steady state /
+//! epilogue loops that together cover exactly the original iterations in
+//! the original order; a Parallel loop stays one loop whose body picks the
+//! steady state with an `if`, the
+//! other iterations running the body with its marks dropped (Halide's
+//! choice: no core waits on a one-iteration prologue). A mark inside an
+//! inner loop counts when its condition can be made to hold for all of
+//! that loop's iterations (each comparison taken at the end of the inner
+//! range where it is tightest, from its monotonicity: Halide's
+//! `and_condition_over_domain`), so the outer loop is partitioned once
+//! instead of the inner loop inside every outer iteration. In the steady
 //! state every solved mark is known to hold, so `likely(c)` becomes `true`
 //! and a marked clamp becomes its likely operand, and the steady body is
 //! simplified. Conditions are solved only when they are linear in the loop
 //! variable with constant coefficients, built from comparisons, `&&`, `!`
-//! and lets bound inside the loop; a vector condition (after
+//! and lets and loops bound inside the loop; a vector condition (after
 //! vectorization: `likely` ramps, clamps of ramps against broadcasts) is
 //! solved for all of its lanes at once through the lanes' bounds when
 //! those are linear (ramps with constant strides, broadcasts, sums of
 //! them); conditions that read memory, call impure
-//! functions or depend on inner loop variables are left alone, and a loop
+//! functions or are not monotonic in an inner loop's variable are left
+//! alone, and a loop
 //! with nothing solvable is returned unchanged. Outer loops are partitioned
 //! before the loops inside each of their pieces; inside a prologue that
 //! peels first iterations one more loop level is partitioned in full and
@@ -219,6 +229,20 @@ impl Partitioner<'_> {
             Partitioner::innermost_only(s, policies)
         }
     }
+    /// The iterations of a partitioned parallel loop outside its steady
+    /// state (its `else` branch): the boundary rows or planes, and any
+    /// iteration when the steady state is empty. Its marks are dropped,
+    /// as Halide does in a partition's tail: partitioning inside it would
+    /// copy the body's loops again for a few iterations (bilateral_grid's
+    /// JIT is a quarter shorter). Loops that must be partitioned still
+    /// are.
+    fn parallel_tail(s: &Stmt, policies: &Policies) -> Stmt {
+        if policies.contains_always(s) {
+            Partitioner::innermost_only(s, policies)
+        } else {
+            strip_likely(s)
+        }
+    }
 }
 
 impl Mutator for Partitioner<'_> {
@@ -270,6 +294,7 @@ impl Mutator for Partitioner<'_> {
                     }
                 },
                 epilogue: &|b: &Stmt| Partitioner::boundary_piece(b, policies),
+                parallel_tail: &|b: &Stmt| Partitioner::parallel_tail(b, policies),
                 steady: &|b: &Stmt| {
                     if full {
                         Partitioner::run(b, Depth::Full, policies)
@@ -294,6 +319,8 @@ struct Pieces<'a> {
     /// Given whether the prologue peels first iterations.
     prologue: &'a dyn Fn(&Stmt, bool) -> Stmt,
     epilogue: &'a dyn Fn(&Stmt) -> Stmt,
+    /// The iterations of a parallel loop outside its steady state.
+    parallel_tail: &'a dyn Fn(&Stmt) -> Stmt,
     steady: &'a dyn Fn(&Stmt) -> Stmt,
 }
 
@@ -1200,7 +1227,7 @@ fn partition(
             (Some(_), None) => Expr::le(steady_start.clone(), v),
             _ => Expr::lt(v, steady_end.clone()),
         };
-        let other = (pieces.epilogue)(body);
+        let other = (pieces.parallel_tail)(body);
         Stmt::for_loop(
             name,
             min.clone(),
@@ -1823,6 +1850,9 @@ mod tests {
         // One parallel loop, its body choosing the clamp-free steady state.
         assert_eq!(text.matches("parallel (y").count(), 1, "{text}");
         assert!(text.contains("if (((y.prologue <= y) && (y < y.epilogue)))"), "{text}");
+        // The other iterations are not partitioned again (marks dropped).
+        assert_eq!(text.matches("for (x").count(), 2, "{text}");
+        assert!(!text.contains("likely"), "{text}");
         let settings: Vec<Vec<(&str, i64)>> = (0..20).map(|h| vec![("h", h)]).collect();
         same(&s, &p, &[("in", 20), ("out", 160)], &settings);
     }
