@@ -104,6 +104,11 @@ pub fn strip_likely(s: &Stmt) -> Stmt {
     StripLikely.mutate_stmt(s)
 }
 
+/// `e` with every `likely(x)` / `likely_if_innermost(x)` replaced by `x`.
+fn strip_likely_expr(e: &Expr) -> Expr {
+    StripLikely.mutate_expr(e)
+}
+
 struct StripLikely;
 
 impl Mutator for StripLikely {
@@ -498,10 +503,6 @@ fn for_all_iterations(c: &Expr, var: &str, min: &Expr, extent: &Expr) -> Option<
         }
         _ => None,
     }
-}
-
-fn strip_likely_expr(e: &Expr) -> Expr {
-    StripLikely.mutate_expr(e)
 }
 
 fn flip(op: BinOp) -> BinOp {
@@ -910,7 +911,7 @@ impl LikelyWalker {
         let Some(mut c) = all_lanes(&c) else { return };
         // A mark inside an inner loop must hold on all of its iterations
         // (innermost loop first: its bounds may use the loops around it).
-        for (v, min, extent) in self.inner_loops.clone().iter().rev() {
+        for (v, min, extent) in self.inner_loops.iter().rev() {
             if !expr_uses_var(&c, v) {
                 continue;
             }
