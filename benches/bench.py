@@ -11,7 +11,9 @@ generators' own schedules, in both implementations: DIR (or the
 environment variable HALIDE_APPS_DIR) is the `python_bindings/apps`
 directory of a Halide source tree (nothing of it is kept here); without it
 those cases are skipped. Their outputs are compared between the two
-implementations (largest difference printed).
+implementations (largest difference printed), and with the reference built
+with strict_float (IEEE float semantics, ferrohalide's own; by default the
+reference lets LLVM reassociate and contract float arithmetic).
 
 For each case it prints the JIT compile time (first realize minus the median
 run time: both implementations compile lazily on first use; for the apps,
@@ -19,8 +21,9 @@ the time of building the generator and compile_to_callable; ferrohalide's
 from an empty persistent JIT cache, and as "warm" from a second process
 that finds the first one's code in the cache) and the median
 run time over at least N runs and 0.25 s, timed after 50 ms of untimed
-warm-up runs (then the median over R alternating rounds, each in a fresh
-process), for both implementations, and the ratios ferrohalide / reference;
+warm-up runs (then the median over R rounds; in each round every case runs
+in a fresh process per implementation, the implementations alternating),
+for both implementations, and the ratios ferrohalide / reference;
 then the repeat_edge blur's run time over a plain copy's, per
 implementation (the median over rounds of each round's ratio), and the
 copy's run time over the machine's floor for the same bytes (C memcpy on
@@ -266,7 +269,12 @@ def app_callable(hl, name, params=None):
             del sys.modules["halide"]
         else:
             sys.modules["halide"] = saved
-    with hl.GeneratorContext(hl.get_jit_target_from_environment()):
+    target = hl.get_jit_target_from_environment()
+    if os.environ.get("BENCH_STRICT_FLOAT"):
+        # IEEE float semantics in the reference (no reassociation, no FMA
+        # contraction, exact transcendentals), which ferrohalide always has.
+        target = target.with_feature(hl.TargetFeature.StrictFloat)
+    with hl.GeneratorContext(target):
         return generator(generator_params=params or {}).compile_to_callable()
 
 
@@ -324,13 +332,21 @@ def app_local_laplacian(hl, np):
 MIN_TIMED = 0.25
 
 
-def worker(module, runs, only, outputs_dir=None):
+def worker(module, runs, only, outputs_dir=None, exact=None):
     import numpy as np
 
     hl = __import__(module)
     results = {}
+    tag = module + ("-strict" if os.environ.get("BENCH_STRICT_FLOAT") else "")
+    # Both implementations set up their JIT runtime on the first compile in
+    # a process (the reference compiles it; ferrohalide loads it from its
+    # cache after the first process of a round): a trivial pipeline first,
+    # so a case's "jit" row is its own pipeline's compile.
+    x0, f0 = hl.Var("bench_x"), hl.Func("bench_warmup")
+    f0[x0] = x0
+    f0.realize([4])
     for name, build in CASES.items():
-        if only and only not in name:
+        if (only and only not in name) or (exact is not None and name != exact):
             continue
         try:
             run = build(hl, np)
@@ -338,7 +354,7 @@ def worker(module, runs, only, outputs_dir=None):
             value = run()
             first = time.perf_counter() - t0
             if outputs_dir and name.startswith("app ") and value is not None:
-                np.save(os.path.join(outputs_dir, f"{module}-{name.split()[1]}.npy"), np.asarray(value))
+                np.save(os.path.join(outputs_dir, f"{tag}-{name.split()[1]}.npy"), np.asarray(value))
             # Warm up before timing: after the compile the other cores have
             # idled, and the first few short runs pay for waking them (and
             # their clocks) up. Untimed runs for at least WARMUP seconds.
@@ -403,11 +419,12 @@ def main():
     ap.add_argument("--halide-apps", default=None, help="Halide's python_bindings/apps directory")
     ap.add_argument("--worker", default=None)
     ap.add_argument("--outputs", default=None)
+    ap.add_argument("--case", default=None, help="(worker) run only the case with exactly this name")
     args = ap.parse_args()
     if args.halide_apps:
         os.environ["HALIDE_APPS_DIR"] = os.path.abspath(args.halide_apps)
     if args.worker:
-        worker(args.worker, args.runs, args.only, args.outputs)
+        worker(args.worker, args.runs, args.only, args.outputs, args.case)
         return
     import tempfile
 
@@ -420,11 +437,13 @@ def main():
     # second fresh process finds everything cached ("jit warm").
     warm = []
 
-    def worker_run(module, cache, runs):
+    def worker_run(module, cache, runs, case, strict=False):
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", FERROHALIDE_CACHE_DIR=cache)
+        if strict:
+            env["BENCH_STRICT_FLOAT"] = "1"
         p = subprocess.run(
             [sys.executable, __file__, "--worker", module, "--runs", str(runs),
-             "--only", args.only, "--outputs", outputs_dir],
+             "--case", case, "--outputs", outputs_dir],
             capture_output=True,
             text=True,
             # NumPy's BLAS threads would otherwise spin beside the
@@ -438,19 +457,36 @@ def main():
 
     floor_exe = build_copy_floor(outputs_dir)
     floors = []
+    names = [n for n in CASES if args.only in n]
+    # Each case runs in a process of its own: what a case compiles then
+    # does not depend on what ran before it in the process (automatic
+    # names of unnamed Buffers and RDoms count up per process, and they
+    # are part of the JIT cache's key), so the warm process, a fresh one
+    # running the same case, finds exactly what the cold one stored.
     for _ in range(args.rounds):
         if floor_exe:
             floors.append(run_copy_floor(floor_exe, args.runs))
+        cache = tempfile.mkdtemp(prefix="ferrohalide-bench-cache-")
+        merged = {module: {} for module in rounds}
+        warm_merged = {}
+        for name in names:
+            # The implementations alternate case by case.
+            for module in rounds:
+                r = worker_run(module, cache, args.runs, name)
+                merged[module].update(r or {name: {"error": "worker failed"}})
+                if module == "ferrohalide":
+                    r = worker_run(module, cache, 1, name)
+                    warm_merged.update(r or {name: {"error": "worker failed"}})
         for module in rounds:
-            cache = tempfile.mkdtemp(prefix="ferrohalide-bench-cache-")
-            r = worker_run(module, cache, args.runs)
-            if r is not None:
-                rounds[module].append(r)
-            if module == "ferrohalide":
-                r = worker_run(module, cache, 1)
-                if r is not None:
-                    warm.append(r)
-    names = [n for n in CASES if args.only in n]
+            rounds[module].append(merged[module])
+        warm.append(warm_merged)
+    # The reference once more with strict_float, for the apps: the
+    # reference's default float semantics allow reassociation and FMA
+    # contraction, which ferrohalide never does, so this output is the one
+    # ferrohalide's must match (within a rounding of the final cast).
+    for name in names:
+        if name.startswith("app "):
+            worker_run("halide", tempfile.mkdtemp(prefix="ferrohalide-bench-cache-"), 1, name, strict=True)
     out = {module: median_results(results, names) for module, results in rounds.items()}
     out_warm = median_results(warm, names)
     print(f"{'case':52} {'':4} {'ferrohalide':>12} {'reference':>12} {'ratio':>7}")
@@ -481,11 +517,17 @@ def main():
         if all(os.path.exists(f) for f in files):
             a, b = (np.load(f).astype(np.float64) for f in files)
             diff = np.abs(a - b).max() if a.shape == b.shape else float("inf")
-            print(f"app {app}: largest difference from the reference {diff:.3g}"
+            strict = os.path.join(outputs_dir, f"halide-strict-{app}.npy")
+            note = ""
+            if os.path.exists(strict):
+                s = np.load(strict).astype(np.float64)
+                sdiff = np.abs(a - s).max() if a.shape == s.shape else float("inf")
+                note = f"; from the reference with strict_float {sdiff:.3g}"
+            print(f"app {app}: largest difference from the reference {diff:.3g}{note}"
                   f"{'' if a.shape == b.shape else ' (shapes differ)'}")
     # The cost of the boundary condition: the blur against a plain copy of
-    # the same image, per implementation. Both run in the same worker, one
-    # after the other, so each round's ratio sees the same machine; the
+    # the same image, per implementation. Both run in the same round, close
+    # together, so each round's ratio sees about the same machine; the
     # median over rounds discounts a round disturbed by other work.
     for module, results in rounds.items():
         ratios = sorted(
