@@ -73,8 +73,8 @@ impl AllocationBounds<'_> {
                 None => Interval::new(Some(Expr::i32(0)), Some(Expr::i32(-1))),
                 Some(iv) => iv,
             };
-            let (Some(lo), Some(hi)) = (iv.min.map(|e| simplify(&e)), iv.max.map(|e| simplify(&e)))
-            else {
+            // (`box_touched` simplifies the box it returns.)
+            let (Some(lo), Some(hi)) = (iv.min, iv.max) else {
                 return Err(Error::user(format!(
                     "{name} is accessed over an unbounded domain in dimension {a}\n"
                 )));

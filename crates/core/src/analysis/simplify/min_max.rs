@@ -105,6 +105,16 @@ fn max_rules() -> &'static [Rule] {
 impl Simplifier {
     /// Is a <= b provable? (`None` when unknown.)
     pub(crate) fn prove_le(&mut self, a: &Expr, b: &Expr) -> Option<bool> {
+        let key = (super::expr_id(a), super::expr_id(b), self.version);
+        if let Some((_, _, answer)) = self.prove_cache.get(&key) {
+            return *answer;
+        }
+        let answer = self.prove_le_uncached(a, b);
+        self.prove_cache.insert(key, (a.clone(), b.clone(), answer));
+        answer
+    }
+
+    fn prove_le_uncached(&mut self, a: &Expr, b: &Expr) -> Option<bool> {
         let ty = a.ty();
         if !ty.is_int() && !ty.is_uint() {
             return None;
