@@ -1199,6 +1199,14 @@ impl BoxCollector {
     }
 
     fn stmt(&mut self, s: &Stmt) {
+        if self.only.is_some() && self.mentioning.get(&s.id()) == Some(&false) {
+            // Nothing in `s` reads or writes the one Func asked about: its
+            // lets (often large bounds, which `named_let` would resolve)
+            // and loops need no analysis. Without this, each Realize's walk
+            // in allocation bounds inference analysed every let of the
+            // rest of the pipeline (local_laplacian: 29 nested Realizes).
+            return;
+        }
         match s.node() {
             StmtNode::LetStmt { name, value, body } => {
                 self.expr(value);
