@@ -79,14 +79,16 @@ const MAX_DEPTH: u32 = 48;
 pub struct Simplifier {
     vars: FastMap<String, Vec<VarFact>>,
     /// Identifies the current scope state; memo tables are keyed by it.
-    pub(crate) version: u64,
+    version: u64,
     next_version: u64,
     version_stack: Vec<u64>,
     info_cache: FastMap<(usize, u64), (Expr, Info)>,
     mutate_cache: FastMap<(usize, u64), (Expr, Expr)>,
     /// `prove_le` answers, by the two operands' identities and the scope
     /// state (the operands are kept, so their addresses are not reused).
-    pub(crate) prove_cache: FastMap<(usize, usize, u64), (Expr, Expr, Option<bool>)>,
+    /// An answer cut short by `MAX_DEPTH` is kept too: it is only a proof
+    /// not found, never a wrong one.
+    prove_cache: FastMap<(usize, usize, u64), (Expr, Expr, Option<bool>)>,
     /// Use counts of variables in simplified output, for dead-let removal.
     uses: FastMap<String, usize>,
     /// Let-bound names whose uses are being counted (innermost last).
