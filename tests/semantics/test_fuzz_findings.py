@@ -1171,3 +1171,24 @@ def test_register_storage_takes_the_constant_bound_of_a_clamped_region(hl, paral
     if parallel:
         f1.parallel(x, 3)
     return f2.realize([4, height])
+
+
+@differential()
+@pytest.mark.parametrize("p", [0.75, 3.0, 200.0])
+def test_a_narrow_remainder_by_a_parameter_index_is_non_negative(hl, p):
+    """Fuzz seed 33725: an input read at `clamp(i32(n % d), 0, 2)` with n and
+    d Int(8) and d from a parameter. The simplifier drops the clamp's lower
+    end (a Euclidean remainder is never negative), and the bounds of the i8
+    remainder by a symbolic divisor fell back to all of i8: the input's check
+    refused a read "at -128" that never happens."""
+    x, y = hl.Var("x"), hl.Var("y")
+    data = (np.arange(20, dtype=np.uint64) * np.uint64(40503) % np.uint64(65536)).astype(np.uint16)
+    inp = hl.ImageParam(hl.UInt(16), 2, "inp")
+    inp.set(hl.Buffer(data.reshape(4, 5)))
+    q = hl.Param(hl.Float(32), "q", p)
+    bc = hl.BoundaryConditions.repeat_image(inp)
+    f0, f1 = hl.Func("f0"), hl.Func("f1")
+    d = hl.saturating_cast(hl.Int(8), y)
+    f0[x, y] = inp[0, hl.clamp(hl.cast(hl.Int(32), hl.i8_sat(bc[x, y - 2]) % d), 0, 2)]
+    f1[x, y] = f0[x, hl.saturating_cast(hl.UInt(8), q)]
+    return f1.realize([6, 3])

@@ -122,6 +122,14 @@ pub fn bounds_of_expr(e: &Expr, scope: &Scope) -> Interval {
                 .unwrap_or(false)
         };
         if !(fits(&iv.min) && fits(&iv.max)) {
+            // A Euclidean remainder never wraps and is never negative: only
+            // its symbolic ends (built from the divisor's in the narrow
+            // type) may, so the lower end stays (fuzz seed 33725: an `i8 %
+            // i8` index read as reaching -128 failed the input's check).
+            if matches!(e.node(), ExprNode::Binary { op: BinOp::Mod, .. }) && fits(&iv.min) {
+                let max = if fits(&iv.max) { iv.max } else { Interval::of_type(ty).max };
+                return Interval::new(iv.min.map(|m| simplify(&m)), max.map(|m| simplify(&m)));
+            }
             return Interval::of_type(ty);
         }
         return Interval::new(iv.min.map(|m| simplify(&m)), iv.max.map(|m| simplify(&m)));
@@ -1720,6 +1728,19 @@ mod tests {
         let iv = bounds_of_expr(&e, &scope);
         assert_eq!(simplify(&iv.max.unwrap()).as_int_const(), Some(5));
         assert_eq!(simplify(&iv.min.unwrap()).as_int_const(), Some(0));
+    }
+
+    #[test]
+    fn a_narrow_remainder_by_a_symbolic_divisor_stays_non_negative() {
+        // Fuzz seed 33725: `n % d` in i8 with d a parameter-valued point:
+        // the max's `max(d, 0 - d) - 1` may wrap, the min 0 may not.
+        let mut scope = Scope::new();
+        scope.insert("n".into(), Interval::of_type(Type::int(8)));
+        let d = Expr::var(Type::int(8), "d");
+        let e = Expr::binary(BinOp::Mod, Expr::var(Type::int(8), "n"), d);
+        let iv = bounds_of_expr(&e, &scope);
+        assert_eq!(simplify(&iv.min.unwrap()).as_int_const(), Some(0));
+        assert_eq!(simplify(&iv.max.unwrap()).as_int_const(), Some(127));
     }
 
     #[test]
