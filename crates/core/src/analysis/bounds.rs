@@ -826,9 +826,10 @@ struct BoxCollector {
     named: HashMap<String, Expr>,
     touch: Touch,
     boxes: HashMap<String, Region>,
-    only: Option<String>,
+    /// The Funcs / images asked about (all of them when `None`).
+    only: Option<Vec<String>>,
     /// With `only`: per statement of the walked tree (by address), whether
-    /// it reads or writes that Func, found in one pass instead of a walk
+    /// it reads or writes one of those, found in one pass instead of a walk
     /// of each loop body (quadratic in the nesting).
     mentioning: HashMap<usize, bool>,
     loops: Option<LoopFilter>,
@@ -1042,10 +1043,8 @@ impl BoxCollector {
     }
 
     fn add(&mut self, name: &str, args: &[Expr]) {
-        if let Some(o) = &self.only {
-            if o != name {
-                return;
-            }
+        if self.only.as_ref().is_some_and(|o| !o.iter().any(|n| n == name)) {
+            return;
         }
         if let Some(l) = &self.loops {
             if (self.matching_loops > 0) != l.inside {
@@ -1208,7 +1207,7 @@ impl BoxCollector {
 
     fn stmt(&mut self, s: &Stmt) {
         if self.only.is_some() && self.mentioning.get(&s.id()) == Some(&false) {
-            // Nothing in `s` reads or writes the one Func asked about: its
+            // Nothing in `s` reads or writes the Funcs asked about: its
             // lets (often large bounds, which `named_let` would resolve)
             // and loops need no analysis. Without this, each Realize's walk
             // in allocation bounds inference analysed every let of the
@@ -1248,14 +1247,14 @@ impl BoxCollector {
             } => {
                 self.expr(min);
                 self.expr(extent);
-                let mentioned = |o: &str| match self.mentioning.get(&body.id()) {
+                let mentioned = |o: &[String]| match self.mentioning.get(&body.id()) {
                     Some(m) => *m,
                     // A statement this walk made (not in the tree).
                     None => mentions(body, o),
                 };
                 if self.only.as_deref().is_some_and(|o| !mentioned(o)) {
-                    // Nothing inside touches the one Func asked about:
-                    // the loop's bounds are not needed.
+                    // Nothing inside touches the Funcs asked about: the
+                    // loop's bounds are not needed.
                     return;
                 }
                 let lo = self.bounds(min);
@@ -1329,9 +1328,9 @@ impl BoxCollector {
 /// Does `s` read or write `name` (a Func or an image)?
 /// For each statement of `s` (by address), whether it reads or writes
 /// `name` (as `mentions`), in one walk.
-fn statements_mentioning(s: &Stmt, name: &str) -> HashMap<usize, bool> {
+fn statements_mentioning(s: &Stmt, names: &[String]) -> HashMap<usize, bool> {
     struct Walk<'a> {
-        name: &'a str,
+        names: &'a [String],
         found: bool,
         out: HashMap<usize, bool>,
     }
@@ -1340,7 +1339,7 @@ fn statements_mentioning(s: &Stmt, name: &str) -> HashMap<usize, bool> {
             if self.found {
                 return;
             }
-            if matches!(e.node(), ExprNode::Call { name: n, .. } if n == self.name) {
+            if matches!(e.node(), ExprNode::Call { name: n, .. } if self.names.contains(n)) {
                 self.found = true;
                 return;
             }
@@ -1348,7 +1347,7 @@ fn statements_mentioning(s: &Stmt, name: &str) -> HashMap<usize, bool> {
         }
         fn visit_stmt(&mut self, s: &Stmt) {
             let outer = std::mem::replace(&mut self.found, false);
-            if matches!(s.node(), StmtNode::Provide { name: n, .. } if n == self.name) {
+            if matches!(s.node(), StmtNode::Provide { name: n, .. } if self.names.contains(n)) {
                 self.found = true;
             }
             // Children are walked even once found: each needs its entry.
@@ -1360,16 +1359,16 @@ fn statements_mentioning(s: &Stmt, name: &str) -> HashMap<usize, bool> {
             self.found |= outer;
         }
     }
-    let mut w = Walk { name, found: false, out: HashMap::new() };
+    let mut w = Walk { names, found: false, out: HashMap::new() };
     crate::ir::Visitor::visit_stmt(&mut w, s);
     w.out
 }
 
-fn mentions(s: &Stmt, name: &str) -> bool {
+fn mentions(s: &Stmt, names: &[String]) -> bool {
     crate::ir::visit::stmt_contains(
         s,
-        &|e| matches!(e.node(), ExprNode::Call { name: n, .. } if n == name),
-        &|s| matches!(s.node(), StmtNode::Provide { name: n, .. } if n == name),
+        &|e| matches!(e.node(), ExprNode::Call { name: n, .. } if names.contains(n)),
+        &|s| matches!(s.node(), StmtNode::Provide { name: n, .. } if names.contains(n)),
     )
 }
 
@@ -1501,7 +1500,7 @@ impl crate::ir::Visitor for StmtWalker<'_> {
     }
 }
 
-fn collect(s: &Stmt, scope: &Scope, touch: Touch, only: Option<&str>) -> HashMap<String, Region> {
+fn collect(s: &Stmt, scope: &Scope, touch: Touch, only: Option<&[String]>) -> HashMap<String, Region> {
     collect_filtered(s, scope, touch, only, None, None)
 }
 
@@ -1509,7 +1508,7 @@ fn collect_filtered(
     s: &Stmt,
     scope: &Scope,
     touch: Touch,
-    only: Option<&str>,
+    only: Option<&[String]>,
     loops: Option<LoopFilter>,
     stages: Option<&StageRegions>,
 ) -> HashMap<String, Region> {
@@ -1520,7 +1519,7 @@ fn collect_filtered(
         named: HashMap::new(),
         touch,
         boxes: HashMap::new(),
-        only: only.map(String::from),
+        only: only.map(<[String]>::to_vec),
         mentioning: only.map(|o| statements_mentioning(s, o)).unwrap_or_default(),
         loops,
         matching_loops: 0,
@@ -1543,17 +1542,24 @@ pub fn boxes_required(s: &Stmt, scope: &Scope) -> HashMap<String, Region> {
 
 /// Region of Func `name` read by `s`, if it is read at all.
 pub fn box_required(s: &Stmt, name: &str, scope: &Scope) -> Option<Region> {
-    collect(s, scope, Touch::Required, Some(name)).remove(name)
+    collect(s, scope, Touch::Required, Some(&[name.to_string()])).remove(name)
 }
 
 /// Region of Func `name` written (Provide) by `s`.
 pub fn box_provided(s: &Stmt, name: &str, scope: &Scope) -> Option<Region> {
-    collect(s, scope, Touch::Provided, Some(name)).remove(name)
+    collect(s, scope, Touch::Provided, Some(&[name.to_string()])).remove(name)
 }
 
 /// Region of Func `name` read or written by `s`.
 pub fn box_touched(s: &Stmt, name: &str, scope: &Scope) -> Option<Region> {
-    collect(s, scope, Touch::Touched, Some(name)).remove(name)
+    collect(s, scope, Touch::Touched, Some(&[name.to_string()])).remove(name)
+}
+
+/// Region of each of the Funcs / images `names` read or written by `s`
+/// (those `s` touches): one walk, where a `box_touched` per name would
+/// resolve the loops they share once for each.
+pub fn boxes_touched_of(s: &Stmt, names: &[String], scope: &Scope) -> HashMap<String, Region> {
+    collect(s, scope, Touch::Touched, Some(names))
 }
 
 /// Region of each Func / image read or written by `s`.
@@ -1571,7 +1577,7 @@ pub fn box_required_filtered(
     loops: Option<LoopFilter>,
     stages: &StageRegions,
 ) -> Option<Region> {
-    collect_filtered(s, scope, Touch::Required, Some(name), loops, Some(stages)).remove(name)
+    collect_filtered(s, scope, Touch::Required, Some(&[name.to_string()]), loops, Some(stages)).remove(name)
 }
 
 /// Region of each Func / image read by an expression.
