@@ -1192,3 +1192,36 @@ def test_a_narrow_remainder_by_a_parameter_index_is_non_negative(hl, p):
     f0[x, y] = inp[0, hl.clamp(hl.cast(hl.Int(32), hl.i8_sat(bc[x, y - 2]) % d), 0, 2)]
     f1[x, y] = f0[x, hl.saturating_cast(hl.UInt(8), q)]
     return f1.realize([6, 3])
+
+
+@differential()
+def test_hoisted_storage_of_a_func_whose_consumers_are_dead(hl):
+    """Fuzz seed 34850 (an internal error): f0's storage is hoisted to the
+    root, and f0 is computed inside f1, which f2 reads only as f1[..][0] != 3
+    with f1[..][0] the constant 0. The select folds, f1 and f0 are computed
+    nowhere, and storage flattening refused the hoisted storage left without
+    a Realize ("has no Realize inside it"); Halide drops it."""
+    x, y = hl.Var("x"), hl.Var("y")
+    inp0 = hl.ImageParam(hl.UInt(32), 2, "inp0")
+    inp0.set(hl.Buffer(np.array([[4000000000]], dtype=np.uint32)))
+    f0, f1, f2, f3 = hl.Func("f0"), hl.Func("f1"), hl.Func("f2"), hl.Func("f3")
+    f0[x, y] = y
+    bc0 = hl.BoundaryConditions.mirror_interior(inp0)
+    f1[x, y] = (0, hl.saturating_cast(hl.Int(64), hl.u32_sat(f0[x, y * 2]) | hl.u64(f0[x + 1, y / 2]) % 20))
+    picked = hl.select(f1[x + 3, y][0] != 3, hl.i16_sat(11), hl.i16(-19))
+    row = hl.clamp(hl.saturating_cast(hl.Int(32), picked), -2, 8)
+    read = hl.cast(hl.Int(32), inp0[hl.clamp(x + 2, 0, 2), hl.clamp(y + 2, 0, 3)])
+    f2[x, y] = 1073741824 > hl.min(read, hl.i32(18) * hl.clamp(hl.cast(hl.Int(32), bc0[x - 2, row]), -16384, 16384))
+    f3[x, y] = hl.cos(hl.cast(hl.Float(64), 0.125))
+    r1 = hl.RDom([(0, 4)])
+    f3[x, y] = hl.min(f3[x, y], hl.f64(hl.argmin(r1, hl.cast(hl.Float(64), bc0[x / 2, y]) / 0.25 // -2.0 + hl.f64(r1.x))[0]))
+    r2 = hl.RDom([(1, 1), (-2, 1)])
+    f3[x, y] = 5.5 - hl.f64(f2[y + 2, y + 3]) // 4.0 + hl.cast(hl.Float(64), r2.y)
+    sv0, sv1 = hl.Var("sv0"), hl.Var("sv1")
+    f3.update(1).split(x, sv0, sv1, 3)
+    f1.compute_at(f3, sv0)
+    f0.compute_at(f1, y)
+    f0.hoist_storage_root()
+    out = hl.Buffer(hl.Float(64), [3, 1])
+    f3.realize(out)
+    return out
