@@ -1,6 +1,7 @@
 """Every Expr operator over every numeric type, at run time (values from input
 Buffers, scalar and vectorized) and constant-folded (values from constants)."""
 import operator
+import re
 
 import numpy as np
 import pytest
@@ -411,3 +412,41 @@ def test_python_division_on_ints_is_halide_division(hl):
         h[x] = fn(A[x], 7)
         out[name + "_lit7"] = h.realize([len(a)])
     return out
+
+
+@differential()
+@pytest.mark.parametrize("t", ["i8", "i16", "i32", "i64", "u8", "u32"])
+@pytest.mark.parametrize("lanes", [1, 8])
+def test_division_and_remainder_by_powers_of_two(hl, t, lanes):
+    """Division and remainder by constant powers of two (a shift and a mask
+    in the generated code) at the type's edges and around zero: Euclidean,
+    so -7 / 4 == -2 and -7 % 4 == 1."""
+    ty = htype(hl, t)
+    bits = ty.bits()
+    vals = np.unique(np.concatenate([edge_values(t), np.arange(-9, 10).astype(npdtype(t))]))
+    inp = buffer(hl, vals)
+    x = hl.Var("x")
+    f = hl.Func("f")
+    powers = [1, 2, 4, 16, 2 ** (bits - 2)]
+    parts = []
+    for p in powers:
+        parts += [inp[x] / hl.cast(ty, p), inp[x] % hl.cast(ty, p)]
+    f[x] = tuple(parts)
+    if lanes > 1:
+        f.vectorize(x, lanes, hl.TailStrategy.GuardWithIf)
+    return f.realize([len(vals)])
+
+
+def test_division_by_a_power_of_two_is_a_shift(tmp_path, monkeypatch):
+    """The generated code shifts and masks (read before LLVM's optimizations,
+    which would reach the same from a floor division's five instructions)."""
+    import ferrohalide as hl
+    monkeypatch.setenv("FERROHALIDE_LLVM_PIPELINE", "verify")
+    x = hl.Var("x")
+    inp = hl.ImageParam(hl.Int(32), 1, "inp")
+    f = hl.Func("f")
+    f[x] = inp[x] / 8 + inp[x] % 16
+    path = str(tmp_path / "f.ll")
+    f.compile_to_llvm_assembly(path, [inp], "f", hl.Target("x86-64-linux-sse41"))
+    body = re.search(r"define [^\n]*@f\.body\(.*?\n}\n", open(path).read(), re.S).group(0)
+    assert "ashr" in body and "sdiv" not in body and "srem" not in body

@@ -309,14 +309,7 @@ pub fn cse(e: &Expr) -> Expr {
 /// CSE every expression of a statement separately, with names fresh for
 /// the whole statement.
 pub fn cse_stmt(s: &Stmt) -> Stmt {
-    let mut used = HashSet::new();
-    for_each_expr_in_stmt(s, &mut |x| match x.node() {
-        ExprNode::Variable { name, .. } | ExprNode::Let { name, .. } => {
-            used.insert(name.clone());
-        }
-        _ => {}
-    });
-    collect_stmt_names(s, &mut used);
+    let used = stmt_names(s);
     struct M {
         names: Names,
     }
@@ -332,6 +325,66 @@ pub fn cse_stmt(s: &Stmt) -> Stmt {
         names: Names { used, next: 0 },
     }
     .mutate_stmt(s)
+}
+
+/// The names a statement's variables, lets, loops and buffers use.
+fn stmt_names(s: &Stmt) -> HashSet<String> {
+    let mut used = HashSet::new();
+    for_each_expr_in_stmt(s, &mut |x| match x.node() {
+        ExprNode::Variable { name, .. } | ExprNode::Let { name, .. } => {
+            used.insert(name.clone());
+        }
+        _ => {}
+    });
+    collect_stmt_names(s, &mut used);
+    used
+}
+
+/// CSE the scalar expressions that control a statement: let values, loop
+/// bounds, conditions, assertions and allocation sizes. The bounds code of
+/// a large pipeline repeats whole subexpressions (local_laplacian's pyramid
+/// levels each restate the clamped sizes of the ones before), and LLVM
+/// would spend its time finding them again. Every repeated node is lifted
+/// (Halide's `lift_all`): a scalar let costs code generation nothing.
+/// Stores, loads, calls and assertion messages stay as they are: code
+/// generation matches patterns in them (a dense load's ramp, an atomic
+/// update's form, an error message's parts).
+pub fn cse_control_exprs(s: &Stmt) -> Stmt {
+    struct M {
+        names: Names,
+        /// Inside a statement whose own expressions are left alone.
+        leave: bool,
+    }
+    impl Mutator for M {
+        fn mutate_expr(&mut self, e: &Expr) -> Expr {
+            // A call at the root is matched by code generation (an assert's
+            // error message, a runtime object whose let releases it).
+            if self.leave || !e.ty().is_scalar() || matches!(e.node(), ExprNode::Call { .. }) {
+                return e.clone();
+            }
+            cse_with(e, &mut self.names)
+        }
+        fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+            if let StmtNode::AssertStmt { condition, message } = s.node() {
+                let outer = std::mem::replace(&mut self.leave, false);
+                let condition = self.mutate_expr(condition);
+                self.leave = outer;
+                return Stmt::assert(condition, message.clone());
+            }
+            let control = matches!(
+                s.node(),
+                StmtNode::LetStmt { .. }
+                    | StmtNode::For { .. }
+                    | StmtNode::IfThenElse { .. }
+                    | StmtNode::Allocate { .. }
+            );
+            let outer = std::mem::replace(&mut self.leave, !control);
+            let out = mutate_stmt_children(self, s);
+            self.leave = outer;
+            out
+        }
+    }
+    M { names: Names { used: stmt_names(s), next: 0 }, leave: false }.mutate_stmt(s)
 }
 
 fn collect_stmt_names(s: &Stmt, used: &mut HashSet<String>) {
@@ -387,6 +440,24 @@ mod tests {
         // trivial nodes are not lifted
         let e = Expr::mul(Expr::add(x(), Expr::i32(1)), Expr::i32(1));
         assert!(cse(&e).same_as(&e));
+    }
+
+    #[test]
+    fn control_expressions_are_cse_d_and_stores_and_messages_are_not() {
+        let sum = || Expr::mul(Expr::add(x(), y()), Expr::add(x(), y()));
+        let store = Stmt::store("f", sum(), x(), Expr::bool_const(true));
+        let check = Stmt::assert(
+            Expr::lt(sum(), Expr::i32(100)),
+            Expr::error(crate::ir::ErrorCode::Generic, vec![sum()]),
+        );
+        let s = Stmt::let_stmt("m", sum(), Stmt::block(vec![check, store]));
+        let out = cse_control_exprs(&s).to_string();
+        // The let's value and the assertion's condition get a let each
+        // (names fresh for the whole statement); the store's value and
+        // the error message keep their repeated sums.
+        assert!(out.contains("let m = (let t0 = (x + y) in (t0 * t0))"), "{out}");
+        assert!(out.contains("(let t1 = (x + y) in ((t1 * t1) < 100))"), "{out}");
+        assert_eq!(out.matches("((x + y) * (x + y))").count(), 2, "{out}");
     }
 
     #[test]

@@ -12,5 +12,5 @@ pub mod simplify;
 pub mod substitute;
 pub mod widen;
 
-pub use cse::{cse, cse_if_heavily_shared, cse_stmt};
+pub use cse::{cse, cse_control_exprs, cse_if_heavily_shared, cse_stmt};
 pub use simplify::{can_prove, simplify, simplify_stmt};
