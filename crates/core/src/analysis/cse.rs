@@ -357,19 +357,14 @@ pub fn cse_control_exprs(s: &Stmt) -> Stmt {
     }
     impl Mutator for M {
         fn mutate_expr(&mut self, e: &Expr) -> Expr {
-            // A call at the root is matched by code generation (an assert's
-            // error message, a runtime object whose let releases it).
-            if self.leave || !e.ty().is_scalar() || matches!(e.node(), ExprNode::Call { .. }) {
+            if self.leave {
                 return e.clone();
             }
-            cse_with(e, &mut self.names)
+            self.control(e)
         }
         fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
             if let StmtNode::AssertStmt { condition, message } = s.node() {
-                let outer = std::mem::replace(&mut self.leave, false);
-                let condition = self.mutate_expr(condition);
-                self.leave = outer;
-                return Stmt::assert(condition, message.clone());
+                return Stmt::assert(self.control(condition), message.clone());
             }
             let control = matches!(
                 s.node(),
@@ -382,6 +377,17 @@ pub fn cse_control_exprs(s: &Stmt) -> Stmt {
             let out = mutate_stmt_children(self, s);
             self.leave = outer;
             out
+        }
+    }
+    impl M {
+        /// A control expression, CSE'd. A call at the root is left alone:
+        /// code generation matches it (a runtime object whose let
+        /// releases it, a buffer's creation).
+        fn control(&mut self, e: &Expr) -> Expr {
+            if !e.ty().is_scalar() || matches!(e.node(), ExprNode::Call { .. }) {
+                return e.clone();
+            }
+            cse_with(e, &mut self.names)
         }
     }
     M { names: Names { used: stmt_names(s), next: 0 }, leave: false }.mutate_stmt(s)
