@@ -1225,3 +1225,56 @@ def test_hoisted_storage_of_a_func_whose_consumers_are_dead(hl):
     out = hl.Buffer(hl.Float(64), [3, 1])
     f3.realize(out)
     return out
+
+
+@differential()
+@pytest.mark.parametrize("kind", ["buffer", "image_param"])
+def test_an_output_read_where_an_input_says_is_realized_that_far(hl, kind):
+    """Fuzz seed 35350: a second output, f0, is read at a place loaded from
+    an input, so the region realize() must give it depends on the input's
+    values. Halide sizes outputs with a bounds-query call, which loads the
+    input; ferrohalide evaluated the region symbolically, gave up on the
+    load and kept the requested size, and the pipeline's check refused the
+    read ("Output buffer f0 is accessed at 31"). An Int(32) element at one
+    place was also "unbounded" to its bounds, where Halide's is one value."""
+    x = hl.Var("x")
+    data = np.array([3, -4, 7, 1, 0], dtype=np.int32)
+    if kind == "buffer":
+        inp = hl.Buffer(data)
+    else:
+        inp = hl.ImageParam(hl.Int(32), 1, "inp")
+        inp.set(hl.Buffer(data))
+    f0, f2 = hl.Func("f0"), hl.Func("f2")
+    f0[x] = x * 10
+    k = inp[hl.Expr(2)]
+    f2[x] = f0[x + k] * 1000 + f0[x - k]
+    p = hl.Pipeline([f2, f0])
+    first = p.realize([6])
+    regions = [[(b.dim(0).min(), b.dim(0).extent()) for b in first]]
+    values = [np.array(b) for b in first]
+    # The same compiled pipeline, other input values: other regions.
+    data2 = data.copy()
+    data2[2] = 100
+    if kind == "buffer":
+        inp[2] = 100
+    else:
+        inp.set(hl.Buffer(data2))
+    second = p.realize([6])
+    regions.append([(b.dim(0).min(), b.dim(0).extent()) for b in second])
+    values += [np.array(b) for b in second]
+    return regions, values
+
+
+@differential()
+def test_an_output_read_where_a_narrow_input_value_selects(hl):
+    """Fuzz seed 35350 as found: the region of output f0 goes through
+    `select(0 < i32_sat(in[4]), 0, 127)`."""
+    x = hl.Var("x")
+    inp = hl.Buffer(np.array([-3, 9, 2, 8, 5], dtype=np.int64))
+    f0, f1, f2 = hl.Func("f0"), hl.Func("f1"), hl.Func("f2")
+    f0[x] = hl.u16(x)
+    far = hl.min(hl.i32(hl.select(hl.i32_sat(inp[hl.Expr(4)]) > 0, hl.i8(0), hl.i8(127))), 10)
+    f1[x] = f0[2 * x - 7] + f0[far * 2]
+    f2[x] = hl.u32(f1[x]) * hl.u32(x)
+    r = hl.Pipeline([f2, f0]).realize([20])
+    return [(np.array(b), b.dim(0).min(), b.dim(0).extent()) for b in r]

@@ -97,3 +97,17 @@ def test_output_constraint_checked_when_realizing(hl):
         # (Halide reports the access past the buffer, ferrohalide the constraint.)
         err = True
     return ok, err
+
+
+def test_a_query_that_depends_on_the_queried_inputs_values_is_refused():
+    """The region an input needs depends on that input's values, and the
+    input is the bounds query: there is nothing to load (Halide 21 crashes
+    here). ferrohalide reports it."""
+    import ferrohalide as fh
+
+    x = fh.Var("x")
+    inp = fh.ImageParam(fh.Int(32), 1, "inp")
+    f = fh.Func("f")
+    f[x] = inp[x + inp[0]]
+    with pytest.raises(fh.HalideError, match="Input buffer inp is a bounds query, but the region"):
+        f.infer_input_bounds([6])

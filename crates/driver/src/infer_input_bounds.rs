@@ -79,11 +79,7 @@ pub fn infer_input_bounds(
             }
             ArgumentKind::InputBuffer => {
                 let found = compiled.inputs.buffers.iter().find(|b| b.name() == a.name);
-                let bound = match found {
-                    Some(InputBuffer::Bound(b)) => Some(b.clone()),
-                    Some(InputBuffer::Param(p)) => p.buffer(),
-                    None => None,
-                };
+                let bound = found.and_then(InputBuffer::buffer);
                 let slot = match bound {
                     Some(b) => {
                         let mut s = query_buffer(a.ty, a.dimensions);
@@ -175,4 +171,32 @@ pub fn infer_input_bounds(
         }
     }
     Ok(())
+}
+
+/// The region (min, extent per dimension) each of `outputs` must cover
+/// when `realize(sizes)` asks for [0, sizes) of every output: the answer
+/// of a bounds-query call with storage-less output buffers, which is how
+/// Halide's `Pipeline::realize` sizes its outputs. Every input must be
+/// bound (the query reads the inputs a data-dependent region depends on).
+pub fn query_output_regions(
+    outputs: &[Function],
+    requirements: &[Requirement],
+    sizes: &[i32],
+    target: Option<&Target>,
+) -> Result<Vec<Vec<(i32, i32)>>> {
+    let mut queries = vec![];
+    let mut firsts = vec![];
+    for f in outputs {
+        firsts.push(queries.len());
+        for ty in f.types() {
+            let b = Buffer::new_uninitialized(ty, sizes, Some(f.name()))?;
+            b.deallocate();
+            queries.push(b);
+        }
+    }
+    infer_input_bounds(outputs, requirements, &queries, target)?;
+    Ok(firsts
+        .into_iter()
+        .map(|i| queries[i].dims().iter().map(|d| (d.min, d.extent)).collect())
+        .collect())
 }

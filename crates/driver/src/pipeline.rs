@@ -460,16 +460,39 @@ pub fn realize_for(
     }
     let compiled = compile_for(outputs, requirements, target)?;
     let known = known_values(&compiled.inputs, outputs, sizes);
-    let mut full = vec![];
+    let mut bounds = vec![];
     for (i, f) in outputs.iter().enumerate() {
         let name = f.name();
         let region = compiled.output_regions.get(i).cloned().unwrap_or_default();
-        let mut mins = vec![];
-        let mut extents = vec![];
-        for (d, &e) in sizes.iter().enumerate() {
+        let mut dims = vec![];
+        for d in 0..sizes.len() {
             let iv = region.get(d);
             let lo = region_bound(&known, iv.and_then(|iv| iv.min.as_ref()), &name, d)?;
             let hi = region_bound(&known, iv.and_then(|iv| iv.max.as_ref()), &name, d)?;
+            dims.push((lo, hi));
+        }
+        bounds.push(dims);
+    }
+    // A region that depends on the inputs' values (an output read at a
+    // data-dependent place by another output) is asked of the pipeline
+    // itself, as Halide does: a bounds-query call, which loads the inputs.
+    // An unbound ImageParam is left to the run to report.
+    let unknown = bounds.iter().flatten().any(|(lo, hi)| lo.is_none() || hi.is_none());
+    if unknown && compiled.inputs.buffers.iter().all(|b| b.buffer().is_some()) {
+        let queried = crate::infer_input_bounds::query_output_regions(outputs, requirements, sizes, target)?;
+        for (dims, region) in bounds.iter_mut().zip(queried) {
+            for ((lo, hi), (min, extent)) in dims.iter_mut().zip(region) {
+                *lo = Some(min as i64);
+                *hi = Some(min as i64 + extent as i64 - 1);
+            }
+        }
+    }
+    let mut full = vec![];
+    for (f, dims) in outputs.iter().zip(bounds) {
+        let name = f.name();
+        let mut mins = vec![];
+        let mut extents = vec![];
+        for ((lo, hi), &e) in dims.into_iter().zip(sizes) {
             // Never smaller than requested: a region the pipeline doesn't
             // write (a `bound` narrower than asked) is then reported by the
             // pipeline's own checks, not returned uninitialized. If a bound
@@ -521,11 +544,7 @@ fn known_values(inputs: &Inputs, outputs: &[Function], sizes: &[i32]) -> HashMap
         }
     }
     for b in &inputs.buffers {
-        let buffer = match b {
-            InputBuffer::Bound(b) => Some(b.clone()),
-            InputBuffer::Param(p) => p.buffer(),
-        };
-        let Some(buffer) = buffer else { continue };
+        let Some(buffer) = b.buffer() else { continue };
         for (d, dim) in buffer.dims().iter().enumerate() {
             let name = b.name();
             known.insert(format!("{name}.min.{d}"), Expr::i32(dim.min as i64));

@@ -297,6 +297,17 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
                     None => own,
                 }
             }
+            // An input's element at one place is one value (Halide's
+            // Bounds.cpp): a region may depend on the inputs' values, as in
+            // `f[x + in[0]]`; the code computing it loads the input.
+            CallKind::Image { .. } => {
+                let points: Option<Vec<Expr>> =
+                    args.iter().map(|a| single_point(&bounds_of_expr(a, scope))).collect();
+                match points {
+                    Some(p) => Interval::point(Expr::call(ty, name.clone(), p, kind.clone())),
+                    None => constant_bounds(e),
+                }
+            }
             CallKind::Intrinsic(which @ (Intrinsic::Likely | Intrinsic::LikelyIfInnermost)) => {
                 // The bounds keep the mark (as Halide's do), so loops over
                 // regions derived from a likely clamp partition the same way.

@@ -48,6 +48,13 @@ impl InputBuffer {
             InputBuffer::Bound(b) => b.dimensions(),
         }
     }
+    /// The Buffer it reads now (None for an ImageParam not bound yet).
+    pub fn buffer(&self) -> Option<Buffer> {
+        match self {
+            InputBuffer::Param(p) => p.buffer(),
+            InputBuffer::Bound(b) => Some(b.clone()),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default)]

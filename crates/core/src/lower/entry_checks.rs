@@ -23,11 +23,13 @@ use std::collections::HashMap;
 
 use super::arguments::{InputBuffer, Inputs};
 use super::buffer_checks::shape_constraints;
-use crate::analysis::bounds::{box_touched, boxes_required, Region, Scope};
+use super::storage_flattening::buffer_load;
+use crate::analysis::bounds::{box_touched, boxes_required, Interval, Region, Scope};
 use crate::analysis::simplify::simplify;
 use crate::analysis::substitute::substitute_map;
 use crate::error::Result;
-use crate::ir::{CallKind, Expr, Intrinsic, Stmt, Type};
+use crate::ir::visit::mutate_expr_children;
+use crate::ir::{CallKind, ErrorCode, Expr, ExprNode, Intrinsic, Mutator, Stmt, Type};
 use crate::lang::function::Function;
 use crate::target::Target;
 
@@ -82,9 +84,57 @@ fn packed_type(ty: Type) -> u32 {
     (ty.code as u32) | ((ty.bits as u32) << 8) | ((ty.lanes as u32) << 16)
 }
 
-fn buffers(inputs: &Inputs, outputs: &[Function], s: &Stmt) -> Vec<EntryBuffer> {
+/// A region read from the unflattened body, as the entry code can compute
+/// it: a bound that depends on an input's values (an output read at a
+/// place loaded from an input, which Halide's bounds allow) loads that
+/// input as the body does, but only where the element exists: the entry
+/// code runs before any check (and in a query the buffer may have no
+/// memory). The names of the buffers loaded are added to `loaded`.
+fn loads_in_region(region: Region, loaded: &mut Vec<String>) -> Region {
+    struct ImageLoads<'a>(&'a mut Vec<String>);
+    impl Mutator for ImageLoads<'_> {
+        fn mutate_expr(&mut self, e: &Expr) -> Expr {
+            let e = mutate_expr_children(self, e);
+            let ExprNode::Call { name, args, kind: CallKind::Image { .. } } = e.node() else {
+                return e;
+            };
+            if !self.0.contains(name) {
+                self.0.push(name.clone());
+            }
+            let mut exists = Expr::not(is_bounds_query(name));
+            for (d, a) in args.iter().enumerate() {
+                let min = var(format!("{name}.min.{d}"));
+                let end = Expr::add(min.clone(), var(format!("{name}.extent.{d}")));
+                exists = Expr::and(exists, Expr::and(Expr::le(min, a.clone()), Expr::lt(a.clone(), end)));
+            }
+            let ExprNode::Load { name, index, .. } = buffer_load(e.ty(), name, args).node().clone() else {
+                unreachable!("buffer_load makes a Load")
+            };
+            Expr::load(e.ty(), name, index, exists)
+        }
+    }
+    let mut m = ImageLoads(loaded);
+    region
+        .into_iter()
+        .map(|iv| Interval {
+            min: iv.min.map(|e| m.mutate_expr(&e)),
+            max: iv.max.map(|e| m.mutate_expr(&e)),
+        })
+        .collect()
+}
+
+fn is_bounds_query(buffer: &str) -> Expr {
+    Expr::intrinsic(Type::bool(), Intrinsic::BufferIsBoundsQuery, vec![handle(buffer)])
+}
+
+/// The buffer arguments, and the buffers whose values some region depends on.
+fn buffers(inputs: &Inputs, outputs: &[Function], s: &Stmt) -> (Vec<EntryBuffer>, Vec<String>) {
     let empty = Scope::new();
-    let required = boxes_required(s, &empty);
+    let mut loaded = vec![];
+    let required: HashMap<String, Region> = boxes_required(s, &empty)
+        .into_iter()
+        .map(|(n, r)| (n, loads_in_region(r, &mut loaded)))
+        .collect();
     let mut out = vec![];
     for b in &inputs.buffers {
         // A Buffer bound in the algorithm is part of the code, not an argument.
@@ -99,7 +149,7 @@ fn buffers(inputs: &Inputs, outputs: &[Function], s: &Stmt) -> Vec<EntryBuffer> 
         });
     }
     for o in outputs {
-        let region = box_touched(s, &o.name(), &empty);
+        let region = box_touched(s, &o.name(), &empty).map(|r| loads_in_region(r, &mut loaded));
         for (name, ty) in crate::lang::tuple::element_buffer_names(o).into_iter().zip(o.types()) {
             out.push(EntryBuffer {
                 error_name: format!("Output buffer {name}"),
@@ -110,7 +160,7 @@ fn buffers(inputs: &Inputs, outputs: &[Function], s: &Stmt) -> Vec<EntryBuffer> 
             });
         }
     }
-    out
+    (out, loaded)
 }
 
 /// Build the entry code of a pipeline whose root body (at buffer-check
@@ -126,8 +176,22 @@ pub fn entry_checks(
     // on): a query's answer then satisfies the constraints, and one buffer's
     // answer can grow another's (infer_input_bounds repeats the query).
     let constrained = super::buffer_checks::apply_shape_constraints(s, inputs, outputs);
-    let bufs = buffers(inputs, outputs, &constrained);
+    let (bufs, loaded) = buffers(inputs, outputs, &constrained);
     let mut e = EntryChecks::default();
+    // A query can't be answered from the values of a buffer that is a
+    // query itself.
+    for b in bufs.iter().filter(|b| loaded.contains(&b.name)) {
+        e.query_checks.push(Stmt::assert(
+            Expr::not(is_bounds_query(&b.name)),
+            Expr::error(
+                ErrorCode::Generic,
+                vec![Expr::string(format!(
+                    "{} is a bounds query, but the region the pipeline needs depends on its values",
+                    b.error_name
+                ))],
+            ),
+        ));
+    }
     // Each shape variable, as its required value (to pass the required
     // region through the constraints).
     let mut to_required: HashMap<String, Expr> = HashMap::new();
@@ -176,7 +240,7 @@ pub fn entry_checks(
     }
     for b in &bufs {
         let n = &b.name;
-        let is_query = Expr::intrinsic(Type::bool(), Intrinsic::BufferIsBoundsQuery, vec![handle(n)]);
+        let is_query = is_bounds_query(n);
         query_terms.push(is_query.clone());
         let mut set_dims = vec![];
         for d in 0..b.dimensions {

@@ -45,6 +45,11 @@ pub fn flat_index(name: &str, args: &[Expr]) -> Expr {
     idx.unwrap_or_else(|| Expr::i32(0))
 }
 
+/// The load a call to element `args` of buffer `buffer` becomes.
+pub fn buffer_load(ty: Type, buffer: &str, args: &[Expr]) -> Expr {
+    Expr::load(ty, buffer.to_string(), flat_index(buffer, args), Expr::bool_const(true))
+}
+
 /// A let or loop between the root and the node being flattened.
 enum PathEntry {
     Let(String, Expr),
@@ -316,12 +321,7 @@ impl Mutator for Flatten<'_> {
             if args.iter().any(|a| a.ty() != Type::i32()) {
                 self.fail(Error::internal(format!("non-Int(32) index into {name}")));
             }
-            return Expr::load(
-                e2.ty(),
-                buffer.clone(),
-                flat_index(&buffer, args),
-                Expr::bool_const(true),
-            );
+            return buffer_load(e2.ty(), &buffer, args);
         }
         e2
     }
