@@ -1336,9 +1336,8 @@ impl BoxCollector {
     }
 }
 
-/// Does `s` read or write `name` (a Func or an image)?
 /// For each statement of `s` (by address), whether it reads or writes
-/// `name` (as `mentions`), in one walk.
+/// one of `names` (as `mentions`), in one walk.
 fn statements_mentioning(s: &Stmt, names: &[String]) -> HashMap<usize, bool> {
     struct Walk<'a> {
         names: &'a [String],
@@ -1350,7 +1349,7 @@ fn statements_mentioning(s: &Stmt, names: &[String]) -> HashMap<usize, bool> {
             if self.found {
                 return;
             }
-            if matches!(e.node(), ExprNode::Call { name: n, .. } if self.names.contains(n)) {
+            if matches!(e.node(), ExprNode::Call { name: n, .. } | ExprNode::Load { name: n, .. } if self.names.contains(n)) {
                 self.found = true;
                 return;
             }
@@ -1358,7 +1357,7 @@ fn statements_mentioning(s: &Stmt, names: &[String]) -> HashMap<usize, bool> {
         }
         fn visit_stmt(&mut self, s: &Stmt) {
             let outer = std::mem::replace(&mut self.found, false);
-            if matches!(s.node(), StmtNode::Provide { name: n, .. } if self.names.contains(n)) {
+            if matches!(s.node(), StmtNode::Provide { name: n, .. } | StmtNode::Store { name: n, .. } if self.names.contains(n)) {
                 self.found = true;
             }
             // Children are walked even once found: each needs its entry.
@@ -1375,12 +1374,9 @@ fn statements_mentioning(s: &Stmt, names: &[String]) -> HashMap<usize, bool> {
     w.out
 }
 
+/// Does `s` read or write one of `names` (a Func, an image or a buffer)?
 fn mentions(s: &Stmt, names: &[String]) -> bool {
-    crate::ir::visit::stmt_contains(
-        s,
-        &|e| matches!(e.node(), ExprNode::Call { name: n, .. } if names.contains(n)),
-        &|s| matches!(s.node(), StmtNode::Provide { name: n, .. } if names.contains(n)),
-    )
+    crate::ir::visit::stmt_accesses(s, &|n| names.iter().any(|m| m == n))
 }
 
 /// `!(a op b)` as a comparison, for the `else` side of a condition.

@@ -605,6 +605,16 @@ pub fn expr_loads_from(e: &Expr, which: &dyn Fn(&str) -> bool) -> bool {
     found
 }
 
+/// Does `s` read or write (a Func call or a load; a Provide or a store)
+/// something whose name satisfies `which`?
+pub fn stmt_accesses(s: &Stmt, which: &dyn Fn(&str) -> bool) -> bool {
+    stmt_contains(
+        s,
+        &|e| matches!(e.node(), ExprNode::Load { name, .. } | ExprNode::Call { name, .. } if which(name)),
+        &|s| matches!(s.node(), StmtNode::Store { name, .. } | StmtNode::Provide { name, .. } if which(name)),
+    )
+}
+
 /// Does `s` contain an expression satisfying `expr` or a statement
 /// satisfying `stmt` (each tested before its children; the walk stops at
 /// the first)?

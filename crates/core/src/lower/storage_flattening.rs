@@ -636,14 +636,7 @@ fn constant_upper_bound(e: &Expr) -> Option<i64> {
 /// element's), after flattening.
 fn uses_buffer(s: &Stmt, name: &str) -> bool {
     let ours = |n: &str| n == name || n.strip_prefix(name).is_some_and(|rest| rest.starts_with('.'));
-    crate::ir::visit::stmt_contains(
-        s,
-        &|e| match e.node() {
-            ExprNode::Load { name: n, .. } | ExprNode::Call { name: n, .. } => ours(n),
-            _ => false,
-        },
-        &|s| matches!(s.node(), StmtNode::Store { name: n, .. } | StmtNode::Provide { name: n, .. } if ours(n)),
-    )
+    crate::ir::visit::stmt_accesses(s, &ours)
 }
 
 #[cfg(test)]
