@@ -1278,3 +1278,23 @@ def test_an_output_read_where_a_narrow_input_value_selects(hl):
     f2[x] = hl.u32(f1[x]) * hl.u32(x)
     r = hl.Pipeline([f2, f0]).realize([20])
     return [(np.array(b), b.dim(0).min(), b.dim(0).extent()) for b in r]
+
+
+@differential()
+@pytest.mark.parametrize("type_name,p", [
+    ("Int(32)", 0), ("Int(32)", 3), ("Int(32)", -3), ("UInt(8)", 0), ("UInt(8)", 5),
+    ("Int(8)", 0), ("Int(8)", -128), ("UInt(16)", 0), ("Int(16)", 0),
+])
+def test_a_remainder_by_a_parameter_that_is_zero_reads_element_zero(hl, type_name, p):
+    """`g[x % p]` with p = 0 reads g[0] (a % 0 is 0). The bounds of a
+    remainder by a symbolic divisor were |p| - 1, which is -1 there: g was
+    computed over [0, -1] and its element 0 read uninitialized memory
+    (found while making the bounds of narrow remainders wrap-free)."""
+    x = hl.Var("x")
+    t = getattr(hl, type_name.split("(")[0])(int(type_name.split("(")[1][:-1]))
+    q = hl.Param(t, "q", p)
+    g, f = hl.Func("g"), hl.Func("f")
+    g[x] = x * 7 + 3
+    f[x] = g[hl.cast(hl.Int(32), hl.cast(t, x) % q)]
+    g.compute_root()
+    return f.realize([6])

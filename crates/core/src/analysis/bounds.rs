@@ -102,15 +102,17 @@ pub fn bounds_of_expr(e: &Expr, scope: &Scope) -> Interval {
     let ty = e.ty();
     // min, max and select pick one of their operands, whose bounds are
     // already of the type's range: nothing wraps there (fuzz seed 2979:
-    // `min(u8(x % 2), p)` is at most 1, not 255).
-    let picks_an_operand = matches!(
+    // `min(u8(x % 2), p)` is at most 1, not 255). A Euclidean remainder
+    // never wraps, and its bounds are built so that they don't either
+    // (fuzz seed 33725: an `i8 % i8` index is never negative).
+    let cannot_wrap = matches!(
         e.node(),
         ExprNode::Binary {
-            op: BinOp::Min | BinOp::Max,
+            op: BinOp::Min | BinOp::Max | BinOp::Mod,
             ..
         } | ExprNode::Select { .. }
     );
-    if ty.is_int_or_uint() && !no_overflow(ty) && !picks_an_operand && single_point(&iv).is_none() {
+    if ty.is_int_or_uint() && !no_overflow(ty) && !cannot_wrap && single_point(&iv).is_none() {
         // (A single point is the expression's own value, wrapped as the
         // original wraps: it stays.)
         // Exact (unwrapped) evaluation: an endpoint that only fits after
@@ -122,14 +124,6 @@ pub fn bounds_of_expr(e: &Expr, scope: &Scope) -> Interval {
                 .unwrap_or(false)
         };
         if !(fits(&iv.min) && fits(&iv.max)) {
-            // A Euclidean remainder never wraps and is never negative: only
-            // its symbolic ends (built from the divisor's in the narrow
-            // type) may, so the lower end stays (fuzz seed 33725: an `i8 %
-            // i8` index read as reaching -128 failed the input's check).
-            if matches!(e.node(), ExprNode::Binary { op: BinOp::Mod, .. }) && fits(&iv.min) {
-                let max = if fits(&iv.max) { iv.max } else { Interval::of_type(ty).max };
-                return Interval::new(iv.min.map(|m| simplify(&m)), max.map(|m| simplify(&m)));
-            }
             return Interval::of_type(ty);
         }
         return Interval::new(iv.min.map(|m| simplify(&m)), iv.max.map(|m| simplify(&m)));
@@ -651,6 +645,8 @@ fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> I
                 };
             }
             let iv = match simplify(b).as_int_const() {
+                // As in Halide, a % 0 is 0.
+                Some(0) => Interval::point(Expr::zero(ty)),
                 Some(c) if c > 0 => {
                     // Already within [0, c)? Keep the tighter bounds.
                     let within = |x: &Option<Expr>, lo: i64, hi: i64| {
@@ -666,23 +662,24 @@ fn bounds_of_binary(op: BinOp, a: &Expr, b: &Expr, ty: Type, scope: &Scope) -> I
                     }
                 }
                 _ => match &ib.max {
-                    // Euclidean mod: 0 <= a % b < |b|.
+                    // Euclidean mod: 0 <= a % b < |b|, and a % 0 is 0 (as
+                    // Halide's bounds, whose forms neither wrap nor lose
+                    // that 0: an i8 divisor down to -128 has -1 - (-128) =
+                    // 127, fuzz seed 33725; `x % p` with p = 0 reads at 0).
                     Some(bmax) => {
-                        // An unsigned or provably positive b: below b's max
-                        // (-b.min would wrap for an unsigned type).
-                        let positive = ty.is_uint() || ib.min.as_ref().and_then(const_sign) == Some(1);
-                        let bmin_neg = ib.min.clone().map(|m| Expr::sub(Expr::zero(ty), m));
-                        match (positive, bmin_neg) {
-                            (true, _) => Interval::new(
-                                Some(Expr::zero(ty)),
-                                Some(Expr::sub(bmax.clone(), Expr::one(ty))),
-                            ),
-                            (false, Some(n)) => Interval::new(
-                                Some(Expr::zero(ty)),
-                                Some(Expr::sub(Expr::max(bmax.clone(), n), Expr::one(ty))),
-                            ),
-                            (false, None) => Interval::new(Some(Expr::zero(ty)), None),
-                        }
+                        let zero = Expr::zero(ty);
+                        let below_max = Expr::sub(bmax.clone(), Expr::one(ty));
+                        let max = if ib.min.as_ref().and_then(const_sign) == Some(1) {
+                            Some(below_max)
+                        } else if ty.is_uint() {
+                            Some(Expr::select(Expr::eq(bmax.clone(), zero.clone()), zero.clone(), below_max))
+                        } else {
+                            ib.min.as_ref().map(|bmin| {
+                                let minus_min = Expr::sub(Expr::make_const_i64(ty, -1), bmin.clone());
+                                Expr::max(Expr::max(zero.clone(), below_max), minus_min)
+                            })
+                        };
+                        Interval::new(Some(zero), max)
                     }
                     None => Interval::new(Some(Expr::zero(ty)), None),
                 },
@@ -1753,7 +1750,28 @@ mod tests {
         let e = Expr::binary(BinOp::Mod, Expr::var(Type::int(8), "n"), d);
         let iv = bounds_of_expr(&e, &scope);
         assert_eq!(simplify(&iv.min.unwrap()).as_int_const(), Some(0));
-        assert_eq!(simplify(&iv.max.unwrap()).as_int_const(), Some(127));
+        // The max is |d| - 1, and 0 for d = 0 (n % 0 is 0), at every d.
+        let max = iv.max.unwrap();
+        for (dv, want) in [(-128, 127), (-1, 0), (0, 0), (5, 4), (127, 126)] {
+            let at = crate::analysis::substitute::substitute("d", &Expr::make_const_i64(Type::int(8), dv), &max);
+            assert_eq!(simplify(&at).as_int_const(), Some(want), "d = {dv}: {max}");
+        }
+    }
+
+    #[test]
+    fn a_remainder_by_a_divisor_that_may_be_zero_includes_zero() {
+        // `x % p` is 0 where p is 0: the region read is [0, 0] there.
+        for ty in [Type::int(32), Type::uint(32), Type::uint(8)] {
+            let mut scope = Scope::new();
+            scope.insert("n".into(), Interval::of_type(ty));
+            let e = Expr::binary(BinOp::Mod, Expr::var(ty, "n"), Expr::var(ty, "p"));
+            let max = bounds_of_expr(&e, &scope).max.unwrap();
+            for (pv, want) in [(0, 0), (1, 0), (9, 8)] {
+                let at = crate::analysis::substitute::substitute("p", &Expr::make_const_i64(ty, pv), &max);
+                let v = simplify(&at);
+                assert_eq!(v.as_int_const().or(v.as_uint_const().map(|u| u as i64)), Some(want), "{ty:?} p = {pv}: {max}");
+            }
+        }
     }
 
     #[test]
