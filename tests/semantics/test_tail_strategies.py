@@ -294,20 +294,22 @@ def test_constant_factor_must_be_positive(hl, factor):
                       ("realize", lambda: f.realize([10]))])
 
 
-@differential()
-def test_shifted_pure_stage_under_a_rounded_up_update(hl):
+def test_shifted_pure_stage_under_a_rounded_up_update():
     """realize([3]) of a pure stage split ShiftInwards by 4 under an update
     split RoundUp by 4: as Halide, the pure stage is bounded by the update's
     definition ([0, 2], shifted to [-1, 2]), the output grows to [-1, 3],
-    and the update over those 5 points rounded up to 8 fails the output's
-    check ('accessed at 6')."""
+    and the update over those 5 points rounds up to 8. Halide 21 queries
+    once and its output check fails ('accessed at 6'); ferrohalide grows
+    the output until the run fits and returns the requested values."""
+    import ferrohalide as hl
+
     x, xo, xi = hl.Var("x"), hl.Var("xo"), hl.Var("xi")
     f = hl.Func("f")
     f[x] = x
     f[x] = f[x] * 2
     f.split(x, xo, xi, 4, hl.TailStrategy.ShiftInwards)
     f.update().split(x, xo, xi, 4, hl.TailStrategy.RoundUp)
-    return {"realize": outcome(hl, lambda: f.realize([3]))}
+    np.testing.assert_array_equal(np.array(f.realize([3])), [0, 2, 4])
 
 
 @differential()

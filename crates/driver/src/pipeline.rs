@@ -459,50 +459,39 @@ pub fn realize_for(
         }
     }
     let compiled = compile_for(outputs, requirements, target)?;
-    let known = known_values(&compiled.inputs, outputs, sizes);
-    let mut bounds = vec![];
-    for (i, f) in outputs.iter().enumerate() {
-        let name = f.name();
-        let region = compiled.output_regions.get(i).cloned().unwrap_or_default();
-        let mut dims = vec![];
-        for d in 0..sizes.len() {
-            let iv = region.get(d);
-            let lo = region_bound(&known, iv.and_then(|iv| iv.min.as_ref()), &name, d)?;
-            let hi = region_bound(&known, iv.and_then(|iv| iv.max.as_ref()), &name, d)?;
-            dims.push((lo, hi));
+    // Never smaller than requested: a region the pipeline doesn't write (a
+    // `bound` narrower than asked) is then reported by the pipeline's own
+    // checks, not returned uninitialized.
+    let requested: Vec<(i64, i64)> = sizes.iter().map(|&e| (0, e as i64 - 1)).collect();
+    let regions = match grown_regions(&compiled, outputs, &requested)? {
+        Some(regions) => regions,
+        // A region that depends on the inputs' values (an output read at a
+        // data-dependent place by another output) is asked of the pipeline
+        // itself, as Halide does: a bounds-query call, which loads the
+        // inputs (and repeats until nothing grows).
+        None if compiled.inputs.buffers.iter().all(|b| b.buffer().is_some()) => {
+            let queried = crate::infer_input_bounds::query_output_regions(outputs, requirements, sizes, target)?;
+            queried
+                .into_iter()
+                .map(|region| {
+                    region
+                        .into_iter()
+                        .zip(&requested)
+                        .map(|((min, extent), &(lo, hi))| {
+                            ((min as i64).min(lo), (min as i64 + extent as i64 - 1).max(hi))
+                        })
+                        .collect()
+                })
+                .collect()
         }
-        bounds.push(dims);
-    }
-    // A region that depends on the inputs' values (an output read at a
-    // data-dependent place by another output) is asked of the pipeline
-    // itself, as Halide does: a bounds-query call, which loads the inputs.
-    // An unbound ImageParam is left to the run to report.
-    let unknown = bounds.iter().flatten().any(|(lo, hi)| lo.is_none() || hi.is_none());
-    if unknown && compiled.inputs.buffers.iter().all(|b| b.buffer().is_some()) {
-        let queried = crate::infer_input_bounds::query_output_regions(outputs, requirements, sizes, target)?;
-        for (dims, region) in bounds.iter_mut().zip(queried) {
-            for ((lo, hi), (min, extent)) in dims.iter_mut().zip(region) {
-                *lo = Some(min as i64);
-                *hi = Some(min as i64 + extent as i64 - 1);
-            }
-        }
-    }
+        // An unbound ImageParam: the run reports it.
+        None => vec![requested.clone(); outputs.len()],
+    };
     let mut full = vec![];
-    for (f, dims) in outputs.iter().zip(bounds) {
+    for (f, dims) in outputs.iter().zip(regions) {
         let name = f.name();
-        let mut mins = vec![];
-        let mut extents = vec![];
-        for ((lo, hi), &e) in dims.into_iter().zip(sizes) {
-            // Never smaller than requested: a region the pipeline doesn't
-            // write (a `bound` narrower than asked) is then reported by the
-            // pipeline's own checks, not returned uninitialized. If a bound
-            // can't be evaluated, the requested size is used and the
-            // pipeline's checks report what it needs.
-            let lo = lo.unwrap_or(0).min(0);
-            let hi = hi.unwrap_or(e as i64 - 1).max(e as i64 - 1);
-            mins.push(lo);
-            extents.push(hi.saturating_sub(lo).saturating_add(1));
-        }
+        let mins: Vec<i64> = dims.iter().map(|d| d.0).collect();
+        let extents: Vec<i64> = dims.iter().map(|&(lo, hi)| hi.saturating_sub(lo).saturating_add(1)).collect();
         let max = compiled.target.maximum_buffer_size();
         let (mins, extents) = output_shape(&name, &mins, &extents, max)?;
         for ty in f.types() {
@@ -525,17 +514,63 @@ pub fn realize_for(
     }
 }
 
-/// What is known when `realize(sizes)` sizes its outputs (Halide's bounds
-/// query): the requested region of every output (in terms of the first
-/// buffer of each: an output others read is computed where they read it),
-/// the scalar Params' current values and the shapes of the input buffers.
-fn known_values(inputs: &Inputs, outputs: &[Function], sizes: &[i32]) -> HashMap<String, Expr> {
+/// The region (min, max per dimension) each output is allocated over for
+/// `realize` of the `requested` region, from the outputs' regions
+/// evaluated as Halide's bounds query would (None if one depends on more
+/// than the Params and the inputs' shapes). Growing one output can make
+/// another need more (its loops then cover more: a ShiftInwards split of
+/// an output shifts below 0, and what it reads of a second output moves
+/// with it, fuzz seed 36077), so this repeats until nothing grows, as
+/// `infer_input_bounds`' query does; if it never settles the run's own
+/// checks report what is missing.
+fn grown_regions(
+    compiled: &Compiled,
+    outputs: &[Function],
+    requested: &[(i64, i64)],
+) -> Result<Option<Vec<Vec<(i64, i64)>>>> {
+    let mut regions = vec![requested.to_vec(); outputs.len()];
+    for _ in 0..MAX_GROWTH_ROUNDS {
+        let known = known_values(&compiled.inputs, outputs, &regions);
+        let mut next = vec![];
+        for (i, f) in outputs.iter().enumerate() {
+            let name = f.name();
+            let region = compiled.output_regions.get(i).cloned().unwrap_or_default();
+            let mut dims = vec![];
+            for (d, &(lo0, hi0)) in regions[i].iter().enumerate() {
+                let iv = region.get(d);
+                let lo = region_bound(&known, iv.and_then(|iv| iv.min.as_ref()), &name, d)?;
+                let hi = region_bound(&known, iv.and_then(|iv| iv.max.as_ref()), &name, d)?;
+                let (Some(lo), Some(hi)) = (lo, hi) else { return Ok(None) };
+                dims.push((lo.min(lo0), hi.max(hi0)));
+            }
+            next.push(dims);
+        }
+        // A region beyond 32 bits is refused when it is allocated.
+        let fits = |v: i64| i32::try_from(v).is_ok();
+        let settled = next == regions;
+        regions = next;
+        if settled || !regions.iter().flatten().all(|&(lo, hi)| fits(lo) && fits(hi) && fits(hi - lo + 1)) {
+            break;
+        }
+    }
+    Ok(Some(regions))
+}
+
+/// Rounds of `grown_regions` before the run is left to report (Halide's
+/// limit for repeated bounds queries).
+const MAX_GROWTH_ROUNDS: usize = 16;
+
+/// What is known when `realize` sizes its outputs (Halide's bounds query):
+/// the region of every output so far (in terms of the first buffer of
+/// each: an output others read is computed where they read it), the scalar
+/// Params' current values and the shapes of the input buffers.
+fn known_values(inputs: &Inputs, outputs: &[Function], regions: &[Vec<(i64, i64)>]) -> HashMap<String, Expr> {
     let mut known = HashMap::new();
-    for f in outputs {
+    for (f, region) in outputs.iter().zip(regions) {
         let first = element_buffer_name(&f.name(), f.types().len(), 0);
-        for (d, &e) in sizes.iter().enumerate() {
-            known.insert(format!("{first}.min.{d}"), Expr::i32(0));
-            known.insert(format!("{first}.extent.{d}"), Expr::i32(e as i64));
+        for (d, &(lo, hi)) in region.iter().enumerate() {
+            known.insert(format!("{first}.min.{d}"), Expr::i32(lo));
+            known.insert(format!("{first}.extent.{d}"), Expr::i32(hi - lo + 1));
         }
     }
     for p in &inputs.scalars {
