@@ -1333,3 +1333,29 @@ def test_a_second_output_read_by_a_shifted_output_grows_with_it(hl):
     f3.split(x, x, sv1, 8, hl.TailStrategy.ShiftInwards)
     r = hl.Pipeline([f3, f2]).realize([13])
     return [(np.array(b), b.dim(0).min(), b.dim(0).extent()) for b in r]
+
+
+@differential(expect_error=True)
+@pytest.mark.parametrize("marked", ["parallel", "parallel_split", "vectorize"])
+def test_fusing_a_parallel_var_with_an_rvar_needs_the_race_proof(hl, marked):
+    """Fuzz seeds 36139 and 36908: x is made parallel, then fused with an
+    RVar of an update that writes f[x, y] once per r.x. The fused loop keeps
+    x's type, so it runs the r.x iterations of one point in parallel: a
+    race (the last write decides, and ferrohalide's answer varied from run to
+    run). Halide refuses it as it refuses `parallel` on the fused var;
+    ferrohalide checked the race only in `parallel` and `vectorize`."""
+    x, y, xi = hl.Var("x"), hl.Var("y"), hl.Var("xi")
+    t = hl.RVar("t")
+    r = hl.RDom([(0, 50)])
+    f = hl.Func("f")
+    f[x, y] = 0
+    f[x, y] = x * 100 + r.x
+    s = f.update(0).reorder(x, r.x)
+    if marked == "parallel":
+        s.parallel(x)
+    elif marked == "parallel_split":
+        s.parallel(x, 2)
+    else:
+        s.vectorize(x)
+    s.fuse(x, r.x, t)
+    return f.realize([64, 4])

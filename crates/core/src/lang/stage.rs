@@ -336,11 +336,18 @@ impl Stage {
             let fused_name = format!("{inner_name}.{fused}");
             dims[ii].var = fused_name.clone();
             dims[ii].is_rvar = any_rvar;
+            let for_type = dims[ii].for_type;
             st.splits.push(Split::Fuse {
                 inner: inner_name,
                 outer: outer_dim.var,
                 fused: fused_name,
             });
+            // The fused loop keeps the inner one's type (as Halide): a
+            // parallel or vectorized loop now also runs over the other's
+            // points, which needs the same proof as marking it so.
+            if update && matches!(for_type, ForType::Parallel | ForType::Vectorized) {
+                self.check_race(st, fused)?;
+            }
             Ok(())
         })
     }
