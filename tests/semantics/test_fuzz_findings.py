@@ -1359,3 +1359,34 @@ def test_fusing_a_parallel_var_with_an_rvar_needs_the_race_proof(hl, marked):
         s.vectorize(x)
     s.fuse(x, r.x, t)
     return f.realize([64, 4])
+
+
+def test_fusing_the_pieces_of_a_split_rvar_out_of_order_is_refused():
+    """Fuzz seed 37223: `fuse(inner, outer)` of two loops that are not
+    adjacent first moves `outer` to just outside `inner` (Halide's fuse does
+    so with a reorder). Fusing the inner piece of a split RVar as the outer
+    loop reverses the reduction's order, and an update that overwrites its
+    point per iteration then keeps another iteration's value: Halide 21
+    returns [3, 13, 23] where the unscheduled pipeline gives [4, 14, 24].
+    ferrohalide fused without the reorder, so without its check, and gave
+    Halide's answer; now the reorder's check refuses it. The adjacent fuse
+    is unaffected."""
+    import ferrohalide as hl
+
+    def run(inner_first):
+        x = hl.Var("x")
+        ro, ri, t = hl.RVar("ro"), hl.RVar("ri"), hl.RVar("t")
+        r = hl.RDom([(0, 5)])
+        f = hl.Func("f")
+        f[x] = 0
+        f[x] = x * 10 + r.x
+        f.update(0).split(r.x, ro, ri, 2)
+        if inner_first:
+            f.update(0).fuse(ri, ro, t)
+        else:
+            f.update(0).fuse(ro, ri, t)
+        return np.array(f.realize([3])).tolist()
+
+    assert run(True) == [4, 14, 24]
+    with pytest.raises(hl.HalideError, match="can't reorder RVars ro and ri"):
+        run(False)

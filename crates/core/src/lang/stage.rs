@@ -302,6 +302,7 @@ impl Stage {
         let (inner, outer, fused) = (&inner.into(), &outer.into(), &fused.into());
         let update = self.is_update();
         let fused_rvar = fused.is_rvar;
+        self.make_adjacent(&inner.name, &outer.name)?;
         self.with_schedule("fuse", |st, name| {
             let (inner, outer, fused) = (&inner.name, &outer.name, &fused.name);
             let dims = &mut st.dims;
@@ -350,6 +351,38 @@ impl Stage {
             }
             Ok(())
         })
+    }
+
+    /// As Halide's `fuse`: two loops are fused where they are adjacent, so
+    /// `outer` is first moved to just outside `inner` by a `reorder`, which
+    /// refuses a move that changes the order of an update's reduction
+    /// (fuzz seed 37223: fusing the inner piece of a split RVar as the outer
+    /// loop reversed which iteration wrote last). Names not found are left
+    /// to `fuse` to report.
+    fn make_adjacent(&self, inner: &str, outer: &str) -> Result<()> {
+        let Some(st) = self.schedule() else { return Ok(()) };
+        let dims: Vec<&str> =
+            st.dims.iter().map(|d| d.var.as_str()).filter(|v| *v != crate::schedule::OUTERMOST).collect();
+        let (Some(ii), Some(oi)) = (
+            dims.iter().position(|d| var_name_match(d, inner)),
+            dims.iter().position(|d| var_name_match(d, outer)),
+        ) else {
+            return Ok(());
+        };
+        if oi == ii + 1 || oi == ii {
+            return Ok(());
+        }
+        let mut order = vec![];
+        for (k, d) in dims.iter().enumerate() {
+            if k == oi {
+                continue;
+            }
+            order.push(VarOrRVar { name: d.to_string(), is_rvar: st.dims[k].is_rvar });
+            if k == ii {
+                order.push(VarOrRVar { name: dims[oi].to_string(), is_rvar: st.dims[oi].is_rvar });
+            }
+        }
+        self.reorder(&order)
     }
 
     /// `rename(old, new)`.
