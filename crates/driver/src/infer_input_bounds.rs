@@ -20,8 +20,9 @@ use ferrohalide_codegen_llvm::jit::ArgValue;
 
 use crate::pipeline::compile_with;
 
-/// Rounds of bounds queries before giving up (Halide's limit).
-const MAX_ROUNDS: usize = 16;
+/// Rounds of bounds queries before giving up (Halide's limit); `realize`
+/// grows its outputs for as many rounds.
+pub(crate) const MAX_ROUNDS: usize = 16;
 
 /// One buffer argument of the query calls.
 struct Slot {

@@ -529,7 +529,7 @@ fn grown_regions(
     requested: &[(i64, i64)],
 ) -> Result<Option<Vec<Vec<(i64, i64)>>>> {
     let mut regions = vec![requested.to_vec(); outputs.len()];
-    for _ in 0..MAX_GROWTH_ROUNDS {
+    for _ in 0..crate::infer_input_bounds::MAX_ROUNDS {
         let known = known_values(&compiled.inputs, outputs, &regions);
         let mut next = vec![];
         for (i, f) in outputs.iter().enumerate() {
@@ -555,10 +555,6 @@ fn grown_regions(
     }
     Ok(Some(regions))
 }
-
-/// Rounds of `grown_regions` before the run is left to report (Halide's
-/// limit for repeated bounds queries).
-const MAX_GROWTH_ROUNDS: usize = 16;
 
 /// What is known when `realize` sizes its outputs (Halide's bounds query):
 /// the region of every output so far (in terms of the first buffer of

@@ -23,7 +23,7 @@ use std::collections::HashMap;
 
 use super::arguments::{InputBuffer, Inputs};
 use super::buffer_checks::shape_constraints;
-use super::storage_flattening::buffer_load;
+use super::storage_flattening::flat_index;
 use crate::analysis::bounds::{box_touched, boxes_required, Interval, Region, Scope};
 use crate::analysis::simplify::simplify;
 use crate::analysis::substitute::substitute_map;
@@ -107,10 +107,7 @@ fn loads_in_region(region: Region, loaded: &mut Vec<String>) -> Region {
                 let end = Expr::add(min.clone(), var(format!("{name}.extent.{d}")));
                 exists = Expr::and(exists, Expr::and(Expr::le(min, a.clone()), Expr::lt(a.clone(), end)));
             }
-            let ExprNode::Load { name, index, .. } = buffer_load(e.ty(), name, args).node().clone() else {
-                unreachable!("buffer_load makes a Load")
-            };
-            Expr::load(e.ty(), name, index, exists)
+            Expr::load(e.ty(), name.clone(), flat_index(name, args), exists)
         }
     }
     let mut m = ImageLoads(loaded);
