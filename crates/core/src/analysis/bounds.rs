@@ -294,14 +294,10 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
             // An input's element at one place is one value (Halide's
             // Bounds.cpp): a region may depend on the inputs' values, as in
             // `f[x + in[0]]`; the code computing it loads the input.
-            CallKind::Image { .. } => {
-                let points: Option<Vec<Expr>> =
-                    args.iter().map(|a| single_point(&bounds_of_expr(a, scope))).collect();
-                match points {
-                    Some(p) => Interval::point(Expr::call(ty, name.clone(), p, kind.clone())),
-                    None => constant_bounds(e),
-                }
-            }
+            CallKind::Image { .. } => match args_as_points(args, scope) {
+                Some(p) => Interval::point(Expr::call(ty, name.clone(), p, kind.clone())),
+                None => constant_bounds(e),
+            },
             CallKind::Intrinsic(which @ (Intrinsic::Likely | Intrinsic::LikelyIfInnermost)) => {
                 // The bounds keep the mark (as Halide's do), so loops over
                 // regions derived from a likely clamp partition the same way.
@@ -349,9 +345,7 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
             // Of one value each, a pure intrinsic has one value (Halide's
             // simplifier folds the constant ones before its bounds).
             CallKind::Intrinsic(which) if e.is_pure() => {
-                let points: Option<Vec<Expr>> =
-                    args.iter().map(|a| single_point(&bounds_of_expr(a, scope))).collect();
-                match points {
+                match args_as_points(args, scope) {
                     Some(p) if !args.is_empty() => {
                         Interval::point(Expr::intrinsic(ty, *which, p))
                     }
@@ -367,6 +361,12 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
         }
         ExprNode::VectorReduce { .. } => Interval::of_type(ty),
     }
+}
+
+/// Each of `args` as the one value it takes over `scope` (None if one
+/// varies): a call of those values is then one value too.
+fn args_as_points(args: &[Expr], scope: &Scope) -> Option<Vec<Expr>> {
+    args.iter().map(|a| single_point(&bounds_of_expr(a, scope))).collect()
 }
 
 /// Intrinsics bounded through what they compute, as Halide's bounds do:
