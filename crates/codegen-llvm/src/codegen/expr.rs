@@ -596,7 +596,7 @@ impl CodeGen {
 }
 
 /// See `lane_chunks`.
-const MAX_GATHER_LANES: u32 = 64;
+pub(crate) const MAX_GATHER_LANES: u32 = 64;
 
 impl CodeGen {
     pub(crate) fn codegen_load(
@@ -749,7 +749,7 @@ impl CodeGen {
         // General case: a gather, one scalar load per lane unless masked.
         let idx = self.codegen_expr(index)?;
         let Some(m) = mask else {
-            let v = self.scalar_gather(elem, base, idx, lanes, align);
+            let v = self.scalar_gather(elem, elem_t.bits, base, idx, lanes, align)?;
             let v = self.from_mem(v, t);
             let Some((fast, fast_end)) = slow else { return Ok(v) };
             let slow_end = self.current_block();
