@@ -1390,3 +1390,21 @@ def test_fusing_the_pieces_of_a_split_rvar_out_of_order_is_refused():
     assert run(True) == [4, 14, 24]
     with pytest.raises(hl.HalideError, match="can't reorder RVars ro and ri"):
         run(False)
+
+
+def test_a_fuse_that_fails_leaves_the_schedule_as_it_was():
+    """`fuse` of loops that are not adjacent first reorders them; when the
+    fuse itself then fails (here a Var fused from an RVar), that reorder is
+    undone too, so a caller that catches the error keeps the schedule it
+    had (Halide 21 leaves the reorder applied)."""
+    import ferrohalide as hl
+
+    x, y, t = hl.Var("x"), hl.Var("y"), hl.Var("t")
+    r = hl.RDom([(0, 3)])
+    f = hl.Func("f")
+    f[x, y] = 0
+    f[x, y] = f[x, y] + r.x
+    before = f.update(0).dump_argument_list()
+    with pytest.raises(hl.HalideError, match="Can't fuse Var t from RVar"):
+        f.update(0).fuse(r.x, y, t)
+    assert f.update(0).dump_argument_list() == before

@@ -190,11 +190,16 @@ impl Stage {
             .ok_or_else(|| Error::internal("stage refers to a missing specialization"))?;
         let r = f(&mut stage, &name)?;
         stage.touched = true;
+        self.set_schedule(stage);
+        Ok(r)
+    }
+
+    /// Replace this stage's schedule.
+    fn set_schedule(&self, stage: StageSchedule) {
         let mut c = self.function.write();
         if let Some((st, _)) = definition_at(&mut c, self.index, &self.path) {
             *st = stage;
         }
-        Ok(r)
     }
 
     /// This stage's schedule (a copy).
@@ -302,8 +307,11 @@ impl Stage {
         let (inner, outer, fused) = (&inner.into(), &outer.into(), &fused.into());
         let update = self.is_update();
         let fused_rvar = fused.is_rvar;
+        // One transaction: a fuse that fails leaves the schedule as it
+        // was, without the reorder that made its loops adjacent.
+        let before = self.schedule();
         self.make_adjacent(&inner.name, &outer.name)?;
-        self.with_schedule("fuse", |st, name| {
+        let fused_result = self.with_schedule("fuse", |st, name| {
             let (inner, outer, fused) = (&inner.name, &outer.name, &fused.name);
             let dims = &mut st.dims;
             let Some(oi) = dims.iter().position(|d| var_name_match(&d.var, outer)) else {
@@ -350,7 +358,13 @@ impl Stage {
                 self.check_race(st, fused)?;
             }
             Ok(())
-        })
+        });
+        if fused_result.is_err() {
+            if let Some(before) = before {
+                self.set_schedule(before);
+            }
+        }
+        fused_result
     }
 
     /// As Halide's `fuse`: two loops are fused where they are adjacent, so
