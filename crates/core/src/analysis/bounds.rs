@@ -1346,7 +1346,7 @@ fn statements_mentioning(s: &Stmt, names: &[String]) -> HashMap<usize, bool> {
             if self.found {
                 return;
             }
-            if matches!(e.node(), ExprNode::Call { name: n, .. } | ExprNode::Load { name: n, .. } if self.names.contains(n)) {
+            if crate::ir::visit::read_by(e).is_some_and(|n| self.names.iter().any(|m| m == n)) {
                 self.found = true;
                 return;
             }
@@ -1354,7 +1354,7 @@ fn statements_mentioning(s: &Stmt, names: &[String]) -> HashMap<usize, bool> {
         }
         fn visit_stmt(&mut self, s: &Stmt) {
             let outer = std::mem::replace(&mut self.found, false);
-            if matches!(s.node(), StmtNode::Provide { name: n, .. } | StmtNode::Store { name: n, .. } if self.names.contains(n)) {
+            if crate::ir::visit::written_by(s).is_some_and(|n| self.names.iter().any(|m| m == n)) {
                 self.found = true;
             }
             // Children are walked even once found: each needs its entry.

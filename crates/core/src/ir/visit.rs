@@ -608,11 +608,24 @@ pub fn expr_loads_from(e: &Expr, which: &dyn Fn(&str) -> bool) -> bool {
 /// Does `s` read or write (a Func call or a load; a Provide or a store)
 /// something whose name satisfies `which`?
 pub fn stmt_accesses(s: &Stmt, which: &dyn Fn(&str) -> bool) -> bool {
-    stmt_contains(
-        s,
-        &|e| matches!(e.node(), ExprNode::Load { name, .. } | ExprNode::Call { name, .. } if which(name)),
-        &|s| matches!(s.node(), StmtNode::Store { name, .. } | StmtNode::Provide { name, .. } if which(name)),
-    )
+    stmt_contains(s, &|e| read_by(e).is_some_and(which), &|s| written_by(s).is_some_and(which))
+}
+
+/// The name `e` itself reads, if it is a Load or a Call (its operands are
+/// not looked at).
+pub fn read_by(e: &Expr) -> Option<&str> {
+    match e.node() {
+        ExprNode::Load { name, .. } | ExprNode::Call { name, .. } => Some(name),
+        _ => None,
+    }
+}
+
+/// The name `s` itself writes, if it is a Store or a Provide.
+pub fn written_by(s: &Stmt) -> Option<&str> {
+    match s.node() {
+        StmtNode::Store { name, .. } | StmtNode::Provide { name, .. } => Some(name),
+        _ => None,
+    }
 }
 
 /// Does `s` contain an expression satisfying `expr` or a statement
