@@ -463,3 +463,39 @@ def test_box_filter_on_uint8_widened(hl):
     out = hl.Func("out")
     out[x, y] = hl.u8(s[x, y] / 25)
     return s.realize([12, 8]), out.realize([12, 8])
+
+
+def _conditional_sum(hl, on_old=False):
+    x = hl.Var("x")
+    f = hl.Func("f")
+    r = hl.RDom([(0, 50), (0, 3)])
+    f[x] = x
+    cond = (f[x] < 1000) if on_old else ((r.x % 3) > 0)
+    f[x] = hl.select(cond, f[x] + r.x * r.y + x, f[x])
+    return x, f, r
+
+
+@differential()
+@pytest.mark.parametrize("schedule", ["none", "reorder", "rfactor", "atomic"])
+def test_conditional_sum_is_associative(hl, schedule):
+    """`select(c, f + y, f)` with `c` not reading f is a sum over the
+    iterations where `c` holds: Halide's associativity search accepts it
+    for RVar reorders, rfactor and atomic, and ferrohalide refused the
+    reorder ("can't reorder RVars", found while triaging fuzz seeds)."""
+    x, f, r = _conditional_sum(hl)
+    if schedule == "reorder":
+        f.update(0).reorder(r.y, r.x)
+    elif schedule == "rfactor":
+        u = hl.Var("u")
+        f.update(0).rfactor([(r.y, u)]).compute_root()
+    elif schedule == "atomic":
+        f.update(0).atomic().parallel(r.x)
+    return f.realize([5])
+
+
+@differential(expect_error=True)
+def test_conditional_sum_on_the_old_value_is_not_reordered(hl):
+    """A condition reading the old value makes the order matter."""
+    x, f, r = _conditional_sum(hl, on_old=True)
+    f.update(0).reorder(r.y, r.x)
+    return f.realize([5])

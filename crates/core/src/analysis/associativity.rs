@@ -10,7 +10,10 @@
 //! - per element, independently: `x + y`, `x * y`, `min(x, y)`,
 //!   `max(x, y)`, `x && y`, `x || y` (either operand order), or a `select`
 //!   between `x` and `y` on `x < y`-like comparisons (min / max); all
-//!   commutative;
+//!   commutative; and any of these applied only where a condition that
+//!   does not read the Func holds (`select(c, x + y, x)`, as Halide's
+//!   search accepts it), which is the operator over `select(c, y,
+//!   identity)`;
 //! - two consecutive elements, value first: `(min(x0, y0), select(x0 <
 //!   y0, x1, y1))` (argmin, ties keep the newer index) and the same with
 //!   `max` and `>` (argmax);
@@ -154,33 +157,60 @@ impl Matcher<'_> {
                 })?;
                 Some((BinOp::Add, y))
             }
-            ExprNode::Select { cond, t, f } => {
-                let y = self.with_old(t, f, i)?;
-                let ExprNode::Binary { op: cmp, a, b } = cond.node() else {
-                    return None;
-                };
-                // Normalize to `y < x` style: is the condition "y is smaller"?
-                let (y_first, x_first) = (
-                    equal(a, &y) && self.old_value(b) == Some(i),
-                    self.old_value(a) == Some(i) && equal(b, &y),
-                );
-                let y_smaller = match (cmp, y_first, x_first) {
-                    (BinOp::LT | BinOp::LE, true, _) | (BinOp::GT | BinOp::GE, _, true) => true,
-                    (BinOp::GT | BinOp::GE, true, _) | (BinOp::LT | BinOp::LE, _, true) => false,
-                    _ => return None,
-                };
-                let picks_y = equal(t, &y);
-                Some((
-                    if y_smaller == picks_y {
-                        BinOp::Min
-                    } else {
-                        BinOp::Max
-                    },
-                    y,
-                ))
-            }
+            ExprNode::Select { cond, t, f } => self
+                .select_min_max(cond, t, f, i)
+                .or_else(|| self.conditional(cond, t, f, i)),
             _ => None,
         }
+    }
+
+    /// `select(cond, y, x)` / `select(cond, x, y)` with `cond` comparing
+    /// the old value `x` of element `i` with `y`: a min or a max.
+    fn select_min_max(&self, cond: &Expr, t: &Expr, f: &Expr, i: usize) -> Option<(BinOp, Expr)> {
+        let y = self.with_old(t, f, i)?;
+        let ExprNode::Binary { op: cmp, a, b } = cond.node() else {
+            return None;
+        };
+        // Normalize to `y < x` style: is the condition "y is smaller"?
+        let (y_first, x_first) = (
+            equal(a, &y) && self.old_value(b) == Some(i),
+            self.old_value(a) == Some(i) && equal(b, &y),
+        );
+        let y_smaller = match (cmp, y_first, x_first) {
+            (BinOp::LT | BinOp::LE, true, _) | (BinOp::GT | BinOp::GE, _, true) => true,
+            (BinOp::GT | BinOp::GE, true, _) | (BinOp::LT | BinOp::LE, _, true) => false,
+            _ => return None,
+        };
+        let picks_y = equal(t, &y);
+        Some((
+            if y_smaller == picks_y {
+                BinOp::Min
+            } else {
+                BinOp::Max
+            },
+            y,
+        ))
+    }
+
+    /// `select(c, op(x, y), x)` (or the branches swapped) with `c` not
+    /// reading the Func: the update applies `op` only where `c` holds,
+    /// which is `op(x, select(c, y, identity))`, the same operator over the
+    /// new values that hold (a sum over a subset is still a sum).
+    fn conditional(&self, cond: &Expr, t: &Expr, f: &Expr, i: usize) -> Option<(BinOp, Expr)> {
+        if self.reads_func(cond) {
+            return None;
+        }
+        let (applied, when) = if self.old_value(f) == Some(i) {
+            (t, true)
+        } else if self.old_value(t) == Some(i) {
+            (f, false)
+        } else {
+            return None;
+        };
+        let (op, y) = self.element(applied, i)?;
+        let id = identity(op, y.ty());
+        let y = if when { Expr::select(cond.clone(), y, id) } else { Expr::select(cond.clone(), id, y) };
+        Some((op, y))
     }
 
     /// `(min(x0, y0), select(x0 < y0, x1, y1))` or the max / `>` version,
@@ -480,6 +510,18 @@ mod tests {
             vec![Expr::intrinsic(Type::i32(), crate::ir::Intrinsic::ShiftLeft, vec![o[0].clone(), Expr::i32(0)])]
         });
         assert!(prove_associativity(&same.function, 0).is_some());
+        // A sum over the iterations where `r > 1` (Halide accepts it).
+        let cond = reduction("assoc_cond_add", vec![Expr::i32(0)], |o, r| {
+            let c = Expr::gt(r.clone(), Expr::i32(1));
+            vec![Expr::select(c, Expr::add(o[0].clone(), r), o[0].clone())]
+        });
+        let op = prove_associativity(&cond.function, 0).unwrap();
+        assert!(op.ys[0].to_string().starts_with("select("), "{}", op.ys[0]);
+        let cond_max = reduction("assoc_cond_max", vec![Expr::i32(0)], |o, r| {
+            let c = Expr::lt(r.clone(), Expr::i32(5));
+            vec![Expr::select(c, o[0].clone(), Expr::max(o[0].clone(), r))]
+        });
+        assert!(prove_associativity(&cond_max.function, 0).is_some());
     }
 
     fn sub_rvar(f: &Func) -> String {
@@ -506,5 +548,17 @@ mod tests {
             ]
         });
         assert!(prove_associativity(&ge.function, 0).is_none());
+        // A condition on the old value makes the order matter.
+        let on_old = reduction("assoc_cond_old", vec![Expr::i32(0)], |o, r| {
+            let c = Expr::lt(o[0].clone(), Expr::i32(10));
+            vec![Expr::select(c, Expr::add(o[0].clone(), r), o[0].clone())]
+        });
+        assert!(prove_associativity(&on_old.function, 0).is_none());
+        // A conditional overwrite keeps the last iteration that writes.
+        let overwrite = reduction("assoc_cond_set", vec![Expr::i32(0)], |o, r| {
+            let c = Expr::gt(r.clone(), Expr::i32(1));
+            vec![Expr::select(c, r, o[0].clone())]
+        });
+        assert!(prove_associativity(&overwrite.function, 0).is_none());
     }
 }
