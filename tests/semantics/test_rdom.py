@@ -499,3 +499,54 @@ def test_conditional_sum_on_the_old_value_is_not_reordered(hl):
     x, f, r = _conditional_sum(hl, on_old=True)
     f.update(0).reorder(r.y, r.x)
     return f.realize([5])
+
+
+def _self_steered_sum(hl, in_predicate):
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = 0
+    r = hl.RDom([(0, 3), (0, 3)])
+    if in_predicate:
+        r.where(f[0] < 5)
+        f[0] = f[0] + r.x + 3 * r.y
+    else:
+        i = hl.select(f[0] >= 5, 1, 0)
+        f[i] = f[i] + r.x + 3 * r.y
+    return f, r
+
+
+def _schedule_self_steered(hl, f, r, schedule):
+    if schedule == "reorder":
+        f.update(0).reorder(r.y, r.x)
+    elif schedule == "atomic":
+        f.update(0).atomic().parallel(r.y)
+    else:
+        f.update(0).rfactor([(r.y, hl.Var("u"))]).compute_root()
+
+
+@differential(expect_error=True)
+@pytest.mark.parametrize("schedule", ["reorder", "atomic", "rfactor"])
+def test_a_sum_whose_index_reads_the_func_is_not_reordered(hl, schedule):
+    """`f[select(f[0] >= 5, 1, 0)] += r.x + 3 r.y`: where each iteration
+    adds depends on what earlier ones added, so the RVars' order matters
+    ([6, 30] in order, [9, 27] with r.x outside). ferrohalide took the
+    update for a sum and reordered it, silently giving [9, 27] (found while
+    triaging fuzz seeds); like Halide it now refuses."""
+    f, r = _self_steered_sum(hl, in_predicate=False)
+    _schedule_self_steered(hl, f, r, schedule)
+    return f.realize([2])
+
+
+@pytest.mark.parametrize("schedule", ["reorder", "atomic", "rfactor"])
+def test_a_sum_whose_rdom_predicate_reads_the_func_is_not_reordered(schedule):
+    """The same with the Func read in the RDom's predicate
+    (`r.where(f[0] < 5)`): the iterations that run depend on earlier ones.
+    Halide 21 reorders it unchecked and returns [9, 0] where the pipeline
+    in order gives [6, 0]; ferrohalide refuses it."""
+    import ferrohalide as hl
+
+    f, r = _self_steered_sum(hl, in_predicate=True)
+    assert np.array(f.realize([2])).tolist() == [6, 0]
+    f, r = _self_steered_sum(hl, in_predicate=True)
+    with pytest.raises(hl.HalideError, match="can't reorder RVars|can't prove associativity"):
+        _schedule_self_steered(hl, f, r, schedule)

@@ -3,7 +3,9 @@
 //! list of operator shapes instead of Halide's table search.)
 //!
 //! Assumes: an update definition that passed the definition checks.
-//! Guarantees: `Some(op)` only if every value of the update is built from
+//! Guarantees: `Some(op)` only if the update's arguments, RDom predicate
+//! and RVar lets do not read the Func, and every value of the update is
+//! built from
 //! the Func's old values at the point being updated (`x_i`, the calls to
 //! the Func with exactly the update's arguments) and new values `y_i` that
 //! do not read the Func, in one of these shapes, which are associative:
@@ -334,6 +336,15 @@ pub fn prove_associativity(func: &Function, update: usize) -> Option<Associative
         func,
         args: &u.args,
     };
+    // Updates commute only if which point each one updates, and whether it
+    // runs at all, do not depend on the Func's values: with an index or an
+    // RDom predicate that reads the Func, an earlier iteration decides
+    // where a later one goes (`f[select(f[0] >= 5, 1, 0)] += r` reordered
+    // gave [9, 27] for [6, 30]).
+    let reads_in_domain = u.domain.as_ref().is_some_and(|d| m.reads_func(&d.predicate()));
+    if u.args.iter().any(|a| m.reads_func(a)) || reads_in_domain || u.lets.iter().any(|(_, v)| m.reads_func(v)) {
+        return None;
+    }
     let types: Vec<Type> = u.values.iter().map(|v| v.ty()).collect();
     // Left to right, each element is an operator of its own or, with the
     // next one, one of the two-element shapes (tried first: the value of
