@@ -243,19 +243,23 @@ impl LoadedObject {
         let c = CString::new(symbol).map_err(|_| Error::internal("a symbol name contains NUL"))?;
         let mut address: LLVMOrcExecutorAddress = 0;
         // SAFETY: `jit` is live.
-        if let Some(e) =
-            unsafe { take_error(LLVMOrcLLJITLookup(self.jit, &mut address, c.as_ptr())) }
-        {
-            // SAFETY: `resolution` lives as long as the JIT.
-            let resolution = unsafe { &*self.resolution };
-            let missing = resolution
-                .unresolved
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take();
-            return Err(
-                missing.unwrap_or_else(|| Error::internal(format!("linking {symbol} failed: {e}")))
-            );
+        let failed = unsafe { take_error(LLVMOrcLLJITLookup(self.jit, &mut address, c.as_ptr())) };
+        // SAFETY: `resolution` lives as long as the JIT.
+        let resolution = unsafe { &*self.resolution };
+        let missing = resolution
+            .unresolved
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        // A symbol that did not resolve fails the lookup even when ORC
+        // reports success: with several objects in one dylib, LLVM 19 can
+        // hand out the entry point while an object it calls failed to link,
+        // and calling it then jumps to an unbound address.
+        if let Some(missing) = missing {
+            return Err(missing);
+        }
+        if let Some(e) = failed {
+            return Err(Error::internal(format!("linking {symbol} failed: {e}")));
         }
         Ok(address as usize)
     }
@@ -314,6 +318,83 @@ pub(crate) fn defined_symbols(bytes: &[u8]) -> Result<HashSet<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use inkwell::context::Context;
+    use inkwell::memory_buffer::MemoryBuffer;
+    use inkwell::targets::{CodeModel, FileType, RelocMode, Target, TargetMachine};
+    use inkwell::OptimizationLevel;
+
+    /// The host object of the LLVM IR `text`.
+    fn object_of(text: &str) -> Vec<u8> {
+        init_llvm();
+        let context = Context::create();
+        let buffer = MemoryBuffer::create_from_memory_range_copy(text.as_bytes(), "test");
+        let module = context.create_module_from_ir(buffer).unwrap();
+        let triple = TargetMachine::get_default_triple();
+        let machine = Target::from_triple(&triple)
+            .unwrap()
+            .create_target_machine(
+                &triple,
+                "",
+                "",
+                OptimizationLevel::Default,
+                RelocMode::PIC,
+                CodeModel::Small,
+            )
+            .unwrap();
+        let object = machine
+            .write_to_memory_buffer(&module, FileType::Object)
+            .unwrap();
+        object.as_slice().to_vec()
+    }
+
+    #[test]
+    fn the_helpers_of_128_bit_division_resolve() {
+        let object = object_of(
+            "define i64 @quotient(i64 %a, i64 %b) {
+               %wa = zext i64 %a to i128
+               %big = shl i128 %wa, 64
+               %wb = zext i64 %b to i128
+               %q = udiv i128 %big, %wb
+               %r = lshr i128 %q, 64
+               %t = trunc i128 %r to i64
+               ret i64 %t
+             }",
+        );
+        let code = load_object(&object, "quotient", crate::runtime_symbols::lookup).unwrap();
+        let quotient: extern "C" fn(u64, u64) -> u64 =
+            unsafe { std::mem::transmute(code.lookup("quotient").unwrap()) };
+        assert_eq!(quotient(1 << 40, 1 << 8), 1 << 32);
+    }
+
+    #[test]
+    fn an_unresolved_symbol_in_any_packed_object_fails_the_lookup() {
+        // The entry point's object links; the object it calls does not.
+        // ORC hands out the entry's address anyway: the lookup must fail.
+        let entry = object_of(
+            "declare i32 @helper(i32)
+             define i32 @entry(i32 %x) {
+               %y = call i32 @helper(i32 %x)
+               ret i32 %y
+             }",
+        );
+        let helper = object_of(
+            "declare i32 @no_such_function_anywhere(i32)
+             define i32 @helper(i32 %x) {
+               %y = call i32 @no_such_function_anywhere(i32 %x)
+               ret i32 %y
+             }",
+        );
+        for objects in [vec![entry.clone(), helper.clone()], vec![helper, entry]] {
+            let code = load_object(
+                &pack_objects(objects),
+                "entry",
+                crate::runtime_symbols::lookup,
+            )
+            .unwrap();
+            let e = code.lookup("entry").unwrap_err();
+            assert!(e.to_string().contains("no_such_function_anywhere"), "{e}");
+        }
+    }
 
     #[test]
     fn packed_objects_unpack_to_themselves() {

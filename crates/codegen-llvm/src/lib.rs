@@ -15,6 +15,7 @@ pub mod codegen;
 pub mod hexagon_shared_object;
 pub mod jit;
 pub mod jit_cache;
+mod jit_builtins;
 mod jit_loader;
 mod module_split;
 pub mod jit_runtime;

@@ -1,7 +1,8 @@
 //! The names of the runtime functions compiled code calls (Halide's, see
 //! HalideRuntime.h), and how the JIT finds the address of any function a
 //! pipeline calls: the JIT runtime's, then symbols registered by users
-//! (extern functions), then the C library (memcpy, libm, ... which LLVM and
+//! (extern functions), then the helpers LLVM calls for 128-bit arithmetic
+//! (`jit_builtins`), then the C library (memcpy, libm, ... which LLVM and
 //! the math code generator call).
 
 use std::collections::HashMap;
@@ -73,6 +74,7 @@ pub fn lookup(name: &str) -> Result<usize> {
         .get(name)
         .copied();
     registered
+        .or_else(|| crate::jit_builtins::symbol(name))
         .or_else(|| jit_runtime::c_library_symbol(name))
         .ok_or_else(|| {
             Error::user(format!(
