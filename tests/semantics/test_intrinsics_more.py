@@ -571,3 +571,29 @@ def test_scatter_gather(hl):
         out[name] = outcome(hl, fn)
     out["repr"] = repr(hl.scatter([x, x + 1]))
     return out
+
+
+@differential()
+@pytest.mark.parametrize("signed", [True, False])
+@pytest.mark.parametrize("op", ["halving_add", "halving_sub", "rounding_halving_add"])
+@pytest.mark.parametrize("vec", [False, True])
+def test_64_bit_halving_ops_at_the_extremes(hl, signed, op, vec):
+    """64-bit halving ops are computed without 128-bit arithmetic (an i128
+    value let LLVM's loop strength reduction make a loop's induction variable
+    i128 and call compiler-rt's __udivti3, which the JIT lacks: fuzz seed
+    39442 crashed). Every pair of extreme and small values, both signs."""
+    vals = np.array([0, 1, -1, 2, -2, 3, -3, 2**62, -2**62, 2**63 - 1, -2**63, 2**63 - 2, -2**63 + 1, 12345, -98765],
+                    dtype=np.int64)
+    hi = hl.Buffer((vals >> 32).astype(np.int32))
+    lo = hl.Buffer((vals & 0xFFFFFFFF).astype(np.uint32).view(np.int32))
+    x, y = hl.Var("x"), hl.Var("y")
+
+    def v(i):
+        e = (hl.i64(hi[i]) << 32) | hl.i64(hl.reinterpret(hl.UInt(32), lo[i]))
+        return e if signed else hl.reinterpret(hl.UInt(64), e)
+
+    f = hl.Func("f")
+    f[x, y] = hl.reinterpret(hl.UInt(64), getattr(hl, op)(v(x), v(y))) if signed else getattr(hl, op)(v(x), v(y))
+    if vec:
+        f.vectorize(x, 4)
+    return f.realize([len(vals), len(vals)])

@@ -269,6 +269,26 @@ impl CodeGen {
                 if let Some(r) = self.hvx_lanewise(i, at.element_of(), a, b) {
                     return Ok(r);
                 }
+                if at.bits == 64 {
+                    // No 128-bit arithmetic: LLVM's loop strength reduction
+                    // may then give a loop an i128 induction variable and
+                    // turn a division using it into a call of compiler-rt's
+                    // `__udivti3` (fuzz seed 39442). Halves first, then the
+                    // low bits' carry: floor((a + b) / 2) is
+                    // `(a >> 1) + (b >> 1) + (a & b & 1)`, the rounding
+                    // form adds `(a | b) & 1`, and floor((a - b) / 2) is
+                    // `(a >> 1) - (b >> 1) - (!a & b & 1)`.
+                    let one = self.cint(self.type_of(a), 1);
+                    let half = |cg: &mut Self, v| if at.is_int() { cg.ashr(v, one) } else { cg.lshr(v, one) };
+                    let (ha, hb) = (half(self, a), half(self, b));
+                    let (s, low) = match i {
+                        I::HalvingAdd => (self.add(ha, hb), self.and(self.and(a, b), one)),
+                        I::RoundingHalvingAdd => (self.add(ha, hb), self.and(self.or(a, b), one)),
+                        _ => (self.sub(ha, hb), self.and(self.and(self.not(a), b), one)),
+                    };
+                    let r = if i == I::HalvingSub { self.sub(s, low) } else { self.add(s, low) };
+                    return Ok(r);
+                }
                 let wt = self.t_like(self.t_int(at.bits as u32 * 2), self.type_of(a));
                 let wa = self.int_resize(a, wt, at.is_int());
                 let wb = self.int_resize(b, wt, at.is_int());
