@@ -493,6 +493,28 @@ def test_conditional_sum_is_associative(hl, schedule):
     return f.realize([5])
 
 
+@differential()
+@pytest.mark.parametrize("schedule", ["none", "reorder", "rfactor", "atomic"])
+def test_conditional_float_sum_keeps_the_sign_of_zero(hl, schedule):
+    """Where the condition never holds a float sum must leave -0.0 as it is:
+    the sum over the iterations that hold adds -0.0 where the condition
+    fails (adding +0.0 would give +0.0). An rfactor's intermediate starts at
+    +0.0 in both implementations."""
+    x = hl.Var("x")
+    f = hl.Func("f")
+    r = hl.RDom([(0, 10), (0, 2)])
+    f[x] = hl.f32(-0.0)
+    f[0] = hl.select(r.x > 100, f[0] + hl.f32(r.x * r.y), f[0])
+    if schedule == "reorder":
+        f.update(0).reorder(r.y, r.x)
+    elif schedule == "rfactor":
+        u = hl.Var("u")
+        f.update(0).rfactor([(r.y, u)]).compute_root()
+    elif schedule == "atomic":
+        f.update(0).atomic().parallel(r.x)
+    return np.signbit(np.asarray(f.realize([3]))).astype(np.uint8)
+
+
 @differential(expect_error=True)
 def test_conditional_sum_on_the_old_value_is_not_reordered(hl):
     """A condition reading the old value makes the order matter."""

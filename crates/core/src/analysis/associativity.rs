@@ -210,7 +210,12 @@ impl Matcher<'_> {
             return None;
         };
         let (op, y) = self.element(applied, i)?;
-        let id = identity(op, y.ty());
+        // Where `c` fails the old value must come back bit for bit: a float
+        // sum adds -0.0, which keeps -0.0 (+0.0 would turn it into +0.0).
+        let id = match op {
+            BinOp::Add if y.ty().is_float() => Expr::make_const_f64(y.ty(), -0.0),
+            _ => identity(op, y.ty()),
+        };
         let y = if when { Expr::select(cond.clone(), y, id) } else { Expr::select(cond.clone(), id, y) };
         Some((op, y))
     }
