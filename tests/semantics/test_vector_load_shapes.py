@@ -105,10 +105,10 @@ def test_very_wide_gathers(hl):
     return arr(g.realize([384]))
 
 
-def _gather_ir(tmp_path, tail):
+def _gather_ir(tmp_path, tail, bits=8):
     import ferrohalide as hl
     x = hl.Var("x")
-    im = hl.ImageParam(hl.UInt(8), 1, "im")
+    im = hl.ImageParam(hl.UInt(bits), 1, "im")
     g = hl.Func("g")
     g[x] = im[(x * 7) % 300]
     g.vectorize(x, 256, tail)
@@ -129,8 +129,18 @@ def test_unmasked_gathers_are_scalar_loads(tmp_path):
     import ferrohalide as hl
     # Halide's form: one scalar load per lane, each through its own
     # scalar index (faster than x86's hardware gather on a histogram).
-    text = _gather_ir(tmp_path, hl.TailStrategy.ShiftInwards)
+    text = _gather_ir(tmp_path, hl.TailStrategy.ShiftInwards, bits=32)
     assert "llvm.masked.gather" not in text
+
+
+def test_unmasked_narrow_gathers_are_all_lanes_on_intrinsics(tmp_path):
+    import ferrohalide as hl
+    # x86 has no gather of 8- or 16-bit elements: the intrinsic with every
+    # lane on becomes the same per-lane loads in the back end, after the IR
+    # optimizer (which it spares long insertelement chains); in pieces of
+    # 64 lanes, as masked gathers.
+    text = _gather_ir(tmp_path, hl.TailStrategy.ShiftInwards)
+    assert "llvm.masked.gather.v64i8" in text and "llvm.masked.gather.v256i8" not in text
 
 
 @differential()

@@ -747,28 +747,34 @@ impl CodeGen {
             (fast, fast_end)
         });
         // General case: a gather, one scalar load per lane unless masked.
+        // Narrow elements on x86 go through the masked gather with every
+        // lane on (see `gather_intrinsic_max_bits`).
         let idx = self.codegen_expr(index)?;
-        let Some(m) = mask else {
-            let v = self.scalar_gather(elem, elem_t.bits, base, idx, lanes, align)?;
-            let v = self.from_mem(v, t);
-            let Some((fast, fast_end)) = slow else { return Ok(v) };
-            let slow_end = self.current_block();
-            let join = self.new_block("clamped_load_done");
-            self.br(join);
-            self.position(fast_end);
-            self.br(join);
-            self.position(join);
-            return Ok(self.phi(self.type_of(v), &[(fast, fast_end), (v, slow_end)]));
+        let mask = mask.or_else(|| {
+            (elem_t.bits <= self.gather_intrinsic_max_bits).then(|| self.splat(self.bool_c(true), lanes))
+        });
+        let v = match mask {
+            None => self.scalar_gather(elem, base, idx, lanes, align),
+            Some(m) => {
+                let ptrs = self.gep(elem, base, idx);
+                let ptrs = self.match_lanes(ptrs, lanes);
+                let mut parts = vec![];
+                for (p, m, n) in self.lane_chunks(ptrs, m, lanes) {
+                    let part_t = self.t_vec(elem, n);
+                    parts.push(self.masked_gather(part_t, p, align, m)?);
+                }
+                if parts.len() == 1 { parts[0] } else { self.concat(&parts) }
+            }
         };
-        let ptrs = self.gep(elem, base, idx);
-        let ptrs = self.match_lanes(ptrs, lanes);
-        let mut parts = vec![];
-        for (p, m, n) in self.lane_chunks(ptrs, m, lanes) {
-            let part_t = self.t_vec(elem, n);
-            parts.push(self.masked_gather(part_t, p, align, m)?);
-        }
-        let v = if parts.len() == 1 { parts[0] } else { self.concat(&parts) };
-        Ok(self.from_mem(v, t))
+        let v = self.from_mem(v, t);
+        let Some((fast, fast_end)) = slow else { return Ok(v) };
+        let slow_end = self.current_block();
+        let join = self.new_block("clamped_load_done");
+        self.br(join);
+        self.position(fast_end);
+        self.br(join);
+        self.position(join);
+        Ok(self.phi(self.type_of(v), &[(fast, fast_end), (v, slow_end)]))
     }
 
     /// A gather's or scatter's pointers and mask in pieces of at most

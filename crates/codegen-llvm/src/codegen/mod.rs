@@ -142,7 +142,7 @@ pub struct CodeGen {
     /// Inside an `Atomic` node without a mutex: stores are atomic updates.
     pub(crate) atomic_stores: bool,
     /// The widest element (in bits) whose unpredicated gathers are emitted
-    /// as `llvm.masked.gather` (`masked_memory::scalar_gather`): x86 has
+    /// as `llvm.masked.gather` with every lane on (`codegen_load`): x86 has
     /// no gather instruction for 8- and 16-bit elements, so its back end
     /// expands the intrinsic into the same per-lane loads, but only after
     /// the IR optimizer, which is then spared the long insertelement
