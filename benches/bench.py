@@ -251,9 +251,11 @@ WARMUP = 0.05
 APP_W, APP_H = 1536, 2560
 
 
-def app_callable(hl, name, params=None):
-    """The app generator `name` (from $HALIDE_APPS_DIR/<name>_generator.py,
-    run with `import halide` meaning `hl`), compiled for the JIT."""
+def app_generator(hl, name):
+    """The app generator class `name` (from $HALIDE_APPS_DIR/<name>_generator.py,
+    run with `import halide` meaning `hl`). Untimed: executing the file is
+    the user's import, not compiling (`runpy` recompiles its source to
+    bytecode every time, which an import would have cached)."""
     import runpy
 
     apps = os.environ.get("HALIDE_APPS_DIR", "")
@@ -263,12 +265,16 @@ def app_callable(hl, name, params=None):
     saved = sys.modules.get("halide")
     sys.modules["halide"] = hl
     try:
-        generator = runpy.run_path(path, run_name=f"bench_app_{name}")[name]
+        return runpy.run_path(path, run_name=f"bench_app_{name}")[name]
     finally:
         if saved is None:
             del sys.modules["halide"]
         else:
             sys.modules["halide"] = saved
+
+
+def app_callable(hl, generator, params=None):
+    """The app's pipeline (its generator run) compiled for the JIT."""
     target = hl.get_jit_target_from_environment()
     if os.environ.get("BENCH_STRICT_FLOAT"):
         # IEEE float semantics in the reference (no reassociation, no FMA
@@ -280,14 +286,16 @@ def app_callable(hl, name, params=None):
 
 def app_case(hl, np, name, inputs, out_shape, out_dtype):
     """A run closure calling the app's callable; the output is kept for
-    the comparison between implementations."""
+    the comparison between implementations. Its compile time is the
+    generator's run and `compile_to_callable`."""
+    generator = app_generator(hl, name)
     compiled = []
     out = np.zeros(out_shape, dtype=out_dtype)
 
     def run():
         if not compiled:
             t0 = time.perf_counter()
-            compiled.append(app_callable(hl, name))
+            compiled.append(app_callable(hl, generator))
             run.compile_seconds = time.perf_counter() - t0
         compiled[0](*inputs, out)
         return out
