@@ -212,6 +212,8 @@ fn optimize_llvm_module(module: &Module, machine: &TargetMachine) -> Result<()> 
             opts,
         )
         .map_err(|e| Error::internal(format!("LLVM optimization failed: {}", e.to_string())))?;
+    // SAFETY: the module is valid and this thread's alone.
+    unsafe { crate::expand_gathers::expand_all_lanes_gathers(module.as_mut_ptr()) };
     debug_time("LLVM optimization", t);
     if debug_level() >= 3 {
         eprintln!(

@@ -142,11 +142,10 @@ pub struct CodeGen {
     /// Inside an `Atomic` node without a mutex: stores are atomic updates.
     pub(crate) atomic_stores: bool,
     /// The widest element (in bits) whose unpredicated gathers are emitted
-    /// as `llvm.masked.gather` with every lane on (`codegen_load`): x86 has
-    /// no gather instruction for 8- and 16-bit elements, so its back end
-    /// expands the intrinsic into the same per-lane loads, but only after
-    /// the IR optimizer, which is then spared the long insertelement
-    /// chains (on the blur app they cost half its O3 time). 0: none.
+    /// as `llvm.masked.gather` with every lane on (`codegen_load`), which
+    /// the IR optimizer passes over in one instruction instead of a long
+    /// insertelement chain; `expand_gathers` writes them out per lane after
+    /// it. 0: none (the per-lane loads from the start).
     pub(crate) gather_intrinsic_max_bits: u8,
 }
 
@@ -193,7 +192,7 @@ impl CodeGen {
             strings: HashMap::new(),
             native_vector_bits,
             atomic_stores: false,
-            gather_intrinsic_max_bits: if x86 { 16 } else { 0 },
+            gather_intrinsic_max_bits: if x86 { 64 } else { 0 },
         }
     }
 

@@ -1,0 +1,178 @@
+//! After the IR optimizer: every `llvm.masked.gather` with all lanes on
+//! becomes one scalar load per lane, each through its own scalar index.
+//!
+//! Assumes: the module is optimized. Guarantees: no all-lanes-on gather
+//! is left; predicated gathers are untouched (the back end lowers them).
+//!
+//! Why both forms: code generation emits an unpredicated gather as the
+//! intrinsic (`gather_intrinsic_max_bits`), one instruction the IR
+//! optimizer passes over, where the per-lane form is a long insertelement
+//! chain that InstCombine and GVN walk again and again (half the blur
+//! app's O3 time; a sixth of local_laplacian's IR). But the back end
+//! would turn the intrinsic into a hardware gather where the CPU has a
+//! fast one, or, expanding it, compute a vector of 64-bit pointers and
+//! extract each, both slower than Halide's per-lane loads with scalar
+//! indices (`[base + idx * 4]`). So the per-lane form is written here,
+//! after the optimizer and before the back end.
+
+use std::ffi::CStr;
+
+use inkwell::llvm_sys::core::*;
+use inkwell::llvm_sys::prelude::*;
+use inkwell::llvm_sys::LLVMTypeKind;
+
+/// Expand the all-lanes-on gathers of every function of `module`.
+///
+/// # Safety
+/// `module` must be a valid module, not used by another thread meanwhile.
+pub(crate) unsafe fn expand_all_lanes_gathers(module: LLVMModuleRef) {
+    let mut gathers = vec![];
+    let mut f = LLVMGetFirstFunction(module);
+    while !f.is_null() {
+        let mut bb = LLVMGetFirstBasicBlock(f);
+        while !bb.is_null() {
+            let mut i = LLVMGetFirstInstruction(bb);
+            while !i.is_null() {
+                if is_all_lanes_gather(i) {
+                    gathers.push(i);
+                }
+                i = LLVMGetNextInstruction(i);
+            }
+            bb = LLVMGetNextBasicBlock(bb);
+        }
+        f = LLVMGetNextFunction(f);
+    }
+    if gathers.is_empty() {
+        return;
+    }
+    let builder = LLVMCreateBuilderInContext(LLVMGetModuleContext(module));
+    for g in gathers {
+        expand(builder, g);
+    }
+    LLVMDisposeBuilder(builder);
+}
+
+unsafe fn is_all_lanes_gather(i: LLVMValueRef) -> bool {
+    if LLVMIsACallInst(i).is_null() {
+        return false;
+    }
+    let callee = LLVMGetCalledValue(i);
+    if callee.is_null() || LLVMIsAFunction(callee).is_null() {
+        return false;
+    }
+    let mut len = 0;
+    let name = LLVMGetValueName2(callee, &mut len);
+    if name.is_null()
+        || !CStr::from_ptr(name)
+            .to_bytes()
+            .starts_with(b"llvm.masked.gather.")
+    {
+        return false;
+    }
+    // Operands: pointers, alignment, mask, pass-through (then the callee).
+    let mask = LLVMGetOperand(i, 2);
+    // Constants are uniqued: an all-true mask is the all-ones constant.
+    mask == LLVMConstAllOnes(LLVMTypeOf(mask))
+}
+
+/// Replace the gather `g` by per-lane loads.
+unsafe fn expand(b: LLVMBuilderRef, g: LLVMValueRef) {
+    let ptrs = LLVMGetOperand(g, 0);
+    let align = LLVMConstIntGetZExtValue(LLVMGetOperand(g, 1)) as u32;
+    let vt = LLVMTypeOf(g);
+    let elem = LLVMGetElementType(vt);
+    let lanes = LLVMGetVectorSize(vt);
+    let i32t = LLVMInt32TypeInContext(LLVMGetTypeContext(vt));
+    LLVMPositionBuilderBefore(b, g);
+    // `getelementptr T, ptr %base, <N x iK> %idx`: each lane's address from
+    // its own scalar index, as the per-lane form the optimizer would have
+    // seen. Any other vector of pointers: its lanes.
+    let gep = scalar_base_gep(ptrs);
+    let mut acc = LLVMGetPoison(vt);
+    for lane in 0..lanes {
+        let at = LLVMConstInt(i32t, lane as u64, 0);
+        let p = match gep {
+            Some((source, base, index, inbounds)) => {
+                let mut idx = LLVMBuildExtractElement(b, index, at, c"".as_ptr());
+                if inbounds {
+                    LLVMBuildInBoundsGEP2(b, source, base, &mut idx, 1, c"".as_ptr())
+                } else {
+                    LLVMBuildGEP2(b, source, base, &mut idx, 1, c"".as_ptr())
+                }
+            }
+            None => LLVMBuildExtractElement(b, ptrs, at, c"".as_ptr()),
+        };
+        let load = LLVMBuildLoad2(b, elem, p, c"".as_ptr());
+        LLVMSetAlignment(load, align.max(1));
+        acc = LLVMBuildInsertElement(b, acc, load, at, c"".as_ptr());
+    }
+    LLVMReplaceAllUsesWith(g, acc);
+    LLVMInstructionEraseFromParent(g);
+    if gep.is_some() && LLVMGetFirstUse(ptrs).is_null() {
+        LLVMInstructionEraseFromParent(ptrs);
+    }
+}
+
+/// `(source element type, base, vector index, inbounds)` of a GEP
+/// instruction with a scalar base and one vector index.
+unsafe fn scalar_base_gep(
+    ptrs: LLVMValueRef,
+) -> Option<(LLVMTypeRef, LLVMValueRef, LLVMValueRef, bool)> {
+    if LLVMIsAGetElementPtrInst(ptrs).is_null() || LLVMGetNumOperands(ptrs) != 2 {
+        return None;
+    }
+    let base = LLVMGetOperand(ptrs, 0);
+    let index = LLVMGetOperand(ptrs, 1);
+    let scalar_base = LLVMGetTypeKind(LLVMTypeOf(base)) == LLVMTypeKind::LLVMPointerTypeKind;
+    let vector_index = LLVMGetTypeKind(LLVMTypeOf(index)) == LLVMTypeKind::LLVMVectorTypeKind;
+    (scalar_base && vector_index).then(|| {
+        (
+            LLVMGetGEPSourceElementType(ptrs),
+            base,
+            index,
+            LLVMIsInBounds(ptrs) != 0,
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use inkwell::context::Context;
+    use inkwell::memory_buffer::MemoryBuffer;
+
+    #[test]
+    fn all_lanes_gathers_become_scalar_loads_and_predicated_ones_stay() {
+        let ir = "
+          define <4 x i32> @f(ptr %base, <4 x i32> %idx, <4 x i1> %m) {
+            %p = getelementptr inbounds i32, ptr %base, <4 x i32> %idx
+            %all = call <4 x i32> @llvm.masked.gather.v4i32.v4p0(<4 x ptr> %p, i32 4, <4 x i1> <i1 true, i1 true, i1 true, i1 true>, <4 x i32> zeroinitializer)
+            %some = call <4 x i32> @llvm.masked.gather.v4i32.v4p0(<4 x ptr> %p, i32 4, <4 x i1> %m, <4 x i32> zeroinitializer)
+            %splat = insertelement <4 x ptr> poison, ptr %base, i32 0
+            %same = shufflevector <4 x ptr> %splat, <4 x ptr> poison, <4 x i32> zeroinitializer
+            %one = call <4 x i32> @llvm.masked.gather.v4i32.v4p0(<4 x ptr> %same, i32 4, <4 x i1> <i1 true, i1 true, i1 true, i1 true>, <4 x i32> zeroinitializer)
+            %s = add <4 x i32> %all, %some
+            %t = add <4 x i32> %s, %one
+            ret <4 x i32> %t
+          }
+          declare <4 x i32> @llvm.masked.gather.v4i32.v4p0(<4 x ptr>, i32, <4 x i1>, <4 x i32>)";
+        let context = Context::create();
+        let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test");
+        let module = context.create_module_from_ir(buffer).unwrap();
+        unsafe { super::expand_all_lanes_gathers(module.as_mut_ptr()) };
+        module.verify().unwrap();
+        let text = module.print_to_string().to_string();
+        let calls = text
+            .lines()
+            .filter(|l| l.contains("call") && l.contains("@llvm.masked.gather"))
+            .count();
+        assert_eq!(calls, 1, "{text}");
+        // Four lanes through scalar indices, four through the splat's lanes.
+        assert_eq!(text.matches("load i32").count(), 8, "{text}");
+        assert_eq!(
+            text.matches("getelementptr inbounds i32, ptr %base, i32")
+                .count(),
+            4,
+            "{text}"
+        );
+    }
+}
