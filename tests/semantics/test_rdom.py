@@ -475,6 +475,17 @@ def _conditional_sum(hl, on_old=False):
     return x, f, r
 
 
+def _schedule_update(hl, f, r, schedule):
+    """The schedules an associative update of f over r allows."""
+    if schedule == "reorder":
+        f.update(0).reorder(r.y, r.x)
+    elif schedule == "rfactor":
+        u = hl.Var("u")
+        f.update(0).rfactor([(r.y, u)]).compute_root()
+    elif schedule == "atomic":
+        f.update(0).atomic().parallel(r.x)
+
+
 @differential()
 @pytest.mark.parametrize("schedule", ["none", "reorder", "rfactor", "atomic"])
 def test_conditional_sum_is_associative(hl, schedule):
@@ -483,13 +494,7 @@ def test_conditional_sum_is_associative(hl, schedule):
     for RVar reorders, rfactor and atomic, and ferrohalide refused the
     reorder ("can't reorder RVars", found while triaging fuzz seeds)."""
     x, f, r = _conditional_sum(hl)
-    if schedule == "reorder":
-        f.update(0).reorder(r.y, r.x)
-    elif schedule == "rfactor":
-        u = hl.Var("u")
-        f.update(0).rfactor([(r.y, u)]).compute_root()
-    elif schedule == "atomic":
-        f.update(0).atomic().parallel(r.x)
+    _schedule_update(hl, f, r, schedule)
     return f.realize([5])
 
 
@@ -505,13 +510,7 @@ def test_conditional_float_sum_keeps_the_sign_of_zero(hl, schedule):
     r = hl.RDom([(0, 10), (0, 2)])
     f[x] = hl.f32(-0.0)
     f[0] = hl.select(r.x > 100, f[0] + hl.f32(r.x * r.y), f[0])
-    if schedule == "reorder":
-        f.update(0).reorder(r.y, r.x)
-    elif schedule == "rfactor":
-        u = hl.Var("u")
-        f.update(0).rfactor([(r.y, u)]).compute_root()
-    elif schedule == "atomic":
-        f.update(0).atomic().parallel(r.x)
+    _schedule_update(hl, f, r, schedule)
     return np.signbit(np.asarray(f.realize([3]))).astype(np.uint8)
 
 
