@@ -747,8 +747,9 @@ impl CodeGen {
             (fast, fast_end)
         });
         // General case: a gather, one scalar load per lane unless masked.
-        // Narrow elements on x86 go through the masked gather with every
-        // lane on (see `gather_intrinsic_max_bits`).
+        // On x86 an unpredicated gather goes through the masked gather
+        // with every lane on, written out per lane after the IR optimizer
+        // (see `gather_intrinsic_max_bits` and `expand_gathers`).
         let idx = self.codegen_expr(index)?;
         let mask = mask.or_else(|| {
             (elem_t.bits <= self.gather_intrinsic_max_bits).then(|| self.splat(self.bool_c(true), lanes))
