@@ -101,3 +101,6 @@ def test_verdict_separates_region_differences_from_wrong_values():
     assert verdict.classify(mine, mine, other, other)[0] == "wrong"
     assert verdict.classify(mine, mine, mine, mine)[0] == "ok"
     assert "region-difference" not in verdict.FAILING
+    # The reference crashing in U while its S runs is its crash, not a
+    # difference between its runs (seed 39666 was "1 outputs vs 287").
+    assert verdict.classify(mine, mine, ("crash", 6), mine)[0] == "ref-crash"

@@ -159,11 +159,11 @@ def classify(fh_u, fh_s, hl_u, hl_s, known_ref_bug=False):
     diff = compare_regions(fh_s, hl_s) if hl_s[0] == "ok" else None
     if diff and not region_note:
         region_note = ("region-difference", f"fh S vs halide S: {diff}")
-    if hl_s[0] == "ok":
+    if hl_s[0] == "ok" and hl_u[0] == "ok":
         diff = compare(hl_s[1], hl_u[1])
         if diff:
             return "halide-bug", f"halide S vs halide U: {diff}"
-    elif hl_s[0] in ("crash", "hang"):
+    if hl_s[0] in ("crash", "hang"):
         return "ref-crash", f"halide S: {describe(hl_s)}"
     if hl_u[0] in ("crash", "hang"):
         return "ref-crash", f"halide U: {describe(hl_u)}"

@@ -571,3 +571,35 @@ def test_a_sum_whose_rdom_predicate_reads_the_func_is_not_reordered(schedule):
     f, r = _self_steered_sum(hl, in_predicate=True)
     with pytest.raises(hl.HalideError, match="can't reorder RVars|can't prove associativity"):
         _schedule_self_steered(hl, f, r, schedule)
+
+
+def _clamped_row_update(hl, schedule, hi):
+    x, y = hl.Var("x"), hl.Var("y")
+    f = hl.Func("f")
+    f[x, y] = x + 10 * y
+    r = hl.RDom([(-1, 3), (0, 3)])
+    i = hl.clamp(12 + r.x, 6, hi)
+    f[x, i] = f[x, i] * 2 + r.y
+    if schedule == "reorder":
+        f.update(0).reorder(r.y, r.x)
+    else:
+        f.update(0).parallel(r.x)
+    return f.realize([4, 16])
+
+
+@differential()
+@pytest.mark.parametrize("schedule", ["reorder", "parallel"])
+def test_a_clamp_the_rdom_never_reaches_keeps_an_rvar_pure(hl, schedule):
+    """`clamp(12 + r.x, 6, 14)` over r.x in [-1, 1] is `12 + r.x`: each
+    iteration of r.x owns its row, so reordering or parallelizing it is
+    safe (Halide simplifies its hazard within the RDom's bounds; ferrohalide
+    refused it, found triaging fuzz seed 40002)."""
+    return _clamped_row_update(hl, schedule, 14)
+
+
+@differential(expect_error=True)
+@pytest.mark.parametrize("schedule", ["reorder", "parallel"])
+def test_a_clamp_the_rdom_reaches_makes_rows_shared(hl, schedule):
+    """With the clamp binding (r.x = 1 and r.x = 0 both write row 12) the
+    order matters: both refuse."""
+    return _clamped_row_update(hl, schedule, 12)

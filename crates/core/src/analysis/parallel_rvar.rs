@@ -9,8 +9,10 @@
 //! test: some argument position holds, on the left-hand side, an injective
 //! function of the RVar alone (`a * r + b`, `a` a nonzero constant, `b`
 //! free of loop variables), and every self-reference on the right has the
-//! very same expression there. Then the point written by one iteration
-//! differs from every point another iteration writes or reads. An RVar of
+//! very same expression there, both read within the RVars' constant
+//! ranges (where a clamp they never reach is gone). Then the point written
+//! by one iteration differs from every point another iteration writes or
+//! reads. An RVar of
 //! extent 1 passes too: it has no two iterations; and so does every RVar
 //! of an update whose RDom predicate the simplifier proves false over the
 //! domain (Halide conjoins the predicate to its hazard): no iteration runs.
@@ -99,13 +101,34 @@ pub fn can_parallelize_rvar(func: &Function, update: &UpdateDefinition, rvar: &s
     if let Some(d) = &update.domain {
         reads_from.push(d.predicate());
     }
-    let loads = self_references(func, &reads_from);
-    update.args.iter().enumerate().any(|(i, a)| {
-        linear_coefficient(a, rvar).is_some_and(|c| c != 0)
+    // Within the domain: a clamp or min the RVars' ranges never reach is
+    // gone (as Halide simplifies its hazard within the RDom's bounds), and
+    // an index equal to another there is equal at every iteration.
+    let ranges = rvar_ranges(update);
+    let within = |e: &Expr| crate::analysis::simplify::simplify_in_ranges(e, &ranges);
+    let loads: Vec<Vec<Expr>> = self_references(func, &reads_from)
+        .iter()
+        .map(|l| l.iter().map(within).collect())
+        .collect();
+    update.args.iter().map(within).enumerate().any(|(i, a)| {
+        linear_coefficient(&a, rvar).is_some_and(|c| c != 0)
             && loads
                 .iter()
-                .all(|l| l.get(i).is_some_and(|li| equal(li, a)))
+                .all(|l| l.get(i).is_some_and(|li| equal(li, &a)))
     })
+}
+
+/// `(name, min, max)` of the update's RVars whose bounds are constants.
+fn rvar_ranges(update: &UpdateDefinition) -> Vec<(String, i64, i64)> {
+    let Some(d) = &update.domain else { return vec![] };
+    d.vars()
+        .iter()
+        .filter_map(|v| {
+            let (min, extent) = (v.min.as_int_const()?, v.extent.as_int_const()?);
+            let max = min.checked_add(extent.checked_sub(1)?)?;
+            (extent > 0).then(|| (v.name.clone(), min, max))
+        })
+        .collect()
 }
 
 /// Is the update's RDom predicate false at every point of its domain? The

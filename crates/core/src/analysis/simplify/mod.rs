@@ -58,6 +58,16 @@ pub fn simplify_stmt(s: &Stmt) -> Stmt {
     Simplifier::new().mutate_stmt(s)
 }
 
+/// Simplify `e` knowing that each variable `name` of `ranges` lies in
+/// `[min, max]`.
+pub fn simplify_in_ranges(e: &Expr, ranges: &[(String, i64, i64)]) -> Expr {
+    let mut s = Simplifier::new();
+    for (name, min, max) in ranges {
+        s.push_var(name, VarFact::Info(Info::bounds(Some(*min), Some(*max))));
+    }
+    s.mutate(e)
+}
+
 /// True only if `e` is provably true for all values of its free variables.
 pub fn can_prove(e: &Expr) -> bool {
     simplify(e).is_true()
