@@ -103,43 +103,63 @@ fn max_rules() -> &'static [Rule] {
 }
 
 impl Simplifier {
-    /// Is a <= b provable? (`None` when unknown.)
-    pub(crate) fn prove_le(&mut self, a: &Expr, b: &Expr) -> Option<bool> {
+    /// Which operand is provably the smaller: `Some(true)` if `a <= b`,
+    /// `Some(false)` if `b <= a`, `None` when unknown. One difference
+    /// `a - b` answers both directions (it used to be built once per
+    /// direction, and building it is most of the simplifier's time on
+    /// large pipelines).
+    pub(crate) fn provable_order(&mut self, a: &Expr, b: &Expr) -> Option<bool> {
         let key = (super::expr_id(a), super::expr_id(b), self.version);
         if let Some((_, _, answer)) = self.prove_cache.get(&key) {
             return *answer;
         }
-        let answer = self.prove_le_uncached(a, b);
+        let answer = self.provable_order_uncached(a, b);
         self.prove_cache.insert(key, (a.clone(), b.clone(), answer));
         answer
     }
 
-    fn prove_le_uncached(&mut self, a: &Expr, b: &Expr) -> Option<bool> {
+    fn provable_order_uncached(&mut self, a: &Expr, b: &Expr) -> Option<bool> {
         let ty = a.ty();
         if !ty.is_int() && !ty.is_uint() {
             return None;
         }
         let (ia, ib) = (self.info(a), self.info(b));
-        if let (Some(x), Some(y)) = (ia.max, ib.min) {
-            if x <= y {
-                return Some(true);
-            }
+        let le = |x: Option<i64>, y: Option<i64>| matches!((x, y), (Some(x), Some(y)) if x <= y);
+        if le(ia.max, ib.min) {
+            return Some(true);
         }
-        if let (Some(x), Some(y)) = (ia.min, ib.max) {
-            if x > y {
-                return Some(false);
-            }
+        if le(ib.max, ia.min) {
+            return Some(false);
         }
-        if super::info::no_overflow(ty) && !(a.is_const() && b.is_const()) {
-            let id = self.difference_info(a, b)?;
-            if id.max.is_some_and(|m| m <= 0) {
-                return Some(true);
-            }
-            if id.min.is_some_and(|m| m > 0) {
-                return Some(false);
-            }
+        if !super::info::no_overflow(ty) || (a.is_const() && b.is_const()) {
+            return None;
+        }
+        // The difference can only be sharper than the operands' own facts
+        // when something cancels in it: operands without a leaf in common
+        // get the facts of their difference by interval arithmetic (exact
+        // integer bounds in these types), without building it.
+        let d = if self.may_share_leaves(a, b) {
+            self.difference_info(a, b)?
+        } else {
+            super::Info::sub(ty, &ia, &ib)
+        };
+        if d.max.is_some_and(|m| m <= 0) {
+            return Some(true);
+        }
+        if d.min.is_some_and(|m| m >= 0) {
+            return Some(false);
         }
         None
+    }
+
+    /// Could `a - b` cancel something? Conservatively true when the two
+    /// read a variable, buffer or function of the same name, or either
+    /// reads a let-bound variable whose value the simplifier may substitute
+    /// into a difference (`let_difference_info`). Decided on the operands'
+    /// leaf signatures: a false overlap only makes the answer conservative.
+    fn may_share_leaves(&mut self, a: &Expr, b: &Expr) -> bool {
+        let (sa, sb) = (self.leaf_signature(a), self.leaf_signature(b));
+        sa & sb != 0 || (sa | sb) & self.let_signature() != 0
     }
 
     pub(crate) fn simplify_min_max(
@@ -160,12 +180,8 @@ impl Simplifier {
         if ty.is_float() {
             return None;
         }
-        if let Some(le) = self.prove_le(a, b) {
-            // le: a <= b; !le: a > b
-            return Some(if le == is_min { a.clone() } else { b.clone() });
-        }
-        if let Some(true) = self.prove_le(b, a) {
-            return Some(if is_min { b.clone() } else { a.clone() });
+        if let Some(a_first) = self.provable_order(a, b) {
+            return Some(if a_first == is_min { a.clone() } else { b.clone() });
         }
         self.rewrite(node, if is_min { min_rules() } else { max_rules() })
     }
@@ -221,6 +237,30 @@ mod tests {
         let bx = Expr::var(t, "bx");
         let e = Expr::min(bx.clone(), Expr::add(bx, Expr::int_imm(t, 1)));
         assert_eq!(s(e), "min(bx, (bx + (int8)1))");
+    }
+
+    /// One difference `a - b` orders the operands either way round, and
+    /// operands without a common leaf are ordered by their own facts; a
+    /// let-bound variable counts as sharing leaves with its value's.
+    #[test]
+    fn provable_order_either_way_and_through_lets() {
+        assert_eq!(s(Expr::min(Expr::add(x(), i(2)), x())), "x");
+        assert_eq!(s(Expr::max(Expr::add(x(), i(2)), x())), "(x + 2)");
+        assert_eq!(s(Expr::min(x(), Expr::add(x(), i(-2)))), "(x + -2)");
+        // disjoint operands: decided (or not) by their bounds alone
+        let (lo, hi) = (Expr::min(x(), i(3)), Expr::max(y(), i(5)));
+        assert_eq!(s(Expr::max(lo.clone(), hi.clone())), "max(y, 5)");
+        assert_eq!(s(Expr::max(Expr::min(x(), i(7)), hi)), "max(max(min(x, 7), y), 5)");
+        // `t` shares no name with `min(x, y) + 1`, but its value does
+        let t = Expr::var_i32("t");
+        let m = Expr::min(x(), y());
+        let e = Expr::let_(
+            "t",
+            Expr::add(m.clone(), i(3)),
+            Expr::max(t.clone(), Expr::add(m, i(1))),
+        );
+        let r = s(e);
+        assert!(!r.contains("max"), "{r}");
     }
 
     /// Regression: the difference `1 - select(c, i32::MIN, i32::MAX)` built to

@@ -94,7 +94,7 @@ pub struct Simplifier {
     version_stack: Vec<u64>,
     info_cache: FastMap<(usize, u64), (Expr, Info)>,
     mutate_cache: FastMap<(usize, u64), (Expr, Expr)>,
-    /// `prove_le` answers, by the two operands' identities and the scope
+    /// `provable_order` answers, by the two operands' identities and the scope
     /// state (the operands are kept, so their addresses are not reused).
     /// An answer cut short by `MAX_DEPTH` is kept too: it is only a proof
     /// not found, never a wrong one.
@@ -113,6 +113,24 @@ pub struct Simplifier {
     /// Per name in scope (parallel to `vars`), the value of a let kept as
     /// a variable, so differences of two such lets can cancel.
     let_values: FastMap<String, Vec<Option<Expr>>>,
+    /// `leaf_signature` of each node asked about (the node is kept, so its
+    /// address is not reused).
+    leaf_signatures: FastMap<usize, (Expr, LeafSignature)>,
+    /// The signature of the names that have a let value in scope, when
+    /// known (recomputed after a let with a value goes out of scope).
+    let_signature: Option<LeafSignature>,
+}
+
+/// A 128-bit Bloom filter of the names of the variables, buffers and
+/// functions an expression reads (all bits for an opaque call), so that
+/// "do these two expressions share a leaf?" costs two cached lookups.
+pub(crate) type LeafSignature = u128;
+
+fn name_signature(name: &str) -> LeafSignature {
+    use std::hash::BuildHasher;
+    let h = std::hash::BuildHasherDefault::<crate::fast_hash::FastHasher>::default()
+        .hash_one(name);
+    (1u128 << (h % 128)) | (1u128 << ((h >> 32) % 128))
 }
 
 impl Default for Simplifier {
@@ -136,6 +154,8 @@ impl Simplifier {
             depth: 0,
             overflowed: false,
             let_values: FastMap::default(),
+            leaf_signatures: FastMap::default(),
+            let_signature: Some(0),
         }
     }
 
@@ -160,7 +180,9 @@ impl Simplifier {
             }
         }
         if let Some(v) = self.let_values.get_mut(name) {
-            v.pop();
+            if v.pop().flatten().is_some() {
+                self.let_signature = None;
+            }
             if v.is_empty() {
                 self.let_values.remove(name);
             }
@@ -168,10 +190,66 @@ impl Simplifier {
         self.version = self.version_stack.pop().unwrap_or(0);
     }
 
+    /// Signature of the names that currently have a let value.
+    pub(crate) fn let_signature(&mut self) -> LeafSignature {
+        if let Some(s) = self.let_signature {
+            return s;
+        }
+        let s = self
+            .let_values
+            .iter()
+            .filter(|(_, v)| v.last().is_some_and(|x| x.is_some()))
+            .fold(0, |s, (name, _)| s | name_signature(name));
+        self.let_signature = Some(s);
+        s
+    }
+
+    /// Signature of the leaves of `e` (see `LeafSignature`), memoized per
+    /// node; computed bottom-up on an explicit stack (expressions can nest
+    /// deeper than recursion allows).
+    pub(crate) fn leaf_signature(&mut self, e: &Expr) -> LeafSignature {
+        if let Some((_, s)) = self.leaf_signatures.get(&expr_id(e)) {
+            return *s;
+        }
+        let mut pending: Vec<(&Expr, bool)> = vec![(e, false)];
+        while let Some((n, children_done)) = pending.pop() {
+            if self.leaf_signatures.contains_key(&expr_id(n)) {
+                continue;
+            }
+            let known = &self.leaf_signatures;
+            if !children_done {
+                pending.push((n, true));
+                crate::ir::visit::for_each_child(n, &mut |c| {
+                    if !known.contains_key(&expr_id(c)) {
+                        pending.push((c, false));
+                    }
+                });
+                continue;
+            }
+            let mut s = match n.node() {
+                ExprNode::Variable { name, .. } | ExprNode::Load { name, .. } => {
+                    name_signature(name)
+                }
+                ExprNode::Call { .. } => LeafSignature::MAX,
+                _ => 0,
+            };
+            crate::ir::visit::for_each_child(n, &mut |c| {
+                s |= known.get(&expr_id(c)).map_or(LeafSignature::MAX, |(_, x)| *x);
+            });
+            self.leaf_signatures.insert(expr_id(n), (n.clone(), s));
+        }
+        self.leaf_signatures
+            .get(&expr_id(e))
+            .map_or(LeafSignature::MAX, |(_, s)| *s)
+    }
+
     /// Record the value of the let most recently pushed as `name`.
     pub(crate) fn set_let_value(&mut self, name: &str, value: Expr) {
         if let Some(top) = self.let_values.get_mut(name).and_then(|v| v.last_mut()) {
             *top = Some(value);
+            if let Some(s) = &mut self.let_signature {
+                *s |= name_signature(name);
+            }
         }
     }
 
