@@ -59,6 +59,9 @@ impl Hasher for FastHasher {
 /// A HashMap with [`FastHasher`].
 pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
+/// A HashSet with [`FastHasher`].
+pub type FastSet<T> = std::collections::HashSet<T, BuildHasherDefault<FastHasher>>;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -167,7 +167,7 @@ fn branch_boxes_are_selected_not_unioned() {
     let lo = region[0].min.as_ref().unwrap().to_string();
     assert!(lo.contains("select("), "{lo}");
     let s = build_produce(&g.function).unwrap();
-    let provided = box_provided(&s, "spec_box", &Scope::new()).unwrap();
+    let provided = box_provided(&s, "spec_box", &Scope::default()).unwrap();
     assert!(provided[0]
         .min
         .as_ref()

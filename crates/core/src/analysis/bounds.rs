@@ -8,7 +8,7 @@
 //! and lets. Results are conservative: bigger than needed is allowed,
 //! smaller never. `None` on either side means unbounded.
 
-use std::collections::{HashMap, HashSet};
+use crate::fast_hash::{FastMap as HashMap, FastSet as HashSet};
 
 use crate::analysis::simplify::simplify;
 use crate::ir::{BinOp, CallKind, Expr, ExprNode, Intrinsic, MathFn, Stmt, StmtNode, Type, TypeCode};
@@ -992,7 +992,7 @@ impl BoxCollector {
             memo.insert(key, n);
             n
         }
-        size(self, value, &mut HashMap::new())
+        size(self, value, &mut HashMap::default())
     }
 
     /// Whether the let `name = value` (about to be entered) is kept as a
@@ -1366,7 +1366,7 @@ fn statements_mentioning(s: &Stmt, names: &[String]) -> HashMap<usize, bool> {
             self.found |= outer;
         }
     }
-    let mut w = Walk { names, found: false, out: HashMap::new() };
+    let mut w = Walk { names, found: false, out: HashMap::default() };
     crate::ir::Visitor::visit_stmt(&mut w, s);
     w.out
 }
@@ -1520,15 +1520,15 @@ fn collect_filtered(
         scope: scope.clone(),
         lets: vec![],
         let_sizes: vec![],
-        named: HashMap::new(),
+        named: HashMap::default(),
         touch,
-        boxes: HashMap::new(),
+        boxes: HashMap::default(),
         only: only.map(<[String]>::to_vec),
         mentioning: only.map(|o| statements_mentioning(s, o)).unwrap_or_default(),
         loops,
         matching_loops: 0,
         stages: stages.cloned(),
-        fixed: HashSet::new(),
+        fixed: HashSet::default(),
         // With stage regions: computation bounds (bounds inference).
         selects_as_ifs: stages.is_some(),
     };
@@ -1604,7 +1604,7 @@ mod tests {
         let (xo, xi, m) = (Expr::var_i32("xo"), Expr::var_i32("xi"), Expr::var_i32("m"));
         let sum = Expr::add(Expr::add(Expr::mul(xo, Expr::i32(2)), xi), m);
         let e = Expr::cast(Type::int(32), Expr::cast(Type::int(16), sum));
-        let mut scope = Scope::new();
+        let mut scope = Scope::default();
         scope.insert("xi".into(), Interval::new(Some(Expr::i32(0)), Some(Expr::i32(1))));
         let b = bounds_of_expr(&e, &scope);
         assert_eq!(simplify(&b.min.unwrap()).as_int_const(), Some(-32768));
@@ -1613,7 +1613,7 @@ mod tests {
 
     #[test]
     fn linear_bounds() {
-        let mut scope = Scope::new();
+        let mut scope = Scope::default();
         scope.insert(
             "x".into(),
             Interval::new(Some(Expr::i32(0)), Some(Expr::i32(9))),
@@ -1656,7 +1656,7 @@ mod tests {
             s = Stmt::let_stmt(format!("l{k}"), value, s);
         }
         let s = Stmt::let_stmt("l0", Expr::var_i32("n"), s);
-        let region = box_required(&s, "img", &Scope::new()).unwrap();
+        let region = box_required(&s, "img", &Scope::default()).unwrap();
         let hi = region[0].max.clone().unwrap();
         assert!(hi.to_string().len() < 20_000, "{} characters", hi.to_string().len());
         for n in [0i64, 3, 5, 40] {
@@ -1664,7 +1664,7 @@ mod tests {
             for _ in 0..depth {
                 l = (l.div_euclid(2)).max(l * 2 - 3);
             }
-            let vars = HashMap::from([("n".to_string(), n)]);
+            let vars = std::collections::HashMap::from([("n".to_string(), n)]);
             assert_eq!(crate::analysis::evaluate::eval_int(&hi, &vars), Some(l), "n = {n}");
             let lo = region[0].min.clone().unwrap();
             assert_eq!(crate::analysis::evaluate::eval_int(&lo, &vars), Some(0));
@@ -1677,20 +1677,20 @@ mod tests {
             Expr::var(Type::uint(8), "a"),
             Expr::uint_imm(Type::uint(8), 1),
         );
-        let mut scope = Scope::new();
+        let mut scope = Scope::default();
         let u8c = |v| Expr::uint_imm(Type::uint(8), v);
         scope.insert("a".into(), Interval::new(Some(u8c(0)), Some(u8c(255))));
         let iv = bounds_of_expr(&e, &scope);
         let hi = iv.max.unwrap();
         assert_eq!(hi.as_uint_const(), Some(255), "{hi}");
         // One value (a parameter) is exact, wrapping included.
-        let iv = bounds_of_expr(&e, &Scope::new());
+        let iv = bounds_of_expr(&e, &Scope::default());
         assert!(iv.min.is_some_and(|m| crate::ir::equality::equal(&m, &e)));
     }
 
     #[test]
     fn saturating_cast_is_bounded_through_a_clamp() {
-        let mut scope = Scope::new();
+        let mut scope = Scope::default();
         scope.insert("x".into(), Interval::new(Some(Expr::i32(0)), None));
         let v = Expr::add(
             Expr::cast(Type::uint(16), Expr::binary(BinOp::Mod, x(), Expr::i32(7))),
@@ -1709,7 +1709,7 @@ mod tests {
     fn a_saturating_cast_of_an_unbounded_float_to_i64_stays_in_range() {
         // Fuzz seed 7269: i64's max rounds up to 2^63 as an f64; clamping to
         // that and converting wrapped the upper bound to i64's min.
-        let mut scope = Scope::new();
+        let mut scope = Scope::default();
         scope.insert("v".into(), Interval::everything());
         let v = Expr::var(Type::float(64), "v");
         for t in [Type::int(64), Type::uint(64), Type::int(32)] {
@@ -1726,7 +1726,7 @@ mod tests {
     fn a_non_negative_remainder_is_at_most_its_numerator() {
         // Fuzz seed 6908: `u8(1) % d` for any u8 d is at most 1 (not 254),
         // and an int in [0, 5] mod an unknown divisor at most 5.
-        let mut scope = Scope::new();
+        let mut scope = Scope::default();
         scope.insert("x".into(), Interval::new(Some(Expr::i32(0)), Some(Expr::i32(5))));
         scope.insert("d".into(), Interval::of_type(Type::uint(8)));
         scope.insert("y".into(), Interval::new(None, None));
@@ -1744,7 +1744,7 @@ mod tests {
     fn a_narrow_remainder_by_a_symbolic_divisor_stays_non_negative() {
         // Fuzz seed 33725: `n % d` in i8 with d a parameter-valued point:
         // the max's `max(d, 0 - d) - 1` may wrap, the min 0 may not.
-        let mut scope = Scope::new();
+        let mut scope = Scope::default();
         scope.insert("n".into(), Interval::of_type(Type::int(8)));
         let d = Expr::var(Type::int(8), "d");
         let e = Expr::binary(BinOp::Mod, Expr::var(Type::int(8), "n"), d);
@@ -1762,7 +1762,7 @@ mod tests {
     fn a_remainder_by_a_divisor_that_may_be_zero_includes_zero() {
         // `x % p` is 0 where p is 0: the region read is [0, 0] there.
         for ty in [Type::int(32), Type::uint(32), Type::uint(8)] {
-            let mut scope = Scope::new();
+            let mut scope = Scope::default();
             scope.insert("n".into(), Interval::of_type(ty));
             let e = Expr::binary(BinOp::Mod, Expr::var(ty, "n"), Expr::var(ty, "p"));
             let max = bounds_of_expr(&e, &scope).max.unwrap();
@@ -1778,7 +1778,7 @@ mod tests {
     fn a_divisor_of_known_sign_bounds_the_quotient_by_its_corners() {
         // Fuzz seed 11004: n in [-128, 127] divided by d in [58, 59] is in
         // [-3, 2] (Euclidean), not [-128, 128]; a negative range mirrors.
-        let mut scope = Scope::new();
+        let mut scope = Scope::default();
         scope.insert("n".into(), Interval::new(Some(Expr::i32(-128)), Some(Expr::i32(127))));
         scope.insert("d".into(), Interval::new(Some(Expr::i32(58)), Some(Expr::i32(59))));
         scope.insert("e".into(), Interval::new(Some(Expr::i32(-59)), Some(Expr::i32(-58))));
@@ -1794,7 +1794,7 @@ mod tests {
     #[test]
     fn constant_ends_of_a_narrowing_cast_are_folded() {
         // Fuzz seed 10922: 6 - u8(bool(x & 1)) is 5 or 6, not any u8.
-        let mut scope = Scope::new();
+        let mut scope = Scope::default();
         let i16t = Type::int(16);
         scope.insert("x".into(), Interval::of_type(i16t));
         let bit = Expr::intrinsic(i16t, Intrinsic::BitwiseAnd, vec![Expr::var(i16t, "x"), Expr::int_imm(i16t, 1)]);
@@ -1807,7 +1807,7 @@ mod tests {
 
     #[test]
     fn likely_marks_are_kept() {
-        let mut scope = Scope::new();
+        let mut scope = Scope::default();
         scope.insert(
             "x".into(),
             Interval::new(Some(Expr::i32(0)), Some(Expr::var_i32("n"))),
@@ -1855,7 +1855,7 @@ mod tests {
             ),
         );
         let s = Stmt::for_loop("xo", Expr::i32(0), v("n"), crate::ir::ForType::Serial, body);
-        let region = box_provided(&s, "f", &Scope::new()).unwrap();
+        let region = box_provided(&s, "f", &Scope::default()).unwrap();
         let vars: std::collections::HashMap<String, i64> = [("m", 0), ("mx", 30), ("n", 4)]
             .map(|(k, x)| (k.to_string(), x))
             .into();
@@ -1896,7 +1896,7 @@ mod guard_tests {
             None,
         );
         let s = Stmt::for_loop("x", Expr::sub(m.clone(), Expr::i32(4)), Expr::i32(10), crate::ir::ForType::Serial, body);
-        let b = box_provided(&s, "f", &Scope::new()).unwrap();
+        let b = box_provided(&s, "f", &Scope::default()).unwrap();
         assert_eq!(b[0].min.as_ref().unwrap().to_string(), "m");
     }
 
@@ -1909,7 +1909,7 @@ mod guard_tests {
             None,
         );
         let s = Stmt::for_loop("x", Expr::i32(-3), Expr::i32(16), crate::ir::ForType::Serial, body);
-        let b = box_provided(&s, "f", &Scope::new()).unwrap();
+        let b = box_provided(&s, "f", &Scope::default()).unwrap();
         assert_eq!(simplify(b[0].min.as_ref().unwrap()).as_int_const(), Some(2));
         assert_eq!(simplify(b[0].max.as_ref().unwrap()).as_int_const(), Some(2));
     }

@@ -14,7 +14,7 @@
 //! A Let inside the expression is a barrier: its value and body are CSE'd
 //! separately, so nothing that mentions its variable escapes its scope.
 
-use std::collections::{HashMap, HashSet};
+use crate::fast_hash::{FastMap as HashMap, FastSet as HashSet};
 use std::hash::{Hash, Hasher};
 
 use crate::ir::equality::{equal_nodes, hash_expr, hash_node};
@@ -211,10 +211,10 @@ impl Mutator for Replace<'_> {
 fn cse_with(e: &Expr, names: &mut Names) -> Expr {
     let mut g = Gvn {
         names,
-        table: HashMap::new(),
+        table: HashMap::default(),
         entries: vec![],
-        memo: HashMap::new(),
-        number: HashMap::new(),
+        memo: HashMap::default(),
+        number: HashMap::default(),
     };
     let root = g.canon(e);
     g.count(&root);
@@ -231,7 +231,7 @@ fn cse_with(e: &Expr, names: &mut Names) -> Expr {
             root
         };
     }
-    let mut vars = HashMap::new();
+    let mut vars = HashMap::default();
     let mut names_of = vec![];
     for &n in &lifted {
         let name = g.names.fresh();
@@ -241,7 +241,7 @@ fn cse_with(e: &Expr, names: &mut Names) -> Expr {
     let mut rep = Replace {
         number: &g.number,
         vars: &vars,
-        memo: HashMap::new(),
+        memo: HashMap::default(),
     };
     let values: Vec<Expr> = lifted
         .iter()
@@ -266,7 +266,7 @@ fn collect_names_expr(e: &Expr, used: &mut HashSet<String>) {
         }
         crate::ir::visit::for_each_child(e, &mut |c| walk(c, seen, used));
     }
-    walk(e, &mut HashSet::new(), used);
+    walk(e, &mut HashSet::default(), used);
 }
 
 /// The number of nodes of `e` as a tree (saturating) and as a DAG.
@@ -280,7 +280,7 @@ fn tree_and_dag_size(e: &Expr) -> (u64, usize) {
         memo.insert(id(e), n);
         n
     }
-    let mut memo = HashMap::new();
+    let mut memo = HashMap::default();
     let t = tree(e, &mut memo);
     (t, memo.len())
 }
@@ -300,7 +300,7 @@ pub fn cse_if_heavily_shared(e: &Expr) -> Expr {
 
 /// Lift repeated subexpressions of `e` into lets.
 pub fn cse(e: &Expr) -> Expr {
-    let mut used = HashSet::new();
+    let mut used = HashSet::default();
     collect_names_expr(e, &mut used);
     let mut names = Names { used, next: 0 };
     cse_with(e, &mut names)
@@ -329,7 +329,7 @@ pub fn cse_stmt(s: &Stmt) -> Stmt {
 
 /// The names a statement's variables, lets, loops and buffers use.
 fn stmt_names(s: &Stmt) -> HashSet<String> {
-    let mut used = HashSet::new();
+    let mut used = HashSet::default();
     for_each_expr_in_stmt(s, &mut |x| match x.node() {
         ExprNode::Variable { name, .. } | ExprNode::Let { name, .. } => {
             used.insert(name.clone());

@@ -8,7 +8,9 @@ use crate::ir::visit::{mutate_expr_children, mutate_stmt_children};
 use crate::ir::{Expr, ExprNode, Mutator, Stmt, StmtNode};
 
 struct Substitute<'a> {
-    replacements: &'a HashMap<String, Expr>,
+    /// The caller's map, re-keyed for fast lookups: every variable node
+    /// looks its name up (a std map would hash each with SipHash).
+    replacements: FastMap<&'a str, &'a Expr>,
     hidden: Vec<String>,
     /// Results per node (by address; the node is kept so the address
     /// stays its own) while nothing is hidden: a node shared in the DAG is
@@ -18,12 +20,20 @@ struct Substitute<'a> {
     done: FastMap<usize, (Expr, Expr)>,
 }
 
-impl Substitute<'_> {
+impl<'a> Substitute<'a> {
+    fn new(replacements: FastMap<&'a str, &'a Expr>) -> Self {
+        Substitute {
+            replacements,
+            hidden: vec![],
+            done: FastMap::default(),
+        }
+    }
+
     fn lookup(&self, name: &str) -> Option<&Expr> {
         if self.hidden.iter().any(|h| h == name) {
             None
         } else {
-            self.replacements.get(name)
+            self.replacements.get(name).copied()
         }
     }
 
@@ -100,36 +110,22 @@ pub fn substitute_map(replacements: &HashMap<String, Expr>, e: &Expr) -> Expr {
     if replacements.is_empty() {
         return e.clone();
     }
-    Substitute {
-        replacements,
-        hidden: vec![],
-        done: FastMap::default(),
-    }
-    .mutate_expr(e)
+    Substitute::new(replacements.iter().map(|(k, v)| (k.as_str(), v)).collect()).mutate_expr(e)
 }
 
 pub fn substitute(name: &str, replacement: &Expr, e: &Expr) -> Expr {
-    let mut m = HashMap::new();
-    m.insert(name.to_string(), replacement.clone());
-    substitute_map(&m, e)
+    Substitute::new(FastMap::from_iter([(name, replacement)])).mutate_expr(e)
 }
 
 pub fn substitute_map_in_stmt(replacements: &HashMap<String, Expr>, s: &Stmt) -> Stmt {
     if replacements.is_empty() {
         return s.clone();
     }
-    Substitute {
-        replacements,
-        hidden: vec![],
-        done: FastMap::default(),
-    }
-    .mutate_stmt(s)
+    Substitute::new(replacements.iter().map(|(k, v)| (k.as_str(), v)).collect()).mutate_stmt(s)
 }
 
 pub fn substitute_in_stmt(name: &str, replacement: &Expr, s: &Stmt) -> Stmt {
-    let mut m = HashMap::new();
-    m.insert(name.to_string(), replacement.clone());
-    substitute_map_in_stmt(&m, s)
+    Substitute::new(FastMap::from_iter([(name, replacement)])).mutate_stmt(s)
 }
 
 #[cfg(test)]

@@ -52,7 +52,7 @@ fn parameters(funcs: &[&Function]) -> HashMap<String, Parameter> {
 /// The estimates as a scope: a scalar's estimate, a buffer's
 /// `name.min.d` and `name.extent.d`.
 fn estimate_scope(params: &HashMap<String, Parameter>) -> Scope {
-    let mut scope = Scope::new();
+    let mut scope = Scope::default();
     for (name, p) in params {
         if p.is_buffer() {
             for (d, c) in p.constraints().iter().enumerate() {

@@ -46,7 +46,7 @@ impl Mutator for AllocationBounds<'_> {
         let StmtNode::Realize { name, body, .. } = s.node() else {
             return mutate_stmt_children(self, s);
         };
-        let touched = box_touched(body, name, &Scope::new());
+        let touched = box_touched(body, name, &Scope::default());
         let s = mutate_stmt_children(self, s);
         match self.define_bounds(name, touched, s.clone()) {
             Ok(out) => out,

@@ -211,7 +211,7 @@ impl BoundsInference<'_> {
         let mut lets: Vec<QueryItem> = vec![];
         // Explicit-bounds assertions of the Funcs stored here.
         let mut checks: Vec<Stmt> = vec![];
-        let empty = Scope::new();
+        let empty = Scope::default();
         for name in &funcs {
             let f = self.env.get(name);
             let args = f.args();
@@ -436,7 +436,7 @@ pub fn bounds_inference(s: &Stmt, env: &Environment, outputs: &[Function]) -> Re
         .enumerate()
         .map(|(i, n)| (n.clone(), i))
         .collect();
-    let mut stages = StageRegions::new();
+    let mut stages = StageRegions::default();
     for name in &env.order {
         let f = env.get(name);
         for k in 0..=f.updates().len() {

@@ -224,7 +224,7 @@ pub fn add_buffer_checks(s: Stmt, env: &Environment, outputs: &[Function]) -> Re
     // so the box it is touched in is the box it is read in.
     let names: Vec<String> =
         inputs.buffers.iter().map(|b| b.name()).chain(outputs.iter().map(|o| o.name())).collect();
-    let mut boxes = boxes_touched_of(&s, &names, &Scope::new());
+    let mut boxes = boxes_touched_of(&s, &names, &Scope::default());
     let mut checks = vec![];
     for b in &inputs.buffers {
         let name = b.name();

@@ -126,7 +126,7 @@ fn is_bounds_query(buffer: &str) -> Expr {
 
 /// The buffer arguments, and the buffers whose values some region depends on.
 fn buffers(inputs: &Inputs, outputs: &[Function], s: &Stmt) -> (Vec<EntryBuffer>, Vec<String>) {
-    let empty = Scope::new();
+    let empty = Scope::default();
     let mut loaded = vec![];
     let required: HashMap<String, Region> = boxes_required(s, &empty)
         .into_iter()

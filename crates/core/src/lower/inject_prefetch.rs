@@ -129,7 +129,7 @@ impl Inject<'_> {
     fn prefetch(&self, at: &str, from: &str, p: &PrefetchDirective, body: &Stmt) -> Result<Option<Stmt>> {
         let from_v = Expr::var_i32(from);
         let ahead = Stmt::let_stmt(from, Expr::add(from_v, p.offset.clone()), body.clone());
-        let region = box_touched(&ahead, &p.name, &Scope::new());
+        let region = box_touched(&ahead, &p.name, &Scope::default());
         let Some(call) = first_call(body, &p.name) else {
             user_warning(&format!(
                 "Removing prefetch of {} at loop nest of {at} from location {from} + offset {}) since the prefetched area will always be empty.",

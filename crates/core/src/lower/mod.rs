@@ -369,7 +369,7 @@ fn lower_environment(
     // allocates (Halide's bounds query on the outputs).
     let output_regions: Vec<Region> = outputs
         .iter()
-        .map(|o| box_touched(&s, &o.name(), &Scope::new()).unwrap_or_default())
+        .map(|o| box_touched(&s, &o.name(), &Scope::default()).unwrap_or_default())
         .collect();
     let entry = if options.entry_checks {
         Some(entry_checks::entry_checks(&s, &inputs, outputs, target)?)

@@ -94,7 +94,7 @@ impl Flatten<'_> {
                 PathEntry::Loop(n, min, extent) => {
                     if crate::ir::visit::expr_uses_var(&e, n) {
                         let last = Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::i32(1));
-                        let mut scope = Scope::new();
+                        let mut scope = Scope::default();
                         scope.insert(n.clone(), Interval::new(Some(min.clone()), Some(last)));
                         e = simplify(&bounds_of_expr(&e, &scope).max?);
                     }
@@ -623,7 +623,7 @@ pub fn storage_flattening(s: &Stmt, env: &Environment) -> Result<Stmt> {
 /// buffer shapes and parameters) are: `min(y1, 2) - max(y0, 0) + 1` is at
 /// most 3 (Halide's constant bound of a register allocation).
 fn constant_upper_bound(e: &Expr) -> Option<i64> {
-    let mut scope = Scope::new();
+    let mut scope = Scope::default();
     crate::ir::visit::for_each_expr(e, &mut |x| {
         if let Some(v) = x.as_variable() {
             scope.insert(v.to_string(), Interval::everything());

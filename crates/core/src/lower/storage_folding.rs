@@ -247,7 +247,7 @@ impl FoldSearch<'_> {
     /// whether inner loops may still be searched (no fold here, or the
     /// folded spans of consecutive iterations never overlap).
     fn fold_over(&mut self, v: &str, vmin: &Expr, body: &Stmt) -> (Stmt, bool) {
-        let empty = Scope::new();
+        let empty = Scope::default();
         // What the body writes and reads of the Func, in one walk.
         let Some(boxed) = box_touched(body, self.func, &empty) else {
             return (body.clone(), true);
@@ -407,7 +407,7 @@ fn track_fold(
             }
         }
         fn produce_checks(&mut self, body: &Stmt) -> Option<Stmt> {
-            let (lo, hi) = self.span(box_provided(body, self.func, &Scope::new()))?;
+            let (lo, hi) = self.span(box_provided(body, self.func, &Scope::default()))?;
             let edge_name = format!("{}.next", self.t.name);
             let edge = Expr::var_i32(&edge_name);
             let (new_edge, inside) = if self.t.forward {
@@ -435,7 +435,7 @@ fn track_fold(
             Some(Stmt::let_stmt(edge_name, new_edge, checks))
         }
         fn consume_check(&mut self, body: &Stmt) -> Option<Stmt> {
-            let (lo, hi) = self.span(box_required(body, self.func, &Scope::new()))?;
+            let (lo, hi) = self.span(box_required(body, self.func, &Scope::default()))?;
             let edge = self.edge();
             let inside = if self.t.forward {
                 Expr::and(

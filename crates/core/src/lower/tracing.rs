@@ -537,7 +537,7 @@ fn type_and_dim_tag(body: &Stmt, name: &str, types: &[Option<Type>], inside: &Ha
         }
     }
     let known = |e: &Expr| !inside.iter().any(|n| crate::ir::visit::expr_uses_var(e, n));
-    let region = box_touched(body, name, &Scope::new()).unwrap_or_default();
+    let region = box_touched(body, name, &Scope::default()).unwrap_or_default();
     parts.push(Expr::string(" "));
     parts.push(Expr::i32(region.len() as i64));
     for i in region {

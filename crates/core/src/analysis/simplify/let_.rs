@@ -3,7 +3,7 @@
 //! substituted into the body; other values are kept with their facts in
 //! scope, and lets whose variable ends up unused are dropped.
 
-use std::collections::HashSet;
+use crate::fast_hash::FastSet as HashSet;
 
 use super::{expr_id, Simplifier, VarFact};
 use crate::ir::{BinOp, Expr, ExprNode, Stmt, Visitor};
@@ -47,7 +47,7 @@ impl Visitor for UsesVar<'_> {
 pub(crate) fn expr_uses(e: &Expr, name: &str) -> bool {
     let mut v = UsesVar {
         name,
-        seen: HashSet::new(),
+        seen: HashSet::default(),
         found: false,
     };
     v.visit_expr(e);
@@ -57,7 +57,7 @@ pub(crate) fn expr_uses(e: &Expr, name: &str) -> bool {
 pub(crate) fn stmt_uses(s: &Stmt, name: &str) -> bool {
     let mut v = UsesVar {
         name,
-        seen: HashSet::new(),
+        seen: HashSet::default(),
         found: false,
     };
     v.visit_stmt(s);

@@ -243,7 +243,7 @@ pub fn producers_first(output: &Function) -> Result<Vec<Function>> {
 /// the output last) read when the output is computed over `output_box`
 /// (Halide's `inference_bounds` in DerivativeUtils).
 pub fn inference_bounds(order: &[Function], output_box: Region) -> Result<HashMap<String, Region>> {
-    let mut scope: Scope = Scope::new();
+    let mut scope: Scope = Scope::default();
     for f in order {
         for u in f.updates() {
             let exprs: Vec<&Expr> = u.values.iter().chain(&u.args).collect();
@@ -305,7 +305,7 @@ pub fn inference_bounds(order: &[Function], output_box: Region) -> Result<HashMa
 pub fn update_box(args: &[Expr]) -> Region {
     args.iter()
         .map(|a| {
-            let mut scope = Scope::new();
+            let mut scope = Scope::default();
             if let Some(d) = extract_rdom(a) {
                 for v in d.vars() {
                     let max = simplify(&Expr::add(Expr::add(v.min.clone(), v.extent), Expr::i32(1)));
