@@ -266,7 +266,7 @@ impl Simplifier {
     pub(crate) fn count_uses(&mut self, e: &Expr) {
         crate::ir::visit::for_each_expr(e, &mut |x| {
             if let ExprNode::Variable { name, .. } = x.node() {
-                *self.uses.entry(name.clone()).or_insert(0) += 1;
+                count_use(&mut self.uses, name);
             }
         });
     }
@@ -405,7 +405,7 @@ impl Simplifier {
                 // without re-walking the result: every tracked let name
                 // counts as possibly used (confirmed exactly later).
                 for n in &self.tracked {
-                    *self.uses.entry(n.clone()).or_insert(0) += 1;
+                    count_use(&mut self.uses, n);
                 }
                 return r;
             }
@@ -435,7 +435,7 @@ impl Simplifier {
                     Expr::make_const_i64(e.ty(), pinned(e.ty(), &i).unwrap_or_default())
                 }
                 _ => {
-                    *self.uses.entry(name.clone()).or_insert(0) += 1;
+                    count_use(&mut self.uses, name);
                     e.clone()
                 }
             },
@@ -603,6 +603,17 @@ impl Simplifier {
 
     pub fn mk_select(&mut self, c: Expr, t: Expr, f: Expr) -> Expr {
         self.select_node(c, t, f, None)
+    }
+}
+
+/// Count one use of `name` (without allocating when it is counted already,
+/// as the names being tracked always are).
+fn count_use(uses: &mut FastMap<String, usize>, name: &str) {
+    match uses.get_mut(name) {
+        Some(n) => *n += 1,
+        None => {
+            uses.insert(name.to_string(), 1);
+        }
     }
 }
 
