@@ -136,6 +136,35 @@ int main(void) {
     void *f = halide_malloc(NULL, 100);
     CHECK(f != e);
     halide_free(NULL, f);
+    /* Large blocks (over 1 MB) freed by any thread serve a later request
+     * that uses at least half of one: the smallest that fits comes back. */
+    void *big1 = halide_malloc(NULL, 8 << 20);
+    void *big2 = halide_malloc(NULL, 3 << 20);
+    CHECK(big1 && big2 && (uintptr_t)big1 % 64 == 0 && (uintptr_t)big2 % 64 == 0);
+    memset(big1, 1, 8 << 20);
+    halide_free(NULL, big1);
+    halide_free(NULL, big2);
+    void *big3 = halide_malloc(NULL, 2 << 20);
+    CHECK(big3 == big2);
+    void *big4 = halide_malloc(NULL, 2 << 20);
+    CHECK(big4 != big1 && big4 != big2);
+    void *big5 = halide_malloc(NULL, 7 << 20);
+    CHECK(big5 == big1);
+    halide_free(NULL, big3);
+    halide_free(NULL, big4);
+    halide_free(NULL, big5);
+    /* What is held is bounded: 40 blocks of 20 MB come and go. */
+    void *many[40];
+    for (int i = 0; i < 40; i++) {
+        many[i] = halide_malloc(NULL, 20 << 20);
+        CHECK(many[i] != NULL);
+    }
+    for (int i = 0; i < 40; i++) {
+        halide_free(NULL, many[i]);
+    }
+    void *again = halide_malloc(NULL, 20 << 20);
+    CHECK(again != NULL);
+    halide_free(NULL, again);
 
     /* An error is reported, kept, and the program goes on. */
     halide_error(NULL, "something failed\n");

@@ -95,8 +95,87 @@ static void keep_cached(void *p) {
     ferrohalide_aligned_free(old);
 }
 
+/* Large blocks (over CACHED_MAX) that pipelines freed, kept for the next
+ * request they fit: a pipeline run again allocates the same large buffers
+ * (image pyramids, compute_root stages), and a fresh block is a page fault
+ * per 4 KB it touches (glibc maps blocks over its mmap threshold anew each
+ * time: local_laplacian's 50 MB pyramid level alone is 12k faults a run).
+ * At most BIG_SLOTS blocks and BIG_HELD_MAX bytes are held, the oldest
+ * freed first; a block serves a request that uses at least half of it. */
+enum { BIG_SLOTS = 16 };
+static const size_t BIG_HELD_MAX = (size_t)256 << 20;
+static struct halide_mutex big_lock;
+static void *big_blocks[BIG_SLOTS];
+static uint64_t big_stamp[BIG_SLOTS];
+static uint64_t big_clock;
+static size_t big_held;
+
+static void *take_big(size_t size) {
+    int at = -1;
+    halide_mutex_lock(&big_lock);
+    for (int i = 0; i < BIG_SLOTS; i++) {
+        void *p = big_blocks[i];
+        if (p && capacity_of(p) >= size && capacity_of(p) / 2 <= size &&
+            (at < 0 || capacity_of(p) < capacity_of(big_blocks[at]))) {
+            at = i;
+        }
+    }
+    void *p = 0;
+    if (at >= 0) {
+        p = big_blocks[at];
+        big_blocks[at] = 0;
+        big_held -= capacity_of(p);
+    }
+    halide_mutex_unlock(&big_lock);
+    return p;
+}
+
+/* Hold `p` (its capacity over CACHED_MAX), freeing the oldest held blocks
+ * to make room. */
+static void keep_big(void *p) {
+    size_t c = capacity_of(p);
+    if (c > BIG_HELD_MAX) {
+        ferrohalide_aligned_free(p);
+        return;
+    }
+    void *evicted[BIG_SLOTS];
+    int n = 0, free_slot = -1;
+    halide_mutex_lock(&big_lock);
+    for (;;) {
+        int oldest = -1;
+        free_slot = -1;
+        for (int i = 0; i < BIG_SLOTS; i++) {
+            if (!big_blocks[i]) {
+                free_slot = i;
+            } else if (oldest < 0 || big_stamp[i] < big_stamp[oldest]) {
+                oldest = i;
+            }
+        }
+        if (free_slot >= 0 && big_held + c <= BIG_HELD_MAX) {
+            break;
+        }
+        evicted[n++] = big_blocks[oldest];
+        big_held -= capacity_of(big_blocks[oldest]);
+        big_blocks[oldest] = 0;
+    }
+    big_blocks[free_slot] = p;
+    big_stamp[free_slot] = ++big_clock;
+    big_held += c;
+    halide_mutex_unlock(&big_lock);
+    for (int i = 0; i < n; i++) {
+        ferrohalide_aligned_free(evicted[i]);
+    }
+}
+
 static void *default_malloc(void *user_context, size_t size) {
     (void)user_context;
+    if (size > CACHED_MAX) {
+        void *p = take_big(size);
+        if (p) {
+            return p;
+        }
+        return ferrohalide_aligned_alloc(size);
+    }
     if (have_cache()) {
         void *p = take_cached(size);
         if (p) {
@@ -111,7 +190,9 @@ static void default_free(void *user_context, void *ptr) {
     if (!ptr) {
         return;
     }
-    if (capacity_of(ptr) <= CACHED_MAX && have_cache()) {
+    if (capacity_of(ptr) > CACHED_MAX) {
+        keep_big(ptr);
+    } else if (have_cache()) {
         keep_cached(ptr);
     } else {
         ferrohalide_aligned_free(ptr);
