@@ -46,6 +46,9 @@ static inline void ferrohalide_cpu_relax(void) {
 
 /* ---- text ---- */
 INTERNAL size_t ferrohalide_strlen(const char *s);
+/* The environment variable `name` as a whole number (surrounding spaces
+ * allowed), at most `max`; -1 when it is unset or not a number. */
+INTERNAL int ferrohalide_env_count(const char *name, int max);
 
 /* ---- the operating system (one implementation per target) ---- */
 /* Number of CPUs online (at least 1). */

@@ -100,11 +100,13 @@ static void keep_cached(void *p) {
  * (image pyramids, compute_root stages), and a fresh block is a page fault
  * per 4 KB it touches (glibc maps blocks over its mmap threshold anew each
  * time: local_laplacian's 50 MB pyramid level alone is 12k faults a run).
- * At most BIG_SLOTS blocks and BIG_HELD_MAX bytes are held, the oldest
- * freed first; a block serves a request that uses at least half of it. */
-enum { BIG_SLOTS = 16 };
-static const size_t BIG_HELD_MAX = (size_t)256 << 20;
+ * At most BIG_SLOTS blocks and FERROHALIDE_KEEP_FREED_MB (default 128 MB,
+ * enough for local_laplacian's 94 MB a run; 0 keeps none) are held, the
+ * oldest freed first; a block serves a request that uses at least half of
+ * it. */
+enum { BIG_SLOTS = 16, BIG_HELD_DEFAULT_MB = 128 };
 static struct halide_mutex big_lock;
+static int64_t big_held_max = -1; /* bytes; read from the environment once */
 static void *big_blocks[BIG_SLOTS];
 static uint64_t big_stamp[BIG_SLOTS];
 static uint64_t big_clock;
@@ -134,13 +136,18 @@ static void *take_big(size_t size) {
  * to make room. */
 static void keep_big(void *p) {
     size_t c = capacity_of(p);
-    if (c > BIG_HELD_MAX) {
-        ferrohalide_aligned_free(p);
-        return;
-    }
     void *evicted[BIG_SLOTS];
     int n = 0, free_slot = -1;
     halide_mutex_lock(&big_lock);
+    if (big_held_max < 0) {
+        int mb = ferrohalide_env_count("FERROHALIDE_KEEP_FREED_MB", 1 << 20);
+        big_held_max = (int64_t)(mb < 0 ? BIG_HELD_DEFAULT_MB : mb) << 20;
+    }
+    if (c > (uint64_t)big_held_max) {
+        halide_mutex_unlock(&big_lock);
+        ferrohalide_aligned_free(p);
+        return;
+    }
     for (;;) {
         int oldest = -1;
         free_slot = -1;
@@ -151,7 +158,7 @@ static void keep_big(void *p) {
                 oldest = i;
             }
         }
-        if (free_slot >= 0 && big_held + c <= BIG_HELD_MAX) {
+        if (free_slot >= 0 && big_held + c <= (uint64_t)big_held_max) {
             break;
         }
         evicted[n++] = big_blocks[oldest];

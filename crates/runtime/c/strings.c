@@ -12,6 +12,27 @@ size_t ferrohalide_strlen(const char *s) {
     return n;
 }
 
+int ferrohalide_env_count(const char *name, int max) {
+    const char *s = getenv(name);
+    if (!s) {
+        return -1;
+    }
+    while (*s == ' ') {
+        s++;
+    }
+    int n = 0, digits = 0;
+    for (; *s >= '0' && *s <= '9'; s++, digits++) {
+        n = n * 10 + (*s - '0');
+        if (n > max) {
+            n = max;
+        }
+    }
+    while (*s == ' ') {
+        s++;
+    }
+    return digits > 0 && *s == 0 ? n : -1;
+}
+
 static char *append(char *dst, char *end, const char *s, size_t n) {
     if (!dst || !end || dst >= end) {
         return dst;

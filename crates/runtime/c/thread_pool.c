@@ -83,32 +83,9 @@ static void init_pool(void) {
     ferrohalide_tls_create(&pool.current_job, 0);
 }
 
-/* HL_NUM_THREADS as a number in [1, MAX_THREADS] (surrounding spaces
- * allowed), else 0. */
-static int threads_from_environment(void) {
-    const char *s = getenv("HL_NUM_THREADS");
-    if (!s) {
-        return 0;
-    }
-    while (*s == ' ') {
-        s++;
-    }
-    int n = 0, digits = 0;
-    for (; *s >= '0' && *s <= '9'; s++, digits++) {
-        n = n * 10 + (*s - '0');
-        if (n > MAX_THREADS) {
-            n = MAX_THREADS;
-        }
-    }
-    while (*s == ' ') {
-        s++;
-    }
-    return digits > 0 && *s == 0 && n >= 1 ? n : 0;
-}
-
 static int default_threads(void) {
-    int n = threads_from_environment();
-    if (n == 0) {
+    int n = ferrohalide_env_count("HL_NUM_THREADS", MAX_THREADS);
+    if (n < 1) {
         n = ferrohalide_cpu_count();
     }
     return n < MAX_THREADS ? n : MAX_THREADS;
