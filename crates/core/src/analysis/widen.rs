@@ -9,20 +9,49 @@
 //! coordinate in it overflowed.
 //!
 //! Assumes: a scalar expression. Guarantees: every scalar Int(32) `+ - *
-//! / % min max select let` and comparison of Int(32) operands is computed
-//! in Int(64); anything else of type Int(32) (loads, calls, casts from
+//! / % min max select let likely` and comparison of Int(32) operands is
+//! computed in Int(64); anything else of type Int(32) (loads, calls, casts from
 //! other types) is evaluated as before and then widened. Expressions of
 //! other types keep their meaning.
 
 use std::collections::HashSet;
 
-use crate::ir::{Expr, ExprNode, Type};
+use crate::ir::{CallKind, Expr, ExprNode, Intrinsic, Type};
 
 /// `e` (of type Int(32)) as its exact Int(64) value.
 pub fn exact_int32(e: &Expr) -> Expr {
-    Widen { wide_lets: HashSet::new() }.wide(e)
+    ExactInt32::default().exact(e)
 }
 
+/// `exact_int32` for expressions inside `let` statements they may name: each
+/// Int(32) binding, declared with `bind` in order, gets a widened copy
+/// `<name>.i64` (the binding `bind` returns, for the caller to emit around
+/// the checks), and `exact` reads the copies.
+#[derive(Default)]
+pub struct ExactInt32 {
+    w: Widen,
+}
+
+impl ExactInt32 {
+    /// The enclosing `let name = value`: its widened binding if it is Int(32).
+    pub fn bind(&mut self, name: &str, value: &Expr) -> Option<(String, Expr)> {
+        if !is_i32(value) {
+            // The name now means a value of another type.
+            self.w.wide_lets.remove(name);
+            return None;
+        }
+        let wide = self.w.wide(value);
+        self.w.wide_lets.insert(name.to_string());
+        Some((wide_name(name), wide))
+    }
+
+    /// `e` (of type Int(32)) as its exact Int(64) value.
+    pub fn exact(&mut self, e: &Expr) -> Expr {
+        self.w.wide(e)
+    }
+}
+
+#[derive(Default)]
 struct Widen {
     /// Let-bound names whose widened copy `<name>.i64` is in scope.
     wide_lets: HashSet<String>,
@@ -52,6 +81,11 @@ impl Widen {
             }
             ExprNode::Select { cond, t, f } => Expr::select(self.keep(cond), self.wide(t), self.wide(f)),
             ExprNode::Let { name, value, body } => self.with_let(name, value, body, |w, b| w.wide(b)),
+            // Branch hints mean their argument (and only guide loop
+            // partitioning, which a check is not part of).
+            ExprNode::Call { kind: CallKind::Intrinsic(Intrinsic::Likely | Intrinsic::LikelyIfInnermost), args, .. } => {
+                self.wide(&args[0])
+            }
             _ => Expr::cast(Type::i64(), self.keep(e)),
         }
     }
@@ -127,5 +161,20 @@ mod tests {
         assert_eq!(eval(&e, big), -1, "4 * 2^30 wraps to a negative");
         assert_eq!(eval(&w, big), 4 * big as i128);
         assert_eq!(eval(&w, 7), 28);
+    }
+
+    #[test]
+    fn lets_bound_outside_and_branch_hints() {
+        // `let t = p * 4` is a statement around the check: the check reads
+        // its exact copy, also through a `likely`.
+        let p = Expr::var_i32("p");
+        let mut exact = ExactInt32::default();
+        let (name, wide) = exact.bind("t", &Expr::mul(p.clone(), Expr::i32(4))).unwrap();
+        assert_eq!(name, "t.i64");
+        let check = exact.exact(&Expr::likely(Expr::max(Expr::var_i32("t"), Expr::i32(3))));
+        let w = Expr::let_(name, wide, check);
+        let big = (1i64 << 29) + 1;
+        assert_eq!(eval(&w, big), 4 * big as i128);
+        assert_eq!(eval(&w, 0), 3);
     }
 }

@@ -16,8 +16,8 @@
 //! accesses of the final loop nests, Func calls not yet flattened); the
 //! regions are expressions in the buffers' shape variables and the Params.
 //! Guarantees: `EntryChecks::wrap` puts the query and the checks in front
-//! of the finished body, so no later pass sees them; with `no_asserts` the
-//! checks are dropped and the query kept.
+//! of the finished body, so only the control-expression CSE sees them; with
+//! `no_asserts` the checks are dropped and the query kept.
 
 use std::collections::HashMap;
 
@@ -173,8 +173,27 @@ pub fn entry_checks(
     // on): a query's answer then satisfies the constraints, and one buffer's
     // answer can grow another's (infer_input_bounds repeats the query).
     let constrained = super::buffer_checks::apply_shape_constraints(s, inputs, outputs);
-    let (bufs, loaded) = buffers(inputs, outputs, &constrained);
+    // The regions are measured inside the root body's opening lets and
+    // name them (see `split_root_lets`). The entry code runs in front of
+    // the finished body, where those lets may have been rewritten or
+    // dropped, so it binds its own copies, renamed.
+    let (root_lets, body) = super::buffer_checks::split_root_lets(&constrained);
+    let rename: HashMap<String, Expr> = root_lets
+        .iter()
+        .map(|(n, v)| (n.clone(), Expr::var(v.ty(), entry_name(n))))
+        .collect();
+    let (mut bufs, loaded) = buffers(inputs, outputs, &body);
+    for b in &mut bufs {
+        if let Some(r) = &mut b.region {
+            for iv in r.iter_mut() {
+                for bound in [&mut iv.min, &mut iv.max].into_iter().flatten() {
+                    *bound = substitute_map(&rename, bound);
+                }
+            }
+        }
+    }
     let mut e = EntryChecks::default();
+    e.lets = used_root_lets(&root_lets, &rename, &bufs);
     // A query can't be answered from the values of a buffer that is a
     // query itself.
     for b in bufs.iter().filter(|b| loaded.contains(&b.name)) {
@@ -278,6 +297,43 @@ pub fn entry_checks(
     }
     e.any_query = query_terms.into_iter().reduce(Expr::or);
     Ok(e)
+}
+
+/// The entry code's copy of root let `name`.
+fn entry_name(name: &str) -> String {
+    format!("{name}.entry")
+}
+
+/// The entry code's copies of the root lets its regions read, directly or
+/// through another copy, in order.
+fn used_root_lets(root_lets: &[(String, Expr)], rename: &HashMap<String, Expr>, bufs: &[EntryBuffer]) -> Vec<(String, Expr)> {
+    use crate::ir::visit::for_each_expr;
+    let mut used = std::collections::HashSet::new();
+    let note = |e: &Expr, used: &mut std::collections::HashSet<String>| {
+        for_each_expr(e, &mut |x| {
+            if let ExprNode::Variable { name, .. } = x.node() {
+                used.insert(name.clone());
+            }
+        })
+    };
+    for b in bufs {
+        for iv in b.region.iter().flatten() {
+            for bound in [&iv.min, &iv.max].into_iter().flatten() {
+                note(bound, &mut used);
+            }
+        }
+    }
+    let mut kept = vec![];
+    for (n, v) in root_lets.iter().rev() {
+        let copy = entry_name(n);
+        if used.contains(&copy) {
+            let v = substitute_map(rename, v);
+            note(&v, &mut used);
+            kept.push((copy, v));
+        }
+    }
+    kept.reverse();
+    kept
 }
 
 /// The checks of a real (not a bounds query) call on one buffer, in

@@ -442,13 +442,14 @@ fn lower_environment(
         offloaded = (o.kernels, o.state_buffers);
         Ok(o.host)
     })?;
-    s = log.run("common subexpressions", s, |s| Ok(crate::analysis::cse_control_exprs(s)))?;
     if let Some(entry) = entry {
         let bounds_query = !target.has_feature(crate::target::feature::NO_BOUNDS_QUERY);
         s = log.run("entry checks", s, |s| {
             Ok(entry.wrap(s.clone(), bounds_query, !options.no_asserts))
         })?;
     }
+    // After the entry code too: its regions repeat what they depend on.
+    s = log.run("common subexpressions", s, |s| Ok(crate::analysis::cse_control_exprs(s)))?;
 
     Ok(Lowered {
         pipeline: LoweredPipeline {
