@@ -307,19 +307,12 @@ fn entry_name(name: &str) -> String {
 /// The entry code's copies of the root lets its regions read, directly or
 /// through another copy, in order.
 fn used_root_lets(root_lets: &[(String, Expr)], rename: &HashMap<String, Expr>, bufs: &[EntryBuffer]) -> Vec<(String, Expr)> {
-    use crate::ir::visit::for_each_expr;
+    use crate::ir::visit::vars_used;
     let mut used = std::collections::HashSet::new();
-    let note = |e: &Expr, used: &mut std::collections::HashSet<String>| {
-        for_each_expr(e, &mut |x| {
-            if let ExprNode::Variable { name, .. } = x.node() {
-                used.insert(name.clone());
-            }
-        })
-    };
     for b in bufs {
         for iv in b.region.iter().flatten() {
             for bound in [&iv.min, &iv.max].into_iter().flatten() {
-                note(bound, &mut used);
+                used.extend(vars_used(bound));
             }
         }
     }
@@ -328,7 +321,7 @@ fn used_root_lets(root_lets: &[(String, Expr)], rename: &HashMap<String, Expr>, 
         let copy = entry_name(n);
         if used.contains(&copy) {
             let v = substitute_map(rename, v);
-            note(&v, &mut used);
+            used.extend(vars_used(&v));
             kept.push((copy, v));
         }
     }
