@@ -43,8 +43,7 @@ pub mod strings;
 pub mod trace;
 pub mod types;
 
-use std::collections::HashMap;
-
+use ferrohalide_core::fast_hash::FastMap;
 use ferrohalide_core::{Error, Result};
 use inkwell::llvm_sys::prelude::*;
 
@@ -64,7 +63,7 @@ pub(crate) struct FnState {
     pub entry_block: LLVMBasicBlockRef,
     pub user_context: Val,
     /// Name -> stack of values (innermost last).
-    pub symbols: HashMap<String, Vec<Val>>,
+    pub symbols: FastMap<String, Vec<Val>>,
     /// Runtime resources live at the current point (heap allocations,
     /// lock arrays), innermost last, released on error return.
     pub heap_allocs: Vec<LiveResource>,
@@ -100,7 +99,7 @@ impl FnState {
             function,
             entry_block,
             user_context,
-            symbols: HashMap::new(),
+            symbols: FastMap::default(),
             heap_allocs: Vec::new(),
             message_buffer: None,
             size,
@@ -116,7 +115,7 @@ pub struct CodeGen {
     pub(crate) f: FnState,
     pub(crate) pipeline_name: String,
     pub(crate) closure_counter: usize,
-    pub(crate) strings: HashMap<String, Val>,
+    pub(crate) strings: FastMap<String, Val>,
     /// Widest vector (in bits) the target handles natively.
     pub(crate) native_vector_bits: u32,
     /// Bytes in a pointer of the target (the module's data layout): the
@@ -189,7 +188,7 @@ impl CodeGen {
             f: FnState::new(std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), 0),
             pipeline_name: name.to_string(),
             closure_counter: 0,
-            strings: HashMap::new(),
+            strings: FastMap::default(),
             native_vector_bits,
             atomic_stores: false,
             gather_intrinsic_max_bits: if x86 { 64 } else { 0 },

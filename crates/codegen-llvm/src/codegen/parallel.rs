@@ -16,7 +16,9 @@
 //! stack. A non-zero return makes the enclosing function free its heap
 //! allocations and return that code.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
+
+use ferrohalide_core::fast_hash::FastSet;
 
 use ferrohalide_core::ir::visit::{walk_expr, walk_stmt, Visitor};
 use ferrohalide_core::ir::{Expr, ExprNode, Stmt, StmtNode};
@@ -36,7 +38,17 @@ const MAX_OUTLINED_SHARE: f64 = 0.7;
 #[derive(Default)]
 struct NameCollector {
     names: BTreeSet<String>,
-    seen: HashSet<usize>,
+    seen: FastSet<usize>,
+}
+
+impl NameCollector {
+    /// Records `name`, copying it only the first time (a loop body names
+    /// the same few variables thousands of times).
+    fn note(&mut self, name: &str) {
+        if !self.names.contains(name) {
+            self.names.insert(name.to_string());
+        }
+    }
 }
 
 impl Visitor for NameCollector {
@@ -45,19 +57,14 @@ impl Visitor for NameCollector {
             return;
         }
         match e.node() {
-            ExprNode::Variable { name, .. } => {
-                self.names.insert(name.clone());
-            }
-            ExprNode::Load { name, .. } => {
-                self.names.insert(name.clone());
-            }
+            ExprNode::Variable { name, .. } | ExprNode::Load { name, .. } => self.note(name),
             _ => {}
         }
         walk_expr(self, e)
     }
     fn visit_stmt(&mut self, s: &Stmt) {
         if let StmtNode::Store { name, .. } = s.node() {
-            self.names.insert(name.clone());
+            self.note(name);
         }
         walk_stmt(self, s)
     }
@@ -68,7 +75,7 @@ impl Visitor for NameCollector {
 #[derive(Default)]
 struct SizeCounter {
     size: usize,
-    seen: HashSet<usize>,
+    seen: FastSet<usize>,
 }
 
 impl Visitor for SizeCounter {
