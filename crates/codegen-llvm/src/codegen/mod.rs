@@ -72,6 +72,11 @@ pub(crate) struct FnState {
     /// The IR size of the statement this function generates (`ir_size`;
     /// 0 for wrappers): what outlining measures loops against.
     pub size: usize,
+    /// How many serial loops enclose the current point.
+    pub loop_depth: u32,
+    /// Whether this is the pipeline's body function, whose root lets are
+    /// hidden from LLVM's loop analyses (`hide_root_let`).
+    pub is_pipeline_body: bool,
 }
 
 /// A runtime resource live at the current point of a function.
@@ -103,6 +108,8 @@ impl FnState {
             heap_allocs: Vec::new(),
             message_buffer: None,
             size,
+            loop_depth: 0,
+            is_pipeline_body: false,
         }
     }
 }

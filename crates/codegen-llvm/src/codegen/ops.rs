@@ -7,7 +7,7 @@ use std::ffi::{c_char, CString};
 use ferrohalide_core::{Error, Result};
 use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::*;
-use inkwell::llvm_sys::LLVMTypeKind;
+use inkwell::llvm_sys::{LLVMAttributeFunctionIndex, LLVMInlineAsmDialect, LLVMTypeKind};
 
 use super::{CodeGen, Ty, Val};
 
@@ -491,6 +491,34 @@ impl CodeGen {
             let ft = self.t_fn(ret, params);
             let f = LLVMAddFunction(self.m, n.as_ptr(), ft);
             (f, ft)
+        }
+    }
+    /// `v` through an empty inline-asm register copy: the same value,
+    /// which LLVM's analyses cannot see through (an opaque operand for
+    /// scalar evolution). Marked as touching no memory, so it can still be
+    /// moved and merged.
+    pub(crate) fn opaque_copy(&self, v: Val) -> Val {
+        unsafe {
+            let t = self.type_of(v);
+            let ft = self.t_fn(t, &[t]);
+            let asm = LLVMGetInlineAsm(
+                ft,
+                c"".as_ptr() as *mut _,
+                0,
+                c"=r,0".as_ptr() as *mut _,
+                4,
+                0,
+                0,
+                LLVMInlineAsmDialect::LLVMInlineAsmDialectATT,
+                0,
+            );
+            let copy = self.call(asm, ft, &[v]);
+            for (name, value) in [("nounwind", 0u64), ("willreturn", 0), ("memory", 0)] {
+                let kind = LLVMGetEnumAttributeKindForName(name.as_ptr() as *const _, name.len());
+                let attr = LLVMCreateEnumAttribute(self.c, kind, value);
+                LLVMAddCallSiteAttribute(copy, LLVMAttributeFunctionIndex, attr);
+            }
+            copy
         }
     }
     pub(crate) fn call(&self, f: Val, ft: Ty, args: &[Val]) -> Val {
