@@ -557,8 +557,8 @@ pub fn has_side_effects(e: &Expr) -> bool {
 }
 
 /// The names of the variables `e` mentions (free or bound).
-pub fn vars_used(e: &Expr) -> std::collections::HashSet<String> {
-    let mut out = std::collections::HashSet::new();
+pub fn vars_used(e: &Expr) -> crate::fast_hash::FastSet<String> {
+    let mut out = crate::fast_hash::FastSet::default();
     for_each_expr(e, &mut |x| {
         if let ExprNode::Variable { name, .. } = x.node() {
             if !out.contains(name) {

@@ -107,12 +107,14 @@ impl Simplifier {
         self.push_var(name, VarFact::Info(info));
         self.set_let_value(name, value.clone());
         let saved = self.uses.insert(name.to_string(), 0);
-        self.tracked.push(name.to_string());
+        let hits = self.memo_hits;
         let r = body(self);
-        self.tracked.pop();
-        let used = self.uses.get(name).copied().unwrap_or(0) > 0;
-        // The count is conservative (rewrites may have cancelled uses); the
-        // caller confirms with `still_uses` before keeping the binding.
+        // A memo hit inside the body may have used the name (its result is
+        // not re-walked). The answer is conservative (rewrites may have
+        // cancelled uses, and a hit inside an inner binding of the same
+        // name counts here too); the caller confirms with `still_uses`
+        // before keeping the binding.
+        let used = self.uses.get(name).copied().unwrap_or(0) > 0 || self.memo_hits != hits;
         match saved {
             Some(n) => {
                 self.uses.insert(name.to_string(), n);

@@ -101,8 +101,10 @@ pub struct Simplifier {
     prove_cache: FastMap<(usize, usize, u64), (Expr, Expr, Option<bool>)>,
     /// Use counts of variables in simplified output, for dead-let removal.
     uses: FastMap<String, usize>,
-    /// Let-bound names whose uses are being counted (innermost last).
-    tracked: Vec<String>,
+    /// Memo hits so far. A hit's result is not re-walked for uses, so every
+    /// let bound around it counts as possibly used: a let sees whether
+    /// this moved while it was bound (`with_binding`).
+    memo_hits: u64,
     depth: u32,
     /// Set when constant folding in a non-overflowing type (int32/int64)
     /// overflowed. Code that builds expressions the program never
@@ -150,7 +152,7 @@ impl Simplifier {
             mutate_cache: FastMap::default(),
             prove_cache: FastMap::default(),
             uses: FastMap::default(),
-            tracked: vec![],
+            memo_hits: 0,
             depth: 0,
             overflowed: false,
             let_values: FastMap::default(),
@@ -401,12 +403,7 @@ impl Simplifier {
         if cacheable {
             if let Some((_, r)) = self.mutate_cache.get(&key) {
                 let r = r.clone();
-                // Keep use counts conservative for dead-let elimination
-                // without re-walking the result: every tracked let name
-                // counts as possibly used (confirmed exactly later).
-                for n in &self.tracked {
-                    count_use(&mut self.uses, n);
-                }
+                self.memo_hits += 1;
                 return r;
             }
         }
