@@ -1408,3 +1408,20 @@ def test_a_fuse_that_fails_leaves_the_schedule_as_it_was():
     with pytest.raises(hl.HalideError, match="Can't fuse Var t from RVar"):
         f.update(0).fuse(r.x, y, t)
     assert f.update(0).dump_argument_list() == before
+
+
+@differential()
+@pytest.mark.parametrize("size", [1, 3, 5])
+def test_unroll_of_an_extent_bounded_by_a_clamp(hl, size):
+    """Seed 41447: f's loop extent is symbolic but at most 2 (it is read at
+    clamp(x, 0, 1)); Halide unrolls by that constant upper bound with each
+    copy guarded (its BoundConstantExtentLoops), which ferrohalide refused
+    ("Can only unroll for loops over a constant extent")."""
+    x = hl.Var("x")
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x] = x * 10
+    g[x] = f[hl.clamp(x, 0, 1)] + x
+    f.compute_root().unroll(x)
+    out = g.realize([size])
+    assert np.array(out).tolist() == [10 * min(max(i, 0), 1) + i for i in range(size)]
+    return out

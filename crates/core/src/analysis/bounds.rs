@@ -95,6 +95,19 @@ fn no_overflow(ty: Type) -> bool {
     ty.is_float() || (ty.is_int() && ty.bits >= 32)
 }
 
+/// A constant upper bound of `e` whatever its free variables (the pipeline's
+/// buffer shapes and parameters) are: `min(y1, 2) - max(y0, 0) + 1` is at
+/// most 3 (Halide's constant bound of a register allocation).
+pub fn constant_upper_bound(e: &Expr) -> Option<i64> {
+    let mut scope = Scope::default();
+    crate::ir::visit::for_each_expr(e, &mut |x| {
+        if let Some(v) = x.as_variable() {
+            scope.insert(v.to_string(), Interval::everything());
+        }
+    });
+    simplify(&bounds_of_expr(e, &scope).max?).as_int_const()
+}
+
 pub fn bounds_of_expr(e: &Expr, scope: &Scope) -> Interval {
     let iv = bounds_raw(e, scope);
     // Narrow integer arithmetic may wrap: fall back to the type's range

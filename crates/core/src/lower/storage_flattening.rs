@@ -113,7 +113,7 @@ impl Flatten<'_> {
         for e in extents {
             let bound = self
                 .upper_bound_over_path(0, e)
-                .and_then(|b| b.as_int_const().or_else(|| constant_upper_bound(&b)));
+                .and_then(|b| b.as_int_const().or_else(|| crate::analysis::bounds::constant_upper_bound(&b)));
             if found_unknown && bound != Some(1) {
                 self.fail(Error::user(format!(
                     "Was unable to infer constant upper bound on extent of realization {name}. Use Func::bound_extent to specify it manually."
@@ -617,19 +617,6 @@ pub fn storage_flattening(s: &Stmt, env: &Environment) -> Result<Stmt> {
         Some(e) => Err(e),
         None => Ok(out),
     }
-}
-
-/// A constant upper bound of `e` whatever its free variables (the pipeline's
-/// buffer shapes and parameters) are: `min(y1, 2) - max(y0, 0) + 1` is at
-/// most 3 (Halide's constant bound of a register allocation).
-fn constant_upper_bound(e: &Expr) -> Option<i64> {
-    let mut scope = Scope::default();
-    crate::ir::visit::for_each_expr(e, &mut |x| {
-        if let Some(v) = x.as_variable() {
-            scope.insert(v.to_string(), Interval::everything());
-        }
-    });
-    simplify(&bounds_of_expr(e, &scope).max?).as_int_const()
 }
 
 /// Whether `s` reads or writes the buffer(s) of Func `name` (any Tuple
