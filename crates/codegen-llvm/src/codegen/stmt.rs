@@ -293,7 +293,7 @@ impl CodeGen {
     /// strength reduction then re-expands those expressions at 64 bits:
     /// in local_laplacian it took ~0.14 s on six small loops of this
     /// function (its optimization and machine code cost 2.8 G
-    /// instructions before, 1.9 G after; the module's 10.1 G -> 9.2 G).
+    /// instructions before, 1.9 G after; the module's 10.1 G -> 9.3 G).
     /// Closures and outlined loops read their lets from memory, which
     /// hides them already. The copy is free at run time (a register).
     fn hide_root_let(&mut self, value: &Expr, v: Val) -> Val {

@@ -112,7 +112,7 @@ impl Simplifier {
         // A memo hit inside the body may have used the name (its result is
         // not re-walked). The answer is conservative (rewrites may have
         // cancelled uses, and a hit inside an inner binding of the same
-        // name counts here too); the caller confirms with `still_uses`
+        // name counts here too); the caller confirms with `expr_uses`
         // before keeping the binding.
         let used = self.uses.get(name).copied().unwrap_or(0) > 0 || self.memo_hits != hits;
         match saved {
