@@ -1425,3 +1425,36 @@ def test_unroll_of_an_extent_bounded_by_a_clamp(hl, size):
     out = g.realize([size])
     assert np.array(out).tolist() == [10 * min(max(i, 0), 1) + i for i in range(size)]
     return out
+
+
+@differential()
+@pytest.mark.parametrize("size", [1, 3, 5])
+def test_vectorize_of_an_extent_bounded_by_a_clamp(hl, size):
+    """The vectorize form of seed 41447: f's loop extent is at most 2, so
+    Halide vectorizes by 2 with the body predicated on the real extent;
+    ferrohalide refused ("Can only vectorize loops over a constant
+    extent > 1")."""
+    x = hl.Var("x")
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x] = x * 10
+    g[x] = f[hl.clamp(x, 0, 1)] + x
+    f.compute_root().vectorize(x)
+    out = g.realize([size])
+    assert np.array(out).tolist() == [10 * min(max(i, 0), 1) + i for i in range(size)]
+    return out
+
+
+@differential()
+def test_vectorize_of_an_extent_bounded_by_a_clamp_computed_per_row(hl):
+    """A partial bound: f is computed per row of g over x in [2, 7] at most
+    (6 lanes), and g reads it at two clamped offsets."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x, y] = x * 3 + y
+    g[x, y] = f[hl.clamp(x, 2, 7), y] + f[hl.clamp(x + 1, 2, 7), y]
+    f.compute_at(g, y).vectorize(x)
+    g.vectorize(x, 4)
+    out = g.realize([9, 2])
+    want = [[(3 * min(max(i, 2), 7) + j) + (3 * min(max(i + 1, 2), 7) + j) for i in range(9)] for j in range(2)]
+    assert np.array(out).tolist() == want
+    return out

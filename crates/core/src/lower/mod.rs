@@ -145,6 +145,7 @@ pub fn lowered_stmt(
     Ok(lowered.pipeline.render(format))
 }
 
+pub mod bound_constant_extent_loops;
 pub mod lift_atomic_exprs;
 pub mod lower_safe_promises;
 pub mod partition_loops;
@@ -417,6 +418,7 @@ fn lower_environment(
     if options.no_asserts {
         s = log.run("strip asserts", s, |s| Ok(buffer_checks::strip_asserts(s)))?;
     }
+    s = log.run("bound constant extent loops", s, bound_constant_extent_loops::bound_constant_extent_loops)?;
     s = log.run("unroll loops", s, unroll_loops::unroll_loops)?;
     s = log.run("lift out of atomics", s, |s| Ok(lift_atomic_exprs::lift_atomic_exprs(s)))?;
     s = log.run("vectorize loops", s, vectorize_loops::vectorize_loops)?;

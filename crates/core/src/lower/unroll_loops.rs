@@ -8,25 +8,23 @@
 //! Guarantees: no `ForType::Unrolled` loop remains. Each unrolled loop is
 //! replaced by a Block of `extent` copies of its (recursively unrolled) body,
 //! copy `i` having the loop variable replaced by `min + i`. A loop of extent
-//! <= 0 becomes a no-op. An extent that is not a constant but has a constant
-//! upper bound through the enclosing lets (a Func computed over a clamped
-//! region) is unrolled to that bound, each copy guarded by
-//! `likely(v < min + extent)`, as Halide's BoundConstantExtentLoops does.
-//! An extent with no constant upper bound is a user error naming the loop.
+//! <= 0 becomes a no-op. (`bound_constant_extent_loops`, run before, has
+//! given every unrolled loop a constant extent where one can be found; any
+//! other is a user error naming the loop.)
 //!
 //! This file also holds two small helpers shared by the other loop passes:
 //! `const_int_value` (fold an integer constant tree) and `fold_binary`
 //! (build a binary op, folding integer constants and trivial identities).
 
 use crate::analysis::simplify::simplify;
-use crate::analysis::substitute::{substitute, substitute_in_stmt};
+use crate::analysis::substitute::substitute_in_stmt;
 use crate::error::{Error, Result};
-use crate::ir::visit::{mutate_stmt_children, vars_used};
+use crate::ir::visit::mutate_stmt_children;
 use crate::ir::{BinOp, Expr, ForType, Mutator, Stmt, StmtNode};
 
 /// Unroll every `ForType::Unrolled` loop in `s`.
 pub fn unroll_loops(s: &Stmt) -> Result<Stmt> {
-    let mut u = Unroller { error: None, lets: vec![] };
+    let mut u = Unroller { error: None };
     let out = u.mutate_stmt(s);
     match u.error {
         Some(e) => Err(e),
@@ -36,23 +34,6 @@ pub fn unroll_loops(s: &Stmt) -> Result<Stmt> {
 
 struct Unroller {
     error: Option<Error>,
-    /// The enclosing lets (innermost last), through which an extent's
-    /// constant bound is found.
-    lets: Vec<(String, Expr)>,
-}
-
-/// The largest value of `extent` with the enclosing lets it names
-/// substituted, if that is a constant whatever the free variables are.
-fn constant_upper_bound(extent: &Expr, lets: &[(String, Expr)]) -> Option<i64> {
-    let mut e = extent.clone();
-    let mut used = vars_used(&e);
-    for (n, v) in lets.iter().rev() {
-        if used.remove(n) {
-            e = substitute(n, v, &e);
-            used.extend(vars_used(v));
-        }
-    }
-    crate::analysis::bounds::constant_upper_bound(&e)
 }
 
 impl Mutator for Unroller {
@@ -65,12 +46,6 @@ impl Mutator for Unroller {
         if self.error.is_some() {
             return s.clone();
         }
-        if let StmtNode::LetStmt { name, value, body } = s.node() {
-            self.lets.push((name.clone(), value.clone()));
-            let b = self.mutate_stmt(body);
-            self.lets.pop();
-            return if b.same_as(body) { s.clone() } else { Stmt::let_stmt(name.clone(), value.clone(), b) };
-        }
         let StmtNode::For {
             name,
             min,
@@ -82,28 +57,14 @@ impl Mutator for Unroller {
             return mutate_stmt_children(self, s);
         };
         let simplified = simplify(extent);
-        let (n, guarded) = match const_int_value(&simplified) {
-            Some(n) => (n, false),
-            None => match constant_upper_bound(&simplified, &self.lets) {
-                Some(n) => (n, true),
-                None => {
-                    self.error = Some(Error::user(format!(
-                        "Can only unroll for loops over a constant extent. Loop over {name} has extent {simplified}."
-                    )));
-                    return s.clone();
-                }
-            },
+        let Some(n) = const_int_value(&simplified) else {
+            self.error = Some(Error::user(format!(
+                "Can only unroll for loops over a constant extent. Loop over {name} has extent {simplified}."
+            )));
+            return s.clone();
         };
         // Inner loops first, so each copy is already fully unrolled.
         let body = self.mutate_stmt(body);
-        // Copies past the actual extent do nothing.
-        let body = if guarded {
-            let end = Expr::add(min.clone(), simplified.clone());
-            let inside = Expr::likely(Expr::lt(Expr::var(min.ty(), name.clone()), end));
-            Stmt::if_then_else(inside, body, None)
-        } else {
-            body
-        };
         if n <= 0 {
             return Stmt::no_op();
         }
@@ -288,19 +249,6 @@ mod tests {
             err.message,
             "Can only unroll for loops over a constant extent. Loop over x has extent n."
         );
-    }
-
-    #[test]
-    fn extent_bounded_through_a_let_unrolls_to_the_bound_with_guards() {
-        // let e = clamp(n, 0, 2) in unrolled for x in [m, m + e): at most 2
-        // copies, each running only inside the actual extent.
-        let e = Expr::var_i32("e");
-        let clamped = Expr::max(Expr::min(Expr::var_i32("n"), Expr::i32(2)), Expr::i32(0));
-        let lp = Stmt::for_loop("x", Expr::var_i32("m"), e, ForType::Unrolled, Stmt::store("o", x(), x(), one()));
-        let out = unroll_loops(&Stmt::let_stmt("e", clamped, lp)).unwrap().to_string();
-        assert_eq!(out.matches("if (likely").count(), 2, "{out}");
-        assert!(!out.contains("for "), "{out}");
-        assert!(out.contains("o[(m + 1)] = (m + 1)"), "{out}");
     }
 
     #[test]
