@@ -12,8 +12,8 @@ struct Substitute<'a> {
     /// looks its name up (a std map would hash each with SipHash).
     replacements: FastMap<&'a str, &'a Expr>,
     hidden: Vec<String>,
-    /// Results per node (by address; the node is kept so the address
-    /// stays its own) while nothing is hidden: a node shared in the DAG is
+    /// Results per shared inner node (by address; the node is kept so the
+    /// address stays its own) while nothing is hidden: a node shared in the DAG is
     /// rewritten once and stays shared in the result. Without it, each
     /// substitution unfolds the DAG into a tree (bounds of image pyramids,
     /// whose every level reads the one below twice, grow exponentially).
@@ -60,7 +60,9 @@ impl<'a> Substitute<'a> {
 
 impl Mutator for Substitute<'_> {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
-        if !self.hidden.is_empty() {
+        // Leaves are cheap to rewrite, and a node with one parent is
+        // reached once unless an ancestor is reached twice (`is_shared`).
+        if !self.hidden.is_empty() || e.depth() == 1 || !e.is_shared() {
             return self.rewrite(e);
         }
         if let Some((_, r)) = self.done.get(&e.id()) {

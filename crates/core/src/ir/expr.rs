@@ -555,6 +555,12 @@ impl Expr {
     pub fn same_as(&self, other: &Expr) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
+    /// True if another handle holds this node too. A walk from one root
+    /// can reach a node twice only through a node with two parents, so a
+    /// memo of shared nodes alone keeps a DAG walk linear.
+    pub fn is_shared(&self) -> bool {
+        Arc::strong_count(&self.0) > 1
+    }
     pub fn lanes(&self) -> u16 {
         self.ty().lanes
     }

@@ -398,7 +398,9 @@ impl Simplifier {
                 | ExprNode::FloatImm(_)
                 | ExprNode::StringImm(_)
                 | ExprNode::Variable { .. }
-        );
+        ) && e.is_shared();
+        // (An unshared node is reached again only through a shared
+        // ancestor, whose own entry answers first.)
         let key = (expr_id(e), self.version);
         if cacheable {
             if let Some((_, r)) = self.mutate_cache.get(&key) {
