@@ -3,6 +3,8 @@ the host and JIT targets, HL_JIT_TARGET (issue 5, item 4).
 
 Host-specific details (the host's feature list, processor tuning) are never
 compared across implementations: only its os / arch / bits."""
+import pytest
+
 from .harness import differential, htype
 from .input_helpers import arr, error_key, run_script
 
@@ -310,3 +312,23 @@ def test_device_api_queries(hl):
 def test_enum_str_names_member(hl):
     return [str(hl.TargetFeature.AVX), str(hl.TargetOS.Linux), str(hl.TargetArch.X86),
             repr(hl.TargetFeature.AVX)]
+
+
+@pytest.mark.parametrize("feature", ["Profile", "ProfileByTimer", "ASAN", "MSAN", "TSAN",
+                                     "SanitizerCoverage", "FuzzFloatStores",
+                                     "CheckUnsafePromises", "CPlusPlusMangling",
+                                     "EmbedBitcode", "SoftFloatABI"])
+def test_unimplemented_target_features_are_refused_by_name(feature):
+    """A feature that would change what the compiled code does (Halide's
+    profiler report, sanitizer instrumentation, ...) is refused when
+    compiling, naming it, not accepted and ignored; constructing and printing
+    such a Target still works."""
+    import ferrohalide as hl
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = x
+    t = hl.get_jit_target_from_environment().with_feature(getattr(hl.TargetFeature, feature))
+    assert t.has_feature(getattr(hl.TargetFeature, feature)) and hl.Target(str(t)) == t
+    with pytest.raises(hl.HalideError, match="Target feature .* is not implemented"):
+        f.realize([4], t)
+    assert list(f.realize([4])) == [0, 1, 2, 3]

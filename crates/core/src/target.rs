@@ -166,6 +166,27 @@ pub const FEATURES: &[(&str, u8, &str)] = &[
     ("Simulator", 100, "simulator"),
 ];
 
+/// Features that change what compiled code does (or its ABI) and that
+/// ferrohalide does not implement: profile, profile_by_timer, msan, tsan,
+/// asan, sanitizer_coverage, fuzz_float_stores, check_unsafe_promises,
+/// c_plus_plus_name_mangling, embed_bitcode, soft_float_abi. The other
+/// features are implemented, select the instruction set, or only tune code
+/// generation (`enable_llvm_loop_opt`, `semihosting`, ...); device
+/// features are refused where a loop runs on the device.
+const UNIMPLEMENTED_FEATURES: [Feature; 11] = [
+    Feature(30),
+    Feature(86),
+    Feature(39),
+    Feature(56),
+    Feature(57),
+    Feature(85),
+    Feature(37),
+    Feature(59),
+    Feature(33),
+    Feature(61),
+    Feature(38),
+];
+
 /// Features also accepted under another spelling when parsing.
 const FEATURE_ALIASES: &[(&str, u8)] = &[("hvx", 35)];
 
@@ -463,6 +484,20 @@ impl Target {
             .map(Feature)
             .filter(|f| self.has_feature(*f))
             .collect()
+    }
+
+    /// An error naming the first feature of this target that would change
+    /// what compiled code does but that ferrohalide does not implement
+    /// (Halide's profiler, the sanitizers' instrumentation, ...): compiling
+    /// for it must not quietly produce code without it.
+    pub fn check_features_implemented(&self) -> crate::error::Result<()> {
+        match UNIMPLEMENTED_FEATURES.iter().find(|f| self.has_feature(**f)) {
+            Some(f) => Err(crate::error::Error::unimplemented(format!(
+                "Target feature {} (target {self})",
+                f.as_str()
+            ))),
+            None => Ok(()),
+        }
     }
 
     pub fn has_gpu_feature(&self) -> bool {

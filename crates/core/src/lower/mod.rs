@@ -261,6 +261,7 @@ fn lower_here(outputs: &[Function], name: &str, options: &LowerOptions) -> Resul
     } else {
         options.target.clone()
     };
+    target.check_features_implemented()?;
     crate::lang::target_queries::with_compile_target(&target, || {
         lower_for_target(outputs, name, options, &target)
     })
