@@ -1437,34 +1437,19 @@ def test_a_fuse_that_fails_leaves_the_schedule_as_it_was():
 
 
 @differential()
+@pytest.mark.parametrize("directive", ["unroll", "vectorize"])
 @pytest.mark.parametrize("size", [1, 3, 5])
-def test_unroll_of_an_extent_bounded_by_a_clamp(hl, size):
+def test_unroll_or_vectorize_of_an_extent_bounded_by_a_clamp(hl, size, directive):
     """Seed 41447: f's loop extent is symbolic but at most 2 (it is read at
-    clamp(x, 0, 1)); Halide unrolls by that constant upper bound with each
-    copy guarded (its BoundConstantExtentLoops), which ferrohalide refused
-    ("Can only unroll for loops over a constant extent")."""
+    clamp(x, 0, 1)); Halide unrolls or vectorizes by that constant upper
+    bound with the body guarded (its BoundConstantExtentLoops), which
+    ferrohalide refused ("Can only unroll for loops over a constant extent",
+    "Can only vectorize loops over a constant extent > 1")."""
     x = hl.Var("x")
     f, g = hl.Func("f"), hl.Func("g")
     f[x] = x * 10
     g[x] = f[hl.clamp(x, 0, 1)] + x
-    f.compute_root().unroll(x)
-    out = g.realize([size])
-    assert np.array(out).tolist() == [10 * min(max(i, 0), 1) + i for i in range(size)]
-    return out
-
-
-@differential()
-@pytest.mark.parametrize("size", [1, 3, 5])
-def test_vectorize_of_an_extent_bounded_by_a_clamp(hl, size):
-    """The vectorize form of seed 41447: f's loop extent is at most 2, so
-    Halide vectorizes by 2 with the body predicated on the real extent;
-    ferrohalide refused ("Can only vectorize loops over a constant
-    extent > 1")."""
-    x = hl.Var("x")
-    f, g = hl.Func("f"), hl.Func("g")
-    f[x] = x * 10
-    g[x] = f[hl.clamp(x, 0, 1)] + x
-    f.compute_root().vectorize(x)
+    getattr(f.compute_root(), directive)(x)
     out = g.realize([size])
     assert np.array(out).tolist() == [10 * min(max(i, 0), 1) + i for i in range(size)]
     return out

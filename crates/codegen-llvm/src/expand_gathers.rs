@@ -165,6 +165,16 @@ mod tests {
     use inkwell::context::Context;
     use inkwell::memory_buffer::MemoryBuffer;
 
+    /// The module `ir` with its gathers expanded, verified, as text.
+    fn expanded(ir: &str) -> String {
+        let context = Context::create();
+        let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test");
+        let module = context.create_module_from_ir(buffer).unwrap();
+        unsafe { super::expand_all_lanes_gathers(module.as_mut_ptr()) };
+        module.verify().unwrap();
+        module.print_to_string().to_string()
+    }
+
     #[test]
     fn all_lanes_gathers_become_scalar_loads_and_predicated_ones_stay() {
         let ir = "
@@ -180,12 +190,7 @@ mod tests {
             ret <4 x i32> %t
           }
           declare <4 x i32> @llvm.masked.gather.v4i32.v4p0(<4 x ptr>, i32, <4 x i1>, <4 x i32>)";
-        let context = Context::create();
-        let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test");
-        let module = context.create_module_from_ir(buffer).unwrap();
-        unsafe { super::expand_all_lanes_gathers(module.as_mut_ptr()) };
-        module.verify().unwrap();
-        let text = module.print_to_string().to_string();
+        let text = expanded(ir);
         let calls = text
             .lines()
             .filter(|l| l.contains("call") && l.contains("@llvm.masked.gather"))
@@ -214,12 +219,7 @@ mod tests {
             ret <4 x float> %all
           }
           declare <4 x float> @llvm.masked.gather.v4f32.v4p0(<4 x ptr>, i32, <4 x i1>, <4 x float>)";
-        let context = Context::create();
-        let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test");
-        let module = context.create_module_from_ir(buffer).unwrap();
-        unsafe { super::expand_all_lanes_gathers(module.as_mut_ptr()) };
-        module.verify().unwrap();
-        let text = module.print_to_string().to_string();
+        let text = expanded(ir);
         assert_eq!(text.matches("extractelement <4 x i32> %idx").count(), 4, "{text}");
         assert_eq!(text.matches("sext i32").count(), 4, "{text}");
         assert!(!text.contains("<4 x i64>"), "{text}");
