@@ -940,6 +940,20 @@ def test_unrolled_narrow_integer_chain(hl, n):
 
 
 
+def _blend_split_of_an_outer_var(hl, tail):
+    """Seed 6904's shape: a `tail` split of the outer var of a ShiftInwards
+    vectorize, whose inner part is split again and vectorized."""
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = hl.abs(hl.i64_sat(x))
+    s0, s1, s2 = hl.Var("s0"), hl.Var("s1"), hl.Var("s2")
+    f.vectorize(x, 4, hl.TailStrategy.ShiftInwards)
+    f.split(x, x, s0, 8, tail)
+    f.split(s0, s1, s2, 5)
+    f.vectorize(s2, 4)
+    return f
+
+
 def test_a_round_up_and_blend_split_that_is_not_innermost_is_an_error():
     """Fuzz seed 6904: a RoundUpAndBlend split of an outer var whose inner
     var is split again and vectorized: Halide computes garbage there (its
@@ -948,14 +962,7 @@ def test_a_round_up_and_blend_split_that_is_not_innermost_is_an_error():
     this check."""
     import ferrohalide as hl
 
-    x = hl.Var("x")
-    f = hl.Func("f")
-    f[x] = hl.abs(hl.i64_sat(x))
-    s0, s1, s2 = hl.Var("s0"), hl.Var("s1"), hl.Var("s2")
-    f.vectorize(x, 4, hl.TailStrategy.ShiftInwards)
-    f.split(x, x, s0, 8, hl.TailStrategy.RoundUpAndBlend)
-    f.split(s0, s1, s2, 5)
-    f.vectorize(s2, 4)
+    f = _blend_split_of_an_outer_var(hl, hl.TailStrategy.RoundUpAndBlend)
     with pytest.raises(hl.HalideError, match="not an innermost split"):
         f.realize([8])
 
@@ -967,14 +974,8 @@ def test_a_shift_inwards_and_blend_split_that_is_not_innermost(hl, n):
     `unroll(x, 2).vectorize(x, 3, ShiftInwardsAndBlend)`: Halide accepts both
     and computes the right values (the blend masks the low lanes, which the
     previous iteration wrote already); ferrohalide refused them."""
+    f = _blend_split_of_an_outer_var(hl, hl.TailStrategy.ShiftInwardsAndBlend)
     x, y = hl.Var("x"), hl.Var("y")
-    f = hl.Func("f")
-    f[x] = hl.abs(hl.i64_sat(x))
-    s0, s1, s2 = hl.Var("s0"), hl.Var("s1"), hl.Var("s2")
-    f.vectorize(x, 4, hl.TailStrategy.ShiftInwards)
-    f.split(x, x, s0, 8, hl.TailStrategy.ShiftInwardsAndBlend)
-    f.split(s0, s1, s2, 5)
-    f.vectorize(s2, 4)
     out = f.realize([n])
     assert np.array(out).tolist() == list(range(n))
     g = hl.Func("g")
