@@ -968,6 +968,35 @@ def test_a_round_up_and_blend_split_that_is_not_innermost_is_an_error():
 
 
 @differential()
+@pytest.mark.parametrize("earlier", ["RoundUp", "GuardWithIf"])
+@pytest.mark.parametrize("stage", ["pure", "update"])
+def test_a_round_up_and_blend_split_of_an_outer_var_whose_tail_does_not_shift(hl, earlier, stage):
+    """Fuzz seed 42405: `vectorize(x, 2, RoundUp).vectorize(x, 8,
+    RoundUpAndBlend)` was refused as seed 6904's shape, but its earlier tail
+    does not shift inwards, so the outer loop's iterations stay disjoint and
+    the blend stores no stale lane: Halide is right there, and so is this."""
+    x, y, xi = hl.Var("x"), hl.Var("y"), hl.Var("xi")
+    outs = []
+    for fa, fb, widths in [(2, 8, [1, 5, 9, 16, 19]), (3, 4, [2, 7, 13]), (4, 3, [6, 11])]:
+        for n in widths:
+            f = hl.Func("f")
+            f[x, y] = x + 10 * y
+            f[x, y] = f[x, y] + 1000
+            s = f if stage == "pure" else f.update(0)
+            s.split(x, x, xi, fa, getattr(hl.TailStrategy, earlier))
+            s.vectorize(xi)
+            s.vectorize(x, fb, hl.TailStrategy.RoundUpAndBlend)
+            g = hl.Func("g")
+            g[x, y] = f[x, y]
+            f.compute_root()
+            out = g.realize([n, 3])
+            expected = np.add.outer(10 * np.arange(3), np.arange(n)) + 1000
+            assert np.array_equal(np.asarray(out), expected), (fa, fb, n)
+            outs.append(out)
+    return outs
+
+
+@differential()
 @pytest.mark.parametrize("n", [4, 5, 8, 13, 33])
 def test_a_shift_inwards_and_blend_split_that_is_not_innermost(hl, n):
     """The seed 6904 shape with ShiftInwardsAndBlend, and fuzz seed 42249's

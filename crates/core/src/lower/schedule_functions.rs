@@ -558,10 +558,11 @@ fn vectorized_from(stage: &StageSchedule, k: usize, var: &str) -> bool {
 ///   as a parallel one must (which `check_blend_races` refuses; fuzz seeds
 ///   7300, 8850, Halide equally wrong). RoundUpAndBlend's tail reads only past
 ///   the region, which no other iteration writes (fuzz seed 11045);
-/// - a RoundUpAndBlend split of the outer var of an earlier split whose
-///   inner part is vectorized (fuzz seed 6904): the rounded-up lanes,
-///   clamped by the earlier split onto the last valid one, store back a
-///   stale value (Halide computes garbage). ShiftInwardsAndBlend there masks
+/// - a RoundUpAndBlend split, its inner part vectorized, of the outer var
+///   of an earlier split whose tail shifts inwards (fuzz seed 6904): the
+///   rounded-up lanes, clamped by the earlier split onto the last valid
+///   one, store back a stale value (Halide computes garbage). After a
+///   RoundUp or GuardWithIf tail Halide is right, and so is this (42405). ShiftInwardsAndBlend there masks
 ///   the low lanes, which the previous iteration wrote: right in both
 ///   (fuzz seed 42249).
 fn check_blend_splits(stage: &StageSchedule, func: &str) -> Result<()> {
@@ -575,16 +576,43 @@ fn check_blend_splits(stage: &StageSchedule, func: &str) -> Result<()> {
                 "In schedule for {func}, the outer loop of the {tail:?} split of {old} is vectorized: a blend tail reads what earlier iterations wrote, so that loop must run in order.\n"
             )));
         }
-        let outer_of_earlier = stage.splits[..k]
-            .iter()
-            .any(|e| matches!(e, Split::Split { outer, .. } if outer == old));
-        if *tail == TailStrategy::RoundUpAndBlend && outer_of_earlier && vectorized_from(stage, k, inner) {
+        if *tail == TailStrategy::RoundUpAndBlend
+            && outer_of_a_clamped_split(&stage.splits[..k], old)
+            && vectorized_from(stage, k, inner)
+        {
             return Err(Error::user(format!(
-                "In schedule for {func}, the {tail:?} split of {old} is not an innermost split ({old} is the outer loop of an earlier split) and its inner loop is vectorized, which that tail strategy does not allow.\n"
+                "In schedule for {func}, the {tail:?} split of {old} is not an innermost split ({old} is the outer loop of an earlier split whose tail shifts inwards) and its inner loop is vectorized, which that tail strategy does not allow.\n"
             )));
         }
     }
     Ok(())
+}
+
+/// Whether `var` descends, through outer loops only, from a split among
+/// `earlier` whose tail shifts its last iteration inwards (ShiftInwards,
+/// ShiftInwardsAndBlend, or Auto, which a pure stage resolves to
+/// ShiftInwards): that last outer iteration then overlaps the one before,
+/// which is what makes a later RoundUpAndBlend store stale lanes. With a
+/// RoundUp, GuardWithIf or predicated tail above it, the outer loop's
+/// iterations stay disjoint and the blend is right (fuzz seed 42405).
+fn outer_of_a_clamped_split(earlier: &[Split], var: &str) -> bool {
+    let mut var = var.to_string();
+    for s in earlier.iter().rev() {
+        match s {
+            Split::Split { old, outer, tail, .. } if *outer == var => {
+                if matches!(
+                    tail,
+                    TailStrategy::ShiftInwards | TailStrategy::ShiftInwardsAndBlend | TailStrategy::Auto
+                ) {
+                    return true;
+                }
+                var = old.clone();
+            }
+            Split::Rename { old, new } if *new == var => var = old.clone(),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The inner dims of PredicateLoads / PredicateStores splits: splitting
