@@ -8,7 +8,8 @@ store_at, hoist_storage(_root); bound, bound_extent, align_bounds, align_extent,
 reorder_storage, fold_storage, store_in; update stages with RVar splits, reorders
 of RVars and pure Vars, atomic(), rfactor() (and the intermediate's schedule);
 in_() / clone_in() wrappers; specialize (on Params and ImageParam sizes),
-specialize_fail; compute_with.
+specialize_fail; compute_with; from seed EXTRAS_FROM_SEED on, async, ring_buffer,
+memoize, partition policies, align_storage, bound_storage and prefetch.
 
 The generator plans placements first (consumers before producers), so that loop
 directives go to Funcs that have loops, and compute_at / store_at name loops of
@@ -20,6 +21,8 @@ implementations alike.
 """
 
 from __future__ import annotations
+
+import random
 
 # (weight, TailStrategy): the predicated and blending strategies are rarer, so the
 # ones ferrohalide lacks do not mask other bugs in too many programs.
@@ -33,6 +36,10 @@ RVAR_TAILS = [(3, "Auto"), (3, "GuardWithIf"), (1, "Predicate"), (0.3, "RoundUp"
 FACTORS = [1, 2, 2, 3, 4, 4, 5, 8, 8, 16]
 MEMORY_TYPES = ["Auto", "Heap", "Stack", "Register"]
 INVALID = 0.015  # how often a choice ignores validity on purpose (a program makes dozens)
+# Seeds from here on also draw the directives of `extras` (async, ring_buffer,
+# memoize, partition, align_storage, bound_storage, prefetch), from an RNG of their
+# own, so the programs of every earlier seed (which the seed lists name) are unchanged.
+EXTRAS_FROM_SEED = 50000
 
 
 class Stage:
@@ -125,6 +132,8 @@ class ScheduleGen:
             self.specialize()
         if self.chance(0.03):
             self.compute_with()
+        if self.p.seed >= EXTRAS_FROM_SEED:
+            self.extras()
         return self.lines
 
     # ------------------------------------------------------------------ placement planning
@@ -416,6 +425,59 @@ class ScheduleGen:
             self.emit(f"{f.name}.fold_storage({v}, {self.r.choice([2, 3, 4, 8, 16])}{fwd})")
         else:
             self.emit(f"{f.name}.store_in(hl.MemoryType.{self.r.choice(MEMORY_TYPES)})")
+
+    # ------------------------------------------------------------------ extras (seeds >= EXTRAS_FROM_SEED)
+    def extras(self):
+        """Directives drawn after the rest of the schedule, on the final loop dims
+        of each stage, from a second RNG (see EXTRAS_FROM_SEED)."""
+        r = random.Random(f"extras-{self.p.seed}")
+        chance = lambda q: r.random() < q
+        computed = [n for n, (kind, _) in self.placement.items()
+                    if kind in ("root", "at") and n in self.funcs]
+        for name in sorted(computed):
+            kind, _ = self.placement[name]
+            if chance(0.2):
+                self.emit(f"{name}.async_()")
+                if kind == "at" and chance(0.2):
+                    # ring_buffer needs storage hoisted out of the store level.
+                    self.emit(f"{name}.hoist_storage_root()")
+                    self.emit(f"{name}.ring_buffer({r.choice([1, 2, 3])})")
+            if kind == "root" and chance(0.1):
+                self.emit(f"{name}.memoize()")
+        for f in self.p.funcs:
+            if not self.has_loops(f.name):
+                continue
+            for st in self.stages[f.name]:
+                names = st.names()
+                if not names:
+                    continue
+                roll = r.random()
+                if roll < 0.15:
+                    v = r.choice(names)
+                    # Always errs where nothing is partitioned: the rarest.
+                    mode = r.choice(["Never", "Never", "Auto", "Auto", "Always"])
+                    self.emit(f"{st.prefix}.partition({v}, hl.Partition.{mode})")
+                elif roll < 0.2:
+                    which = "always_partition_all" if chance(0.25) else "never_partition_all"
+                    self.emit(f"{st.prefix}.{which}()")
+                elif roll < 0.25:
+                    vs = r.sample(names, r.randint(1, min(2, len(names))))
+                    which = "always_partition" if chance(0.25) else "never_partition"
+                    self.emit(f"{st.prefix}.{which}([{', '.join(vs)}])")
+            if chance(0.06):
+                v = r.choice(self.p.vars)
+                self.emit(f"{f.name}.align_storage({v}, {r.choice([2, 4, 8, 16])})")
+            if chance(0.04):
+                v = r.choice(self.p.vars)
+                d = self.p.vars.index(v)
+                ext = self.p.out_extent[d] + r.choice([-1, 2, 8, 40])
+                self.emit(f"{f.name}.bound_storage({v}, {max(ext, 1)})")
+            callees = sorted(c for c in self.funcs if (f.name, 0) in self.uses.get(c, ()))
+            if callees and chance(0.06):
+                st = self.stages[f.name][0]
+                at = r.choice(st.names() or self.p.vars)
+                frm = at if chance(0.8) else r.choice(st.names() or self.p.vars)
+                self.emit(f"{f.name}.prefetch({r.choice(callees)}, {at}, {frm}, {r.choice([1, 2, 4])})")
 
     # ------------------------------------------------------------------ wrappers, specialize, compute_with
     def wrapper(self):

@@ -91,3 +91,25 @@ def test_never_keeps_the_loop_whole(tmp_path):
     assert ".s0.x.prologue" not in text["never_x"]
     assert ".s0.x.epilogue" not in text["never_x"]
     assert ".s0.y.prologue" in text["never_x"]
+
+
+@differential()
+@pytest.mark.parametrize("inner_tail", ["RoundUp", "GuardWithIf"])
+def test_always_partition_of_a_fused_loop_over_a_shifted_split(hl, inner_tail):
+    """Fuzz seed 50016: the ShiftInwards clamp of `xo * 8` bounds a loop
+    fused from xo, through `xo = t / 4`; Halide partitions that loop,
+    ferrohalide's solver read no division and `always_partition` raised."""
+    x, y = hl.Var("x"), hl.Var("y")
+    xo, xi, v, t = hl.Var("xo"), hl.Var("xi"), hl.Var("v"), hl.Var("t")
+    outs = []
+    for width in [8, 13, 21]:
+        f = hl.Func("f")
+        f[x, y] = x * 3 + y
+        f.split(x, xo, xi, 8)
+        f.split(xi, xi, v, 2 if inner_tail == "RoundUp" else 3, getattr(hl.TailStrategy, inner_tail))
+        f.vectorize(v).reorder(xi, xo).fuse(xi, xo, t)
+        f.always_partition([t])
+        out = f.realize([width, 3])
+        assert np.array_equal(np.asarray(out), np.add.outer(np.arange(3), 3 * np.arange(width)))
+        outs.append(out)
+    return outs

@@ -581,11 +581,17 @@ fn solve_cmp(
         }
         return None;
     }
-    let (ka, ra) = linear(a, var)?;
-    let (kb, rb) = linear(b, var)?;
+    let (Some((ka, ra)), Some((kb, rb))) = (linear(a, var), linear(b, var)) else {
+        return solve_quotient_cmp(op, a, b, var, ty, bounds);
+    };
     // a - b = k * var + r
     let k = ka.checked_sub(kb)?;
     let r = fold_binary(BinOp::Sub, ra, rb);
+    solve_linear_cmp(op, k, r, ty, bounds)
+}
+
+/// A range on which `k * var + r op 0` holds.
+fn solve_linear_cmp(op: BinOp, k: i64, r: Expr, ty: Type, bounds: &(Expr, Expr)) -> Option<Interval> {
     if k == 0 {
         // Loop-invariant (`a - b == r`): all iterations or none.
         let c = Expr::binary(op, r, Expr::zero(ty));
@@ -607,6 +613,93 @@ fn solve_cmp(
                 lo: Some(v.clone()),
                 hi: Some(v),
             })
+        }
+        _ => None,
+    }
+}
+
+/// `a op b` where `a - b` is `c * (u / d) + r`, `u` linear in `var`
+/// and `d` a positive constant: a fused loop's coordinates are quotients
+/// of the fused var (`xo = t / 4`), and a ShiftInwards clamp of `xo * 8`
+/// then bounds `t` through the division. Solved for `w = u / d` first;
+/// floor division is monotonic, so `w <= h` is exactly `u <= h * d + d - 1`
+/// and `w >= l` exactly `u >= l * d`, which are solved for `var`.
+fn solve_quotient_cmp(
+    op: BinOp,
+    a: &Expr,
+    b: &Expr,
+    var: &str,
+    ty: Type,
+    bounds: &(Expr, Expr),
+) -> Option<Interval> {
+    let (ca, qa, ra) = quotient_linear(a, var)?;
+    let (cb, qb, rb) = quotient_linear(b, var)?;
+    let (u, d) = match (qa, qb) {
+        (Some(q), None) | (None, Some(q)) => q,
+        (Some(p), Some(q)) if p.1 == q.1 && crate::ir::equal(&p.0, &q.0) => p,
+        _ => return None,
+    };
+    let c = ca.checked_sub(cb)?;
+    let r = fold_binary(BinOp::Sub, ra, rb);
+    if c == 0 {
+        // Invariant in `var` after all (`0 * (u / d)`).
+        return solve_linear_cmp(op, 0, r, ty, bounds);
+    }
+    let w = solve_linear_cmp(op, c, r, ty, bounds)?;
+    let k = |v: i64| Expr::make_const_i64(ty, v);
+    let mut out = Interval { lo: None, hi: None };
+    if let Some(h) = w.hi {
+        let top = fold_binary(BinOp::Add, fold_binary(BinOp::Mul, h, k(d)), k(d - 1));
+        out = intersect(out, solve_cmp(BinOp::LE, &u, &top, var, ty, bounds)?);
+    }
+    if let Some(l) = w.lo {
+        let bottom = fold_binary(BinOp::Mul, l, k(d));
+        out = intersect(out, solve_cmp(BinOp::GE, &u, &bottom, var, ty, bounds)?);
+    }
+    Some(out)
+}
+
+/// `e` as `c * q + r` with `r` free of `var`, where `q` is `None` (then
+/// `c` is 0) or the one quotient `(u, d)`, `u / d`, of an expression
+/// linear in `var` by a positive constant that `e` reads `var` through.
+#[allow(clippy::type_complexity)]
+fn quotient_linear(e: &Expr, var: &str) -> Option<(i64, Option<(Expr, i64)>, Expr)> {
+    if !expr_uses_var(e, var) {
+        return Some((0, None, e.clone()));
+    }
+    if let Some(a) = likely_arg(e) {
+        return quotient_linear(a, var);
+    }
+    let t = e.ty();
+    match e.node() {
+        ExprNode::Binary { op: BinOp::Div, a, b } => {
+            let d = const_int_value(b).filter(|&d| d > 0)?;
+            let (k, _) = linear(a, var)?;
+            (k != 0).then(|| (1, Some((a.clone(), d)), Expr::zero(t)))
+        }
+        ExprNode::Binary {
+            op: op @ (BinOp::Add | BinOp::Sub),
+            a,
+            b,
+        } => {
+            let (ca, qa, ra) = quotient_linear(a, var)?;
+            let (cb, qb, rb) = quotient_linear(b, var)?;
+            let q = match (qa, qb) {
+                (q, None) | (None, q) => q,
+                (Some(p), Some(q)) if p.1 == q.1 && crate::ir::equal(&p.0, &q.0) => Some(p),
+                _ => return None,
+            };
+            let c = if *op == BinOp::Add { ca.checked_add(cb)? } else { ca.checked_sub(cb)? };
+            Some((c, q, fold_binary(*op, ra, rb)))
+        }
+        ExprNode::Binary { op: BinOp::Mul, a, b } => {
+            let (x, m) = match (const_int_value(a), const_int_value(b)) {
+                (_, Some(m)) => (a, m),
+                (Some(m), _) => (b, m),
+                _ => return None,
+            };
+            let (c, q, r) = quotient_linear(x, var)?;
+            Some((c.checked_mul(m)?, q, fold_binary(BinOp::Mul, r, Expr::make_const_i64(t, m))))
         }
         _ => None,
     }
@@ -1409,6 +1502,32 @@ mod tests {
     }
 
     #[test]
+    fn a_clamp_of_a_quotient_of_the_loop_var_is_partitioned() {
+        // A ShiftInwards split of x by 8 whose outer var is fused with a
+        // 4-iteration inner one: for t in [0, 4 m): let xo = t / 4;
+        //   out[min(likely(xo * 8), n - 8) + t % 4] = in[...]
+        let t = v("t");
+        let xo = Expr::div(t.clone(), c(4));
+        let base = Expr::min(Expr::likely(Expr::mul(v("xo"), c(8))), Expr::sub(v("n"), c(8)));
+        let idx = Expr::add(base, Expr::modulo(t.clone(), c(4)));
+        let body = Stmt::let_stmt("xo", xo, st("out", idx.clone(), ld("in", idx)));
+        let s = Stmt::for_loop("t", c(0), Expr::mul(v("m"), c(4)), ForType::Serial, body);
+        let p = partition_loops(&s, &Policies::default()).unwrap();
+        assert_eq!(count_loops_named(&p, "t"), 2, "{p}");
+        let settings: Vec<Vec<(&str, i64)>> = (1..5)
+            .flat_map(|m| (8..=8 * m).map(move |n| vec![("m", m), ("n", n)]))
+            .collect();
+        same(&s, &p, &[("in", 40), ("out", 40)], &settings);
+        // Both directions of the division's bound: xo * 8 >= 8 - n too.
+        let lower = Expr::max(Expr::likely(Expr::sub(Expr::mul(Expr::div(t.clone(), c(3)), c(2)), c(1))), c(0));
+        let s2 = Stmt::for_loop("t", c(0), v("m"), ForType::Serial, st("out", t.clone(), ld("in", lower)));
+        let p2 = partition_loops(&s2, &Policies::default()).unwrap();
+        assert_eq!(count_loops_named(&p2, "t"), 2, "{p2}");
+        let settings2: Vec<Vec<(&str, i64)>> = (0..14).map(|m| vec![("m", m)]).collect();
+        same(&s2, &p2, &[("in", 40), ("out", 40)], &settings2);
+    }
+
+    #[test]
     fn prologue_partitions_one_more_level() {
         // for y in [0, n): for x in [0, 8): for k in [0, 2):
         //   out[8 y + x] = in[8 clamp(likely(y - 1)) + clamp(likely(x - 1))]
@@ -1718,6 +1837,32 @@ mod tests {
                 vec![("m", 0), ("e", 15), ("q", 3)],
                 vec![("m", 5), ("e", 3), ("q", -4)],
                 vec![("m", 2), ("e", 0), ("q", 1)],
+            ];
+            same(&s, &p, &[("out", 15)], &settings);
+        }
+    }
+
+    #[test]
+    fn random_conditions_on_quotients() {
+        // likely(k * ((a x + b) / d) + r op q): every op, signs of k and a.
+        let mut rng = Rng::new(9);
+        let ops = [BinOp::LT, BinOp::LE, BinOp::GT, BinOp::GE, BinOp::EQ];
+        for _ in 0..300 {
+            let x = v("x");
+            let num = Expr::add(Expr::mul(c(rng.range(-3, 3)), x.clone()), c(rng.range(-9, 9)));
+            let quot = Expr::div(num, c(rng.range(1, 5)));
+            let lhs = Expr::add(Expr::mul(c(rng.range(-3, 3)), quot), c(rng.range(-6, 6)));
+            let op = ops[rng.range(0, 4) as usize];
+            let cond = Expr::binary(op, lhs, v("q"));
+            let i = Expr::sub(x.clone(), v("m"));
+            let body = st("out", i, Expr::select(Expr::likely(cond), c(1), c(2)));
+            let s = Stmt::for_loop("x", v("m"), v("e"), ForType::Serial, body);
+            let p = partition_loops(&s, &Policies::default()).unwrap();
+            let settings = vec![
+                vec![("m", -7), ("e", 15), ("q", 0)],
+                vec![("m", 0), ("e", 15), ("q", 3)],
+                vec![("m", 5), ("e", 3), ("q", -4)],
+                vec![("m", -3), ("e", 9), ("q", 1)],
             ];
             same(&s, &p, &[("out", 15)], &settings);
         }
