@@ -11,6 +11,11 @@
 //! A Func memoized with an eviction key stores its realizations under the
 //! key's value, and `halide_memoization_cache_evict(uc, key)` drops them.
 //!
+//! A Tuple-valued Func has one buffer per element, each its own cache
+//! entry (the key ends with the element's index): the producer runs when
+//! any element misses, and then stores every element (an entry already
+//! there is replaced by the same values).
+//!
 //! Assumes: storage flattening has run, so the Func's allocation is named
 //! after it and sits inside the lets of its region (`f.min.d`,
 //! `f.extent.d`). Guarantees: the Func's producer runs only on a miss; its
@@ -61,7 +66,8 @@ fn key_word(e: &Expr) -> Expr {
     }
 }
 
-/// The key words of memoized Func `f` (see the module comment).
+/// The key words of memoized Func `f` (see the module comment); the
+/// region is its first buffer's (all of a Tuple's elements share it).
 fn key_words(f: &Function, id: u64, env: &Environment) -> Vec<Expr> {
     let u64c = |v: u64| Expr::uint_imm(Type::uint(64), v);
     let mut words = vec![u64c(id)];
@@ -79,7 +85,7 @@ fn key_words(f: &Function, id: u64, env: &Environment) -> Vec<Expr> {
             });
         }
     }
-    let name = f.name();
+    let name = &crate::lang::tuple::element_buffer_names(f)[0];
     for d in 0..f.dimensions() {
         words.push(key_word(&Expr::var_i32(format!("{name}.min.{d}"))));
         words.push(key_word(&Expr::var_i32(format!("{name}.extent.{d}"))));
@@ -92,75 +98,134 @@ struct Inject<'a> {
     env: &'a Environment,
 }
 
+/// A memoized Func's buffer: the Func, its `memoize()` id, and which of
+/// its elements the buffer holds (of how many).
+struct MemoBuffer {
+    func: Function,
+    id: u64,
+    element: usize,
+    elements: usize,
+}
+
+/// The names a memoized buffer's cache lookup binds around its body.
+fn key_name(buffer: &str) -> String {
+    format!("{buffer}.memoize_key")
+}
+fn miss_name(buffer: &str) -> String {
+    format!("{buffer}.memoize_miss")
+}
+fn bytes_name(buffer: &str) -> String {
+    format!("{buffer}.memoize_bytes")
+}
+
 impl Inject<'_> {
-    fn memoized(&self, name: &str) -> Option<(Function, u64)> {
-        let f = self.env.funcs.get(name)?;
-        let id = f.read().schedule.memoized?;
-        Some((f.clone(), id))
+    /// The memoized Func whose buffer (or one of whose Tuple elements'
+    /// buffers) is `buffer`.
+    fn memoized(&self, buffer: &str) -> Option<MemoBuffer> {
+        let (func, element) = match self.env.funcs.get(buffer) {
+            Some(f) => (f.clone(), 0),
+            None => {
+                let (name, index) = buffer.rsplit_once('.')?;
+                (self.env.funcs.get(name)?.clone(), index.parse().ok()?)
+            }
+        };
+        let id = func.read().schedule.memoized?;
+        let elements = func.output_types().len().max(1);
+        let names = crate::lang::tuple::element_buffer_names(&func);
+        (names.get(element).map(String::as_str) == Some(buffer)).then_some(MemoBuffer { func, id, element, elements })
+    }
+
+    /// `produce f` run only when some element of `f` missed the cache,
+    /// each element then copied into it (under the eviction key, if any).
+    fn guard_producer(&self, func: &Function, id: u64, body: &Stmt) -> Stmt {
+        let buffers = crate::lang::tuple::element_buffer_names(func);
+        let words = key_words(func, id, self.env).len() + usize::from(buffers.len() > 1);
+        let handle = |n: &str| Expr::var(Type::handle(), n);
+        let eviction = func.read().schedule.memoize_eviction_key.clone();
+        let missed = buffers
+            .iter()
+            .map(|b| Expr::ne(Expr::var_i32(miss_name(b)), Expr::i32(0)))
+            .reduce(Expr::or)
+            .expect("a Func has at least one buffer");
+        let stores = buffers.iter().map(|b| {
+            Stmt::evaluate(Expr::call(
+                Type::i32(),
+                "halide_memoization_cache_copy_out",
+                vec![
+                    handle(USER_CONTEXT),
+                    handle(&key_name(b)),
+                    Expr::i32(8 * words as i64),
+                    handle(b),
+                    Expr::var(Type::i64(), bytes_name(b)),
+                    Expr::i32(eviction.is_some() as i64),
+                    eviction.clone().unwrap_or_else(|| Expr::uint_imm(Type::uint(64), 0)),
+                ],
+                CallKind::Extern,
+            ))
+        });
+        let then = Stmt::block(std::iter::once(body.clone()).chain(stores).collect());
+        Stmt::if_then_else(missed, then, None)
     }
 }
 
 impl Mutator for Inject<'_> {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         let s = mutate_stmt_children(self, s);
-        let StmtNode::Allocate { name, ty, memory_type, extents, condition, body } = s.node() else {
-            return s;
-        };
-        let Some((f, id)) = self.memoized(name) else {
-            return s;
-        };
-        let words = key_words(&f, id, self.env);
-        let key = format!("{name}.memoize_key");
-        let hit = format!("{name}.memoize_miss");
+        match s.node() {
+            StmtNode::ProducerConsumer { name, is_producer: true, body } => {
+                let Some(f) = self.env.funcs.get(name) else { return s };
+                let Some(id) = f.read().schedule.memoized else { return s };
+                Stmt::producer(name.clone(), self.guard_producer(f, id, body))
+            }
+            StmtNode::Allocate { name, ty, memory_type, extents, condition, body } => {
+                let Some(m) = self.memoized(name) else {
+                    return s;
+                };
+                self.look_up(name, &m, *ty, *memory_type, extents, condition, body)
+            }
+            _ => s,
+        }
+    }
+}
+
+impl Inject<'_> {
+    /// The allocation of memoized buffer `name`, its body run after a cache
+    /// lookup keyed by the Func (and, for a Tuple, the element): `let
+    /// name.memoize_miss = copy_in(..)` (0 on a hit, the buffer filled).
+    #[allow(clippy::too_many_arguments)]
+    fn look_up(
+        &self,
+        name: &str,
+        m: &MemoBuffer,
+        ty: Type,
+        memory_type: MemoryType,
+        extents: &[Expr],
+        condition: &Expr,
+        body: &Stmt,
+    ) -> Stmt {
+        let mut words = key_words(&m.func, m.id, self.env);
+        if m.elements > 1 {
+            words.push(Expr::uint_imm(Type::uint(64), m.element as u64));
+        }
+        let key = key_name(name);
         let handle = |n: &str| Expr::var(Type::handle(), n);
-        let key_bytes = Expr::i32(8 * words.len() as i64);
         let mut bytes = Expr::i64(ty.bytes() as i64 * ty.lanes as i64);
         for e in extents {
             bytes = Expr::mul(bytes, Expr::cast(Type::i64(), e.clone()));
         }
-        let call = |fname: &str, ret: Type| {
-            Expr::call(
-                ret,
-                fname,
-                vec![handle(USER_CONTEXT), handle(&key), key_bytes.clone(), handle(name), bytes.clone()],
-                CallKind::Extern,
-            )
-        };
-        // The producer runs on a miss, then stores what it made.
-        struct OnMiss<'a> {
-            func: &'a str,
-            miss: Expr,
-            store: Stmt,
-        }
-        impl Mutator for OnMiss<'_> {
-            fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
-                match s.node() {
-                    StmtNode::ProducerConsumer { name, is_producer: true, body } if name == self.func => {
-                        let guarded = Stmt::if_then_else(
-                            self.miss.clone(),
-                            Stmt::block(vec![body.clone(), self.store.clone()]),
-                            None,
-                        );
-                        Stmt::producer(name.clone(), guarded)
-                    }
-                    _ => mutate_stmt_children(self, s),
-                }
-            }
-        }
-        let miss = Expr::ne(Expr::var_i32(&hit), Expr::i32(0));
-        // Stored under the eviction key, if the Func has one.
-        let eviction = f.read().schedule.memoize_eviction_key.clone();
-        let store = match call("halide_memoization_cache_copy_out", Type::i32()).node() {
-            ExprNode::Call { name: fname, args, kind } => {
-                let mut args = args.clone();
-                args.push(Expr::i32(eviction.is_some() as i64));
-                args.push(eviction.unwrap_or_else(|| Expr::uint_imm(Type::uint(64), 0)));
-                Stmt::evaluate(Expr::call(Type::i32(), fname.clone(), args, kind.clone()))
-            }
-            _ => unreachable!("call() makes a call"),
-        };
-        let body = OnMiss { func: name, miss, store }.mutate_stmt(body);
-        let body = Stmt::let_stmt(hit, call("halide_memoization_cache_copy_in", Type::i32()), body);
+        let copy_in = Expr::call(
+            Type::i32(),
+            "halide_memoization_cache_copy_in",
+            vec![
+                handle(USER_CONTEXT),
+                handle(&key),
+                Expr::i32(8 * words.len() as i64),
+                handle(name),
+                Expr::var(Type::i64(), bytes_name(name)),
+            ],
+            CallKind::Extern,
+        );
+        let body = Stmt::let_stmt(miss_name(name), copy_in, body.clone());
         let fill: Vec<Stmt> = words
             .iter()
             .enumerate()
@@ -168,7 +233,7 @@ impl Mutator for Inject<'_> {
             .chain([body])
             .collect();
         let keyed = Stmt::new(StmtNode::Allocate {
-            name: key,
+            name: key.clone(),
             ty: Type::uint(64),
             memory_type: MemoryType::Stack,
             extents: vec![Expr::i32(words.len() as i64)],
@@ -176,18 +241,18 @@ impl Mutator for Inject<'_> {
             body: Stmt::block(fill),
         });
         Stmt::new(StmtNode::Allocate {
-            name: name.clone(),
-            ty: *ty,
-            memory_type: *memory_type,
-            extents: extents.clone(),
+            name: name.to_string(),
+            ty,
+            memory_type,
+            extents: extents.to_vec(),
             condition: condition.clone(),
-            body: keyed,
+            body: Stmt::let_stmt(bytes_name(name), bytes, keyed),
         })
     }
 }
 
 /// Halide's checks of memoized Funcs: not an output, stored where
-/// computed; a Tuple-valued one is not supported yet.
+/// computed.
 fn check(env: &Environment, outputs: &[Function], pipeline: &str) -> Result<()> {
     for name in &env.order {
         let f = env.get(name);
@@ -205,11 +270,6 @@ fn check(env: &Environment, outputs: &[Function], pipeline: &str) -> Result<()> 
         if (!store.is_inlined() && *store != c.schedule.compute_level) || hoisted {
             return Err(Error::user(format!(
                 "Function {name} cannot be memoized because it has compute and storage scheduled at different loop levels.\n"
-            )));
-        }
-        if c.output_types.len() > 1 {
-            return Err(Error::user(format!(
-                "memoize() of the Tuple-valued Func {name} is not implemented in ferrohalide yet.\n"
             )));
         }
     }
