@@ -111,3 +111,46 @@ def test_memoize_in_a_loop_level_and_vectorized():
     want = np.array([[(2 * xx + 1) * 1.5 + 2 * yy for xx in range(20)] for yy in range(5)], dtype=np.float32)
     for _ in range(3):
         assert (np.array(g.realize([20, 5])) == want).all()
+
+
+@differential()
+def test_a_memoized_func_reading_an_image_param_is_an_error(hl):
+    """The cache key cannot hold an image's contents, so a memoized Func
+    reading an ImageParam would return the old results for a new image:
+    Halide refuses it (ferrohalide returned stale values; fuzz seed 50298)."""
+    from .input_helpers import error_key
+
+    x = hl.Var("x")
+    ip = hl.ImageParam(hl.Int(32), 1, "ip")
+    data = np.arange(4, dtype=np.int32)
+    ip.set(hl.Buffer(data))
+    f = hl.Func("f")
+    f[x] = ip[x] * 2
+    g = hl.Func("g")
+    g[x] = f[x] + 1
+    f.compute_root().memoize()
+    return error_key(hl, lambda: g.realize([4]), "Buffer parameter ip encountered in computed_cached",
+                     "Use memoize_tag to provide cache key information for buffer.")
+
+
+@differential()
+def test_memoize_tag_keys_an_image_param_read(hl):
+    """`memoize_tag(e, version)`: the user's tag stands for the image, so
+    the read is allowed and the cache is keyed on the tag."""
+    x = hl.Var("x")
+    ip = hl.ImageParam(hl.Int(32), 1, "ip")
+    version = hl.Param(hl.Int(32), "version", 0)
+    f = hl.Func("f")
+    f[x] = hl.memoize_tag(ip[x] * 2, version)
+    g = hl.Func("g")
+    g[x] = f[x] + 1
+    f.compute_root().memoize()
+    old, new = np.arange(4, dtype=np.int32), np.full(4, 50, dtype=np.int32)  # (alive while used)
+    ip.set(hl.Buffer(old))
+    first = np.array(g.realize([4]))
+    ip.set(hl.Buffer(new))
+    stale = np.array(g.realize([4]))    # the same tag: the cached values
+    version.set(1)
+    fresh = np.array(g.realize([4]))
+    assert np.array_equal(first, stale) and fresh.tolist() == [101] * 4
+    return [first, stale, fresh]

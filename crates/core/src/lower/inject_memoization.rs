@@ -251,8 +251,80 @@ impl Inject<'_> {
     }
 }
 
+/// Halide's refusal of a memoized computation that reads a buffer or
+/// handle parameter (an ImageParam, an extern stage's buffer): the cache
+/// key cannot hold its contents, so a new image would find the old
+/// results. Reads inside `memoize_tag(e, tags..)` count only through the
+/// tags, as in Halide (the user vouches that the tags identify e).
+fn check_key_dependencies(f: &Function, env: &Environment) -> Result<()> {
+    struct Find<'a> {
+        env: &'a Environment,
+        stack: Vec<Function>,
+        error: Option<Error>,
+    }
+    impl Find<'_> {
+        fn refuse(&mut self, kind: &str, name: &str) {
+            self.error.get_or_insert_with(|| {
+                Error::user(format!(
+                    "{} parameter {name} encountered in computed_cached computation.\nComputations which depend on {kind} parameters cannot be scheduled compute_cached.\nUse memoize_tag to provide cache key information for {kind}.\n",
+                    if kind == "buffer" { "Buffer" } else { "Handle" }
+                ))
+            });
+        }
+    }
+    impl crate::ir::Visitor for Find<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            match e.node() {
+                // `memoize_tag(e)` alone keys on e's value, which must then
+                // not read an image (Halide fails there too, less clearly).
+                ExprNode::Call { kind: CallKind::Intrinsic(crate::ir::Intrinsic::MemoizeExpr), args, .. }
+                    if args.len() > 1 =>
+                {
+                    for a in args.iter().skip(1) {
+                        self.visit_expr(a);
+                    }
+                    return;
+                }
+                ExprNode::Call { kind: CallKind::Image { param: Some(p), .. }, .. } => {
+                    self.refuse("buffer", &p.name());
+                }
+                ExprNode::Call { name, kind: CallKind::Halide { .. }, .. } => {
+                    if let Some(g) = self.env.funcs.get(name) {
+                        self.stack.push(g.clone());
+                    }
+                }
+                ExprNode::Variable { param: Some(p), .. } if !p.is_buffer() && p.ty().is_handle() => {
+                    self.refuse("handle", &p.name());
+                }
+                _ => {}
+            }
+            crate::ir::visit::walk_expr(self, e);
+        }
+    }
+    let mut find = Find { env, stack: vec![f.clone()], error: None };
+    let mut seen: HashSet<String> = HashSet::new();
+    while let Some(g) = find.stack.pop() {
+        if !seen.insert(g.name()) {
+            continue;
+        }
+        if let Some(ext) = &g.read().extern_def {
+            for a in &ext.args {
+                match a {
+                    crate::lang::extern_func::ExternFuncArgument::Buffer(b) => find.refuse("buffer", &b.name()),
+                    crate::lang::extern_func::ExternFuncArgument::ImageParam(p) => find.refuse("buffer", &p.name()),
+                    _ => {}
+                }
+            }
+        }
+        for e in g.definition_exprs() {
+            crate::ir::Visitor::visit_expr(&mut find, &e);
+        }
+    }
+    find.error.map_or(Ok(()), Err)
+}
+
 /// Halide's checks of memoized Funcs: not an output, stored where
-/// computed.
+/// computed, reading no buffer or handle parameter.
 fn check(env: &Environment, outputs: &[Function], pipeline: &str) -> Result<()> {
     for name in &env.order {
         let f = env.get(name);
@@ -272,6 +344,8 @@ fn check(env: &Environment, outputs: &[Function], pipeline: &str) -> Result<()> 
                 "Function {name} cannot be memoized because it has compute and storage scheduled at different loop levels.\n"
             )));
         }
+        drop(c);
+        check_key_dependencies(&f, env)?;
     }
     Ok(())
 }
