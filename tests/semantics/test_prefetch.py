@@ -123,3 +123,24 @@ def test_prefetch_survives_serialization():
     stmt = os.path.join(os.environ.get("TMPDIR", "/tmp"), "fh_prefetch_roundtrip.stmt")
     q.compile_to_lowered_stmt(stmt, [])
     assert "prefetch(" in open(stmt).read()
+
+
+def test_a_prefetch_at_a_loop_of_one_iteration_is_reported_not_dropped(capsys):
+    """Fuzz seed 50334: a loop that runs once becomes a let before
+    prefetches are placed, and its prefetch vanished without a word
+    (Halide still places it). The values are unchanged; a warning says
+    the prefetch was removed."""
+    import ferrohalide as hl
+
+    x, y = hl.Var("x"), hl.Var("y")
+    f1 = hl.Func("f1")
+    f1[x, y] = x + y
+    f2 = hl.Func("f2")
+    f2[x, y] = f1[x, y] + f1[x, y + 1]
+    f1.compute_root()
+    f2.bound(y, 0, 1)
+    f2.prefetch(f1, y, y, 1)
+    out = np.asarray(f2.realize([8, 1]))
+    assert out.tolist() == [[2 * i + 1 for i in range(8)]]
+    said = capsys.readouterr().out
+    assert "Removing prefetch of f1" in said and "runs once" in said, said

@@ -57,12 +57,30 @@ pub fn inject_prefetch(s: &Stmt, env: &Environment) -> Result<Stmt> {
     if by_prefix.is_empty() {
         return Ok(s.clone());
     }
-    let mut inject = Inject { by_prefix, loops: vec![], realized: HashMap::new(), env, error: None };
+    let mut inject = Inject { by_prefix, loops: vec![], realized: HashMap::new(), env, error: None, placed: vec![] };
     let out = inject.mutate_stmt(s);
-    match inject.error {
-        Some(e) => Err(e),
-        None => Ok(out),
+    if let Some(e) = inject.error {
+        return Err(e);
     }
+    // A directive whose loop is gone (one iteration, turned into a let
+    // before this pass) is not applied: say so rather than drop it silently.
+    let mut missing: Vec<String> = vec![];
+    for (prefix, list) in &inject.by_prefix {
+        for p in list {
+            if !inject.placed.iter().any(|(q, at, name)| q == prefix && *at == p.at && *name == p.name) {
+                missing.push(format!(
+                    "Removing prefetch of {} at loop {}{}: that loop runs once and is no longer a loop where prefetches are placed.",
+                    p.name, prefix, p.at
+                ));
+            }
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    for m in missing {
+        user_warning(&m);
+    }
+    Ok(out)
 }
 
 fn same_directive(a: &PrefetchDirective, b: &PrefetchDirective) -> bool {
@@ -77,6 +95,9 @@ struct Inject<'a> {
     realized: HashMap<String, Vec<Vec<(Expr, Expr)>>>,
     env: &'a Environment,
     error: Option<Error>,
+    /// (stage prefix, `at` var, prefetched name) of each directive that
+    /// found its loop.
+    placed: Vec<(String, String, String)>,
 }
 
 impl Inject<'_> {
@@ -98,6 +119,7 @@ impl Inject<'_> {
                 continue;
             }
             seen.push(p.name.clone());
+            self.placed.push((prefix.clone(), p.at.clone(), p.name.clone()));
             let from_var = self
                 .loops
                 .iter()
