@@ -646,15 +646,28 @@ fn solve_quotient_cmp(
         return solve_linear_cmp(op, 0, r, ty, bounds);
     }
     let w = solve_linear_cmp(op, c, r, ty, bounds)?;
-    let k = |v: i64| Expr::make_const_i64(ty, v);
+    // `h * d + d - 1` and `l * d` are new products, which must not wrap
+    // (a wrapped lower bound would let the steady state cover iterations
+    // where the condition fails): computed at 64 bits and clamped to the
+    // loop variable's type (exact except where `u` itself is that type's
+    // last value).
+    if !ty.is_int() || ty.bits > 32 {
+        return None;
+    }
+    let wide = Type::i64();
+    let k = |v: i64| Expr::make_const_i64(wide, v);
+    let narrow = |e: Expr| {
+        let clamped = Expr::max(Expr::min(e, k(ty.max_int() as i64)), k(ty.min_int() as i64));
+        Expr::cast(ty, clamped)
+    };
     let mut out = Interval { lo: None, hi: None };
     if let Some(h) = w.hi {
-        let top = fold_binary(BinOp::Add, fold_binary(BinOp::Mul, h, k(d)), k(d - 1));
-        out = intersect(out, solve_cmp(BinOp::LE, &u, &top, var, ty, bounds)?);
+        let top = fold_binary(BinOp::Add, fold_binary(BinOp::Mul, Expr::cast(wide, h), k(d)), k(d - 1));
+        out = intersect(out, solve_cmp(BinOp::LE, &u, &narrow(top), var, ty, bounds)?);
     }
     if let Some(l) = w.lo {
-        let bottom = fold_binary(BinOp::Mul, l, k(d));
-        out = intersect(out, solve_cmp(BinOp::GE, &u, &bottom, var, ty, bounds)?);
+        let bottom = fold_binary(BinOp::Mul, Expr::cast(wide, l), k(d));
+        out = intersect(out, solve_cmp(BinOp::GE, &u, &narrow(bottom), var, ty, bounds)?);
     }
     Some(out)
 }
@@ -1840,6 +1853,23 @@ mod tests {
             ];
             same(&s, &p, &[("out", 15)], &settings);
         }
+    }
+
+    #[test]
+    fn a_quotient_bound_beyond_int32_is_not_wrapped() {
+        // likely(t / 4 >= q) with q = 10^9: 4 q wraps in 32 bits, which
+        // must not make every iteration steady.
+        let t = v("t");
+        let cond = Expr::ge(Expr::div(t.clone(), c(4)), v("q"));
+        let body = st("out", t.clone(), Expr::select(Expr::likely(cond), c(1), c(2)));
+        let s = Stmt::for_loop("t", c(0), v("e"), ForType::Serial, body);
+        let p = partition_loops(&s, &Policies::default()).unwrap();
+        let settings = vec![
+            vec![("e", 12), ("q", 1_000_000_000)],
+            vec![("e", 12), ("q", 2)],
+            vec![("e", 12), ("q", -1_000_000_000)],
+        ];
+        same(&s, &p, &[("out", 12)], &settings);
     }
 
     #[test]
