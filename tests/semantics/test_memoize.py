@@ -154,3 +154,23 @@ def test_memoize_tag_keys_an_image_param_read(hl):
     fresh = np.array(g.realize([4]))
     assert np.array_equal(first, stale) and fresh.tolist() == [101] * 4
     return [first, stale, fresh]
+
+
+@differential()
+def test_a_memoized_output_is_an_error_whatever_its_schedule(hl):
+    """Halide checks every output before lowering; an output left at its
+    default schedule (or with updates) was memoized silently before, then
+    failed inside code generation."""
+    from .input_helpers import error_key
+
+    x = hl.Var("x")
+    f = hl.Func("f")
+    f[x] = x * 2
+    f.memoize()
+    g = hl.Func("g")
+    g[x] = x
+    g[x] += 1
+    g.memoize()
+    phrases = ("Can't compile Pipeline with memoized output Func: ",
+               "Memoization is valid only on intermediate Funcs")
+    return [error_key(hl, lambda: f.realize([4]), *phrases), error_key(hl, lambda: g.realize([4]), *phrases)]

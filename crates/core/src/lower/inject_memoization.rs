@@ -171,19 +171,48 @@ impl Inject<'_> {
 impl Mutator for Inject<'_> {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         let s = mutate_stmt_children(self, s);
+        let StmtNode::Allocate { name, ty, memory_type, extents, condition, body } = s.node() else {
+            return s;
+        };
+        let Some(m) = self.memoized(name) else {
+            return s;
+        };
+        // The outermost of the Func's buffers (the one whose body holds the
+        // others) guards its producer: every lookup is in scope there.
+        let buffers = crate::lang::tuple::element_buffer_names(&m.func);
+        let outermost = buffers.iter().filter(|b| *b != name).all(|b| {
+            crate::ir::visit::stmt_contains(
+                body,
+                &|_| false,
+                &|st| matches!(st.node(), StmtNode::Allocate { name: n, .. } if n == b),
+            )
+        });
+        let body = if outermost {
+            let func = m.func.name();
+            let mut guard = GuardProducer { inject: self, func: &func, func_ref: &m.func, id: m.id };
+            guard.mutate_stmt(body)
+        } else {
+            body.clone()
+        };
+        self.look_up(name, &m, *ty, *memory_type, extents, condition, &body)
+    }
+}
+
+/// Wraps `produce func` in the guard of `Inject::guard_producer`.
+struct GuardProducer<'a, 'b> {
+    inject: &'a Inject<'b>,
+    func: &'a str,
+    func_ref: &'a Function,
+    id: u64,
+}
+
+impl Mutator for GuardProducer<'_, '_> {
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         match s.node() {
-            StmtNode::ProducerConsumer { name, is_producer: true, body } => {
-                let Some(f) = self.env.funcs.get(name) else { return s };
-                let Some(id) = f.read().schedule.memoized else { return s };
-                Stmt::producer(name.clone(), self.guard_producer(f, id, body))
+            StmtNode::ProducerConsumer { name, is_producer: true, body } if name == self.func => {
+                Stmt::producer(name.clone(), self.inject.guard_producer(self.func_ref, self.id, body))
             }
-            StmtNode::Allocate { name, ty, memory_type, extents, condition, body } => {
-                let Some(m) = self.memoized(name) else {
-                    return s;
-                };
-                self.look_up(name, &m, *ty, *memory_type, extents, condition, body)
-            }
-            _ => s,
+            _ => mutate_stmt_children(self, s),
         }
     }
 }
@@ -325,17 +354,20 @@ fn check_key_dependencies(f: &Function, env: &Environment) -> Result<()> {
 
 /// Halide's checks of memoized Funcs: not an output, stored where
 /// computed, reading no buffer or handle parameter.
-fn check(env: &Environment, outputs: &[Function], pipeline: &str) -> Result<()> {
+fn check(env: &Environment, outputs: &[Function]) -> Result<()> {
+    for o in outputs {
+        if o.read().schedule.memoized.is_some() {
+            return Err(Error::user(format!(
+                "Can't compile Pipeline with memoized output Func: {}. Memoization is valid only on intermediate Funcs because it takes control of buffer allocation.",
+                o.name()
+            )));
+        }
+    }
     for name in &env.order {
         let f = env.get(name);
         let c = f.read();
         if c.schedule.memoized.is_none() || c.schedule.compute_level.is_inlined() {
             continue;
-        }
-        if outputs.iter().any(|o| o.name() == *name) {
-            return Err(Error::user(format!(
-                "Function {name} cannot be memoized because it an output of pipeline {pipeline}.\n"
-            )));
         }
         let store = &c.schedule.store_level;
         let hoisted = !matches!(c.schedule.hoist_storage_level, LoopLevel::Inlined);
@@ -351,7 +383,7 @@ fn check(env: &Environment, outputs: &[Function], pipeline: &str) -> Result<()> 
 }
 
 /// See the module comment.
-pub fn inject_memoization(s: &Stmt, env: &Environment, outputs: &[Function], pipeline: &str) -> Result<Stmt> {
-    check(env, outputs, pipeline)?;
+pub fn inject_memoization(s: &Stmt, env: &Environment, outputs: &[Function]) -> Result<Stmt> {
+    check(env, outputs)?;
     Ok(Inject { env }.mutate_stmt(s))
 }

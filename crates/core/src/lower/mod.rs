@@ -410,7 +410,7 @@ fn lower_environment(
     s = log.run("extern stage buffers", s, extern_stages::lower_extern_buffers)?;
     s = log.run("debug to file", s, |s| debug_to_file::dump_outputs(s.clone(), outputs))?;
     s = log.run("inject memoization", s, |s| {
-        inject_memoization::inject_memoization(s, env, outputs, name)
+        inject_memoization::inject_memoization(s, env, outputs)
     })?;
     s = log.run("add atomic mutex", s, add_atomic_mutex::add_atomic_mutex)?;
     s = log.run("shape constraints", s, |s| {
