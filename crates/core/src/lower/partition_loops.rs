@@ -1841,18 +1841,25 @@ mod tests {
             } else {
                 cond
             };
-            let i = Expr::sub(x.clone(), v("m"));
-            let body = st("out", i, Expr::select(Expr::likely(cond), c(1), c(2)));
-            let s = Stmt::for_loop("x", v("m"), v("e"), ForType::Serial, body);
-            let p = partition_loops(&s, &Policies::default()).unwrap();
-            let settings = vec![
-                vec![("m", -7), ("e", 15), ("q", 0)],
-                vec![("m", 0), ("e", 15), ("q", 3)],
-                vec![("m", 5), ("e", 3), ("q", -4)],
-                vec![("m", 2), ("e", 0), ("q", 1)],
-            ];
-            same(&s, &p, &[("out", 15)], &settings);
+            partitions_select_like_the_original(cond, ("m", 2), ("e", 0));
         }
+    }
+
+    /// `for x in [m, m + e): out[x - m] = select(likely(cond), 1, 2)`,
+    /// partitioned, computes what the original does, for three settings of
+    /// m, e and q and one more (`m_last`, `e_last`, q = 1).
+    fn partitions_select_like_the_original(cond: Expr, m_last: (&str, i64), e_last: (&str, i64)) {
+        let i = Expr::sub(v("x"), v("m"));
+        let body = st("out", i, Expr::select(Expr::likely(cond), c(1), c(2)));
+        let s = Stmt::for_loop("x", v("m"), v("e"), ForType::Serial, body);
+        let p = partition_loops(&s, &Policies::default()).unwrap();
+        let settings = vec![
+            vec![("m", -7), ("e", 15), ("q", 0)],
+            vec![("m", 0), ("e", 15), ("q", 3)],
+            vec![("m", 5), ("e", 3), ("q", -4)],
+            vec![m_last, e_last, ("q", 1)],
+        ];
+        same(&s, &p, &[("out", 15)], &settings);
     }
 
     #[test]
@@ -1883,18 +1890,7 @@ mod tests {
             let quot = Expr::div(num, c(rng.range(1, 5)));
             let lhs = Expr::add(Expr::mul(c(rng.range(-3, 3)), quot), c(rng.range(-6, 6)));
             let op = ops[rng.range(0, 4) as usize];
-            let cond = Expr::binary(op, lhs, v("q"));
-            let i = Expr::sub(x.clone(), v("m"));
-            let body = st("out", i, Expr::select(Expr::likely(cond), c(1), c(2)));
-            let s = Stmt::for_loop("x", v("m"), v("e"), ForType::Serial, body);
-            let p = partition_loops(&s, &Policies::default()).unwrap();
-            let settings = vec![
-                vec![("m", -7), ("e", 15), ("q", 0)],
-                vec![("m", 0), ("e", 15), ("q", 3)],
-                vec![("m", 5), ("e", 3), ("q", -4)],
-                vec![("m", -3), ("e", 9), ("q", 1)],
-            ];
-            same(&s, &p, &[("out", 15)], &settings);
+            partitions_select_like_the_original(Expr::binary(op, lhs, v("q")), ("m", -3), ("e", 9));
         }
     }
 
