@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 from .harness import differential
@@ -163,3 +164,152 @@ def test_ring_buffer_slots_are_in_the_storage(tmp_path):
     g.compile_to_lowered_stmt(str(path), [])
     text = path.read_text()
     assert "* 3]" in text and "% 3)" in text, text
+
+
+def stencil_in_rows(hl, schedule, rows=(-1, 0, 1), reverse=False, update=False, size=(1024, 64)):
+    """g sums f over `rows` around y (or around H - 1 - y with `reverse`,
+    so the rows f computes move backwards); f slides over g's rows."""
+    x, y, yo, yi = hl.Var("x"), hl.Var("y"), hl.Var("yo"), hl.Var("yi")
+    f = hl.Func("f")
+    f[x, y] = (x * 7 + y * 13) % 101 * 2 + x - y
+    if update:
+        f[x, y] = f[x, y] * 3 - 5
+    g = hl.Func("g")
+    at = (size[1] - 1 - y) if reverse else y
+    g[x, y] = sum(f[x, at + k] * (k + 2) for k in rows)
+    schedule(hl, f, g, x, y, yo, yi)
+    # Several runs: a consumer that reads before its producer wrote
+    # gives different values from run to run.
+    runs = [np.asarray(g.realize(list(size))).copy() for _ in range(16)]
+    for r in runs[1:]:
+        assert np.array_equal(r, runs[0])
+    return runs[0]
+
+
+ASYNC_SLIDING_SCHEDULES = {
+    # The consumer's first iterations (the sliding window's warm-up) read
+    # nothing: the simplifier used to drop their waits with them, so the
+    # consumer ran ahead of its producer.
+    "warm_up_in_parallel_strips": lambda hl, f, g, x, y, yo, yi: (
+        g.split(y, yo, yi, 16).parallel(yo), async_(hl, f.store_at(g, yo).compute_at(g, yi))),
+    "warm_up_vectorized": lambda hl, f, g, x, y, yo, yi: (
+        g.split(y, yo, yi, 16).parallel(yo), async_(hl, f.store_at(g, yo).compute_at(g, yi).vectorize(x, 8))),
+    "folded": lambda hl, f, g, x, y, yo, yi: async_(hl, f.store_root().compute_at(g, y).fold_storage(y, 4)),
+    "folded_exactly": lambda hl, f, g, x, y, yo, yi: async_(hl, f.store_root().compute_at(g, y).fold_storage(y, 3)),
+    "folded_in_parallel_strips": lambda hl, f, g, x, y, yo, yi: (
+        g.split(y, yo, yi, 16).parallel(yo),
+        async_(hl, f.store_at(g, yo).compute_at(g, yi).fold_storage(y, 4).vectorize(x, 8))),
+}
+
+
+@differential()
+@pytest.mark.parametrize("name", sorted(ASYNC_SLIDING_SCHEDULES))
+def test_async_producer_sliding_over_its_consumers_rows(hl, name):
+    return stencil_in_rows(hl, ASYNC_SLIDING_SCHEDULES[name])
+
+
+@differential()
+def test_async_fold_with_an_update_and_a_wide_stencil(hl):
+    def schedule(hl, f, g, x, y, yo, yi):
+        async_(hl, f.store_root().compute_at(g, y).fold_storage(y, 8))
+        f.update().vectorize(x, 4)
+    return stencil_in_rows(hl, schedule, rows=range(-3, 4), update=True)
+
+
+@differential()
+def test_async_fold_backwards(hl):
+    def schedule(hl, f, g, x, y, yo, yi):
+        async_(hl, f.store_root().compute_at(g, y).fold_storage(y, 4, False))
+    return stencil_in_rows(hl, schedule, reverse=True)
+
+
+def run_fresh(code, **env):
+    """Run `code` in a fresh process under a timeout (a hang fails the
+    test rather than the run); its stdout."""
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, **env))
+    assert p.returncode == 0, p.stderr[-2000:]
+    return p.stdout
+
+
+FOLDED_ASYNC = """
+    import ferrohalide as hl
+    x, y = hl.Var("x"), hl.Var("y")
+    f = hl.Func("f"); f[x, y] = x * 3 + y * y
+    g = hl.Func("g"); g[x, y] = f[x, y - 1] + f[x, y] * 2 + f[x, y + 1]
+    f.store_root().compute_at(g, y).fold_storage(y, FACTOR).async_()
+    try:
+        r = g.realize([8, 300])
+        print(sum(r[3, j] for j in range(300)))
+    except hl.HalideError as e:
+        print(str(e).splitlines()[0])
+"""
+
+
+def test_an_async_fold_runs_with_one_thread():
+    # The producer waits for its consumer, so the two need threads of
+    # their own whatever the thread pool's size.
+    expect = sum(3 * 3 * 4 + (j - 1) ** 2 + 2 * j * j + (j + 1) ** 2 for j in range(300))
+    for threads in ("1", "2"):
+        assert run_fresh(FOLDED_ASYNC.replace("FACTOR", "3"), HL_NUM_THREADS=threads).strip() == str(expect)
+
+
+def test_an_async_fold_forks_onto_two_threads(tmp_path):
+    # Its producer waits for its consumer: a fork loop, which the runtime
+    # runs on two threads. Without the fold, a parallel loop of two.
+    import ferrohalide as hl
+    for fold in (True, False):
+        x, y = hl.Var("x"), hl.Var("y")
+        f = hl.Func("f")
+        f[x, y] = x + y
+        g = hl.Func("g")
+        g[x, y] = f[x, y - 1] + f[x, y + 1]
+        f.store_root().compute_at(g, y).async_()
+        if fold:
+            f.fold_storage(y, 4)
+        path = tmp_path / "g.stmt"
+        g.compile_to_lowered_stmt(str(path), [])
+        text = path.read_text()
+        kind = "fork" if fold else "parallel"
+        assert f"{kind} ({f.name()}.fork, 0, 2)" in text, text
+        assert ("folding_semaphore" in text) == fold
+
+
+def test_an_async_fold_too_small_is_an_error_not_a_hang():
+    # Halide 21 hangs here: its producer waits for rows its consumer never
+    # releases.
+    out = run_fresh(FOLDED_ASYNC.replace("FACTOR", "2"))
+    assert "The fold factor (2) of dimension y of f" in out and "too small" in out, out
+
+
+def test_an_async_fold_not_proven_monotonic_is_not_implemented():
+    import ferrohalide as hl
+    x, y = hl.Var("x"), hl.Var("y")
+    f = hl.Func("f")
+    f[x, y] = x + y
+    g = hl.Func("g")
+    g[x, y] = f[x, (y * 7) % 5]
+    f.store_root().compute_at(g, y).fold_storage(y, 8).async_()
+    with pytest.raises(hl.HalideError, match="not implemented"):
+        g.realize([4, 10])
+
+
+def test_a_failing_consumer_stops_a_producer_waiting_for_its_rows():
+    # The producer of a folded async Func waits for rows the consumer
+    # releases; a consumer that fails never releases them.
+    code = """
+        import ferrohalide as hl
+        x, y = hl.Var("x"), hl.Var("y")
+        for i in range(20):
+            f = hl.Func("f"); f[x, y] = x * 3 + y * y
+            g = hl.Func("g"); g[x, y] = hl.require(y < 100, f[x, y - 1] + f[x, y] * 2 + f[x, y + 1], y)
+            f.store_root().compute_at(g, y).fold_storage(y, 4).async_()
+            try:
+                g.realize([64, 300])
+                raise SystemExit("no error")
+            except hl.HalideError:
+                pass
+        print("ok")
+    """
+    for threads in ("1", "4"):
+        assert run_fresh(code, HL_NUM_THREADS=threads).strip() == "ok"

@@ -16,6 +16,7 @@ use crate::jit_runtime;
 /// Names of runtime entry points, as the code generator declares them.
 pub mod names {
     pub const DO_PAR_FOR: &str = "halide_do_par_for";
+    pub const DO_FORK: &str = "ferrohalide_do_fork";
     pub const ERROR: &str = "halide_error";
     pub const PRINT: &str = "halide_print";
     pub const TRACE_HELPER: &str = "halide_trace_helper";

@@ -23,17 +23,27 @@
  *   a worker that finished the last iteration can still look at the job
  *   after its owner has returned.
  * - Semaphores (async producers, lower/async_producers.rs) are counters a
- *   task waits on. A fork runs its producer as iteration 0 and its
- *   consumer as iteration 1 of a two-iteration job; iterations are claimed
- *   in order, so a waiting consumer's producer is always running or done,
- *   and a producer never waits for its consumer. A waiter also stops (and
- *   returns the failure's code) when a task of an enclosing job failed: a
- *   failed producer never releases. Each thread knows the job it works in
+ *   task waits on. Most forks are two-iteration parallel loops, producer
+ *   first: iterations are claimed in order, so a waiting consumer's
+ *   producer is always running or done. But the producer of a folded Func
+ *   also waits, for the rows its consumer has finished with, so its fork
+ *   (ferrohalide_do_fork) runs the producer (iteration 0) on a helper
+ *   thread and the consumer (iteration 1) on the calling thread. Helper
+ *   threads are not the pool's workers (a blocked producer must not hold a
+ *   worker, nor wait for a worker to be free): they are started on demand
+ *   and, after a producer, spin briefly and then sleep until the next
+ *   fork. A waiter also stops (and returns the failure's code) when a task
+ *   of its job or an enclosing one failed: a failed producer never
+ *   releases, nor a failed consumer. Each thread knows the job it works in
  *   (a thread-local slot), each job the one its owner worked in. */
 #include "internal.h"
 
 enum {
     MAX_THREADS = 256,
+    /* Producers of forks running at once. */
+    MAX_FORK_HELPERS = 256,
+    FORK = 1,
+    SERIAL_FORK = 2,
     SPIN_NS = 50000,
     /* Largest number of iterations claimed at once. */
     MAX_CHUNK = 64,
@@ -57,6 +67,19 @@ struct job {
     int queued;
     /* The job whose task created this one (null at the top). */
     struct job *parent;
+    /* 0: a parallel loop; FORK: a fork; SERIAL_FORK: a fork whose sides
+     * run one after the other on one thread (no helper thread could be
+     * had), so they must not wait for each other. */
+    int fork;
+};
+
+/* A thread that runs the producers of forks, one at a time. */
+struct fork_helper {
+    ferrohalide_thread_t thread;
+    ferrohalide_cond_t wake;
+    /* The fork whose producer to run; null while idle. Under the pool's
+     * lock. */
+    struct job *job;
 };
 
 static struct {
@@ -72,6 +95,9 @@ static struct {
     ferrohalide_cond_t semaphores;
     /* The job each thread works in. */
     ferrohalide_tls_key_t current_job;
+    /* Fork helpers started (each idle or running a producer). */
+    int helpers_started;
+    struct fork_helper helpers[MAX_FORK_HELPERS];
 } pool;
 
 static int32_t pool_once;
@@ -174,6 +200,16 @@ static void work_on(struct job *j) {
     ferrohalide_tls_set(pool.current_job, outer);
 }
 
+/* Record that task `r` of `j` failed: the first failure wins, and every
+ * task waiting on a semaphore looks again. */
+static void job_failed(struct job *j, int32_t r) {
+    int32_t zero = 0;
+    ATOMIC_CAS(&j->result, &zero, r);
+    ferrohalide_mutex_lock(&pool.lock);
+    ferrohalide_cond_broadcast(&pool.semaphores);
+    ferrohalide_mutex_unlock(&pool.lock);
+}
+
 static void work_on_here(struct job *j) {
     int64_t threads = active_threads();
     for (;;) {
@@ -192,12 +228,7 @@ static void work_on_here(struct job *j) {
             }
             int r = j->task(j->user_context, (int)((uint32_t)j->min + (uint32_t)i), j->closure);
             if (r != 0) {
-                int32_t zero = 0;
-                ATOMIC_CAS(&j->result, &zero, r);
-                /* A consumer waiting for this task's semaphore stops. */
-                ferrohalide_mutex_lock(&pool.lock);
-                ferrohalide_cond_broadcast(&pool.semaphores);
-                ferrohalide_mutex_unlock(&pool.lock);
+                job_failed(j, r);
             }
         }
         if (ATOMIC_SUB(&j->remaining, chunk) == chunk) {
@@ -314,6 +345,16 @@ static int32_t failure_around(void) {
     return 0;
 }
 
+/* Is the innermost fork this thread works in run serially? */
+static int in_serial_fork(void) {
+    for (struct job *j = (struct job *)ferrohalide_tls_get(pool.current_job); j; j = j->parent) {
+        if (j->fork) {
+            return j->fork == SERIAL_FORK;
+        }
+    }
+    return 0;
+}
+
 /* A semaphore is its count (the code generator's storage for it is 8-byte
  * aligned). */
 typedef atomic_i64 semaphore_count;
@@ -347,12 +388,147 @@ WEAK int32_t ferrohalide_semaphore_acquire(void *semaphore, int32_t count) {
         if (failed != 0) {
             return failed;
         }
+        if (in_serial_fork()) {
+            /* The other side of the fork cannot run until this one ends. */
+            halide_error(0, "Error: an async producer could not get a thread of its own, and its consumer must run alongside it\n");
+            return -1;
+        }
         lock_pool();
         if (ATOMIC_LOAD(s) < count && failure_around() == 0) {
             ferrohalide_cond_wait(&pool.semaphores, &pool.lock);
         }
         unlock_pool();
     }
+}
+
+/* Run iteration `i` of `j` on this thread, as a task of `j`. */
+static void run_fork_side(struct job *j, int i) {
+    void *outer = ferrohalide_tls_get(pool.current_job);
+    ferrohalide_tls_set(pool.current_job, j);
+    if (ATOMIC_LOAD(&j->result) == 0) {
+        int r = j->task(j->user_context, i, j->closure);
+        if (r != 0) {
+            job_failed(j, r);
+        }
+    }
+    ferrohalide_tls_set(pool.current_job, outer);
+}
+
+/* Mark one side of fork `j` done; the pool's lock is held. */
+static void fork_side_done(struct job *j) {
+    if (ATOMIC_SUB(&j->remaining, 1) == 1) {
+        ferrohalide_cond_broadcast(&j->done);
+    }
+}
+
+/* Spin until helper `h` is given a fork or the spin time is up. */
+static void spin_for_fork(struct fork_helper *h) {
+    uint64_t start = ferrohalide_now_ns();
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            if (__atomic_load_n(&h->job, __ATOMIC_ACQUIRE)) {
+                return;
+            }
+            ferrohalide_cpu_relax();
+        }
+        if (ferrohalide_now_ns() - start > SPIN_NS) {
+            return;
+        }
+    }
+}
+
+static void *fork_helper_main(void *arg) {
+    struct fork_helper *h = (struct fork_helper *)arg;
+    lock_pool();
+    for (;;) {
+        if (!h->job && !pool.shutting_down) {
+            /* Forks often come back to back (one per row). */
+            unlock_pool();
+            spin_for_fork(h);
+            lock_pool();
+        }
+        while (!h->job && !pool.shutting_down) {
+            ferrohalide_cond_wait(&h->wake, &pool.lock);
+        }
+        struct job *j = h->job;
+        if (!j) {
+            break;
+        }
+        unlock_pool();
+        run_fork_side(j, 0);
+        lock_pool();
+        h->job = 0;
+        /* After this the owner may return and free `j`. */
+        fork_side_done(j);
+    }
+    unlock_pool();
+    return 0;
+}
+
+/* Give the producer of `j` to an idle helper, starting one if none is
+ * idle; the pool's lock is held. Returns 0 if no helper could be had. */
+static int hand_to_helper(struct job *j) {
+    for (int i = 0; i < pool.helpers_started; i++) {
+        struct fork_helper *h = &pool.helpers[i];
+        if (!h->job) {
+            __atomic_store_n(&h->job, j, __ATOMIC_RELEASE);
+            ferrohalide_cond_signal(&h->wake);
+            return 1;
+        }
+    }
+    if (pool.helpers_started == MAX_FORK_HELPERS || pool.shutting_down) {
+        return 0;
+    }
+    struct fork_helper *h = &pool.helpers[pool.helpers_started];
+    ferrohalide_cond_init(&h->wake);
+    h->job = j;
+    if (ferrohalide_thread_start(&h->thread, fork_helper_main, h) != 0) {
+        h->job = 0;
+        ferrohalide_cond_destroy(&h->wake);
+        return 0;
+    }
+    pool.helpers_started++;
+    return 1;
+}
+
+/* Run `task` for 0 (the producer, on a helper thread) and 1 (the consumer,
+ * here) at the same time; the first failure's code, or 0. Without a
+ * helper the two run here one after the other, and a side that would wait
+ * for the other fails instead of hanging. */
+WEAK int ferrohalide_do_fork(void *user_context, halide_task_t task, uint8_t *closure) {
+    struct job j;
+    j.next = 2;
+    j.remaining = 2;
+    j.task = task;
+    j.user_context = user_context;
+    j.closure = closure;
+    j.min = 0;
+    j.extent = 2;
+    j.result = 0;
+    j.refs = 1;
+    j.queued = 0;
+    j.fork = FORK;
+    ferrohalide_cond_init(&j.done);
+    lock_pool();
+    j.parent = (struct job *)ferrohalide_tls_get(pool.current_job);
+    int helped = hand_to_helper(&j);
+    unlock_pool();
+    if (!helped) {
+        j.fork = SERIAL_FORK;
+        run_fork_side(&j, 0);
+        ferrohalide_mutex_lock(&pool.lock);
+        fork_side_done(&j);
+        ferrohalide_mutex_unlock(&pool.lock);
+    }
+    run_fork_side(&j, 1);
+    ferrohalide_mutex_lock(&pool.lock);
+    fork_side_done(&j);
+    while (ATOMIC_LOAD(&j.remaining) > 0) {
+        ferrohalide_cond_wait(&j.done, &pool.lock);
+    }
+    ferrohalide_mutex_unlock(&pool.lock);
+    ferrohalide_cond_destroy(&j.done);
+    return ATOMIC_LOAD(&j.result);
 }
 
 WEAK int halide_default_do_par_for(void *user_context, halide_task_t task, int min, int size,
@@ -376,6 +552,7 @@ WEAK int halide_default_do_par_for(void *user_context, halide_task_t task, int m
     j->extent = size;
     j->result = 0;
     j->refs = 1;
+    j->fork = 0;
     ferrohalide_cond_init(&j->done);
     lock_pool();
     j->parent = (struct job *)ferrohalide_tls_get(pool.current_job);
@@ -445,6 +622,17 @@ WEAK void halide_shutdown_thread_pool(void) {
         ferrohalide_thread_join(pool.workers[i]);
     }
     lock_pool();
+    int helpers = pool.helpers_started;
+    for (int i = 0; i < helpers; i++) {
+        ferrohalide_cond_signal(&pool.helpers[i].wake);
+    }
+    unlock_pool();
+    for (int i = 0; i < helpers; i++) {
+        ferrohalide_thread_join(pool.helpers[i].thread);
+        ferrohalide_cond_destroy(&pool.helpers[i].wake);
+    }
+    lock_pool();
+    pool.helpers_started = 0;
     __atomic_store_n(&pool.started, 0, __ATOMIC_RELAXED);
     pool.shutting_down = 0;
     unlock_pool();

@@ -22,7 +22,7 @@ use ferrohalide_core::fast_hash::FastSet;
 
 use ferrohalide_core::ir::visit::{walk_expr, walk_stmt, Visitor};
 use ferrohalide_core::ir::{Expr, ExprNode, Stmt, StmtNode};
-use ferrohalide_core::Result;
+use ferrohalide_core::{Error, Result};
 
 use super::ops::IP;
 use super::{CodeGen, FnState, Val};
@@ -145,6 +145,19 @@ impl CodeGen {
             &[uc, func, lo, ext, closure],
         );
         self.return_if_failed(code, "par_for");
+        Ok(())
+    }
+
+    /// The fork of an async producer: iterations 0 (the producer) and 1
+    /// (its consumer) of `body`, run at once by `ferrohalide_do_fork`.
+    pub(crate) fn codegen_fork(&mut self, name: &str, min: &Expr, extent: &Expr, body: &Stmt) -> Result<()> {
+        if min.as_int_const() != Some(0) || extent.as_int_const() != Some(2) {
+            return Err(Error::internal(format!("the fork loop {name} does not run over [0, 2)")));
+        }
+        let (func, closure) = self.outline("fork", name, body, Some(name), ir_size(body))?;
+        let uc = self.f.user_context;
+        let code = self.call_extern(names::DO_FORK, self.t_i32(), &[uc, func, closure]);
+        self.return_if_failed(code, "fork");
         Ok(())
     }
 

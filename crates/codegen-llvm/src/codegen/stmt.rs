@@ -93,6 +93,7 @@ impl CodeGen {
                 check_loop_end(min, extent)?;
                 match for_type {
                     ForType::Parallel => self.codegen_parallel_for(name, min, extent, body),
+                    ForType::Fork => self.codegen_fork(name, min, extent, body),
                     _ => match self.should_outline(s) {
                         Some(size) => self.codegen_outlined_loop(name, s, size),
                         None => self.codegen_serial_for(name, min, extent, body),

@@ -12,6 +12,11 @@ pub enum ForType {
     Parallel,
     Vectorized,
     Unrolled,
+    /// The fork of an async producer that waits for its consumer (a folded
+    /// Func's, lower/async_producers.rs): two iterations, 0 the producer
+    /// and 1 its consumer, that run at the same time on different threads,
+    /// since each may wait for the other.
+    Fork,
 }
 
 impl ForType {
@@ -21,6 +26,7 @@ impl ForType {
             ForType::Parallel => "parallel",
             ForType::Vectorized => "vectorized",
             ForType::Unrolled => "unrolled",
+            ForType::Fork => "fork",
         }
     }
 }

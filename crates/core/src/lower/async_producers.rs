@@ -1,6 +1,8 @@
 //! `Func.async_()`: the producer of an async Func runs on another thread,
 //! concurrently with what its consumers do before they need it (Halide's
-//! AsyncProducers.cpp, without storage folding).
+//! AsyncProducers.cpp). A folded async Func's producer is paced by the
+//! folding semaphore storage_folding.rs puts around each iteration: the
+//! producer side keeps its acquires, the consumer side its releases.
 //!
 //! The body of each realization of an async Func `f` is split in two:
 //! - the producer side keeps the loops, lets and conditions around
@@ -12,10 +14,13 @@
 //!   meanwhile).
 //! The two run as the two iterations of a parallel loop (producer first:
 //! the runtime claims iterations in order, so a waiting consumer's
-//! producer is always running). The semaphore counts productions, so a
-//! producer inside loops (storage hoisted out of them) runs ahead of the
-//! consumer's iterations. A failed producer makes the waiting consumer
-//! give up (runtime `ferrohalide_semaphore_acquire`).
+//! producer is always running or done), or, when the producer of a folded
+//! Func also waits for its consumer, of a fork loop (`ForType::Fork`: the
+//! runtime runs them at once, on two threads). The semaphore counts
+//! productions, so a producer inside loops (storage hoisted out of them)
+//! runs ahead of the consumer's iterations. A failed producer makes the
+//! waiting consumer give up (runtime `ferrohalide_semaphore_acquire`), and
+//! a failed consumer a producer waiting for a folded Func's rows.
 //!
 //! Ring buffers (`ring_buffer`) are injected first (`inject_ring_buffers`).
 //!
@@ -237,11 +242,20 @@ fn fork_body(f: &str, body: &Stmt) -> Result<Stmt> {
     let consumer = consumer_side(f, body);
     let task = format!("{f}.fork");
     let is_producer = Expr::eq(Expr::var_i32(task.clone()), Expr::i32(0));
+    // A producer paced by a folding semaphore waits for its consumer, so
+    // the two need threads of their own; otherwise the thread pool may
+    // run them one after the other on one thread, which is cheaper.
+    let sema = super::storage_folding::folding_semaphore_name(f);
+    let paced = stmt_contains(
+        &producer,
+        &|e| matches!(e.node(), ExprNode::Variable { name, .. } if *name == sema),
+        &|_| false,
+    );
     let forked = Stmt::for_loop(
         task,
         Expr::i32(0),
         Expr::i32(2),
-        ForType::Parallel,
+        if paced { ForType::Fork } else { ForType::Parallel },
         Stmt::if_then_else(is_producer, producer, Some(consumer)),
     );
     let init = Stmt::evaluate(runtime_call("ferrohalide_semaphore_init", vec![semaphore(f), Expr::i32(0)]));
@@ -300,6 +314,10 @@ fn producer_side(f: &str, s: &Stmt, dropped: &mut HashSet<String>) -> Result<Stm
 fn consumer_side(f: &str, s: &Stmt) -> Stmt {
     match s.node() {
         StmtNode::ProducerConsumer { name, is_producer: true, .. } if name == f => Stmt::no_op(),
+        // The producer's wait for free rows of a folded `f`.
+        StmtNode::IfThenElse { condition, then_case, else_case: None } if is_fold_acquire(condition, f) => {
+            consumer_side(f, then_case)
+        }
         StmtNode::ProducerConsumer { name, is_producer: false, body } if name == f => {
             Stmt::consumer(name.clone(), wait_before_use(f, body))
         }
@@ -353,6 +371,22 @@ fn wait_before_use(f: &str, s: &Stmt) -> Stmt {
         }
         _ => wait()(s.clone()),
     }
+}
+
+/// Is `cond` the producer's wait for free rows of the folded async Func
+/// `f` (storage_folding.rs)? The producer keeps it; its consumer keeps the
+/// matching releases (the producer side drops every statement that does
+/// not produce `f`).
+fn is_fold_acquire(cond: &Expr, f: &str) -> bool {
+    let ExprNode::Binary { a, .. } = cond.node() else {
+        return false;
+    };
+    let ExprNode::Call { name, args, .. } = a.node() else {
+        return false;
+    };
+    name == "ferrohalide_semaphore_acquire"
+        && matches!(args.first().map(|x| x.node()),
+            Some(ExprNode::Variable { name, .. }) if *name == super::storage_folding::folding_semaphore_name(f))
 }
 
 fn expr_reads(e: &Expr, f: &str) -> bool {

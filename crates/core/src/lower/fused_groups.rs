@@ -333,15 +333,6 @@ fn dim_type(f: &Function, k: usize, st: &StageSchedule, d: &Dim) -> &'static str
     }
 }
 
-/// Halide's printing of a loop type.
-fn for_type_name(t: ForType) -> &'static str {
-    match t {
-        ForType::Serial => "for",
-        ForType::Parallel => "parallel",
-        ForType::Vectorized => "vectorized",
-        ForType::Unrolled => "unrolled",
-    }
-}
 
 /// Where the loop over `var` is in `dims` (innermost first).
 pub fn fused_dim_index(dims: &[Dim], var: &str) -> Option<usize> {
@@ -397,9 +388,9 @@ fn check_fused_dims(
             return Err(Error::user(format!(
                 "Invalid compute_with: for types of dim {i} of {n1}({} is {}) and {n2}({} is {}) do not match.\n",
                 d1.var,
-                for_type_name(d1.for_type),
+                ForType::name(d1.for_type),
                 d2.var,
-                for_type_name(d2.for_type)
+                ForType::name(d2.for_type)
             )));
         }
         let (t1, t2) = (

@@ -31,6 +31,10 @@
 //! produced so far); each produce of `f` moves it and asserts that it
 //! writes inside the window `(edge - factor, edge]`, each consume asserts
 //! that it reads inside it (Halide's "accessed out of order").
+//!
+//! An async Func is folded only where the schedule asks, over a loop where
+//! the rows it provides and reads are proven monotonic; its producer, on
+//! another thread, is paced by a folding semaphore (see `pacing`).
 
 use std::collections::HashSet;
 
@@ -92,15 +96,10 @@ impl Mutator for StorageFolding<'_> {
         let Some(f) = self.env.funcs.get(name) else {
             return s.clone();
         };
-        // An async producer runs ahead of its consumer: its rows must not
-        // be reused (Halide guards folded async storage with semaphores,
-        // which ferrohalide does not have yet).
-        if f.read().schedule.async_ {
-            if !f.read().schedule.folds.is_empty() {
-                self.error.get_or_insert(Error::unimplemented(&format!(
-                    "fold_storage() on the async Func {name}"
-                )));
-            }
+        // An async Func is folded only where the schedule asks (Halide
+        // also folds it automatically, which saves memory, not time).
+        let is_async = f.read().schedule.async_;
+        if is_async && f.read().schedule.folds.is_empty() {
             return Stmt::new(StmtNode::Realize {
                 name: name.clone(),
                 types: types.clone(),
@@ -121,8 +120,10 @@ impl Mutator for StorageFolding<'_> {
                 .map(|sl| sl.loop_name.clone())
                 .collect(),
             accesses: count_accesses(&body, name),
+            is_async,
             folds: vec![],
             trackers: vec![],
+            semaphore: None,
             error: None,
         };
         let body = search.mutate_stmt(&body);
@@ -150,6 +151,10 @@ impl Mutator for StorageFolding<'_> {
             condition: condition.clone(),
             body,
         });
+        let realize = match &search.semaphore {
+            Some(factor) => folding_semaphore_around(name, factor, realize),
+            None => realize,
+        };
         search
             .trackers
             .iter()
@@ -165,6 +170,11 @@ struct FoldSearch<'a> {
     slid_loops: HashSet<String>,
     /// Accesses of the Func in the whole Realize.
     accesses: usize,
+    /// The Func is async: its producer runs ahead of its consumer, on
+    /// another thread, as far as the folding semaphore lets it.
+    is_async: bool,
+    /// The fold factor of an async Func's fold, whose semaphore starts at it.
+    semaphore: Option<Expr>,
     /// (dimension, factor), at most one per dimension.
     folds: Vec<(usize, Expr)>,
     /// Run-time trackers of requested folds not proven monotonic.
@@ -224,7 +234,7 @@ impl Mutator for FoldSearch<'_> {
                 {
                     return s.clone();
                 }
-                let (checked, keep_looking) = self.fold_over(name, min, body);
+                let (checked, keep_looking) = self.fold_over(name, min, extent, body);
                 let b = if keep_looking && !self.slid_loops.contains(name) {
                     self.mutate_stmt(&checked)
                 } else {
@@ -246,7 +256,7 @@ impl FoldSearch<'_> {
     /// `body`). Returns the body (with fold-size assertions added) and
     /// whether inner loops may still be searched (no fold here, or the
     /// folded spans of consecutive iterations never overlap).
-    fn fold_over(&mut self, v: &str, vmin: &Expr, body: &Stmt) -> (Stmt, bool) {
+    fn fold_over(&mut self, v: &str, vmin: &Expr, vextent: &Expr, body: &Stmt) -> (Stmt, bool) {
         let empty = Scope::default();
         // What the body writes and reads of the Func, in one walk.
         let Some(boxed) = box_touched(body, self.func, &empty) else {
@@ -255,6 +265,7 @@ impl FoldSearch<'_> {
         let mut checks: Vec<Stmt> = vec![];
         let mut overlapping = false;
         let mut body_checked = body.clone();
+        let mut pacing: Option<(Expr, Expr)> = None;
         for d in (0..self.args.len()).rev() {
             if self.folds.iter().any(|(fd, _)| *fd == d) {
                 continue;
@@ -277,6 +288,9 @@ impl FoldSearch<'_> {
                 .iter()
                 .find(|f| f.var == var_name && moves)
                 .cloned();
+            if self.is_async && requested.is_none() {
+                continue;
+            }
             let mut forward = is_monotonic(&lo, v) == Monotonic::Increasing;
             let mut backward = is_monotonic(&hi, v) == Monotonic::Decreasing;
             let mut tracked = false;
@@ -284,6 +298,13 @@ impl FoldSearch<'_> {
                 let Some(r) = &requested else {
                     continue;
                 };
+                if self.is_async {
+                    self.error.get_or_insert(Error::unimplemented(&format!(
+                        "fold_storage({var_name}) on the async Func {} over loop {v}, where the rows it touches are not proven to move monotonically (Halide tracks them at run time)",
+                        self.func
+                    )));
+                    continue;
+                }
                 // Checked as the loop runs instead.
                 let tracker = Tracker {
                     name: format!("{}.fold.{var_name}.{v}", self.func),
@@ -330,6 +351,23 @@ impl FoldSearch<'_> {
                     Expr::i32((k.max(1) as u64).next_power_of_two() as i64)
                 }
             };
+            if self.is_async {
+                if self.semaphore.is_some() {
+                    self.error.get_or_insert(Error::unimplemented(&format!(
+                        "fold_storage() of two dimensions of the async Func {}",
+                        self.func
+                    )));
+                    continue;
+                }
+                match self.pacing(body, d, v, vmin, vextent, forward) {
+                    Ok(p) => pacing = Some(p),
+                    Err(e) => {
+                        self.error.get_or_insert(e);
+                        continue;
+                    }
+                }
+                self.semaphore = Some(factor.clone());
+            }
             self.folds.push((d, factor));
             // The next iteration's span starts after this one ends?
             let next = |e: &Expr| substitute(v, &Expr::add(Expr::var_i32(v), Expr::i32(1)), e);
@@ -346,8 +384,117 @@ impl FoldSearch<'_> {
             checks.push(body_checked);
             Stmt::block(checks)
         };
+        let out = match pacing {
+            Some((acquire, release)) => {
+                let sema = folding_semaphore(self.func);
+                let acquired = Expr::eq(
+                    semaphore_call("ferrohalide_semaphore_acquire", sema.clone(), acquire),
+                    Expr::i32(0),
+                );
+                Stmt::block(vec![
+                    Stmt::if_then_else(acquired, out, None),
+                    Stmt::evaluate(semaphore_call("ferrohalide_semaphore_release", sema, release)),
+                ])
+            }
+            None => out,
+        };
         (out, !overlapping)
     }
+
+    /// How many rows of dimension `d` an iteration of loop `v` (over
+    /// `[vmin, vmin + vextent)`) of an async Func's fold acquires before it
+    /// is produced, and releases after it is consumed. The semaphore
+    /// starts at the factor and counts the slots free for the producer:
+    /// folding forwards, by the end of iteration `i` the producer has
+    /// acquired `P(i) - R(vmin) + 1` (P: the last row provided, R: the
+    /// first row required), and once iteration `j` is consumed the
+    /// consumer has released `R(j + 1) - R(vmin)`; so the producer writes
+    /// rows up to `P(i)` only while `P(i) - R(j + 1) < factor`, and never
+    /// over a row the consumer still reads. The last iteration releases
+    /// the rest, so the counts balance for the next run of the loop.
+    /// Both amounts must be proven non-negative.
+    fn pacing(
+        &self,
+        body: &Stmt,
+        d: usize,
+        v: &str,
+        vmin: &Expr,
+        vextent: &Expr,
+        forward: bool,
+    ) -> Result<(Expr, Expr)> {
+        let empty = Scope::default();
+        let edge = |b: Option<Vec<Interval>>, upper: bool| {
+            let i = b?.get(d).cloned()?;
+            if upper { i.max } else { i.min }.map(|e| simplify(&e))
+        };
+        // Forwards: the last row provided and the first required.
+        let produced = edge(box_provided(body, self.func, &empty), forward);
+        let required = edge(box_required(body, self.func, &empty), !forward);
+        let (Some(p), Some(r)) = (produced, required) else {
+            return Err(Error::unimplemented(&format!(
+                "fold_storage() on the async Func {}: the rows that loop {v} provides or reads are unbounded",
+                self.func
+            )));
+        };
+        let direction = if forward { Monotonic::Increasing } else { Monotonic::Decreasing };
+        let moves = |e: &Expr| matches!(is_monotonic(e, v), Monotonic::Constant) || is_monotonic(e, v) == direction;
+        if !moves(&p) || !moves(&r) {
+            return Err(Error::unimplemented(&format!(
+                "fold_storage() on the async Func {} over loop {v}, where the rows provided and read are not proven to move {} (Halide tracks them at run time)",
+                self.func,
+                if forward { "forwards" } else { "backwards" }
+            )));
+        }
+        let at = |e: &Expr, k: i64| substitute(v, &Expr::add(Expr::var_i32(v), Expr::i32(k)), e);
+        // Rows from the first required to the last provided, forwards.
+        let span = |p: &Expr, r: &Expr| {
+            let (a, b) = if forward { (p.clone(), r.clone()) } else { (r.clone(), p.clone()) };
+            Expr::add(Expr::sub(a, b), Expr::i32(1))
+        };
+        let ahead = |later: Expr, earlier: Expr| if forward { Expr::sub(later, earlier) } else { Expr::sub(earlier, later) };
+        let here = Expr::var_i32(v);
+        let vmax = Expr::sub(Expr::add(vmin.clone(), vextent.clone()), Expr::i32(1));
+        let acquire = Expr::select(
+            Expr::gt(here.clone(), vmin.clone()),
+            ahead(p.clone(), at(&p, -1)),
+            span(&p, &r),
+        );
+        let release = Expr::select(Expr::lt(here, vmax), ahead(at(&r, 1), r.clone()), span(&p, &r));
+        Ok((simplify(&acquire), simplify(&release)))
+    }
+}
+
+/// The semaphore pacing the producer of the async Func `f`'s fold; the fork
+/// (async_producers.rs) gives its acquires to the producer and its releases
+/// to the consumer.
+pub(super) fn folding_semaphore_name(f: &str) -> String {
+    format!("{f}.folding_semaphore")
+}
+
+fn folding_semaphore(f: &str) -> Expr {
+    Expr::var(Type::handle(), folding_semaphore_name(f))
+}
+
+fn semaphore_call(name: &str, sema: Expr, count: Expr) -> Expr {
+    Expr::call(Type::i32(), name, vec![sema, count], CallKind::Extern)
+}
+
+/// `s` (the Realize of async Func `f`) inside the let of its folding
+/// semaphore, which starts at `factor`.
+fn folding_semaphore_around(f: &str, factor: &Expr, s: Stmt) -> Stmt {
+    let init = Stmt::evaluate(Expr::call(
+        Type::i32(),
+        "ferrohalide_semaphore_init",
+        vec![folding_semaphore(f), factor.clone()],
+        CallKind::Extern,
+    ));
+    // Eight zero bytes on the stack: the count.
+    let storage = Expr::intrinsic(
+        Type::handle(),
+        crate::ir::Intrinsic::MakeStruct,
+        vec![Expr::uint_imm(Type::uint(64), 0)],
+    );
+    Stmt::let_stmt(folding_semaphore_name(f), storage, Stmt::block(vec![init, s]))
 }
 
 /// Halide's run-time tracking of a fold (for a sequential Func without an

@@ -184,7 +184,8 @@ fn validate_inlined(f: &Function, name: &str) -> Result<()> {
     let c = f.read();
     for d in &c.stage.dims {
         let what = match d.for_type {
-            ForType::Parallel => "parallelize",
+            // A fork is made by lowering, never scheduled.
+            ForType::Parallel | ForType::Fork => "parallelize",
             ForType::Unrolled => "unroll",
             ForType::Vectorized => "vectorize",
             ForType::Serial => continue,

@@ -169,7 +169,7 @@ intrinsic_tags!(
     ExternBuffer = 66,
 );
 
-tagged_enum_codec!(ForType { Serial = 0, Parallel = 1, Vectorized = 2, Unrolled = 3 });
+tagged_enum_codec!(ForType { Serial = 0, Parallel = 1, Vectorized = 2, Unrolled = 3, Fork = 4 });
 tagged_enum_codec!(MemoryType {
     Auto = 0, Heap = 1, Stack = 2, Register = 3, GPUShared = 4, GPUTexture = 5,
     LockedCache = 6, VTCM = 7,

@@ -181,7 +181,13 @@ impl Simplifier {
                     .map(|e| self.with_condition(&c, false, |sm| sm.mutate_stmt(e)));
                 let e = e.filter(|e| !e.is_no_op());
                 if t.is_no_op() && e.is_none() {
-                    return Stmt::no_op();
+                    // A condition that acts (an async consumer's wait for
+                    // its producer) still runs.
+                    return if crate::ir::visit::has_side_effects(&c) {
+                        Stmt::evaluate(c)
+                    } else {
+                        Stmt::no_op()
+                    };
                 }
                 if t.is_no_op() {
                     let nc = self.mk_not(c);
@@ -425,6 +431,27 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("buf[lo] = 0"), "{out}");
+    }
+
+    #[test]
+    fn an_if_whose_branches_vanish_keeps_a_condition_that_acts() {
+        // An async consumer's wait for its producer, around statements
+        // the loop's bounds prove never run: the wait still happens.
+        let wait = Expr::call(
+            crate::ir::Type::i32(),
+            "ferrohalide_semaphore_acquire",
+            vec![x(), i(1)],
+            crate::ir::CallKind::Extern,
+        );
+        let never = Stmt::if_then_else(Expr::lt(i(1), i(0)), store(i(1), i(0)), None);
+        let s = Stmt::if_then_else(Expr::eq(wait, i(0)), never.clone(), None);
+        assert_eq!(
+            simplify_stmt(&s).to_string(),
+            "(ferrohalide_semaphore_acquire(x, 1) == 0)\n"
+        );
+        // A pure condition goes with its branches.
+        let s = Stmt::if_then_else(Expr::eq(x(), i(0)), never, None);
+        assert!(simplify_stmt(&s).is_no_op());
     }
 
     #[test]

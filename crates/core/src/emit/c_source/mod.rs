@@ -68,6 +68,7 @@ const DECLARED_IN_PRELUDE: &[&str] = &[
     "halide_error",
     "halide_print",
     "halide_do_par_for",
+    "ferrohalide_do_fork",
     "halide_string_to_string",
     "halide_int64_to_string",
     "halide_uint64_to_string",

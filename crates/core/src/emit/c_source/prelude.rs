@@ -45,6 +45,7 @@ void halide_free(void *user_context, void *ptr);
 void halide_error(void *user_context, const char *msg);
 void halide_print(void *user_context, const char *msg);
 int halide_do_par_for(void *user_context, int (*f)(void *, int, uint8_t *), int min, int extent, uint8_t *closure);
+int ferrohalide_do_fork(void *user_context, int (*f)(void *, int, uint8_t *), uint8_t *closure);
 char *halide_string_to_string(char *dst, char *end, const char *arg);
 char *halide_int64_to_string(char *dst, char *end, int64_t arg, int digits);
 char *halide_uint64_to_string(char *dst, char *end, uint64_t arg, int digits);

@@ -150,7 +150,7 @@ impl CodeGenC {
                 self.stmt(body)?;
                 self.close("}");
             }
-            ForType::Parallel => {
+            ForType::Parallel | ForType::Fork => {
                 let (f, r) = (self.fresh("body"), self.fresh("r"));
                 let uc = cname(crate::lower::entry_checks::USER_CONTEXT);
                 self.open(&format!("auto {f} = [&](void *, int {v}_index) -> int {{"));
@@ -158,9 +158,14 @@ impl CodeGenC {
                 self.stmt(body)?;
                 self.line("return 0;");
                 self.close("};");
-                self.line(&format!(
-                    "int {r} = halide_do_par_for({uc}, fh_par_for_body<decltype({f})>, {lo}, {n}, (uint8_t *)&{f});"
-                ));
+                let task = format!("fh_par_for_body<decltype({f})>");
+                let call = if for_type == ForType::Fork {
+                    // Always iterations 0 and 1 (lower/async_producers.rs).
+                    format!("ferrohalide_do_fork({uc}, {task}, (uint8_t *)&{f})")
+                } else {
+                    format!("halide_do_par_for({uc}, {task}, {lo}, {n}, (uint8_t *)&{f})")
+                };
+                self.line(&format!("int {r} = {call};"));
                 self.line(&format!("if ({r}) return {r};"));
             }
         }
