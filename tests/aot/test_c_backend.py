@@ -260,3 +260,22 @@ def test_async_producer(tmp_path, runtime):
     got = np.zeros((9, 16), dtype=np.int32)
     assert call(lib, "ga", [data, got]) == 0
     assert np.array_equal(got, expected)
+
+
+def test_folded_async_producer(tmp_path, runtime):
+    # Its fork runs the producer on a helper thread (ferrohalide_do_fork):
+    # it waits for the rows its consumer releases.
+    x, y = hl.Var("x"), hl.Var("y")
+    inp = hl.ImageParam(hl.Int(32), 2, "src")
+    f = hl.Func("f")
+    f[x, y] = inp[x, y] * 3
+    g = hl.Func("gf")
+    g[x, y] = f[x, y] + f[x, y + 1] * 2 + f[x, y + 2]
+    f.store_root().compute_at(g, y).fold_storage(y, 3).async_()
+    lib = build(tmp_path, runtime, g, [inp], "gf")
+    data = np.arange(16 * 42, dtype=np.int32).reshape(42, 16)
+    inp.set(hl.Buffer(data))
+    expected = np.asarray(g.realize([16, 40]))
+    got = np.zeros((40, 16), dtype=np.int32)
+    assert call(lib, "gf", [data, got]) == 0
+    assert np.array_equal(got, expected)
