@@ -25,7 +25,8 @@ Classes (the first that applies):
                      ("Output buffer ... is accessed at"); ferrohalide grows the
                      outputs until the run fits (D4 in TRIAGE.md), and fh S == fh U:
                      not a failure
-    wrong            fh S differs from fh U, or fh U differs from halide U
+    wrong            fh S differs from fh U, or fh U differs from halide U, or two
+                     runs of fh S (with async_()) differ (worker.py ASYNC_RUNS)
     internal         both raised, ferrohalide with an internal error
     halide-bug       fh U == fh S, but halide's result differs; or the seed is
                      listed in known_halide_bugs.txt (the reference is wrong there)
@@ -124,6 +125,8 @@ def classify(fh_u, fh_s, hl_u, hl_s, known_ref_bug=False):
     for mode, o in (("U", fh_u), ("S", fh_s)):
         if o[0] == "crash" or is_panic(o):
             return "crash", f"fh {mode}: {describe(o)}"
+    if fh_s[0] == "nondeterministic":
+        return "wrong", f"fh S: {describe(fh_s)}"
     for mode, o in (("U", fh_u), ("S", fh_s)):
         if o[0] == "hang":
             return "hang", f"fh {mode}: {describe(o)}"
@@ -219,6 +222,8 @@ def describe(o, limit=300):
         return f"{o[1]}: {msg[:limit]}"
     if o[0] == "crash":
         return f"DIED {o[1]}"
+    if o[0] == "nondeterministic":
+        return f"NONDETERMINISTIC: {o[1]}"
     return f"TIMEOUT after {o[1]} s"
 
 
