@@ -144,3 +144,24 @@ def test_a_prefetch_at_a_loop_of_one_iteration_is_reported_not_dropped(capsys):
     assert out.tolist() == [[2 * i + 1 for i in range(8)]]
     said = capsys.readouterr().out
     assert "Removing prefetch of f1" in said and "runs once" in said, said
+
+
+@differential()
+def test_a_prefetch_from_an_inner_loop_is_an_error_even_at_a_loop_of_one_iteration(hl):
+    """Fuzz seed 50809: `from` must be the `at` loop or enclose it. The `at`
+    loop here runs once, and ferrohalide removed its prefetch (with a
+    warning) before checking that."""
+    x, xo, xi = hl.Var("x"), hl.Var("xo"), hl.Var("xi")
+    f0 = hl.Func("f0")
+    f0[x] = x * 2
+    f1 = hl.Func("f1")
+    f1[x] = f0[x] + 1
+    g = hl.Func("g")
+    g[x] = f1[x] * 3
+    f0.compute_root()
+    f1.compute_at(g, x)
+    f1.split(x, xo, xi, 8).prefetch(f0, xo, xi, 1)
+    try:
+        return g.realize([4])
+    except hl.HalideError as e:
+        return "error: " + str(e).split("variable")[0]

@@ -39,12 +39,20 @@ pub fn inject_prefetch(s: &Stmt, env: &Environment) -> Result<Stmt> {
     for name in &env.order {
         for (index, stage) in env.get(name).stage_schedules() {
             for p in &stage.prefetches {
+                let position = |var: &str| stage.dims.iter().position(|d| var_name_match(&d.var, var));
                 for (what, var) in [("at", &p.at), ("from", &p.from)] {
-                    if !stage.dims.iter().any(|d| var_name_match(&d.var, var)) {
+                    if position(var).is_none() {
                         return Err(Error::user(format!(
                             "In schedule for {name}, could not find prefetch '{what}' dimension {var} in vars for function\n"
                         )));
                     }
+                }
+                // `from` must be `at`'s loop or enclose it (dims are
+                // innermost first). Checked here, from the loop order, so
+                // that a loop that runs once, which is gone by the time
+                // prefetches are placed, does not hide the mistake.
+                if position(&p.from) < position(&p.at) {
+                    return Err(from_not_active(&p.from));
                 }
                 let list = by_prefix.entry(format!("{name}.s{index}.")).or_default();
                 // A specialization repeats its parent's directives.
@@ -81,6 +89,14 @@ pub fn inject_prefetch(s: &Stmt, env: &Environment) -> Result<Stmt> {
         user_warning(&m);
     }
     Ok(out)
+}
+
+/// Halide's error for a prefetch whose `from` loop does not enclose its
+/// `at` loop.
+fn from_not_active(from: &str) -> Error {
+    Error::user(format!(
+        "Prefetch 'from' variable '{from}' could not be found in an active loop. (Are the 'at' and 'from' variables swapped?)\n"
+    ))
 }
 
 fn same_directive(a: &PrefetchDirective, b: &PrefetchDirective) -> bool {
@@ -128,12 +144,7 @@ impl Inject<'_> {
                 .rev()
                 .find(|l| l.starts_with(prefix.as_str()) && l.ends_with(&format!(".{}", p.from)))
                 .map(str::to_string)
-                .ok_or_else(|| {
-                    Error::user(format!(
-                        "Prefetch 'from' variable '{}' could not be found in an active loop. (Are the 'at' and 'from' variables swapped?)\n",
-                        p.from
-                    ))
-                })?;
+                .ok_or_else(|| from_not_active(&p.from))?;
             if for_type == ForType::Vectorized {
                 return Err(Error::user(format!(
                     "Prefetch of {} at the vectorized loop {name} is not supported: prefetch at a loop outside it\n",
