@@ -30,7 +30,7 @@
 //! Func the producer side no longer computes (Halide's message), and async
 //! Funcs fused by compute_with (not implemented).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::error::{Error, Result};
 use crate::ir::visit::stmt_contains;
@@ -70,13 +70,23 @@ fn touches(s: &Stmt, f: &str) -> bool {
 }
 
 pub fn fork_async_producers(s: &Stmt, env: &Environment) -> Result<Stmt> {
-    let s = &inject_ring_buffers(s, env)?;
     let async_funcs: HashSet<String> = env
         .order
         .iter()
         .filter(|n| env.get(n).read().schedule.async_)
         .cloned()
         .collect();
+    // Async ring buffers fork at their hoisted storage (as Halide's do),
+    // with the slot count: the producer runs up to that many iterations
+    // ahead. Not across a parallel loop, whose iterations would produce
+    // and consume in any order: those fork per realization.
+    let ring_forks: HashMap<String, Expr> = env
+        .order
+        .iter()
+        .filter(|n| async_funcs.contains(*n) && !parallel_inside_hoisted_storage(s, n))
+        .filter_map(|n| env.get(n).read().schedule.ring_buffer.clone().map(|e| (n.clone(), e)))
+        .collect();
+    let s = &inject_ring_buffers(s, env, &ring_forks)?;
     if async_funcs.is_empty() {
         return Ok(s.clone());
     }
@@ -87,7 +97,35 @@ pub fn fork_async_producers(s: &Stmt, env: &Environment) -> Result<Stmt> {
             )));
         }
     }
-    fork(s, &async_funcs)
+    for name in ring_forks.keys() {
+        if !env.get(name).read().schedule.folds.is_empty() {
+            return Err(Error::unimplemented(&format!(
+                "fold_storage() together with ring_buffer() on the async Func {name}"
+            )));
+        }
+    }
+    fork(s, &async_funcs, &ring_forks)
+}
+
+/// Is there a parallel loop inside the hoisted storage of `f` (the
+/// `Allocate` of its name without extents)?
+fn parallel_inside_hoisted_storage(s: &Stmt, f: &str) -> bool {
+    stmt_contains(s, &|_| false, &|st| match st.node() {
+        StmtNode::Allocate { name, extents, body, .. } if name == f && extents.is_empty() => stmt_contains(
+            body,
+            &|_| false,
+            &|l| matches!(l.node(), StmtNode::For { for_type: ForType::Parallel, .. }),
+        ),
+        _ => false,
+    })
+}
+
+/// The semaphore pacing the producer of an async ring buffer `f`: it starts
+/// at the number of slots, the producer takes one before each iteration
+/// and the consumer gives it back after (Halide's
+/// `f.folding_semaphore.ring_buffer`).
+pub(super) fn ring_semaphore_name(f: &str) -> String {
+    format!("{f}.ring_buffer_semaphore")
 }
 
 /// `ring_buffer(extent)`: the storage of `f`, hoisted out of some loops
@@ -96,9 +134,10 @@ pub fn fork_async_producers(s: &Stmt, env: &Environment) -> Result<Stmt> {
 /// extent` (Halide's InjectRingBuffering). Values are those without ring
 /// buffering: an iteration reads only its own slot (sliding window, which
 /// would read the previous iteration's, is not applied to ring-buffered
-/// Funcs). Async producers fork per iteration here, so the slots do not
-/// yet let a producer run ahead of its consumer.
-fn inject_ring_buffers(s: &Stmt, env: &Environment) -> Result<Stmt> {
+/// Funcs). An async ring buffer (`ring_forks`) also waits for a free slot
+/// before each realization and frees it after: its fork, at the hoisted
+/// storage, lets the producer run up to `extent` iterations ahead.
+fn inject_ring_buffers(s: &Stmt, env: &Environment, ring_forks: &HashMap<String, Expr>) -> Result<Stmt> {
     let ringed: Vec<(String, Expr)> = env
         .order
         .iter()
@@ -117,7 +156,8 @@ fn inject_ring_buffers(s: &Stmt, env: &Environment) -> Result<Stmt> {
         }
         let mut loops = vec![];
         let mut found = false;
-        out = ring(&out, &name, &extent, &mut loops, None, &mut found);
+        let paced = ring_forks.contains_key(&name);
+        out = ring(&out, &name, &extent, paced, &mut loops, None, &mut found);
         if !found {
             return Err(Error::user(format!(
                 "Func \"{name}\" is scheduled with ring_buffer(), but has matching store_at and hoist_storage levels. Add an explicit hoist_storage directive to the schedule to fix the issue.\n"
@@ -129,15 +169,27 @@ fn inject_ring_buffers(s: &Stmt, env: &Environment) -> Result<Stmt> {
 
 /// `s` with the ring buffer of `f` injected; `loops` are the loops around
 /// `s` and `hoisted_at` how many of them are outside `f`'s hoisted storage.
-fn ring(s: &Stmt, f: &str, extent: &Expr, loops: &mut Vec<(String, Expr, Expr)>, hoisted_at: Option<usize>, found: &mut bool) -> Stmt {
+/// `paced`: `f` is async, so each realization waits for a free slot (the
+/// fork, at the hoisted storage, gives the wait to the producer and the
+/// release after it to the consumer).
+fn ring(
+    s: &Stmt,
+    f: &str,
+    extent: &Expr,
+    paced: bool,
+    loops: &mut Vec<(String, Expr, Expr)>,
+    hoisted_at: Option<usize>,
+    found: &mut bool,
+) -> Stmt {
     match s.node() {
         StmtNode::Allocate { name, extents, body, .. } if name == f && extents.is_empty() => {
-            let b = ring(body, f, extent, loops, Some(loops.len()), found);
+            let b = ring(body, f, extent, paced, loops, Some(loops.len()), found);
             map_children(s, &mut |_| Ok(b.clone())).expect("infallible")
         }
         StmtNode::For { name, min, extent: e, .. } => {
             loops.push((name.clone(), min.clone(), e.clone()));
-            let out = map_children(s, &mut |c| Ok(ring(c, f, extent, loops, hoisted_at, found))).expect("infallible");
+            let out = map_children(s, &mut |c| Ok(ring(c, f, extent, paced, loops, hoisted_at, found)))
+                .expect("infallible");
             loops.pop();
             out
         }
@@ -155,16 +207,28 @@ fn ring(s: &Stmt, f: &str, extent: &Expr, loops: &mut Vec<(String, Expr, Expr)>,
             let slot = Expr::modulo(index, extent.clone());
             let mut bounds = bounds.clone();
             bounds.push(crate::ir::Range::new(Expr::i32(0), extent.clone()));
-            Stmt::new(StmtNode::Realize {
+            let realize = Stmt::new(StmtNode::Realize {
                 name: name.clone(),
                 types: types.clone(),
                 memory_type: *memory_type,
                 bounds,
                 condition: condition.clone(),
                 body: AddSlot { f, slot: &slot }.mutate_stmt(body),
-            })
+            });
+            if !paced {
+                return realize;
+            }
+            let sema = Expr::var(Type::handle(), ring_semaphore_name(f));
+            let free_slot = Expr::eq(
+                runtime_call("ferrohalide_semaphore_acquire", vec![sema.clone(), Expr::i32(1)]),
+                Expr::i32(0),
+            );
+            Stmt::block(vec![
+                Stmt::if_then_else(free_slot, realize, None),
+                Stmt::evaluate(runtime_call("ferrohalide_semaphore_release", vec![sema, Expr::i32(1)])),
+            ])
         }
-        _ => map_children(s, &mut |c| Ok(ring(c, f, extent, loops, hoisted_at, found))).expect("infallible"),
+        _ => map_children(s, &mut |c| Ok(ring(c, f, extent, paced, loops, hoisted_at, found))).expect("infallible"),
     }
 }
 
@@ -204,13 +268,26 @@ impl Mutator for AddSlot<'_> {
     }
 }
 
-/// `s` with every realization of an async Func forked.
-fn fork(s: &Stmt, async_funcs: &HashSet<String>) -> Result<Stmt> {
+/// `s` with every realization of an async Func forked, or, for an async
+/// ring buffer (`ring_forks`: its slot count), its hoisted storage.
+fn fork(s: &Stmt, async_funcs: &HashSet<String>, ring_forks: &HashMap<String, Expr>) -> Result<Stmt> {
     let rebuilt = |s: &Stmt| -> Result<Stmt> {
         Ok(match s.node() {
+            StmtNode::Allocate { name, extents, body, .. } if extents.is_empty() && ring_forks.contains_key(name) => {
+                let mut b = fork(body, async_funcs, ring_forks)?;
+                if stmt_produces(&b, name) {
+                    let init = Stmt::evaluate(runtime_call(
+                        "ferrohalide_semaphore_init",
+                        vec![Expr::var(Type::handle(), ring_semaphore_name(name)), ring_forks[name].clone()],
+                    ));
+                    let forked = fork_body(name, &b)?;
+                    b = Stmt::let_stmt(ring_semaphore_name(name), semaphore_storage(), Stmt::block(vec![init, forked]));
+                }
+                map_children(s, &mut |_| Ok(b.clone()))?
+            }
             StmtNode::Realize { name, types, memory_type, bounds, condition, body } => {
-                let mut b = fork(body, async_funcs)?;
-                if async_funcs.contains(name) && stmt_produces(&b, name) {
+                let mut b = fork(body, async_funcs, ring_forks)?;
+                if async_funcs.contains(name) && !ring_forks.contains_key(name) && stmt_produces(&b, name) {
                     b = fork_body(name, &b)?;
                 }
                 Stmt::new(StmtNode::Realize {
@@ -222,7 +299,7 @@ fn fork(s: &Stmt, async_funcs: &HashSet<String>) -> Result<Stmt> {
                     body: b,
                 })
             }
-            _ => map_children(s, &mut |c| fork(c, async_funcs))?,
+            _ => map_children(s, &mut |c| fork(c, async_funcs, ring_forks))?,
         })
     };
     rebuilt(s)
@@ -245,10 +322,9 @@ fn fork_body(f: &str, body: &Stmt) -> Result<Stmt> {
     // A producer paced by a folding semaphore waits for its consumer, so
     // the two need threads of their own; otherwise the thread pool may
     // run them one after the other on one thread, which is cheaper.
-    let sema = super::storage_folding::folding_semaphore_name(f);
     let paced = stmt_contains(
         &producer,
-        &|e| matches!(e.node(), ExprNode::Variable { name, .. } if *name == sema),
+        &|e| matches!(e.node(), ExprNode::Variable { name, .. } if is_pacing_semaphore(name, f)),
         &|_| false,
     );
     let forked = Stmt::for_loop(
@@ -259,9 +335,18 @@ fn fork_body(f: &str, body: &Stmt) -> Result<Stmt> {
         Stmt::if_then_else(is_producer, producer, Some(consumer)),
     );
     let init = Stmt::evaluate(runtime_call("ferrohalide_semaphore_init", vec![semaphore(f), Expr::i32(0)]));
-    // Eight zero bytes on the stack: the counter.
-    let storage = Expr::intrinsic(Type::handle(), Intrinsic::MakeStruct, vec![Expr::uint_imm(Type::uint(64), 0)]);
-    Ok(Stmt::let_stmt(semaphore_name(f), storage, Stmt::block(vec![init, forked])))
+    Ok(Stmt::let_stmt(semaphore_name(f), semaphore_storage(), Stmt::block(vec![init, forked])))
+}
+
+/// A semaphore's storage: eight zero bytes on the stack, the count.
+pub(super) fn semaphore_storage() -> Expr {
+    Expr::intrinsic(Type::handle(), Intrinsic::MakeStruct, vec![Expr::uint_imm(Type::uint(64), 0)])
+}
+
+/// Is `name` a semaphore pacing the producer of `f` (a folded Func's or a
+/// ring buffer's)?
+fn is_pacing_semaphore(name: &str, f: &str) -> bool {
+    *name == super::storage_folding::folding_semaphore_name(f) || *name == ring_semaphore_name(f)
 }
 
 /// The producer side: the statements around `produce f` and the produce,
@@ -315,7 +400,7 @@ fn consumer_side(f: &str, s: &Stmt) -> Stmt {
     match s.node() {
         StmtNode::ProducerConsumer { name, is_producer: true, .. } if name == f => Stmt::no_op(),
         // The producer's wait for free rows of a folded `f`.
-        StmtNode::IfThenElse { condition, then_case, else_case: None } if is_fold_acquire(condition, f) => {
+        StmtNode::IfThenElse { condition, then_case, else_case: None } if is_pacing_acquire(condition, f) => {
             consumer_side(f, then_case)
         }
         StmtNode::ProducerConsumer { name, is_producer: false, body } if name == f => {
@@ -374,10 +459,10 @@ fn wait_before_use(f: &str, s: &Stmt) -> Stmt {
 }
 
 /// Is `cond` the producer's wait for free rows of the folded async Func
-/// `f` (storage_folding.rs)? The producer keeps it; its consumer keeps the
-/// matching releases (the producer side drops every statement that does
-/// not produce `f`).
-fn is_fold_acquire(cond: &Expr, f: &str) -> bool {
+/// `f` (storage_folding.rs) or for a free slot of its ring buffer? The
+/// producer keeps it; its consumer keeps the matching releases (the
+/// producer side drops every statement that does not produce `f`).
+fn is_pacing_acquire(cond: &Expr, f: &str) -> bool {
     let ExprNode::Binary { a, .. } = cond.node() else {
         return false;
     };
@@ -386,7 +471,7 @@ fn is_fold_acquire(cond: &Expr, f: &str) -> bool {
     };
     name == "ferrohalide_semaphore_acquire"
         && matches!(args.first().map(|x| x.node()),
-            Some(ExprNode::Variable { name, .. }) if *name == super::storage_folding::folding_semaphore_name(f))
+            Some(ExprNode::Variable { name, .. }) if is_pacing_semaphore(name, f))
 }
 
 fn expr_reads(e: &Expr, f: &str) -> bool {

@@ -488,13 +488,11 @@ fn folding_semaphore_around(f: &str, factor: &Expr, s: Stmt) -> Stmt {
         vec![folding_semaphore(f), factor.clone()],
         CallKind::Extern,
     ));
-    // Eight zero bytes on the stack: the count.
-    let storage = Expr::intrinsic(
-        Type::handle(),
-        crate::ir::Intrinsic::MakeStruct,
-        vec![Expr::uint_imm(Type::uint(64), 0)],
-    );
-    Stmt::let_stmt(folding_semaphore_name(f), storage, Stmt::block(vec![init, s]))
+    Stmt::let_stmt(
+        folding_semaphore_name(f),
+        super::async_producers::semaphore_storage(),
+        Stmt::block(vec![init, s]),
+    )
 }
 
 /// Halide's run-time tracking of a fold (for a sequential Func without an
