@@ -242,6 +242,17 @@ def test_intrinsics_and_bits(tmp_path, runtime):
     assert np.array_equal(got, expected)
 
 
+def matches_the_jit(tmp_path, runtime, g, inp, data, size):
+    """g built from C source and called on `data` (for ImageParam `inp`)
+    equals the JIT's realization over `size`."""
+    lib = build(tmp_path, runtime, g, [inp], g.name())
+    inp.set(hl.Buffer(data))
+    expected = np.asarray(g.realize(size))
+    got = np.zeros(size[::-1], dtype=np.int32)
+    assert call(lib, g.name(), [data, got]) == 0
+    assert np.array_equal(got, expected)
+
+
 def test_async_producer(tmp_path, runtime):
     x, y = hl.Var("x"), hl.Var("y")
     inp = hl.ImageParam(hl.Int(32), 2, "src")
@@ -253,13 +264,7 @@ def test_async_producer(tmp_path, runtime):
     g[x, y] = f[x, y] + f[x + 1, y] + h[x, y]
     f.compute_root().async_()
     h.compute_root()
-    lib = build(tmp_path, runtime, g, [inp], "ga")
-    data = np.arange(17 * 9, dtype=np.int32).reshape(9, 17)
-    inp.set(hl.Buffer(data))
-    expected = np.asarray(g.realize([16, 9]))
-    got = np.zeros((9, 16), dtype=np.int32)
-    assert call(lib, "ga", [data, got]) == 0
-    assert np.array_equal(got, expected)
+    matches_the_jit(tmp_path, runtime, g, inp, np.arange(17 * 9, dtype=np.int32).reshape(9, 17), [16, 9])
 
 
 def test_folded_async_producer(tmp_path, runtime):
@@ -272,10 +277,4 @@ def test_folded_async_producer(tmp_path, runtime):
     g = hl.Func("gf")
     g[x, y] = f[x, y] + f[x, y + 1] * 2 + f[x, y + 2]
     f.store_root().compute_at(g, y).fold_storage(y, 3).async_()
-    lib = build(tmp_path, runtime, g, [inp], "gf")
-    data = np.arange(16 * 42, dtype=np.int32).reshape(42, 16)
-    inp.set(hl.Buffer(data))
-    expected = np.asarray(g.realize([16, 40]))
-    got = np.zeros((40, 16), dtype=np.int32)
-    assert call(lib, "gf", [data, got]) == 0
-    assert np.array_equal(got, expected)
+    matches_the_jit(tmp_path, runtime, g, inp, np.arange(16 * 42, dtype=np.int32).reshape(42, 16), [16, 40])

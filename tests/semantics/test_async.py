@@ -97,9 +97,7 @@ def test_the_consumer_waits_only_where_it_reads(tmp_path):
     g[x, y] = f[x, y] + h[x, y]
     f.compute_root().async_()
     h.compute_root()
-    path = tmp_path / "g.stmt"
-    g.compile_to_lowered_stmt(str(path), [])
-    text = path.read_text()
+    text = lowered(g, tmp_path)
     assert f"parallel ({f.name()}.fork, 0, 2)" in text
     assert text.index(f"produce {h.name()}") < text.index("ferrohalide_semaphore_acquire")
 
@@ -152,7 +150,18 @@ def test_ring_buffer(hl, name):
         return "error: " + str(e).split("\n")[0].split("Func")[0]
 
 
-def test_ring_buffer_slots_are_in_the_storage(tmp_path):
+def lowered(g, tmp_path):
+    """g's lowered statement, as text."""
+    path = tmp_path / "g.stmt"
+    g.compile_to_lowered_stmt(str(path), [])
+    return path.read_text()
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_ring_buffer_slots_are_in_the_storage(tmp_path, use_async):
+    # Async, it forks at its hoisted storage, so that its producer runs up
+    # to ring_buffer() iterations ahead of the consumer (as in Halide),
+    # paced by a semaphore of that many slots.
     import ferrohalide as hl
     x, y = hl.Var("x"), hl.Var("y")
     f = hl.Func("f")
@@ -160,10 +169,13 @@ def test_ring_buffer_slots_are_in_the_storage(tmp_path):
     g = hl.Func("g")
     g[x, y] = f[x, y] + f[x, y + 1]
     f.compute_at(g, y).hoist_storage_root().ring_buffer(3)
-    path = tmp_path / "g.stmt"
-    g.compile_to_lowered_stmt(str(path), [])
-    text = path.read_text()
+    if use_async:
+        f.async_()
+    text = lowered(g, tmp_path)
     assert "* 3]" in text and "% 3)" in text, text
+    if use_async:
+        assert f"ferrohalide_semaphore_init({f.name()}.ring_buffer_semaphore, 3)" in text, text
+        assert text.index(f"fork ({f.name()}.fork, 0, 2)") < text.index(f"for ({g.name()}.s0.y"), text
 
 
 def stencil_in_rows(hl, schedule, rows=(-1, 0, 1), reverse=False, update=False, size=(1024, 64)):
@@ -267,9 +279,7 @@ def test_an_async_fold_forks_onto_two_threads(tmp_path):
         f.store_root().compute_at(g, y).async_()
         if fold:
             f.fold_storage(y, 4)
-        path = tmp_path / "g.stmt"
-        g.compile_to_lowered_stmt(str(path), [])
-        text = path.read_text()
+        text = lowered(g, tmp_path)
         kind = "fork" if fold else "parallel"
         assert f"{kind} ({f.name()}.fork, 0, 2)" in text, text
         assert ("folding_semaphore" in text) == fold
@@ -348,20 +358,3 @@ def test_a_ring_buffer_of_a_func_with_an_update(use_async):
     for _ in range(8):
         got = np.asarray(g.realize([3, 4]))
         assert got.tolist() == [[2 * (2 * xx + 20 * yy + 10) for xx in range(3)] for yy in range(4)]
-
-
-def test_an_async_ring_buffer_forks_at_its_hoisted_storage(tmp_path):
-    # So its producer runs up to ring_buffer() iterations ahead of the
-    # consumer (as in Halide), paced by a semaphore of that many slots.
-    import ferrohalide as hl
-    x, y = hl.Var("x"), hl.Var("y")
-    f = hl.Func("f")
-    f[x, y] = x + y
-    g = hl.Func("g")
-    g[x, y] = f[x, y] + f[x, y + 1]
-    f.compute_at(g, y).hoist_storage_root().ring_buffer(3).async_()
-    path = tmp_path / "g.stmt"
-    g.compile_to_lowered_stmt(str(path), [])
-    text = path.read_text()
-    assert f"ferrohalide_semaphore_init({f.name()}.ring_buffer_semaphore, 3)" in text, text
-    assert text.index(f"fork ({f.name()}.fork, 0, 2)") < text.index(f"for ({g.name()}.s0.y"), text
