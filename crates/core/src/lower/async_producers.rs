@@ -218,15 +218,7 @@ fn ring(
             if !paced {
                 return realize;
             }
-            let sema = Expr::var(Type::handle(), ring_semaphore_name(f));
-            let free_slot = Expr::eq(
-                runtime_call("ferrohalide_semaphore_acquire", vec![sema.clone(), Expr::i32(1)]),
-                Expr::i32(0),
-            );
-            Stmt::block(vec![
-                Stmt::if_then_else(free_slot, realize, None),
-                Stmt::evaluate(runtime_call("ferrohalide_semaphore_release", vec![sema, Expr::i32(1)])),
-            ])
+            paced_by(&ring_semaphore_name(f), Expr::i32(1), realize, Expr::i32(1))
         }
         _ => map_children(s, &mut |c| Ok(ring(c, f, extent, paced, loops, hoisted_at, found))).expect("infallible"),
     }
@@ -276,12 +268,7 @@ fn fork(s: &Stmt, async_funcs: &HashSet<String>, ring_forks: &HashMap<String, Ex
             StmtNode::Allocate { name, extents, body, .. } if extents.is_empty() && ring_forks.contains_key(name) => {
                 let mut b = fork(body, async_funcs, ring_forks)?;
                 if stmt_produces(&b, name) {
-                    let init = Stmt::evaluate(runtime_call(
-                        "ferrohalide_semaphore_init",
-                        vec![Expr::var(Type::handle(), ring_semaphore_name(name)), ring_forks[name].clone()],
-                    ));
-                    let forked = fork_body(name, &b)?;
-                    b = Stmt::let_stmt(ring_semaphore_name(name), semaphore_storage(), Stmt::block(vec![init, forked]));
+                    b = with_semaphore(&ring_semaphore_name(name), ring_forks[name].clone(), fork_body(name, &b)?);
                 }
                 map_children(s, &mut |_| Ok(b.clone()))?
             }
@@ -334,13 +321,32 @@ fn fork_body(f: &str, body: &Stmt) -> Result<Stmt> {
         if paced { ForType::Fork } else { ForType::Parallel },
         Stmt::if_then_else(is_producer, producer, Some(consumer)),
     );
-    let init = Stmt::evaluate(runtime_call("ferrohalide_semaphore_init", vec![semaphore(f), Expr::i32(0)]));
-    Ok(Stmt::let_stmt(semaphore_name(f), semaphore_storage(), Stmt::block(vec![init, forked])))
+    Ok(with_semaphore(&semaphore_name(f), Expr::i32(0), forked))
 }
 
-/// A semaphore's storage: eight zero bytes on the stack, the count.
-pub(super) fn semaphore_storage() -> Expr {
-    Expr::intrinsic(Type::handle(), Intrinsic::MakeStruct, vec![Expr::uint_imm(Type::uint(64), 0)])
+/// `body` inside the let of a semaphore `name` (eight zero bytes on the
+/// stack, its count) that starts at `initial`.
+pub(super) fn with_semaphore(name: &str, initial: Expr, body: Stmt) -> Stmt {
+    let sema = Expr::var(Type::handle(), name);
+    let init = Stmt::evaluate(runtime_call("ferrohalide_semaphore_init", vec![sema, initial]));
+    let storage = Expr::intrinsic(Type::handle(), Intrinsic::MakeStruct, vec![Expr::uint_imm(Type::uint(64), 0)]);
+    Stmt::let_stmt(name, storage, Stmt::block(vec![init, body]))
+}
+
+/// `s` paced by semaphore `name`: it runs once `acquire` is taken from the
+/// semaphore (not at all if a task around failed), and `release` is given
+/// back after it. The fork gives the wait to the producer side and the
+/// release to the consumer side (`is_pacing_acquire`).
+pub(super) fn paced_by(name: &str, acquire: Expr, s: Stmt, release: Expr) -> Stmt {
+    let sema = Expr::var(Type::handle(), name);
+    let taken = Expr::eq(
+        runtime_call("ferrohalide_semaphore_acquire", vec![sema.clone(), acquire]),
+        Expr::i32(0),
+    );
+    Stmt::block(vec![
+        Stmt::if_then_else(taken, s, None),
+        Stmt::evaluate(runtime_call("ferrohalide_semaphore_release", vec![sema, release])),
+    ])
 }
 
 /// Is `name` a semaphore pacing the producer of `f` (a folded Func's or a

@@ -152,7 +152,9 @@ impl Mutator for StorageFolding<'_> {
             body,
         });
         let realize = match &search.semaphore {
-            Some(factor) => folding_semaphore_around(name, factor, realize),
+            Some(factor) => {
+                super::async_producers::with_semaphore(&folding_semaphore_name(name), factor.clone(), realize)
+            }
             None => realize,
         };
         search
@@ -386,15 +388,7 @@ impl FoldSearch<'_> {
         };
         let out = match pacing {
             Some((acquire, release)) => {
-                let sema = folding_semaphore(self.func);
-                let acquired = Expr::eq(
-                    semaphore_call("ferrohalide_semaphore_acquire", sema.clone(), acquire),
-                    Expr::i32(0),
-                );
-                Stmt::block(vec![
-                    Stmt::if_then_else(acquired, out, None),
-                    Stmt::evaluate(semaphore_call("ferrohalide_semaphore_release", sema, release)),
-                ])
+                super::async_producers::paced_by(&folding_semaphore_name(self.func), acquire, out, release)
             }
             None => out,
         };
@@ -469,30 +463,6 @@ impl FoldSearch<'_> {
 /// to the consumer.
 pub(super) fn folding_semaphore_name(f: &str) -> String {
     format!("{f}.folding_semaphore")
-}
-
-fn folding_semaphore(f: &str) -> Expr {
-    Expr::var(Type::handle(), folding_semaphore_name(f))
-}
-
-fn semaphore_call(name: &str, sema: Expr, count: Expr) -> Expr {
-    Expr::call(Type::i32(), name, vec![sema, count], CallKind::Extern)
-}
-
-/// `s` (the Realize of async Func `f`) inside the let of its folding
-/// semaphore, which starts at `factor`.
-fn folding_semaphore_around(f: &str, factor: &Expr, s: Stmt) -> Stmt {
-    let init = Stmt::evaluate(Expr::call(
-        Type::i32(),
-        "ferrohalide_semaphore_init",
-        vec![folding_semaphore(f), factor.clone()],
-        CallKind::Extern,
-    ));
-    Stmt::let_stmt(
-        folding_semaphore_name(f),
-        super::async_producers::semaphore_storage(),
-        Stmt::block(vec![init, s]),
-    )
 }
 
 /// Halide's run-time tracking of a fold (for a sequential Func without an
