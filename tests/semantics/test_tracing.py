@@ -79,6 +79,38 @@ def test_vectorized_stores_and_loads_group_lanes(hl):
 
 
 @differential()
+def test_predicate_stores_tail_reports_only_the_points_stored(hl):
+    # 6 is not a multiple of 4: the last tile's points 6 and 7 are not
+    # stored, so they are not reported (as Halide's if_then_else around
+    # the trace call).
+    x, xo, xi = hl.Var("x"), hl.Var("xo"), hl.Var("xi")
+    f, g = hl.Func("tr_ps"), hl.Func("tr_psc")
+    f[x] = x * 2
+    g[x] = f[x] + 1
+    f.compute_root().split(x, xo, xi, 4, hl.TailStrategy.PredicateStores)
+    f.trace_stores()
+    return _traced(lambda: g.realize([6]))
+
+
+def test_vectorized_predicate_stores_tail_reports_only_the_points_stored():
+    # Halide reports each vector once per lane stored, all lanes included
+    # (here points 6 and 7, never written, twice); ferrohalide reports the
+    # points stored one by one (the predicate is per lane when the loop is
+    # vectorized, before loop partitioning separates the full vectors).
+    import ferrohalide as hl
+
+    x, xo, xi = hl.Var("x"), hl.Var("xo"), hl.Var("xi")
+    f, g = hl.Func("tr_psv"), hl.Func("tr_psvc")
+    f[x] = x * 2
+    g[x] = f[x] + 1
+    f.compute_root().split(x, xo, xi, 4, hl.TailStrategy.PredicateStores).vectorize(xi)
+    f.trace_stores()
+    lines = _traced(lambda: g.realize([6]))
+    stores = [l for l in lines if l.startswith("Store")]
+    assert stores == ["Store tr_psv.0(%d) = %d" % (i, 2 * i) for i in range(6)]
+
+
+@differential()
 def test_tuple_values_report_their_index(hl):
     x = hl.Var("x")
     f, g = hl.Func("tr_tup"), hl.Func("tr_tupc")

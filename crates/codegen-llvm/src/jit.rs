@@ -84,6 +84,10 @@ pub(crate) fn init_llvm() {
         // this machine's cores (the rfactor histogram's 5-instruction
         // scatter loop: 2.1 ms at an address 16 bytes further, 0.9 ms
         // aligned), and which loops cross was left to chance.
+        // x86's domain reassignment (moving chains of integer operations
+        // to AVX-512 mask registers) took ~10% of machine-code time on
+        // local_laplacian and changed no instruction of the four apps'
+        // code on an AVX-512 machine, so it is off.
         // `FERROHALIDE_LLVM_ARGS` adds LLVM options (e.g. `-time-passes`),
         // for studying compile time.
         let extra = std::env::var("FERROHALIDE_LLVM_ARGS").unwrap_or_default();
@@ -93,6 +97,7 @@ pub(crate) fn init_llvm() {
             "-vectorize-loops=false",
             "-enable-pipeliner=false",
             "-x86-experimental-pref-innermost-loop-alignment=6",
+            "-disable-x86-domain-reassignment",
         ]
         .into_iter()
         .chain(extra.split_whitespace())

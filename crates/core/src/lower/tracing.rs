@@ -114,10 +114,16 @@ impl TraceEvent {
 
 /// `value` evaluated after reporting it: `let t = value in
 /// return_second(trace(... t ...), t)`.
-fn traced_value(name: String, value: &Expr, mut ev: TraceEvent) -> Expr {
+fn traced_value(name: String, value: &Expr, mut ev: TraceEvent, only_if: Option<&Expr>) -> Expr {
     let t = Expr::var(value.ty(), name.clone());
     ev.value = Some(t.clone());
-    let body = Expr::intrinsic(value.ty(), Intrinsic::ReturnSecond, vec![ev.to_expr(), t]);
+    let mut event = ev.to_expr();
+    if let Some(c) = only_if {
+        // A predicated store (PredicateStores) reports only the points it
+        // writes, as Halide's `if_then_else(predicate, trace)`.
+        event = Expr::intrinsic(event.ty(), Intrinsic::IfThenElse, vec![c.clone(), event]);
+    }
+    let body = Expr::intrinsic(value.ty(), Intrinsic::ReturnSecond, vec![event, t]);
     Expr::let_(name, value.clone(), body)
 }
 
@@ -178,7 +184,7 @@ impl InjectTracing<'_> {
         ev.value_index = value_index as i32;
         ev.coordinates = args.to_vec();
         let v = self.value_name();
-        traced_value(v, e, ev)
+        traced_value(v, e, ev, None)
     }
 
     fn provide(&mut self, name: &str, values: &[Expr], args: &[Expr], predicate: &Expr) -> Stmt {
@@ -206,7 +212,7 @@ impl InjectTracing<'_> {
                 ev.value_index = i as i32;
                 ev.coordinates = coords.clone();
                 let t = self.value_name();
-                traced_value(t, v, ev)
+                traced_value(t, v, ev, (!predicate.is_true()).then_some(predicate))
             })
             .collect();
         let store = Stmt::provide(name, traced, coords, predicate.clone());

@@ -387,6 +387,16 @@ fn strip_top_likely(c: &Expr) -> Expr {
     }
 }
 
+fn is_trace_event(e: &Expr) -> bool {
+    matches!(
+        e.node(),
+        ExprNode::Call {
+            kind: CallKind::Intrinsic(Intrinsic::Trace),
+            ..
+        }
+    )
+}
+
 fn is_impure_call(kind: &CallKind) -> bool {
     !kind.is_pure()
 }
@@ -1034,6 +1044,16 @@ impl Mutator for VectorSubs {
                 let mut wide: Vec<Expr> = nargs.into_iter().map(|a| widen(a, lanes)).collect();
                 if let Some(load) = predicated_load(kind, &wide) {
                     return load;
+                }
+                if matches!(kind, CallKind::Intrinsic(Intrinsic::IfThenElse))
+                    && wide[0].ty().is_vector()
+                    && args.get(1).is_some_and(is_trace_event)
+                {
+                    // A traced store of a PredicateStores tail: an event
+                    // reports a whole vector, so lanes that do not store
+                    // are reported one by one (tracing.rs).
+                    self.needs_scalarize = true;
+                    return e.clone();
                 }
                 if matches!(kind, CallKind::Intrinsic(Intrinsic::IfThenElse)) && wide.len() >= 2 {
                     // Lazy select: a lane reads memory only on its taken side.
