@@ -893,19 +893,13 @@ impl BoxCollector {
     /// `e` with the enclosing lets substituted (except those whose interval
     /// an `if` refined), simplified.
     fn resolve(&self, e: &Expr) -> Expr {
-        use crate::ir::visit::vars_used;
-        let mut e = e.clone();
-        // The names `e` mentions, kept up to date through the
-        // substitutions (instead of a walk of `e` per enclosing let).
-        let mut used = vars_used(&e);
-        for (n, v) in self.lets.iter().rev() {
-            if used.contains(n) && !self.scope.contains_key(n) && !self.named.contains_key(n) {
-                e = crate::analysis::substitute::substitute(n, v, &e);
-                used.remove(n);
-                used.extend(vars_used(v));
-            }
-        }
-        simplify(&e)
+        let lets = self
+            .lets
+            .iter()
+            .rev()
+            .filter(|(n, _)| !self.scope.contains_key(n) && !self.named.contains_key(n))
+            .map(|(n, v)| (n.as_str(), v));
+        simplify(&crate::analysis::substitute::substitute_lets(e, lets))
     }
 
     /// The last value of a loop from `min` over `extent`. Loop nests are

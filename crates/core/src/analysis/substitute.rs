@@ -172,3 +172,33 @@ mod tests {
         assert_eq!(crate::lang::print::expr_to_string(&out), "((let x = 5 in (x + x)) + 7)");
     }
 }
+
+/// `e` with enclosing lets substituted: `lets` gives them innermost first
+/// (name, value). The names `e` mentions are tracked through the
+/// substitutions, so a let `e` does not use costs a set lookup instead of
+/// a walk of `e` (loops nested in hundreds of lets asked this for every
+/// loop).
+pub fn substitute_lets<'a>(e: &Expr, lets: impl IntoIterator<Item = (&'a str, &'a Expr)>) -> Expr {
+    // Every let has a value, so this is never None.
+    substitute_lets_unless_opaque(e, lets.into_iter().map(|(n, v)| (n, Some(v)))).unwrap_or_else(|| e.clone())
+}
+
+/// `substitute_lets` where a let may have no value (`None`: it must not
+/// be substituted); None if `e`, as it becomes, uses such a let.
+pub fn substitute_lets_unless_opaque<'a>(
+    e: &Expr,
+    lets: impl IntoIterator<Item = (&'a str, Option<&'a Expr>)>,
+) -> Option<Expr> {
+    let mut e = e.clone();
+    let mut used = crate::ir::visit::vars_used(&e);
+    for (name, value) in lets {
+        if !used.contains(name) {
+            continue;
+        }
+        let value = value?;
+        e = substitute(name, value, &e);
+        used.remove(name);
+        used.extend(crate::ir::visit::vars_used(value));
+    }
+    Some(e)
+}

@@ -489,18 +489,30 @@ pub fn for_each_child_of_node<'a>(node: &'a ExprNode, f: &mut dyn FnMut(&'a Expr
 
 /// Call `f` on every sub-expression (pre-order) of an Expr.
 pub fn for_each_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    expr_contains(e, &mut |x| {
+        f(x);
+        false
+    });
+}
+
+/// Does `e` have a sub-expression (itself included) satisfying `pred`?
+/// Tested in pre-order; the walk stops at the first.
+pub fn expr_contains(e: &Expr, pred: &mut dyn FnMut(&Expr) -> bool) -> bool {
     // On an explicit stack: expressions can nest deeper than the caller's
     // stack allows recursion (a sum built term by term in a Python loop).
     // The stack borrows the nodes (`e` keeps them alive): no reference
     // counting per node.
     let mut pending: Vec<&Expr> = vec![e];
-    let mut children: Vec<&Expr> = Vec::new();
     while let Some(e) = pending.pop() {
-        f(e);
-        for_each_child(e, &mut |c| children.push(c));
+        if pred(e) {
+            return true;
+        }
         // Reversed, so that the first child is visited next.
-        pending.extend(children.drain(..).rev());
+        let first = pending.len();
+        for_each_child(e, &mut |c| pending.push(c));
+        pending[first..].reverse();
     }
+    false
 }
 
 /// The first variable of `e` (pre-order) that is not a parameter: a Var or
@@ -508,13 +520,14 @@ pub fn for_each_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
 /// specialization conditions, RDom bounds).
 pub fn first_free_variable(e: &Expr) -> Option<String> {
     let mut found = None;
-    for_each_expr(e, &mut |x| {
-        if let ExprNode::Variable {
+    expr_contains(e, &mut |x| match x.node() {
+        ExprNode::Variable {
             name, param: None, ..
-        } = x.node()
-        {
-            found.get_or_insert_with(|| name.clone());
+        } => {
+            found = Some(name.clone());
+            true
         }
+        _ => false,
     });
     found
 }
@@ -547,13 +560,7 @@ pub fn for_each_stmt(s: &Stmt, f: &mut dyn FnMut(&Stmt)) {
 /// Does evaluating `e` do more than compute a value (print, trace,
 /// report an error, call an impure extern)?
 pub fn has_side_effects(e: &Expr) -> bool {
-    let mut found = false;
-    for_each_expr(e, &mut |x| {
-        if let ExprNode::Call { kind, .. } = x.node() {
-            found |= !kind.is_pure();
-        }
-    });
-    found
+    expr_contains(e, &mut |x| matches!(x.node(), ExprNode::Call { kind, .. } if !kind.is_pure()))
 }
 
 /// The names of the variables `e` mentions (free or bound).
@@ -569,40 +576,23 @@ pub fn vars_used(e: &Expr) -> crate::fast_hash::FastSet<String> {
     out
 }
 
+/// Is `x` the variable `name`?
+fn is_var_named(x: &Expr, name: &str) -> bool {
+    matches!(x.node(), ExprNode::Variable { name: n, .. } if n == name)
+}
+
 /// Does `e` mention variable `name` (free or bound)?
 pub fn expr_uses_var(e: &Expr, name: &str) -> bool {
-    let mut found = false;
-    for_each_expr(e, &mut |x| {
-        if let ExprNode::Variable { name: n, .. } = x.node() {
-            if n == name {
-                found = true;
-            }
-        }
-    });
-    found
+    expr_contains(e, &mut |x| is_var_named(x, name))
 }
 
 pub fn stmt_uses_var(s: &Stmt, name: &str) -> bool {
-    let mut found = false;
-    for_each_expr_in_stmt(s, &mut |x| {
-        if let ExprNode::Variable { name: n, .. } = x.node() {
-            if n == name {
-                found = true;
-            }
-        }
-    });
-    found
+    stmt_contains(s, &|x| is_var_named(x, name), &|_| false)
 }
 
 /// Does `e` load from a buffer whose name satisfies `which`?
 pub fn expr_loads_from(e: &Expr, which: &dyn Fn(&str) -> bool) -> bool {
-    let mut found = false;
-    for_each_expr(e, &mut |x| {
-        if let ExprNode::Load { name, .. } = x.node() {
-            found |= which(name);
-        }
-    });
-    found
+    expr_contains(e, &mut |x| matches!(x.node(), ExprNode::Load { name, .. } if which(name)))
 }
 
 /// Does `s` read or write (a Func call or a load; a Provide or a store)

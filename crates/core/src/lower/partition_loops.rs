@@ -45,7 +45,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::analysis::monotonic::{is_monotonic, Monotonic};
 use crate::analysis::simplify::{can_prove, simplify_stmt};
-use crate::analysis::substitute::substitute;
+use crate::analysis::substitute::{substitute, substitute_lets, substitute_lets_unless_opaque};
 use crate::error::{Error, Result};
 use crate::ir::visit::{
     expr_uses_var, for_each_expr, for_each_expr_in_stmt, for_each_stmt, mutate_expr_children,
@@ -204,12 +204,7 @@ impl Partitioner<'_> {
 
     /// Does a loop of this extent provably run few iterations?
     fn few_iterations(&self, extent: &Expr) -> bool {
-        let mut e = extent.clone();
-        for (name, value) in self.lets.iter().rev() {
-            if expr_uses_var(&e, name) {
-                e = substitute(name, value, &e);
-            }
-        }
+        let e = substitute_lets(extent, self.lets.iter().rev().map(|(n, v)| (n.as_str(), v)));
         let e = crate::analysis::simplify::simplify(&e);
         let bound = crate::analysis::simplify::Simplifier::new().info(&e).max;
         bound.is_some_and(|m| m <= MIN_PARTITIONED_EXTENT)
@@ -988,13 +983,7 @@ impl LikelyWalker {
 
     /// `e` with the lets bound inside the body substituted in.
     fn expand(&self, e: &Expr) -> Option<Expr> {
-        let mut e = e.clone();
-        for (name, value) in self.lets.iter().rev() {
-            if expr_uses_var(&e, name) {
-                e = substitute(name, value.as_ref()?, &e);
-            }
-        }
-        Some(e)
+        substitute_lets_unless_opaque(e, self.lets.iter().rev().map(|(n, v)| (n.as_str(), v.as_ref())))
     }
 
     /// Record a let as written: `expand` substitutes the lets it uses in

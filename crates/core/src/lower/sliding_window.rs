@@ -56,7 +56,7 @@ use std::collections::{HashMap, HashSet};
 use super::environment::Environment;
 use crate::analysis::monotonic::{is_monotonic, Monotonic};
 use crate::analysis::simplify::{can_prove, simplify};
-use crate::analysis::substitute::substitute;
+use crate::analysis::substitute::{substitute, substitute_lets};
 use crate::error::Result;
 use crate::ir::visit::{expr_uses_var, mutate_stmt_children};
 use crate::ir::{BinOp, Expr, ExprNode, ForType, Intrinsic, Mutator, Stmt, StmtNode};
@@ -256,15 +256,11 @@ fn let_ahead(s: &Stmt, name: &str) -> Option<Expr> {
 impl SlidingWindow<'_> {
     /// `e` with the lets of `stack[from..to]` substituted, innermost first.
     fn expand(&self, e: &Expr, from: usize, to: usize) -> Expr {
-        let mut e = e.clone();
-        for f in self.stack[from..to].iter().rev() {
-            if let Frame::Let { name, value } = f {
-                if expr_uses_var(&e, name) {
-                    e = substitute(name, value, &e);
-                }
-            }
-        }
-        e
+        let lets = self.stack[from..to].iter().rev().filter_map(|f| match f {
+            Frame::Let { name, value } => Some((name.as_str(), value)),
+            _ => None,
+        });
+        substitute_lets(e, lets)
     }
 
     /// The innermost let called `name` on the stack from index `from`.
