@@ -340,6 +340,24 @@ def test_async_ring_buffer(hl, name):
     return stencil_in_rows(hl, ASYNC_RING_SCHEDULES[name])
 
 
+@differential()
+def test_async_ring_buffer_whose_region_shrinks(hl):
+    # f's region per x of g runs from x - 2 to max(x, 61): it shrinks as x
+    # grows. The slots used to be laid out by each iteration's own region,
+    # so the producer, an iteration ahead, wrote its slot over the end of
+    # the one its consumer was reading (fuzz seed 51875: wrong values in
+    # about half the runs).
+    x, y = hl.Var("x"), hl.Var("y")
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x, y] = (x * 7 + y * 13) % 101 * 2 + x - y
+    g[x, y] = f[hl.max(x, 61), y] + f[x - 2, y] * 3
+    async_(hl, f.compute_at(g, x).hoist_storage_root().ring_buffer(2))
+    runs = [np.asarray(g.realize([64, 8])).copy() for _ in range(24)]
+    for r in runs[1:]:
+        assert np.array_equal(r, runs[0])
+    return runs[0]
+
+
 @pytest.mark.parametrize("use_async", [False, True])
 def test_a_ring_buffer_of_a_func_with_an_update(use_async):
     # Not differential: Halide 21 computes the update of a ring-buffered

@@ -31,6 +31,12 @@ use crate::ir::visit::{mutate_expr_children, mutate_stmt_children};
 use crate::ir::{CallKind, Expr, ExprNode, MemoryType, Mutator, Range, Stmt, StmtNode, Type};
 use crate::lang::tuple::element_buffer_name;
 
+/// The extent of dimension `d` of Func `func`'s hoisted allocation (a ring
+/// buffer's layout, the same in every iteration).
+fn hoisted_extent_name(func: &str, d: usize) -> String {
+    format!("{func}.hoisted_extent.{d}")
+}
+
 /// The flat element index of `args` in buffer `name`.
 pub fn flat_index(name: &str, args: &[Expr]) -> Expr {
     let mut idx: Option<Expr> = None;
@@ -167,6 +173,10 @@ impl Flatten<'_> {
         });
     }
 
+    fn is_ring_buffered(&self, func: &str) -> bool {
+        self.env.funcs.get(func).is_some_and(|f| f.read().schedule.ring_buffer.is_some())
+    }
+
     /// The Func's storage order as dimension indices, innermost first.
     fn storage_permutation(&self, name: &str, dims: usize) -> Vec<usize> {
         let Some(f) = self.env.funcs.get(name) else {
@@ -249,6 +259,16 @@ impl Flatten<'_> {
                 .collect();
             let sizes: Vec<Expr> = storage.iter().map(|e| crate::analysis::substitute::substitute_map(&own, e)).collect();
             self.record_hoisted(func, &sizes);
+            if self.is_ring_buffered(func) {
+                // Every iteration's slot must sit at the same place: an
+                // async producer writes the next iterations' slots while
+                // its consumer reads this one (fuzz seed 51875, where the
+                // region, and so a per-iteration slot stride, varied). So
+                // the layout is the hoisted allocation's, not this region's.
+                for (d, s) in storage.iter_mut().enumerate() {
+                    *s = Expr::var_i32(hoisted_extent_name(func, d));
+                }
+            }
             body
         } else {
             Stmt::new(StmtNode::Allocate {
@@ -432,6 +452,11 @@ impl Mutator for Flatten<'_> {
                         condition: Expr::bool_const(true),
                         body: out,
                     });
+                }
+                if self.is_ring_buffered(name) {
+                    for (d, e) in extents.iter().enumerate().rev() {
+                        out = Stmt::let_stmt(hoisted_extent_name(name, d), e.clone(), out);
+                    }
                 }
                 out
             }
