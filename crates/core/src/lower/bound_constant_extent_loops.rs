@@ -15,9 +15,9 @@
 //! error naming the loop, as in Halide.
 
 use crate::analysis::simplify::simplify;
-use crate::analysis::substitute::substitute;
+use crate::analysis::substitute::substitute_lets;
 use crate::error::{Error, Result};
-use crate::ir::visit::{mutate_stmt_children, vars_used};
+use crate::ir::visit::mutate_stmt_children;
 use crate::ir::{Expr, ForType, Mutator, Stmt, StmtNode};
 
 /// Give every unrolled or vectorized loop in `s` a constant extent.
@@ -40,14 +40,7 @@ struct BoundLoops {
 /// The largest value of `extent` with the enclosing lets it names
 /// substituted, if that is a constant whatever the free variables are.
 fn constant_upper_bound(extent: &Expr, lets: &[(String, Expr)]) -> Option<i64> {
-    let mut e = extent.clone();
-    let mut used = vars_used(&e);
-    for (n, v) in lets.iter().rev() {
-        if used.remove(n) {
-            e = substitute(n, v, &e);
-            used.extend(vars_used(v));
-        }
-    }
+    let e = substitute_lets(extent, lets.iter().rev().map(|(n, v)| (n.as_str(), v)));
     crate::analysis::bounds::constant_upper_bound(&e)
 }
 

@@ -7,7 +7,7 @@
 //! input images are left alone (as in Halide: their buffers must cover the
 //! rounded-up tile).
 
-use crate::analysis::substitute::substitute;
+use crate::analysis::substitute::{substitute, substitute_lets};
 use crate::ir::visit::{expr_uses_var, mutate_expr_children, mutate_stmt_children};
 use crate::ir::{CallKind, Expr, ExprNode, Intrinsic, Mutator, Stmt, StmtNode};
 use crate::lang::function::Function;
@@ -68,12 +68,11 @@ impl SubstituteIn<'_> {
                 leads_to_old.insert(n.clone());
             }
         }
-        let mut x = e.clone();
-        for (n, v) in chain {
-            if n != self.old && leads_to_old.contains(n) && expr_uses_var(&x, n) {
-                x = substitute(n, v, &x);
-            }
-        }
+        let lets = chain
+            .into_iter()
+            .filter(|(n, _)| n != self.old && leads_to_old.contains(n))
+            .map(|(n, v)| (n.as_str(), v));
+        let x = substitute_lets(e, lets);
         if expr_uses_var(&x, self.old) {
             substitute(self.old, self.guarded, &x)
         } else {
