@@ -171,6 +171,23 @@ def test_rounded_up_update_of_an_output_grows_it_until_its_run_fits():
     np.testing.assert_array_equal(out, np.add.outer(np.arange(7), np.arange(9)) + 1)
 
 
+def test_an_output_region_that_never_settles_is_refused_by_name():
+    """Fuzz seed 52589: a ShiftInwards split of the output by 16 inside a
+    split by 3 reaches 13 rows below whatever region the output is given,
+    so growing it never settles. Halide 21 raises an access error after one
+    bounds query (and segfaults in the fuzzer's full program); ferrohalide
+    says which output and dimension never settle, and why."""
+    import ferrohalide as hl
+
+    x, y = hl.Var("x"), hl.Var("y")
+    yi, yio, yii = hl.Var("yi"), hl.Var("yio"), hl.Var("yii")
+    f = hl.Func("f")
+    f[x, y] = x + y
+    f.split(y, y, yi, 3).split(yi, yio, yii, 16)
+    with pytest.raises(hl.HalideError, match=r"region of output f(\$\d+)? needed in dimension 1 never settles"):
+        f.realize([17, 11])
+
+
 @differential()
 @pytest.mark.parametrize("schedule", ["vectorize", "round_up"])
 def test_producer_of_an_overrunning_consumer_computes_the_required_region(hl, schedule):

@@ -521,15 +521,16 @@ pub fn realize_for(
 /// another need more (its loops then cover more: a ShiftInwards split of
 /// an output shifts below 0, and what it reads of a second output moves
 /// with it, fuzz seed 36077), so this repeats until nothing grows, as
-/// `infer_input_bounds`' query does; if it never settles the run's own
-/// checks report what is missing.
+/// `infer_input_bounds`' query does. A region that never settles (the
+/// output reads further out the larger it is: a ShiftInwards split wider
+/// than the extent it splits) is refused, naming the output and dimension.
 fn grown_regions(
     compiled: &Compiled,
     outputs: &[Function],
     requested: &[(i64, i64)],
 ) -> Result<Option<Vec<Vec<(i64, i64)>>>> {
     let mut regions = vec![requested.to_vec(); outputs.len()];
-    for _ in 0..crate::infer_input_bounds::MAX_ROUNDS {
+    for round in 0..crate::infer_input_bounds::MAX_ROUNDS {
         let known = known_values(&compiled.inputs, outputs, &regions);
         let mut next = vec![];
         for (i, f) in outputs.iter().enumerate() {
@@ -547,13 +548,42 @@ fn grown_regions(
         }
         // A region beyond 32 bits is refused when it is allocated.
         let fits = |v: i64| i32::try_from(v).is_ok();
-        let settled = next == regions;
-        regions = next;
-        if settled || !regions.iter().flatten().all(|&(lo, hi)| fits(lo) && fits(hi) && fits(hi - lo + 1)) {
-            break;
+        if next == regions {
+            return Ok(Some(regions));
+        }
+        let previous = std::mem::replace(&mut regions, next);
+        if !regions.iter().flatten().all(|&(lo, hi)| fits(lo) && fits(hi) && fits(hi - lo + 1)) {
+            return Ok(Some(regions));
+        }
+        if round + 1 == crate::infer_input_bounds::MAX_ROUNDS {
+            return Err(unsettled_region(outputs, &previous, &regions, requested));
         }
     }
     Ok(Some(regions))
+}
+
+/// The error for an output whose region grows with every bounds query.
+fn unsettled_region(
+    outputs: &[Function],
+    previous: &[Vec<(i64, i64)>],
+    last: &[Vec<(i64, i64)>],
+    requested: &[(i64, i64)],
+) -> Error {
+    let grown = outputs.iter().enumerate().find_map(|(i, f)| {
+        let d = (0..last[i].len()).find(|&d| last[i][d] != previous[i][d])?;
+        Some((f.name(), d, previous[i][d], last[i][d]))
+    });
+    let Some((name, d, (lo0, hi0), (lo, hi))) = grown else {
+        return Error::internal("output regions reported unsettled but none grew");
+    };
+    let (req_lo, req_hi) = requested.get(d).copied().unwrap_or((0, 0));
+    Error::user(format!(
+        "The region of output {name} needed in dimension {d} never settles: the more of {name} the pipeline \
+         computes, the more its loops reach (asked for [{req_lo}, {req_hi}], after {rounds} bounds queries \
+         [{lo0}, {hi0}] and then [{lo}, {hi}]). A split of an output with ShiftInwards by a factor larger \
+         than the extent it splits does this; use a smaller factor or a GuardWithIf tail.\n",
+        rounds = crate::infer_input_bounds::MAX_ROUNDS - 1,
+    ))
 }
 
 /// What is known when `realize` sizes its outputs (Halide's bounds query):
