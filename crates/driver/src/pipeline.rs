@@ -530,7 +530,7 @@ fn grown_regions(
     requested: &[(i64, i64)],
 ) -> Result<Option<Vec<Vec<(i64, i64)>>>> {
     let mut regions = vec![requested.to_vec(); outputs.len()];
-    for round in 0..crate::infer_input_bounds::MAX_ROUNDS {
+    for round in 0..=crate::infer_input_bounds::MAX_ROUNDS {
         let known = known_values(&compiled.inputs, outputs, &regions);
         let mut next = vec![];
         for (i, f) in outputs.iter().enumerate() {
@@ -551,12 +551,13 @@ fn grown_regions(
         if next == regions {
             return Ok(Some(regions));
         }
-        let previous = std::mem::replace(&mut regions, next);
+        // `regions` is what the run would get, `next` what it would need.
+        if round == crate::infer_input_bounds::MAX_ROUNDS {
+            return Err(unsettled_region(outputs, &regions, &next, requested));
+        }
+        regions = next;
         if !regions.iter().flatten().all(|&(lo, hi)| fits(lo) && fits(hi) && fits(hi - lo + 1)) {
             return Ok(Some(regions));
-        }
-        if round + 1 == crate::infer_input_bounds::MAX_ROUNDS {
-            return Err(unsettled_region(outputs, &previous, &regions, requested));
         }
     }
     Ok(Some(regions))
@@ -582,7 +583,7 @@ fn unsettled_region(
          computes, the more its loops reach (asked for [{req_lo}, {req_hi}], after {rounds} bounds queries \
          [{lo0}, {hi0}] and then [{lo}, {hi}]). A split of an output with ShiftInwards by a factor larger \
          than the extent it splits does this; use a smaller factor or a GuardWithIf tail.\n",
-        rounds = crate::infer_input_bounds::MAX_ROUNDS - 1,
+        rounds = crate::infer_input_bounds::MAX_ROUNDS,
     ))
 }
 
