@@ -324,7 +324,7 @@ fn compile_object(p: &LoweredPipeline, target: &JitTarget) -> Result<Vec<u8>> {
     let machine = jit_object_machine(target)?;
     let ctx = Context::create();
     let module = generate_module(&ctx, p, target, &machine)?;
-    let Some(plan) = crate::module_split::plan(module.as_mut_ptr(), compile_threads()) else {
+    let Some(plan) = crate::module_split::plan(module.as_mut_ptr(), ferrohalide_core::stack::compile_threads()) else {
         optimize_llvm_module(&module, &machine)?;
         return Ok(crate::jit_loader::pack_objects(vec![emit_object(
             &machine, &module,
@@ -419,15 +419,6 @@ pub(crate) fn stress_codegen() -> bool {
     *STRESS.get_or_init(|| std::env::var("FERROHALIDE_STRESS_CODEGEN").is_ok_and(|v| v == "1"))
 }
 
-/// How many threads compile one pipeline: `FERROHALIDE_COMPILE_THREADS`,
-/// else the cores this process may use (at most 8).
-fn compile_threads() -> usize {
-    std::env::var("FERROHALIDE_COMPILE_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
-        .max(1)
-}
 
 /// The optimized LLVM IR of a pipeline, as text.
 pub fn compile_to_llvm_ir(p: &LoweredPipeline, target: &JitTarget) -> Result<String> {

@@ -37,6 +37,56 @@ pub fn try_on_large_stack<R: Send, F: FnOnce() -> R + Send>(f: F) -> std::result
     Ok(r)
 }
 
+/// How many threads one compilation may use: `FERROHALIDE_COMPILE_THREADS`,
+/// else the cores this process may run on (at most 8).
+pub fn compile_threads() -> usize {
+    std::env::var("FERROHALIDE_COMPILE_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
+        .max(1)
+}
+
+/// `f(item)` for each of `items`, on up to `threads` threads with large
+/// stacks (this one and `threads - 1` more, each taking the next item
+/// left), in `items`' order. `setup` wraps each extra thread's work (to
+/// carry thread-local context over). A panic resumes in the caller.
+pub fn parallel_map<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    setup: &(dyn Fn(&mut dyn FnMut()) + Sync),
+    f: &(dyn Fn(&T) -> R + Sync),
+) -> Result<Vec<R>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(item) = items.get(i) else { break };
+        let r = f(item);
+        results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+    };
+    std::thread::scope(|scope| -> Result<()> {
+        let mut handles = vec![];
+        for _ in 1..threads.min(items.len()) {
+            let h = std::thread::Builder::new()
+                .name("ferrohalide-compiler".into())
+                .stack_size(COMPILER_STACK_BYTES)
+                .spawn_scoped(scope, || setup(&mut || work()))
+                .map_err(|e| Error::runtime(format!("could not start a thread to compile on: {e}")))?;
+            handles.push(h);
+        }
+        work();
+        for h in handles {
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        }
+        Ok(())
+    })?;
+    let results = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    Ok(results.into_iter().map(|r| r.expect("every item was mapped")).collect())
+}
+
 /// `f()` on a thread with a large stack (see `try_on_large_stack`).
 pub fn with_large_stack<R: Send>(f: impl FnOnce() -> Result<R> + Send) -> Result<R> {
     try_on_large_stack(f)?

@@ -70,6 +70,12 @@ pub fn with_func_value_bounds<R>(fb: FuncValueBounds, f: impl FnOnce() -> R) -> 
     out
 }
 
+/// The value bounds installed on this thread (for work handed to another
+/// thread of the same compilation).
+pub fn current_func_value_bounds() -> Option<FuncValueBounds> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
 /// The bounds of value `index` of Func `name` in the pipeline being
 /// lowered, if known.
 pub fn value_bounds(name: &str, index: usize) -> Option<Interval> {

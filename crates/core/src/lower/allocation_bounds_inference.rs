@@ -17,7 +17,9 @@
 //! min and an extent fixes the region instead, as in Halide, and is
 //! checked against the touched box at run time.
 
-use crate::analysis::bounds::{box_touched, Interval, Scope};
+use std::collections::HashMap;
+
+use crate::analysis::bounds::{box_touched, Interval, Region, Scope};
 use crate::analysis::simplify::simplify;
 use crate::error::{Error, Result};
 use crate::ir::visit::mutate_stmt_children;
@@ -28,7 +30,8 @@ use super::buffer_checks::error_message;
 use super::environment::Environment;
 
 pub fn allocation_bounds_inference(s: &Stmt, env: &Environment) -> Result<Stmt> {
-    let mut m = AllocationBounds { env, error: None };
+    let touched = touched_boxes(s)?;
+    let mut m = AllocationBounds { env, touched, error: None };
     let out = m.mutate_stmt(s);
     match m.error {
         Some(e) => Err(e),
@@ -36,8 +39,35 @@ pub fn allocation_bounds_inference(s: &Stmt, env: &Environment) -> Result<Stmt> 
     }
 }
 
+/// The box each Realize's body touches, by the Realize's node. The walks
+/// are independent, and a nest of Realizes makes each outer one walk all
+/// the inner ones (local_laplacian's 29 walks were its costliest lowering
+/// pass), so they run on the compilation's threads.
+fn touched_boxes(s: &Stmt) -> Result<HashMap<usize, Option<Region>>> {
+    let mut realizes = vec![];
+    crate::ir::visit::for_each_stmt(s, &mut |st| {
+        if let StmtNode::Realize { name, body, .. } = st.node() {
+            realizes.push((node_key(st), name.clone(), body.clone()));
+        }
+    });
+    // Spreading a handful of small walks costs more than it saves.
+    let threads = if realizes.len() < 4 { 1 } else { crate::stack::compile_threads() };
+    let boxes = crate::stack::parallel_map(
+        &realizes,
+        threads,
+        &super::in_this_compilation(),
+        &|(_, name, body)| box_touched(body, name, &Scope::default()),
+    )?;
+    Ok(realizes.into_iter().map(|(key, _, _)| key).zip(boxes).collect())
+}
+
+fn node_key(s: &Stmt) -> usize {
+    s.node() as *const StmtNode as usize
+}
+
 struct AllocationBounds<'a> {
     env: &'a Environment,
+    touched: HashMap<usize, Option<Region>>,
     error: Option<Error>,
 }
 
@@ -46,7 +76,10 @@ impl Mutator for AllocationBounds<'_> {
         let StmtNode::Realize { name, body, .. } = s.node() else {
             return mutate_stmt_children(self, s);
         };
-        let touched = box_touched(body, name, &Scope::default());
+        let touched = match self.touched.remove(&node_key(s)) {
+            Some(touched) => touched,
+            None => box_touched(body, name, &Scope::default()),
+        };
         let s = mutate_stmt_children(self, s);
         match self.define_bounds(name, touched, s.clone()) {
             Ok(out) => out,

@@ -267,6 +267,24 @@ fn lower_here(outputs: &[Function], name: &str, options: &LowerOptions) -> Resul
     })
 }
 
+/// A wrapper that runs work on another thread as part of this
+/// compilation: with this thread's compile target and Func value bounds,
+/// which lowering keeps thread-locally (`stack::parallel_map`'s setup).
+pub(crate) fn in_this_compilation() -> impl Fn(&mut dyn FnMut()) + Sync {
+    let target = crate::lang::target_queries::compile_target();
+    let value_bounds = func_value_bounds::current_func_value_bounds();
+    move |work: &mut dyn FnMut()| {
+        let mut with_bounds = || match value_bounds.clone() {
+            Some(vb) => func_value_bounds::with_func_value_bounds(vb, &mut *work),
+            None => work(),
+        };
+        match &target {
+            Some(t) => crate::lang::target_queries::with_compile_target(t, with_bounds),
+            None => with_bounds(),
+        }
+    }
+}
+
 fn lower_for_target(
     outputs: &[Function],
     name: &str,
