@@ -146,6 +146,29 @@ def test_a_prefetch_at_a_loop_of_one_iteration_is_reported_not_dropped(capsys):
     assert "Removing prefetch of f1" in said and "runs once" in said, said
 
 
+def test_a_prefetch_from_a_loop_of_one_iteration_is_reported_not_refused(capsys):
+    """Fuzz seed 53588: the `from` loop (y) encloses the `at` loop (x) but
+    runs once, so it is a let before prefetches are placed; ferrohalide
+    raised "'from' variable 'y' could not be found in an active loop (Are
+    the 'at' and 'from' variables swapped?)". Halide places the prefetch;
+    the values never depend on it. Now it is removed with a warning, as a
+    prefetch at a loop that runs once is."""
+    import ferrohalide as hl
+
+    x, y = hl.Var("x"), hl.Var("y")
+    f1 = hl.Func("f1")
+    f1[x, y] = x + y
+    f2 = hl.Func("f2")
+    f2[x, y] = f1[x, y] + f1[x + 1, y]
+    f1.compute_root()
+    f2.bound(y, 0, 1)
+    f2.prefetch(f1, x, y, 1)
+    out = np.asarray(f2.realize([8, 1]))
+    assert out.tolist() == [[2 * i + 1 for i in range(8)]]
+    said = capsys.readouterr().out
+    assert "Removing prefetch of f1" in said and "'from' loop" in said and "runs once" in said, said
+
+
 @differential()
 def test_a_prefetch_from_an_inner_loop_is_an_error_even_at_a_loop_of_one_iteration(hl):
     """Fuzz seed 50809: `from` must be the `at` loop or enclose it. The `at`

@@ -143,8 +143,17 @@ impl Inject<'_> {
                 .chain(std::iter::once(name))
                 .rev()
                 .find(|l| l.starts_with(prefix.as_str()) && l.ends_with(&format!(".{}", p.from)))
-                .map(str::to_string)
-                .ok_or_else(|| from_not_active(&p.from))?;
+                .map(str::to_string);
+            // `from` encloses `at` (checked from the loop order), so a
+            // `from` loop that is not here ran once and is a let by now
+            // (fuzz seed 53588): removed as a prefetch at such a loop is.
+            let Some(from_var) = from_var else {
+                user_warning(&format!(
+                    "Removing prefetch of {} at loop {name}: its 'from' loop {}{} runs once and is no longer a loop where prefetches are placed.",
+                    p.name, prefix, p.from
+                ));
+                continue;
+            };
             if for_type == ForType::Vectorized {
                 return Err(Error::user(format!(
                     "Prefetch of {} at the vectorized loop {name} is not supported: prefetch at a loop outside it\n",
