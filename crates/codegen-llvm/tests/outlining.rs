@@ -98,3 +98,62 @@ fn outlined_and_split_code_computes_the_same() {
         }
     }
 }
+
+const LUT: i64 = 64;
+const TAPS: i64 = 8;
+
+/// for x: out[32x .. 32x + 32] = the sum over k < TAPS of
+/// lut[((32x + lane + k) * 7 + salt) % LUT]: eight 32-lane gathers, a loop
+/// of under a hundred IR nodes that becomes a few thousand instructions.
+fn gather_nest(out: &str, salt: i64) -> Stmt {
+    let t = Type::i32();
+    let mut sum = Expr::broadcast(i(0), 32);
+    for k in 0..TAPS {
+        let lanes = Expr::ramp(Expr::add(Expr::mul(v("x"), i(32)), i(k)), i(1), 32);
+        let index = Expr::modulo(
+            Expr::add(Expr::mul(lanes, Expr::broadcast(i(7), 32)), Expr::broadcast(i(salt), 32)),
+            Expr::broadcast(i(LUT), 32),
+        );
+        let tap = Expr::load(t.with_lanes(32), "lut", index, Expr::broadcast(Expr::bool_const(true), 32));
+        sum = Expr::add(sum, tap);
+    }
+    let store_at = Expr::ramp(Expr::mul(v("x"), i(32)), i(1), 32);
+    let store = Stmt::store(out, sum, store_at, Expr::broadcast(Expr::bool_const(true), 32));
+    Stmt::for_loop("x", i(0), Expr::div(v(&format!("{out}.extent.0")), i(32)), ForType::Serial, store)
+}
+
+fn two_gather_nests() -> ferrohalide_core::lower::LoweredPipeline {
+    let t = Type::i32();
+    pipeline(
+        "gathers",
+        vec![in_arg("lut", t, 1), out_arg("a", t, 1), out_arg("b", t, 1)],
+        Stmt::block(vec![gather_nest("a", 1), gather_nest("b", 2)]),
+    )
+}
+
+#[test]
+fn small_loop_nests_that_are_most_of_the_pipeline_are_outlined() {
+    // Each nest is far under the size that outlines a nest on its own, but
+    // with its gathers counted per lane it is half of the pipeline: as one
+    // function the pipeline could not be compiled on two threads (blur).
+    let asm = compile_to_assembly(&two_gather_nests(), &JitTarget::host()).unwrap();
+    let outlined = asm
+        .lines()
+        .filter(|l| l.starts_with("gathers.loop.") && l.ends_with(':'))
+        .count();
+    assert_eq!(outlined, 2, "both gather nests should be functions of their own");
+    let m = jit(&two_gather_nests());
+    let t = Type::i32();
+    let lut = Buffer::new(t, &[LUT as i32], None).unwrap();
+    for j in 0..LUT {
+        lut.set_i128(&[j as i32], (3 * j + 1) as i128).unwrap();
+    }
+    let outs: Vec<Buffer> = (0..2).map(|_| Buffer::new(t, &[64], None).unwrap()).collect();
+    run(&m, &[A::B(&lut), A::B(&outs[0]), A::B(&outs[1])]).unwrap();
+    for (b, salt) in outs.iter().zip(1..) {
+        for x in 0..64i64 {
+            let expected: i64 = (0..TAPS).map(|k| 3 * (((x + k) * 7 + salt) % LUT) + 1).sum();
+            assert_eq!(b.get_i128(&[x as i32]).unwrap(), expected as i128, "salt {salt} at {x}");
+        }
+    }
+}

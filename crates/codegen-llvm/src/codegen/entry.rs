@@ -92,6 +92,7 @@ impl CodeGen {
             )
         };
         self.f = FnState::new(body_fn, entry, self.param(body_fn, 0), super::parallel::ir_size(&p.body));
+        self.pipeline_weight = super::parallel::code_weight(&p.body);
         self.f.is_pipeline_body = true;
         self.position(entry);
         let uc = self.f.user_context;

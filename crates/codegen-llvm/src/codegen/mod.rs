@@ -153,6 +153,10 @@ pub struct CodeGen {
     /// insertelement chain; `expand_gathers` writes them out per lane after
     /// it. 0: none (the per-lane loads from the start).
     pub(crate) gather_intrinsic_max_bits: u8,
+    /// The `code_weight` of the pipeline's whole body (0 before it is
+    /// generated): loops that are a large share of it are outlined
+    /// (`should_outline`).
+    pub(crate) pipeline_weight: usize,
 }
 
 impl CodeGen {
@@ -198,6 +202,7 @@ impl CodeGen {
             strings: FastMap::default(),
             native_vector_bits,
             atomic_stores: false,
+            pipeline_weight: 0,
             gather_intrinsic_max_bits: if x86 { 64 } else { 0 },
         }
     }

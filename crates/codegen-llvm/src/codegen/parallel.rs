@@ -3,9 +3,10 @@
 //! - Parallel loops. The loop body becomes `i32 body(user_context, index,
 //!   closure*)`, and the runtime's `ferrohalide_do_par_for` runs it for each
 //!   index on the thread pool.
-//! - Large serial loop nests (`should_outline`). A loop that is a large
-//!   part, but not most, of the function it is in becomes `i32 f(user_context,
-//!   0, closure*)`, called once where the loop was. LLVM's optimizer and code
+//! - Large serial loop nests (`should_outline`). A loop that is large, or a
+//!   quarter of the whole pipeline, but not most of the function it is in,
+//!   becomes `i32 f(user_context, 0, closure*)`, called once where the loop
+//!   was. LLVM's optimizer and code
 //!   generator take time that grows faster than a function's size, and
 //!   separate functions compile on separate threads (`module_split`); a call
 //!   per execution of a nest of thousands of instructions costs nothing
@@ -30,6 +31,17 @@ use crate::runtime_symbols::names;
 
 /// The IR size (`ir_size`) from which a serial loop nest is outlined...
 const MIN_OUTLINED_SIZE: usize = 1500;
+/// ...or from this fraction of the whole pipeline's `code_weight`, however
+/// small: a pipeline that is mostly one function (blur: one parallel loop
+/// whose edge gathers are most of the code) could not be split otherwise.
+/// Four: no unit much over half the pipeline remains, so two threads can
+/// balance; a lower share outlines loops that balance nothing (with every
+/// nest of weight 1,000 outlined, the larger apps, already balanced,
+/// compiled 9-18% slower).
+const PIPELINE_SHARE_TO_OUTLINE: usize = 4;
+/// ...if it has at least this `code_weight` (a small pipeline compiles on
+/// one thread: `module_split::MIN_INSTRUCTIONS_TO_SPLIT`).
+const MIN_SHARE_OUTLINED_WEIGHT: usize = 1000;
 /// ...unless it is more than this share of its function (outlining it
 /// would only move that function).
 const MAX_OUTLINED_SHARE: f64 = 0.7;
@@ -70,31 +82,60 @@ impl Visitor for NameCollector {
     }
 }
 
-/// The number of nodes in a statement, each shared expression once: about
-/// how much code it becomes.
+/// How much code a statement becomes: its nodes, each shared expression
+/// once, and the lanes of its gathers.
 #[derive(Default)]
 struct SizeCounter {
-    size: usize,
+    nodes: usize,
+    gather_lanes: usize,
     seen: FastSet<usize>,
 }
+
+/// The IR nodes a gather's lane stands for once written out per lane: an
+/// extract, an extension, an address, the load and an insert.
+const GATHER_NODES_PER_LANE: usize = 5;
 
 impl Visitor for SizeCounter {
     fn visit_expr(&mut self, e: &Expr) {
         if self.seen.insert(e.node() as *const ExprNode as usize) {
-            self.size += 1;
+            self.nodes += 1;
+            if let ExprNode::Load { index, .. } = e.node() {
+                if index.ty().is_vector() && !matches!(index.node(), ExprNode::Ramp { .. }) {
+                    self.gather_lanes += index.ty().lanes as usize;
+                }
+            }
             walk_expr(self, e)
         }
     }
     fn visit_stmt(&mut self, s: &Stmt) {
-        self.size += 1;
+        self.nodes += 1;
         walk_stmt(self, s)
     }
 }
 
-pub(crate) fn ir_size(s: &Stmt) -> usize {
+impl SizeCounter {
+    /// Its nodes, and a gather as the per-lane code it becomes: one node
+    /// until after the IR optimizer, blur's edge gathers are most of its
+    /// machine code.
+    fn weight(&self) -> usize {
+        self.nodes + GATHER_NODES_PER_LANE * self.gather_lanes
+    }
+}
+
+fn measure(s: &Stmt) -> SizeCounter {
     let mut c = SizeCounter::default();
     c.visit_stmt(s);
-    c.size
+    c
+}
+
+/// The number of nodes in a statement, each shared expression once.
+pub(crate) fn ir_size(s: &Stmt) -> usize {
+    measure(s).nodes
+}
+
+/// About how much work a statement is for LLVM (see `SizeCounter::weight`).
+pub(crate) fn code_weight(s: &Stmt) -> usize {
+    measure(s).weight()
 }
 
 impl CodeGen {
@@ -107,11 +148,13 @@ impl CodeGen {
             MIN_OUTLINED_SIZE
         };
         let whole = self.f.size;
-        if (whole as f64) * MAX_OUTLINED_SHARE < min as f64 {
-            return None;
-        }
-        let size = ir_size(s);
-        (size >= min && (size as f64) <= whole as f64 * MAX_OUTLINED_SHARE).then_some(size)
+        let m = measure(s);
+        let weight = m.weight();
+        let large_share = self.pipeline_weight > 0
+            && weight >= MIN_SHARE_OUTLINED_WEIGHT
+            && weight * PIPELINE_SHARE_TO_OUTLINE >= self.pipeline_weight;
+        let large = m.nodes >= min || large_share;
+        (large && (m.nodes as f64) <= whole as f64 * MAX_OUTLINED_SHARE).then_some(m.nodes)
     }
 
     /// The serial loop `s` (of IR size `size`) as a call of a function of
