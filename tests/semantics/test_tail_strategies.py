@@ -103,6 +103,30 @@ def test_outer_split_of_a_split(hl, tail):
 
 
 @differential()
+@pytest.mark.parametrize("fuse", [False, True], ids=["split", "fused"])
+@pytest.mark.parametrize("tail", TAILS)
+def test_outer_split_of_a_guarded_update_split(hl, tail, fuse):
+    # A PredicateLoads / PredicateStores split makes its stage's calls read
+    # through the guarded outer variable; the GuardWithIf split before it
+    # still confines what the update reads of f itself (fuzz seed 53867:
+    # ferrohalide asked the output's pure stage for the whole last tile and
+    # refused an exact output buffer, "Output buffer f is accessed at 11").
+    x, y, xo, xi, t = [hl.Var(n) for n in ["x", "y", "xo", "xi", "t"]]
+    _, stage, out = _pipeline(hl, True, "output")
+
+    def schedule():
+        stage.split(x, xo, xi, 4, hl.TailStrategy.GuardWithIf)
+        outer = xo
+        if fuse:
+            stage.fuse(xo, y, t)
+            outer = t
+        stage.unroll(outer, 2, _tail(hl, tail))
+
+    return phase(hl, [("schedule", schedule),
+                      ("realize", lambda: {n: _realize_both(hl, out, n) for n in (3, 5, 9)})])
+
+
+@differential()
 @pytest.mark.parametrize("tail", TAILS)
 def test_inner_split_of_a_split(hl, tail):
     # PredicateLoads may not split the inner var of an earlier split.

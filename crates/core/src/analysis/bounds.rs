@@ -11,7 +11,7 @@
 use crate::fast_hash::{FastMap as HashMap, FastSet as HashSet};
 
 use crate::analysis::simplify::simplify;
-use crate::ir::{BinOp, CallKind, Expr, ExprNode, Intrinsic, MathFn, Stmt, StmtNode, Type, TypeCode};
+use crate::ir::{BinOp, CallKind, Expr, ExprNode, Intrinsic, MathFn, Mutator, Stmt, StmtNode, Type, TypeCode};
 
 #[derive(Clone, Debug)]
 pub struct Interval {
@@ -862,6 +862,9 @@ struct BoxCollector {
     stages: Option<StageRegions>,
     /// The stage variables currently taken over their regions.
     fixed: HashSet<String>,
+    /// Their definitions from the loops (the lets `fixed` skips), innermost
+    /// last: see `as_stage_variables`.
+    fixed_definitions: Vec<(String, Expr)>,
     /// Take a `select` whose condition reads no Func as an `if`, each side
     /// touching only where it is taken. Computation bounds want only the
     /// points whose values are used (Halide's bounds inference does the
@@ -893,13 +896,18 @@ impl BoxCollector {
     /// `e` with the enclosing lets substituted (except those whose interval
     /// an `if` refined), simplified.
     fn resolve(&self, e: &Expr) -> Expr {
+        simplify(&self.substituted(e))
+    }
+
+    /// `e` with the enclosing lets substituted, as `resolve`, unsimplified.
+    fn substituted(&self, e: &Expr) -> Expr {
         let lets = self
             .lets
             .iter()
             .rev()
             .filter(|(n, _)| !self.scope.contains_key(n) && !self.named.contains_key(n))
             .map(|(n, v)| (n.as_str(), v));
-        simplify(&crate::analysis::substitute::substitute_lets(e, lets))
+        crate::analysis::substitute::substitute_lets(e, lets)
     }
 
     /// The last value of a loop from `min` over `extent`. Loop nests are
@@ -1068,8 +1076,97 @@ impl BoxCollector {
                 return;
             }
         }
-        let region: Region = args.iter().map(|a| self.bounds(a)).collect();
+        let region: Region = args
+            .iter()
+            .map(|a| match self.as_stage_variables(a) {
+                // Both are sound; the named form is tighter where the
+                // variable's interval is, the original where resolving it
+                // kept its correlations (a refined let in a divisor).
+                Some(named) => {
+                    let (n, o) = (self.bounds(&named), self.bounds(a));
+                    let tighter = |e: Option<Expr>| e.map(|e| simplify(&e));
+                    Interval::new(tighter(max_opt(o.min, n.min)), tighter(min_opt(o.max, n.max)))
+                }
+                None => self.bounds(a),
+            })
+            .collect();
         self.add_region(name, region);
+    }
+
+    /// A call argument in which a variable whose interval can be narrower
+    /// than its definition's (a stage variable taken over its region, or a
+    /// let an `if` refined) appears spelled out by that definition, with the
+    /// variable in its place; None if there is none. A `PredicateLoads`
+    /// split rewrites the calls of its stage, with the lets substituted, to
+    /// read through the guarded outer variable (`f.s1.y` becomes
+    /// `y.y.guarded * 8 + y.t + min`, as Halide's `SubstitutionInCalls`),
+    /// which would lose what confines `f.s1.y`: its stage's region, or a
+    /// `GuardWithIf` split before it (`if (f.s1.y <= f.s1.y.loop_max)`).
+    /// The region read then ran to the end of the last tile (fuzz seed
+    /// 53867: an output's rows 9-15 of 9, refused by its entry check). A
+    /// guarded variable is a let of `promise_clamped(v, ..)`, whose value
+    /// is `v`'s, so reading it as `v`, and a definition as the variable it
+    /// defines, change no value. Both sides are compared with the enclosing
+    /// lets substituted as `resolve` does (not simplified), so a definition
+    /// written through other lets (a fused variable's parts) still matches.
+    fn as_stage_variables(&self, arg: &Expr) -> Option<Expr> {
+        // Only a guarded variable (`apply_split`'s `<var>.guarded`) hides
+        // a definition: other arguments name the variable itself.
+        let guarded = crate::ir::visit::expr_contains(arg, &mut |e| {
+            e.as_variable().is_some_and(|v| v.ends_with(".guarded"))
+        });
+        if !guarded {
+            return None;
+        }
+        let expand = |e: &Expr| self.substituted(e);
+        let refined_lets = self.lets.iter().filter(|(n, _)| self.scope.contains_key(n));
+        let definitions: Vec<(&String, Expr)> = self
+            .fixed_definitions
+            .iter()
+            .chain(refined_lets)
+            .rev()
+            .map(|(n, d)| (n, expand(d)))
+            .filter(|(_, d)| !matches!(d.node(), ExprNode::Variable { .. }) && d.as_int_const().is_none())
+            .collect();
+        if definitions.is_empty() {
+            return None;
+        }
+        /// Reads each guarded variable as the variable it guards.
+        struct Unguard<'a>(&'a BoxCollector);
+        impl Mutator for Unguard<'_> {
+            fn mutate_expr(&mut self, e: &Expr) -> Expr {
+                let Some(v) = e.as_variable() else {
+                    return crate::ir::visit::mutate_expr_children(self, e);
+                };
+                match self.0.through_lets(e).as_intrinsic(Intrinsic::PromiseClamped) {
+                    Some([guarded, ..]) if guarded.as_variable().is_some_and(|g| g != v) => guarded.clone(),
+                    _ => e.clone(),
+                }
+            }
+        }
+        /// Names each spelled-out definition (innermost first).
+        struct Name<'a> {
+            definitions: &'a [(&'a String, Expr)],
+            matched: bool,
+        }
+        impl Mutator for Name<'_> {
+            fn mutate_expr(&mut self, e: &Expr) -> Expr {
+                match self.definitions.iter().find(|(_, d)| crate::ir::equal(d, e)) {
+                    Some((name, _)) => {
+                        self.matched = true;
+                        Expr::var(e.ty(), (*name).clone())
+                    }
+                    None => crate::ir::visit::mutate_expr_children(self, e),
+                }
+            }
+        }
+        let spelled_out = expand(&Unguard(self).mutate_expr(arg));
+        let mut name = Name {
+            definitions: &definitions,
+            matched: false,
+        };
+        let named = name.mutate_expr(&spelled_out);
+        name.matched.then_some(named)
     }
 
     /// `cond` with lets resolved, if it depends on no loop variable (a
@@ -1237,7 +1334,9 @@ impl BoxCollector {
                 if self.fixed.contains(name) {
                     // A stage variable taken over its region: its
                     // definition from the loops does not apply.
+                    self.fixed_definitions.push((name.clone(), value.clone()));
                     self.stmt(body);
+                    self.fixed_definitions.pop();
                     return;
                 }
                 let size = self.substituted_size(value);
@@ -1528,6 +1627,7 @@ fn collect_filtered(
     let mut c = BoxCollector {
         scope: scope.clone(),
         lets: vec![],
+        fixed_definitions: vec![],
         let_sizes: vec![],
         named: HashMap::default(),
         touch,
