@@ -65,15 +65,18 @@ fn three_nests() -> ferrohalide_core::lower::LoweredPipeline {
     )
 }
 
+/// How many outlined serial loop functions `p`'s assembly defines.
+fn outlined_loops(p: &ferrohalide_core::lower::LoweredPipeline) -> usize {
+    let asm = compile_to_assembly(p, &JitTarget::host()).unwrap();
+    let label = format!("{}.loop.", p.name);
+    asm.lines().filter(|l| l.starts_with(&label) && l.ends_with(':')).count()
+}
+
 #[test]
 fn large_loop_nests_are_outlined() {
-    let asm = compile_to_assembly(&three_nests(), &JitTarget::host()).unwrap();
-    let outlined = asm
-        .lines()
-        .filter(|l| l.starts_with("three_nests.loop.") && l.ends_with(':'))
-        .count();
     assert_eq!(
-        outlined, 2,
+        outlined_loops(&three_nests()),
+        2,
         "the two serial nests should be functions of their own"
     );
 }
@@ -136,12 +139,7 @@ fn small_loop_nests_that_are_most_of_the_pipeline_are_outlined() {
     // Each nest is far under the size that outlines a nest on its own, but
     // with its gathers counted per lane it is half of the pipeline: as one
     // function the pipeline could not be compiled on two threads (blur).
-    let asm = compile_to_assembly(&two_gather_nests(), &JitTarget::host()).unwrap();
-    let outlined = asm
-        .lines()
-        .filter(|l| l.starts_with("gathers.loop.") && l.ends_with(':'))
-        .count();
-    assert_eq!(outlined, 2, "both gather nests should be functions of their own");
+    assert_eq!(outlined_loops(&two_gather_nests()), 2, "both gather nests should be functions of their own");
     let m = jit(&two_gather_nests());
     let t = Type::i32();
     let lut = Buffer::new(t, &[LUT as i32], None).unwrap();
