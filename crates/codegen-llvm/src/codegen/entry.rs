@@ -91,8 +91,9 @@ impl CodeGen {
                 c"entry".as_ptr(),
             )
         };
-        self.f = FnState::new(body_fn, entry, self.param(body_fn, 0), super::parallel::ir_size(&p.body));
-        self.pipeline_weight = super::parallel::code_weight(&p.body);
+        let (size, weight) = super::parallel::size_and_code_weight(&p.body);
+        self.f = FnState::new(body_fn, entry, self.param(body_fn, 0), size);
+        self.pipeline_weight = weight;
         self.f.is_pipeline_body = true;
         self.position(entry);
         let uc = self.f.user_context;

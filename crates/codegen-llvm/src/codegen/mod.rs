@@ -153,9 +153,9 @@ pub struct CodeGen {
     /// insertelement chain; `expand_gathers` writes them out per lane after
     /// it. 0: none (the per-lane loads from the start).
     pub(crate) gather_intrinsic_max_bits: u8,
-    /// The `code_weight` of the pipeline's whole body (0 before it is
-    /// generated): loops that are a large share of it are outlined
-    /// (`should_outline`).
+    /// The code weight (`size_and_code_weight`) of the pipeline's whole
+    /// body (0 before it is generated): loops that are a large share of it
+    /// are outlined (`should_outline`).
     pub(crate) pipeline_weight: usize,
 }
 

@@ -31,7 +31,7 @@ use crate::runtime_symbols::names;
 
 /// The IR size (`ir_size`) from which a serial loop nest is outlined...
 const MIN_OUTLINED_SIZE: usize = 1500;
-/// ...or from this fraction of the whole pipeline's `code_weight`, however
+/// ...or from this fraction of the whole pipeline's code weight, however
 /// small: a pipeline that is mostly one function (blur: one parallel loop
 /// whose edge gathers are most of the code) could not be split otherwise.
 /// Four: no unit much over half the pipeline remains, so two threads can
@@ -39,7 +39,7 @@ const MIN_OUTLINED_SIZE: usize = 1500;
 /// nest of weight 1,000 outlined, the larger apps, already balanced,
 /// compiled 9-18% slower).
 const PIPELINE_SHARE_TO_OUTLINE: usize = 4;
-/// ...if it has at least this `code_weight` (a small pipeline compiles on
+/// ...if it has at least this code weight (a small pipeline compiles on
 /// one thread: `module_split::MIN_INSTRUCTIONS_TO_SPLIT`).
 const MIN_SHARE_OUTLINED_WEIGHT: usize = 1000;
 /// ...unless it is more than this share of its function (outlining it
@@ -133,9 +133,11 @@ pub(crate) fn ir_size(s: &Stmt) -> usize {
     measure(s).nodes
 }
 
-/// About how much work a statement is for LLVM (see `SizeCounter::weight`).
-pub(crate) fn code_weight(s: &Stmt) -> usize {
-    measure(s).weight()
+/// A statement's `ir_size` and about how much work it is for LLVM (see
+/// `SizeCounter::weight`), in one walk.
+pub(crate) fn size_and_code_weight(s: &Stmt) -> (usize, usize) {
+    let c = measure(s);
+    (c.nodes, c.weight())
 }
 
 impl CodeGen {
