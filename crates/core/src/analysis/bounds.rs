@@ -1118,14 +1118,13 @@ impl BoxCollector {
         if !guarded {
             return None;
         }
-        let expand = |e: &Expr| self.substituted(e);
         let refined_lets = self.lets.iter().filter(|(n, _)| self.scope.contains_key(n));
         let definitions: Vec<(&String, Expr)> = self
             .fixed_definitions
             .iter()
             .chain(refined_lets)
             .rev()
-            .map(|(n, d)| (n, expand(d)))
+            .map(|(n, d)| (n, self.substituted(d)))
             .filter(|(_, d)| !matches!(d.node(), ExprNode::Variable { .. }) && d.as_int_const().is_none())
             .collect();
         if definitions.is_empty() {
@@ -1160,7 +1159,7 @@ impl BoxCollector {
                 }
             }
         }
-        let spelled_out = expand(&Unguard(self).mutate_expr(arg));
+        let spelled_out = self.substituted(&Unguard(self).mutate_expr(arg));
         let mut name = Name {
             definitions: &definitions,
             matched: false,
