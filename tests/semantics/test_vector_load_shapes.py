@@ -169,3 +169,21 @@ def test_histogram_inside_vectorized_consumer(hl):
     out[x] = hist[x] * 3 + 1
     out.vectorize(x, 4)
     return arr(out.realize([16]))
+
+
+def test_a_store_to_one_buffer_does_not_reload_another(tmp_path):
+    import ferrohalide as hl
+    # Each buffer's loads and stores carry an alias tag of their own
+    # (`buffer_tbaa`), so the stores of the unrolled channel loop do not
+    # make LLVM load im[x] again after each one (Halide tags them alike).
+    x, c = hl.Var("x"), hl.Var("c")
+    im = hl.ImageParam(hl.Float(32), 1, "im")
+    f = hl.Func("f")
+    f[x, c] = im[x] * hl.f32(c + 1)
+    f.bound(c, 0, 3).reorder(c, x).unroll(c)
+    path = str(tmp_path / "f.ll")
+    f.compile_to_llvm_assembly(path, [im], "f", hl.Target("x86-64-linux-sse41-avx-avx2-no_runtime"))
+    text = open(path).read()
+    assert "!tbaa" in text
+    assert text.count("load float") == 1
+    assert text.count("store float") == 3

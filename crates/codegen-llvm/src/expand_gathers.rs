@@ -101,6 +101,9 @@ unsafe fn expand(b: LLVMBuilderRef, g: LLVMValueRef) {
             && LLVMGetInstructionOpcode(index) == inkwell::llvm_sys::LLVMOpcode::LLVMSExt)
         .then(|| LLVMGetOperand(index, 0))
     });
+    // The gather's alias tag (`buffer_tbaa`) carries over to each load.
+    let tbaa_kind = LLVMGetMDKindIDInContext(LLVMGetTypeContext(vt), c"tbaa".as_ptr(), 4);
+    let tbaa = LLVMGetMetadata(g, tbaa_kind);
     let mut acc = LLVMGetPoison(vt);
     for lane in 0..lanes {
         let at = LLVMConstInt(i32t, lane as u64, 0);
@@ -124,6 +127,9 @@ unsafe fn expand(b: LLVMBuilderRef, g: LLVMValueRef) {
         };
         let load = LLVMBuildLoad2(b, elem, p, c"".as_ptr());
         LLVMSetAlignment(load, align.max(1));
+        if !tbaa.is_null() {
+            LLVMSetMetadata(load, tbaa_kind, tbaa);
+        }
         acc = LLVMBuildInsertElement(b, acc, load, at, c"".as_ptr());
     }
     LLVMReplaceAllUsesWith(g, acc);

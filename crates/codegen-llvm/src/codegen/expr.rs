@@ -607,6 +607,7 @@ impl CodeGen {
         predicate: &Expr,
     ) -> Result<Val> {
         let base = self.sym(name)?;
+        let tag = self.buffer_tbaa(name);
         let elem_t = t.element_of();
         let elem = self.mem_scalar_ty(elem_t);
         let align = self.elem_align(elem_t);
@@ -617,6 +618,7 @@ impl CodeGen {
                 let idx = self.codegen_index(index)?;
                 let p = self.gep(elem, base, idx);
                 let v = self.load(elem, p, align);
+                self.set_tbaa(v, tag);
                 return Ok(self.from_mem(v, t));
             }
             // Scalar predicated load: branch around it.
@@ -629,6 +631,7 @@ impl CodeGen {
             self.position(do_load);
             let p = self.gep(elem, base, idx);
             let v = self.load(elem, p, align);
+            self.set_tbaa(v, tag);
             let end = self.current_block();
             self.br(after);
             self.position(after);
@@ -662,10 +665,14 @@ impl CodeGen {
                         let p = self.gep(elem, base, first);
                         let rev: Vec<i32> = (0..lanes as i32).rev().collect();
                         let v = match mask {
-                            None => self.load(vt, p, align),
+                            None => {
+                                let v = self.load(vt, p, align);
+                                self.set_tbaa(v, tag);
+                                v
+                            }
                             Some(m) => {
                                 let m = if s == 1 { m } else { self.shuffle1(m, &rev) };
-                                self.masked_load(vt, p, align, m)?
+                                self.masked_load(vt, p, align, m, tag)?
                             }
                         };
                         let v = if s == 1 { v } else { self.shuffle1(v, &rev) };
@@ -755,14 +762,14 @@ impl CodeGen {
             (elem_t.bits <= self.gather_intrinsic_max_bits).then(|| self.splat(self.bool_c(true), lanes))
         });
         let v = match mask {
-            None => self.scalar_gather(elem, base, idx, lanes, align),
+            None => self.scalar_gather(elem, base, idx, lanes, align, tag),
             Some(m) => {
                 let ptrs = self.gep(elem, base, idx);
                 let ptrs = self.match_lanes(ptrs, lanes);
                 let mut parts = vec![];
                 for (p, m, n) in self.lane_chunks(ptrs, m, lanes) {
                     let part_t = self.t_vec(elem, n);
-                    parts.push(self.masked_gather(part_t, p, align, m)?);
+                    parts.push(self.masked_gather(part_t, p, align, m, tag)?);
                 }
                 if parts.len() == 1 { parts[0] } else { self.concat(&parts) }
             }

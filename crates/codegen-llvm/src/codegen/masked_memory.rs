@@ -15,58 +15,65 @@ use ferrohalide_core::Result;
 
 impl CodeGen {
     /// `llvm.masked.load` of a `vt` vector at `p`, inactive lanes zero.
-    pub(crate) fn masked_load(&mut self, vt: Ty, p: Val, align: u32, mask: Val) -> Result<Val> {
+    /// `tag`, here and below: the buffer's alias tag (`buffer_tbaa`).
+    pub(crate) fn masked_load(&mut self, vt: Ty, p: Val, align: u32, mask: Val, tag: Val) -> Result<Val> {
         if self.lane_by_lane_masked_memory {
             let lanes = self.lanes_of(mask);
             let elem = self.elem_ty(vt);
             let steps: Vec<Val> = (0..lanes).map(|i| self.i32c(i as i64)).collect();
             let ptrs = self.gep(elem, p, self.cvec(&steps));
-            return Ok(self.load_lanes(elem, ptrs, mask, align));
+            return Ok(self.load_lanes(elem, ptrs, mask, align, tag));
         }
         let pass = self.zero_of(vt);
-        self.intrinsic("llvm.masked.load", &[vt, self.t_ptr()], &[p, self.i32c(align as i64), mask, pass])
+        let v = self.intrinsic("llvm.masked.load", &[vt, self.t_ptr()], &[p, self.i32c(align as i64), mask, pass])?;
+        self.set_tbaa(v, tag);
+        Ok(v)
     }
 
     /// `llvm.masked.store` of `v` at `p`.
-    pub(crate) fn masked_store(&mut self, v: Val, p: Val, align: u32, mask: Val) -> Result<()> {
+    pub(crate) fn masked_store(&mut self, v: Val, p: Val, align: u32, mask: Val, tag: Val) -> Result<()> {
         if self.lane_by_lane_masked_memory {
             let lanes = self.lanes_of(mask);
             let elem = self.elem_ty(self.type_of(v));
             let steps: Vec<Val> = (0..lanes).map(|i| self.i32c(i as i64)).collect();
             let ptrs = self.gep(elem, p, self.cvec(&steps));
-            self.store_lanes(v, ptrs, mask, align);
+            self.store_lanes(v, ptrs, mask, align, tag);
             return Ok(());
         }
-        self.intrinsic("llvm.masked.store", &[self.type_of(v), self.t_ptr()], &[v, p, self.i32c(align as i64), mask])?;
+        let s = self.intrinsic("llvm.masked.store", &[self.type_of(v), self.t_ptr()], &[v, p, self.i32c(align as i64), mask])?;
+        self.set_tbaa(s, tag);
         Ok(())
     }
 
     /// `llvm.masked.gather` of `part_t` through the pointers `ptrs`,
     /// inactive lanes zero.
-    pub(crate) fn masked_gather(&mut self, part_t: Ty, ptrs: Val, align: u32, mask: Val) -> Result<Val> {
+    pub(crate) fn masked_gather(&mut self, part_t: Ty, ptrs: Val, align: u32, mask: Val, tag: Val) -> Result<Val> {
         if self.lane_by_lane_masked_memory {
-            return Ok(self.load_lanes(self.elem_ty(part_t), ptrs, mask, align));
+            return Ok(self.load_lanes(self.elem_ty(part_t), ptrs, mask, align, tag));
         }
         let pass = self.zero_of(part_t);
-        self.intrinsic(
+        let v = self.intrinsic(
             "llvm.masked.gather",
             &[part_t, self.type_of(ptrs)],
             &[ptrs, self.i32c(align as i64), mask, pass],
-        )
+        )?;
+        self.set_tbaa(v, tag);
+        Ok(v)
     }
 
     /// `llvm.masked.scatter` of `v` through the pointers `ptrs` (a later
     /// lane's store wins, as the intrinsic's).
-    pub(crate) fn masked_scatter(&mut self, v: Val, ptrs: Val, align: u32, mask: Val) -> Result<()> {
+    pub(crate) fn masked_scatter(&mut self, v: Val, ptrs: Val, align: u32, mask: Val, tag: Val) -> Result<()> {
         if self.lane_by_lane_masked_memory {
-            self.store_lanes(v, ptrs, mask, align);
+            self.store_lanes(v, ptrs, mask, align, tag);
             return Ok(());
         }
-        self.intrinsic(
+        let s = self.intrinsic(
             "llvm.masked.scatter",
             &[self.type_of(v), self.type_of(ptrs)],
             &[v, ptrs, self.i32c(align as i64), mask],
         )?;
+        self.set_tbaa(s, tag);
         Ok(())
     }
 
@@ -75,12 +82,13 @@ impl CodeGen {
     /// its own scalar index (no vector of 64-bit pointers), and on x86 this
     /// beats the hardware gather (measured on a 4-lane histogram: 8.4 ms
     /// against 9.2 ms), which LLVM's other back ends scalarize anyway.
-    pub(crate) fn scalar_gather(&mut self, elem: Ty, base: Val, idx: Val, lanes: u32, align: u32) -> Val {
+    pub(crate) fn scalar_gather(&mut self, elem: Ty, base: Val, idx: Val, lanes: u32, align: u32, tag: Val) -> Val {
         let vt = self.t_vec(elem, lanes);
         let mut acc = self.zero_of(vt);
         for i in 0..lanes {
             let p = self.lane_ptr(elem, base, idx, i);
             let e = self.load(elem, p, align);
+            self.set_tbaa(e, tag);
             acc = self.insert(acc, e, i);
         }
         acc
@@ -89,11 +97,12 @@ impl CodeGen {
     /// An unpredicated scatter of `v` to `base[idx]`: one scalar store per
     /// lane in lane order, so a later lane wins where two alias. Hardware
     /// scatters are slower than this on x86 (microcoded on AMD).
-    pub(crate) fn scalar_scatter(&mut self, v: Val, elem: Ty, base: Val, idx: Val, lanes: u32, align: u32) {
+    pub(crate) fn scalar_scatter(&mut self, v: Val, elem: Ty, base: Val, idx: Val, lanes: u32, align: u32, tag: Val) {
         for i in 0..lanes {
             let p = self.lane_ptr(elem, base, idx, i);
             let e = self.extract(v, i);
-            self.store(e, p, align);
+            let s = self.store(e, p, align);
+            self.set_tbaa(s, tag);
         }
     }
 
@@ -106,7 +115,7 @@ impl CodeGen {
 
     /// Each lane whose mask bit is set loaded through its pointer, behind a
     /// branch of its own; the others zero.
-    fn load_lanes(&mut self, elem: Ty, ptrs: Val, mask: Val, align: u32) -> Val {
+    fn load_lanes(&mut self, elem: Ty, ptrs: Val, mask: Val, align: u32, tag: Val) -> Val {
         let lanes = self.lanes_of(mask);
         let mut acc = self.zero_of(self.t_vec(elem, lanes));
         for i in 0..lanes {
@@ -118,6 +127,7 @@ impl CodeGen {
             self.position(load);
             let p = self.extract(ptrs, i);
             let e = self.load(elem, p, align);
+            self.set_tbaa(e, tag);
             let with = self.insert(acc, e, i);
             self.br(next);
             self.position(next);
@@ -128,7 +138,7 @@ impl CodeGen {
 
     /// Each lane of `v` whose mask bit is set stored through its pointer,
     /// in lane order, behind a branch of its own.
-    fn store_lanes(&mut self, v: Val, ptrs: Val, mask: Val, align: u32) {
+    fn store_lanes(&mut self, v: Val, ptrs: Val, mask: Val, align: u32, tag: Val) {
         let lanes = self.lanes_of(mask);
         for i in 0..lanes {
             let on = self.extract(mask, i);
@@ -138,7 +148,8 @@ impl CodeGen {
             self.position(store);
             let p = self.extract(ptrs, i);
             let e = self.extract(v, i);
-            self.store(e, p, align);
+            let s = self.store(e, p, align);
+            self.set_tbaa(s, tag);
             self.br(next);
             self.position(next);
         }

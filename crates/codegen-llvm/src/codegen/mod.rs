@@ -157,6 +157,8 @@ pub struct CodeGen {
     /// body (0 before it is generated): loops that are a large share of it
     /// are outlined (`should_outline`).
     pub(crate) pipeline_weight: usize,
+    /// The alias analysis tag of each buffer's elements (`buffer_tbaa`).
+    pub(crate) tbaa_tags: FastMap<String, Val>,
 }
 
 impl CodeGen {
@@ -203,6 +205,7 @@ impl CodeGen {
             native_vector_bits,
             atomic_stores: false,
             pipeline_weight: 0,
+            tbaa_tags: FastMap::default(),
             gather_intrinsic_max_bits: if x86 { 64 } else { 0 },
         }
     }

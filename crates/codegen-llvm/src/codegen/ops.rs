@@ -411,10 +411,48 @@ impl CodeGen {
             l
         }
     }
-    pub(crate) fn store(&self, v: Val, ptr: Val, align: u32) {
+    pub(crate) fn store(&self, v: Val, ptr: Val, align: u32) -> Val {
         unsafe {
             let s = LLVMBuildStore(self.b, v, ptr);
             LLVMSetAlignment(s, align.max(1));
+            s
+        }
+    }
+    /// The type-based alias analysis tag of the elements of buffer `name`:
+    /// a type of its own under one root, so LLVM knows that a store to one
+    /// buffer leaves the others' values alone and can keep them in
+    /// registers across it (the stores of an unrolled loop no longer
+    /// force every load after them to be repeated). Buffers never overlap:
+    /// each Func has its own allocation, and inputs and outputs are
+    /// assumed not to alias (Halide's rule, which tags its accesses the
+    /// same way). An access without a tag may alias anything.
+    pub(crate) fn buffer_tbaa(&mut self, name: &str) -> Val {
+        if let Some(&tag) = self.tbaa_tags.get(name) {
+            return tag;
+        }
+        let tag = unsafe {
+            let c = self.c;
+            let text = |s: &str| LLVMMDStringInContext2(c, s.as_ptr() as *const c_char, s.len());
+            let zero = LLVMValueAsMetadata(LLVMConstInt(LLVMInt64TypeInContext(c), 0, 0));
+            let mut root = [text("ferrohalide buffer")];
+            let root = LLVMMDNodeInContext2(c, root.as_mut_ptr(), 1);
+            let mut ty = [text(name), root, zero];
+            let ty = LLVMMDNodeInContext2(c, ty.as_mut_ptr(), 3);
+            let mut access = [ty, ty, zero];
+            LLVMMetadataAsValue(c, LLVMMDNodeInContext2(c, access.as_mut_ptr(), 3))
+        };
+        self.tbaa_tags.insert(name.to_string(), tag);
+        tag
+    }
+    /// Tag the memory access `inst` (a load, a store, or a call of a masked
+    /// memory intrinsic) with `buffer_tbaa`'s `tag`.
+    pub(crate) fn set_tbaa(&self, inst: Val, tag: Val) {
+        unsafe {
+            if LLVMIsAInstruction(inst).is_null() {
+                return;
+            }
+            let kind = LLVMGetMDKindIDInContext(self.c, c"tbaa".as_ptr(), 4);
+            LLVMSetMetadata(inst, kind, tag);
         }
     }
     /// A static alloca in the entry block of the current function.

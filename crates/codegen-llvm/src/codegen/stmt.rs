@@ -359,6 +359,7 @@ impl CodeGen {
     ) -> Result<()> {
         let t = value.ty();
         let base = self.sym(name)?;
+        let tag = self.buffer_tbaa(name);
         let elem_t = t.element_of();
         let elem = self.mem_scalar_ty(elem_t);
         let align = self.elem_align(elem_t);
@@ -373,7 +374,8 @@ impl CodeGen {
             let idx = self.codegen_index(index)?;
             if always {
                 let p = self.gep(elem, base, idx);
-                self.store(v, p, align);
+                let s = self.store(v, p, align);
+                self.set_tbaa(s, tag);
                 return Ok(());
             }
             let pred = self.codegen_expr(predicate)?;
@@ -382,7 +384,8 @@ impl CodeGen {
             self.cond_br(pred, do_store, after);
             self.position(do_store);
             let p = self.gep(elem, base, idx);
-            self.store(v, p, align);
+            let s = self.store(v, p, align);
+            self.set_tbaa(s, tag);
             self.br(after);
             self.position(after);
             return Ok(());
@@ -416,8 +419,11 @@ impl CodeGen {
                         };
                         let p = self.gep(elem, base, first);
                         match mask {
-                            None => self.store(v, p, align),
-                            Some(m) => self.masked_store(v, p, align, m)?,
+                            None => {
+                                let s = self.store(v, p, align);
+                                self.set_tbaa(s, tag);
+                            }
+                            Some(m) => self.masked_store(v, p, align, m, tag)?,
                         }
                         return Ok(());
                     }
@@ -426,7 +432,7 @@ impl CodeGen {
         }
         let idx = self.codegen_expr(index)?;
         let Some(m) = mask else {
-            self.scalar_scatter(v, elem, base, idx, lanes, align);
+            self.scalar_scatter(v, elem, base, idx, lanes, align, tag);
             return Ok(());
         };
         let ptrs = self.gep(elem, base, idx);
@@ -438,7 +444,7 @@ impl CodeGen {
             } else {
                 self.shuffle1(v, &(start..start + n).map(|i| i as i32).collect::<Vec<_>>())
             };
-            self.masked_scatter(part, p, align, m)?;
+            self.masked_scatter(part, p, align, m, tag)?;
             start += n;
         }
         Ok(())
