@@ -92,10 +92,71 @@ impl Policies {
 /// Partition every Serial and Parallel loop whose body holds solvable
 /// `likely` marks, as `policies` allow.
 pub fn partition_loops(s: &Stmt, policies: &Policies) -> Result<Stmt> {
-    let out = Partitioner::run(s, Depth::Full, policies);
+    let s = MarkClampedRamps { in_index: false }.mutate_stmt(s);
+    let out = Partitioner::run(&s, Depth::Full, policies);
     match policies.failure.borrow_mut().take() {
         Some(e) => Err(e),
         None => Ok(out),
+    }
+}
+
+/// Marks the clamped ramps of vector load and store indices `likely`
+/// (`min(likely(ramp), b)`; Halide's `MarkClampedRampsAsLikely`). A
+/// hand-written boundary condition (`f[clamp(2x - 1, 0, w)]`) vectorized is
+/// a clamp of a ramp, a gather in every iteration; marked, its loop gets a
+/// steady state that reads the ramp itself (a dense or strided load) and
+/// only the ends clamp.
+struct MarkClampedRamps {
+    in_index: bool,
+}
+
+impl Mutator for MarkClampedRamps {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        let is_ramp = |x: &Expr| matches!(x.node(), ExprNode::Ramp { .. });
+        match e.node() {
+            ExprNode::Binary {
+                op: op @ (BinOp::Min | BinOp::Max),
+                a,
+                b,
+            } if self.in_index && (is_ramp(a) || is_ramp(b)) => {
+                // A ramp holds no other ramp: only the other side can hold
+                // more clamps.
+                if is_ramp(a) {
+                    Expr::binary(*op, Expr::likely(a.clone()), self.mutate_expr(b))
+                } else {
+                    Expr::binary(*op, self.mutate_expr(a), Expr::likely(b.clone()))
+                }
+            }
+            ExprNode::Load { .. } => {
+                let outer = std::mem::replace(&mut self.in_index, true);
+                let out = mutate_expr_children(self, e);
+                self.in_index = outer;
+                out
+            }
+            _ => mutate_expr_children(self, e),
+        }
+    }
+
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        let StmtNode::Store {
+            name,
+            value,
+            index,
+            predicate,
+        } = s.node()
+        else {
+            return mutate_stmt_children(self, s);
+        };
+        let outer = std::mem::replace(&mut self.in_index, true);
+        let new_index = self.mutate_expr(index);
+        self.in_index = outer;
+        let new_value = self.mutate_expr(value);
+        let new_predicate = self.mutate_expr(predicate);
+        if new_index.same_as(index) && new_value.same_as(value) && new_predicate.same_as(predicate) {
+            s.clone()
+        } else {
+            Stmt::store(name.clone(), new_value, new_index, new_predicate)
+        }
     }
 }
 
@@ -1485,6 +1546,43 @@ mod tests {
         let stripped = strip_likely(&p);
         assert!(!stripped.to_string().contains("likely"), "{stripped}");
         same(&s, &stripped, &[("in", 12), ("out", 12)], &settings);
+    }
+
+    #[test]
+    fn a_clamped_ramp_in_a_vector_load_gets_a_clean_steady_state() {
+        // Vectorized f[x] = in[clamp(2x - 1, 0, w)]: for xx in [0, m):
+        //   out[ramp(4 xx, 1, 4)] = in[max(min(ramp(8 xx - 1, 2, 4), x4(w)), x4(0))]
+        // carries no `likely` mark; the clamp is marked (Halide's
+        // MarkClampedRampsAsLikely) so that the steady state reads the
+        // strided ramp itself, not a gather.
+        let xx = v("xx");
+        let lanes = 4;
+        let ramp = Expr::ramp(Expr::sub(Expr::mul(xx.clone(), c(8)), c(1)), c(2), lanes);
+        let idx = Expr::max(
+            Expr::min(ramp, Expr::broadcast(v("w"), lanes)),
+            Expr::broadcast(c(0), lanes),
+        );
+        let val = Expr::load(Type::i32().with_lanes(lanes), "in", idx, Expr::broadcast(t(), lanes));
+        let store = Stmt::store(
+            "out",
+            val,
+            Expr::ramp(Expr::mul(xx, c(4)), c(1), lanes),
+            Expr::broadcast(t(), lanes),
+        );
+        let s = Stmt::for_loop("xx", c(0), v("m"), ForType::Serial, store);
+        let p = partition_loops(&s, &Policies::default()).unwrap();
+        assert_eq!(count_loops(&p), 3, "{p}");
+        let text = p.to_string();
+        let steady = text
+            .lines()
+            .skip_while(|l| !l.starts_with("for (xx, xx.prologue"))
+            .nth(1)
+            .unwrap();
+        assert!(!steady.contains("min(") && !steady.contains("max("), "{text}");
+        let settings: Vec<Vec<(&str, i64)>> = (0..6)
+            .flat_map(|m| [0, 3, 8, 17, 40].into_iter().map(move |w| vec![("m", m), ("w", w)]))
+            .collect();
+        same(&s, &strip_likely(&p), &[("in", 48), ("out", 24)], &settings);
     }
 
     #[test]
