@@ -32,6 +32,24 @@ def test_strided_reads(hl, stride, offset, vec):
 
 
 @differential()
+@pytest.mark.parametrize("stride", [2, 3, 4])
+@pytest.mark.parametrize("taps", [(-1, 0, 1), (-1, 0, 1, 2), (0, 2), (1, 2, 3, 4)])
+@pytest.mark.parametrize("vec", [4, 8, 16])
+@pytest.mark.parametrize("tail", ["ShiftInwards", "GuardWithIf"])
+def test_strided_taps_sharing_loads(hl, stride, taps, vec, tail):
+    # A downsample's taps (im[s x + c] for several c) read a span's every
+    # element with stride 2: they share dense loads of s * vec elements
+    # where the target permutes cheaply (overlapping_loads.rs).
+    x, y = hl.Var("x"), hl.Var("y")
+    width = 2 * vec + 3  # two whole vectors and a tail
+    im = _image(hl, w=stride * width + 8)
+    g = hl.Func("g")
+    g[x, y] = sum(im[stride * x + 1 + c, y] * (3 + c) for c in taps)
+    g.vectorize(x, vec, getattr(hl.TailStrategy, tail))
+    return arr(g.realize([width, 5]))
+
+
+@differential()
 @pytest.mark.parametrize("k", [2, 3, 4])
 @pytest.mark.parametrize("offset", [-2, 0, 1, 5])
 def test_upsampling_reads(hl, k, offset):
