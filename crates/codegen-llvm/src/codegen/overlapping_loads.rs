@@ -66,16 +66,9 @@ fn split_constant(e: &Expr) -> (Expr, i64) {
 /// `c`. Shifting such a ramp by `k` shifts the index's lanes by `k`.
 fn tap_index(index: &Expr, lanes: u16) -> Option<(Expr, i64)> {
     match index.node() {
-        ExprNode::Ramp {
-            base,
-            stride,
-            lanes: n,
-        } => {
-            if stride.as_int_const() != Some(1) || !base.ty().is_scalar() || *n != lanes {
-                return None;
-            }
-            let (b, c) = split_constant(base);
-            Some((Expr::ramp(b, stride.clone(), *n), c))
+        ExprNode::Ramp { .. } => {
+            let (ramp, c, stride) = plain_ramp(index, lanes)?;
+            (stride == 1).then_some((ramp, c))
         }
         ExprNode::Binary {
             op: op @ (BinOp::Add | BinOp::Sub | BinOp::Min | BinOp::Max),
@@ -95,6 +88,20 @@ fn tap_index(index: &Expr, lanes: u16) -> Option<(Expr, i64)> {
         }
         _ => None,
     }
+}
+
+/// `index` as `ramp(b + c, s, lanes)` with a scalar base and a constant
+/// stride: `(ramp(b, s, lanes), c, s)`.
+fn plain_ramp(index: &Expr, lanes: u16) -> Option<(Expr, i64, i64)> {
+    let ExprNode::Ramp { base, stride, lanes: n } = index.node() else {
+        return None;
+    };
+    let s = stride.as_int_const()?;
+    if !base.ty().is_scalar() || *n != lanes {
+        return None;
+    }
+    let (b, c) = split_constant(base);
+    Some((Expr::ramp(b, stride.clone(), *n), c, s))
 }
 
 fn as_tap(e: &Expr) -> Option<Tap> {
@@ -119,20 +126,13 @@ fn as_tap(e: &Expr) -> Option<Tap> {
             load: e.clone(),
         });
     }
-    let ExprNode::Ramp { base, stride, lanes } = index.node() else {
-        return None;
-    };
-    let s = stride.as_int_const().filter(|s| (2..=4).contains(s))?;
-    if !base.ty().is_scalar() || *lanes != e.ty().lanes {
-        return None;
-    }
-    let (b, c) = split_constant(base);
-    Some(Tap {
+    let (base, offset, stride) = plain_ramp(index, e.ty().lanes)?;
+    (2..=4).contains(&stride).then(|| Tap {
         name: name.clone(),
         ty: e.ty(),
-        base: Expr::ramp(b, stride.clone(), *lanes),
-        offset: c,
-        stride: s,
+        base,
+        offset,
+        stride,
         load: e.clone(),
     })
 }
