@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use super::pattern::*;
 use super::Simplifier;
-use crate::ir::{equal, BinOp, Expr};
+use crate::ir::{equal, BinOp, Expr, ExprNode};
 
 fn min_rules() -> &'static [Rule] {
     static R: OnceLock<Vec<Rule>> = OnceLock::new();
@@ -184,6 +184,69 @@ impl Simplifier {
             return Some(if a_first == is_min { a.clone() } else { b.clone() });
         }
         self.rewrite(node, if is_min { min_rules() } else { max_rules() })
+            .or_else(|| self.absorb_into_chain(op, a, b))
+    }
+
+    /// `a` a chain `op(op(op(e0, e1), e2), ..)` of the same op, as the union
+    /// of many call sites' bounds builds it: `b` is dropped when an element
+    /// equals it or provably wins over it, and the elements `b` provably wins
+    /// over are dropped. (Halide's rules match such repeats up to a fixed
+    /// depth; bounds of a Func read at 8 sites nest deeper.)
+    fn absorb_into_chain(&mut self, op: BinOp, a: &Expr, b: &Expr) -> Option<Expr> {
+        // Proofs against each element cost a difference each: long chains
+        // are only searched for an equal element.
+        const PROVE_UP_TO: usize = 8;
+        let mut elems = Vec::new();
+        let mut cur = a;
+        while let ExprNode::Binary { op: o, a: l, b: r } = cur.node() {
+            if *o != op {
+                break;
+            }
+            elems.push(r);
+            cur = l;
+        }
+        if elems.is_empty() {
+            return None;
+        }
+        elems.push(cur);
+        if elems.iter().any(|e| equal(e, b)) {
+            return Some(a.clone());
+        }
+        if elems.len() > PROVE_UP_TO {
+            return None;
+        }
+        let mut keep = vec![true; elems.len()];
+        for (k, e) in elems.iter().enumerate() {
+            // The pair alone, simplified: every rule, not only proofs, may
+            // decide it (`min(x / 2, y / 2)` is ordered by a rule).
+            let saved = std::mem::replace(&mut self.overflowed, false);
+            let pair = self.mk_bin(op, (*e).clone(), b.clone());
+            let overflowed = std::mem::replace(&mut self.overflowed, saved);
+            if overflowed {
+                continue;
+            }
+            if equal(&pair, e) {
+                return Some(a.clone());
+            }
+            if equal(&pair, b) {
+                keep[k] = false;
+            }
+        }
+        if keep.iter().all(|&k| k) {
+            return None;
+        }
+        // Rebuild innermost first, in the chain's order, then add `b`.
+        let mut chain: Option<Expr> = None;
+        for (e, _) in elems.iter().zip(&keep).rev().filter(|(_, &k)| k) {
+            chain = Some(match chain {
+                None => (*e).clone(),
+                Some(c) => self.mk_bin(op, c, (*e).clone()),
+            });
+        }
+        Some(match chain {
+            None => b.clone(),
+            Some(c) => self.mk_bin(op, c, b.clone()),
+        })
     }
 }
 
@@ -261,6 +324,29 @@ mod tests {
         );
         let r = s(e);
         assert!(!r.contains("max"), "{r}");
+    }
+
+    /// The union of a Func's bounds over many call sites nests repeats and
+    /// ordered terms deeper than a fixed rule reaches.
+    #[test]
+    fn chains_drop_repeated_and_dominated_terms() {
+        let t2 = Expr::div(Expr::add(x(), i(1)), i(2));
+        let t3 = Expr::div(Expr::add(x(), i(-1)), i(2));
+        let mut c = Expr::min(y(), t2.clone());
+        for _ in 0..4 {
+            c = Expr::min(Expr::min(c, t3.clone()), t2.clone());
+        }
+        assert_eq!(s(c), "min(y, ((x + -1) / 2))");
+        let u = Expr::mul(y(), i(2));
+        let mut m = Expr::max(x(), Expr::add(u.clone(), i(-1)));
+        for k in 0..3 {
+            m = Expr::max(m, Expr::add(u.clone(), i(k)));
+        }
+        assert_eq!(s(m), "max(x, ((y * 2) + 2))");
+        // nothing provable: unchanged
+        let z = Expr::var_i32("z");
+        let e = Expr::min(Expr::min(x(), y()), z);
+        assert_eq!(s(e), "min(min(x, y), z)");
     }
 
     /// Regression: the difference `1 - select(c, i32::MIN, i32::MAX)` built to
