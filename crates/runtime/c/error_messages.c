@@ -179,6 +179,13 @@ WEAK int halide_error_buffer_allocation_too_large(void *user_context, const char
     return report(user_context, &m, halide_error_code_buffer_allocation_too_large);
 }
 
+WEAK int halide_error_out_of_memory(void *user_context) {
+    message m;
+    begin(&m);
+    str(&m, "Out of memory (halide_malloc returned nullptr)");
+    return report(user_context, &m, halide_error_code_out_of_memory);
+}
+
 WEAK int halide_error_constraints_make_required_region_smaller(
     void *user_context, const char *buffer_name, int dimension, int constrained_min,
     int constrained_max, int required_min, int required_max) {

@@ -347,9 +347,6 @@ extern int halide_error_host_is_null(void *user_context, const char *func);
 extern int halide_error_extern_stage_failed(void *user_context, const char *extern_stage_name, int result);
 extern int halide_error_bounds_inference_call_failed(void *user_context, const char *extern_stage_name,
                                                      int result);
-extern int halide_error_extern_stage_failed(void *user_context, const char *extern_stage_name, int result);
-extern int halide_error_bounds_inference_call_failed(void *user_context, const char *extern_stage_name,
-                                                     int result);
 extern int halide_error_device_dirty_with_no_device_support(void *user_context, const char *func);
 extern int halide_error_buffer_extents_negative(void *user_context, const char *buffer_name,
                                                 int dimension, int extent);
@@ -357,6 +354,7 @@ extern int halide_error_buffer_extents_too_large(void *user_context, const char 
                                                  int64_t actual_size, int64_t max_size);
 extern int halide_error_buffer_allocation_too_large(void *user_context, const char *buffer_name,
                                                     uint64_t allocation_size, uint64_t max_size);
+extern int halide_error_out_of_memory(void *user_context);
 extern int halide_error_constraints_make_required_region_smaller(
     void *user_context, const char *buffer_name, int dimension, int constrained_min,
     int constrained_max, int required_min, int required_max);

@@ -1,6 +1,6 @@
 //! Statements: lets, assertions, loops, stores, allocations, branches.
 
-use ferrohalide_core::ir::{ErrorCode, Expr, ExprNode, ForType, MemoryType, Stmt, StmtNode, Type};
+use ferrohalide_core::ir::{Expr, ExprNode, ForType, MemoryType, Stmt, StmtNode, Type};
 use ferrohalide_core::{Error, Result};
 
 use super::ops::IP;
@@ -148,30 +148,21 @@ impl CodeGen {
         }
     }
 
-    /// If `failed` (an i1) holds, report `message` and return an error code
-    /// from the pipeline. `values` are named values the message mentions
-    /// (as Variables).
-    fn fail_if(
-        &mut self,
-        failed: Val,
-        code: ErrorCode,
-        message: &[Expr],
-        values: &[(&str, Val)],
-    ) -> Result<()> {
+    /// If `failed` (an i1) holds, call the runtime's error reporter
+    /// `reporter(user_context, args...)` (one of Halide's `halide_error_*`,
+    /// which formats the message and returns its code) and return that
+    /// code from the pipeline: one call where a message built inline
+    /// costs a call per part.
+    fn fail_with_reporter(&mut self, failed: Val, reporter: &str, args: &[Val]) {
         let ok = self.new_block("check_ok");
         let fail = self.new_block("check_failed");
         self.cond_br(failed, fail, ok);
         self.position(fail);
-        for (n, v) in values {
-            self.push_sym(n, *v);
-        }
-        let code = self.report_error(code.value(), message);
-        for (n, _) in values {
-            self.pop_sym(n);
-        }
-        self.return_error(code?);
+        let mut all = vec![self.f.user_context];
+        all.extend_from_slice(args);
+        let code = self.call_extern(reporter, self.t_i32(), &all);
+        self.return_error(code);
         self.position(ok);
-        Ok(())
     }
 
     /// The byte size of a heap allocation (element size times the extents,
@@ -209,17 +200,9 @@ impl CodeGen {
         if let Some(c) = condition {
             too_large = self.and(too_large, c);
         }
-        // (Halide's halide_error_buffer_allocation_too_large text.)
-        self.fail_if(
-            too_large,
-            ErrorCode::BufferAllocationTooLarge,
-            &[
-                Expr::string(format!("Total allocation for buffer {name} is ")),
-                Expr::var(Type::uint(64), "__alloc_size"),
-                Expr::string(format!(", which exceeds the maximum size of {max}")),
-            ],
-            &[("__alloc_size", size)],
-        )?;
+        let name_v = self.global_string(name);
+        let max_v = self.cint(i64t, max);
+        self.fail_with_reporter(too_large, names::ERROR_BUFFER_ALLOCATION_TOO_LARGE, &[name_v, size, max_v]);
         Ok(size)
     }
 
@@ -267,13 +250,7 @@ impl CodeGen {
     fn codegen_owned_let(&mut self, name: &str, value: &Expr, release: &'static str, body: &Stmt) -> Result<()> {
         let p = self.codegen_expr(value)?;
         let is_null = self.icmp(IP::LLVMIntEQ, p, self.null_ptr());
-        // (Halide's halide_error_out_of_memory text.)
-        self.fail_if(
-            is_null,
-            ErrorCode::OutOfMemory,
-            &[Expr::string("Out of memory (halide_malloc returned nullptr)")],
-            &[],
-        )?;
+        self.fail_with_reporter(is_null, names::ERROR_OUT_OF_MEMORY, &[]);
         self.f.heap_allocs.push(LiveResource::new(p, release));
         self.push_sym(name, p);
         let r = self.codegen_stmt(body);
@@ -492,13 +469,7 @@ impl CodeGen {
         let size = self.int_resize(size, self.t_int(self.ptr_bytes * 8), false);
         let p = self.call_extern(names::MALLOC, self.t_ptr(), &[uc, size]);
         let is_null = self.icmp(IP::LLVMIntEQ, p, self.null_ptr());
-        // (Halide's halide_error_out_of_memory text.)
-        self.fail_if(
-            is_null,
-            ErrorCode::OutOfMemory,
-            &[Expr::string("Out of memory (halide_malloc returned nullptr)")],
-            &[],
-        )?;
+        self.fail_with_reporter(is_null, names::ERROR_OUT_OF_MEMORY, &[]);
         self.f.heap_allocs.push(LiveResource::new(p, names::FREE));
         self.push_sym(name, p);
         let r = self.codegen_stmt(body);
