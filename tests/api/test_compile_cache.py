@@ -1,6 +1,7 @@
 """Compiled code is cached per Func and reused until something it was
 specialized on changes."""
 import numpy as np
+import pytest
 
 import ferrohalide as hl
 
@@ -28,3 +29,33 @@ def test_schedule_change_recompiles():
     second = np.asarray(f.realize([37]))
     np.testing.assert_array_equal(first, second)
     np.testing.assert_array_equal(second, np.arange(37) * 3)
+
+
+def test_a_producer_changed_between_realizes_recompiles():
+    # Realizes in a row skip walking the Funcs while no Func anywhere has
+    # changed; a change to a producer (not the output) must still be seen.
+    x = hl.Var("x")
+    g, f = hl.Func("g"), hl.Func("f")
+    g[x] = x * 2
+    f[x] = g[x] + 1
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(f.realize([8])), np.arange(8) * 2 + 1)
+    g.compute_root()
+    np.testing.assert_array_equal(np.asarray(f.realize([8])), np.arange(8) * 2 + 1)
+    # A bound too narrow for the region f reads: seen only if f recompiles.
+    g.bound(x, 0, 4)
+    for _ in range(2):
+        with pytest.raises(hl.HalideError, match="do not cover required region"):
+            f.realize([8])
+
+
+def test_a_pipeline_and_its_first_output_alone_keep_their_own_graphs():
+    x = hl.Var("x")
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x] = x
+    g[x] = f[x] * 5
+    p = hl.Pipeline([f, g])
+    for _ in range(2):
+        a, b = p.realize([4])
+        np.testing.assert_array_equal(np.asarray(b), np.arange(4) * 5)
+        np.testing.assert_array_equal(np.asarray(f.realize([4])), np.arange(4))

@@ -1,6 +1,6 @@
 //! `Buffer`: a typed, strided, N-dimensional view of host memory, with
 //! Halide's `halide_buffer_t` layout available for compiled code. Storage is
-//! either owned (64-byte aligned, zeroed) or borrowed from another owner
+//! either owned (128-byte aligned, zeroed) or borrowed from another owner
 //! (e.g. a NumPy array) that is kept alive through `keepalive`.
 
 use std::any::Any;
@@ -11,7 +11,12 @@ use ferrohalide_runtime::{halide_buffer_t, halide_dimension_t, halide_type_t};
 use crate::error::{Error, Result};
 use crate::ir::{Type, TypeCode};
 
-/// 64-byte aligned, zero-initialised heap storage.
+/// The alignment of owned storage: Halide's (two cache lines, so the
+/// adjacent-line prefetcher's pairs start with the buffer).
+const STORAGE_ALIGNMENT: usize = 128;
+
+/// 128-byte aligned (as Halide's `Runtime::Buffer` allocates), zero-initialised
+/// heap storage.
 pub struct AlignedStorage {
     ptr: *mut u8,
     layout: std::alloc::Layout,
@@ -32,7 +37,7 @@ impl AlignedStorage {
     }
 
     fn allocate(bytes: usize, zero: bool) -> Result<AlignedStorage> {
-        let layout = std::alloc::Layout::from_size_align(bytes.max(1), 64)
+        let layout = std::alloc::Layout::from_size_align(bytes.max(1), STORAGE_ALIGNMENT)
             .map_err(|_| Error::runtime(format!("out of memory allocating {bytes} bytes")))?;
         // SAFETY: layout has non-zero size.
         let ptr = unsafe {

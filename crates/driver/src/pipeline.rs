@@ -95,26 +95,72 @@ fn cache_key(
     requirements: &[Requirement],
     target: &Target,
     entry_checks: bool,
+    memo: &mut Vec<Arc<dyn Any + Send + Sync>>,
 ) -> Result<CacheKey> {
-    let env = build_environment(outputs)?;
-    let mut funcs: Vec<(usize, u64)> = env.sources.iter().map(|f| (f.id(), f.version())).collect();
-    funcs.sort();
-    let inputs = bound_input_buffers(&env)?
-        .into_iter()
+    let output_ids: Vec<usize> = outputs.iter().map(|f| f.id()).collect();
+    let requirement_ids: Vec<u64> = requirements.iter().map(|r| r.id).collect();
+    let (funcs, buffers) = graph_state(outputs, &output_ids, &requirement_ids, memo)?;
+    let inputs = buffers
+        .iter()
         .map(|(n, b)| {
             let dense = b.dim(0).map_or(true, |d| d.stride == 1);
-            (n, b.ty(), b.dimensions(), dense)
+            (n.clone(), b.ty(), b.dimensions(), dense)
         })
         .collect();
     Ok(CacheKey {
-        outputs: outputs.iter().map(|f| f.id()).collect(),
-        requirements: requirements.iter().map(|r| r.id).collect(),
+        outputs: output_ids,
+        requirements: requirement_ids,
         funcs,
         inputs,
         constraints: ferrohalide_core::lang::parameter::constraints_version(),
         target: target.to_string(),
         entry_checks,
     })
+}
+
+/// The pipeline's Funcs with their versions, and the Buffers their
+/// definitions read, as of `epoch` (`function::current_version`).
+struct GraphState {
+    epoch: u64,
+    outputs: Vec<usize>,
+    requirements: Vec<u64>,
+    funcs: Vec<(usize, u64)>,
+    buffers: Vec<(String, Buffer)>,
+}
+
+/// The Funcs (with versions) and bound Buffers of the pipeline of
+/// `outputs`. Finding them walks every definition; but every change to
+/// any Func takes a fresh value of one process-wide version counter, so
+/// while that counter stands still the last walk's answer (kept in `memo`,
+/// the first output's cache) is still the answer: a realize in a loop
+/// skips the walk. (A Buffer's own layout can change without a Func
+/// changing: callers read it from the Buffers each time.)
+fn graph_state(
+    outputs: &[Function],
+    output_ids: &[usize],
+    requirement_ids: &[u64],
+    memo: &mut Vec<Arc<dyn Any + Send + Sync>>,
+) -> Result<(Vec<(usize, u64)>, Vec<(String, Buffer)>)> {
+    let epoch = ferrohalide_core::lang::function::current_version();
+    let last = memo.iter().find_map(|e| e.downcast_ref::<GraphState>());
+    if let Some(g) = last.filter(|g| {
+        g.epoch == epoch && g.outputs == output_ids && g.requirements == requirement_ids
+    }) {
+        return Ok((g.funcs.clone(), g.buffers.clone()));
+    }
+    let env = build_environment(outputs)?;
+    let mut funcs: Vec<(usize, u64)> = env.sources.iter().map(|f| (f.id(), f.version())).collect();
+    funcs.sort();
+    let buffers = bound_input_buffers(&env)?;
+    memo.retain(|e| !e.is::<GraphState>());
+    memo.push(Arc::new(GraphState {
+        epoch,
+        outputs: output_ids.to_vec(),
+        requirements: requirement_ids.to_vec(),
+        funcs: funcs.clone(),
+        buffers: buffers.clone(),
+    }));
+    Ok((funcs, buffers))
 }
 
 /// The target ahead-of-time compilation uses for `target`: the host when
@@ -174,13 +220,13 @@ pub fn compile_with(
     entry_checks: bool,
 ) -> Result<Arc<Compiled>> {
     let target = resolve_target(target)?;
-    let key = cache_key(outputs, requirements, &target, entry_checks)?;
     let Some(first) = outputs.first() else {
         return Err(Error::user("Can't compile a Pipeline with no outputs.\n"));
     };
     // Held while compiling: threads asking for the same pipeline wait for
     // one compilation instead of repeating it.
     let mut cache = first.compiled_code();
+    let key = cache_key(outputs, requirements, &target, entry_checks, &mut cache)?;
     let entries = || cache.iter().filter_map(|e| e.downcast_ref::<CacheEntry>());
     if let Some(e) = entries().find(|e| e.key == key) {
         return Ok(e.compiled.clone());
@@ -188,10 +234,11 @@ pub fn compile_with(
     let compiled = Arc::new(compile_uncached(outputs, requirements, target, entry_checks)?);
     cache.retain(|e| {
         e.downcast_ref::<CacheEntry>()
-            .is_some_and(|e| !e.key.outdated_by(&key))
+            .map_or(true, |e| !e.key.outdated_by(&key))
     });
-    if cache.len() >= CACHE_CAPACITY {
-        cache.remove(0);
+    let compilations: Vec<usize> = (0..cache.len()).filter(|&i| cache[i].is::<CacheEntry>()).collect();
+    if compilations.len() >= CACHE_CAPACITY {
+        cache.remove(compilations[0]);
     }
     let entry: Arc<dyn Any + Send + Sync> = Arc::new(CacheEntry {
         key,

@@ -243,6 +243,12 @@ pub fn next_version() -> u64 {
     NEXT_VERSION.fetch_add(1, Ordering::Relaxed)
 }
 
+/// The counter's current value: equal to an earlier reading only if no
+/// Function was made or changed in between.
+pub fn current_version() -> u64 {
+    NEXT_VERSION.load(Ordering::Relaxed)
+}
+
 fn empty_contents(name: String) -> FunctionContents {
     FunctionContents {
         name,
