@@ -53,7 +53,7 @@ struct CacheKey {
     funcs: Vec<(usize, u64)>,
     inputs: Vec<(String, Type, usize, bool)>,
     constraints: u64,
-    target: String,
+    target: Target,
     /// Compiled with the entry code of a C caller (bounds queries).
     entry_checks: bool,
 }
@@ -113,7 +113,7 @@ fn cache_key(
         funcs,
         inputs,
         constraints: ferrohalide_core::lang::parameter::constraints_version(),
-        target: target.to_string(),
+        target: target.clone(),
         entry_checks,
     })
 }
