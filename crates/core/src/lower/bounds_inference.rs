@@ -156,10 +156,14 @@ fn explicit_bound_checks(f: &Function, arg: &str, required: &(Expr, Expr)) -> Ve
             let extent = b.extent.clone()?;
             let min = simplify(&b.min.clone().unwrap_or_else(|| req_lo.clone()));
             let max = simplify(&Expr::sub(Expr::add(min.clone(), extent), Expr::i32(1)));
-            let ok = Expr::and(
-                Expr::le(min.clone(), req_lo.clone()),
-                Expr::ge(max.clone(), req_hi.clone()),
-            );
+            // An empty required region is covered by any bound.
+            let ok = simplify(&Expr::or(
+                Expr::lt(req_hi.clone(), req_lo.clone()),
+                Expr::and(
+                    Expr::le(min.clone(), req_lo.clone()),
+                    Expr::ge(max.clone(), req_hi.clone()),
+                ),
+            ));
             Some(Stmt::assert(
                 ok,
                 buffer_checks::error_message(crate::ir::ErrorCode::ExplicitBoundsTooSmall, vec![
