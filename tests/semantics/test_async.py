@@ -376,3 +376,18 @@ def test_a_ring_buffer_of_a_func_with_an_update(use_async):
     for _ in range(8):
         got = np.asarray(g.realize([3, 4]))
         assert got.tolist() == [[2 * (2 * xx + 20 * yy + 10) for xx in range(3)] for yy in range(4)]
+
+
+@differential()
+def test_an_async_ring_buffer_whose_only_read_folds_away(hl):
+    """Seed 57040: f0's only read is in a select branch never taken, so its
+    production is dropped; the ring buffer's pacing around it stayed and
+    named a semaphore nobody declared ("symbol not found")."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f0, f2 = hl.Func("f0"), hl.Func("f2")
+    f0[x, y] = x + 10 * y
+    f2[x, y] = hl.select(y >= y, x, f0[x, y])
+    f0.compute_at(f2, y).hoist_storage_root().async_().ring_buffer(1)
+    out = f2.realize([4, 3])
+    assert np.array(out).tolist() == [[0, 1, 2, 3]] * 3
+    return out

@@ -267,8 +267,15 @@ fn fork(s: &Stmt, async_funcs: &HashSet<String>, ring_forks: &HashMap<String, Ex
         Ok(match s.node() {
             StmtNode::Allocate { name, extents, body, .. } if extents.is_empty() && ring_forks.contains_key(name) => {
                 let mut b = fork(body, async_funcs, ring_forks)?;
+                let sema = ring_semaphore_name(name);
                 if stmt_produces(&b, name) {
-                    b = with_semaphore(&ring_semaphore_name(name), ring_forks[name].clone(), fork_body(name, &b)?);
+                    b = with_semaphore(&sema, ring_forks[name].clone(), fork_body(name, &b)?);
+                } else if stmt_reads_var(&b, &sema) {
+                    // The production folded away (its only read was in a
+                    // branch never taken) but the pacing around it stayed:
+                    // it still needs its semaphore (each acquire is released
+                    // in the same iteration).
+                    b = with_semaphore(&sema, ring_forks[name].clone(), b);
                 }
                 map_children(s, &mut |_| Ok(b.clone()))?
             }
@@ -290,6 +297,11 @@ fn fork(s: &Stmt, async_funcs: &HashSet<String>, ring_forks: &HashMap<String, Ex
         })
     };
     rebuilt(s)
+}
+
+/// Does `s` read the variable `name`?
+fn stmt_reads_var(s: &Stmt, name: &str) -> bool {
+    stmt_contains(s, &|e| matches!(e.node(), ExprNode::Variable { name: n, .. } if n == name), &|_| false)
 }
 
 /// Does `s` contain `produce f`?
