@@ -25,8 +25,7 @@ use crate::error::{Error, Result};
 use crate::ir::visit::mutate_stmt_children;
 use crate::ir::{Expr, Mutator, Stmt, StmtNode};
 
-use super::bounds_inference::checks_before;
-use super::buffer_checks::error_message;
+use super::bounds_inference::{checks_before, explicit_bound_check};
 use super::environment::Environment;
 
 pub fn allocation_bounds_inference(s: &Stmt, env: &Environment) -> Result<Stmt> {
@@ -106,7 +105,6 @@ impl AllocationBounds<'_> {
                 None => Interval::new(Some(Expr::i32(0)), Some(Expr::i32(-1))),
                 Some(iv) => iv,
             };
-            let never_touched = touched.is_none();
             // (`box_touched` simplifies the box it returns.)
             let (Some(lo), Some(hi)) = (iv.min, iv.max) else {
                 return Err(Error::user(format!(
@@ -120,27 +118,9 @@ impl AllocationBounds<'_> {
                     let min = b.min.clone().unwrap_or_else(|| lo.clone());
                     let extent = b.extent.clone().expect("filtered on extent");
                     let max = simplify(&Expr::sub(Expr::add(min.clone(), extent.clone()), Expr::i32(1)));
-                    // An empty region is covered by any bound (a read
-                    // folded away, or a loop that runs no iteration).
-                    let covered = Expr::or(
-                        Expr::lt(hi.clone(), lo.clone()),
-                        Expr::and(Expr::le(min.clone(), lo.clone()), Expr::ge(max.clone(), hi.clone())),
-                    );
-                    if !never_touched {
-                    checks.push(Stmt::assert(
-                        simplify(&covered),
-                        error_message(crate::ir::ErrorCode::ExplicitBoundsTooSmall, vec![
-                            Expr::string(format!("Bounds given for {name} in {a} (from ")),
-                            min.clone(),
-                            Expr::string(" to "),
-                            max,
-                            Expr::string(") do not cover required region (from "),
-                            lo.clone(),
-                            Expr::string(" to "),
-                            hi.clone(),
-                            Expr::string(")"),
-                        ]),
-                    ));
+                    // A Realize nothing touches needs no check.
+                    if touched.is_some() {
+                        checks.push(explicit_bound_check(&name, a, min.clone(), max, &lo, &hi));
                     }
                     (simplify(&min), simplify(&extent))
                 }

@@ -142,6 +142,30 @@ fn apply_user_bounds(
     (lo, hi, unbounded)
 }
 
+/// The assertion that the bound `[min, max]` given for `func` in `var`
+/// covers the required region `[lo, hi]`. An empty required region is
+/// covered by any bound.
+pub(super) fn explicit_bound_check(func: &str, var: &str, min: Expr, max: Expr, lo: &Expr, hi: &Expr) -> Stmt {
+    let covered = Expr::or(
+        Expr::lt(hi.clone(), lo.clone()),
+        Expr::and(Expr::le(min.clone(), lo.clone()), Expr::ge(max.clone(), hi.clone())),
+    );
+    Stmt::assert(
+        simplify(&covered),
+        buffer_checks::error_message(crate::ir::ErrorCode::ExplicitBoundsTooSmall, vec![
+            Expr::string(format!("Bounds given for {func} in {var} (from ")),
+            min,
+            Expr::string(" to "),
+            max,
+            Expr::string(") do not cover required region (from "),
+            lo.clone(),
+            Expr::string(" to "),
+            hi.clone(),
+            Expr::string(")"),
+        ]),
+    )
+}
+
 /// Halide's explicit-bounds assertions: each `bound` on `arg` must cover
 /// the region required at `f`'s store level, `required` (the region as
 /// `apply_user_bounds` saw it before the first-issued bound).
@@ -156,28 +180,7 @@ fn explicit_bound_checks(f: &Function, arg: &str, required: &(Expr, Expr)) -> Ve
             let extent = b.extent.clone()?;
             let min = simplify(&b.min.clone().unwrap_or_else(|| req_lo.clone()));
             let max = simplify(&Expr::sub(Expr::add(min.clone(), extent), Expr::i32(1)));
-            // An empty required region is covered by any bound.
-            let ok = simplify(&Expr::or(
-                Expr::lt(req_hi.clone(), req_lo.clone()),
-                Expr::and(
-                    Expr::le(min.clone(), req_lo.clone()),
-                    Expr::ge(max.clone(), req_hi.clone()),
-                ),
-            ));
-            Some(Stmt::assert(
-                ok,
-                buffer_checks::error_message(crate::ir::ErrorCode::ExplicitBoundsTooSmall, vec![
-                    Expr::string(format!("Bounds given for {} in {arg} (from ", c.name)),
-                    min,
-                    Expr::string(" to "),
-                    max,
-                    Expr::string(") do not cover required region (from "),
-                    req_lo.clone(),
-                    Expr::string(" to "),
-                    req_hi.clone(),
-                    Expr::string(")"),
-                ]),
-            ))
+            Some(explicit_bound_check(&c.name, arg, min, max, &req_lo, &req_hi))
         })
         .collect()
 }
