@@ -16,10 +16,13 @@ image, and IPython shows their text repr.
 import struct
 import zlib
 
-import numpy as np
+# NumPy is imported where an image is made, not with ferrohalide: it would
+# double the time `import ferrohalide` takes.
 
 
 def _to_u8(a):
+    import numpy as np
+
     if a.dtype == np.uint8:
         return a
     if a.dtype == np.bool_:
@@ -43,6 +46,8 @@ def _to_u8(a):
 
 def _png(pixels):
     """An 8-bit PNG of an (h, w) or (h, w, c) array, c in 1, 3, 4."""
+    import numpy as np
+
     if pixels.ndim == 2:
         pixels = pixels[:, :, None]
     h, w, c = pixels.shape
@@ -62,6 +67,8 @@ def _png(pixels):
 def buffer_png(buf):
     """PNG bytes showing `buf`, or None when it is not an image (see the
     module's doc)."""
+    import numpy as np
+
     if not buf.defined() or buf.dimensions() not in (2, 3):
         return None
     if buf.dimensions() == 3 and buf.dim(2).extent() not in (1, 3, 4):

@@ -346,9 +346,11 @@ fn compile_object(p: &LoweredPipeline, target: &JitTarget) -> Result<Vec<u8>> {
                     .map_err(|e| Error::internal(format!("cannot start a code generation thread: {e}")))
             })
             .collect::<Result<Vec<_>>>()?;
+        let t = std::time::Instant::now();
         plan.keep_partition(module.as_mut_ptr(), 0);
         optimize_llvm_module(&module, &machine)?;
         let mut objects = vec![emit_object(&machine, &module)?];
+        debug_time("compiling partition 0", t);
         for h in others {
             let object = h
                 .join()
@@ -386,7 +388,9 @@ fn compile_partition(
     debug_time("reading a module partition", t);
     let machine = jit_object_machine(target)?;
     optimize_llvm_module(&module, &machine)?;
-    emit_object(&machine, &module)
+    let object = emit_object(&machine, &module)?;
+    debug_time(&format!("compiling partition {index}"), t);
+    Ok(object)
 }
 
 /// The target machine of JIT objects: small code model, position-independent.

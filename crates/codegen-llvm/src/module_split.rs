@@ -138,6 +138,12 @@ pub(crate) fn plan(module: LLVMModuleRef, threads: usize) -> Option<Plan> {
     }
 }
 
+/// Does function `f` carry the enum attribute `name`?
+unsafe fn has_attribute(f: LLVMValueRef, name: &std::ffi::CStr) -> bool {
+    let kind = LLVMGetEnumAttributeKindForName(name.as_ptr(), name.to_bytes().len());
+    !LLVMGetEnumAttributeAtIndex(f, u32::MAX, kind).is_null()
+}
+
 /// An internal function, not `noinline`, whose one use is a direct call
 /// to it (a function called from several places, like the pipeline's body
 /// function, would be compiled once per caller's partition).
@@ -149,8 +155,7 @@ unsafe fn is_helper(f: LLVMValueRef) -> bool {
     ) {
         return false;
     }
-    let noinline = LLVMGetEnumAttributeKindForName(c"noinline".as_ptr(), 8);
-    if !LLVMGetEnumAttributeAtIndex(f, u32::MAX, noinline).is_null() {
+    if has_attribute(f, c"noinline") {
         return false;
     }
     let mut calls = 0;
@@ -182,7 +187,21 @@ const VECTOR_WEIGHT: usize = 7;
 /// (7.8k scalar instructions, 1.48 G to compile) at a quarter of its cost
 /// and left one partition 23% heavier than the other; this one leaves them
 /// within 2% (the LLVM part of its compile -9%; interpolate's -3%).
+///
+/// An `optnone` function (a JIT pipeline's cold body) costs about half as
+/// much per instruction (callgrind, 2026-12: interpolate's body of ~2.8k
+/// instructions, 0.27 G less LLVM work).
 unsafe fn weight(f: LLVMValueRef, helpers: &HashSet<LLVMValueRef>) -> usize {
+    let w = instruction_weight(f, helpers);
+    if has_attribute(f, c"optnone") {
+        w / 2
+    } else {
+        w
+    }
+}
+
+/// `weight` before its corrections: instructions, of `f` and its helpers.
+unsafe fn instruction_weight(f: LLVMValueRef, helpers: &HashSet<LLVMValueRef>) -> usize {
     let mut seen = HashSet::new();
     let mut stack = vec![f];
     let mut total = 0;

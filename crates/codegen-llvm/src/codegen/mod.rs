@@ -77,6 +77,9 @@ pub(crate) struct FnState {
     /// Whether this is the pipeline's body function, whose root lets are
     /// hidden from LLVM's loop analyses (`hide_root_let`).
     pub is_pipeline_body: bool,
+    /// Whether every serial loop here becomes a function of its own (the
+    /// body of a JIT pipeline, compiled cold: `EntryOptions::cold_body`).
+    pub outline_serial_loops: bool,
 }
 
 /// A runtime resource live at the current point of a function.
@@ -110,6 +113,7 @@ impl FnState {
             size,
             loop_depth: 0,
             is_pipeline_body: false,
+            outline_serial_loops: false,
         }
     }
 }

@@ -32,6 +32,7 @@ impl CodeGen {
             jit_entry: jit,
             embedded,
             hexagon_kernel: false,
+            cold_body: jit,
         };
         for f in &m.functions {
             opts.hexagon_kernel = f.linkage == Linkage::HexagonKernel;

@@ -94,6 +94,9 @@ impl CodeGen {
                 match for_type {
                     ForType::Parallel => self.codegen_parallel_for(name, min, extent, body),
                     ForType::Fork => self.codegen_fork(name, min, extent, body),
+                    _ if self.f.outline_serial_loops => {
+                        self.codegen_outlined_loop(name, s, super::parallel::ir_size(s))
+                    }
                     _ => match self.should_outline(s) {
                         Some(size) => self.codegen_outlined_loop(name, s, size),
                         None => self.codegen_serial_for(name, min, extent, body),
