@@ -391,3 +391,29 @@ def test_an_async_ring_buffer_whose_only_read_folds_away(hl):
     out = f2.realize([4, 3])
     assert np.array(out).tolist() == [[0, 1, 2, 3]] * 3
     return out
+
+
+@differential()
+def test_nested_async_ring_buffers(hl):
+    """Seed 57820: f0 is computed per x of f1, f1 per x of f2, both async
+    ring buffers with storage hoisted to the root. f0's producer side kept
+    f1's wait for a free ring slot around f0's production, on a copy of
+    f1's semaphore nobody releases: the realization hung. (Halide 21 gets
+    this pipeline's values wrong when both are async; the reference here
+    runs it synchronously.)"""
+    x, y = hl.Var("x"), hl.Var("y")
+    f0, f1, f2 = hl.Func("f0"), hl.Func("f1"), hl.Func("f2")
+    f0[x, y] = x + y
+    f1[x, y] = f0[x - 1, y] + f0[x - 3, y]
+    f2[x, y] = f1[x // 2, y + 1]
+    sv0, sv1 = hl.Var("sv0"), hl.Var("sv1")
+    f2.split(x, sv0, sv1, 3)
+    f1.compute_at(f2, sv1)
+    f0.compute_at(f1, x)
+    for f in (f0, f1):
+        if hl.__name__ != "halide":
+            f.async_().hoist_storage_root().ring_buffer(1)
+    out = f2.realize([7, 6])
+    expected = [[2 * (i // 2) + 2 * j - 2 for i in range(7)] for j in range(6)]
+    assert np.array(out).tolist() == expected
+    return out

@@ -398,6 +398,14 @@ fn producer_side(f: &str, s: &Stmt, dropped: &mut HashSet<String>) -> Result<Stm
                 .collect::<Vec<_>>();
             Ok(if parts.is_empty() { Stmt::no_op() } else { Stmt::block(parts) })
         }
+        // Another Func's pacing (a wait for a free slot of its ring buffer
+        // or rows of its fold) paces that Func's producer, whose production
+        // this one is nested in: `f`'s producer keeps what is inside. (Its
+        // own copy of that semaphore would never be released: fuzz seed
+        // 57820, two nested async ring buffers, hung.)
+        StmtNode::IfThenElse { condition, then_case, else_case: None } if paces_another_func(condition, f) => {
+            producer_side(f, then_case, dropped)
+        }
         StmtNode::LetStmt { .. }
         | StmtNode::For { .. }
         | StmtNode::IfThenElse { .. }
@@ -481,15 +489,34 @@ fn wait_before_use(f: &str, s: &Stmt) -> Stmt {
 /// producer keeps it; its consumer keeps the matching releases (the
 /// producer side drops every statement that does not produce `f`).
 fn is_pacing_acquire(cond: &Expr, f: &str) -> bool {
+    acquired_semaphore(cond).is_some_and(|name| is_pacing_semaphore(name, f))
+}
+
+/// Is `cond` such a wait of a Func other than `f`?
+fn paces_another_func(cond: &Expr, f: &str) -> bool {
+    acquired_semaphore(cond).is_some_and(|name| {
+        let pacing = name.ends_with(&ring_semaphore_name(""))
+            || name.ends_with(&super::storage_folding::folding_semaphore_name(""));
+        pacing && !is_pacing_semaphore(name, f)
+    })
+}
+
+/// The semaphore `cond` (`ferrohalide_semaphore_acquire(s, n) == 0`)
+/// acquires.
+fn acquired_semaphore(cond: &Expr) -> Option<&str> {
     let ExprNode::Binary { a, .. } = cond.node() else {
-        return false;
+        return None;
     };
     let ExprNode::Call { name, args, .. } = a.node() else {
-        return false;
+        return None;
     };
-    name == "ferrohalide_semaphore_acquire"
-        && matches!(args.first().map(|x| x.node()),
-            Some(ExprNode::Variable { name, .. }) if is_pacing_semaphore(name, f))
+    if name != "ferrohalide_semaphore_acquire" {
+        return None;
+    }
+    match args.first().map(|x| x.node()) {
+        Some(ExprNode::Variable { name, .. }) => Some(name.as_str()),
+        _ => None,
+    }
 }
 
 fn expr_reads(e: &Expr, f: &str) -> bool {
