@@ -7,7 +7,8 @@
 //! The body of each realization of an async Func `f` is split in two:
 //! - the producer side keeps the loops, lets and conditions around
 //!   `produce f` and the produce itself, followed by the release of a
-//!   semaphore; everything else is dropped;
+//!   semaphore; everything else is dropped, including another Func's
+//!   pacing waits around `f`'s production (they pace that Func's producer);
 //! - the consumer side drops `produce f` and, in each `consume f`, waits
 //!   for the semaphore right before the first statement that reads `f`
 //!   (so that work not needing `f`, such as producing other Funcs, runs
