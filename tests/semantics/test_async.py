@@ -417,3 +417,24 @@ def test_nested_async_ring_buffers(hl):
     expected = [[2 * (i // 2) + 2 * j - 2 for i in range(7)] for j in range(6)]
     assert np.array(out).tolist() == expected
     return out
+
+
+@pytest.mark.xfail(strict=False, reason="open (fuzz seed 58561): an async Func with storage hoisted "
+                   "out of its compute loop, neither folded nor ring-buffered, runs ahead of its "
+                   "consumer; overlapping regions of later iterations overwrite what an earlier "
+                   "iteration's consumer reads (Halide 21 computes the same wrong values)")
+def test_an_async_producer_running_ahead_over_overlapping_regions():
+    import ferrohalide as hl
+
+    x, y = hl.Var("x"), hl.Var("y")
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x, y] = 0
+    r = hl.RDom([(1, 4)])
+    f[x, r.x] = 92
+    g[x, y] = f[2 * x, 2 * y - 1]
+    xo, yo, xi, yi = hl.Var("xo"), hl.Var("yo"), hl.Var("xi"), hl.Var("yi")
+    f.compute_at(g, x).store_root().tile(x, y, xo, yo, xi, yi, 1, 8).vectorize(xi, 4)
+    f.update(0).unscheduled()
+    f.async_()
+    out = np.array(g.realize([5, 4]))
+    assert out.tolist() == [[0] * 5, [92] * 5, [92] * 5, [0] * 5]
