@@ -268,21 +268,28 @@ def test_an_async_fold_runs_with_one_thread():
 
 def test_an_async_fold_forks_onto_two_threads(tmp_path):
     # Its producer waits for its consumer: a fork loop, which the runtime
-    # runs on two threads. Without the fold, a parallel loop of two.
+    # runs on two threads. Without the fold, the producer is paced one
+    # iteration at a time (its storage is hoisted out of the loop: see
+    # test_an_async_producer_does_not_run_ahead_over_overlapping_regions),
+    # which is a wait for the consumer too. Computed per realization, a
+    # parallel loop of two.
     import ferrohalide as hl
-    for fold in (True, False):
+    for storage in ("fold", "root", "own"):
         x, y = hl.Var("x"), hl.Var("y")
         f = hl.Func("f")
         f[x, y] = x + y
         g = hl.Func("g")
         g[x, y] = f[x, y - 1] + f[x, y + 1]
-        f.store_root().compute_at(g, y).async_()
-        if fold:
+        f.compute_at(g, y).async_()
+        if storage != "own":
+            f.store_root()
+        if storage == "fold":
             f.fold_storage(y, 4)
         text = lowered(g, tmp_path)
-        kind = "fork" if fold else "parallel"
+        kind = "parallel" if storage == "own" else "fork"
         assert f"{kind} ({f.name()}.fork, 0, 2)" in text, text
-        assert ("folding_semaphore" in text) == fold
+        assert ("folding_semaphore" in text) == (storage == "fold")
+        assert ("run_ahead_semaphore" in text) == (storage == "root")
 
 
 def test_an_async_fold_too_small_is_an_error_not_a_hang():
@@ -419,11 +426,13 @@ def test_nested_async_ring_buffers(hl):
     return out
 
 
-@pytest.mark.xfail(strict=False, reason="open (fuzz seed 58561): an async Func with storage hoisted "
-                   "out of its compute loop, neither folded nor ring-buffered, runs ahead of its "
-                   "consumer; overlapping regions of later iterations overwrite what an earlier "
-                   "iteration's consumer reads (Halide 21 computes the same wrong values)")
-def test_an_async_producer_running_ahead_over_overlapping_regions():
+def test_an_async_producer_does_not_run_ahead_over_overlapping_regions():
+    """Seed 58561: f's storage is hoisted out of g's x loop and not folded,
+    so its producer ran every iteration ahead of the consumer; iteration
+    x + 1's shifted-in pure stage rewrote columns where iteration x's
+    update left 92 before g read them. Each production now waits for the
+    previous one's consumption. (Halide 21 computes the wrong values, so
+    the expected ones are written out.)"""
     import ferrohalide as hl
 
     x, y = hl.Var("x"), hl.Var("y")

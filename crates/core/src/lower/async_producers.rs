@@ -283,7 +283,12 @@ fn fork(s: &Stmt, async_funcs: &HashSet<String>, ring_forks: &HashMap<String, Ex
             StmtNode::Realize { name, types, memory_type, bounds, condition, body } => {
                 let mut b = fork(body, async_funcs, ring_forks)?;
                 if async_funcs.contains(name) && !ring_forks.contains_key(name) && stmt_produces(&b, name) {
-                    b = fork_body(name, &b)?;
+                    match pace_repeated_production(name, &b) {
+                        Some(paced) => {
+                            b = with_semaphore(&run_ahead_semaphore_name(name), Expr::i32(1), fork_body(name, &paced)?);
+                        }
+                        None => b = fork_body(name, &b)?,
+                    }
                 }
                 Stmt::new(StmtNode::Realize {
                     name: name.clone(),
@@ -298,6 +303,53 @@ fn fork(s: &Stmt, async_funcs: &HashSet<String>, ring_forks: &HashMap<String, Ex
         })
     };
     rebuilt(s)
+}
+
+/// The semaphore pacing an async Func produced more than once into the same
+/// storage (hoisted out of its compute loop, not folded).
+fn run_ahead_semaphore_name(f: &str) -> String {
+    format!("{f}.run_ahead_semaphore")
+}
+
+/// `body` (a realization of the async `f`) with each iteration's
+/// production paced, when `f` is produced inside a loop of it and storage
+/// folding did not pace it: iteration i + 1 produces once iteration i has
+/// been consumed. Unpaced, the producer runs ahead into the storage the
+/// consumer is still reading, and where successive iterations' regions
+/// overlap (a shifted-in tail, an update's scatter) a later production
+/// overwrites values an earlier consumer needed (fuzz seed 58561; Halide
+/// 21 computes those wrong values). None when nothing needs pacing.
+fn pace_repeated_production(f: &str, body: &Stmt) -> Option<Stmt> {
+    let in_loop = stmt_contains(body, &|_| false, &|st| {
+        matches!(st.node(), StmtNode::For { body, .. } if stmt_produces(body, f))
+    });
+    if !in_loop || stmt_reads_var(body, &super::storage_folding::folding_semaphore_name(f)) {
+        return None;
+    }
+    let mut paced = false;
+    let out = pace_iterations(f, body, &mut paced);
+    paced.then_some(out)
+}
+
+/// `s` with the innermost block holding both `produce f` and `consume f`
+/// run under the run-ahead semaphore (`paced_by`).
+fn pace_iterations(f: &str, s: &Stmt, paced: &mut bool) -> Stmt {
+    if let StmtNode::Block(v) = s.node() {
+        let consumes = |x: &Stmt| {
+            stmt_contains(x, &|_| false, &|st| {
+                matches!(st.node(), StmtNode::ProducerConsumer { name, is_producer: false, .. } if name == f)
+            })
+        };
+        let producer = v.iter().position(|x| stmt_produces(x, f));
+        let consumer = v.iter().position(consumes);
+        if let (Some(p), Some(c)) = (producer, consumer) {
+            if p != c {
+                *paced = true;
+                return paced_by(&run_ahead_semaphore_name(f), Expr::i32(1), s.clone(), Expr::i32(1));
+            }
+        }
+    }
+    map_children(s, &mut |c| Ok(pace_iterations(f, c, paced))).expect("infallible")
 }
 
 /// Does `s` read the variable `name`?
@@ -365,7 +417,9 @@ pub(super) fn paced_by(name: &str, acquire: Expr, s: Stmt, release: Expr) -> Stm
 /// Is `name` a semaphore pacing the producer of `f` (a folded Func's or a
 /// ring buffer's)?
 fn is_pacing_semaphore(name: &str, f: &str) -> bool {
-    *name == super::storage_folding::folding_semaphore_name(f) || *name == ring_semaphore_name(f)
+    *name == super::storage_folding::folding_semaphore_name(f)
+        || *name == ring_semaphore_name(f)
+        || *name == run_ahead_semaphore_name(f)
 }
 
 /// The producer side: the statements around `produce f` and the produce,
@@ -497,7 +551,8 @@ fn is_pacing_acquire(cond: &Expr, f: &str) -> bool {
 fn paces_another_func(cond: &Expr, f: &str) -> bool {
     acquired_semaphore(cond).is_some_and(|name| {
         let pacing = name.ends_with(&ring_semaphore_name(""))
-            || name.ends_with(&super::storage_folding::folding_semaphore_name(""));
+            || name.ends_with(&super::storage_folding::folding_semaphore_name(""))
+            || name.ends_with(&run_ahead_semaphore_name(""));
         pacing && !is_pacing_semaphore(name, f)
     })
 }
