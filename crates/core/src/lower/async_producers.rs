@@ -417,9 +417,19 @@ pub(super) fn paced_by(name: &str, acquire: Expr, s: Stmt, release: Expr) -> Stm
 /// Is `name` a semaphore pacing the producer of `f` (a folded Func's or a
 /// ring buffer's)?
 fn is_pacing_semaphore(name: &str, f: &str) -> bool {
-    *name == super::storage_folding::folding_semaphore_name(f)
-        || *name == ring_semaphore_name(f)
-        || *name == run_ahead_semaphore_name(f)
+    pacing_semaphore_owner(name) == Some(f)
+}
+
+/// The Func a pacing semaphore (folding, ring buffer or run-ahead) belongs
+/// to, from its name; None for any other semaphore.
+fn pacing_semaphore_owner(name: &str) -> Option<&str> {
+    [
+        super::storage_folding::folding_semaphore_name(""),
+        ring_semaphore_name(""),
+        run_ahead_semaphore_name(""),
+    ]
+    .iter()
+    .find_map(|suffix| name.strip_suffix(suffix.as_str()))
 }
 
 /// The producer side: the statements around `produce f` and the produce,
@@ -549,12 +559,9 @@ fn is_pacing_acquire(cond: &Expr, f: &str) -> bool {
 
 /// Is `cond` such a wait of a Func other than `f`?
 fn paces_another_func(cond: &Expr, f: &str) -> bool {
-    acquired_semaphore(cond).is_some_and(|name| {
-        let pacing = name.ends_with(&ring_semaphore_name(""))
-            || name.ends_with(&super::storage_folding::folding_semaphore_name(""))
-            || name.ends_with(&run_ahead_semaphore_name(""));
-        pacing && !is_pacing_semaphore(name, f)
-    })
+    acquired_semaphore(cond)
+        .and_then(pacing_semaphore_owner)
+        .is_some_and(|owner| owner != f)
 }
 
 /// The semaphore `cond` (`ferrohalide_semaphore_acquire(s, n) == 0`)
