@@ -1547,3 +1547,22 @@ def test_a_bound_on_a_producer_of_an_empty_loop(hl, rows):
     g[x, y] = g[x, y] + f[x + 50, r.x + 40]
     f.compute_root().bound(y, 40, 2).bound(x, 50, 4)
     return g.realize([4, 3])
+
+
+@differential()
+def test_a_boundary_read_indexed_by_the_max_of_a_bool_cast(hl):
+    """Fuzz seed 60428: `i8(constant_exterior(bool image)[..])` is never
+    negative, so the simplifier drops the clamp's lower end around it; the
+    input's required region once fell back to Int(8)'s whole range and the
+    run was refused ("accessed at -128")."""
+    x, y = hl.Var("x"), hl.Var("y")
+    a = np.zeros((4, 6), dtype=np.bool_)
+    a[1, 2] = a[3, 0] = True
+    b = (np.arange(24).reshape(4, 6) * 7 % 23 - 11).astype(np.int16)
+    inp, other = hl.Buffer(a), hl.Buffer(b)
+    bc = hl.BoundaryConditions.constant_exterior(inp, 0)
+    picked = hl.max(hl.cast(hl.Int(8), bc[2 * x - 3, y]),
+                    hl.saturating_cast(hl.Int(8), other[hl.clamp(x, 0, 5), y]))
+    f = hl.Func("f")
+    f[x, y] = hl.i32(bc[x, hl.clamp(hl.cast(hl.Int(32), picked), 0, 8)]) * 10 + hl.i32(picked)
+    return f.realize([7, 4])

@@ -118,13 +118,19 @@ pub fn bounds_of_expr(e: &Expr, scope: &Scope) -> Interval {
     // `min(u8(x % 2), p)` is at most 1, not 255). A Euclidean remainder
     // never wraps, and its bounds are built so that they don't either
     // (fuzz seed 33725: an `i8 % i8` index is never negative).
-    let cannot_wrap = matches!(
-        e.node(),
+    // A cast to a type that holds every value of its operand's type is
+    // exact too (fuzz seed 60428: `i8(select(c, false, in[..]))` has a
+    // symbolic end, and fell back to -128, below a clamp the simplifier
+    // had rightly removed).
+    let cannot_wrap = match e.node() {
         ExprNode::Binary {
             op: BinOp::Min | BinOp::Max | BinOp::Mod,
             ..
-        } | ExprNode::Select { .. }
-    );
+        }
+        | ExprNode::Select { .. } => true,
+        ExprNode::Cast(a) => ty.can_represent_type(a.ty()),
+        _ => false,
+    };
     if ty.is_int_or_uint() && !no_overflow(ty) && !cannot_wrap && single_point(&iv).is_none() {
         // (A single point is the expression's own value, wrapped as the
         // original wraps: it stays.)
@@ -1717,6 +1723,27 @@ mod tests {
         let b = bounds_of_expr(&e, &scope);
         assert_eq!(simplify(&b.min.unwrap()).as_int_const(), Some(-32768));
         assert_eq!(simplify(&b.max.unwrap()).as_int_const(), Some(32767));
+    }
+
+    #[test]
+    fn an_exact_cast_of_a_symbolic_bool_keeps_its_bounds() {
+        // Fuzz seed 60428: `i8(select(c, false, img[x]))` of a bool image
+        // has the symbolic bounds [i8(min(false, img[x])), ..]; the cast
+        // holds every bool, so nothing wraps and the bounds must not fall
+        // back to [-128, 127].
+        let img = Expr::call(
+            Type::bool(),
+            "img",
+            vec![x()],
+            CallKind::Image { buffer: None, param: None },
+        );
+        let never = Expr::make_const_i64(Type::bool(), 0);
+        let picked = Expr::select(Expr::lt(x(), Expr::i32(0)), never, img);
+        let e = Expr::cast(Type::int(8), picked);
+        let lo = bounds_of_expr(&e, &Scope::default()).min.unwrap();
+        assert_ne!(simplify(&lo).as_int_const(), Some(-128), "{lo}");
+        let nonnegative = Expr::le(Expr::make_const_i64(lo.ty(), 0), lo);
+        assert!(simplify(&nonnegative).is_one(), "{nonnegative}");
     }
 
     #[test]
