@@ -1566,3 +1566,19 @@ def test_a_boundary_read_indexed_by_the_max_of_a_bool_cast(hl):
     f = hl.Func("f")
     f[x, y] = hl.i32(bc[x, hl.clamp(hl.cast(hl.Int(32), picked), 0, 8)]) * 10 + hl.i32(picked)
     return f.realize([7, 4])
+
+
+@differential()
+def test_a_vectorized_rvar_whose_where_is_a_masked_constant_false(hl):
+    """Fuzz seed 59134: `(v & 2) & 1` is never set, so the update never
+    runs and vectorizing its RVar races on nothing; the race check once
+    could not see it (no rule folded the two masks) and refused."""
+    x = hl.Var("x")
+    inp = hl.Buffer(np.arange(16, dtype=np.uint8))
+    f = hl.Func("f")
+    f[x] = hl.i32(x)
+    r = hl.RDom([(0, 8)])
+    r.where(((hl.i8(inp[x]) & 2) & 1) != 0)
+    f[x] = f[x] + r.x
+    f.update(0).vectorize(r.x, 8)
+    return f.realize([4])

@@ -76,6 +76,33 @@ impl Simplifier {
                     return Some(fold::make(ty, C::U(r)));
                 }
                 let (x, y) = (&a[0], &a[1]);
+                // `(e op c1) op c2` is `e op (c1 op c2)`: the three are
+                // associative and commutative (fuzz seed 59134: a `where()`
+                // of `(v & 20) & 1`, always false, left a vectorized RVar's
+                // race check unproved).
+                let inner_with_const = |e: &Expr| {
+                    let args = e.as_intrinsic(op)?;
+                    match (int_val(&args[0]), int_val(&args[1])) {
+                        (None, Some(_)) => Some((args[0].clone(), args[1].clone())),
+                        (Some(_), None) => Some((args[1].clone(), args[0].clone())),
+                        _ => None,
+                    }
+                };
+                let nested = match (arg_int(0), arg_int(1)) {
+                    (None, Some(_)) => inner_with_const(x).map(|(e, c)| (e, c, y.clone())),
+                    (Some(_), None) => inner_with_const(y).map(|(e, c)| (e, c, x.clone())),
+                    _ => None,
+                };
+                if let Some((e, c1, c2)) = nested {
+                    let c = self
+                        .fold_intrinsic(op, ty, &[c1, c2])
+                        .expect("two constants fold");
+                    let args = [e, c];
+                    return Some(
+                        self.fold_intrinsic(op, ty, &args)
+                            .unwrap_or_else(|| Expr::intrinsic(ty, op, args.to_vec())),
+                    );
+                }
                 let all_ones =
                     |e: &Expr| int_val(e).is_some_and(|v| bits_of(t, v) == bits_of(t, -1));
                 match op {
@@ -350,6 +377,22 @@ mod tests {
         assert!(class(MathFn::IsFinite, Type::float(32)).is_const_value(1));
         // A half float overflows to infinity from 65520 up.
         assert!(!class(MathFn::IsInf, Type::float(16)).is_const());
+    }
+
+    #[test]
+    fn nested_bitwise_ops_with_constants_fold_their_constants() {
+        // Fuzz seed 59134: `(v & 20) & 1` is 0.
+        let v = Expr::var(Type::int(8), "v");
+        let op = |o, a: Expr, b: Expr| Expr::intrinsic(Type::int(8), o, vec![a, b]);
+        let c = |k: i64| Expr::make_const_i64(Type::int(8), k);
+        let and = op(Intrinsic::BitwiseAnd, op(Intrinsic::BitwiseAnd, v.clone(), c(20)), c(1));
+        assert!(simplify(&and).is_zero(), "{and}");
+        let and = op(Intrinsic::BitwiseAnd, c(6), op(Intrinsic::BitwiseAnd, c(3), v.clone()));
+        assert_eq!(simplify(&and).to_string(), simplify(&op(Intrinsic::BitwiseAnd, v.clone(), c(2))).to_string());
+        let or = op(Intrinsic::BitwiseOr, op(Intrinsic::BitwiseOr, v.clone(), c(4)), c(1));
+        assert_eq!(simplify(&or).to_string(), simplify(&op(Intrinsic::BitwiseOr, v.clone(), c(5))).to_string());
+        let xor = op(Intrinsic::BitwiseXor, op(Intrinsic::BitwiseXor, v.clone(), c(3)), c(3));
+        assert_eq!(simplify(&xor).to_string(), v.to_string());
     }
 
     #[test]
