@@ -372,3 +372,22 @@ def test_invalid_placement_is_only_rejected_at_realize(hl):
     f.hoist_storage(g, zz)
     g.split(x, zz, hl.Var("xi"), 2)
     return g.realize([6, 4])
+
+
+@pytest.mark.parametrize("order", ["call_first", "call_last"])
+def test_a_dead_use_in_an_inlined_calls_arguments_does_not_decide_placement(order):
+    """Not differential: Halide 21 refuses `h.compute_at(f, x)` here in both
+    operand orders (h is "used" by g, in the argument of c, which ignores
+    it). ferrohalide inlines c before it places h, whatever the operand
+    order, so the dead use never counts and both orders run. (It once
+    refused in one order only.)"""
+    hl = pytest.importorskip("ferrohalide")
+    x = hl.Var("x")
+    h, c, f, g = hl.Func("h"), hl.Func("c"), hl.Func("f"), hl.Func("g")
+    h[x] = x + 1
+    c[x] = 7
+    f[x] = h[x] * 2
+    g[x] = c[h[x]] + f[x] if order == "call_first" else f[x] + c[h[x]]
+    f.compute_root()
+    h.compute_at(f, x)
+    assert np.array(g.realize([4])).tolist() == [9, 11, 13, 15]

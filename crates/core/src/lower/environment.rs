@@ -132,6 +132,8 @@ pub fn build_environment(outputs: &[Function]) -> Result<Environment> {
     for f in outputs {
         visit_producers_first(&f.name(), &all, &mut funcs, &mut order)?;
     }
+    let output_names: Vec<String> = outputs.iter().map(|f| f.name()).collect();
+    let order = inlined_funcs_late(order, &funcs, &output_names)?;
     let fused_pairs = fused_pairs(&funcs)?;
     let groups = if fused_pairs.is_empty() {
         order.iter().map(|n| vec![n.clone()]).collect()
@@ -152,6 +154,58 @@ pub fn build_environment(outputs: &[Function]) -> Result<Environment> {
         fused_pairs,
         sources,
     })
+}
+
+/// `order` with each Func left inline moved to just before its first
+/// consumer. Funcs are placed in reverse order, so an inlined Func is then
+/// substituted before any producer between it and its consumers is
+/// placed: a call of a producer only in the arguments of an inlined Func
+/// that ignores them (`g = c[h[x]] + f` with `c[x] = 7`) is gone by then,
+/// and never decides where the producer may be computed, whatever the
+/// order the user wrote the operands in (Halide's own choice depends on
+/// the Funcs' names: group H17 in tests/fuzz/TRIAGE.md). Only inlined
+/// Funcs move, and each stays after its callees; they have no
+/// realizations, so nothing else's placement changes.
+fn inlined_funcs_late(
+    order: Vec<String>,
+    funcs: &HashMap<String, Function>,
+    outputs: &[String],
+) -> Result<Vec<String>> {
+    let is_inlined = |name: &str| {
+        let f = &funcs[name];
+        let c = f.read();
+        !outputs.iter().any(|o| o == name)
+            && !f.has_updates()
+            && c.extern_def.is_none()
+            && c.schedule.compute_level.is_inlined()
+            && c.schedule.store_level.is_inlined()
+            && c.schedule.hoist_storage_level.is_inlined()
+    };
+    let mut callees: HashMap<&str, Vec<String>> = HashMap::new();
+    for name in &order {
+        callees.insert(name, direct_callees(&funcs[name])?.iter().map(|g| g.name()).collect());
+    }
+    let (mut placed, mut moving): (Vec<String>, Vec<String>) =
+        order.iter().cloned().partition(|n| !is_inlined(n));
+    // Consumers first, so an inlined consumer of an inlined Func is placed
+    // before its callee looks for it.
+    moving.reverse();
+    for name in moving {
+        let first_consumer = placed
+            .iter()
+            .position(|c| callees[c.as_str()].iter().any(|g| *g == name));
+        let at = first_consumer.unwrap_or_else(|| {
+            // Called by nothing placed (cannot happen for a reachable
+            // Func): keep it before what followed it.
+            let original = order.iter().position(|n| *n == name).unwrap_or(0);
+            placed
+                .iter()
+                .position(|c| order.iter().position(|n| n == c).unwrap_or(0) > original)
+                .unwrap_or(placed.len())
+        });
+        placed.insert(at, name);
+    }
+    Ok(placed)
 }
 
 /// Depth-first from `root`: adds every Func it reaches to `funcs` and
