@@ -1582,3 +1582,41 @@ def test_a_vectorized_rvar_whose_where_is_a_masked_constant_false(hl):
     f[x] = f[x] + r.x
     f.update(0).vectorize(r.x, 8)
     return f.realize([4])
+
+
+@differential()
+@pytest.mark.parametrize("n", [1, 5, 12, 13, 30])
+def test_a_vectorized_producer_over_a_region_clamped_at_both_ends(hl, n):
+    """Fuzz seed 63101: f is computed per outer tile of a twice-split g, so
+    its region is clamped at both ends and its extent is
+    `min(6 xoo + 3, e) - min(6 xoo, e) + 3`: between 3 and 6, but only once
+    the two mins are seen to share an operand. Vectorizing f was refused
+    ("Can only vectorize for loops over a constant extent"); Halide runs it
+    6 lanes wide."""
+    x, xo, xi, xoo, xoi = (hl.Var(n_) for n_ in ["x", "xo", "xi", "xoo", "xoi"])
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x] = x * 10
+    g[x] = f[x] + 1
+    g.split(x, xo, xi, 3).split(xo, xoo, xoi, 2)
+    f.compute_at(g, xoo).vectorize(x)
+    return g.realize([n])
+
+
+@differential()
+@pytest.mark.parametrize("where", ["rvar", "i16"])
+def test_an_update_false_over_its_rdom_does_not_grow_the_output(hl, where):
+    """Fuzz seed 62270: `where(6 < r.x)` with r.x in [-1, 0] never holds, so
+    the update never runs, and the RoundUp split of its x must not grow the
+    output past an exact 9x8 buffer. Only a predicate that simplified to
+    false by itself once dropped the update; this one was refused ("Output
+    buffer f is accessed at 15")."""
+    x, y, xo, xi = hl.Var("x"), hl.Var("y"), hl.Var("xo"), hl.Var("xi")
+    f = hl.Func("f")
+    f[x, y] = x + 10 * y
+    r = hl.RDom([(-1, 2)])
+    r.where(6 < (r.x if where == "rvar" else hl.i16(r.x)))
+    f[x, r.x + 5] = f[x, r.x + 5] + 1000
+    f.update(0).split(x, xo, xi, 16)
+    out = hl.Buffer(hl.Int(32), [9, 8])
+    f.realize(out)
+    return np.asarray(out)

@@ -16,6 +16,7 @@
 
 use crate::analysis::simplify::simplify;
 use crate::analysis::substitute::substitute_lets;
+use crate::lower::partition_loops::strip_likely_expr;
 use crate::error::{Error, Result};
 use crate::ir::visit::mutate_stmt_children;
 use crate::ir::{Expr, ForType, Mutator, Stmt, StmtNode};
@@ -39,9 +40,15 @@ struct BoundLoops {
 
 /// The largest value of `extent` with the enclosing lets it names
 /// substituted, if that is a constant whatever the free variables are.
+/// The substituted extent is simplified first, with its `likely` marks
+/// (which do not change values) dropped: a region clamped at both ends
+/// has an extent like `min(b + 3, e) - min(b, e) + 3`, which interval
+/// arithmetic cannot bound but the simplifier rewrites into a clamp of
+/// `e - b` (fuzz seed 63101).
 fn constant_upper_bound(extent: &Expr, lets: &[(String, Expr)]) -> Option<i64> {
     let e = substitute_lets(extent, lets.iter().rev().map(|(n, v)| (n.as_str(), v)));
-    crate::analysis::bounds::constant_upper_bound(&e)
+    let bound = crate::analysis::bounds::constant_upper_bound;
+    bound(&e).or_else(|| bound(&simplify(&strip_likely_expr(&e))))
 }
 
 impl Mutator for BoundLoops {

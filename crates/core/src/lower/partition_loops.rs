@@ -166,7 +166,7 @@ pub fn strip_likely(s: &Stmt) -> Stmt {
 }
 
 /// `e` with every `likely(x)` / `likely_if_innermost(x)` replaced by `x`.
-fn strip_likely_expr(e: &Expr) -> Expr {
+pub fn strip_likely_expr(e: &Expr) -> Expr {
     StripLikely.mutate_expr(e)
 }
 

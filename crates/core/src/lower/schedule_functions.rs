@@ -103,11 +103,13 @@ pub fn build_stage_nest(f: &Function, index: usize, fused_from: Option<usize>) -
         let u = &c.updates[index - 1];
         // An update whose RDom predicate is false never runs: it has no
         // loop nest, so its loops cannot ask for a region (as in Halide,
-        // whose simplifier drops it; fuzz seed 8737).
-        let never = u
-            .domain
-            .as_ref()
-            .is_some_and(|d| crate::analysis::simplify::simplify(&d.predicate()).is_const_value(0));
+        // whose simplifier drops it; fuzz seed 8737). False also counts
+        // when it is so only over the RVars' constant ranges (`where(6 <
+        // r.x)` with r.x in [-1, 0]): the region a split of its pure vars
+        // rounds up to was once still required (fuzz seed 62270).
+        let never = u.domain.as_ref().is_some_and(|d| {
+            crate::analysis::simplify::simplify(&d.predicate()).is_const_value(0)
+        }) || crate::analysis::parallel_rvar::never_runs(u);
         if never && fused_from.is_none() {
             return Ok(Stmt::no_op());
         }

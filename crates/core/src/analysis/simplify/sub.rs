@@ -103,6 +103,25 @@ fn rules() -> &'static [Rule] {
             rule_if(x - max(x + c0, y), min(x - y, 0 - c0), no_overflow_p()),
             rule_if(x - max(y, x + c0), min(x - y, 0 - c0), no_overflow_p()),
             rule_if(min(x, y) - min(y, x), lit(0), no_overflow_p()),
+            // two mins (maxes) sharing an operand, the other ones a constant
+            // apart (a loop's clamped ends, min(b + 3, e) - min(b, e)): a
+            // clamp of the operands' difference, so bounded by the constant
+            rule_if(min(x + c0, y) - min(x, y), max(min(y - x, c0), 0), and(no_overflow_p(), c0.ge(0))),
+            rule_if(min(y, x + c0) - min(x, y), max(min(y - x, c0), 0), and(no_overflow_p(), c0.ge(0))),
+            rule_if(min(x + c0, y) - min(y, x), max(min(y - x, c0), 0), and(no_overflow_p(), c0.ge(0))),
+            rule_if(min(y, x + c0) - min(y, x), max(min(y - x, c0), 0), and(no_overflow_p(), c0.ge(0))),
+            rule_if(min(x, y) - min(x + c0, y), min(max(x - y, 0 - c0), 0), and(no_overflow_p(), c0.ge(0))),
+            rule_if(min(x, y) - min(y, x + c0), min(max(x - y, 0 - c0), 0), and(no_overflow_p(), c0.ge(0))),
+            rule_if(min(y, x) - min(x + c0, y), min(max(x - y, 0 - c0), 0), and(no_overflow_p(), c0.ge(0))),
+            rule_if(min(y, x) - min(y, x + c0), min(max(x - y, 0 - c0), 0), and(no_overflow_p(), c0.ge(0))),
+            rule_if(max(x + c0, y) - max(x, y), max(min(x - y, 0), 0 - c0) + c0, and(no_overflow_p(), c0.ge(0))),
+            rule_if(max(y, x + c0) - max(x, y), max(min(x - y, 0), 0 - c0) + c0, and(no_overflow_p(), c0.ge(0))),
+            rule_if(max(x + c0, y) - max(y, x), max(min(x - y, 0), 0 - c0) + c0, and(no_overflow_p(), c0.ge(0))),
+            rule_if(max(y, x + c0) - max(y, x), max(min(x - y, 0), 0 - c0) + c0, and(no_overflow_p(), c0.ge(0))),
+            rule_if(max(x, y) - max(x + c0, y), min(max(y - x, 0), c0) - c0, and(no_overflow_p(), c0.ge(0))),
+            rule_if(max(x, y) - max(y, x + c0), min(max(y - x, 0), c0) - c0, and(no_overflow_p(), c0.ge(0))),
+            rule_if(max(y, x) - max(x + c0, y), min(max(y - x, 0), c0) - c0, and(no_overflow_p(), c0.ge(0))),
+            rule_if(max(y, x) - max(y, x + c0), min(max(y - x, 0), c0) - c0, and(no_overflow_p(), c0.ge(0))),
             rule_if(max(x, y) - max(y, x), lit(0), no_overflow_p()),
         ]
     })
@@ -245,5 +264,64 @@ mod tests {
             Expr::let_("hi", Expr::add(heavy, i(7)), body),
         );
         assert_eq!(s(e), "7");
+    }
+
+    /// Two mins (maxes) a constant apart in one operand subtract to a clamp
+    /// of the other operands' difference (a loop extent clamped at both
+    /// ends, seed 63101), in every operand order and for every sign of
+    /// that difference: the rewrite keeps the value.
+    #[test]
+    fn difference_of_two_mins_sharing_an_operand_is_a_clamp() {
+        use crate::analysis::simplify::fuzz_tests::eval;
+        use crate::analysis::simplify::simplify;
+        use std::collections::HashMap;
+        let b = || Expr::mul(x(), i(6));
+        let e = || Expr::sub(y(), i(3));
+        // the seed's loop extent: min(6 xoo + 3, E - 3) - min(6 xoo, E - 3) + 3
+        let extent = Expr::add(
+            Expr::sub(Expr::min(Expr::add(b(), i(3)), e()), Expr::min(b(), e())),
+            i(3),
+        );
+        let simple_extent = simplify(&extent);
+        let info = crate::analysis::simplify::Simplifier::new().info(&simple_extent);
+        assert_eq!((info.min, info.max), (Some(3), Some(6)), "{simple_extent}");
+        let pair = |mx: bool, a: Expr, b: Expr| if mx { Expr::max(a, b) } else { Expr::min(a, b) };
+        for mx in [false, true] {
+            for c in 0..4 {
+                for order in 0..4 {
+                    let shifted = |o: usize| {
+                        if order & o == 0 {
+                            pair(mx, Expr::add(x(), i(c)), y())
+                        } else {
+                            pair(mx, y(), Expr::add(x(), i(c)))
+                        }
+                    };
+                    let plain = if order & 2 == 0 { pair(mx, x(), y()) } else { pair(mx, y(), x()) };
+                    for (name, e) in [
+                        ("shifted - plain", Expr::sub(shifted(1), plain.clone())),
+                        ("plain - shifted", Expr::sub(plain.clone(), shifted(1))),
+                    ] {
+                        let simple = simplify(&e);
+                        let printed = simple.to_string();
+                        assert!(
+                            printed.matches("min").count() <= 1 && printed.matches("max").count() <= 1,
+                            "{name} not rewritten: {e} -> {simple}"
+                        );
+                        for xv in -7..=7 {
+                            for yv in -7..=7 {
+                                let mut env: HashMap<String, i128> =
+                                    [("x".to_string(), xv), ("y".to_string(), yv)].into();
+                                let mut of = false;
+                                assert_eq!(
+                                    eval(&e, &mut env, &mut of),
+                                    eval(&simple, &mut env, &mut of),
+                                    "{e} -> {simple} at x = {xv}, y = {yv}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }
