@@ -142,6 +142,28 @@ def test_infer_arguments(hl):
     return [(q.name, kinds.get(q.kind, "other"), q.dimensions, q.type) for q in args]
 
 
+@differential()
+@pytest.mark.parametrize("owner", ["pipeline", "func"])
+def test_infer_arguments_feed_compile_to_callable_and_lowered_stmt(hl, owner, tmp_path):
+    """The Arguments infer_arguments() gives are an argument list for
+    compile_to_callable and compile_to_lowered_stmt, as Params and
+    ImageParams are (Halide's signatures take Arguments)."""
+    x = hl.Var("x")
+    p = hl.Param(hl.Int(32), "p")
+    im = hl.ImageParam(hl.Int(32), 1, "im")
+    f = hl.Func("f")
+    f[x] = im[x] * 3 + p
+    target = hl.Pipeline(f) if owner == "pipeline" else f
+    args = target.infer_arguments()
+    stmt = tmp_path / "f.stmt"
+    target.compile_to_lowered_stmt(str(stmt), args, hl.StmtOutputFormat.Text)
+    call = target.compile_to_callable(args)
+    inp = hl.Buffer(np.arange(5, dtype=np.int32))
+    out = hl.Buffer(hl.Int(32), [5])
+    call(inp, 7, out)
+    return arr(out), "produce f" in stmt.read_text()
+
+
 # ---------------------------------------------------------------------------------
 # Callable
 # ---------------------------------------------------------------------------------

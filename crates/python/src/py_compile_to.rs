@@ -79,24 +79,33 @@ fn output_map(outputs: &Bound<'_, PyAny>) -> PyResult<Vec<(OutputFileType, PathB
     Ok(out)
 }
 
+/// The parameter an argument-list item names: a Param, an ImageParam (or
+/// the Generator inputs that subclass them), or an Argument that
+/// `infer_arguments` gave. None for anything else (the caller decides what
+/// else it accepts).
+pub fn parameter_of(a: &Bound<'_, PyAny>) -> PyResult<Option<Parameter>> {
+    if let Ok(p) = a.extract::<PyRef<PyParam>>() {
+        return Ok(Some(p.inner.clone()));
+    }
+    if let Ok(im) = a.extract::<PyRef<PyImageParam>>() {
+        return Ok(Some(im.get_inner()?.param().clone()));
+    }
+    Ok(a
+        .extract::<PyRef<crate::py_pipeline::PyArgument>>()
+        .ok()
+        .and_then(|arg| arg.param().cloned()))
+}
+
 /// The argument list of `compile_to_*`: Params and ImageParams (and the
-/// Generator inputs that subclass them), in call order.
+/// Generator inputs that subclass them, and `infer_arguments`' Arguments),
+/// in call order.
 pub fn argument_list(args: &Bound<'_, PyAny>, method: &str) -> PyResult<Vec<Parameter>> {
     let items = crate::py_expr::sequence_items(args).ok_or_else(|| PyTypeError::new_err(format!(
             "{method}(): the arguments must be a list of Params and ImageParams"
         )))?;
     let mut out = vec![];
     for a in items {
-        if let Ok(p) = a.extract::<PyRef<PyParam>>() {
-            out.push(p.inner.clone());
-        } else if let Ok(im) = a.extract::<PyRef<PyImageParam>>() {
-            out.push(im.get_inner()?.param().clone());
-        } else if let Some(p) = a
-            .extract::<PyRef<crate::py_pipeline::PyArgument>>()
-            .ok()
-            .and_then(|arg| arg.param().cloned())
-        {
-            // An Argument `infer_arguments` gave.
+        if let Some(p) = parameter_of(&a)? {
             out.push(p);
         } else if a.extract::<PyRef<crate::py_buffer::PyBuffer>>().is_ok() {
             return Err(unimplemented(&format!(
@@ -302,16 +311,14 @@ fn lowered_stmt_text(
 ) -> PyResult<String> {
     let incompatible = || {
         PyTypeError::new_err(
-            "compile_to_lowered_stmt(): incompatible function arguments: arguments must be a list of Buffers, Params and ImageParams",
+            "compile_to_lowered_stmt(): incompatible function arguments: arguments must be a list of Buffers, Params, ImageParams and Arguments",
         )
     };
     let items = crate::py_expr::sequence_items(arguments).ok_or_else(incompatible)?;
     let mut params = vec![];
     for a in &items {
-        if let Ok(p) = a.extract::<PyRef<PyParam>>() {
-            params.push(p.inner.clone());
-        } else if let Ok(im) = a.extract::<PyRef<PyImageParam>>() {
-            params.push(im.get_inner()?.param().clone());
+        if let Some(p) = parameter_of(a)? {
+            params.push(p);
         } else if a.extract::<PyRef<crate::py_buffer::PyBuffer>>().is_err() {
             return Err(incompatible());
         }

@@ -28,7 +28,6 @@ use ferrohalide_core::target::Target;
 use crate::errors::{HalideError, IntoPy};
 use crate::py_buffer::{import_buffer_with, supports_buffer_protocol, wrap_buffer, PyBuffer};
 use crate::py_func::PyFunc;
-use crate::py_param::{PyImageParam, PyParam};
 use crate::py_target::target_from_py;
 use crate::py_type::PyType;
 
@@ -148,13 +147,11 @@ fn callable_inputs(args: &Bound<'_, PyAny>) -> PyResult<Vec<Parameter>> {
     let mut out = vec![];
     for a in args.try_iter()? {
         let a = a?;
-        if let Ok(p) = a.extract::<PyRef<PyParam>>() {
-            out.push(p.inner.clone());
-        } else if let Ok(im) = a.extract::<PyRef<PyImageParam>>() {
-            out.push(im.get_inner()?.param().clone());
+        if let Some(p) = crate::py_compile_to::parameter_of(&a)? {
+            out.push(p);
         } else {
             return Err(PyTypeError::new_err(format!(
-                "compile_to_callable(): arguments must be Params or ImageParams, not {}",
+                "compile_to_callable(): arguments must be Params, ImageParams or Arguments, not {}",
                 crate::py_param::type_name(&a)
             )));
         }
