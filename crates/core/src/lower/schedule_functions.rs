@@ -555,11 +555,18 @@ fn vectorized_from(stage: &StageSchedule, k: usize, var: &str) -> bool {
 
 /// Halide lets the blend tail strategies race and compute garbage in two
 /// shapes, without checking. Refused here:
-/// - a vectorized outer loop of ShiftInwardsAndBlend: its shifted tail
-///   reads what earlier iterations of it wrote, so it must run in order,
-///   as a parallel one must (which `check_blend_races` refuses; fuzz seeds
-///   7300, 8850, Halide equally wrong). RoundUpAndBlend's tail reads only past
-///   the region, which no other iteration writes (fuzz seed 11045);
+/// - a ShiftInwardsAndBlend split whose outer and inner loops are both
+///   vectorized: the shifted tail's lanes blend (load) and store in the
+///   same vector operations as the lanes of the iteration before, which
+///   write the overlapped elements, so a stale value can land last (fuzz
+///   seeds 7300, 8850, Halide equally wrong). With the inner loop serial or
+///   unrolled, the lanes run its iterations in lockstep, and the tail's
+///   lane reaches each overlapped element at an earlier inner iteration
+///   than the lane before it (its base is further right), so the right
+///   value is stored last (fuzz seed 62040; Halide is right there too). A
+///   parallel outer loop must run in order all the same
+///   (`check_blend_races`). RoundUpAndBlend's tail reads only past the
+///   region, which no other iteration writes (fuzz seed 11045);
 /// - a RoundUpAndBlend split, its inner part vectorized, of the outer var
 ///   of an earlier split whose tail shifts inwards (fuzz seed 6904): the
 ///   rounded-up lanes, clamped by the earlier split onto the last valid
@@ -573,9 +580,12 @@ fn check_blend_splits(stage: &StageSchedule, func: &str) -> Result<()> {
         if !matches!(tail, TailStrategy::RoundUpAndBlend | TailStrategy::ShiftInwardsAndBlend) {
             continue;
         }
-        if *tail == TailStrategy::ShiftInwardsAndBlend && vectorized_from(stage, k, outer) {
+        if *tail == TailStrategy::ShiftInwardsAndBlend
+            && vectorized_from(stage, k, outer)
+            && vectorized_from(stage, k, inner)
+        {
             return Err(Error::user(format!(
-                "In schedule for {func}, the outer loop of the {tail:?} split of {old} is vectorized: a blend tail reads what earlier iterations wrote, so that loop must run in order.\n"
+                "In schedule for {func}, the outer and inner loops of the {tail:?} split of {old} are both vectorized: a blend tail reads what earlier iterations wrote, so the outer loop's lanes must each finish an inner iteration before the next lane reads it.\n"
             )));
         }
         if *tail == TailStrategy::RoundUpAndBlend
