@@ -102,6 +102,14 @@ fn rules() -> &'static [Rule] {
             rule_if(x - min(y, x + c0), max(x - y, 0 - c0), no_overflow_p()),
             rule_if(x - max(x + c0, y), min(x - y, 0 - c0), no_overflow_p()),
             rule_if(x - max(y, x + c0), min(x - y, 0 - c0), no_overflow_p()),
+            // quotients of two numerators that differ by y: the floor
+            // division splits x into a multiple of c0 and x % c0, and the
+            // multiple cancels (a vector's first and last lane of x / 2,
+            // (t + 3) / 2 - t / 2 == (t % 2 + 3) / 2, in [1, 2])
+            rule_if((x + y) / c0 - x / c0, ((x % c0) + y) / c0, and(no_overflow_p(), c0.gt(0))),
+            rule_if((y + x) / c0 - x / c0, ((x % c0) + y) / c0, and(no_overflow_p(), c0.gt(0))),
+            rule_if(x / c0 - (x + y) / c0, (((c0 - 1) - (x % c0)) - y) / c0, and(no_overflow_p(), c0.gt(0))),
+            rule_if(x / c0 - (y + x) / c0, (((c0 - 1) - (x % c0)) - y) / c0, and(no_overflow_p(), c0.gt(0))),
             rule_if(min(x, y) - min(y, x), lit(0), no_overflow_p()),
             // two mins (maxes) sharing an operand, the other ones a constant
             // apart (a loop's clamped ends, min(b + 3, e) - min(b, e)): a
@@ -318,6 +326,46 @@ mod tests {
                                     "{e} -> {simple} at x = {xv}, y = {yv}"
                                 );
                             }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Two quotients by one constant whose numerators differ by y: the
+    /// multiple of the divisor in x cancels (seed 63702's shifted vector
+    /// base, `(t + 3) / 2 - t / 2`, is 1 or 2), and the value is kept.
+    #[test]
+    fn difference_of_quotients_of_nearby_numerators() {
+        use crate::analysis::simplify::fuzz_tests::eval;
+        use crate::analysis::simplify::simplify;
+        use std::collections::HashMap;
+        let d = Expr::sub(Expr::div(Expr::add(x(), i(3)), i(2)), Expr::div(x(), i(2)));
+        let sd = simplify(&d);
+        let info = crate::analysis::simplify::Simplifier::new().info(&sd);
+        assert_eq!((info.min, info.max), (Some(1), Some(2)), "{sd}");
+        for c in [1, 2, 3, 8] {
+            for yk in [-9, -1, 0, 3, 7] {
+                let y_is_const = yk != 0;
+                let yy = || if y_is_const { i(yk) } else { y() };
+                for e in [
+                    Expr::sub(Expr::div(Expr::add(x(), yy()), i(c)), Expr::div(x(), i(c))),
+                    Expr::sub(Expr::div(Expr::add(yy(), x()), i(c)), Expr::div(x(), i(c))),
+                    Expr::sub(Expr::div(x(), i(c)), Expr::div(Expr::add(x(), yy()), i(c))),
+                    Expr::sub(Expr::div(x(), i(c)), Expr::div(Expr::add(yy(), x()), i(c))),
+                ] {
+                    let simple = simplify(&e);
+                    for xv in -20..=20 {
+                        for yv in -9..=9 {
+                            let mut env: HashMap<String, i128> =
+                                [("x".to_string(), xv), ("y".to_string(), yv)].into();
+                            let mut of = false;
+                            assert_eq!(
+                                eval(&e, &mut env, &mut of),
+                                eval(&simple, &mut env, &mut of),
+                                "{e} -> {simple} at x = {xv}, y = {yv}"
+                            );
                         }
                     }
                 }
