@@ -1649,3 +1649,43 @@ def test_a_shifted_blend_split_may_vectorize_its_outer_loop_over_a_serial_inner_
     else:
         stage.split(x, xo, xi, 4, siab).reorder(xo, xi).vectorize(xo, 4)
     return f.realize([n])
+
+
+@differential()
+@pytest.mark.parametrize("n", [1, 6, 15])
+def test_a_shifted_vector_producer_per_consumer_vector_needs_a_tight_region(hl, n):
+    """Fuzz seed 63702: g, computed per 4-wide vector of h and vectorized by
+    8 with its tail shifted inwards, reads f from `min(g.max, g.min + 7) -
+    7 + 3` on; g.max - g.min is `(t + 3) / 2 - t / 2`, 1 or 2, but was
+    bounded with its ends from different iterations of h (24 values of f
+    required over 15 points instead of 14), so `bound_storage(x, 14)` was
+    refused where Halide runs."""
+    x = hl.Var("x")
+    f, g, h = hl.Func("f"), hl.Func("g"), hl.Func("h")
+    f[x] = x
+    g[x] = f[x + 3]
+    h[x] = g[x // 2]
+    h.vectorize(x, 4)
+    g.compute_at(h, x).vectorize(x, 8)
+    f.compute_root().bound_storage(x, 14)
+    return h.realize([n])
+
+
+@differential()
+def test_a_shifted_split_producer_per_row_needs_a_tight_region(hl):
+    """Fuzz seed 51844: f1 is split with its tail shifted inwards and computed
+    per row of f3, so its rows run from `min(2 yo, (max - min) - 1) + yi +
+    min` on; min was bounded twice, apart (once in the extent, once as the
+    base), and f0 was taken to need rows up to 13 where 11 are read, so
+    `f0.bound(y, -1, 13)` was refused where Halide runs."""
+    x, y, yo, yi = hl.Var("x"), hl.Var("y"), hl.Var("yo"), hl.Var("yi")
+    f0, f1, f3 = hl.Func("f0"), hl.Func("f1"), hl.Func("f3")
+    f0[x, y] = 10 * y
+    f1[x, y] = f0[x, 2 * y - 1]
+    r = hl.RDom([(1, 5)])
+    f1[x, r.x] += 1
+    f1.update(0).unscheduled()
+    f3[x, y] = f1[x, y // 2]
+    f1.split(y, yo, yi, 2).compute_at(f3, y)
+    f0.compute_root().bound(y, -1, 13)
+    return f3.realize([2, 13])

@@ -65,6 +65,22 @@ fn rules() -> &'static [Rule] {
             rule_if(max(x, y - z) + z, max(x + z, y), no_overflow_p()),
             rule_if(min(y - z, x) + z, min(y, x + z), no_overflow_p()),
             rule_if(max(y - z, x) + z, max(y, x + z), no_overflow_p()),
+            // the same through a constant or one more term: a shifted
+            // split's `min(2 yo, (max - min) - 1) + yi + min`, where min
+            // taken twice (in the extent and as the base) would otherwise
+            // be bounded twice, apart (fuzz seed 51844)
+            rule_if(min(x, (y - z) + c0) + z, min(x + z, y + c0), no_overflow_p()),
+            rule_if(max(x, (y - z) + c0) + z, max(x + z, y + c0), no_overflow_p()),
+            rule_if(min((y - z) + c0, x) + z, min(y + c0, x + z), no_overflow_p()),
+            rule_if(max((y - z) + c0, x) + z, max(y + c0, x + z), no_overflow_p()),
+            rule_if((min(x, y - z) + w) + z, min(x + z, y) + w, no_overflow_p()),
+            rule_if((max(x, y - z) + w) + z, max(x + z, y) + w, no_overflow_p()),
+            rule_if((min(y - z, x) + w) + z, min(y, x + z) + w, no_overflow_p()),
+            rule_if((max(y - z, x) + w) + z, max(y, x + z) + w, no_overflow_p()),
+            rule_if((min(x, (y - z) + c0) + w) + z, min(x + z, y + c0) + w, no_overflow_p()),
+            rule_if((max(x, (y - z) + c0) + w) + z, max(x + z, y + c0) + w, no_overflow_p()),
+            rule_if((min((y - z) + c0, x) + w) + z, min(y + c0, x + z) + w, no_overflow_p()),
+            rule_if((max((y - z) + c0, x) + w) + z, max(y + c0, x + z) + w, no_overflow_p()),
             rule_if(
                 min(x + c0, y) + c1,
                 min(x, y + c1),
@@ -143,4 +159,57 @@ mod tests {
         let e = Expr::add(f, Expr::f32(0.0));
         assert_eq!(s(e), "(f + 0.0f)");
     }
+
+    /// `op(x, (y - z) + c) + w + z` cancels z (seed 51844: a shifted split's
+    /// base `min(2 yo, (max - min) - 1) + yi + min` is then `min(2 yo + min,
+    /// max - 1) + yi`), in both operand orders, with and without the
+    /// constant and the extra term, and keeps the value.
+    #[test]
+    fn min_of_a_difference_plus_its_subtrahend_cancels() {
+        use crate::analysis::simplify::fuzz_tests::eval;
+        use std::collections::HashMap;
+        let z = || Expr::var_i32("z");
+        let w = || Expr::var_i32("w");
+        let yo = || Expr::var_i32("yo");
+        let (mn, mx) = (|| Expr::var_i32("mn"), || Expr::var_i32("mx"));
+        // the seed's base: the subtrahend is gone from the min
+        let base = Expr::add(
+            Expr::add(
+                Expr::min(Expr::mul(yo(), i(2)), Expr::add(Expr::sub(mx(), mn()), i(-1))),
+                w(),
+            ),
+            mn(),
+        );
+        assert_eq!(s(base), "(min(((yo * 2) + mn), (mx + -1)) + w)");
+        for is_max in [false, true] {
+            let op = |a: Expr, b: Expr| if is_max { Expr::max(a, b) } else { Expr::min(a, b) };
+            for c in [None, Some(-3), Some(4)] {
+                let diff = || {
+                    let d = Expr::sub(y(), z());
+                    match c {
+                        Some(c) => Expr::add(d, i(c)),
+                        None => d,
+                    }
+                };
+                for swapped in [false, true] {
+                    for extra in [false, true] {
+                        let m = if swapped { op(diff(), x()) } else { op(x(), diff()) };
+                        let m = if extra { Expr::add(m, w()) } else { m };
+                        let e = Expr::add(m, z());
+                        let simple = simplify(&e);
+                        assert!(!simple.to_string().contains("- z"), "{e} -> {simple}");
+                        for (xv, yv, zv, wv) in [(0, 5, 2, 1), (7, -3, 4, 0), (-5, -5, -9, 3), (2, 9, 9, -4)] {
+                            let mut env: HashMap<String, i128> = [("x", xv), ("y", yv), ("z", zv), ("w", wv)]
+                                .into_iter()
+                                .map(|(k, v)| (k.to_string(), v))
+                                .collect();
+                            let mut of = false;
+                            assert_eq!(eval(&e, &mut env, &mut of), eval(&simple, &mut env, &mut of), "{e} -> {simple}");
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
+
