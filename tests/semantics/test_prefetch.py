@@ -170,3 +170,34 @@ def test_a_prefetch_from_an_inner_loop_is_an_error_even_at_a_loop_of_one_iterati
         return g.realize([4])
     except hl.HalideError as e:
         return "error: " + str(e).split("variable")[0]
+
+
+@differential()
+@pytest.mark.parametrize("from_outer", [False, True])
+@pytest.mark.parametrize("strategy", ["Clamp", "GuardWithIf", "NonFaulting"])
+def test_a_prefetch_at_a_vectorized_loop_covers_its_lanes(hl, from_outer, strategy):
+    """Fuzz seed 64809: a prefetch at a vectorized loop (Halide runs it; its
+    vectorizer issues the prefetch lane by lane). It goes before the loop,
+    covering every lane's region `offset` iterations ahead, and the values
+    do not change. It was refused as not supported."""
+    x, y, xo, xi = hl.Var("x"), hl.Var("y"), hl.Var("xo"), hl.Var("xi")
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x, y] = x * 3 + y * 100
+    g[x, y] = f[x, y] + f[x + 1, y] * 2
+    f.compute_root()
+    g.split(x, xo, xi, 8).vectorize(xi)
+    g.prefetch(f, xi, y if from_outer else xi, 4, getattr(hl.PrefetchBoundStrategy, strategy))
+    return g.realize([19, 5])
+
+
+def test_a_prefetch_at_a_vectorized_loop_is_a_prefetch_instruction(tmp_path):
+    import ferrohalide as hl
+    x, y, xo, xi = hl.Var("x"), hl.Var("y"), hl.Var("xo"), hl.Var("xi")
+    im = hl.ImageParam(hl.Float(32), 2, "im")
+    g = hl.Func("g")
+    g[x, y] = im[x, y] * 2
+    g.split(x, xo, xi, 8).vectorize(xi)
+    g.prefetch(im, xi, y, 1)
+    path = str(tmp_path / "prefetch.s")
+    g.compile_to_assembly(path, [im], "g", hl.Target("x86-64-linux-sse41-avx-avx2"))
+    assert "prefetcht0" in open(path).read()

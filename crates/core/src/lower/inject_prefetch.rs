@@ -15,7 +15,9 @@
 //! when the region lies in the buffer, `Clamp` only the part in it,
 //! `NonFaulting` all of it (prefetch instructions never fault). Storage
 //! flattening makes the calls Loads; code generation emits the prefetch
-//! instruction for the Load's address and reads nothing. A directive given
+//! instruction for the Load's address and reads nothing. At a vectorized
+//! loop, whose iterations run as one, the prefetch covers every lane's
+//! region and goes before the loop. A directive given
 //! on one specialization applies to the stage's loops in every branch (the
 //! branches share loop names).
 
@@ -117,8 +119,18 @@ struct Inject<'a> {
 }
 
 impl Inject<'_> {
-    /// The prefetches of loop `name` (with the already mutated `body`).
-    fn prefetches_at(&mut self, name: &str, for_type: ForType, body: &Stmt) -> Result<Vec<Stmt>> {
+    /// The prefetches of loop `name` (with the already mutated `body`, and
+    /// the loop's `min` and `extent`). A vectorized loop's iterations run
+    /// as one: its prefetches cover every lane's region and go before the
+    /// loop (as Halide's, which its vectorizer scalarizes lane by lane).
+    fn prefetches_at(
+        &mut self,
+        name: &str,
+        for_type: ForType,
+        min: &Expr,
+        extent: &Expr,
+        body: &Stmt,
+    ) -> Result<Vec<Stmt>> {
         let Some((prefix, list)) = self
             .by_prefix
             .iter()
@@ -154,13 +166,18 @@ impl Inject<'_> {
                 ));
                 continue;
             };
-            if for_type == ForType::Vectorized {
-                return Err(Error::user(format!(
-                    "Prefetch of {} at the vectorized loop {name} is not supported: prefetch at a loop outside it\n",
-                    p.name
-                )));
-            }
-            if let Some(s) = self.prefetch(name, &from_var, p, body)? {
+            let lanes;
+            let region_of = if for_type == ForType::Vectorized {
+                // All lanes, `offset` iterations ahead: of the loop itself
+                // when it is the `from` loop, else of the loop inside the
+                // shifted `from` iteration.
+                let start = if from_var == name { Expr::add(min.clone(), p.offset.clone()) } else { min.clone() };
+                lanes = Stmt::for_loop(name, start, extent.clone(), ForType::Serial, body.clone());
+                &lanes
+            } else {
+                body
+            };
+            if let Some(s) = self.prefetch(name, &from_var, p, region_of)? {
                 out.push(s);
             }
         }
@@ -287,7 +304,11 @@ impl Mutator for Inject<'_> {
                 self.loops.push((name.clone(), *for_type));
                 let new_body = self.mutate_stmt(body);
                 self.loops.pop();
-                match self.prefetches_at(name, *for_type, &new_body) {
+                match self.prefetches_at(name, *for_type, min, extent, &new_body) {
+                    Ok(mut pre) if !pre.is_empty() && *for_type == ForType::Vectorized => {
+                        pre.push(Stmt::for_loop(name.clone(), min.clone(), extent.clone(), *for_type, new_body));
+                        Stmt::block(pre)
+                    }
                     Ok(mut pre) if !pre.is_empty() => {
                         pre.push(new_body);
                         Stmt::for_loop(name.clone(), min.clone(), extent.clone(), *for_type, Stmt::block(pre))
