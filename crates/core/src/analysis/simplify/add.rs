@@ -9,9 +9,9 @@ use super::pattern::*;
 use super::Simplifier;
 use crate::ir::{BinOp, Expr};
 
-fn rules() -> &'static [Rule] {
-    static R: OnceLock<Vec<Rule>> = OnceLock::new();
-    R.get_or_init(|| {
+fn rules() -> &'static RuleSet {
+    static R: OnceLock<RuleSet> = OnceLock::new();
+    R.get_or_init(|| RuleSet::new({
         let W {
             x,
             y,
@@ -92,7 +92,7 @@ fn rules() -> &'static [Rule] {
                 no_overflow_p() & (c0 + c1).eq(0),
             ),
         ]
-    })
+    }))
 }
 
 impl Simplifier {

@@ -11,9 +11,9 @@ use super::pattern::*;
 use super::Simplifier;
 use crate::ir::{equal, BinOp, Expr, Type};
 
-fn lt_rules() -> &'static [Rule] {
-    static R: OnceLock<Vec<Rule>> = OnceLock::new();
-    R.get_or_init(|| {
+fn lt_rules() -> &'static RuleSet {
+    static R: OnceLock<RuleSet> = OnceLock::new();
+    R.get_or_init(|| RuleSet::new({
         let W {
             x,
             y,
@@ -78,12 +78,12 @@ fn lt_rules() -> &'static [Rule] {
             rule_if(lt(x / c0, c1), lt(x, c1 * c0), nov() & c0.gt(0)),
             rule_if(lt(c1, x / c0), lt((c1 + 1) * c0 - 1, x), nov() & c0.gt(0)),
         ]
-    })
+    }))
 }
 
-fn eq_rules() -> &'static [Rule] {
-    static R: OnceLock<Vec<Rule>> = OnceLock::new();
-    R.get_or_init(|| {
+fn eq_rules() -> &'static RuleSet {
+    static R: OnceLock<RuleSet> = OnceLock::new();
+    R.get_or_init(|| RuleSet::new({
         let W {
             x,
             y,
@@ -131,7 +131,7 @@ fn eq_rules() -> &'static [Rule] {
             rule_if(eq(x * c0, c1), 0, nov() & c0.ne(0) & (c1 % c0).ne(0)),
             rule(eq(select(x, c0, c1), c2), select(x, eq(c0, c2), eq(c1, c2))),
         ]
-    })
+    }))
 }
 
 impl Simplifier {

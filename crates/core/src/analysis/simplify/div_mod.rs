@@ -9,9 +9,9 @@ use super::pattern::*;
 use super::Simplifier;
 use crate::ir::{equal, BinOp, Expr};
 
-fn div_rules() -> &'static [Rule] {
-    static R: OnceLock<Vec<Rule>> = OnceLock::new();
-    R.get_or_init(|| {
+fn div_rules() -> &'static RuleSet {
+    static R: OnceLock<RuleSet> = OnceLock::new();
+    R.get_or_init(|| RuleSet::new({
         let W { x, y, c0, c1, .. } = wilds();
         let nov = no_overflow_p;
         vec![
@@ -71,12 +71,12 @@ fn div_rules() -> &'static [Rule] {
                 nov() & c0.gt(0) & c1.gt(0) & ((c0 * c1) / c1).eq(c0),
             ),
         ]
-    })
+    }))
 }
 
-fn mod_rules() -> &'static [Rule] {
-    static R: OnceLock<Vec<Rule>> = OnceLock::new();
-    R.get_or_init(|| {
+fn mod_rules() -> &'static RuleSet {
+    static R: OnceLock<RuleSet> = OnceLock::new();
+    R.get_or_init(|| RuleSet::new({
         let W { x, y, c0, c1, .. } = wilds();
         let nov = no_overflow_p;
         vec![
@@ -110,7 +110,7 @@ fn mod_rules() -> &'static [Rule] {
             ),
             rule_if((x % c0) % c1, x % c1, c0.ne(0) & c1.gt(0) & (c0 % c1).eq(0)),
         ]
-    })
+    }))
 }
 
 impl Simplifier {

@@ -7,9 +7,9 @@ use super::pattern::*;
 use super::Simplifier;
 use crate::ir::{equal, BinOp, Expr, ExprNode};
 
-fn and_rules() -> &'static [Rule] {
-    static R: OnceLock<Vec<Rule>> = OnceLock::new();
-    R.get_or_init(|| {
+fn and_rules() -> &'static RuleSet {
+    static R: OnceLock<RuleSet> = OnceLock::new();
+    R.get_or_init(|| RuleSet::new({
         let W { x, y, c0, c1, .. } = wilds();
         vec![
             rule(and(x, 1), x),
@@ -35,12 +35,12 @@ fn and_rules() -> &'static [Rule] {
             rule(and(le(x, y), lt(y, x)), 0),
             rule(and(lt(x, y), le(y, x)), 0),
         ]
-    })
+    }))
 }
 
-fn or_rules() -> &'static [Rule] {
-    static R: OnceLock<Vec<Rule>> = OnceLock::new();
-    R.get_or_init(|| {
+fn or_rules() -> &'static RuleSet {
+    static R: OnceLock<RuleSet> = OnceLock::new();
+    R.get_or_init(|| RuleSet::new({
         let W { x, y, c0, c1, .. } = wilds();
         vec![
             rule(or(x, 0), x),
@@ -62,7 +62,7 @@ fn or_rules() -> &'static [Rule] {
             rule(or(lt(x, y), le(y, x)), 1),
             rule(or(le(x, y), lt(y, x)), 1),
         ]
-    })
+    }))
 }
 
 impl Simplifier {

@@ -9,9 +9,9 @@ use super::pattern::*;
 use super::Simplifier;
 use crate::ir::{equal, BinOp, Expr, ExprNode};
 
-fn min_rules() -> &'static [Rule] {
-    static R: OnceLock<Vec<Rule>> = OnceLock::new();
-    R.get_or_init(|| {
+fn min_rules() -> &'static RuleSet {
+    static R: OnceLock<RuleSet> = OnceLock::new();
+    R.get_or_init(|| RuleSet::new({
         let W {
             x,
             y,
@@ -54,12 +54,12 @@ fn min_rules() -> &'static [Rule] {
                 select(x, min(y, w), min(z, u)),
             ),
         ]
-    })
+    }))
 }
 
-fn max_rules() -> &'static [Rule] {
-    static R: OnceLock<Vec<Rule>> = OnceLock::new();
-    R.get_or_init(|| {
+fn max_rules() -> &'static RuleSet {
+    static R: OnceLock<RuleSet> = OnceLock::new();
+    R.get_or_init(|| RuleSet::new({
         let W {
             x,
             y,
@@ -99,7 +99,7 @@ fn max_rules() -> &'static [Rule] {
                 select(x, max(y, w), max(z, u)),
             ),
         ]
-    })
+    }))
 }
 
 impl Simplifier {

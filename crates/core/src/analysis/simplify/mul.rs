@@ -7,9 +7,9 @@ use super::pattern::*;
 use super::Simplifier;
 use crate::ir::{BinOp, Expr};
 
-fn rules() -> &'static [Rule] {
-    static R: OnceLock<Vec<Rule>> = OnceLock::new();
-    R.get_or_init(|| {
+fn rules() -> &'static RuleSet {
+    static R: OnceLock<RuleSet> = OnceLock::new();
+    R.get_or_init(|| RuleSet::new({
         let W {
             x, y, c0, c1, c2, ..
         } = wilds();
@@ -25,7 +25,7 @@ fn rules() -> &'static [Rule] {
             rule(x * (y * c0), (x * y) * c0),
             rule(select(x, c0, c1) * c2, select(x, c0 * c2, c1 * c2)),
         ]
-    })
+    }))
 }
 
 impl Simplifier {

@@ -230,17 +230,6 @@ fn shape(p: P) -> Shape {
     }
 }
 
-/// Can `e` match a pattern of outline `s`? (Never false when it can.)
-fn fits(s: Shape, e: &Expr) -> bool {
-    match (s, e.node()) {
-        (Shape::Any, _) => true,
-        (Shape::Const, _) => const_of(e).is_some(),
-        (Shape::Bin(op), ExprNode::Binary { op: o, .. }) => op == *o,
-        (Shape::Not, ExprNode::Not(_)) | (Shape::Select, ExprNode::Select { .. }) => true,
-        _ => false,
-    }
-}
-
 fn operand_shapes(lhs: P) -> [Shape; 2] {
     match lhs.0 {
         PatNode::Bin(_, a, b) => [shape(*a), shape(*b)],
@@ -257,6 +246,71 @@ fn operands(e: &Expr) -> [Option<&Expr>; 2] {
         ExprNode::Not(a) => [Some(a), None],
         ExprNode::Select { cond, t, .. } => [Some(cond), Some(t)],
         _ => [None, None],
+    }
+}
+
+/// How many operand kinds `kind_of` tells apart: anything else, a
+/// constant, a Not, a Select, and each binary operator.
+const KINDS: usize = 4 + 15;
+
+/// The kind of an operand (`None`: no such operand). `e` can match a
+/// pattern of outline `s` only if `shape_fits_kind(s, kind_of(Some(e)))`.
+fn kind_of(e: Option<&Expr>) -> usize {
+    let Some(e) = e else { return 0 };
+    if const_of(e).is_some() {
+        return 1;
+    }
+    match e.node() {
+        ExprNode::Not(_) => 2,
+        ExprNode::Select { .. } => 3,
+        ExprNode::Binary { op, .. } => 4 + *op as usize,
+        _ => 0,
+    }
+}
+
+fn shape_fits_kind(s: Shape, kind: usize) -> bool {
+    match s {
+        Shape::Any => true,
+        Shape::Const => kind == 1,
+        Shape::Not => kind == 2,
+        Shape::Select => kind == 3,
+        Shape::Bin(op) => kind == 4 + op as usize,
+    }
+}
+
+/// A table of rules, tried in order, with the rules that can match each
+/// pair of operand kinds precomputed: a node is then tried against those
+/// few rules only, in the table's order, so the first rule that applies
+/// still wins. (Scanning whole tables was a tenth of a large pipeline's
+/// lowering.)
+pub struct RuleSet {
+    rules: Vec<Rule>,
+    candidates: Vec<Vec<u16>>,
+}
+
+impl RuleSet {
+    pub fn new(rules: Vec<Rule>) -> RuleSet {
+        assert!(rules.len() <= u16::MAX as usize, "rule table too large");
+        let candidates = (0..KINDS * KINDS)
+            .map(|k| {
+                let (k0, k1) = (k / KINDS, k % KINDS);
+                (0..rules.len())
+                    .filter(|&i| {
+                        let [s0, s1] = rules[i].operands;
+                        shape_fits_kind(s0, k0) && shape_fits_kind(s1, k1)
+                    })
+                    .map(|i| i as u16)
+                    .collect()
+            })
+            .collect();
+        RuleSet { rules, candidates }
+    }
+}
+
+impl std::ops::Deref for RuleSet {
+    type Target = [Rule];
+    fn deref(&self) -> &[Rule] {
+        &self.rules
     }
 }
 
@@ -416,7 +470,7 @@ impl Simplifier {
     }
 
     /// Try each rule in order on `e`; return the first rewrite that applies.
-    pub(crate) fn rewrite(&mut self, e: &Expr, rules: &[Rule]) -> Option<Expr> {
+    pub(crate) fn rewrite(&mut self, e: &Expr, rules: &RuleSet) -> Option<Expr> {
         let op_ty = match e.node() {
             ExprNode::Binary { a, .. } => a.ty(),
             ExprNode::Not(a) => a.ty(),
@@ -424,11 +478,8 @@ impl Simplifier {
             _ => e.ty(),
         };
         let [ea, eb] = operands(e);
-        let may_match = |s: Shape, x: Option<&Expr>| s == Shape::Any || x.is_some_and(|x| fits(s, x));
-        for r in rules {
-            if !may_match(r.operands[0], ea) || !may_match(r.operands[1], eb) {
-                continue;
-            }
+        for &i in &rules.candidates[kind_of(ea) * KINDS + kind_of(eb)] {
+            let r = &rules.rules[i as usize];
             let mut b = Binds {
                 w: [None; 5],
                 c: [None; 4],
@@ -462,5 +513,57 @@ impl Simplifier {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Type;
+
+    /// Which outlines an expression can match, said directly.
+    fn fits(s: Shape, e: &Expr) -> bool {
+        match (s, e.node()) {
+            (Shape::Any, _) => true,
+            (Shape::Const, _) => const_of(e).is_some(),
+            (Shape::Bin(op), ExprNode::Binary { op: o, .. }) => op == *o,
+            (Shape::Not, ExprNode::Not(_)) | (Shape::Select, ExprNode::Select { .. }) => true,
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn operand_kinds_agree_with_outlines() {
+        let x = Expr::var(Type::i32(), "x");
+        let c = Expr::i32(3);
+        let b = Expr::lt(x.clone(), c.clone());
+        let mut exprs = vec![
+            x.clone(),
+            c.clone(),
+            Expr::broadcast(c.clone(), 4),
+            Expr::broadcast(x.clone(), 4),
+            Expr::not(b.clone()),
+            Expr::select(b.clone(), x.clone(), c.clone()),
+        ];
+        for op in [
+            BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div, BinOp::Mod, BinOp::Min, BinOp::Max,
+            BinOp::EQ, BinOp::NE, BinOp::LT, BinOp::LE, BinOp::GT, BinOp::GE,
+        ] {
+            exprs.push(Expr::binary(op, x.clone(), c.clone()));
+        }
+        exprs.push(Expr::and(b.clone(), b.clone()));
+        exprs.push(Expr::or(b.clone(), b));
+        let mut shapes = vec![Shape::Any, Shape::Const, Shape::Not, Shape::Select];
+        for e in &exprs {
+            if let ExprNode::Binary { op, .. } = e.node() {
+                shapes.push(Shape::Bin(*op));
+            }
+        }
+        for s in &shapes {
+            for e in &exprs {
+                assert_eq!(fits(*s, e), shape_fits_kind(*s, kind_of(Some(e))), "{e}");
+            }
+            assert_eq!(*s == Shape::Any, shape_fits_kind(*s, kind_of(None)));
+        }
     }
 }

@@ -8,9 +8,9 @@ use super::pattern::*;
 use super::Simplifier;
 use crate::ir::{equal, Expr, ExprNode};
 
-fn rules() -> &'static [Rule] {
-    static R: OnceLock<Vec<Rule>> = OnceLock::new();
-    R.get_or_init(|| {
+fn rules() -> &'static RuleSet {
+    static R: OnceLock<RuleSet> = OnceLock::new();
+    R.get_or_init(|| RuleSet::new({
         let W { x, y, z, w, .. } = wilds();
         let int = is_int_p;
         vec![
@@ -28,7 +28,7 @@ fn rules() -> &'static [Rule] {
             rule_if(select(x, y * z, y * w), y * select(x, z, w), int()),
             rule_if(select(x, z * y, w * y), select(x, z, w) * y, int()),
         ]
-    })
+    }))
 }
 
 impl Simplifier {

@@ -8,9 +8,9 @@ use super::pattern::*;
 use super::Simplifier;
 use crate::ir::{equal, Expr};
 
-fn rules() -> &'static [Rule] {
-    static R: OnceLock<Vec<Rule>> = OnceLock::new();
-    R.get_or_init(|| {
+fn rules() -> &'static RuleSet {
+    static R: OnceLock<RuleSet> = OnceLock::new();
+    R.get_or_init(|| RuleSet::new({
         let W {
             x,
             y,
@@ -132,7 +132,7 @@ fn rules() -> &'static [Rule] {
             rule_if(max(y, x) - max(y, x + c0), min(max(y - x, 0), c0) - c0, and(no_overflow_p(), c0.ge(0))),
             rule_if(max(x, y) - max(y, x), lit(0), no_overflow_p()),
         ]
-    })
+    }))
 }
 
 impl Simplifier {
