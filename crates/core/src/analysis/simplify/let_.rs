@@ -8,7 +8,10 @@ use crate::fast_hash::FastSet as HashSet;
 use super::{expr_id, Simplifier, VarFact};
 use crate::ir::{BinOp, Expr, ExprNode, Stmt, Visitor};
 
-/// Does a variable named `name` occur? Shared subtrees are visited once.
+/// Does a variable named `name` occur? Shared subtrees are visited once;
+/// an unshared node is reached only through its one parent, so it needs no
+/// entry in `seen` (most nodes are unshared, and the set was most of the
+/// walk's cost).
 struct UsesVar<'a> {
     name: &'a str,
     seen: HashSet<usize>,
@@ -31,7 +34,7 @@ impl Visitor for UsesVar<'_> {
             | ExprNode::FloatImm(_)
             | ExprNode::StringImm(_) => {}
             _ => {
-                if self.seen.insert(expr_id(e)) {
+                if !e.is_shared() || self.seen.insert(expr_id(e)) {
                     crate::ir::visit::walk_expr(self, e);
                 }
             }

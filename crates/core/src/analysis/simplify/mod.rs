@@ -538,10 +538,6 @@ impl Simplifier {
     }
 
     fn bin(&mut self, op: BinOp, a: Expr, b: Expr, orig: Option<&Expr>) -> Expr {
-        let node = match orig {
-            Some(o) => o.clone(),
-            None => Expr::binary(op, a.clone(), b.clone()),
-        };
         if let Some((c, overflow)) = fold::fold_bin_checked(op, &a, &b) {
             if overflow {
                 // As in Halide: the result is a marker that code generation
@@ -553,6 +549,11 @@ impl Simplifier {
             }
             return c;
         }
+        // (After folding: a node folded away is never allocated.)
+        let node = match orig {
+            Some(o) => o.clone(),
+            None => Expr::binary(op, a.clone(), b.clone()),
+        };
         if self.depth > MAX_DEPTH {
             return node;
         }
