@@ -849,6 +849,10 @@ struct BoxCollector {
     /// Per enclosing let (as `lets`): about how many nodes its value has
     /// with the lets it uses substituted (`substituted_size`).
     let_sizes: Vec<usize>,
+    /// Per let name, its positions in `lets` (ascending): lowered code has
+    /// hundreds of enclosing lets, and scanning them all for every access
+    /// was most of what resolving a few of them cost.
+    let_index: HashMap<String, Vec<usize>>,
     /// The enclosing lets that are not substituted (`named_let`), with their
     /// values (resolved): the boxes name them, and get wrapped in `let`s of
     /// them when their statements end.
@@ -905,15 +909,40 @@ impl BoxCollector {
         simplify(&self.substituted(e))
     }
 
-    /// `e` with the enclosing lets substituted, as `resolve`, unsimplified.
+    /// `e` with the enclosing lets substituted, as `resolve`, unsimplified:
+    /// innermost first, each let whose name is still free (a value
+    /// substituted may name lets further out), except those whose interval
+    /// an `if` refined and the named ones.
     fn substituted(&self, e: &Expr) -> Expr {
-        let lets = self
-            .lets
-            .iter()
-            .rev()
-            .filter(|(n, _)| !self.scope.contains_key(n) && !self.named.contains_key(n))
-            .map(|(n, v)| (n.as_str(), v));
-        crate::analysis::substitute::substitute_lets(e, lets)
+        let mut e = e.clone();
+        let mut used = crate::ir::visit::vars_used(&e);
+        let mut below = self.lets.len();
+        loop {
+            let next = used
+                .iter()
+                .filter(|n| !self.scope.contains_key(*n) && !self.named.contains_key(*n))
+                .filter_map(|n| self.let_below(n, below))
+                .max();
+            let Some(i) = next else { break };
+            let (name, value) = &self.lets[i];
+            e = crate::analysis::substitute::substitute(name, value, &e);
+            used.remove(name);
+            used.extend(crate::ir::visit::vars_used(value));
+            below = i;
+        }
+        e
+    }
+
+    /// The position in `lets` of the innermost let of `name`.
+    fn innermost_let(&self, name: &str) -> Option<usize> {
+        self.let_index.get(name).and_then(|v| v.last().copied())
+    }
+
+    /// The position of the innermost let of `name` outside position `below`.
+    fn let_below(&self, name: &str, below: usize) -> Option<usize> {
+        let v = self.let_index.get(name)?;
+        let k = v.partition_point(|&i| i < below);
+        k.checked_sub(1).map(|k| v[k])
     }
 
     /// The last value of a loop from `min` over `extent`. Loop nests are
@@ -951,8 +980,8 @@ impl BoxCollector {
         let mut e = e.clone();
         for _ in 0..8 {
             let Some(n) = e.as_variable() else { break };
-            match self.lets.iter().rev().find(|(name, _)| name == n) {
-                Some((_, v)) => e = v.clone(),
+            match self.innermost_let(n) {
+                Some(i) => e = self.lets[i].1.clone(),
                 None => break,
             }
         }
@@ -1006,7 +1035,7 @@ impl BoxCollector {
             let mut n = 1usize;
             if let Some(v) = e.as_variable() {
                 if !c.named.contains_key(v) && !c.scope.contains_key(v) {
-                    if let Some(i) = c.lets.iter().rposition(|(l, _)| l == v) {
+                    if let Some(i) = c.innermost_let(v) {
                         n = n.saturating_add(c.let_sizes[i]);
                     }
                 }
@@ -1030,7 +1059,7 @@ impl BoxCollector {
     fn named_let(&self, name: &str, value: &Expr, size: usize) -> Option<Expr> {
         if size <= MAX_SUBSTITUTED_LET_SIZE
             || self.scope.contains_key(name)
-            || self.lets.iter().any(|(n, _)| n == name)
+            || self.innermost_let(name).is_some()
         {
             return None;
         }
@@ -1046,12 +1075,20 @@ impl BoxCollector {
 
     /// Enter the let `name = value` (see `lets`, `let_sizes`).
     fn push_let(&mut self, name: &str, value: &Expr, size: usize) {
+        self.let_index.entry(name.to_string()).or_default().push(self.lets.len());
         self.lets.push((name.to_string(), value.clone()));
         self.let_sizes.push(size);
     }
 
     fn pop_let(&mut self) {
-        self.lets.pop();
+        if let Some((name, _)) = self.lets.pop() {
+            if let Some(v) = self.let_index.get_mut(&name) {
+                v.pop();
+                if v.is_empty() {
+                    self.let_index.remove(&name);
+                }
+            }
+        }
         self.let_sizes.pop();
     }
 
@@ -1308,7 +1345,7 @@ impl BoxCollector {
             }
         });
         for v in vars {
-            if !self.scope.contains_key(&v) && self.lets.iter().any(|(n, _)| *n == v) {
+            if !self.scope.contains_key(&v) && self.innermost_let(&v).is_some() {
                 let iv = self.bounds(&Expr::var_i32(v.clone()));
                 self.scope.insert(v, iv);
             }
@@ -1632,6 +1669,7 @@ fn collect_filtered(
     let mut c = BoxCollector {
         scope: scope.clone(),
         lets: vec![],
+        let_index: HashMap::default(),
         fixed_definitions: vec![],
         let_sizes: vec![],
         named: HashMap::default(),
