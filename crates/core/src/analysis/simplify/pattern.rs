@@ -250,8 +250,8 @@ fn operands(e: &Expr) -> [Option<&Expr>; 2] {
 }
 
 /// How many operand kinds `kind_of` tells apart: anything else, a
-/// constant, a Not, a Select, and each binary operator.
-const KINDS: usize = 4 + 15;
+/// constant, a Not, a Select, and each binary operator (`Or` is the last).
+const KINDS: usize = 4 + BinOp::Or as usize + 1;
 
 /// The kind of an operand (`None`: no such operand). `e` can match a
 /// pattern of outline `s` only if `shape_fits_kind(s, kind_of(Some(e)))`.
