@@ -201,3 +201,58 @@ def test_a_prefetch_at_a_vectorized_loop_is_a_prefetch_instruction(tmp_path):
     path = str(tmp_path / "prefetch.s")
     g.compile_to_assembly(path, [im], "g", hl.Target("x86-64-linux-sse41-avx-avx2"))
     assert "prefetcht0" in open(path).read()
+
+
+def specialized_prefetch(hl, before):
+    """f2 specialized on p > 1 and made to fail otherwise; its prefetch of
+    f1 (computed at f2.x, so not allocated at the y loop) is given before or
+    after `specialize()`."""
+    x, y = hl.Var("x"), hl.Var("y")
+    p = hl.Param(hl.Int(32), "p", 3)
+    f1, f2 = hl.Func("f1"), hl.Func("f2")
+    f1[x, y] = x + 10 * y
+    f2[x, y] = f1[x, y] * 2
+    f1.compute_at(f2, x)
+    if before:
+        f2.prefetch(f1, y, y, 1)
+    f2.specialize(p > 1)
+    f2.specialize_fail("never")
+    if not before:
+        f2.prefetch(f1, y, y, 1)
+    return f2
+
+
+@differential()
+@pytest.mark.parametrize("before", [False, True])
+def test_a_prefetch_belongs_to_the_specializations_made_after_it(hl, before):
+    """Fuzz seed 66590: a specialization copies the schedule when it is
+    made, so a prefetch given after `specialize()` is the default
+    definition's only, which `specialize_fail` makes dead: Halide runs it.
+    ferrohalide gathered a stage's prefetches from every branch and raised
+    "Prefetch to buffer f1 which has not been allocated" in the live one.
+    Given before, both branches have it and both raise."""
+    f2 = specialized_prefetch(hl, before)
+    try:
+        return f2.realize([4, 3])
+    except hl.HalideError as e:
+        return "error: " + str(e).split("$")[0]
+
+
+def test_a_prefetch_of_one_specialization_is_placed_in_its_branch_only(tmp_path):
+    import ferrohalide as hl
+    x, y = hl.Var("x"), hl.Var("y")
+    p = hl.Param(hl.Int(32), "p", 3)
+    f1, f2 = hl.Func("f1"), hl.Func("f2")
+    f1[x, y] = x + 10 * y
+    f2[x, y] = f1[x, y] * 2
+    f1.compute_root()
+    f2.specialize(p > 1).prefetch(f1, y, y, 1)
+    f2.specialize(p > 0).vectorize(x, 4)
+    for value in [3, 1, 0]:
+        p.set(value)
+        assert arr(f2.realize([4, 3])).tolist() == [[2 * (i + 10 * j) for i in range(4)] for j in range(3)]
+    path = tmp_path / "f2.stmt"
+    f2.compile_to_lowered_stmt(str(path), [p])
+    text = path.read_text()
+    assert text.count("prefetch(") == 1, text
+    assert "placeholder" not in text, text

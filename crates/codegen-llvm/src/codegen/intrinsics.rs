@@ -191,6 +191,9 @@ impl CodeGen {
             I::ExternBuffer => Err(Error::internal(
                 "an extern_buffer survived lowering (lower/extern_stages.rs replaces it)",
             )),
+            I::PrefetchPlaceholder => Err(Error::internal(
+                "a prefetch placeholder survived lowering (lower/inject_prefetch.rs replaces it)",
+            )),
             I::Prefetch => {
                 want(1)?;
                 self.codegen_prefetch(&args[0])?;

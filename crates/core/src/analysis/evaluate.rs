@@ -670,7 +670,7 @@ impl<'a> Evaluator<'a> {
                 (0..lanes).map(|k| if c[k].is_true() { t[k] } else { f[k] }).collect()
             }
             // A cache hint: reads nothing, so it cannot fail either.
-            Intrinsic::Prefetch => vec![Value::Int(0); lanes],
+            Intrinsic::Prefetch | Intrinsic::PrefetchPlaceholder => vec![Value::Int(0); lanes],
             Intrinsic::Print => {
                 let mut parts = vec![];
                 let mut first = None;

@@ -272,6 +272,12 @@ pub enum Intrinsic {
     /// call before it) would read into the cache; reads nothing, never
     /// faults (`lower/inject_prefetch.rs`).
     Prefetch,
+    /// `prefetch_placeholder(loop, stage, name, at, from, offset,
+    /// strategy)`: where a stage's `prefetch` directive asks for
+    /// prefetches, put at the top of its `at` loop's body when the loop
+    /// nest is built, so that each specialization carries only its own
+    /// directives; `lower/inject_prefetch.rs` replaces it.
+    PrefetchPlaceholder,
     /// `make_struct(a, b, ...)`: a handle to a copy of the scalar
     /// arguments laid out as a C struct, on the calling function's stack
     /// (Halide's `Call::make_struct`; valid until the function returns).
@@ -318,6 +324,7 @@ impl Intrinsic {
                 | Intrinsic::Undef
                 | Intrinsic::Trace
                 | Intrinsic::Prefetch
+                | Intrinsic::PrefetchPlaceholder
         )
     }
 }

@@ -17,9 +17,12 @@
 //! flattening makes the calls Loads; code generation emits the prefetch
 //! instruction for the Load's address and reads nothing. At a vectorized
 //! loop, whose iterations run as one, the prefetch covers every lane's
-//! region and goes before the loop. A directive given
-//! on one specialization applies to the stage's loops in every branch (the
-//! branches share loop names).
+//! region and goes before the loop. Where the directives apply comes from
+//! the placeholders the loop nests were built with
+//! (`schedule_functions`): each sits in its `at` loop's body, so a
+//! specialization's branch carries only its own directives (a
+//! specialization copies the schedule when it is made, as in Halide).
+//! Every placeholder is removed.
 
 use std::collections::HashMap;
 
@@ -37,10 +40,11 @@ const CACHE_LINE_BYTES: i64 = 64;
 
 /// See the module comment.
 pub fn inject_prefetch(s: &Stmt, env: &Environment) -> Result<Stmt> {
-    let mut by_prefix: HashMap<String, Vec<PrefetchDirective>> = HashMap::new();
+    let mut any = false;
     for name in &env.order {
-        for (index, stage) in env.get(name).stage_schedules() {
+        for (_, stage) in env.get(name).stage_schedules() {
             for p in &stage.prefetches {
+                any = true;
                 let position = |var: &str| stage.dims.iter().position(|d| var_name_match(&d.var, var));
                 for (what, var) in [("at", &p.at), ("from", &p.from)] {
                     if position(var).is_none() {
@@ -56,41 +60,84 @@ pub fn inject_prefetch(s: &Stmt, env: &Environment) -> Result<Stmt> {
                 if position(&p.from) < position(&p.at) {
                     return Err(from_not_active(&p.from));
                 }
-                let list = by_prefix.entry(format!("{name}.s{index}.")).or_default();
-                // A specialization repeats its parent's directives.
-                if !list.iter().any(|q| same_directive(q, p)) {
-                    list.push(p.clone());
-                }
             }
         }
     }
-    if by_prefix.is_empty() {
+    if !any {
         return Ok(s.clone());
     }
-    let mut inject = Inject { by_prefix, loops: vec![], realized: HashMap::new(), env, error: None, placed: vec![] };
+    let mut inject = Inject { pending: vec![], loops: vec![], realized: HashMap::new(), env, error: None };
     let out = inject.mutate_stmt(s);
     if let Some(e) = inject.error {
         return Err(e);
     }
-    // A directive whose loop is gone (one iteration, turned into a let
+    // A placeholder whose loop is gone (one iteration, turned into a let
     // before this pass) is not applied: say so rather than drop it silently.
-    let mut missing: Vec<String> = vec![];
-    for (prefix, list) in &inject.by_prefix {
-        for p in list {
-            if !inject.placed.iter().any(|(q, at, name)| q == prefix && *at == p.at && *name == p.name) {
-                missing.push(format!(
-                    "Removing prefetch of {} at loop {}{}: that loop runs once and is no longer a loop where prefetches are placed.",
-                    p.name, prefix, p.at
-                ));
-            }
-        }
-    }
+    let mut missing: Vec<String> = inject
+        .pending
+        .iter()
+        .map(|m| {
+            format!(
+                "Removing prefetch of {} at loop {}{}: that loop runs once and is no longer a loop where prefetches are placed.",
+                m.directive.name, m.prefix, m.directive.at
+            )
+        })
+        .collect();
     missing.sort();
     missing.dedup();
     for m in missing {
         user_warning(&m);
     }
     Ok(out)
+}
+
+/// A prefetch directive of the stage with loop-name prefix `prefix`, to be
+/// placed at its `at` loop, named `loop_name`.
+struct Placeholder {
+    loop_name: String,
+    prefix: String,
+    directive: PrefetchDirective,
+}
+
+const STRATEGIES: [PrefetchBoundStrategy; 3] =
+    [PrefetchBoundStrategy::Clamp, PrefetchBoundStrategy::GuardWithIf, PrefetchBoundStrategy::NonFaulting];
+
+/// The placeholder of directive `d` of the stage with loop-name prefix
+/// `prefix`, to go at the top of the body of its `at` loop, `loop_name`.
+pub fn placeholder(loop_name: &str, prefix: &str, d: &PrefetchDirective) -> Stmt {
+    let strategy = STRATEGIES.iter().position(|s| *s == d.strategy).unwrap_or(0);
+    let args = vec![
+        Expr::string(loop_name),
+        Expr::string(prefix),
+        Expr::string(d.name.clone()),
+        Expr::string(d.at.clone()),
+        Expr::string(d.from.clone()),
+        d.offset.clone(),
+        Expr::i32(strategy as i64),
+    ];
+    Stmt::evaluate(Expr::intrinsic(Type::i32(), Intrinsic::PrefetchPlaceholder, args))
+}
+
+/// The directive a placeholder statement holds, if `s` is one.
+fn parse_placeholder(s: &Stmt) -> Option<Placeholder> {
+    let StmtNode::Evaluate(e) = s.node() else { return None };
+    let args = e.as_intrinsic(Intrinsic::PrefetchPlaceholder)?;
+    let text = |i: usize| match args.get(i).map(|a| a.node()) {
+        Some(ExprNode::StringImm(t)) => Some(t.clone()),
+        _ => None,
+    };
+    let strategy = STRATEGIES[args.get(6)?.as_int_const()? as usize];
+    Some(Placeholder {
+        loop_name: text(0)?,
+        prefix: text(1)?,
+        directive: PrefetchDirective {
+            name: text(2)?,
+            at: text(3)?,
+            from: text(4)?,
+            offset: args.get(5)?.clone(),
+            strategy,
+        },
+    })
 }
 
 /// Halide's error for a prefetch whose `from` loop does not enclose its
@@ -101,53 +148,41 @@ fn from_not_active(from: &str) -> Error {
     ))
 }
 
-fn same_directive(a: &PrefetchDirective, b: &PrefetchDirective) -> bool {
-    a.name == b.name && a.at == b.at && a.from == b.from && a.strategy == b.strategy && a.offset.same_as(&b.offset)
-}
-
 struct Inject<'a> {
-    by_prefix: HashMap<String, Vec<PrefetchDirective>>,
+    /// The placeholders met inside the loops being visited that are not
+    /// placed yet, in program order.
+    pending: Vec<Placeholder>,
     /// The enclosing loops, outermost first.
     loops: Vec<(String, ForType)>,
     /// Each Func realized around this point: its box (min, extent) per dim.
     realized: HashMap<String, Vec<Vec<(Expr, Expr)>>>,
     env: &'a Environment,
     error: Option<Error>,
-    /// (stage prefix, `at` var, prefetched name) of each directive that
-    /// found its loop.
-    placed: Vec<(String, String, String)>,
 }
 
 impl Inject<'_> {
-    /// The prefetches of loop `name` (with the already mutated `body`, and
-    /// the loop's `min` and `extent`). A vectorized loop's iterations run
-    /// as one: its prefetches cover every lane's region and go before the
-    /// loop (as Halide's, which its vectorizer scalarizes lane by lane).
+    /// The prefetches of the placeholders `here` of loop `name` (with the
+    /// already mutated `body`, and the loop's `min` and `extent`). A
+    /// vectorized loop's iterations run as one: its prefetches cover every
+    /// lane's region and go before the loop (as Halide's, which its
+    /// vectorizer scalarizes lane by lane).
     fn prefetches_at(
         &mut self,
+        here: &[Placeholder],
         name: &str,
         for_type: ForType,
         min: &Expr,
         extent: &Expr,
         body: &Stmt,
     ) -> Result<Vec<Stmt>> {
-        let Some((prefix, list)) = self
-            .by_prefix
-            .iter()
-            .find(|(prefix, _)| name.starts_with(prefix.as_str()))
-            .map(|(p, l)| (p.clone(), l.clone()))
-        else {
-            return Ok(vec![]);
-        };
         let mut out = vec![];
-        let mut seen: Vec<String> = vec![];
+        let mut seen: Vec<&str> = vec![];
         // The most recent directive for a Func or image wins.
-        for p in list.iter().rev() {
-            if !name.ends_with(&format!(".{}", p.at)) || seen.contains(&p.name) {
+        for Placeholder { prefix, directive: p, .. } in here.iter().rev() {
+            if seen.contains(&p.name.as_str()) {
                 continue;
             }
-            seen.push(p.name.clone());
-            self.placed.push((prefix.clone(), p.at.clone(), p.name.clone()));
+            seen.push(&p.name);
             let from_var = self
                 .loops
                 .iter()
@@ -302,9 +337,13 @@ impl Mutator for Inject<'_> {
         match s.node() {
             StmtNode::For { name, min, extent, for_type, body } => {
                 self.loops.push((name.clone(), *for_type));
+                let first = self.pending.len();
                 let new_body = self.mutate_stmt(body);
                 self.loops.pop();
-                match self.prefetches_at(name, *for_type, min, extent, &new_body) {
+                let (here, rest): (Vec<Placeholder>, Vec<Placeholder>) =
+                    self.pending.drain(first..).partition(|m| m.loop_name == *name);
+                self.pending.extend(rest);
+                match self.prefetches_at(&here, name, *for_type, min, extent, &new_body) {
                     Ok(mut pre) if !pre.is_empty() && *for_type == ForType::Vectorized => {
                         pre.push(Stmt::for_loop(name.clone(), min.clone(), extent.clone(), *for_type, new_body));
                         Stmt::block(pre)
@@ -329,6 +368,13 @@ impl Mutator for Inject<'_> {
                 }
                 out
             }
+            StmtNode::Evaluate(_) => match parse_placeholder(s) {
+                Some(m) => {
+                    self.pending.push(m);
+                    Stmt::no_op()
+                }
+                None => s.clone(),
+            },
             _ => mutate_stmt_children(self, s),
         }
     }

@@ -457,6 +457,7 @@ fn build_loop_nest(
         }
         if d.var == OUTERMOST {
             let ln = format!("{p}{OUTERMOST}");
+            body = with_prefetch_placeholders(stage, li, &ln, &p, body);
             body = Stmt::for_loop(ln.clone(), Expr::i32(0), Expr::i32(1), ForType::Serial, body);
             body = mark_offload(d, &ln, body);
             continue;
@@ -471,6 +472,7 @@ fn build_loop_nest(
         if fused_from == Some(li) {
             body = fused_loop_guards(&loop_vars[li..], body);
         }
+        body = with_prefetch_placeholders(stage, li, &ln, &p, body);
         body = Stmt::for_loop(
             ln.clone(),
             var(format!("{ln}.loop_min")),
@@ -482,6 +484,27 @@ fn build_loop_nest(
     }
 
     Ok(Stmt::let_stmts(bound_lets, body))
+}
+
+/// `body` of the loop `loop_name` (of the stage's dim `li`), opening with
+/// a placeholder for each of the stage's prefetch directives at that dim
+/// (Halide's `inject_placeholder_prefetch`): each specialization's nest
+/// carries its own directives.
+fn with_prefetch_placeholders(stage: &StageSchedule, li: usize, loop_name: &str, prefix: &str, body: Stmt) -> Stmt {
+    let at_here = |at: &str| {
+        stage.dims.iter().position(|d| crate::lang::func::var_name_match(&d.var, at)) == Some(li)
+    };
+    let mut marks: Vec<Stmt> = stage
+        .prefetches
+        .iter()
+        .filter(|d| at_here(&d.at))
+        .map(|d| super::inject_prefetch::placeholder(loop_name, prefix, d))
+        .collect();
+    if marks.is_empty() {
+        return body;
+    }
+    marks.push(body);
+    Stmt::block(marks)
 }
 
 /// `nest`, the loop `loop_name` of dim `d`, inside the loop marking it for

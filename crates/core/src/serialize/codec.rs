@@ -167,6 +167,7 @@ intrinsic_tags!(
     MakeStruct = 64,
     Prefetch = 65,
     ExternBuffer = 66,
+    PrefetchPlaceholder = 67,
 );
 
 tagged_enum_codec!(ForType { Serial = 0, Parallel = 1, Vectorized = 2, Unrolled = 3, Fork = 4 });
