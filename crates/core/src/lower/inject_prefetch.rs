@@ -22,7 +22,9 @@
 //! (`schedule_functions`): each sits in its `at` loop's body, so a
 //! specialization's branch carries only its own directives (a
 //! specialization copies the schedule when it is made, as in Halide).
-//! Every placeholder is removed.
+//! A loop that ran once is a let by now; its placeholders, still where its
+//! body began, are placed there, over the statements after them (Halide
+//! keeps its Prefetch node there too). Every placeholder is removed.
 
 use std::collections::HashMap;
 
@@ -68,47 +70,30 @@ pub fn inject_prefetch(s: &Stmt, env: &Environment) -> Result<Stmt> {
     }
     let mut inject = Inject { pending: vec![], loops: vec![], realized: HashMap::new(), env, error: None };
     let out = inject.mutate_stmt(s);
-    if let Some(e) = inject.error {
-        return Err(e);
+    match inject.error {
+        Some(e) => Err(e),
+        None => Ok(out),
     }
-    // A placeholder whose loop is gone (one iteration, turned into a let
-    // before this pass) is not applied: say so rather than drop it silently.
-    let mut missing: Vec<String> = inject
-        .pending
-        .iter()
-        .map(|m| {
-            format!(
-                "Removing prefetch of {} at loop {}{}: that loop runs once and is no longer a loop where prefetches are placed.",
-                m.directive.name, m.prefix, m.directive.at
-            )
-        })
-        .collect();
-    missing.sort();
-    missing.dedup();
-    for m in missing {
-        user_warning(&m);
-    }
-    Ok(out)
 }
 
-/// A prefetch directive of the stage with loop-name prefix `prefix`, to be
-/// placed at its `at` loop, named `loop_name`.
+/// A prefetch directive, to be placed at its `at` loop, named `at_loop`,
+/// from the loop (or, once it runs once, the let) named `from_loop`.
 struct Placeholder {
-    loop_name: String,
-    prefix: String,
+    at_loop: String,
+    from_loop: String,
     directive: PrefetchDirective,
 }
 
 const STRATEGIES: [PrefetchBoundStrategy; 3] =
     [PrefetchBoundStrategy::Clamp, PrefetchBoundStrategy::GuardWithIf, PrefetchBoundStrategy::NonFaulting];
 
-/// The placeholder of directive `d` of the stage with loop-name prefix
-/// `prefix`, to go at the top of the body of its `at` loop, `loop_name`.
-pub fn placeholder(loop_name: &str, prefix: &str, d: &PrefetchDirective) -> Stmt {
+/// The placeholder of directive `d`, to go at the top of the body of its
+/// `at` loop, named `at_loop`; `from_loop` names its `from` loop.
+pub fn placeholder(at_loop: &str, from_loop: &str, d: &PrefetchDirective) -> Stmt {
     let strategy = STRATEGIES.iter().position(|s| *s == d.strategy).unwrap_or(0);
     let args = vec![
-        Expr::string(loop_name),
-        Expr::string(prefix),
+        Expr::string(at_loop),
+        Expr::string(from_loop),
         Expr::string(d.name.clone()),
         Expr::string(d.at.clone()),
         Expr::string(d.from.clone()),
@@ -126,10 +111,10 @@ fn parse_placeholder(s: &Stmt) -> Option<Placeholder> {
         Some(ExprNode::StringImm(t)) => Some(t.clone()),
         _ => None,
     };
-    let strategy = STRATEGIES[args.get(6)?.as_int_const()? as usize];
+    let strategy = *STRATEGIES.get(usize::try_from(args.get(6)?.as_int_const()?).ok()?)?;
     Some(Placeholder {
-        loop_name: text(0)?,
-        prefix: text(1)?,
+        at_loop: text(0)?,
+        from_loop: text(1)?,
         directive: PrefetchDirective {
             name: text(2)?,
             at: text(3)?,
@@ -138,6 +123,17 @@ fn parse_placeholder(s: &Stmt) -> Option<Placeholder> {
             strategy,
         },
     })
+}
+
+/// The placeholders that open `s` (a block starting with them) and the
+/// rest of it: a pass that wraps a loop's body keeps them first.
+pub fn split_leading_placeholders(s: &Stmt) -> (Vec<Stmt>, Stmt) {
+    let StmtNode::Block(v) = s.node() else { return (vec![], s.clone()) };
+    let n = v.iter().take_while(|c| parse_placeholder(c).is_some()).count();
+    if n == 0 {
+        return (vec![], s.clone());
+    }
+    (v[..n].to_vec(), Stmt::block(v[n..].to_vec()))
 }
 
 /// Halide's error for a prefetch whose `from` loop does not enclose its
@@ -149,8 +145,8 @@ fn from_not_active(from: &str) -> Error {
 }
 
 struct Inject<'a> {
-    /// The placeholders met inside the loops being visited that are not
-    /// placed yet, in program order.
+    /// The placeholders met inside the loops being visited, waiting for
+    /// their loop, in program order.
     pending: Vec<Placeholder>,
     /// The enclosing loops, outermost first.
     loops: Vec<(String, ForType)>,
@@ -162,57 +158,39 @@ struct Inject<'a> {
 
 impl Inject<'_> {
     /// The prefetches of the placeholders `here` of loop `name` (with the
-    /// already mutated `body`, and the loop's `min` and `extent`). A
-    /// vectorized loop's iterations run as one: its prefetches cover every
-    /// lane's region and go before the loop (as Halide's, which its
-    /// vectorizer scalarizes lane by lane).
+    /// already mutated `body`; `vectorized`: the loop's `min` and `extent`
+    /// when it is a vectorized loop, whose iterations run as one: its
+    /// prefetches cover every lane's region and go before the loop, as
+    /// Halide's, which its vectorizer scalarizes lane by lane). A loop that
+    /// ran once is a let by now: its placeholders are placed where they
+    /// are, with the statements after them as `body`.
     fn prefetches_at(
         &mut self,
         here: &[Placeholder],
         name: &str,
-        for_type: ForType,
-        min: &Expr,
-        extent: &Expr,
+        vectorized: Option<(&Expr, &Expr)>,
         body: &Stmt,
     ) -> Result<Vec<Stmt>> {
         let mut out = vec![];
         let mut seen: Vec<&str> = vec![];
         // The most recent directive for a Func or image wins.
-        for Placeholder { prefix, directive: p, .. } in here.iter().rev() {
+        for Placeholder { from_loop, directive: p, .. } in here.iter().rev() {
             if seen.contains(&p.name.as_str()) {
                 continue;
             }
             seen.push(&p.name);
-            let from_var = self
-                .loops
-                .iter()
-                .map(|(l, _)| l.as_str())
-                .chain(std::iter::once(name))
-                .rev()
-                .find(|l| l.starts_with(prefix.as_str()) && l.ends_with(&format!(".{}", p.from)))
-                .map(str::to_string);
-            // `from` encloses `at` (checked from the loop order), so a
-            // `from` loop that is not here ran once and is a let by now
-            // (fuzz seed 53588): removed as a prefetch at such a loop is.
-            let Some(from_var) = from_var else {
-                user_warning(&format!(
-                    "Removing prefetch of {} at loop {name}: its 'from' loop {}{} runs once and is no longer a loop where prefetches are placed.",
-                    p.name, prefix, p.from
-                ));
-                continue;
-            };
             let lanes;
-            let region_of = if for_type == ForType::Vectorized {
+            let region_of = if let Some((min, extent)) = vectorized {
                 // All lanes, `offset` iterations ahead: of the loop itself
                 // when it is the `from` loop, else of the loop inside the
                 // shifted `from` iteration.
-                let start = if from_var == name { Expr::add(min.clone(), p.offset.clone()) } else { min.clone() };
+                let start = if from_loop == name { Expr::add(min.clone(), p.offset.clone()) } else { min.clone() };
                 lanes = Stmt::for_loop(name, start, extent.clone(), ForType::Serial, body.clone());
                 &lanes
             } else {
                 body
             };
-            if let Some(s) = self.prefetch(name, &from_var, p, region_of)? {
+            if let Some(s) = self.prefetch(name, from_loop, p, region_of)? {
                 out.push(s);
             }
         }
@@ -329,6 +307,31 @@ fn first_call(s: &Stmt, name: &str) -> Option<Expr> {
     found
 }
 
+impl Inject<'_> {
+    /// Is the loop `name` one of those around this point?
+    fn inside(&self, name: &str) -> bool {
+        self.loops.iter().any(|(l, _)| l == name)
+    }
+
+    /// Placeholders whose loop is gone, placed where they are, before the
+    /// (mutated) statements `after` them.
+    fn place_here(&mut self, orphans: &[Placeholder], after: Stmt) -> Stmt {
+        let Some(last) = orphans.last() else { return after };
+        let at = last.at_loop.clone();
+        match self.prefetches_at(orphans, &at, None, &after) {
+            Ok(mut pre) if !pre.is_empty() => {
+                pre.push(after);
+                Stmt::block(pre)
+            }
+            Ok(_) => after,
+            Err(e) => {
+                self.error = Some(e);
+                after
+            }
+        }
+    }
+}
+
 impl Mutator for Inject<'_> {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         if self.error.is_some() {
@@ -341,10 +344,11 @@ impl Mutator for Inject<'_> {
                 let new_body = self.mutate_stmt(body);
                 self.loops.pop();
                 let (here, rest): (Vec<Placeholder>, Vec<Placeholder>) =
-                    self.pending.drain(first..).partition(|m| m.loop_name == *name);
+                    self.pending.drain(first..).partition(|m| m.at_loop == *name);
                 self.pending.extend(rest);
-                match self.prefetches_at(&here, name, *for_type, min, extent, &new_body) {
-                    Ok(mut pre) if !pre.is_empty() && *for_type == ForType::Vectorized => {
+                let vectorized = (*for_type == ForType::Vectorized).then_some((min, extent));
+                match self.prefetches_at(&here, name, vectorized, &new_body) {
+                    Ok(mut pre) if !pre.is_empty() && vectorized.is_some() => {
                         pre.push(Stmt::for_loop(name.clone(), min.clone(), extent.clone(), *for_type, new_body));
                         Stmt::block(pre)
                     }
@@ -368,11 +372,39 @@ impl Mutator for Inject<'_> {
                 }
                 out
             }
+            StmtNode::Block(children) => {
+                // A run of placeholders waits for its loop, or, if the loop
+                // is gone (it ran once, and is a let now), covers the rest
+                // of the block.
+                let mut out = vec![];
+                let mut i = 0;
+                while i < children.len() {
+                    let run = children[i..].iter().take_while(|c| parse_placeholder(c).is_some()).count();
+                    if run == 0 {
+                        out.push(self.mutate_stmt(&children[i]));
+                        i += 1;
+                        continue;
+                    }
+                    let (waiting, orphans): (Vec<Placeholder>, Vec<Placeholder>) = children[i..i + run]
+                        .iter()
+                        .filter_map(parse_placeholder)
+                        .partition(|m| self.inside(&m.at_loop));
+                    self.pending.extend(waiting);
+                    i += run;
+                    if !orphans.is_empty() {
+                        let after = self.mutate_stmt(&Stmt::block(children[i..].to_vec()));
+                        out.push(self.place_here(&orphans, after));
+                        break;
+                    }
+                }
+                Stmt::block(out)
+            }
             StmtNode::Evaluate(_) => match parse_placeholder(s) {
-                Some(m) => {
+                Some(m) if self.inside(&m.at_loop) => {
                     self.pending.push(m);
                     Stmt::no_op()
                 }
+                Some(m) => self.place_here(&[m], Stmt::no_op()),
                 None => s.clone(),
             },
             _ => mutate_stmt_children(self, s),

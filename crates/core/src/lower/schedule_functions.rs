@@ -442,6 +442,16 @@ fn build_loop_nest(
         }
     }
 
+    // Each loop's name, by the stage's dims (innermost first).
+    let loop_names: Vec<String> = stage
+        .dims
+        .iter()
+        .map(|d| match names.get(&d.var) {
+            Some(internal) => format!("{p}{internal}"),
+            None => format!("{p}{}", d.var),
+        })
+        .collect();
+
     // The loops, innermost first, each opening with the guards (and the
     // definitions they need) placed at it.
     for (li, d) in stage.dims.iter().enumerate() {
@@ -457,7 +467,7 @@ fn build_loop_nest(
         }
         if d.var == OUTERMOST {
             let ln = format!("{p}{OUTERMOST}");
-            body = with_prefetch_placeholders(stage, li, &ln, &p, body);
+            body = with_prefetch_placeholders(stage, li, &loop_names, body);
             body = Stmt::for_loop(ln.clone(), Expr::i32(0), Expr::i32(1), ForType::Serial, body);
             body = mark_offload(d, &ln, body);
             continue;
@@ -472,7 +482,7 @@ fn build_loop_nest(
         if fused_from == Some(li) {
             body = fused_loop_guards(&loop_vars[li..], body);
         }
-        body = with_prefetch_placeholders(stage, li, &ln, &p, body);
+        body = with_prefetch_placeholders(stage, li, &loop_names, body);
         body = Stmt::for_loop(
             ln.clone(),
             var(format!("{ln}.loop_min")),
@@ -486,19 +496,20 @@ fn build_loop_nest(
     Ok(Stmt::let_stmts(bound_lets, body))
 }
 
-/// `body` of the loop `loop_name` (of the stage's dim `li`), opening with
-/// a placeholder for each of the stage's prefetch directives at that dim
+/// `body` of the stage's loop `li` (named `loop_names[li]`), opening with
+/// a placeholder for each of the stage's prefetch directives at that loop
 /// (Halide's `inject_placeholder_prefetch`): each specialization's nest
 /// carries its own directives.
-fn with_prefetch_placeholders(stage: &StageSchedule, li: usize, loop_name: &str, prefix: &str, body: Stmt) -> Stmt {
-    let at_here = |at: &str| {
-        stage.dims.iter().position(|d| crate::lang::func::var_name_match(&d.var, at)) == Some(li)
-    };
+fn with_prefetch_placeholders(stage: &StageSchedule, li: usize, loop_names: &[String], body: Stmt) -> Stmt {
+    let position = |v: &str| stage.dims.iter().position(|d| crate::lang::func::var_name_match(&d.var, v));
     let mut marks: Vec<Stmt> = stage
         .prefetches
         .iter()
-        .filter(|d| at_here(&d.at))
-        .map(|d| super::inject_prefetch::placeholder(loop_name, prefix, d))
+        .filter(|d| position(&d.at) == Some(li))
+        .filter_map(|d| {
+            let from = loop_names.get(position(&d.from)?)?;
+            Some(super::inject_prefetch::placeholder(&loop_names[li], from, d))
+        })
         .collect();
     if marks.is_empty() {
         return body;
@@ -981,12 +992,15 @@ impl Mutator for InjectRealization {
         else {
             return mutate_stmt_children(self, s);
         };
-        // Peel the lets and else-less ifs that open the loop body. As in
-        // Halide, not past one that reads a Func (the Func might be the one
-        // being injected, which must be computed before) or has side
-        // effects; a guarded split's promise is fine.
+        // Peel the prefetch placeholders that open the loop body (they stay
+        // first: what they prefetch is computed inside them, as in
+        // Halide), then the lets and else-less ifs. As in Halide, not past
+        // one that reads a Func (the Func might be the one being injected,
+        // which must be computed before) or has side effects; a guarded
+        // split's promise is fine.
+        let (placeholders, rest) = super::inject_prefetch::split_leading_placeholders(body);
         let mut containers: Vec<&Stmt> = vec![];
-        let mut inner = body;
+        let mut inner = &rest;
         loop {
             match inner.node() {
                 StmtNode::LetStmt { body, value, .. }
@@ -1040,6 +1054,9 @@ impl Mutator for InjectRealization {
                 }
                 _ => unreachable!("only lets and ifs are peeled"),
             };
+        }
+        if !placeholders.is_empty() {
+            b = Stmt::block(placeholders.into_iter().chain([b]).collect());
         }
         Stmt::for_loop(name.clone(), min.clone(), extent.clone(), *for_type, b)
     }
