@@ -817,6 +817,60 @@ fn corners(a: &Interval, b: &Interval, f: fn(Expr, Expr) -> Expr) -> Interval {
     }
 }
 
+/// `old` widened to cover `new`, where `old`'s ends are chains of the
+/// box's accesses (`min(min(a, b), c)`): an access whose end is a leaf of
+/// the chain plus or minus a constant (`x - 1` against `x + 2`) replaces
+/// that leaf or is dropped, at once, instead of lengthening a chain the
+/// final simplification would order pairwise (a union of a stencil's
+/// accesses is mostly such offsets). Exact: `min(e + a, e + b)` is
+/// `e + min(a, b)`.
+fn chain_union(old: &Interval, new: &Interval) -> Interval {
+    Interval {
+        min: zip_opt(&old.min, &new.min, |o, n| widen_chain(BinOp::Min, o, n)),
+        max: zip_opt(&old.max, &new.max, |o, n| widen_chain(BinOp::Max, o, n)),
+    }
+}
+
+fn widen_chain(op: BinOp, chain: Expr, e: Expr) -> Expr {
+    /// `e` as (base, constant offset).
+    fn split(e: &Expr) -> (&Expr, i64) {
+        if let ExprNode::Binary { op: BinOp::Add, a, b } = e.node() {
+            if let Some(k) = b.as_int_const() {
+                return (a, k);
+            }
+        }
+        (e, 0)
+    }
+    /// `chain` with the leaf whose base is `base` kept or replaced by
+    /// `e`; None if no leaf has that base.
+    fn merge(op: BinOp, chain: &Expr, e: &Expr, base: &Expr, k: i64, depth: usize) -> Option<Expr> {
+        let (lb, lk) = split(chain);
+        if lb.ty() == base.ty() && crate::ir::equality::equal(lb, base) {
+            let keep_leaf = if op == BinOp::Min { lk <= k } else { lk >= k };
+            return Some(if keep_leaf { chain.clone() } else { e.clone() });
+        }
+        match chain.node() {
+            ExprNode::Binary { op: o, a, b } if *o == op && depth > 0 => {
+                if let Some(nb) = merge(op, b, e, base, k, 0) {
+                    return Some(Expr::binary(op, a.clone(), nb));
+                }
+                merge(op, a, e, base, k, depth - 1).map(|na| Expr::binary(op, na, b.clone()))
+            }
+            _ => None,
+        }
+    }
+    if e.ty() != Type::i32() {
+        return Expr::binary(op, chain, e);
+    }
+    let (base, k) = split(&e);
+    // A long chain is searched only so far: beyond, it is left to the
+    // simplifier (a bound, so a union stays linear in the accesses).
+    match merge(op, &chain, &e, base, k, 16) {
+        Some(merged) => merged,
+        None => Expr::binary(op, chain, e),
+    }
+}
+
 pub fn region_union(a: &Region, b: &Region) -> Region {
     a.iter().zip(b).map(|(x, y)| x.union(y)).collect()
 }
@@ -1296,7 +1350,9 @@ impl BoxCollector {
 
     fn add_region(&mut self, name: &str, region: Region) {
         let merged = match self.boxes.get(name) {
-            Some(old) if old.len() == region.len() => region_union(old, &region),
+            Some(old) if old.len() == region.len() => {
+                old.iter().zip(&region).map(|(o, n)| chain_union(o, n)).collect()
+            }
             _ => region,
         };
         self.boxes.insert(name.to_string(), merged);
@@ -1747,6 +1803,33 @@ mod tests {
 
     fn x() -> Expr {
         Expr::var_i32("x")
+    }
+
+    #[test]
+    fn a_box_union_merges_offsets_of_one_access_into_its_chain() {
+        let y = Expr::var_i32("y");
+        let plus = |e: Expr, k: i64| Expr::add(e, Expr::i32(k));
+        let show = |e: &Expr| crate::lang::print::expr_to_string(e);
+        // min(x + 1, y) widened by x - 1: the leaf x + 1 becomes x - 1.
+        let chain = Expr::min(plus(x(), 1), y.clone());
+        assert_eq!(show(&widen_chain(BinOp::Min, chain.clone(), plus(x(), -1))), show(&Expr::min(plus(x(), -1), y.clone())));
+        // ... by x + 3: covered already.
+        assert_eq!(show(&widen_chain(BinOp::Min, chain.clone(), plus(x(), 3))), show(&chain));
+        // ... by x: x + 1 becomes x; by another base: appended.
+        assert_eq!(show(&widen_chain(BinOp::Min, chain.clone(), x())), show(&Expr::min(x(), y.clone())));
+        let z = Expr::var_i32("z");
+        assert_eq!(show(&widen_chain(BinOp::Min, chain.clone(), z.clone())), show(&Expr::min(chain.clone(), z)));
+        // The max side keeps the larger offset, also inside a longer chain.
+        let chain = Expr::max(Expr::max(plus(x(), 2), y.clone()), Expr::var_i32("w"));
+        let want = Expr::max(Expr::max(plus(x(), 5), y.clone()), Expr::var_i32("w"));
+        assert_eq!(show(&widen_chain(BinOp::Max, chain.clone(), plus(x(), 5))), show(&want));
+        assert_eq!(show(&widen_chain(BinOp::Max, chain.clone(), x())), show(&chain));
+        // Only Int(32) offsets are merged (a u32 constant may be a wrapped
+        // negative one).
+        let u = Expr::var(Type::uint(32), "u");
+        let uchain = Expr::min(Expr::add(u.clone(), Expr::uint_imm(Type::uint(32), 1)), Expr::var(Type::uint(32), "v"));
+        let widened = widen_chain(BinOp::Min, uchain.clone(), u.clone());
+        assert_eq!(show(&widened), show(&Expr::min(uchain, u)));
     }
 
     #[test]
