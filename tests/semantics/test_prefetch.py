@@ -24,6 +24,15 @@ def stencil(hl):
 STRATEGIES = ["GuardWithIf", "Clamp", "NonFaulting"]
 
 
+def realized_or_error(hl, f, sizes):
+    """`f` realized over `sizes`, or the error's text up to the `$` of a
+    Func's unique name (Halide's names differ there)."""
+    try:
+        return f.realize(sizes)
+    except hl.HalideError as e:
+        return "error: " + str(e).split("$")[0]
+
+
 @differential()
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("offset", [1, 3, 40])
@@ -148,10 +157,7 @@ def test_a_prefetch_at_or_from_a_loop_of_one_iteration_is_placed_where_the_loop_
         f1.compute_at(f2, x)
     f2.bound(y, 0, 1)
     f2.prefetch(f1, y if once == "at" else x, y, 1)
-    try:
-        return f2.realize([8, 1])
-    except hl.HalideError as e:
-        return "error: " + str(e).split("$")[0]
+    return realized_or_error(hl, f2, [8, 1])
 
 
 def test_a_prefetch_at_a_loop_of_one_iteration_is_a_prefetch(tmp_path):
@@ -248,11 +254,7 @@ def test_a_prefetch_belongs_to_the_specializations_made_after_it(hl, before):
     ferrohalide gathered a stage's prefetches from every branch and raised
     "Prefetch to buffer f1 which has not been allocated" in the live one.
     Given before, both branches have it and both raise."""
-    f2 = specialized_prefetch(hl, before)
-    try:
-        return f2.realize([4, 3])
-    except hl.HalideError as e:
-        return "error: " + str(e).split("$")[0]
+    return realized_or_error(hl, specialized_prefetch(hl, before), [4, 3])
 
 
 def test_a_prefetch_of_one_specialization_is_placed_in_its_branch_only(tmp_path):
