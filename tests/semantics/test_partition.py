@@ -113,3 +113,22 @@ def test_always_partition_of_a_fused_loop_over_a_shifted_split(hl, inner_tail):
         assert np.array_equal(np.asarray(out), np.add.outer(np.arange(3), 3 * np.arange(width)))
         outs.append(out)
     return outs
+
+
+def test_a_clamp_of_a_wide_shift_keeps_its_lower_end_in_every_partition():
+    """Fuzz seed 67760 (TRIAGE.md H38): Halide 21's loop partitioning drops
+    the lower end of `clamp(c << s, -16384, 16384)` in the loops it splits
+    off a `constant_exterior` read, giving -2^30 where the clamp's value is
+    -16384. Checked against NumPy (Halide itself is wrong here)."""
+    hl = ferrohalide
+    x, y = hl.Var("x"), hl.Var("y")
+    a = hl.Buffer(np.array([[-2, -1, 2, -2]], dtype=np.int8))
+    s = hl.Buffer(np.array([[29, 29, 29, 3, 20, 29]] * 2, dtype=np.int8))
+    bc = hl.BoundaryConditions.constant_exterior(a, 1)
+    f = hl.Func("f")
+    shift = hl.clamp(hl.cast(hl.UInt(32), hl.clamp(hl.f64(s[x, y]), 0.0, 1073741824.0)), 0, 29)
+    f[x, y] = hl.clamp(hl.clamp(hl.i32(bc[x, y]), -2, 2) << shift, -16384, 16384)
+    values = np.array([[-2, -1, 2, -2, 1, 1], [1] * 6])
+    shifts = np.array([[29, 29, 29, 3, 20, 29]] * 2)
+    want = np.clip(np.clip(values, -2, 2) << shifts, -16384, 16384)
+    assert np.array(f.realize([6, 2])).tolist() == want.tolist()
