@@ -442,15 +442,20 @@ fn build_loop_nest(
         }
     }
 
-    // Each loop's name, by the stage's dims (innermost first).
-    let loop_names: Vec<String> = stage
-        .dims
-        .iter()
-        .map(|d| match names.get(&d.var) {
-            Some(internal) => format!("{p}{internal}"),
-            None => format!("{p}{}", d.var),
-        })
-        .collect();
+    // Each loop's name, by the stage's dims (innermost first), for the
+    // prefetch placeholders (none without prefetches).
+    let loop_names: Vec<String> = if stage.prefetches.is_empty() {
+        vec![]
+    } else {
+        stage
+            .dims
+            .iter()
+            .map(|d| match names.get(&d.var) {
+                Some(internal) => format!("{p}{internal}"),
+                None => format!("{p}{}", d.var),
+            })
+            .collect()
+    };
 
     // The loops, innermost first, each opening with the guards (and the
     // definitions they need) placed at it.
@@ -501,6 +506,9 @@ fn build_loop_nest(
 /// (Halide's `inject_placeholder_prefetch`): each specialization's nest
 /// carries its own directives.
 fn with_prefetch_placeholders(stage: &StageSchedule, li: usize, loop_names: &[String], body: Stmt) -> Stmt {
+    if stage.prefetches.is_empty() {
+        return body;
+    }
     let position = |v: &str| stage.dims.iter().position(|d| crate::lang::func::var_name_match(&d.var, v));
     let mut marks: Vec<Stmt> = stage
         .prefetches
