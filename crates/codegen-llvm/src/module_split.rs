@@ -231,10 +231,10 @@ unsafe fn instruction_weight(f: LLVMValueRef, helpers: &HashSet<LLVMValueRef>) -
 /// reduction) cost per loop beyond its instructions. Measured (callgrind,
 /// each unit of the three large apps compiled alone, stop 56): a fit of
 /// each unit's LLVM work over its scalar and vector instructions and its
-/// back edges puts a back edge at ~1,200 scalar instructions, and cuts the
+/// back edges puts a back edge at ~150 scalar instructions, and cuts the
 /// model's error per unit from 31% to 20% (rms); bilateral_grid's blurz
 /// closure, 38 back edges, costs 2.5 times what its instructions say
-/// (strength reduction is 41% of it). A quarter of the fit is what the
+/// (strength reduction is 41% of it). A sixth of the fit is what the
 /// plans bear: with it bilateral_grid's partitions went from 107/66 ms to
 /// 96/75 (its cold compile 143 -> 131 ms), local_laplacian's 1% faster,
 /// interpolate's unchanged; more (500-2,000) unbalanced interpolate's
