@@ -117,7 +117,7 @@ pub(crate) fn plan(module: LLVMModuleRef, threads: usize, started_early: bool) -
         // copy of the module. Started late, after the plan, a partition
         // begins optimizing a generation later than this thread: about 6%
         // of the time its half of local_laplacian then takes to compile
-        // (22 of ~370 ms), i.e. ~3% of the module's weight.
+        // (~25 of ~370 ms), i.e. ~3% of the module's weight.
         let late = if started_early { 0 } else { total * 3 / 100 };
         let mut load: Vec<usize> = (0..partitions).map(|i| if i == 0 { 0 } else { late }).collect();
         let mut partition_of = HashMap::new();
