@@ -496,6 +496,23 @@ def test_select_on_a_loop_variable_requires_each_branch_where_taken(hl):
 
 
 @differential()
+@pytest.mark.parametrize("written", ["plain", "select"])
+def test_an_rdom_predicate_trims_the_region_read_however_it_is_written(hl, written):
+    """Fuzz seed 71863: `where(select(x != 2, y, y) == 1)` is `y == 1`, so
+    the update reads one row of the second output f1 and f1 stays at the
+    requested 17 rows. The box walk trimmed by the predicate as written and
+    grew f1 to 20 rows (values were right; Halide simplifies first)."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f1, f2 = hl.Func("f1"), hl.Func("f2")
+    f1[x, y] = x + y
+    f2[x, y] = x
+    r = hl.RDom([(-2, 4), (-2, 2)])
+    r.where((hl.select(x != 2, y, y) if written == "select" else y) == 1)
+    f2[x, y] = f2[x, y] + f1[x + 1, y + 3] + r.x
+    return _regions(hl, [f2, f1], [8, 17])
+
+
+@differential()
 def test_call_bounded_by_the_funcs_values(hl):
     """g is -13 everywhere, so clamp(g, 1, 2) is 1 and f reads one row of
     g; Halide bounds a Func call by the Func's value bounds (fuzz seed

@@ -1501,13 +1501,32 @@ impl BoxCollector {
                     self.conditional(&c, then_case, else_case.as_ref());
                     return;
                 }
+                // The simplified condition may say more than its written
+                // form (an RDom predicate `select(x != 2, y, y) == 1` is
+                // `y == 1`: fuzz seed 71863), and the written form more
+                // than the simplified one (which may reorder a
+                // comparison): both hold, so each narrows the scope.
+                let simplified = simplify(condition);
+                if simplified.is_true() {
+                    self.stmt(then_case);
+                    return;
+                }
+                if simplified.is_false() {
+                    if let Some(e) = else_case {
+                        self.stmt(e);
+                    }
+                    return;
+                }
                 let saved = self.scope.clone();
                 self.assume(condition);
+                self.assume(&simplified);
                 self.stmt(then_case);
                 self.scope = saved.clone();
                 if let Some(e) = else_case {
-                    if let Some(negated) = negated_comparison(condition) {
-                        self.assume(&negated);
+                    for c in [condition, &simplified] {
+                        if let Some(negated) = negated_comparison(c) {
+                            self.assume(&negated);
+                        }
                     }
                     self.stmt(e);
                     self.scope = saved;
