@@ -25,11 +25,13 @@ use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::*;
 use inkwell::llvm_sys::LLVMTypeKind;
 
-/// Expand the all-lanes-on gathers of every function of `module`.
+/// Expand the all-lanes-on gathers of every function of `module`; with
+/// `hardware`, except those the CPU's gather instructions load
+/// (`hardware_gathers`: the JIT measured them faster on this machine).
 ///
 /// # Safety
 /// `module` must be a valid module, not used by another thread meanwhile.
-pub(crate) unsafe fn expand_all_lanes_gathers(module: LLVMModuleRef) {
+pub(crate) unsafe fn expand_all_lanes_gathers(module: LLVMModuleRef, hardware: bool) {
     let mut gathers = vec![];
     let mut f = LLVMGetFirstFunction(module);
     while !f.is_null() {
@@ -37,7 +39,7 @@ pub(crate) unsafe fn expand_all_lanes_gathers(module: LLVMModuleRef) {
         while !bb.is_null() {
             let mut i = LLVMGetFirstInstruction(bb);
             while !i.is_null() {
-                if is_all_lanes_gather(i) {
+                if is_all_lanes_gather(i) && !(hardware && has_gather_instruction(i)) {
                     gathers.push(i);
                 }
                 i = LLVMGetNextInstruction(i);
@@ -77,6 +79,26 @@ unsafe fn is_all_lanes_gather(i: LLVMValueRef) -> bool {
     let mask = LLVMGetOperand(i, 2);
     // Constants are uniqued: an all-true mask is the all-ones constant.
     mask == LLVMConstAllOnes(LLVMTypeOf(mask))
+}
+
+/// Whether x86 has a gather instruction for the gather `call`: 32- or
+/// 64-bit elements, in a power of two of at least 4 lanes (the back end
+/// splits wider ones; narrower elements, or 2 lanes, it writes out itself,
+/// with a vector of 64-bit pointers).
+pub(crate) unsafe fn has_gather_instruction(call: LLVMValueRef) -> bool {
+    let vt = LLVMTypeOf(call);
+    if LLVMGetTypeKind(vt) != LLVMTypeKind::LLVMVectorTypeKind {
+        return false;
+    }
+    let elem = LLVMGetElementType(vt);
+    let bits = match LLVMGetTypeKind(elem) {
+        LLVMTypeKind::LLVMIntegerTypeKind => LLVMGetIntTypeWidth(elem),
+        LLVMTypeKind::LLVMFloatTypeKind => 32,
+        LLVMTypeKind::LLVMDoubleTypeKind | LLVMTypeKind::LLVMPointerTypeKind => 64,
+        _ => 0,
+    };
+    let lanes = LLVMGetVectorSize(vt);
+    matches!(bits, 32 | 64) && lanes >= 4 && lanes.is_power_of_two()
 }
 
 /// Replace the gather `g` by per-lane loads.
@@ -173,12 +195,52 @@ mod tests {
 
     /// The module `ir` with its gathers expanded, verified, as text.
     fn expanded(ir: &str) -> String {
+        expanded_for(ir, false)
+    }
+
+    /// The same, `hardware`: where the JIT keeps gather instructions.
+    fn expanded_for(ir: &str, hardware: bool) -> String {
         let context = Context::create();
         let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test");
         let module = context.create_module_from_ir(buffer).unwrap();
-        unsafe { super::expand_all_lanes_gathers(module.as_mut_ptr()) };
+        unsafe { super::expand_all_lanes_gathers(module.as_mut_ptr(), hardware) };
         module.verify().unwrap();
         module.print_to_string().to_string()
+    }
+
+    #[test]
+    fn with_gather_instructions_only_what_they_cannot_load_is_expanded() {
+        // 32- and 64-bit elements in 4 or more lanes stay gathers; 16-bit
+        // elements and 2 lanes have no gather instruction.
+        let ir = "
+          define void @f(ptr %base, <8 x i32> %i8, <2 x i32> %i2, ptr %out) {
+            %p8 = getelementptr inbounds float, ptr %base, <8 x i32> %i8
+            %a = call <8 x float> @llvm.masked.gather.v8f32.v8p0(<8 x ptr> %p8, i32 4, <8 x i1> <i1 true, i1 true, i1 true, i1 true, i1 true, i1 true, i1 true, i1 true>, <8 x float> zeroinitializer)
+            %q8 = getelementptr inbounds i16, ptr %base, <8 x i32> %i8
+            %b = call <8 x i16> @llvm.masked.gather.v8i16.v8p0(<8 x ptr> %q8, i32 2, <8 x i1> <i1 true, i1 true, i1 true, i1 true, i1 true, i1 true, i1 true, i1 true>, <8 x i16> zeroinitializer)
+            %p2 = getelementptr inbounds double, ptr %base, <2 x i32> %i2
+            %c = call <2 x double> @llvm.masked.gather.v2f64.v2p0(<2 x ptr> %p2, i32 8, <2 x i1> <i1 true, i1 true>, <2 x double> zeroinitializer)
+            store <8 x float> %a, ptr %out
+            store <8 x i16> %b, ptr %out
+            store <2 x double> %c, ptr %out
+            ret void
+          }
+          declare <8 x float> @llvm.masked.gather.v8f32.v8p0(<8 x ptr>, i32, <8 x i1>, <8 x float>)
+          declare <8 x i16> @llvm.masked.gather.v8i16.v8p0(<8 x ptr>, i32, <8 x i1>, <8 x i16>)
+          declare <2 x double> @llvm.masked.gather.v2f64.v2p0(<2 x ptr>, i32, <2 x i1>, <2 x double>)";
+        let calls = |text: &str| {
+            text.lines()
+                .filter(|l| l.contains("call") && l.contains("@llvm.masked.gather"))
+                .map(|l| l.split('@').nth(1).unwrap_or("").split('(').next().unwrap_or("").to_string())
+                .collect::<Vec<_>>()
+        };
+        let kept = expanded_for(ir, true);
+        assert_eq!(calls(&kept), ["llvm.masked.gather.v8f32.v8p0"], "{kept}");
+        assert_eq!(kept.matches("load i16").count(), 8, "{kept}");
+        assert_eq!(kept.matches("load double").count(), 2, "{kept}");
+        let lanes = expanded_for(ir, false);
+        assert!(calls(&lanes).is_empty(), "{lanes}");
+        assert_eq!(lanes.matches("load float").count(), 8, "{lanes}");
     }
 
     #[test]

@@ -163,7 +163,7 @@ pub(crate) fn build_llvm_module<'ctx>(
     runtime: Option<Module<'ctx>>,
 ) -> Result<Module<'ctx>> {
     let module = generate_llvm_module(ctx, m, target, machine, jit, runtime)?;
-    optimize_llvm_module(&module, machine)?;
+    optimize_llvm_module(&module, target, machine)?;
     Ok(module)
 }
 
@@ -205,8 +205,9 @@ fn generate_llvm_module<'ctx>(
     Ok(module)
 }
 
-/// Optimize a generated module in place, at O3 for `machine`.
-fn optimize_llvm_module(module: &Module, machine: &TargetMachine) -> Result<()> {
+/// Optimize a generated module in place, at O3 for `machine` (made for
+/// `target`).
+fn optimize_llvm_module(module: &Module, target: &JitTarget, machine: &TargetMachine) -> Result<()> {
     // The schedule decides vectorization and unrolling (as in Halide, whose
     // JIT leaves LLVM's loop vectorizer and unroller off by default); LLVM's
     // own versions only cost compile time.
@@ -224,7 +225,12 @@ fn optimize_llvm_module(module: &Module, machine: &TargetMachine) -> Result<()> 
         )
         .map_err(|e| Error::internal(format!("LLVM optimization failed: {}", e.to_string())))?;
     // SAFETY: the module is valid and this thread's alone.
-    unsafe { crate::expand_gathers::expand_all_lanes_gathers(module.as_mut_ptr()) };
+    unsafe {
+        crate::expand_gathers::expand_all_lanes_gathers(
+            module.as_mut_ptr(),
+            crate::hardware_gathers::enabled(target),
+        )
+    };
     debug_time("LLVM optimization", t);
     if debug_level() >= 3 {
         eprintln!(
@@ -243,7 +249,7 @@ fn build_module<'ctx>(
     machine: &TargetMachine,
 ) -> Result<Module<'ctx>> {
     let module = generate_module(ctx, p, target, machine)?;
-    optimize_llvm_module(&module, machine)?;
+    optimize_llvm_module(&module, target, machine)?;
     Ok(module)
 }
 
@@ -344,12 +350,17 @@ fn compile_object(p: &LoweredPipeline, target: &JitTarget) -> Result<Vec<u8>> {
         let ctx = Context::create();
         let module = generate_module(&ctx, p, target, &machine)?;
         let t = std::time::Instant::now();
-        let plan = crate::module_split::plan(module.as_mut_ptr(), threads, early);
+        let plan = crate::module_split::plan(
+            module.as_mut_ptr(),
+            threads,
+            early,
+            crate::hardware_gathers::enabled(target),
+        );
         debug_time("planning the module's partitions", t);
         let Some(plan) = plan else {
             // Dropping the threads' channels tells them to stop.
             drop(others);
-            optimize_llvm_module(&module, &machine)?;
+            optimize_llvm_module(&module, target, &machine)?;
             return Ok(crate::jit_loader::pack_objects(vec![emit_object(&machine, &module)?]));
         };
         let plan = std::sync::Arc::new(plan);
@@ -363,7 +374,7 @@ fn compile_object(p: &LoweredPipeline, target: &JitTarget) -> Result<Vec<u8>> {
         }
         let t = std::time::Instant::now();
         plan.keep_partition(module.as_mut_ptr(), 0);
-        optimize_llvm_module(&module, &machine)?;
+        optimize_llvm_module(&module, target, &machine)?;
         let mut objects = vec![emit_object(&machine, &module)?];
         debug_time("compiling partition 0", t);
         for other in others {
@@ -450,7 +461,7 @@ fn compile_partition(
         return Ok(None);
     }
     plan.keep_partition(module.as_mut_ptr(), index);
-    optimize_llvm_module(&module, &machine)?;
+    optimize_llvm_module(&module, target, &machine)?;
     let object = emit_object(&machine, &module)?;
     debug_time(&format!("compiling partition {index}"), t);
     Ok(Some(object))

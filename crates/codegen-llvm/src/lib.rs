@@ -13,6 +13,7 @@
 pub mod aot;
 pub mod codegen;
 mod expand_gathers;
+mod hardware_gathers;
 pub mod hexagon_shared_object;
 pub mod jit;
 pub mod jit_cache;

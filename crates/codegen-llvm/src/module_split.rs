@@ -74,7 +74,13 @@ impl Plan {
 /// compiled whole (one thread, a small module, a single unit, a mutable
 /// global, an unnamed unit). `started_early`: the other partitions' threads
 /// started generating their copies when this one did (`jit`).
-pub(crate) fn plan(module: LLVMModuleRef, threads: usize, started_early: bool) -> Option<Plan> {
+/// `hardware_gathers`: gathers stay gather instructions (`hardware_gathers`).
+pub(crate) fn plan(
+    module: LLVMModuleRef,
+    threads: usize,
+    started_early: bool,
+    hardware_gathers: bool,
+) -> Option<Plan> {
     if threads < 2 {
         return None;
     }
@@ -96,7 +102,7 @@ pub(crate) fn plan(module: LLVMModuleRef, threads: usize, started_early: bool) -
             if name.is_empty() {
                 return None;
             }
-            let weight = weight(f, &helpers);
+            let weight = weight(f, &helpers, hardware_gathers);
             total += weight;
             units.push((weight, name));
         }
@@ -193,8 +199,8 @@ const VECTOR_WEIGHT: usize = 7;
 /// An `optnone` function (a JIT pipeline's cold body) costs about half as
 /// much per instruction (callgrind, 2026-12: interpolate's body of ~2.8k
 /// instructions, 0.27 G less LLVM work).
-unsafe fn weight(f: LLVMValueRef, helpers: &HashSet<LLVMValueRef>) -> usize {
-    let w = instruction_weight(f, helpers);
+unsafe fn weight(f: LLVMValueRef, helpers: &HashSet<LLVMValueRef>, hardware_gathers: bool) -> usize {
+    let w = instruction_weight(f, helpers, hardware_gathers);
     if has_attribute(f, c"optnone") {
         w / 2
     } else {
@@ -203,7 +209,11 @@ unsafe fn weight(f: LLVMValueRef, helpers: &HashSet<LLVMValueRef>) -> usize {
 }
 
 /// `weight` before its corrections: instructions, of `f` and its helpers.
-unsafe fn instruction_weight(f: LLVMValueRef, helpers: &HashSet<LLVMValueRef>) -> usize {
+unsafe fn instruction_weight(
+    f: LLVMValueRef,
+    helpers: &HashSet<LLVMValueRef>,
+    hardware_gathers: bool,
+) -> usize {
     let mut seen = HashSet::new();
     let mut stack = vec![f];
     let mut total = 0;
@@ -219,7 +229,7 @@ unsafe fn instruction_weight(f: LLVMValueRef, helpers: &HashSet<LLVMValueRef>) -
                 if helpers.contains(&callee) {
                     stack.push(callee);
                 }
-                total += gather_lanes(inst, callee) * GATHER_INSTRUCTIONS_PER_LANE * SCALAR_WEIGHT;
+                total += gather_lanes(inst, callee, hardware_gathers) * GATHER_INSTRUCTIONS_PER_LANE * SCALAR_WEIGHT;
             }
         }
     }
@@ -275,10 +285,14 @@ const GATHER_INSTRUCTIONS_PER_LANE: usize = 5;
 
 /// The lanes of `call` if it calls `llvm.masked.gather` or
 /// `llvm.masked.scatter` (the pointer vector is the first operand of
-/// the gather and the second of the scatter); else 0.
-unsafe fn gather_lanes(call: LLVMValueRef, callee: LLVMValueRef) -> usize {
+/// the gather and the second of the scatter); else 0. A gather that
+/// stays a gather instruction (`hardware_gathers`) is one instruction.
+unsafe fn gather_lanes(call: LLVMValueRef, callee: LLVMValueRef, hardware_gathers: bool) -> usize {
     let name = name_of(callee);
     let operand = if name.starts_with("llvm.masked.gather.") {
+        if hardware_gathers && crate::expand_gathers::has_gather_instruction(call) {
+            return 0;
+        }
         0
     } else if name.starts_with("llvm.masked.scatter.") {
         1
