@@ -6,9 +6,9 @@
 //! some CPUs the gather instruction is much faster than eight scalar loads
 //! with their extracts and inserts (the Intel Xeon these notes were
 //! measured on: bilateral_grid runs in 10.8 ms instead of 17.0,
-//! local_laplacian in 44 instead of 80); on others (AMD before Zen 4,
-//! Intel cores whose microcode mitigates Gather Data Sampling) it is
-//! slower than the lanes. A CPU's name does not tell: virtual machines
+//! local_laplacian in 44 instead of 80); on others (by published figures,
+//! not measured here: AMD's cores before Zen 4, Intel's whose microcode
+//! mitigates Gather Data Sampling) it can be slower than the lanes. A CPU's name does not tell: virtual machines
 //! report a model of their own (this Xeon says Rocket Lake, an affected
 //! design). So the JIT times both forms once per process, on a small table
 //! in the L1 cache (~0.1 ms), and uses the instruction only when it is
