@@ -426,6 +426,46 @@ def test_nested_async_ring_buffers(hl):
     return out
 
 
+@differential()
+def test_an_async_producer_nested_in_another_async_funcs_consumer(hl):
+    """Seed 73232: f1 is stored at f3's y and computed at its x, inside the
+    consume of f2, an async Func computed at y. f1's producer side kept the
+    consumer's wait for f2 around f1's production, but on that side f2's
+    producer was dropped, so nothing released it: the realization hung.
+    f1 does not read f2, so its producer needs no wait. (Halide refuses
+    this nesting; the reference runs it synchronously.)"""
+    x, y = hl.Var("x"), hl.Var("y")
+    f1, f2, f3 = hl.Func("f1"), hl.Func("f2"), hl.Func("f3")
+    f1[x, y] = x + y
+    f2[x, y] = x * y
+    f3[x, y] = x
+    f3[x, y] = f3[x, y] + f1[x - 3, y - 1] * 100 + f2[x - 1, y + 1]
+    f2.compute_at(f3, y)
+    f1.compute_at(f3, x).store_at(f3, y)
+    if hl.__name__ != "halide":
+        f2.async_()
+        f1.async_()
+    out = f3.realize([6, 2])
+    expected = [[i + (i + j - 4) * 100 + (i - 1) * (j + 1) for i in range(6)] for j in range(2)]
+    assert np.array(out).tolist() == expected
+    return out
+
+
+@differential()
+def test_an_async_producer_reading_the_other_async_func(hl):
+    """The same schedule with f1 reading f2: f2's realization then holds
+    f1's, and f1's producer waits for f2's production on its own side."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f1, f2, f3 = hl.Func("f1"), hl.Func("f2"), hl.Func("f3")
+    f2[x, y] = x * y
+    f1[x, y] = x + f2[x, y]
+    f3[x, y] = x
+    f3[x, y] = f3[x, y] + f1[x - 3, y - 1] * 100 + f2[x - 1, y + 1]
+    f2.compute_at(f3, y).async_()
+    f1.compute_at(f3, x).store_at(f3, y).async_()
+    return f3.realize([6, 2])
+
+
 def test_an_async_producer_does_not_run_ahead_over_overlapping_regions():
     """Seed 58561: f's storage is hoisted out of g's x loop and not folded,
     so its producer ran every iteration ahead of the consumer; iteration

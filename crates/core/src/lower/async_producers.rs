@@ -471,6 +471,18 @@ fn producer_side(f: &str, s: &Stmt, dropped: &mut HashSet<String>) -> Result<Stm
         StmtNode::IfThenElse { condition, then_case, else_case: None } if paces_another_func(condition, f) => {
             producer_side(f, then_case, dropped)
         }
+        // The consumer's wait for another async Func g, whose fork (inside
+        // `f`'s realization) is nested around `f`'s production: this side
+        // dropped g's producer, so nothing here would release it (fuzz seed
+        // 73232 hung). `f`'s production does not read g (checked at
+        // `produce f`), so it needs no wait. (Halide refuses this nesting:
+        // "The Func g is consumed by async Func f and has a compute_at
+        // location in between ...".)
+        StmtNode::IfThenElse { condition, then_case, else_case: None }
+            if waits_for_dropped_func(condition, f, dropped) =>
+        {
+            producer_side(f, then_case, dropped)
+        }
         StmtNode::LetStmt { .. }
         | StmtNode::For { .. }
         | StmtNode::IfThenElse { .. }
@@ -555,6 +567,14 @@ fn wait_before_use(f: &str, s: &Stmt) -> Stmt {
 /// producer side drops every statement that does not produce `f`).
 fn is_pacing_acquire(cond: &Expr, f: &str) -> bool {
     acquired_semaphore(cond).is_some_and(|name| is_pacing_semaphore(name, f))
+}
+
+/// Is `cond` the consumer's wait for the production of a Func other than
+/// `f` whose producer the producer side of `f` dropped?
+fn waits_for_dropped_func(cond: &Expr, f: &str, dropped: &HashSet<String>) -> bool {
+    acquired_semaphore(cond)
+        .and_then(|name| name.strip_suffix(semaphore_name("").as_str()))
+        .is_some_and(|g| g != f && dropped.contains(g))
 }
 
 /// Is `cond` such a wait of a Func other than `f`?
