@@ -8,7 +8,9 @@
 //! - the producer side keeps the loops, lets and conditions around
 //!   `produce f` and the produce itself, followed by the release of a
 //!   semaphore; everything else is dropped, including another Func's
-//!   pacing waits around `f`'s production (they pace that Func's producer);
+//!   pacing waits around `f`'s production (they pace that Func's producer)
+//!   and another async Func's consumer wait whose producer this side
+//!   dropped (`f`'s production does not read that Func);
 //! - the consumer side drops `produce f` and, in each `consume f`, waits
 //!   for the semaphore right before the first statement that reads `f`
 //!   (so that work not needing `f`, such as producing other Funcs, runs
