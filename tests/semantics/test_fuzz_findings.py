@@ -513,6 +513,23 @@ def test_an_rdom_predicate_trims_the_region_read_however_it_is_written(hl, writt
 
 
 @differential()
+@pytest.mark.parametrize("k", [1, 2, 4])
+@pytest.mark.parametrize("width", [5, 8, 13, 29])
+def test_a_blend_split_that_divides_its_variable_has_no_tail(hl, k, width):
+    """Fuzz seed 73392: a ShiftInwardsAndBlend split by k of the vectorized
+    inner variable of a split by 8 leaves no tail when k divides 8, so both
+    of its loops may be vectorized (Halide is right there); it was refused
+    as the racing shape of seed 7300, which needs a tail (k = 3, 5)."""
+    x, y = hl.Var("x"), hl.Var("y")
+    sv = [hl.Var("sv%d" % i) for i in range(9)]
+    f = hl.Func("f")
+    f[x, y] = x + 10 * y
+    f.tile(x, y, sv[2], sv[3], sv[0], sv[1], 8, 4).vectorize(sv[0])
+    f.tile(sv[2], sv[0], sv[7], sv[8], sv[5], sv[6], 8, k, hl.TailStrategy.ShiftInwardsAndBlend)
+    return f.realize([width, 5])
+
+
+@differential()
 def test_call_bounded_by_the_funcs_values(hl):
     """g is -13 everywhere, so clamp(g, 1, 2) is 1 and f reads one row of
     g; Halide bounds a Func call by the Func's value bounds (fuzz seed
