@@ -285,8 +285,9 @@ impl JitTarget {
     /// What to generate code for, for a Halide target: the host CPU with
     /// the vector features the target does not name switched off. Targets
     /// for another machine (or asking for features this CPU lacks) are
-    /// refused, since their code cannot run here. Gathers stay gather instructions where they are measured faster
-    /// than loading lane by lane (`hardware_gathers`).
+    /// refused, since their code cannot run here. Gathers stay gather
+    /// instructions where they are measured faster than loading lane by
+    /// lane (`hardware_gathers`).
     pub fn for_target(t: &Target) -> Result<JitTarget> {
         let max_buffer_size = t.maximum_buffer_size() as u64;
         let isa = Self::isa_for_target(t)?;
