@@ -36,6 +36,10 @@ PROGRAM = textwrap.dedent(
 def run(cache, k=1, **env):
     e = dict(os.environ, HL_DEBUG_CODEGEN="1")
     e["FERROHALIDE_CACHE_DIR"] = str(cache)
+    # One gather form for every process of a test: each process measures
+    # which is faster, and on a loaded machine two may choose differently,
+    # and so compute different keys (hardware_gathers.rs).
+    e.setdefault("FERROHALIDE_GATHERS", "lanes")
     e.update(env)
     p = subprocess.run(
         [sys.executable, "-c", PROGRAM, str(k)], env=e, capture_output=True, text=True, timeout=120

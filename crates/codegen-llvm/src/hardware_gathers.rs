@@ -11,7 +11,7 @@
 //! mitigates Gather Data Sampling) it can be slower than the lanes. A CPU's name does not tell: virtual machines
 //! report a model of their own (this Xeon says Rocket Lake, an affected
 //! design). So the JIT times both forms once per process, on a small table
-//! in the L1 cache (~0.1 ms), and uses the instruction only when it is
+//! in the L1 cache (~0.5 ms), and uses the instruction only when it is
 //! clearly faster. The choice changes speed only: both forms load the
 //! same elements. Near the margin, two processes may choose differently
 //! (and miss each other's cache entries).
@@ -87,7 +87,7 @@ fn measure() -> Option<(f64, f64)> {
     }
     const TABLE: usize = 1024;
     const GATHERS: usize = 64;
-    const REPEATS: usize = 32;
+    const REPEATS: usize = 256;
     let table: Vec<f32> = (0..TABLE).map(|i| i as f32).collect();
     // Scattered indices (a multiplicative hash), every lane a different line.
     let index: Vec<i32> = (0..GATHERS * 8)
@@ -100,7 +100,7 @@ fn measure() -> Option<(f64, f64)> {
         t.elapsed().as_secs_f64() * 1e9 / (GATHERS * REPEATS) as f64
     };
     let (mut hardware, mut lanes) = (f64::MAX, f64::MAX);
-    for _ in 0..7 {
+    for _ in 0..9 {
         hardware = hardware.min(time(x86::with_instruction));
         lanes = lanes.min(time(x86::lane_by_lane));
     }
