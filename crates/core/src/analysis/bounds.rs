@@ -1303,14 +1303,7 @@ impl BoxCollector {
     /// 9484: `select(select(1, 2, 0, f[1, y] & 1, 0), 0, ..)`).
     fn conditional(&mut self, c: &Expr, then_case: &Stmt, else_case: Option<&Stmt>) {
         let c = &simplify(c);
-        if c.is_true() {
-            self.stmt(then_case);
-            return;
-        }
-        if c.is_false() {
-            if let Some(e) = else_case {
-                self.stmt(e);
-            }
+        if self.constant_branch(c, then_case, else_case) {
             return;
         }
         let outer = std::mem::take(&mut self.boxes);
@@ -1346,6 +1339,21 @@ impl BoxCollector {
         for (name, e) in else_boxes {
             self.add_region(&name, e);
         }
+    }
+
+    /// If the (simplified) condition `c` is a constant, visit only the
+    /// branch it takes (the other touches nothing) and return true.
+    fn constant_branch(&mut self, c: &Expr, then_case: &Stmt, else_case: Option<&Stmt>) -> bool {
+        if c.is_true() {
+            self.stmt(then_case);
+        } else if c.is_false() {
+            if let Some(e) = else_case {
+                self.stmt(e);
+            }
+        } else {
+            return false;
+        }
+        true
     }
 
     fn add_region(&mut self, name: &str, region: Region) {
@@ -1507,14 +1515,7 @@ impl BoxCollector {
                 // than the simplified one (which may reorder a
                 // comparison): both hold, so each narrows the scope.
                 let simplified = simplify(condition);
-                if simplified.is_true() {
-                    self.stmt(then_case);
-                    return;
-                }
-                if simplified.is_false() {
-                    if let Some(e) = else_case {
-                        self.stmt(e);
-                    }
+                if self.constant_branch(&simplified, then_case, else_case.as_ref()) {
                     return;
                 }
                 let saved = self.scope.clone();
