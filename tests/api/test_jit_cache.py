@@ -36,10 +36,9 @@ PROGRAM = textwrap.dedent(
 def run(cache, k=1, **env):
     e = dict(os.environ, HL_DEBUG_CODEGEN="1")
     e["FERROHALIDE_CACHE_DIR"] = str(cache)
-    # One gather form for every process of a test: each process measures
-    # which is faster, and on a loaded machine two may choose differently,
-    # and so compute different keys (hardware_gathers.rs).
-    e.setdefault("FERROHALIDE_GATHERS", "lanes")
+    # Each test's processes measure the gather form as a user's do: the
+    # first measurement is stored in the folder, and the rest take it.
+    e.pop("FERROHALIDE_GATHERS", None)
     e.update(env)
     p = subprocess.run(
         [sys.executable, "-c", PROGRAM, str(k)], env=e, capture_output=True, text=True, timeout=120
@@ -135,9 +134,32 @@ def test_files_are_private(tmp_path):
     run(cache)
     d = cache / "jit"
     assert stat.S_IMODE(d.stat().st_mode) == 0o700
-    for path in entries(cache):
+    assert list(d.glob("*.m"))  # the gather measurement
+    for path in d.iterdir():
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert not list(d.glob(".tmp-*"))
+
+
+def gather_choice(err):
+    return [line for line in err.splitlines() if line.startswith("gathers:")]
+
+
+def test_the_gather_measurement_is_made_once_per_folder(tmp_path):
+    # The choice is part of every key: were it measured again by each
+    # process, a loaded machine could flip it, and processes would miss
+    # each other's entries. The second process prints the first's figures.
+    _, err1 = run(tmp_path)
+    _, err2 = run(tmp_path)
+    assert len(gather_choice(err1)) == 1 and gather_choice(err2) == gather_choice(err1)
+    assert "JIT cache hit" in err2
+    # A damaged measurement is measured again, never read.
+    (fact,) = (tmp_path / "jit").glob("*.m")
+    fact.write_bytes(fact.read_bytes()[:-3])
+    _, err3 = run(tmp_path)
+    assert "damaged" in err3 and len(gather_choice(err3)) == 1
+    (fact,) = (tmp_path / "jit").glob("*.m")
+    _, err4 = run(tmp_path)
+    assert gather_choice(err4) == gather_choice(err3)
 
 
 def test_a_folder_others_can_write_is_not_used(tmp_path):
@@ -172,6 +194,7 @@ def test_processes_filling_the_cache_at_once(tmp_path):
         out, err = p.communicate(timeout=180)
         assert p.returncode == 0 and out.startswith("ok"), err
     assert len(entries(tmp_path)) == 5  # the runtime; two pipelines, two entries each
+    assert len(list((tmp_path / "jit").glob("*.m"))) == 1  # one gather measurement
     assert not list((tmp_path / "jit").glob(".tmp-*"))
     _, err = run(tmp_path, k=1)
     assert "JIT cache hit" in err and "damaged" not in err

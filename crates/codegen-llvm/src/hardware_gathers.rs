@@ -13,8 +13,10 @@
 //! design). So the JIT times both forms once per process, on a small table
 //! in the L1 cache (~0.5 ms), and uses the instruction only when it is
 //! clearly faster. The choice changes speed only: both forms load the
-//! same elements. Near the margin, two processes may choose differently
-//! (and miss each other's cache entries).
+//! same elements. Near the margin two measurements may differ, and the
+//! choice is part of the cache's keys, so the first one is stored in the
+//! cache folder (`jit_cache::machine_fact`) and every later process
+//! sharing it takes that one instead of measuring.
 //!
 //! The choice is carried as LLVM's `fast-gather` tuning feature in the JIT
 //! target's features, so the persistent cache's key has it, and the back
@@ -39,25 +41,42 @@ pub(crate) fn enabled(target: &JitTarget) -> bool {
 }
 
 /// Whether the gather instructions pay off on this machine (decided once
-/// per process).
+/// per process, and measured once per machine and cache folder: processes
+/// sharing a cache take the first measurement stored there, so they agree
+/// on the target, and with it on the cache's keys).
 pub(crate) fn pay_off_here() -> bool {
     static CHOICE: OnceLock<bool> = OnceLock::new();
     *CHOICE.get_or_init(|| match std::env::var("FERROHALIDE_GATHERS").as_deref() {
         Ok("hardware") => avx2_here(),
         Ok("lanes") => false,
-        _ => measure().is_some_and(|(hardware, lanes)| {
-            let pays = hardware * MARGIN < lanes;
+        _ => {
+            let host = JitTarget::host();
+            let fact = crate::jit_cache::machine_fact("gathers", &format!("{} {}", host.cpu, host.features), || {
+                measured_choice().into_bytes()
+            });
+            let fact = String::from_utf8_lossy(&fact).into_owned();
             if crate::jit::debug_level() >= 1 {
-                eprintln!(
-                    "gathers: {} (8 floats: {:.2} ns with a gather instruction, {:.2} ns lane by lane)",
-                    if pays { "gather instructions" } else { "lane by lane" },
-                    hardware,
-                    lanes
-                );
+                eprintln!("gathers: {fact}");
             }
-            pays
-        }),
+            fact.starts_with(INSTRUCTIONS) && avx2_here()
+        }
     })
+}
+
+const INSTRUCTIONS: &str = "gather instructions";
+
+/// The choice a measurement makes, with its figures, as text that starts
+/// with `INSTRUCTIONS` when the instruction pays off.
+fn measured_choice() -> String {
+    match measure() {
+        None => "lane by lane (no AVX2)".to_string(),
+        Some((hardware, lanes)) => format!(
+            "{} (8 floats: {:.2} ns with a gather instruction, {:.2} ns lane by lane)",
+            if hardware * MARGIN < lanes { INSTRUCTIONS } else { "lane by lane" },
+            hardware,
+            lanes
+        ),
+    }
 }
 
 /// How much faster the instruction must be: near a tie the per-lane form

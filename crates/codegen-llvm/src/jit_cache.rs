@@ -34,6 +34,11 @@
 //!   hit and fails if the lowered pipeline's key differs from the stored one
 //!   (the test suite and the fuzzer run with it).
 //!
+//! - Machine facts (`.m`): what a process measured about this machine and
+//!   put into the target (whether gather instructions pay off), stored
+//!   once so that every process sharing the folder agrees on its keys.
+//!   They are not evicted.
+//!
 //! A cache that cannot be read or written only costs time: failures fall
 //! back to compiling and are reported with `HL_DEBUG_CODEGEN=1`.
 
@@ -164,6 +169,41 @@ pub fn write_frontend_entry(key: &Digest, payload: &[u8]) {
     evict(&dir);
 }
 
+/// A fact about this machine that `measure` finds, measured once per
+/// machine and cache folder: every process sharing the folder then uses
+/// the first measurement stored, so all compute the same keys (a fact
+/// that went into the target, measured again by each process, could come
+/// out differently under load and make processes miss each other's
+/// entries). `machine` names what the fact depends on (the host CPU and
+/// its features); a folder shared between machines keeps one per machine.
+/// Without a cache folder, `measure` runs every time.
+pub(crate) fn machine_fact(name: &str, machine: &str, measure: impl FnOnce() -> Vec<u8>) -> Vec<u8> {
+    let Some(dir) = cache_dir() else {
+        return measure();
+    };
+    let key = key("ferrohalide machine fact", |f| {
+        f.str(name);
+        f.str(machine);
+    });
+    let path = dir.join(format!("{}.m", hex(&key)));
+    if path.exists() {
+        if let Some(fact) = read_entry(&path, &key) {
+            return fact;
+        }
+    }
+    let fact = measure();
+    // The first process to store the fact wins: a hard link fails if the
+    // entry exists, and the loser takes the winner's fact.
+    match write_entry_with(&dir, &key, &fact, |tmp| fs::hard_link(tmp, &path)) {
+        Ok(()) => fact,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => read_entry(&path, &key).unwrap_or(fact),
+        Err(e) => {
+            debug(&format!("cannot write {}: {e}", path.display()));
+            fact
+        }
+    }
+}
+
 /// Is the persistent cache in use (a usable folder, not turned off)?
 pub fn enabled() -> bool {
     cache_dir().is_some()
@@ -264,7 +304,7 @@ fn read_entry(path: &Path, key: &Digest) -> Option<Vec<u8>> {
         && u64::from_le_bytes(bytes[40..48].try_into().ok()?) == (bytes.len() - HEADER) as u64
         && blake3(&[&bytes[HEADER..]])[..] == bytes[48..80];
     if !valid {
-        debug(&format!("{} is damaged; compiling again", path.display()));
+        debug(&format!("{} is damaged; removed", path.display()));
         let _ = fs::remove_file(path);
         return None;
     }
@@ -272,6 +312,18 @@ fn read_entry(path: &Path, key: &Digest) -> Option<Vec<u8>> {
 }
 
 fn write_entry(dir: &Path, path: &Path, key: &Digest, object: &[u8]) -> std::io::Result<()> {
+    write_entry_with(dir, key, object, |tmp| fs::rename(tmp, path))
+}
+
+/// Write an entry to a private temporary file, then `publish` it (a rename
+/// or a link into place), so readers see a whole entry or none. The
+/// temporary file is gone afterwards.
+fn write_entry_with(
+    dir: &Path,
+    key: &Digest,
+    object: &[u8],
+    publish: impl FnOnce(&Path) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let tmp = dir.join(format!(
         ".tmp-{}-{}",
@@ -286,11 +338,9 @@ fn write_entry(dir: &Path, path: &Path, key: &Digest, object: &[u8]) -> std::io:
         f.write_all(&blake3(&[object]))?;
         f.write_all(object)?;
         drop(f);
-        fs::rename(&tmp, path)
+        publish(&tmp)
     })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
+    let _ = fs::remove_file(&tmp);
     result
 }
 
