@@ -30,7 +30,7 @@ pub enum LlvmOutput {
     LlvmAssembly,
 }
 
-fn machine(jt: &JitTarget, triple: &str) -> Result<TargetMachine> {
+fn machine(jt: &JitTarget, triple: &str) -> Result<crate::target_machines::PooledMachine> {
     target_machine_for(jt, &TargetTriple::create(triple), CodeModel::Default, RelocMode::PIC)
 }
 

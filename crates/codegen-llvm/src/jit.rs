@@ -23,13 +23,13 @@ use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{
     CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple,
 };
-use inkwell::OptimizationLevel;
 
 use crate::codegen::entry::argv_uc_symbol;
 use crate::codegen::CodeGen;
 use crate::jit_loader::{load_object, LoadedObject};
 use crate::jit_runtime::RunContext;
 use crate::target::JitTarget;
+use crate::target_machines::PooledMachine;
 
 /// A scalar argument value. It is converted to the argument's declared type.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -116,7 +116,7 @@ pub(crate) fn init_llvm() {
     });
 }
 
-fn target_machine(target: &JitTarget) -> Result<TargetMachine> {
+fn target_machine(target: &JitTarget) -> Result<PooledMachine> {
     target_machine_for(
         target,
         &TargetMachine::get_default_triple(),
@@ -125,30 +125,15 @@ fn target_machine(target: &JitTarget) -> Result<TargetMachine> {
     )
 }
 
-/// An LLVM target machine for `target` on `triple`.
+/// An LLVM target machine for `target` on `triple` (from the pool of
+/// machines finished with, `target_machines`).
 pub(crate) fn target_machine_for(
     target: &JitTarget,
     triple: &TargetTriple,
     code_model: CodeModel,
     reloc: RelocMode,
-) -> Result<TargetMachine> {
-    init_llvm();
-    let t =
-        Target::from_triple(triple).map_err(|e| Error::internal(format!("LLVM target: {e}")))?;
-    t.create_target_machine(
-        triple,
-        &target.cpu,
-        &target.features,
-        OptimizationLevel::Aggressive,
-        reloc,
-        code_model,
-    )
-    .ok_or_else(|| {
-        Error::internal(format!(
-            "cannot create an LLVM target machine for {}",
-            target.cpu
-        ))
-    })
+) -> Result<PooledMachine> {
+    crate::target_machines::take(target, triple, code_model, reloc)
 }
 
 /// Generate and optimize the LLVM module of a `Module`. `jit`: with the
@@ -468,7 +453,7 @@ fn compile_partition(
 }
 
 /// The target machine of JIT objects: small code model, position-independent.
-fn jit_object_machine(target: &JitTarget) -> Result<TargetMachine> {
+fn jit_object_machine(target: &JitTarget) -> Result<PooledMachine> {
     target_machine_for(
         target,
         &TargetMachine::get_default_triple(),

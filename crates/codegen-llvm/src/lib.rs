@@ -24,6 +24,7 @@ pub mod jit_runtime;
 pub mod runtime_module;
 pub mod runtime_symbols;
 pub mod target;
+mod target_machines;
 
 pub use jit::{
     compile_jit, compile_jit_keyed, compile_to_assembly, compile_to_llvm_ir, load_jit, ArgValue, JitModule,

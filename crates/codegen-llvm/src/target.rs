@@ -26,11 +26,17 @@ impl JitTarget {
         }
     }
 
-    /// The machine we are running on, as LLVM detects it.
+    /// The machine we are running on, as LLVM detects it (once: in a
+    /// virtual machine each of the detection's many `cpuid`s traps, and
+    /// detecting took ~3% of compiling a small pipeline).
     pub fn host() -> JitTarget {
-        let cpu = TargetMachine::get_host_cpu_name().to_string();
-        let features = TargetMachine::get_host_cpu_features().to_string();
-        JitTarget::new(cpu, features)
+        static HOST: std::sync::OnceLock<JitTarget> = std::sync::OnceLock::new();
+        HOST.get_or_init(|| {
+            let cpu = TargetMachine::get_host_cpu_name().to_string();
+            let features = TargetMachine::get_host_cpu_features().to_string();
+            JitTarget::new(cpu, features)
+        })
+        .clone()
     }
 
     /// The host, with some features forced on or off, e.g. `"+avx2,-avx512f"`.
