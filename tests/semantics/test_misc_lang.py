@@ -92,6 +92,45 @@ def test_require_failure_then_success(hl):
 
 
 @differential()
+def test_failed_assertions_messages_are_halides_word_for_word(hl):
+    """Every kind of value an assertion's message formats: integers of each
+    signedness and width, both float widths, bools, a vector's first lane,
+    five values (more than one formatting call takes), and a buffer name
+    holding a control byte (text the one-call formatter cannot carry)."""
+    x = hl.Var("x")
+    p = hl.Param(hl.Int(32), "p", -3)
+    cases = {
+        "none": lambda: hl.require(p > 0, x),
+        "ints": lambda: hl.require(p > 0, x, p, hl.u8(200), hl.i64(p) * 1000000000000),
+        "floats": lambda: hl.require(p > 0, x, hl.f32(p) / 3, hl.f64(p) / 3, hl.f32(p) * 1e20),
+        "bools": lambda: hl.require(p > 0, x, p > -5, p < -5),
+        "five": lambda: hl.require(p > 0, x, p, p + 1, p + 2, p + 3, p + 4),
+        "vector": lambda: hl.require(p > 0, x, p + x),
+    }
+    messages = {}
+    for name, make in cases.items():
+        f = hl.Func("f_" + name)
+        f[x] = make()
+        if name == "vector":
+            f.vectorize(x, 4)
+        try:
+            f.realize([8])
+            messages[name] = "no error"
+        except hl.HalideError as e:
+            messages[name] = str(e)
+    im = hl.ImageParam(hl.UInt(8), 1, "im\x01a")
+    g = hl.Func("g")
+    g[x] = im[x + 2]
+    im.set(buffer(hl, np.zeros(8, dtype=np.uint8)))
+    try:
+        g.realize([8])
+        messages["marker"] = "no error"
+    except hl.HalideError as e:
+        messages["marker"] = str(e)
+    return messages
+
+
+@differential()
 def test_require_errors_at_definition(hl):
     x = hl.Var("x")
     return {

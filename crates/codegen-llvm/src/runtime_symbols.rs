@@ -18,6 +18,7 @@ pub mod names {
     pub const DO_PAR_FOR: &str = "halide_do_par_for";
     pub const DO_FORK: &str = "ferrohalide_do_fork";
     pub const ERROR: &str = "halide_error";
+    pub const ERROR_FORMATTED: &str = "ferrohalide_error_formatted";
     pub const ERROR_OUT_OF_MEMORY: &str = "halide_error_out_of_memory";
     pub const ERROR_BUFFER_ALLOCATION_TOO_LARGE: &str = "halide_error_buffer_allocation_too_large";
     pub const PRINT: &str = "halide_print";

@@ -1,12 +1,15 @@
 //! Building text at run time: `print` lines and error messages. Values are
 //! formatted by the runtime's string builder (`halide_*_to_string`), into
-//! a scratch buffer on the stack of the current function.
+//! a scratch buffer on the stack of the current function; an error message
+//! with few values is formatted by the runtime in one call
+//! (`ferrohalide_error_formatted`).
 
 use ferrohalide_core::ir::{Expr, ExprNode, Type};
 use ferrohalide_core::Result;
 
 use crate::runtime_symbols::names;
 
+use super::ops::Op;
 use super::{CodeGen, Val};
 
 const MESSAGE_BYTES: u64 = 4096;
@@ -132,13 +135,60 @@ impl CodeGen {
         for a in args {
             vals.push(self.codegen_expr(a)?);
         }
+        let uc = self.f.user_context;
+        if let Some((format, values)) = self.formatted_error(args, &vals) {
+            let mut call = vec![uc, format];
+            call.extend(values);
+            self.call_extern(names::ERROR_FORMATTED, self.t_void(), &call);
+            return Ok(self.i32c(code as i64));
+        }
         let msg = if args.is_empty() {
             self.global_string("Assertion failed")
         } else {
             self.format_values(args, &vals, Some(0), "", "")
         };
-        let uc = self.f.user_context;
         self.call_extern(names::ERROR, self.t_void(), &[uc, msg]);
         Ok(self.i32c(code as i64))
+    }
+
+    /// The arguments of `ferrohalide_error_formatted` for a message of
+    /// `args` (lane 0 of vector values): a constant format with a marker
+    /// byte per value, and the four values as 64-bit words. None when the
+    /// message has more values, or text holding a marker byte; such a
+    /// message is built part by part.
+    fn formatted_error(&mut self, args: &[Expr], vals: &[Val]) -> Option<(Val, Vec<Val>)> {
+        let mut format = String::new();
+        let mut words = Vec::new();
+        for (a, &v) in args.iter().zip(vals) {
+            if let ExprNode::StringImm(text) = a.node() {
+                if text.bytes().any(|b| (1..=6).contains(&b)) {
+                    return None;
+                }
+                format.push_str(text);
+                continue;
+            }
+            let t = a.ty().element_of();
+            let v = if a.ty().is_vector() { self.extract(v, 0) } else { v };
+            let i64t = self.t_i64();
+            let (marker, word) = if t.is_handle() {
+                ('\u{6}', self.cast(Op::LLVMPtrToInt, v, i64t))
+            } else if t.is_bool() {
+                ('\u{5}', self.int_resize(v, i64t, false))
+            } else if t.is_float() {
+                let d = self.float_resize(v, self.t_f64());
+                (if t.bits == 64 { '\u{3}' } else { '\u{4}' }, self.cast(Op::LLVMBitCast, d, i64t))
+            } else if t.is_int() {
+                ('\u{1}', self.int_resize(v, i64t, true))
+            } else {
+                ('\u{2}', self.int_resize(v, i64t, false))
+            };
+            format.push(marker);
+            words.push(word);
+        }
+        if words.len() > 4 {
+            return None;
+        }
+        words.resize(4, self.cint(self.t_i64(), 0));
+        Some((self.global_string(&format), words))
     }
 }
