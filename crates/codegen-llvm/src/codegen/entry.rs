@@ -9,7 +9,8 @@
 //!   `halide_buffer_t` of a buffer argument or at a scalar's storage (bool
 //!   as one byte);
 //! - `i32 name_argv_uc(void* user_context, void** args)`: the same with a
-//!   user context, which is what the JIT calls (JIT only);
+//!   user context, which is what the JIT calls (a JIT module has only
+//!   this one; the two above are for ahead-of-time code);
 //! - the body itself, `name.body(user_context, a0, a1, ...)` (internal).
 //!
 //! At the start of the body every buffer argument `b` is checked (not
@@ -137,6 +138,26 @@ impl CodeGen {
             self.add_enum_attribute(body_fn, c"optnone");
         }
 
+        // The JIT calls only `name_argv_uc`, and every function costs its
+        // compile time, called or not.
+        if opts.jit_entry {
+            self.argv_entry_point(p, opts, (body_fn, body_ft), has_uc_arg, true);
+        } else {
+            self.c_abi_entry_points(p, opts, (body_fn, body_ft), &arg_tys, has_uc_arg);
+        }
+        Ok(())
+    }
+
+    /// `name(args...)` and `name_argv(void**)`, Halide's C ABI.
+    fn c_abi_entry_points(
+        &mut self,
+        p: &LoweredPipeline,
+        opts: &EntryOptions,
+        body: (Val, Ty),
+        arg_tys: &[Ty],
+        has_uc_arg: bool,
+    ) {
+        let (body_fn, body_ft) = body;
         // name(args...). A half-float scalar is passed as its bits (an
         // i16): C compilers disagree on how to pass a half float.
         let is_half = |a: &LoweredArgument| {
@@ -145,10 +166,10 @@ impl CodeGen {
         let public_tys: Vec<Ty> = p
             .args
             .iter()
-            .zip(&arg_tys)
+            .zip(arg_tys)
             .map(|(a, &t)| if is_half(a) { self.t_i16() } else { t })
             .collect();
-        let ft = self.t_fn(i32t, &public_tys);
+        let ft = self.t_fn(self.t_i32(), &public_tys);
         let f = self.add_function(&p.name, ft, false);
         self.begin_wrapper(f);
         let mut args = vec![if has_uc_arg { self.param(f, 0) } else { self.null_ptr() }];
@@ -162,53 +183,55 @@ impl CodeGen {
         }
         let r = self.call(body_fn, body_ft, &args);
         self.ret(r);
+        self.argv_entry_point(p, opts, body, has_uc_arg, false);
+    }
 
-        // name_argv(void**) and name_argv_uc(void*, void**)
-        let variants: &[bool] = if opts.jit_entry { &[false, true] } else { &[false] };
-        for &with_uc in variants {
-            let (fname, params) = if with_uc {
-                (argv_uc_symbol(&p.name), vec![ptr, ptr])
-            } else {
-                (argv_symbol(&p.name), vec![ptr])
-            };
-            let ft = self.t_fn(i32t, &params);
-            let f = self.add_function(&fname, ft, false);
-            self.begin_wrapper(f);
-            let (uc, argv) = if with_uc {
-                (self.param(f, 0), self.param(f, 1))
-            } else {
-                (self.null_ptr(), self.param(f, 0))
-            };
-            let mut args = vec![uc];
-            for (i, a) in p.args.iter().enumerate() {
-                if i == 0 && has_uc_arg && !with_uc {
-                    // argv[0] points at the user context.
-                    let slot = self.gep(ptr, argv, self.i64c(0));
-                    let pv = self.load(ptr, slot, self.ptr_bytes);
-                    let ucv = self.load(ptr, pv, self.ptr_bytes);
-                    args[0] = ucv;
-                }
-                let slot = self.gep(ptr, argv, self.i64c(i as i64));
+    /// `name_argv(void**)`, or with `with_uc` `name_argv_uc(void*, void**)`:
+    /// `argv[i]` points at argument i.
+    fn argv_entry_point(&mut self, p: &LoweredPipeline, opts: &EntryOptions, body: (Val, Ty), has_uc_arg: bool, with_uc: bool) {
+        let (body_fn, body_ft) = body;
+        let ptr = self.t_ptr();
+        let (fname, params) = if with_uc {
+            (argv_uc_symbol(&p.name), vec![ptr, ptr])
+        } else {
+            (argv_symbol(&p.name), vec![ptr])
+        };
+        let ft = self.t_fn(self.t_i32(), &params);
+        let f = self.add_function(&fname, ft, false);
+        self.begin_wrapper(f);
+        let (uc, argv) = if with_uc {
+            (self.param(f, 0), self.param(f, 1))
+        } else {
+            (self.null_ptr(), self.param(f, 0))
+        };
+        let mut args = vec![uc];
+        for (i, a) in p.args.iter().enumerate() {
+            if i == 0 && has_uc_arg && !with_uc {
+                // argv[0] points at the user context.
+                let slot = self.gep(ptr, argv, self.i64c(0));
                 let pv = self.load(ptr, slot, self.ptr_bytes);
-                let v = match a.kind {
-                    ArgumentKind::InputScalar => {
-                        let t = a.ty.element_of();
-                        let mt = self.mem_scalar_ty(t);
-                        let raw = self.load(mt, pv, 1);
-                        self.from_mem(raw, t)
-                    }
-                    _ => pv,
-                };
-                args.push(v);
+                let ucv = self.load(ptr, pv, self.ptr_bytes);
+                args[0] = ucv;
             }
-            if opts.hexagon_kernel {
-                self.call_holding_hvx(body_fn, body_ft, &args);
-                continue;
-            }
-            let r = self.call(body_fn, body_ft, &args);
-            self.ret(r);
+            let slot = self.gep(ptr, argv, self.i64c(i as i64));
+            let pv = self.load(ptr, slot, self.ptr_bytes);
+            let v = match a.kind {
+                ArgumentKind::InputScalar => {
+                    let t = a.ty.element_of();
+                    let mt = self.mem_scalar_ty(t);
+                    let raw = self.load(mt, pv, 1);
+                    self.from_mem(raw, t)
+                }
+                _ => pv,
+            };
+            args.push(v);
         }
-        Ok(())
+        if opts.hexagon_kernel {
+            self.call_holding_hvx(body_fn, body_ft, &args);
+            return;
+        }
+        let r = self.call(body_fn, body_ft, &args);
+        self.ret(r);
     }
 
     /// Return `body_fn(args)` called with the HVX unit locked (QuRT's
