@@ -102,7 +102,7 @@ def test_failed_assertions_messages_are_halides_word_for_word(hl):
     cases = {
         "none": lambda: hl.require(p > 0, x),
         "ints": lambda: hl.require(p > 0, x, p, hl.u8(200), hl.i64(p) * 1000000000000),
-        "floats": lambda: hl.require(p > 0, x, hl.f32(p) / 3, hl.f64(p) / 3, hl.f32(p) * 1e20),
+        "floats": lambda: hl.require(p > 0, x, hl.f32(p) / 3, hl.f64(p) / 3, hl.f32(p) * hl.f32(1e20)),
         "bools": lambda: hl.require(p > 0, x, p > -5, p < -5),
         "five": lambda: hl.require(p > 0, x, p, p + 1, p + 2, p + 3, p + 4),
         "vector": lambda: hl.require(p > 0, x, p + x),
