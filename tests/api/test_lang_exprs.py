@@ -1,5 +1,6 @@
 """Expr operators, coercion rules and hl.* expression functions: the printed
 form (repr) and the errors must match the reference exactly."""
+import importlib
 import warnings
 
 import pytest
@@ -121,6 +122,20 @@ def test_lossy_float_literal_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         x + 0.5  # exact in float32: no warning
+
+
+@pytest.mark.parametrize("module", ["ferrohalide", "halide"])
+def test_an_explicit_f32_of_a_float_does_not_warn(module):
+    """`f32(0.1)` asks for the float32 rounding, so it is not a lossy literal
+    (as in Halide); other casts of a lossy float still warn."""
+    m = importlib.import_module(module)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert repr(m.f32(0.1)) == "<halide.Expr of type float32: 0.100000f>"
+        assert repr(m.f32(1e20)) == "<halide.Expr of type float32: 100000002004087734272.000000f>"
+        assert repr(m.f64(0.1)) == "<halide.Expr of type float64: 0.100000>"
+    with pytest.warns(RuntimeWarning, match="will be interpreted as a float32"):
+        m.u8(m.Var("x") + 0.1)
 
 
 def test_expr_bool_raises_value_error():

@@ -175,6 +175,11 @@ macro_rules! concise_casts {
                 if t == Type::float(64) && e.is_exact_instance_of::<pyo3::types::PyFloat>() {
                     return Ok(PyExpr::new(Expr::f64(e.extract::<f64>()?)));
                 }
+                // `f32(0.1)` asks for the float32 rounding: no warning that
+                // the literal loses precision (Halide gives none either).
+                if t == Type::float(32) && e.is_exact_instance_of::<pyo3::types::PyFloat>() {
+                    return Ok(PyExpr::new(Expr::f32(e.extract::<f64>()? as f32 as f64)));
+                }
                 let e = py_to_expr(e)?;
                 let t: Type = $ty;
                 let t = t.with_lanes(e.lanes());
