@@ -1723,3 +1723,52 @@ def test_a_shifted_split_producer_per_row_needs_a_tight_region(hl):
     f1.split(y, yo, yi, 2).compute_at(f3, y)
     f0.compute_root().bound(y, -1, 13)
     return f3.realize([2, 13])
+
+
+def _seed_75774(hl):
+    """Fuzz seed 75774's pipeline: a Bool Func with an update, its rows
+    vectorized by 8 and then by 3 (24-lane masked gathers of int64)."""
+    x, y = hl.Var("x"), hl.Var("y")
+    a = ((np.arange(21, dtype=np.uint64) * np.uint64(2654435761)) % np.uint64(356)).astype(np.int64) - 100
+    b = (((np.arange(30, dtype=np.uint64) * np.uint64(40503)) % np.uint64(8193)).astype(np.int64) - 4096) / 16
+    inp0 = hl.Buffer(a.reshape(3, 7))
+    inp1 = hl.Buffer(b.reshape(15, 2))
+    bc0 = hl.BoundaryConditions.mirror_image(inp0)
+    bc1 = hl.BoundaryConditions.mirror_image(inp1)
+    f0 = hl.Func("f0")
+    f0[x, y] = hl.cast(hl.Float(32), hl.select(
+        hl.cast(hl.Bool(), bc0[x, y] & 1), hl.u64_sat(x),
+        hl.u64(hl.clamp(bc1[x - 3, x / 2], 0.0, 1073741824.0)))) == (-2.5 - hl.f32(bc0[x, y]))
+    r0 = hl.RDom([(12, 4)])
+    f0[x, r0.x] = (hl.f32(bc0[x + 2, r0.x + 3]) // -2.0) >= 0.875
+    sv0, sv1, sv2 = hl.Var("sv0"), hl.Var("sv1"), hl.Var("sv2")
+    f0.split(x, sv0, sv1, 1, hl.TailStrategy.Auto)
+    f0.vectorize(y, 8, hl.TailStrategy.GuardWithIf)
+    f0.rename(y, sv2)
+    f0.vectorize(sv2, 3, hl.TailStrategy.RoundUp)
+    rv3, rv4 = hl.RVar("rv3"), hl.RVar("rv4")
+    f0.update(0).split(r0.x, rv3, rv4, 4, hl.TailStrategy.GuardWithIf)
+    f0.update(0).partition(rv3, hl.Partition.Never)
+    return f0
+
+
+@differential()
+def test_a_24_lane_masked_gather_runs(hl):
+    """Seed 75774 died of SIGILL on AVX-512: LLVM split its 24-lane masked
+    gathers into 8-lane ones, one of them all padding, whose undefined index
+    register it gave the destination's register (an invalid instruction).
+    Gathers and scatters are now emitted in power-of-two pieces."""
+    return np.array(_seed_75774(hl).realize([8, 16]))
+
+
+def test_masked_gathers_have_power_of_two_lanes(tmp_path):
+    import re
+
+    import ferrohalide as hl
+
+    f0 = _seed_75774(hl)
+    path = tmp_path / "f0.ll"
+    f0.compile_to_llvm_assembly(str(path), [], "f0")
+    counts = [int(n) for n in re.findall(r"llvm\.masked\.(?:gather|scatter)\.v(\d+)", path.read_text())]
+    assert counts, "the pipeline has masked gathers"
+    assert all(n & (n - 1) == 0 for n in counts), sorted(set(counts))

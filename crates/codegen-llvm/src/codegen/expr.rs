@@ -790,18 +790,28 @@ impl CodeGen {
     /// minutes on a wider one (a 768-lane gather, fuzz seed 20482: Halide
     /// hangs there too), and a piece is as many per-lane loads either way.
     /// Scattered stores keep their order (a later lane still wins).
+    ///
+    /// Every piece has a power-of-two lane count. LLVM 19's x86 back end
+    /// widens a gather of another count with undefined lanes; a
+    /// register-sized part made only of those lanes becomes a gather whose
+    /// index register is undefined, which the register allocator may then
+    /// give the destination's register, and a gather whose index and
+    /// destination are one register is an invalid instruction (SIGILL: a
+    /// 24-lane masked gather on AVX-512, fuzz seed 75774).
     pub(crate) fn lane_chunks(&self, ptrs: Val, mask: Val, lanes: u32) -> Vec<(Val, Val, u32)> {
-        if lanes <= MAX_GATHER_LANES {
+        if lanes <= MAX_GATHER_LANES && lanes.is_power_of_two() {
             return vec![(ptrs, mask, lanes)];
         }
-        (0..lanes)
-            .step_by(MAX_GATHER_LANES as usize)
-            .map(|start| {
-                let n = MAX_GATHER_LANES.min(lanes - start);
-                let sel: Vec<i32> = (start..start + n).map(|i| i as i32).collect();
-                (self.shuffle1(ptrs, &sel), self.shuffle1(mask, &sel), n)
-            })
-            .collect()
+        let mut pieces = vec![];
+        let mut start = 0;
+        while start < lanes {
+            let left = MAX_GATHER_LANES.min(lanes - start);
+            let n = 1 << (31 - left.leading_zeros());
+            let sel: Vec<i32> = (start..start + n).map(|i| i as i32).collect();
+            pieces.push((self.shuffle1(ptrs, &sel), self.shuffle1(mask, &sel), n));
+            start += n;
+        }
+        pieces
     }
 
     /// Masked vector loads of `bits`-wide elements are single instructions
