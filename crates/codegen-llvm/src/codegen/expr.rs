@@ -598,6 +598,18 @@ impl CodeGen {
 /// See `lane_chunks`.
 pub(crate) const MAX_GATHER_LANES: u32 = 64;
 
+/// One piece of a gather or scatter (`CodeGen::lane_chunks`).
+pub(crate) struct LaneChunk {
+    pub(crate) ptrs: Val,
+    pub(crate) mask: Val,
+    /// The lanes of the access it covers.
+    pub(crate) lanes: u32,
+    /// Its lanes with the masked-off padding (a power of two).
+    pub(crate) padded: u32,
+    /// For each padded lane, the lane of the whole access it takes.
+    pub(crate) sel: Vec<i32>,
+}
+
 impl CodeGen {
     pub(crate) fn codegen_load(
         &mut self,
@@ -767,9 +779,11 @@ impl CodeGen {
                 let ptrs = self.gep(elem, base, idx);
                 let ptrs = self.match_lanes(ptrs, lanes);
                 let mut parts = vec![];
-                for (p, m, n) in self.lane_chunks(ptrs, m, lanes) {
-                    let part_t = self.t_vec(elem, n);
-                    parts.push(self.masked_gather(part_t, p, align, m, tag)?);
+                for c in self.lane_chunks(ptrs, m, lanes) {
+                    let part_t = self.t_vec(elem, c.padded);
+                    let g = self.masked_gather(part_t, c.ptrs, align, c.mask, tag)?;
+                    let n = c.lanes as i32;
+                    parts.push(if c.padded == c.lanes { g } else { self.shuffle1(g, &(0..n).collect::<Vec<_>>()) });
                 }
                 if parts.len() == 1 { parts[0] } else { self.concat(&parts) }
             }
@@ -791,27 +805,34 @@ impl CodeGen {
     /// hangs there too), and a piece is as many per-lane loads either way.
     /// Scattered stores keep their order (a later lane still wins).
     ///
-    /// Every piece has a power-of-two lane count. LLVM 19's x86 back end
-    /// widens a gather of another count with undefined lanes; a
-    /// register-sized part made only of those lanes becomes a gather whose
-    /// index register is undefined, which the register allocator may then
-    /// give the destination's register, and a gather whose index and
+    /// Every piece has a power-of-two lane count: a piece of another count
+    /// is padded with copies of its first lane's pointer, masked off. LLVM
+    /// 19's x86 back end widens a gather of another count with undefined
+    /// lanes; a register-sized part made only of those becomes a gather
+    /// whose index register is undefined, which the register allocator may
+    /// then give the destination's register, and a gather whose index and
     /// destination are one register is an invalid instruction (SIGILL: a
-    /// 24-lane masked gather on AVX-512, fuzz seed 75774).
-    pub(crate) fn lane_chunks(&self, ptrs: Val, mask: Val, lanes: u32) -> Vec<(Val, Val, u32)> {
+    /// 24-lane masked gather on AVX-512, fuzz seed 75774). Each piece is
+    /// (pointers, mask, its lanes, its padded lanes); `sel` of a piece picks
+    /// the lanes of a value to scatter through it.
+    pub(crate) fn lane_chunks(&self, ptrs: Val, mask: Val, lanes: u32) -> Vec<LaneChunk> {
         if lanes <= MAX_GATHER_LANES && lanes.is_power_of_two() {
-            return vec![(ptrs, mask, lanes)];
+            let sel = (0..lanes as i32).collect();
+            return vec![LaneChunk { ptrs, mask, lanes, padded: lanes, sel }];
         }
-        let mut pieces = vec![];
-        let mut start = 0;
-        while start < lanes {
-            let left = MAX_GATHER_LANES.min(lanes - start);
-            let n = 1 << (31 - left.leading_zeros());
-            let sel: Vec<i32> = (start..start + n).map(|i| i as i32).collect();
-            pieces.push((self.shuffle1(ptrs, &sel), self.shuffle1(mask, &sel), n));
-            start += n;
-        }
-        pieces
+        let off = self.zero_of(self.type_of(mask));
+        (0..lanes)
+            .step_by(MAX_GATHER_LANES as usize)
+            .map(|start| {
+                let n = MAX_GATHER_LANES.min(lanes - start);
+                let p = n.next_power_of_two();
+                let sel: Vec<i32> = (start..start + p).map(|i| if i < start + n { i } else { start } as i32).collect();
+                // Padding lanes take the mask of the all-off vector.
+                let msel: Vec<i32> =
+                    (start..start + p).map(|i| if i < start + n { i } else { lanes + i - start - n } as i32).collect();
+                LaneChunk { ptrs: self.shuffle1(ptrs, &sel), mask: self.shuffle(mask, off, &msel), lanes: n, padded: p, sel }
+            })
+            .collect()
     }
 
     /// Masked vector loads of `bits`-wide elements are single instructions

@@ -417,15 +417,9 @@ impl CodeGen {
         };
         let ptrs = self.gep(elem, base, idx);
         let ptrs = self.match_lanes(ptrs, lanes);
-        let mut start = 0;
-        for (p, m, n) in self.lane_chunks(ptrs, m, lanes) {
-            let part = if n == lanes {
-                v
-            } else {
-                self.shuffle1(v, &(start..start + n).map(|i| i as i32).collect::<Vec<_>>())
-            };
-            self.masked_scatter(part, p, align, m, tag)?;
-            start += n;
+        for c in self.lane_chunks(ptrs, m, lanes) {
+            let part = if c.padded == lanes { v } else { self.shuffle1(v, &c.sel) };
+            self.masked_scatter(part, c.ptrs, align, c.mask, tag)?;
         }
         Ok(())
     }
