@@ -1772,3 +1772,19 @@ def test_masked_gathers_have_power_of_two_lanes(tmp_path):
     counts = [int(n) for n in re.findall(r"llvm\.masked\.(?:gather|scatter)\.v(\d+)", path.read_text())]
     assert counts, "the pipeline has masked gathers"
     assert all(n & (n - 1) == 0 for n in counts), sorted(set(counts))
+
+
+def test_a_65_lane_masked_gather_runs():
+    """A GuardWithIf tail of 65 lanes gathers in pieces of 64 and 1; the
+    1-lane piece is padded to 2 (a 1-lane masked gather was invalid IR).
+    Halide 21 aborts in LLVM's IRBuilder here, so the check is NumPy."""
+    import ferrohalide as hl
+
+    x = hl.Var("x")
+    data = np.arange(200, dtype=np.int32) * 7 % 113
+    idx = (np.arange(200, dtype=np.int32) * 37) % 200
+    f = hl.Func("f")
+    f[x] = hl.Buffer(data)[hl.clamp(hl.Buffer(idx)[x], 0, 199)] + x
+    f.vectorize(x, 65, hl.TailStrategy.GuardWithIf)
+    expected = data[np.clip(idx[:70], 0, 199)] + np.arange(70)
+    assert np.array(f.realize([70])).tolist() == expected.tolist()

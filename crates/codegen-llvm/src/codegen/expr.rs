@@ -825,7 +825,8 @@ impl CodeGen {
             .step_by(MAX_GATHER_LANES as usize)
             .map(|start| {
                 let n = MAX_GATHER_LANES.min(lanes - start);
-                let p = n.next_power_of_two();
+                // At least two lanes: a one-lane piece would take a scalar type.
+                let p = n.next_power_of_two().max(2);
                 let sel: Vec<i32> = (start..start + p).map(|i| if i < start + n { i } else { start } as i32).collect();
                 // Padding lanes take the mask of the all-off vector.
                 let msel: Vec<i32> =
