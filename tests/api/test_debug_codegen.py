@@ -115,3 +115,30 @@ def test_overlapping_taps_share_loads():
     # vector) has two loads and one permute.
     loads, permutes = ir.count("load <16 x float>"), ir.count("shufflevector <16 x float>")
     assert permutes >= 1 and loads == 2 * permutes, ir
+
+
+def test_level_4_times_each_unit_of_a_split_module_alone():
+    """The data the split's weights are fitted to (module_split::weight)."""
+    pytest.importorskip("ferrohalide")
+    script = """
+import ferrohalide as hl
+x, y = hl.Var("x"), hl.Var("y")
+f, g = hl.Func("first"), hl.Func("second")
+f[x, y] = x * y
+g[x, y] = f[x, y] + f[x + 1, y]
+f.compute_root().parallel(y)
+g.parallel(y)
+print(int(g.realize([8, 8])[3, 5]))
+"""
+    # Small modules split only in the stress mode; two threads make two partitions.
+    env = dict(os.environ, HL_DEBUG_CODEGEN="4", FERROHALIDE_CACHE_DIR="off",
+               FERROHALIDE_STRESS_CODEGEN="1", FERROHALIDE_COMPILE_THREADS="2")
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       timeout=120, env=env)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == str(3 * 5 + 4 * 5)
+    units = [line for line in p.stderr.splitlines() if line.startswith("module split: unit ")]
+    names = {line.split()[3] for line in units}
+    assert any(".par_for.first." in n for n in names), units
+    assert any(".par_for.second." in n for n in names), units
+    assert all(" compiles alone in " in line and line.endswith(" ms") for line in units), units

@@ -256,7 +256,9 @@ fn generate_module<'ctx>(
     generate_llvm_module(ctx, &m, target, machine, true, None)
 }
 
-/// `HL_DEBUG_CODEGEN`: 1 times each step, 3 also prints the optimized LLVM IR.
+/// `HL_DEBUG_CODEGEN`: 1 times each step, 2 also prints each lowering
+/// pass's statement and the split plan, 3 the optimized LLVM IR, 4 what each
+/// unit of a split module costs to compile alone (`profile_units`).
 pub fn debug_level() -> i32 {
     std::env::var("HL_DEBUG_CODEGEN")
         .ok()
@@ -348,6 +350,9 @@ fn compile_object(p: &LoweredPipeline, target: &JitTarget) -> Result<Vec<u8>> {
             optimize_llvm_module(&module, target, &machine)?;
             return Ok(crate::jit_loader::pack_objects(vec![emit_object(&machine, &module)?]));
         };
+        if debug_level() >= 4 {
+            profile_units(&module, target, &machine)?;
+        }
         let plan = std::sync::Arc::new(plan);
         for index in others.len() + 1..plan.partitions() {
             others.push(PartitionThread::spawn(s, p, target, index)?);
@@ -373,6 +378,38 @@ fn compile_object(p: &LoweredPipeline, target: &JitTarget) -> Result<Vec<u8>> {
         }
         Ok(crate::jit_loader::pack_objects(objects))
     })
+}
+
+/// `HL_DEBUG_CODEGEN=4`: each unit of a split module compiled alone (in a
+/// copy of the module), with its weight and the thread's CPU time of its
+/// optimization and machine code (the fastest of three), to fit the
+/// split's weights against (`module_split::weight`).
+fn profile_units(module: &Module, target: &JitTarget, machine: &TargetMachine) -> Result<()> {
+    fn thread_cpu_ms() -> f64 {
+        extern "C" {
+            fn clock_gettime(clock: i32, time: *mut [i64; 2]) -> i32;
+        }
+        const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+        let mut time = [0i64; 2];
+        // SAFETY: a valid clock and a struct timespec's layout on 64-bit Linux.
+        unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut time) };
+        time[0] as f64 * 1e3 + time[1] as f64 / 1e6
+    }
+    let hardware_gathers = crate::hardware_gathers::enabled(target);
+    for (name, weight, plan) in crate::module_split::single_unit_plans(module.as_mut_ptr(), hardware_gathers) {
+        let mut best = f64::MAX;
+        for _ in 0..3 {
+            // SAFETY: the clone is a new module of the same context, owned here.
+            let copy = unsafe { Module::new(inkwell::llvm_sys::core::LLVMCloneModule(module.as_mut_ptr())) };
+            plan.keep_partition(copy.as_mut_ptr(), 0);
+            let start = thread_cpu_ms();
+            optimize_llvm_module(&copy, target, machine)?;
+            emit_object(machine, &copy)?;
+            best = best.min(thread_cpu_ms() - start);
+        }
+        eprintln!("module split: unit {name} (weight {weight}) compiles alone in {best:.3} ms");
+    }
+    Ok(())
 }
 
 /// Whether `p` is large enough that its module will probably be split:

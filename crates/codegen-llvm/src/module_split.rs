@@ -146,6 +146,37 @@ pub(crate) fn plan(
     }
 }
 
+/// Each unit of `module` (see the module's comment) with its `weight`,
+/// and a plan that gives it partition 0 alone (every other unit
+/// partition 1): for measuring what each unit costs to compile
+/// (`HL_DEBUG_CODEGEN=4`), the data the weights are fitted to.
+pub(crate) fn single_unit_plans(module: LLVMModuleRef, hardware_gathers: bool) -> Vec<(String, usize, Plan)> {
+    // SAFETY: `module` is a live module, only read here.
+    unsafe {
+        let defined: Vec<LLVMValueRef> = functions(module)
+            .into_iter()
+            .filter(|&f| LLVMIsDeclaration(f) == 0)
+            .collect();
+        let helpers: HashSet<LLVMValueRef> =
+            defined.iter().copied().filter(|&f| is_helper(f)).collect();
+        let units: Vec<(String, usize)> = defined
+            .iter()
+            .filter(|f| !helpers.contains(f))
+            .map(|&f| (name_of(f), weight(f, &helpers, hardware_gathers)))
+            .collect();
+        units
+            .iter()
+            .map(|(name, w)| {
+                let partition_of = units
+                    .iter()
+                    .map(|(other, _)| (other.clone(), usize::from(other != name)))
+                    .collect();
+                (name.clone(), *w, Plan { partition_of, partitions: 2 })
+            })
+            .collect()
+    }
+}
+
 /// Does function `f` carry the enum attribute `name`?
 unsafe fn has_attribute(f: LLVMValueRef, name: &std::ffi::CStr) -> bool {
     let kind = LLVMGetEnumAttributeKindForName(name.as_ptr(), name.to_bytes().len());
@@ -181,20 +212,34 @@ unsafe fn is_helper(f: LLVMValueRef) -> bool {
 
 /// The weight of a scalar and of a vector instruction (see `weight`).
 const SCALAR_WEIGHT: usize = 10;
-const VECTOR_WEIGHT: usize = 7;
+const VECTOR_WEIGHT: usize = 4;
 
 /// About how long compiling `f` takes: its instructions and those of the
 /// helpers it calls (which are copied into its partition), counted once
-/// each, a vector instruction as 7/10 of a scalar one. Measured
-/// (callgrind, each unit of Halide's apps compiled in a partition of its
-/// own, LLVM 19, 2026-12): a function's O3 and machine code cost about
-/// 0.17 M instructions of LLVM per instruction of its IR, scalar code
-/// (the body's checks, the closures' setup) as much as 0.19-0.22 and
-/// vector-heavy loops less (0.09-0.17). The earlier model, which counted
-/// a vector instruction as 1 + 4 per 128 bits, put local_laplacian's body
-/// (7.8k scalar instructions, 1.48 G to compile) at a quarter of its cost
-/// and left one partition 23% heavier than the other; this one leaves them
-/// within 2% (the LLVM part of its compile -9%; interpolate's -3%).
+/// each, a vector instruction as 4/10 of a scalar one, and its loops
+/// (`LOOP_WEIGHT`). A function's O3 and machine code cost about 0.17 M
+/// instructions of LLVM per instruction of its IR (callgrind, each unit
+/// of Halide's apps compiled in a partition of its own, LLVM 19,
+/// 2026-12), scalar code (the body's checks, the closures' setup) more
+/// and vector-heavy loops less.
+///
+/// Refitted in stop 59 on each unit's own compile time in the process
+/// (`HL_DEBUG_CODEGEN=4` prints it: each unit optimized and compiled
+/// alone, 55 units of the four apps). The straight vector code of the
+/// apps' inner loops is cheap to compile (bilateral_grid's output
+/// loops, 1,065 vector and ~470 scalar instructions: 8 ms each) and
+/// loop-heavy scalar code is not (its blurz closure, 1,731 scalar
+/// instructions and 38 loops: 57 ms, 44% of the module; the earlier
+/// weights, 7 per vector instruction and 250 per loop, put it at 28%,
+/// and bilateral_grid's two partitions took 86 and 39 ms). With these
+/// weights its partitions are within 7% of each other and its cold
+/// compile went 117 -> 100 ms (median of 7, side by side), interpolate's
+/// 423 -> 413 ms; local_laplacian's, balanced by chance under the old
+/// weights, 437 -> 454 ms (its plan is 5% off the best one now). No
+/// weights of this form balanced all three better: the units' costs are
+/// not linear in these counts (local_laplacian's two largest differ
+/// 2.4-fold in cost and 1.9-fold in weight), so the plan is only as good
+/// as the estimate of its few largest units.
 ///
 /// An `optnone` function (a JIT pipeline's cold body) costs about half as
 /// much per instruction (callgrind, 2026-12: interpolate's body of ~2.8k
@@ -238,18 +283,14 @@ unsafe fn instruction_weight(
 
 /// The weight of a loop, counted as a branch back to an earlier block:
 /// LLVM's loop passes (rotation, LICM, induction variables, strength
-/// reduction) cost per loop beyond its instructions. Measured (callgrind,
-/// each unit of the three large apps compiled alone, stop 56): a fit of
-/// each unit's LLVM work over its scalar and vector instructions and its
-/// back edges puts a back edge at ~150 scalar instructions, and cuts the
-/// model's error per unit from 31% to 20% (rms); bilateral_grid's blurz
-/// closure, 38 back edges, costs 2.5 times what its instructions say
-/// (strength reduction is 41% of it). A sixth of the fit is what the
-/// plans bear: with it bilateral_grid's partitions went from 107/66 ms to
-/// 96/75 (its cold compile 143 -> 131 ms), local_laplacian's 1% faster,
-/// interpolate's unchanged; more (500-2,000) unbalanced interpolate's
-/// plan in the model.
-const LOOP_WEIGHT: usize = 250;
+/// reduction) cost per loop beyond its instructions. Measured (each
+/// unit's own compile time, stop 59): a least-squares fit over the apps'
+/// units puts a loop at 60-150 scalar instructions; strength reduction
+/// alone is 54% of the machine code of bilateral_grid's blurz closure
+/// (38 loops whose addresses step by a run-time stride). 80 balanced the
+/// apps' plans best (stop 56 had taken 25, a sixth of its fit, when the
+/// vector instructions were weighed higher).
+const LOOP_WEIGHT: usize = 800;
 
 /// The branches of `f` to a block at or before their own (code generation
 /// emits a loop's header before its body, so each loop has one).
