@@ -487,3 +487,47 @@ def test_an_async_producer_does_not_run_ahead_over_overlapping_regions():
     f.async_()
     out = np.array(g.realize([5, 4]))
     assert out.tolist() == [[0] * 5, [92] * 5, [92] * 5, [0] * 5]
+
+
+RING_WITH_A_DEAD_READ = """
+import sys
+import numpy as np
+import ferrohalide as hl
+where, slots, outermost = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "outermost"
+x, y = hl.Var("x"), hl.Var("y")
+f0, f1 = hl.Func("f0"), hl.Func("f1")
+f0[x, y] = hl.u8(x + 10 * y)
+r = hl.RDom([(1, 2)])
+if where == "pure":
+    f1[x, y] = hl.select(f0[x, 4] < 0, 0, x)  # a u8 is never < 0: the read folds away
+    f1[r.x, y] = f1[r.x, y] + hl.i32(f0[r.x, y]) * 100
+else:
+    f1[x, y] = hl.i32(f0[x, 4])
+    f1[r.x, y] = hl.select(f0[r.x, y] < 0, 0, f1[r.x, y])
+f0.compute_at(f1, hl.Var.outermost() if outermost else y).async_().hoist_storage_root()
+f0.ring_buffer(slots)
+for _ in range(20):
+    print(np.asarray(f1.realize([4, 3])).tolist())
+"""
+
+
+@pytest.mark.parametrize("where", ["pure", "update"])
+@pytest.mark.parametrize("slots", [1, 2, 3])
+@pytest.mark.parametrize("level", ["y", "outermost"])
+def test_an_async_ring_buffer_one_stage_no_longer_reads(where, slots, level):
+    """A neighbour of fuzz seed 76544: one stage of f1 reads f0 only in a
+    branch that folds away, so that stage's production is skipped; its
+    `consume f0` marker stayed and waited for the other stage's
+    productions (a deadlock), and its slot release freed slots never
+    taken. (Halide 21 refuses these schedules, "Duplicate produce node",
+    so the values are written out; a subprocess, so a deadlock fails the
+    test instead of hanging the run.)"""
+    pytest.importorskip("ferrohalide")
+    p = subprocess.run([sys.executable, "-c", RING_WITH_A_DEAD_READ, where, str(slots), level],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    if where == "pure":
+        want = [[0, 100 * (1 + 10 * yy) + 1, 100 * (2 + 10 * yy) + 2, 3] for yy in range(3)]
+    else:
+        want = [[xx + 40 for xx in range(4)]] * 3
+    assert p.stdout.splitlines() == [str(want)] * 20

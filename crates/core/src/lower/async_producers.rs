@@ -218,7 +218,12 @@ fn ring(
                 condition: condition.clone(),
                 body: AddSlot { f, slot: &slot }.mutate_stmt(body),
             });
-            if !paced {
+            // A realization whose production was skipped (nothing reads it:
+            // `skip_dead_stages`) takes no slot: the producer side, which
+            // waits for the slot, has nothing of it, so a release on the
+            // consumer side would free a slot never taken and let the
+            // producer overwrite one still being read.
+            if !paced || !stmt_produces(body, f) {
                 return realize;
             }
             paced_by(&ring_semaphore_name(f), Expr::i32(1), realize, Expr::i32(1))

@@ -10,8 +10,9 @@
 //! Assumes: a non-output Func `f` is computed as `Block[produce f, consume f]`
 //! (`schedule_functions`), a compute_with group as nested producers.
 //! Guarantees: a `produce f` whose `consume f` no longer calls `f` is
-//! removed; a fused group only when no member is read; outputs are always
-//! produced. Nothing else changes.
+//! removed, with the `consume f` marker around its consumers; a fused group
+//! only when no member is read; outputs are always produced. Nothing else
+//! changes.
 
 use crate::ir::visit::mutate_stmt_children;
 use crate::ir::{Expr, Mutator, Stmt, StmtNode};
@@ -49,7 +50,23 @@ impl Mutator for SkipDeadStages<'_> {
         if members.iter().any(|f| stmt_uses_func(consume, f)) {
             return s;
         }
-        consume.clone()
+        // The consume markers go with the production: an async producer's
+        // consumer waits for a production at each `consume f`, and one
+        // left here would take the production another stage waits for
+        // (a deadlock: fuzz seed 76544's neighbour).
+        without_consume_markers(consume, &members)
+    }
+}
+
+/// `s` without the `consume` nodes of `members` at its top.
+fn without_consume_markers(s: &Stmt, members: &[String]) -> Stmt {
+    match s.node() {
+        StmtNode::ProducerConsumer {
+            name,
+            is_producer: false,
+            body,
+        } if members.contains(name) => without_consume_markers(body, members),
+        _ => s.clone(),
     }
 }
 
