@@ -77,6 +77,11 @@ impl Mutator for FindVectorLoops {
             body,
         } = s.node()
         {
+            if let Ok(lanes) = vector_lanes(name, extent) {
+                if let Some(chunked) = cap_vector_width(name, min, lanes, 1, body) {
+                    return self.mutate_stmt(&chunked);
+                }
+            }
             return match vectorize_one(name, min, extent, body) {
                 Ok(b) => b,
                 Err(e) => {
@@ -87,6 +92,76 @@ impl Mutator for FindVectorLoops {
         }
         mutate_stmt_children(self, s)
     }
+}
+
+/// The most lanes a vector gets, counting every enclosing vectorized loop.
+///
+/// Wider vectors are legal (Halide allows 65535 lanes) but LLVM's type
+/// legalization and register allocation grow faster than linearly with
+/// width: nested vectorized loops of 512 and 12 lanes made 6144-lane
+/// vectors that took LLVM over 20 minutes (fuzz seed 77245; Halide never
+/// finishes it either). A loop that would pass the cap is run as a serial
+/// loop over chunks of the widest width that still fits, each chunk
+/// vectorized. That runs the same lanes: the lanes of a vectorized loop are
+/// independent (a pure var writes only its own sites, and an update's
+/// self-references keep the pure vars in place; a vectorized RVar was
+/// proven race-free or is atomic), so any order of them gives the same
+/// values, and chunks keep the lanes' order.
+pub const MAX_VECTOR_LANES: u32 = 256;
+
+/// The loop over `name` (`lanes` lanes) chunked so that, inside
+/// `lanes_outside` lanes of enclosing vectorized loops, no vector passes
+/// `MAX_VECTOR_LANES`: a serial loop `name.lane_chunk` over vectorized
+/// chunks of the largest divisor of `lanes` that fits, or a serial loop when
+/// none does. `None` when the loop fits as it is.
+fn cap_vector_width(
+    name: &str,
+    min: &Expr,
+    lanes: u16,
+    lanes_outside: u32,
+    body: &Stmt,
+) -> Option<Stmt> {
+    let fits = |n: u32| lanes_outside.saturating_mul(n) <= MAX_VECTOR_LANES;
+    if fits(lanes as u32) {
+        return None;
+    }
+    let chunk = (2..lanes as u32)
+        .rev()
+        .find(|d| lanes as u32 % d == 0 && fits(*d));
+    let Some(chunk) = chunk else {
+        return Some(Stmt::for_loop(
+            name,
+            min.clone(),
+            Expr::make_const_i64(min.ty(), lanes as i64),
+            ForType::Serial,
+            body.clone(),
+        ));
+    };
+    let outer = format!("{name}.lane_chunk");
+    let ty = min.ty().element_of();
+    let chunk_min = fold_binary(
+        BinOp::Add,
+        min.clone(),
+        fold_binary(
+            BinOp::Mul,
+            Expr::var(ty, outer.clone()),
+            Expr::make_const_i64(ty, chunk as i64),
+        ),
+    );
+    let inner = Stmt::for_loop(
+        name,
+        chunk_min,
+        Expr::make_const_i64(ty, chunk as i64),
+        ForType::Vectorized,
+        body.clone(),
+    );
+    Some(Stmt::for_loop(
+        outer,
+        Expr::zero(ty),
+        Expr::make_const_i64(ty, (lanes as u32 / chunk) as i64),
+        ForType::Serial,
+        inner,
+    ))
 }
 
 fn vectorize_one(name: &str, min: &Expr, extent: &Expr, body: &Stmt) -> Result<Stmt> {
@@ -615,7 +690,13 @@ impl VectorSubs {
                 return self.mutate_stmt(&inner);
             }
             return match vector_lanes(name, extent) {
-                Ok(lanes) => self.mutate_nested_vector_loop(name, min, lanes, body),
+                Ok(lanes) => {
+                    let outside = self.vars.iter().map(|v| v.lanes as u32).product();
+                    match cap_vector_width(name, min, lanes, outside, body) {
+                        Some(chunked) => self.mutate_stmt(&chunked),
+                        None => self.mutate_nested_vector_loop(name, min, lanes, body),
+                    }
+                }
                 Err(e) => {
                     self.fail(e);
                     s.clone()
@@ -1762,6 +1843,47 @@ mod tests {
     /// `vectorized x in [0, 4): vectorized y in [0, 3): body`
     fn nested(body: Stmt) -> Stmt {
         vloop("x", c(0), 4, vloop("y", c(0), 3, body))
+    }
+
+    /// The widest vector in `s`.
+    fn max_lanes(s: &Stmt) -> u16 {
+        struct Widest(u16);
+        impl Mutator for Widest {
+            fn mutate_expr(&mut self, e: &Expr) -> Expr {
+                self.0 = self.0.max(e.ty().lanes);
+                mutate_expr_children(self, e)
+            }
+        }
+        let mut w = Widest(1);
+        w.mutate_stmt(s);
+        w.0
+    }
+
+    #[test]
+    fn vectors_wider_than_the_cap_run_in_chunks() {
+        // 64 x 12 nested lanes: the inner loop runs as 3 serial chunks of 4
+        // lanes (64 x 4 = 256); a prime inner width that cannot fit runs
+        // serially; a single 1000-lane loop runs as 4 chunks of 250.
+        let (x, y) = (i32v("x"), i32v("y"));
+        let idx = Expr::add(Expr::mul(x.clone(), c(12)), y.clone());
+        let src = Expr::add(Expr::mul(y.clone(), c(64)), x.clone());
+        let body = st("out", idx, Expr::add(Expr::mul(ld("in", src), c(2)), x.clone()));
+        let s = vloop("x", c(0), 64, vloop("y", c(0), 12, body));
+        let v = check_same(&s, &[("in", 768), ("out", 768)], &[], 2);
+        assert_eq!(max_lanes(&v), 256, "{v}");
+        assert!(v.to_string().contains("y.lane_chunk"), "{v}");
+
+        let idx = Expr::add(Expr::mul(x.clone(), c(7)), y.clone());
+        let body = st("out", idx, Expr::add(ld("in", Expr::add(x.clone(), y.clone())), y.clone()));
+        let s = vloop("x", c(0), 64, vloop("y", c(0), 7, body));
+        let v = check_same(&s, &[("in", 80), ("out", 448)], &[], 2);
+        assert_eq!(max_lanes(&v), 64, "{v}");
+
+        let body = st("out", x.clone(), Expr::mul(ld("in", x), c(3)));
+        let s = vloop("x", c(5), 1000, body);
+        let v = check_same(&s, &[("in", 1005), ("out", 1005)], &[], 2);
+        assert_eq!(max_lanes(&v), 250, "{v}");
+        assert!(v.to_string().contains("x.lane_chunk"), "{v}");
     }
 
     #[test]
