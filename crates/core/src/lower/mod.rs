@@ -48,6 +48,7 @@ pub mod extern_stages;
 pub mod debug_to_file;
 pub mod inject_memoization;
 pub mod inject_prefetch;
+pub mod interleave_reductions;
 pub mod fuse_loop_nests;
 pub mod fused_groups;
 pub mod find_intrinsics;
@@ -449,6 +450,10 @@ fn lower_environment(
     s = log.run("partition loops", s, |s| partition_loops::partition_loops(s, &policies))?;
     s = log.run("strip likely", s, |s| Ok(partition_loops::strip_likely(s)))?;
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
+    let update_dims = interleave_reductions::update_dims(env);
+    s = log.run("interleave reductions", s, |s| {
+        Ok(interleave_reductions::interleave_reductions(s, &update_dims))
+    })?;
     if target.arch == crate::target::arch::HEXAGON {
         s = log.run("find intrinsics", s, |s| Ok(find_intrinsics::find_intrinsics(s)))?;
     }
