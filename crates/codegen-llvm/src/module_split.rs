@@ -89,12 +89,7 @@ pub(crate) fn plan(
         if globals(module).any(|g| LLVMIsGlobalConstant(g) == 0) {
             return None;
         }
-        let defined: Vec<LLVMValueRef> = functions(module)
-            .into_iter()
-            .filter(|&f| LLVMIsDeclaration(f) == 0)
-            .collect();
-        let helpers: HashSet<LLVMValueRef> =
-            defined.iter().copied().filter(|&f| is_helper(f)).collect();
+        let (defined, helpers) = defined_functions(module);
         let mut units: Vec<(usize, String)> = Vec::new();
         let mut total = 0;
         for &f in defined.iter().filter(|f| !helpers.contains(f)) {
@@ -153,12 +148,7 @@ pub(crate) fn plan(
 pub(crate) fn single_unit_plans(module: LLVMModuleRef, hardware_gathers: bool) -> Vec<(String, usize, Plan)> {
     // SAFETY: `module` is a live module, only read here.
     unsafe {
-        let defined: Vec<LLVMValueRef> = functions(module)
-            .into_iter()
-            .filter(|&f| LLVMIsDeclaration(f) == 0)
-            .collect();
-        let helpers: HashSet<LLVMValueRef> =
-            defined.iter().copied().filter(|&f| is_helper(f)).collect();
+        let (defined, helpers) = defined_functions(module);
         let units: Vec<(String, usize)> = defined
             .iter()
             .filter(|f| !helpers.contains(f))
@@ -181,6 +171,19 @@ pub(crate) fn single_unit_plans(module: LLVMModuleRef, hardware_gathers: bool) -
 unsafe fn has_attribute(f: LLVMValueRef, name: &std::ffi::CStr) -> bool {
     let kind = LLVMGetEnumAttributeKindForName(name.as_ptr(), name.to_bytes().len());
     !LLVMGetEnumAttributeAtIndex(f, u32::MAX, kind).is_null()
+}
+
+/// The functions `module` defines, and which of them are helpers.
+///
+/// # Safety
+/// `module` must be a live module.
+unsafe fn defined_functions(module: LLVMModuleRef) -> (Vec<LLVMValueRef>, HashSet<LLVMValueRef>) {
+    let defined: Vec<LLVMValueRef> = functions(module)
+        .into_iter()
+        .filter(|&f| LLVMIsDeclaration(f) == 0)
+        .collect();
+    let helpers = defined.iter().copied().filter(|&f| is_helper(f)).collect();
+    (defined, helpers)
 }
 
 /// An internal function, not `noinline`, whose one use is a direct call
