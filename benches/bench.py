@@ -241,6 +241,22 @@ def matmul(hl, np):
     return lambda: (a_data, b_data, c.realize([n, n]))
 
 
+@case("convolution 9 taps f32 4096x512, update over an RDom, vectorize x 8, parallel y")
+def convolution(hl, np):
+    w, h, k = 4096, 512, 9
+    in_data = np.random.default_rng(1).random((h, w + k), dtype=np.float32)
+    k_data = np.random.default_rng(2).random((k,), dtype=np.float32)
+    inp, taps = hl.Buffer(in_data), hl.Buffer(k_data)
+    x, y = hl.Var("x"), hl.Var("y")
+    r = hl.RDom([(0, k)])
+    f = hl.Func("f")
+    f[x, y] = hl.f32(0)
+    f[x, y] += taps[r.x] * inp[x + r.x, y]
+    f.vectorize(x, 8).parallel(y)
+    f.update().vectorize(x, 8).parallel(y)
+    return lambda: (in_data, k_data, f.realize([w, h]))
+
+
 # Seconds of untimed runs between the first (compiling) run and the timed ones.
 WARMUP = 0.05
 # Timed runs go on for at least this many seconds (and at least --runs
