@@ -309,6 +309,21 @@ def test_rewound_window_any_height(hl, h):
 
 
 @differential()
+@pytest.mark.parametrize("size", [(37, 70), (16, 33), (100, 64), (21, 35)])
+def test_rewound_rows_in_parallel_vectorized_strips(hl, size):
+    """blur_x stored per strip and computed per row, both vectorized: the
+    warm-up rows stay in the row loop (one branch per row skips the
+    consumer) rather than a peeled copy of blur_x's loops."""
+    w, h = size
+    inp = _input(hl, w + 2, h + 2)
+    bx, out, x, y = _blur(hl, inp)
+    yo, yi = hl.Var("yo"), hl.Var("yi")
+    out.split(y, yo, yi, 32).parallel(yo).vectorize(x, 16)
+    bx.store_at(out, yo).compute_at(out, yi).vectorize(x, 16)
+    return out.realize([w, h])
+
+
+@differential()
 @pytest.mark.parametrize("step", [2, 3])
 def test_rewound_window_steps_of_several_rows(hl, step):
     """Each row of g reads rows step*y .. step*y + 3 of f: the window moves

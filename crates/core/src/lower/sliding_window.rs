@@ -42,7 +42,13 @@
 //! computes one step per iteration through the same code as the steady
 //! state, where a peeled first iteration would compute the whole window
 //! through its own, slower code; every region stays inside the first
-//! iteration's uncut region.
+//! iteration's uncut region. When the consume sits directly in the
+//! rewound loop's body (no loop between them) the guard is
+//! `likely_if_innermost` instead, as Halide writes it: skipping the
+//! consumer costs one branch per iteration, so loop partitioning need not
+//! peel the warm-up iterations into a second copy of the producer's loops.
+//! Inside a loop of the body it would be a branch per inner iteration,
+//! and the peeled warm-up pays (the blur app runs 7% faster with it).
 //! Producers of `f` computed at the same level read `f`'s lets, so they
 //! shrink with it and may slide in turn. Every iteration still writes and
 //! reads inside what it did before the cut (dimensions split with RoundUp
@@ -554,7 +560,9 @@ fn only_runs_func(body: &Stmt, func: &str) -> bool {
 /// Runs the body of `func`'s consume nodes only under `guard`.
 struct GuardConsume<'a> {
     func: &'a str,
-    guard: Expr,
+    condition: Expr,
+    /// Loops entered between the rewound loop and here.
+    depth: usize,
 }
 
 impl Mutator for GuardConsume<'_> {
@@ -567,10 +575,20 @@ impl Mutator for GuardConsume<'_> {
                 name,
                 is_producer: false,
                 body,
-            } if name == self.func => Stmt::consumer(
-                name.clone(),
-                Stmt::if_then_else(self.guard.clone(), body.clone(), None),
-            ),
+            } if name == self.func => {
+                let guard = if self.depth == 0 {
+                    Expr::likely_if_innermost(self.condition.clone())
+                } else {
+                    Expr::likely(self.condition.clone())
+                };
+                Stmt::consumer(name.clone(), Stmt::if_then_else(guard, body.clone(), None))
+            }
+            StmtNode::For { .. } => {
+                self.depth += 1;
+                let out = mutate_stmt_children(self, s);
+                self.depth -= 1;
+                out
+            }
             _ => mutate_stmt_children(self, s),
         }
     }
@@ -602,10 +620,10 @@ impl Mutator for SlidingWindow<'_> {
                     let r = self.rewinds.remove(at);
                     let orig_name = format!("{name}.loop_min.orig");
                     let orig = var(&orig_name);
-                    let guard = Expr::likely(Expr::ge(var(name), orig.clone()));
                     let b = GuardConsume {
                         func: &r.func,
-                        guard,
+                        condition: Expr::ge(var(name), orig.clone()),
+                        depth: 0,
                     }
                     .mutate_stmt(&b);
                     let early = Expr::i32(r.iterations);
