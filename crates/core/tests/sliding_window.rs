@@ -62,7 +62,7 @@ fn blur() -> (Func, Func) {
     blur_computed_at("x")
 }
 
-/// blur_x stored per strip of out and computed at out's loop `at`.
+/// blur_x stored per strip of out and computed at out's loop `level`.
 fn blur_computed_at(level: &str) -> (Func, Func) {
     let inp = Buffer::new(Type::uint(16), &[70, 70], Some("inp".into())).unwrap();
     let at =

@@ -557,7 +557,9 @@ fn only_runs_func(body: &Stmt, func: &str) -> bool {
     }
 }
 
-/// Runs the body of `func`'s consume nodes only under `guard`.
+/// Runs the body of `func`'s consume nodes only where `condition` holds:
+/// `likely_if_innermost` when no loop lies between the rewound loop and the
+/// consume (a branch per iteration, no peeled copy), else `likely`.
 struct GuardConsume<'a> {
     func: &'a str,
     condition: Expr,
