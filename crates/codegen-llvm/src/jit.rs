@@ -169,6 +169,22 @@ fn generate_llvm_module<'ctx>(
     jit: bool,
     runtime: Option<Module<'ctx>>,
 ) -> Result<Module<'ctx>> {
+    let module = generate_unverified(ctx, m, target, machine, jit, runtime)?;
+    verify_generated(&module)?;
+    Ok(module)
+}
+
+/// `generate_llvm_module` without the verification, for a caller that
+/// verifies what it keeps of the module (`verify_generated`) before
+/// optimizing it.
+fn generate_unverified<'ctx>(
+    ctx: &'ctx Context,
+    m: &ferrohalide_core::module::Module,
+    target: &JitTarget,
+    machine: &TargetMachine,
+    jit: bool,
+    runtime: Option<Module<'ctx>>,
+) -> Result<Module<'ctx>> {
     let t = std::time::Instant::now();
     crate::codegen::module::check_module(m)?;
     let module = ctx.create_module(&m.name);
@@ -185,6 +201,14 @@ fn generate_llvm_module<'ctx>(
             Error::internal(format!("linking the runtime failed: {}", e.to_string()))
         })?;
     }
+    debug_time("generating LLVM IR", t);
+    Ok(module)
+}
+
+/// LLVM's verifier over generated IR: invalid IR is an internal error
+/// here, with a message, instead of a crash or a miscompile in LLVM.
+fn verify_generated(module: &Module) -> Result<()> {
+    let t = std::time::Instant::now();
     if let Err(e) = module.verify() {
         if std::env::var_os("FERROHALIDE_DUMP_BAD_IR").is_some() {
             eprintln!("{}", module.print_to_string().to_string());
@@ -194,8 +218,8 @@ fn generate_llvm_module<'ctx>(
             e.to_string()
         )));
     }
-    debug_time("generating LLVM IR", t);
-    Ok(module)
+    debug_time("verifying the LLVM IR", t);
+    Ok(())
 }
 
 /// Optimize a generated module in place, at O3 for `machine` (made for
@@ -242,11 +266,13 @@ fn build_module<'ctx>(
     machine: &TargetMachine,
 ) -> Result<Module<'ctx>> {
     let module = generate_module(ctx, p, target, machine)?;
+    verify_generated(&module)?;
     optimize_llvm_module(&module, target, machine)?;
     Ok(module)
 }
 
-/// Generate the (unoptimized) LLVM module of one JIT pipeline.
+/// Generate the (unoptimized, not yet verified) LLVM module of one JIT
+/// pipeline.
 fn generate_module<'ctx>(
     ctx: &'ctx Context,
     p: &LoweredPipeline,
@@ -261,7 +287,7 @@ fn generate_module<'ctx>(
         pipeline: p.clone(),
         linkage: ferrohalide_core::module::Linkage::External,
     });
-    generate_llvm_module(ctx, &m, target, machine, true, None)
+    generate_unverified(ctx, &m, target, machine, true, None)
 }
 
 /// `HL_DEBUG_CODEGEN`: 1 times each step, 2 also prints each lowering
@@ -355,6 +381,7 @@ fn compile_object(p: &LoweredPipeline, target: &JitTarget) -> Result<Vec<u8>> {
         let Some(plan) = plan else {
             // Dropping the threads' channels tells them to stop.
             drop(others);
+            verify_generated(&module)?;
             optimize_llvm_module(&module, target, &machine)?;
             return Ok(crate::jit_loader::pack_objects(vec![emit_object(&machine, &module)?]));
         };
@@ -372,6 +399,7 @@ fn compile_object(p: &LoweredPipeline, target: &JitTarget) -> Result<Vec<u8>> {
         }
         let t = std::time::Instant::now();
         plan.keep_partition(module.as_mut_ptr(), 0);
+        verify_generated(&module)?;
         optimize_llvm_module(&module, target, &machine)?;
         let mut objects = vec![emit_object(&machine, &module)?];
         debug_time("compiling partition 0", t);
@@ -491,6 +519,7 @@ fn compile_partition(
         return Ok(None);
     }
     plan.keep_partition(module.as_mut_ptr(), index);
+    verify_generated(&module)?;
     optimize_llvm_module(&module, target, &machine)?;
     let object = emit_object(&machine, &module)?;
     debug_time(&format!("compiling partition {index}"), t);

@@ -95,18 +95,15 @@ impl JitTarget {
         t
     }
 
+    /// Whether LLVM feature `name` is on: its last `+name` or `-name`
+    /// decides. Code generation asks this per instruction of some kinds,
+    /// so it allocates nothing and scans from the end.
     pub fn has_feature(&self, name: &str) -> bool {
-        let plus = format!("+{name}");
-        let minus = format!("-{name}");
-        let mut on = false;
-        for f in self.features.split(',').map(str::trim) {
-            if f == plus {
-                on = true;
-            } else if f == minus {
-                on = false;
-            }
-        }
-        on
+        self.features
+            .rsplit(',')
+            .map(str::trim)
+            .find(|f| f.get(1..) == Some(name) && (f.starts_with('+') || f.starts_with('-')))
+            .is_some_and(|f| f.starts_with('+'))
     }
 }
 

@@ -69,3 +69,18 @@ fn host_target_and_foreign_targets() {
         .message
         .contains("Cannot run code compiled for target arm-64-linux"));
 }
+
+#[test]
+fn a_feature_is_on_when_its_last_mention_adds_it() {
+    let t = JitTarget::new("x86-64", "+sse2,+avx512f,-avx512fp16,+avx2,-avx2");
+    assert!(t.has_feature("sse2"));
+    assert!(t.has_feature("avx512f"));
+    // A longer name with the same start is another feature.
+    assert!(!t.has_feature("avx512fp16"));
+    assert!(!t.has_feature("avx512"));
+    // The last mention decides.
+    assert!(!t.has_feature("avx2"));
+    assert!(!t.has_feature("fma"));
+    assert!(!t.has_feature(""));
+    assert!(JitTarget::new("x86-64", " +fma , -sse4a").has_feature("fma"));
+}
