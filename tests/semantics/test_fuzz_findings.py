@@ -1297,6 +1297,26 @@ def test_register_storage_takes_the_constant_bound_of_a_clamped_region(hl, paral
 
 
 @differential()
+@pytest.mark.parametrize("size", [16, 32, 37])
+@pytest.mark.parametrize("shift", [0, 3])
+def test_register_storage_of_a_half_rate_read_in_a_split_update(hl, size, shift):
+    """Found while triaging fuzz seed 80174: f is computed per 16 iterations
+    of g's split update, which reads it at (x + shift) // 2, so f's extent
+    is `(16 xo + m + 15 + s) / 2 - (16 xo + m + s) / 2 + 1`, at most 9.
+    Halide stores f in registers; ferrohalide refused "a dynamic size"
+    until the simplifier took the multiple of 2 out of a three-term
+    numerator."""
+    x, xo, xi = hl.Var("x"), hl.Var("xo"), hl.Var("xi")
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x] = x * 3
+    g[x] = x
+    g[x] += f[(x + shift) // 2]
+    g.update(0).split(x, xo, xi, 16)
+    f.compute_at(g, xo).store_in(hl.MemoryType.Register)
+    return g.realize([size])
+
+
+@differential()
 @pytest.mark.parametrize("p", [0.75, 3.0, 200.0])
 def test_a_narrow_remainder_by_a_parameter_index_is_non_negative(hl, p):
     """Fuzz seed 33725: an input read at `clamp(i32(n % d), 0, 2)` with n and

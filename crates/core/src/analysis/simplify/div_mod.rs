@@ -12,7 +12,7 @@ use crate::ir::{equal, BinOp, Expr};
 fn div_rules() -> &'static RuleSet {
     static R: OnceLock<RuleSet> = OnceLock::new();
     R.get_or_init(|| RuleSet::new({
-        let W { x, y, c0, c1, .. } = wilds();
+        let W { x, y, z, c0, c1, .. } = wilds();
         let nov = no_overflow_p;
         vec![
             rule(x / 1, x),
@@ -36,6 +36,20 @@ fn div_rules() -> &'static RuleSet {
             rule_if(
                 (y + x * c0) / c1,
                 y / c1 + x * (c0 / c1),
+                nov() & c1.gt(0) & (c0 % c1).eq(0),
+            ),
+            // The same with a third term (a split loop's `16 xo + min`
+            // plus the inner extent, read at `x / 2`): the multiple comes
+            // out, so `(16 xo + m + 15) / 2 - (16 xo + m) / 2` cancels to a
+            // bounded `(m % 2 + 15) / 2` (a register allocation's size).
+            rule_if(
+                ((x * c0 + y) + z) / c1,
+                x * (c0 / c1) + (y + z) / c1,
+                nov() & c1.gt(0) & (c0 % c1).eq(0),
+            ),
+            rule_if(
+                ((y + x * c0) + z) / c1,
+                x * (c0 / c1) + (y + z) / c1,
                 nov() & c1.gt(0) & (c0 % c1).eq(0),
             ),
             rule_if(
@@ -207,6 +221,23 @@ mod tests {
             Expr::uint_imm(u, 8),
         );
         assert_eq!(s(e), "(((ux * (uint8)8) + (uint8)16) / (uint8)8)");
+    }
+
+    #[test]
+    fn a_multiple_of_the_divisor_comes_out_of_a_three_term_numerator() {
+        let z = Expr::var_i32("z");
+        let split_end = Expr::add(Expr::add(Expr::mul(x(), i(16)), y()), i(15));
+        assert_eq!(s(Expr::div(split_end.clone(), i(2))), "((x * 8) + ((y + 15) / 2))");
+        let other_order = Expr::add(Expr::add(y(), Expr::mul(x(), i(16))), z.clone());
+        assert_eq!(s(Expr::div(other_order, i(4))), "((x * 4) + ((y + z) / 4))");
+        // The extent of a region read at x / 2 over a split loop's 16
+        // iterations is bounded by a constant.
+        let split_start = Expr::add(Expr::mul(x(), i(16)), y());
+        let extent = Expr::sub(Expr::div(split_end, i(2)), Expr::div(split_start, i(2)));
+        assert_eq!(s(extent), "(((y % 2) + 15) / 2)");
+        // Not when the divisor does not divide the multiple.
+        let odd = Expr::add(Expr::add(Expr::mul(x(), i(3)), y()), z);
+        assert_eq!(s(Expr::div(odd, i(2))), "((((x * 3) + y) + z) / 2)");
     }
 
     #[test]
