@@ -416,3 +416,35 @@ def test_shared_subexpressions(hl):
     loss[()] += f[r.x]
     d = hl.propagate_adjoints(loss)
     return near(d[b].realize([6]))
+
+
+def test_gradient_through_a_mux_is_that_of_its_select_chain():
+    """mux is an intrinsic until code generation; its adjoint goes to the
+    value the index picks (the last one also out of range), as through the
+    select chain it stands for. (Halide's autodiff drops gradients at a
+    mux, with a warning; ferrohalide differentiates it.)"""
+    import ferrohalide as hl
+
+    x = hl.Var("x")
+    b = hl.Buffer(np.arange(12, dtype=np.float32) * 0.5 + 1.0, name="b")
+    grads = []
+    for written in ("mux", "select"):
+        f, loss = hl.Func("f"), hl.Func("loss")
+        v0, v1, v2 = b[x] * 3.0, b[x] * b[x], b[x] + 2.0
+        if written == "mux":
+            f[x] = hl.mux(x % 4 - 1, [v0, v1, v2])
+        else:
+            i = x % 4 - 1
+            f[x] = hl.select(i == 0, v0, i == 1, v1, v2)
+        r = hl.RDom([(0, 12)])
+        loss[()] = 0.0
+        loss[()] += f[r.x] * (r.x + 1)
+        d = hl.propagate_adjoints(loss)
+        grads.append(np.asarray(d[b].realize([12])))
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
+    # The picked value's derivative, times the weight r.x + 1.
+    xs = np.arange(12)
+    vals = np.arange(12, dtype=np.float32) * 0.5 + 1.0
+    idx = xs % 4 - 1
+    want = np.where(idx == 0, 3.0, np.where(idx == 1, 2 * vals, 1.0)) * (xs + 1)
+    np.testing.assert_allclose(grads[0], want, rtol=1e-6)

@@ -1296,6 +1296,42 @@ def test_register_storage_takes_the_constant_bound_of_a_clamped_region(hl, paral
     return f2.realize([4, height])
 
 
+def _mux_over_a_bounded_producer(hl, written, extent):
+    x, y = hl.Var("x"), hl.Var("y")
+    f1, f3 = hl.Func("f1"), hl.Func("f3")
+    f1[x, y] = x + 10 * y
+    if written == "mux":
+        f3[x, y] = hl.mux(y - 1, [f1[x, y], 5])
+    elif written == "mux3":
+        f3[x, y] = hl.mux(y, [f1[x, y], 7, f1[x + 1, y]])
+    else:
+        f3[x, y] = hl.select(y == 1, f1[x, y], 5)
+    f1.compute_root().bound_extent(y, extent)
+    return f3.realize([2, 4])
+
+
+@differential()
+@pytest.mark.parametrize("written", ["mux", "mux3"])
+@pytest.mark.parametrize("extent", [4, 5])
+def test_a_mux_reads_every_value_over_the_whole_region(hl, written, extent):
+    """Fuzz seed 81066: `mux(y - 1, [f1[x, y], 5])` with
+    `f1.bound_extent(y, 4)`. Halide's mux is an intrinsic whose values are
+    all read (their union), so f1 is required over rows 0..3 and the
+    bound holds. ferrohalide wrote mux as a select chain, which narrowed
+    the read to `y == 1` and made a region that grows with the bound
+    itself: it refused "(from 0 to 3) do not cover required region (from 0
+    to 4)"."""
+    return _mux_over_a_bounded_producer(hl, written, extent)
+
+
+@differential(expect_error=True)
+@pytest.mark.parametrize("extent", [4, 5])
+def test_the_select_a_mux_stands_for_narrows_its_read_in_both(hl, extent):
+    """The select that mux means, written out, keeps the narrowing (and
+    the refusal) in Halide and in ferrohalide alike."""
+    return _mux_over_a_bounded_producer(hl, "select", extent)
+
+
 @differential()
 @pytest.mark.parametrize("size", [16, 32, 37])
 @pytest.mark.parametrize("shift", [0, 3])

@@ -597,3 +597,25 @@ def test_64_bit_halving_ops_at_the_extremes(hl, signed, op, vec):
     if vec:
         f.vectorize(x, 4)
     return f.realize([len(vals), len(vals)])
+
+
+@differential()
+@pytest.mark.parametrize("schedule", ["none", "unroll_c", "vectorize", "vectorize_index"])
+def test_mux_under_schedules(hl, schedule):
+    """mux is kept whole until code generation (as in Halide): a known
+    index picks its value (an unrolled channel), a vector index or vector
+    values are written as a select chain per lane, and an out-of-range
+    index takes the last value."""
+    x, y, c = hl.Var("x"), hl.Var("y"), hl.Var("c")
+    data = (np.arange(3 * 6 * 20, dtype=np.int32).reshape(3, 6, 20) * 7) % 50
+    inp = hl.Buffer(data)
+    f = hl.Func("f")
+    if schedule == "vectorize_index":
+        f[x, y, c] = hl.mux((x + y) % 4, [inp[x, y, c], inp[x, y, 0] * 2, x - y])
+    else:
+        f[x, y, c] = hl.mux(c, [inp[x, y, 0] + y, inp[x, y, 1] * 3, inp[x, y, 2] - x, -1])
+    if schedule == "unroll_c":
+        f.reorder(c, x, y).bound(c, 0, 4).unroll(c)
+    elif schedule in ("vectorize", "vectorize_index"):
+        f.vectorize(x, 8)
+    return f.realize([20, 6, 4 if schedule != "vectorize_index" else 3])

@@ -88,7 +88,8 @@ impl CodeGen {
             | I::RoundingShiftLeft
             | I::RoundingShiftRight
             | I::ExtractBits
-            | I::ConcatBits => {
+            | I::ConcatBits
+            | I::Mux => {
                 let lowered = lower_intrinsic(i, t, args).ok_or_else(|| {
                     Error::user(format!("{} of {} is not supported\n", i.name(), ir_type_name(t)))
                 })?;

@@ -541,7 +541,8 @@ impl<'a> Evaluator<'a> {
             | Intrinsic::RoundingShiftLeft
             | Intrinsic::RoundingShiftRight
             | Intrinsic::ExtractBits
-            | Intrinsic::ConcatBits => {
+            | Intrinsic::ConcatBits
+            | Intrinsic::Mux => {
                 let ty = et.with_lanes(lanes as u16);
                 match crate::analysis::lower_intrinsic::lower_intrinsic(i, ty, args) {
                     Some(lowered) => spread(self.eval(&lowered)?, lanes)?,

@@ -25,8 +25,23 @@ pub fn lower_intrinsic(which: Intrinsic, ty: Type, args: &[Expr]) -> Option<Expr
         RoundingShiftLeft => rounding_shift_left(arg(0)?, arg(1)?)?,
         ExtractBits => extract_bits(ty, arg(0)?, arg(1)?)?,
         ConcatBits => concat_bits(ty, args)?,
+        Mux => mux_as_selects(args)?,
         _ => return None,
     })
+}
+
+/// `mux(id, v0, .., vn)` as `select(id == 0, v0, select(id == 1, v1, ..
+/// vn))`: Halide's `lower_mux`, where `id` is an int32 of the values' lanes
+/// or a scalar.
+fn mux_as_selects(args: &[Expr]) -> Option<Expr> {
+    let (id, values) = args.split_first()?;
+    let (last, rest) = values.split_last()?;
+    let mut acc = last.clone();
+    for (i, v) in rest.iter().enumerate().rev() {
+        let k = Expr::make_const_i64(id.ty(), i as i64);
+        acc = Expr::select(Expr::eq(id.clone(), k), v.clone(), acc);
+    }
+    Some(acc)
 }
 
 /// FindIntrinsics' `widen`: a plain cast to twice the width (there are

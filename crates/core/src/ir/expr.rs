@@ -240,6 +240,11 @@ pub enum Intrinsic {
     ExtractBits,
     /// `concat_bits(e0, e1, ...)`: the arguments' bits, `e0` lowest.
     ConcatBits,
+    /// `mux(id, v0, v1, ...)`: `v_id`, or the last value when `id` is out
+    /// of range. Kept whole until code generation, as Halide does, so that
+    /// bounds inference reads every value (their union), not each under
+    /// its `id == i` condition as a select chain would be.
+    Mux,
     /// `unsafe_promise_clamped(value, min, max)`: `value`, which the user
     /// promises lies in `[min, max]` (bounds inference relies on it).
     UnsafePromiseClamped,

@@ -354,8 +354,8 @@ pub fn select_n(args: Vec<Expr>) -> Result<Expr> {
     Ok(acc)
 }
 
-/// `mux(id, values)`: values[id], or the last value if id is out of range.
-/// Lowered here to a select chain.
+/// `mux(id, values)`: values[id], or the last value if id is out of range:
+/// the `Mux` intrinsic, which code generation writes as a select chain.
 pub fn mux(id: Expr, values: Vec<Expr>) -> Result<Expr> {
     if values.is_empty() {
         return Err(Error::user("mux() requires a non-empty vector of values"));
@@ -369,13 +369,14 @@ pub fn mux(id: Expr, values: Vec<Expr>) -> Result<Expr> {
             "mux() requires all the values to have the same type.",
         ));
     }
-    let n = values.len();
-    let mut acc = values[n - 1].clone();
-    for i in (0..n - 1).rev() {
-        let c = binary_int(Op::Eq, id.clone(), i as i32, false)?;
-        acc = select(c, values[i].clone(), acc)?;
+    // Compared as `id == i` in the index's own type (Halide's `lower_mux`).
+    if id.ty().lanes != t.lanes && id.ty().lanes != 1 {
+        return Err(Error::user("mux() requires the index to be a scalar or to have as many lanes as the values."));
     }
-    Ok(acc)
+    let mut args = Vec::with_capacity(values.len() + 1);
+    args.push(id);
+    args.extend(values);
+    Ok(Expr::intrinsic(t, crate::ir::Intrinsic::Mux, args))
 }
 
 // ---- lerp ------------------------------------------------------------------------

@@ -168,6 +168,7 @@ intrinsic_tags!(
     Prefetch = 65,
     ExternBuffer = 66,
     PrefetchPlaceholder = 67,
+    Mux = 68,
 );
 
 tagged_enum_codec!(ForType { Serial = 0, Parallel = 1, Vectorized = 2, Unrolled = 3, Fork = 4 });

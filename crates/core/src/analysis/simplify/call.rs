@@ -64,6 +64,15 @@ impl Simplifier {
                 }
                 None
             }
+            // A mux whose index is known picks its value (out of range: the
+            // last), as Halide's simplifier does.
+            Mux if a.len() == 2 => Some(a[1].clone()),
+            Mux if a.len() > 2 && a[0].ty().is_scalar() => {
+                let v = self.info(&a[0]).as_exact()?;
+                let values = &a[1..];
+                let i = usize::try_from(v).ok().filter(|&i| i < values.len()).unwrap_or(values.len() - 1);
+                Some(values[i].clone())
+            }
             BitwiseAnd | BitwiseOr | BitwiseXor if a.len() == 2 && (int_ty || ty.is_bool()) => {
                 let t = a[0].ty();
                 if let (Some(x), Some(y)) = (arg_int(0), arg_int(1)) {
@@ -319,6 +328,14 @@ pub(crate) fn call_info(s: &mut Simplifier, e: &Expr) -> Info {
                 range
             }
         }
+        Intrinsic::Mux if args.len() >= 2 => {
+            let mut values = args[1..].iter();
+            let first = values.next().map(|v| s.info(v)).unwrap_or(range);
+            values.fold(first, |acc, v| {
+                let i = s.info(v);
+                Info::union(ty, &acc, &i)
+            })
+        }
         Intrinsic::TargetBits | Intrinsic::TargetNaturalVectorSize => {
             match crate::lang::target_queries::query_value(*op, args).and_then(|v| v.as_int_const()) {
                 Some(v) => Info::exact(v),
@@ -393,6 +410,34 @@ mod tests {
         assert_eq!(simplify(&or).to_string(), simplify(&op(Intrinsic::BitwiseOr, v.clone(), c(5))).to_string());
         let xor = op(Intrinsic::BitwiseXor, op(Intrinsic::BitwiseXor, v.clone(), c(3)), c(3));
         assert_eq!(simplify(&xor).to_string(), v.to_string());
+    }
+
+    #[test]
+    fn a_mux_with_a_known_index_is_the_value_it_picks() {
+        let t = Type::i32();
+        let x = Expr::var_i32("x");
+        let values = |id: Expr| {
+            vec![id, Expr::add(x.clone(), Expr::i32(1)), Expr::i32(7), Expr::mul(x.clone(), Expr::i32(3))]
+        };
+        let mux = |id: Expr| Expr::intrinsic(t, Intrinsic::Mux, values(id));
+        let show = |e: &Expr| crate::lang::print::expr_to_string(&simplify(e));
+        assert_eq!(show(&mux(Expr::i32(1))), "7");
+        assert_eq!(show(&mux(Expr::sub(Expr::i32(3), Expr::i32(3)))), "(x + 1)");
+        // Out of range, either side: the last value.
+        assert_eq!(show(&mux(Expr::i32(9))), "(x*3)");
+        assert_eq!(show(&mux(Expr::i32(-1))), "(x*3)");
+        // An unknown index keeps the mux, and its facts are the values'.
+        let kept = simplify(&mux(Expr::var_i32("i")));
+        assert!(kept.as_intrinsic(Intrinsic::Mux).is_some());
+        let small = Expr::intrinsic(t, Intrinsic::Mux, vec![Expr::var_i32("i"), Expr::i32(2), Expr::i32(5)]);
+        assert!(simplify(&Expr::lt(small, Expr::i32(6))).is_true());
+        // Its bounds are the union of its values, whatever the index.
+        let b = crate::analysis::bounds::bounds_of_expr(
+            &Expr::intrinsic(t, Intrinsic::Mux, vec![Expr::var_i32("i"), Expr::i32(-4), Expr::i32(9), Expr::i32(2)]),
+            &Default::default(),
+        );
+        assert_eq!(b.min.and_then(|e| simplify(&e).as_int_const()), Some(-4));
+        assert_eq!(b.max.and_then(|e| simplify(&e).as_int_const()), Some(9));
     }
 
     #[test]

@@ -619,6 +619,31 @@ impl ReverseAccumulation {
                 self.accumulate(&args[0], Expr::zero(args[0].ty()))?;
                 self.accumulate(&args[1], adj)
             }
+            // As the select chain it stands for: each value where the index
+            // picks it (the last one also out of range).
+            Mux if args.len() >= 2 => {
+                let (id, values) = (&args[0], &args[1..]);
+                let z = Expr::zero(adj.ty());
+                let mut picked_earlier: Option<Expr> = None;
+                for (i, v) in values.iter().enumerate() {
+                    let last = i + 1 == values.len();
+                    let here = if last {
+                        match &picked_earlier {
+                            Some(p) => math::select(p.clone(), z.clone(), adj.clone())?,
+                            None => adj.clone(),
+                        }
+                    } else {
+                        let c = op(Op::Eq, id.clone(), Expr::make_const_i64(id.ty(), i as i64))?;
+                        picked_earlier = Some(match picked_earlier {
+                            Some(p) => op(Op::LogicalOr, p, c.clone())?,
+                            None => c.clone(),
+                        });
+                        math::select(c, adj.clone(), z.clone())?
+                    };
+                    self.accumulate(v, here)?;
+                }
+                self.accumulate(id, Expr::zero(id.ty()))
+            }
             Undef => Ok(()),
             BitwiseAnd | BitwiseOr | BitwiseXor | BitwiseNot | ShiftLeft | ShiftRight => {
                 for a in args {
