@@ -155,28 +155,16 @@ pub(crate) fn build_llvm_module<'ctx>(
     jit: bool,
     runtime: Option<Module<'ctx>>,
 ) -> Result<Module<'ctx>> {
-    let module = generate_llvm_module(ctx, m, target, machine, jit, runtime)?;
+    let module = generate_unverified(ctx, m, target, machine, jit, runtime)?;
+    verify_generated(&module)?;
     optimize_llvm_module(&module, target, machine)?;
     Ok(module)
 }
 
-/// `build_llvm_module` before optimization: generated, linked and verified.
-fn generate_llvm_module<'ctx>(
-    ctx: &'ctx Context,
-    m: &ferrohalide_core::module::Module,
-    target: &JitTarget,
-    machine: &TargetMachine,
-    jit: bool,
-    runtime: Option<Module<'ctx>>,
-) -> Result<Module<'ctx>> {
-    let module = generate_unverified(ctx, m, target, machine, jit, runtime)?;
-    verify_generated(&module)?;
-    Ok(module)
-}
-
-/// `generate_llvm_module` without the verification, for a caller that
-/// verifies what it keeps of the module (`verify_generated`) before
-/// optimizing it.
+/// `build_llvm_module` before optimization: generated and linked, not yet
+/// verified. Every caller runs `verify_generated` over what it keeps of
+/// the module before optimizing it (a JIT partition's thread, only its
+/// partition).
 fn generate_unverified<'ctx>(
     ctx: &'ctx Context,
     m: &ferrohalide_core::module::Module,
