@@ -331,15 +331,12 @@ fn bounds_raw(e: &Expr, scope: &Scope) -> Interval {
             CallKind::Intrinsic(Intrinsic::PromiseClamped | Intrinsic::UnsafePromiseClamped) => {
                 promise_clamped_bounds(args, scope)
             }
-            // A mux is one of its values: their union (Halide's Bounds.cpp;
+            // The union of the values: every argument of a scatter/gather
+            // packet, every one but the index of a mux (Halide's Bounds.cpp;
             // the index is not used to narrow it).
-            CallKind::Intrinsic(Intrinsic::Mux) if args.len() >= 2 => {
-                let mut it = args[1..].iter().map(|a| bounds_of_expr(a, scope));
-                let first = it.next().unwrap_or_else(Interval::everything);
-                it.fold(first, |acc, x| acc.union(&x))
-            }
-            CallKind::Intrinsic(Intrinsic::ScatterGather) => {
-                let mut it = args.iter().map(|a| bounds_of_expr(a, scope));
+            CallKind::Intrinsic(which @ (Intrinsic::Mux | Intrinsic::ScatterGather)) => {
+                let values = if *which == Intrinsic::Mux { args.get(1..).unwrap_or(&[]) } else { &args[..] };
+                let mut it = values.iter().map(|a| bounds_of_expr(a, scope));
                 let first = it.next().unwrap_or_else(Interval::everything);
                 it.fold(first, |acc, x| acc.union(&x))
             }

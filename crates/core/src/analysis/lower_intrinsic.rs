@@ -31,8 +31,8 @@ pub fn lower_intrinsic(which: Intrinsic, ty: Type, args: &[Expr]) -> Option<Expr
 }
 
 /// `mux(id, v0, .., vn)` as `select(id == 0, v0, select(id == 1, v1, ..
-/// vn))`: Halide's `lower_mux`, where `id` is an int32 of the values' lanes
-/// or a scalar.
+/// vn))`: Halide's `lower_mux`, each `i` a constant of the index's own
+/// type (a scalar index, or one with the values' lanes).
 fn mux_as_selects(args: &[Expr]) -> Option<Expr> {
     let (id, values) = args.split_first()?;
     let (last, rest) = values.split_last()?;
