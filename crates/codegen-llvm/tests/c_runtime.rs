@@ -120,8 +120,8 @@ int main(void) {
     memset(p, 1, 1000);
     halide_free(NULL, p);
     halide_free(NULL, NULL);
-    /* A thread's last freed block comes back for a request it holds
-     * without wasting more than 4x; not while in use, not when too small. */
+    /* A thread's freed block comes back for a request it holds without
+     * wasting more than 4x; not while in use, not when too small. */
     void *a = halide_malloc(NULL, 20000);
     halide_free(NULL, a);
     void *b = halide_malloc(NULL, 20000);
@@ -136,6 +136,39 @@ int main(void) {
     void *f = halide_malloc(NULL, 100);
     CHECK(f != e);
     halide_free(NULL, f);
+    /* A thread keeps several freed blocks: the smallest that suits a
+     * request comes back. */
+    void *s1 = halide_malloc(NULL, 300000), *s2 = halide_malloc(NULL, 600000);
+    void *s3 = halide_malloc(NULL, 900000);
+    halide_free(NULL, s1);
+    halide_free(NULL, s2);
+    halide_free(NULL, s3);
+    void *t3 = halide_malloc(NULL, 800000), *t1 = halide_malloc(NULL, 250000);
+    void *t2 = halide_malloc(NULL, 500000);
+    CHECK(t3 == s3 && t1 == s1 && t2 == s2);
+    halide_free(NULL, t1);
+    halide_free(NULL, t2);
+    halide_free(NULL, t3);
+    /* At most 4 MB in all: of five 1 MB blocks, the four freed last come
+     * back. */
+    void *m[5], *n[4];
+    for (int i = 0; i < 5; i++) {
+        m[i] = halide_malloc(NULL, 1 << 20);
+    }
+    for (int i = 0; i < 5; i++) {
+        halide_free(NULL, m[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        n[i] = halide_malloc(NULL, 1 << 20);
+        int found = 0;
+        for (int j = 1; j < 5; j++) {
+            found |= n[i] == m[j];
+        }
+        CHECK(found);
+    }
+    for (int i = 0; i < 4; i++) {
+        halide_free(NULL, n[i]);
+    }
     /* Large blocks (over 1 MB) freed by any thread serve a later request
      * that uses at least half of one: the smallest that fits comes back. */
     void *big1 = halide_malloc(NULL, 8 << 20);
