@@ -489,6 +489,31 @@ def test_an_async_producer_does_not_run_ahead_over_overlapping_regions():
     assert out.tolist() == [[0] * 5, [92] * 5, [92] * 5, [0] * 5]
 
 
+@pytest.mark.parametrize("tail", ["ShiftInwards", "RoundUp", "GuardWithIf"])
+@pytest.mark.parametrize("split, fold", [(2, 2), (2, 3), (2, 4), (3, 3), (3, 8), (4, 4)])
+def test_a_folded_async_producer_with_an_update_does_not_overwrite_what_is_unread(split, fold, tail):
+    """Fuzz seed 82591, probed: f0's pure stage, split ShiftInwards, writes
+    [x, x + 1] for f1's x, and its update doubles x + 1. Paced by its
+    folding semaphore only, the producer of x + 1 ran before the consumer
+    of x read f0[x + 1] and reset it to x + 1 (wrong in most runs, e.g.
+    [1, 4, 3, 8, 5, 12] for [2, 4, 6, 8, 10, 12]); a folded async Func
+    with updates is now paced by its consumer's iterations too. (Halide 21
+    computes wrong values when the fold has more slots than the split, so
+    the expected ones are written out.)"""
+    import ferrohalide as hl
+
+    x, xo, xi = hl.Var("x"), hl.Var("xo"), hl.Var("xi")
+    f0, f1 = hl.Func("f0"), hl.Func("f1")
+    f0[x] = x
+    f0[x] = f0[x] * 2
+    f1[x] = f0[x + 1]
+    f0.split(x, xo, xi, split, getattr(hl.TailStrategy, tail))
+    f0.update(0).unscheduled()
+    f0.compute_at(f1, x).store_root().async_().fold_storage(x, fold)
+    for _ in range(20):
+        assert np.array(f1.realize([8])).tolist() == [2 * (i + 1) for i in range(8)]
+
+
 RING_WITH_A_DEAD_READ = """
 import sys
 import numpy as np

@@ -107,7 +107,21 @@ pub fn fork_async_producers(s: &Stmt, env: &Environment) -> Result<Stmt> {
             )));
         }
     }
-    fork(s, &async_funcs, &ring_forks)
+    // Funcs whose productions are not idempotent: a production that
+    // overwrites a point an earlier update changed is not a rewrite of
+    // the same value (`pace_repeated_production`).
+    let updated: HashSet<String> =
+        async_funcs.iter().filter(|n| !env.get(n).read().updates.is_empty()).cloned().collect();
+    fork(s, &Forks { async_funcs: &async_funcs, ring_forks: &ring_forks, updated: &updated })
+}
+
+/// What `fork` needs to know of the async Funcs.
+struct Forks<'a> {
+    async_funcs: &'a HashSet<String>,
+    /// Async ring buffers, with their slot counts.
+    ring_forks: &'a HashMap<String, Expr>,
+    /// Async Funcs with update definitions.
+    updated: &'a HashSet<String>,
 }
 
 /// Is there a parallel loop inside the hoisted storage of `f` (the
@@ -270,11 +284,12 @@ impl Mutator for AddSlot<'_> {
 
 /// `s` with every realization of an async Func forked, or, for an async
 /// ring buffer (`ring_forks`: its slot count), its hoisted storage.
-fn fork(s: &Stmt, async_funcs: &HashSet<String>, ring_forks: &HashMap<String, Expr>) -> Result<Stmt> {
+fn fork(s: &Stmt, forks: &Forks) -> Result<Stmt> {
+    let (async_funcs, ring_forks) = (forks.async_funcs, forks.ring_forks);
     let rebuilt = |s: &Stmt| -> Result<Stmt> {
         Ok(match s.node() {
             StmtNode::Allocate { name, extents, body, .. } if extents.is_empty() && ring_forks.contains_key(name) => {
-                let mut b = fork(body, async_funcs, ring_forks)?;
+                let mut b = fork(body, forks)?;
                 let sema = ring_semaphore_name(name);
                 if stmt_produces(&b, name) {
                     b = with_semaphore(&sema, ring_forks[name].clone(), fork_body(name, &b)?);
@@ -288,9 +303,9 @@ fn fork(s: &Stmt, async_funcs: &HashSet<String>, ring_forks: &HashMap<String, Ex
                 map_children(s, &mut |_| Ok(b.clone()))?
             }
             StmtNode::Realize { name, types, memory_type, bounds, condition, body } => {
-                let mut b = fork(body, async_funcs, ring_forks)?;
+                let mut b = fork(body, forks)?;
                 if async_funcs.contains(name) && !ring_forks.contains_key(name) && stmt_produces(&b, name) {
-                    match pace_repeated_production(name, &b) {
+                    match pace_repeated_production(name, &b, forks.updated.contains(name)) {
                         Some(paced) => {
                             b = with_semaphore(&run_ahead_semaphore_name(name), Expr::i32(1), fork_body(name, &paced)?);
                         }
@@ -306,7 +321,7 @@ fn fork(s: &Stmt, async_funcs: &HashSet<String>, ring_forks: &HashMap<String, Ex
                     body: b,
                 })
             }
-            _ => map_children(s, &mut |c| fork(c, async_funcs, ring_forks))?,
+            _ => map_children(s, &mut |c| fork(c, forks))?,
         })
     };
     rebuilt(s)
@@ -319,18 +334,32 @@ fn run_ahead_semaphore_name(f: &str) -> String {
 }
 
 /// `body` (a realization of the async `f`) with each iteration's
-/// production paced, when `f` is produced inside a loop of it and storage
-/// folding did not pace it: iteration i + 1 produces once iteration i has
-/// been consumed. Unpaced, the producer runs ahead into the storage the
-/// consumer is still reading, and where successive iterations' regions
-/// overlap (a shifted-in tail, an update's scatter) a later production
-/// overwrites values an earlier consumer needed (fuzz seed 58561; Halide
-/// 21 computes those wrong values). None when nothing needs pacing.
-fn pace_repeated_production(f: &str, body: &Stmt) -> Option<Stmt> {
+/// production paced, when `f` is produced inside a loop of it: iteration
+/// i + 1 produces once iteration i has been consumed. Unpaced, the
+/// producer runs ahead into the storage the consumer is still reading,
+/// and where successive iterations' regions overlap (a shifted-in tail, an
+/// update's scatter) a later production overwrites values an earlier
+/// consumer needed (fuzz seed 58561; Halide 21 computes those wrong
+/// values). None when nothing needs pacing.
+///
+/// A folded `f` is already paced by its folding semaphore, which keeps the
+/// producer from reusing a slot the consumer still reads; but it counts
+/// the regions the consumer requires, not points produced again. When `f`
+/// has updates, a production can write a point again that an earlier
+/// production's update changed and an earlier consumer has still to read
+/// (a ShiftInwards split reaching back below the required region): fuzz
+/// seed 82591, `f0[x] = x; f0[x] *= 2` split by 2 ShiftInwards, folded by
+/// 2 and read at x + 1, gave [1, 4, 3, 8, ...] for [2, 4, 6, 8, ...]
+/// (Halide 21 gives wrong values from 3 slots on). Such a Func is paced
+/// here too, conservatively: its producer no longer runs more than one
+/// iteration ahead. Without updates a point produced again gets the value
+/// it had, so the folding semaphore suffices.
+fn pace_repeated_production(f: &str, body: &Stmt, has_updates: bool) -> Option<Stmt> {
     let in_loop = stmt_contains(body, &|_| false, &|st| {
         matches!(st.node(), StmtNode::For { body, .. } if stmt_produces(body, f))
     });
-    if !in_loop || stmt_reads_var(body, &super::storage_folding::folding_semaphore_name(f)) {
+    let folded = stmt_reads_var(body, &super::storage_folding::folding_semaphore_name(f));
+    if !in_loop || (folded && !has_updates) {
         return None;
     }
     let mut paced = false;
