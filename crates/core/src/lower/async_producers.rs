@@ -350,7 +350,8 @@ fn run_ahead_semaphore_name(f: &str) -> String {
 /// (a ShiftInwards split reaching back below the required region): fuzz
 /// seed 82591, `f0[x] = x; f0[x] *= 2` split by 2 ShiftInwards, folded by
 /// 2 and read at x + 1, gave [1, 4, 3, 8, ...] for [2, 4, 6, 8, ...]
-/// (Halide 21 gives wrong values from 3 slots on). Such a Func is paced
+/// (Halide 21 is wrong when the fold has more slots than the split).
+/// Such a Func is paced
 /// here too, conservatively: its producer no longer runs more than one
 /// iteration ahead. Without updates a point produced again gets the value
 /// it had, so the folding semaphore suffices.
