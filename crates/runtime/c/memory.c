@@ -109,6 +109,17 @@ static struct thread_cache *thread_cache(void) {
     return c;
 }
 
+/* Take block `at` out of the cache, keeping the others in order. */
+static void *remove_cached(struct thread_cache *c, int at) {
+    void *p = c->blocks[at];
+    c->held -= capacity_of(p);
+    for (int i = at + 1; i < c->count; i++) {
+        c->blocks[i - 1] = c->blocks[i];
+    }
+    c->count--;
+    return p;
+}
+
 /* The smallest cached block that suits `size`, taken out, or null. */
 static void *take_cached(struct thread_cache *c, size_t size) {
     int at = -1;
@@ -121,13 +132,7 @@ static void *take_cached(struct thread_cache *c, size_t size) {
     if (at < 0) {
         return 0;
     }
-    void *p = c->blocks[at];
-    c->held -= capacity_of(p);
-    for (int i = at + 1; i < c->count; i++) {
-        c->blocks[i - 1] = c->blocks[i];
-    }
-    c->count--;
-    return p;
+    return remove_cached(c, at);
 }
 
 /* Keep a freed block (of at most CACHED_MAX bytes) for reuse, freeing the
@@ -135,13 +140,7 @@ static void *take_cached(struct thread_cache *c, size_t size) {
 static void keep_cached(struct thread_cache *c, void *p) {
     size_t cap = capacity_of(p);
     while (c->count > 0 && (c->count == THREAD_SLOTS || c->held + cap > THREAD_HELD_MAX)) {
-        void *oldest = c->blocks[0];
-        c->held -= capacity_of(oldest);
-        for (int i = 1; i < c->count; i++) {
-            c->blocks[i - 1] = c->blocks[i];
-        }
-        c->count--;
-        ferrohalide_aligned_free(oldest);
+        ferrohalide_aligned_free(remove_cached(c, 0));
     }
     c->blocks[c->count++] = p;
     c->held += cap;
