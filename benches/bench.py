@@ -111,6 +111,24 @@ def blur_sliding_x(hl, np):
     return blur_pipeline(hl, np, "sliding_x")
 
 
+@case("realize f32 1000x1000 in a loop, keeping the last output (vectorize 16, parallel y)")
+def realize_kept(hl, np):
+    # The usual `out = f.realize(...)` loop: each output is freed while the
+    # next is alive, so a new output's storage is fresh memory (a page
+    # fault per 4 KB on first touch) unless freed storage is reused.
+    x, y = hl.Var("x"), hl.Var("y")
+    f = hl.Func("f")
+    f[x, y] = hl.f32(x + y) * 0.5
+    f.vectorize(x, 16).parallel(y)
+    kept = [None]
+
+    def run():
+        kept[0] = f.realize([1000, 1000])
+        return kept[0]
+
+    return run
+
+
 def gaussian_input(np):
     """tests/data/rgb.png, planar (c, y, x), tiled 4x4 (1024x1024x3) so the
     run time is well above timer noise."""

@@ -685,6 +685,43 @@ def test_numpy_view():
     assert v.shape == (3, 4) and w.shape == (4, 3) and w[3, 2] == 1 and b[3, 2] == 1
 
 
+def _address(b):
+    return np.asarray(b).__array_interface__["data"][0]
+
+
+def test_a_large_buffer_made_from_freed_storage_starts_zeroed_ours():
+    # Storage of 1 MB and more is kept when freed and given to the next
+    # buffer it suits (a fresh block costs a page fault per 4 KB): the new
+    # buffer is still all zeros.
+    b = ferrohalide.Buffer(ferrohalide.UInt(8), [2048, 1024])
+    np.asarray(b).fill(7)
+    old = _address(b)
+    del b
+    gc.collect()
+    c = ferrohalide.Buffer(ferrohalide.UInt(8), [2048, 1000])
+    assert _address(c) == old
+    assert not np.asarray(c).any()
+
+
+def test_realize_in_a_loop_reuses_the_freed_output_and_is_right_ours():
+    # `out = f.realize(...)` in a loop frees each output while the next one
+    # is alive: the freed storage serves the output after next.
+    x, y = ferrohalide.Var("x"), ferrohalide.Var("y")
+    k = ferrohalide.Param(ferrohalide.Int(32), "k")
+    f = ferrohalide.Func("f")
+    f[x, y] = x + 3 * y + k
+    f.vectorize(x, 8).parallel(y)
+    expected = np.arange(1024)[None, :] + 3 * np.arange(512)[:, None]
+    addresses = []
+    out = None
+    for i in range(4):
+        k.set(i)
+        out = f.realize([1024, 512])
+        addresses.append(_address(out))
+        assert (np.asarray(out) == expected + i).all()
+    assert addresses[2] == addresses[0] and addresses[3] == addresses[1]
+
+
 # ---------------------------------------------------------------------------
 # Buffers in pipelines (Expr arguments)
 # ---------------------------------------------------------------------------

@@ -37,6 +37,13 @@ impl AlignedStorage {
     }
 
     fn allocate(bytes: usize, zero: bool) -> Result<AlignedStorage> {
+        if let Some((ptr, layout)) = crate::freed_storage::take(bytes, STORAGE_ALIGNMENT) {
+            if zero {
+                // SAFETY: the block holds at least `bytes` bytes.
+                unsafe { std::ptr::write_bytes(ptr, 0, bytes) };
+            }
+            return Ok(AlignedStorage { ptr, layout });
+        }
         let layout = std::alloc::Layout::from_size_align(bytes.max(1), STORAGE_ALIGNMENT)
             .map_err(|_| Error::runtime(format!("out of memory allocating {bytes} bytes")))?;
         // SAFETY: layout has non-zero size.
@@ -58,8 +65,9 @@ impl AlignedStorage {
 
 impl Drop for AlignedStorage {
     fn drop(&mut self) {
-        // SAFETY: allocated in `zeroed` with this layout.
-        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+        // SAFETY: allocated with this layout (in `allocate`, or by the
+        // global allocator before the cache held it), and no longer used.
+        unsafe { crate::freed_storage::keep(self.ptr, self.layout) }
     }
 }
 

@@ -10,6 +10,7 @@ pub mod device_api;
 pub mod emit;
 pub mod error;
 pub mod fast_hash;
+pub mod freed_storage;
 pub mod ir;
 pub mod lang;
 pub mod live;
