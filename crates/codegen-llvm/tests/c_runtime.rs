@@ -77,8 +77,10 @@ fn build_and_run(name: &str, source: &str) -> Output {
 }
 
 const CALLS: &str = r#"
+#define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include "HalideRuntime.h"
 
 #define CHECK(c) do { if (!(c)) { printf("FAILED line %d: %s\n", __LINE__, #c); return 1; } } while (0)
@@ -94,6 +96,19 @@ static int inner(void *uc, int i, uint8_t *closure) {
 static int outer(void *uc, int i, uint8_t *closure) {
     return halide_do_par_for(uc, inner, 0, 10, closure);
 }
+static int count_once(void *uc, int i, uint8_t *closure) {
+    __atomic_fetch_add(&((int *)closure)[i], 1, __ATOMIC_RELAXED);
+    return 0;
+}
+/* The owner runs out of iterations long before this ends (beyond its
+ * spin): it sleeps, and the thread finishing the loop wakes it. */
+static int slow_last(void *uc, int i, uint8_t *closure) {
+    if (i == 63) {
+        struct timespec t = {0, 2000000};
+        nanosleep(&t, NULL);
+    }
+    return count_once(uc, i, closure);
+}
 
 int main(void) {
     CHECK(halide_get_num_threads() == 3);
@@ -105,6 +120,16 @@ int main(void) {
         CHECK(halide_do_par_for(NULL, outer, 0, 16, (uint8_t *)&nested) == 0);
     }
     CHECK(nested == 20 * 16 * 55);
+    /* Tiny loops back to back: every iteration runs exactly once, and
+     * each loop returns only after all of them (the owner spinning, or
+     * asleep for a slow one). */
+    static int counts[64];
+    for (int k = 0; k < 20000; k++) {
+        CHECK(halide_do_par_for(NULL, k % 1000 == 999 ? slow_last : count_once, 0, 64, (uint8_t *)counts) == 0);
+        for (int i = 0; i < 64; i++) {
+            CHECK(counts[i] == k + 1);
+        }
+    }
     CHECK(halide_set_num_threads(2) == 3);
     CHECK(halide_get_num_threads() == 2);
     sum = 0;
