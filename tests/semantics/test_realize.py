@@ -73,3 +73,31 @@ def test_funcs_reading_input_buffers(hl):
     out["clamped"] = h.realize([5])
     return out
 
+
+
+@differential()
+def test_realize_sizes_in_a_loop_follows_what_the_region_depends_on(hl):
+    # realize(sizes) grows an output to what the pipeline writes (here an
+    # update over an RDom of extent p, and a split rounding up): the
+    # region is recomputed whenever the requested size, a Param it names
+    # or an input's shape changes, and reused when none does.
+    x = hl.Var("x")
+    p = hl.Param(hl.Int(32), "p")
+    im = hl.ImageParam(hl.Int(32), 1, "im")
+    r = hl.RDom([(0, p)])
+    f = hl.Func("f")
+    f[x] = x
+    f[r.x] += im[r.x]
+    g = hl.Func("g")
+    g[x] = x * 3
+    xo, xi = hl.Var("xo"), hl.Var("xi")
+    g.split(x, xo, xi, 4)
+    out = []
+    for k, (pv, n, size) in enumerate([(2, 8, 4), (2, 8, 4), (6, 8, 4), (3, 8, 4), (3, 8, 6), (6, 6, 3), (6, 6, 3)]):
+        p.set(pv)
+        im.set(hl.Buffer(np.arange(n, dtype=np.int32) * 10 + k))
+        full = f.realize([size])
+        out.append([full.dim(0).min(), full.dim(0).extent(), [full[i] for i in range(size)]])
+        gb = g.realize([size + k])
+        out.append([gb.dim(0).extent(), [gb[i] for i in range(size + k)]])
+    return out
