@@ -85,7 +85,14 @@ pub struct Compiled {
 }
 
 impl Compiled {
-    fn new(name: String, args: Vec<LoweredArgument>, output_regions: Vec<Region>, inputs: Inputs, module: JitModule, target: Target) -> Compiled {
+    fn new(
+        name: String,
+        args: Vec<LoweredArgument>,
+        output_regions: Vec<Region>,
+        inputs: Inputs,
+        module: JitModule,
+        target: Target,
+    ) -> Compiled {
         let regions = RegionMemo::new(&output_regions, &inputs);
         Compiled { name, args, output_regions, inputs, module, target, regions }
     }
@@ -120,7 +127,9 @@ impl RegionMemo {
                 named.extend(ferrohalide_core::ir::visit::vars_used(e));
             }
         }
-        let scalars = (0..inputs.scalars.len()).filter(|&i| named.contains(&inputs.scalars[i].name())).collect();
+        let scalars = (0..inputs.scalars.len())
+            .filter(|&i| named.contains(&inputs.scalars[i].name()))
+            .collect();
         let buffers = (0..inputs.buffers.len())
             .filter(|&i| {
                 let prefix = format!("{}.", inputs.buffers[i].name());
