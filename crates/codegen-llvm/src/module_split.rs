@@ -28,10 +28,16 @@ use inkwell::llvm_sys::prelude::{LLVMModuleRef, LLVMTypeRef, LLVMValueRef};
 use inkwell::llvm_sys::{LLVMLinkage, LLVMTypeKind};
 
 /// Below this many LLVM instructions (a gather's lanes counted as the code
-/// they become: `weight`) a module compiles on one thread: a second
-/// thread, and generating the module twice, would cost more than it saves
-/// (blur on AVX2, ~2,600 of them and ~130 ms of LLVM: 200 -> 120 ms split).
-pub(crate) const MIN_INSTRUCTIONS_TO_SPLIT: usize = 2000;
+/// they become: `weight`) a module compiles on one thread. A second thread
+/// generates the module again (0.2-0.6 ms for a small pipeline, on the
+/// other core) and pays LLVM's fixed costs again, but LLVM's cost is
+/// mostly per function even for a few hundred instructions: with two
+/// cores, `f[x] = x + k` (a body, its argv wrapper and one helper unit)
+/// compiles in 3.9 instead of 5.0 ms split, the bench's histograms in
+/// 7 instead of 10, its matmul and convolution in 13-14 instead of 21.
+/// (Until stop 65 this was 2,000, from blur on AVX2: ~2,600 instructions,
+/// 200 -> 120 ms split.)
+pub(crate) const MIN_INSTRUCTIONS_TO_SPLIT: usize = 100;
 
 /// Which partition defines each unit.
 pub(crate) struct Plan {

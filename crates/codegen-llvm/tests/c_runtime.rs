@@ -130,6 +130,15 @@ int main(void) {
             CHECK(counts[i] == k + 1);
         }
     }
+    /* Every size, fewer iterations than threads included: each loop is
+     * cut into one range per thread, and each iteration runs once. */
+    for (int size = 1; size <= 64; size++) {
+        memset(counts, 0, sizeof counts);
+        CHECK(halide_do_par_for(NULL, count_once, 0, size, (uint8_t *)counts) == 0);
+        for (int i = 0; i < 64; i++) {
+            CHECK(counts[i] == (i < size ? 1 : 0));
+        }
+    }
     CHECK(halide_set_num_threads(2) == 3);
     CHECK(halide_get_num_threads() == 2);
     sum = 0;

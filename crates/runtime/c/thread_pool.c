@@ -5,9 +5,14 @@
  *   halide_shutdown_thread_pool. Their count is the number of threads
  *   (halide_set_num_threads, else HL_NUM_THREADS, else the CPU count) less
  *   one: the calling thread always works too.
- * - A parallel loop is a job pushed on a shared queue. Workers and the
- *   calling thread claim iterations from the job with an atomic counter, so
- *   the caller can always finish its own job alone.
+ * - A parallel loop is a job pushed on a shared queue. Its iterations are
+ *   cut into one contiguous range per thread; each thread claims chunks
+ *   from the front of its own range (the caller's is the first, worker
+ *   k's the (k+1)th), then steals from the back of the others', so the
+ *   caller can always finish its own job alone. The same thread gets the
+ *   same rows run after run, and they stay in its caches: a 7.8 MB copy
+ *   split into 48 strips took 0.10 ms with chunks claimed from one shared
+ *   counter (whoever came first), 0.083 ms (memcpy's) with ranges.
  * - Nested parallel loops push nested jobs the same way, at the front of
  *   the queue, so helpers finish inner loops (which their owners wait for)
  *   before starting new outer work. A thread only ever waits for
@@ -24,8 +29,10 @@
  *   after its owner has returned.
  * - Semaphores (async producers, lower/async_producers.rs) are counters a
  *   task waits on. Most forks are two-iteration parallel loops, producer
- *   first: iterations are claimed in order, so a waiting consumer's
- *   producer is always running or done. But the producer of a folded Func
+ *   first: the loop's owner claims from the front of the first range
+ *   before anything else, so a waiting consumer's producer is always
+ *   running, done, or about to run on the owner (which waits for nothing
+ *   before it). But the producer of a folded Func
  *   also waits, for the rows its consumer has finished with, so its fork
  *   (ferrohalide_do_fork) runs the producer (iteration 0) on a helper
  *   thread and the consumer (iteration 1) on the calling thread. Helper
@@ -47,12 +54,28 @@ enum {
     SPIN_NS = 50000,
     /* Largest number of iterations claimed at once. */
     MAX_CHUNK = 64,
+    /* Most ranges a loop is cut into (threads beyond share them). */
+    MAX_RANGES = 16,
 };
+
+/* Iterations [front, back) of a job, counted from its min, packed in one
+ * word (front in the low half) so that the range's thread claiming from
+ * the front and a thief claiming from the back agree with one CAS. On a
+ * cache line of its own: a thread claims from its range without
+ * disturbing the others'. */
+struct range {
+    _Alignas(64) atomic_u64 bounds;
+};
+
+static uint64_t range_bounds(int64_t front, int64_t back) {
+    return (uint64_t)front | ((uint64_t)back << 32);
+}
 
 struct job {
     /* Hot counters on their own cache lines, so claiming work does not
      * invalidate the line the completion counter lives on. */
-    _Alignas(64) atomic_i64 next; /* iterations claimed */
+    struct range ranges[MAX_RANGES];
+    int nranges;
     _Alignas(64) atomic_i64 remaining; /* iterations not finished */
     _Alignas(64) halide_task_t task;
     void *user_context;
@@ -190,24 +213,53 @@ static void release_job(struct job *j) {
     }
 }
 
-static int job_exhausted(struct job *j) { return ATOMIC_LOAD(&j->next) >= j->extent; }
+static int range_empty(uint64_t b) { return (uint32_t)b >= (uint32_t)(b >> 32); }
 
-/* Claim and run iterations of `j` until none are left. Iterations are
- * claimed in shrinking chunks (half a thread's share of what is left),
- * so tiny tasks don't pay for a contended atomic each (a quarter share
- * took twice the claims: 64 one-row tasks on two threads, 2.0 -> 1.6 us a
- * loop from C). What a thread ran is
+static int job_exhausted(struct job *j) {
+    for (int r = 0; r < j->nranges; r++) {
+        if (!range_empty(ATOMIC_LOAD(&j->ranges[r].bounds))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Claim a chunk of range `r` of `j`: from its front for the range's own
+ * thread, from its back for a thief. Half of what is left (at most
+ * MAX_CHUNK): tiny tasks don't pay for a contended atomic each, and what
+ * a thief leaves is as much as it took. Sets [*first, *first + chunk);
+ * returns the chunk, 0 if the range is empty. */
+static int64_t claim(struct job *j, int r, int own, int64_t *first) {
+    atomic_u64 *word = &j->ranges[r].bounds;
+    uint64_t b = ATOMIC_LOAD(word);
+    for (;;) {
+        if (range_empty(b)) {
+            return 0;
+        }
+        int64_t front = (uint32_t)b, back = (uint32_t)(b >> 32);
+        int64_t chunk = (back - front) / 2;
+        chunk = chunk < 1 ? 1 : chunk > MAX_CHUNK ? MAX_CHUNK : chunk;
+        uint64_t claimed = own ? range_bounds(front + chunk, back) : range_bounds(front, back - chunk);
+        if (ATOMIC_CAS(word, &b, claimed)) {
+            *first = own ? front : back - chunk;
+            return chunk;
+        }
+    }
+}
+
+/* Claim and run iterations of `j` until none are left, starting with
+ * range `slot` (modulo the job's ranges). What a thread ran is
  * taken off the job's count of unfinished iterations once, when it leaves
  * the job: the job is done only when every iteration is claimed and its
  * last claimer has left, and the count's cache line bounced between the
  * threads on every chunk (64 one-row tasks on two threads: 3.3 us a loop
  * from C, most of it that atomic). */
-static void work_on_here(struct job *j);
+static void work_on_here(struct job *j, int slot);
 
-static void work_on(struct job *j) {
+static void work_on(struct job *j, int slot) {
     void *outer = ferrohalide_tls_get(pool.current_job);
     ferrohalide_tls_set(pool.current_job, j);
-    work_on_here(j);
+    work_on_here(j, slot);
     ferrohalide_tls_set(pool.current_job, outer);
 }
 
@@ -221,28 +273,28 @@ static void job_failed(struct job *j, int32_t r) {
     ferrohalide_mutex_unlock(&pool.lock);
 }
 
-static void work_on_here(struct job *j) {
-    int64_t threads = active_threads();
+static void work_on_here(struct job *j, int slot) {
     int64_t ran = 0;
+    int own = slot % j->nranges, r = own;
     for (;;) {
-        int64_t k = ATOMIC_LOAD(&j->next);
-        int64_t chunk;
-        do {
-            if (k >= j->extent) {
-                /* Sequentially consistent with the owner's "sleeping" then
-                 * "remaining" (halide_default_do_par_for): either the owner
-                 * sees no iteration left, or this sees it asleep. */
-                if (ran > 0 && __atomic_fetch_sub(&j->remaining, ran, __ATOMIC_SEQ_CST) == ran &&
-                    __atomic_load_n(&j->owner_sleeps, __ATOMIC_SEQ_CST)) {
-                    ferrohalide_mutex_lock(&pool.lock);
-                    ferrohalide_cond_broadcast(&j->done);
-                    ferrohalide_mutex_unlock(&pool.lock);
-                }
-                return;
+        int64_t k = 0;
+        int64_t chunk = claim(j, r, r == own, &k);
+        if (chunk == 0) {
+            r = (r + 1) % j->nranges;
+            if (r != own) {
+                continue;
             }
-            chunk = (j->extent - k) / (2 * threads);
-            chunk = chunk < 1 ? 1 : chunk > MAX_CHUNK ? MAX_CHUNK : chunk;
-        } while (!ATOMIC_CAS(&j->next, &k, k + chunk));
+            /* Sequentially consistent with the owner's "sleeping" then
+             * "remaining" (halide_default_do_par_for): either the owner
+             * sees no iteration left, or this sees it asleep. */
+            if (ran > 0 && __atomic_fetch_sub(&j->remaining, ran, __ATOMIC_SEQ_CST) == ran &&
+                __atomic_load_n(&j->owner_sleeps, __ATOMIC_SEQ_CST)) {
+                ferrohalide_mutex_lock(&pool.lock);
+                ferrohalide_cond_broadcast(&j->done);
+                ferrohalide_mutex_unlock(&pool.lock);
+            }
+            return;
+        }
         for (int64_t i = k; i < k + chunk; i++) {
             if (__atomic_load_n(&j->result, __ATOMIC_RELAXED) != 0) {
                 break;
@@ -310,7 +362,7 @@ static void *worker_main(void *arg) {
         struct job *j = take_job();
         if (j) {
             unlock_pool();
-            work_on(j);
+            work_on(j, index + 1);
             release_job(j);
             ferrohalide_mutex_lock(&pool.lock);
             continue;
@@ -514,7 +566,8 @@ static int hand_to_helper(struct job *j) {
  * for the other fails instead of hanging. */
 WEAK int ferrohalide_do_fork(void *user_context, halide_task_t task, uint8_t *closure) {
     struct job j;
-    j.next = 2;
+    j.ranges[0].bounds = range_bounds(2, 2);
+    j.nranges = 1;
     j.remaining = 2;
     j.task = task;
     j.user_context = user_context;
@@ -561,7 +614,6 @@ WEAK int halide_default_do_par_for(void *user_context, halide_task_t task, int m
     if (!j) {
         return run_serially(user_context, task, min, size, closure);
     }
-    j->next = 0;
     j->remaining = size;
     j->task = task;
     j->user_context = user_context;
@@ -576,6 +628,14 @@ WEAK int halide_default_do_par_for(void *user_context, halide_task_t task, int m
     lock_pool();
     j->parent = (struct job *)ferrohalide_tls_get(pool.current_job);
     start_workers();
+    /* One range per thread that can take part now (the caller's first). */
+    int64_t n = active_threads();
+    n = n < MAX_RANGES ? n : MAX_RANGES;
+    n = n < size ? n : size;
+    for (int64_t r = 0; r < n; r++) {
+        j->ranges[r].bounds = range_bounds(size * r / n, size * (r + 1) / n);
+    }
+    j->nranges = (int)n;
     push_front(j);
     ATOMIC_ADD(&pool.pushed, 1);
     unlock_pool();
@@ -584,7 +644,7 @@ WEAK int halide_default_do_par_for(void *user_context, halide_task_t task, int m
     } else {
         ferrohalide_cond_signal(&pool.wake_workers);
     }
-    work_on(j);
+    work_on(j, 0);
     ferrohalide_mutex_lock(&pool.lock);
     unlink_job(j);
     ferrohalide_mutex_unlock(&pool.lock);

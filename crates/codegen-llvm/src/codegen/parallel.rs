@@ -39,9 +39,17 @@ const MIN_OUTLINED_SIZE: usize = 1500;
 /// nest of weight 1,000 outlined, the larger apps, already balanced,
 /// compiled 9-18% slower).
 const PIPELINE_SHARE_TO_OUTLINE: usize = 4;
-/// ...if it has at least this code weight (a small pipeline compiles on
-/// one thread: `module_split::MIN_INSTRUCTIONS_TO_SPLIT`).
-const MIN_SHARE_OUTLINED_WEIGHT: usize = 1000;
+/// ...if it has at least this code weight, when no serial loop of its
+/// function encloses it (it is then called once per call of its function).
+/// Small pipelines compile faster split in two too
+/// (`module_split::MIN_INSTRUCTIONS_TO_SPLIT`): the blur whose blur_x is
+/// stored per strip and computed per x went from 37 to 26 ms when its
+/// strip's warm-up rows became a unit of their own.
+const MIN_SHARE_OUTLINED_WEIGHT: usize = 200;
+/// ...or this much inside another serial loop (called once per iteration
+/// of the loops around it: a small row loop outlined would pay a call and
+/// a closure per row).
+const MIN_NESTED_SHARE_OUTLINED_WEIGHT: usize = 1000;
 /// ...unless it is more than this share of its function (outlining it
 /// would only move that function).
 const MAX_OUTLINED_SHARE: f64 = 0.7;
@@ -152,8 +160,13 @@ impl CodeGen {
         let whole = self.f.size;
         let m = measure(s);
         let weight = m.weight();
+        let min_share_weight = if self.f.loop_depth == 0 {
+            MIN_SHARE_OUTLINED_WEIGHT
+        } else {
+            MIN_NESTED_SHARE_OUTLINED_WEIGHT
+        };
         let large_share = self.pipeline_weight > 0
-            && weight >= MIN_SHARE_OUTLINED_WEIGHT
+            && weight >= min_share_weight
             && weight * PIPELINE_SHARE_TO_OUTLINE >= self.pipeline_weight;
         let large = m.nodes >= min || large_share;
         (large && (m.nodes as f64) <= whole as f64 * MAX_OUTLINED_SHARE).then_some(m.nodes)

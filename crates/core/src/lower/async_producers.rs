@@ -16,8 +16,9 @@
 //!   (so that work not needing `f`, such as producing other Funcs, runs
 //!   meanwhile).
 //! The two run as the two iterations of a parallel loop (producer first:
-//! the runtime claims iterations in order, so a waiting consumer's
-//! producer is always running or done), or, when the producer of a folded
+//! the loop's owner claims iteration 0 before anything else, so a waiting
+//! consumer's producer is always running, done, or about to run on the
+//! owner), or, when the producer of a folded
 //! Func also waits for its consumer, of a fork loop (`ForType::Fork`: the
 //! runtime runs them at once, on two threads). The semaphore counts
 //! productions, so a producer inside loops (storage hoisted out of them)
