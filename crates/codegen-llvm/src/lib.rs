@@ -1,7 +1,7 @@
 //! LLVM backend: compiles a `LoweredPipeline` to machine code and runs it.
 //!
 //! - [`compile_jit`] turns a lowered pipeline into a [`JitModule`] (LLVM IR,
-//!   optimized at O3 for the host CPU, compiled to an object that the
+//!   optimized for the host CPU (`jit::OPTIMIZATION_PIPELINE`), compiled to an object that the
 //!   persistent cache keeps, and loaded with ORC).
 //! - [`JitModule::run`] calls it with [`ArgValue`]s.
 //! - [`compile_to_assembly`] / [`compile_to_llvm_ir`] give the text forms.
