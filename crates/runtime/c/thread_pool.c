@@ -81,7 +81,6 @@ struct job {
     void *user_context;
     uint8_t *closure;
     int min;
-    int64_t extent;
     int32_t result;
     int32_t refs;
     /* The owner of a parallel loop waits on `done` (its last iterations
@@ -573,7 +572,6 @@ WEAK int ferrohalide_do_fork(void *user_context, halide_task_t task, uint8_t *cl
     j.user_context = user_context;
     j.closure = closure;
     j.min = 0;
-    j.extent = 2;
     j.result = 0;
     j.refs = 1;
     j.owner_sleeps = 0;
@@ -619,7 +617,6 @@ WEAK int halide_default_do_par_for(void *user_context, halide_task_t task, int m
     j->user_context = user_context;
     j->closure = closure;
     j->min = min;
-    j->extent = size;
     j->result = 0;
     j->refs = 1;
     j->owner_sleeps = 0;
