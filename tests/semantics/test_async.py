@@ -401,6 +401,27 @@ def test_an_async_ring_buffer_whose_only_read_folds_away(hl):
 
 
 @differential()
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_ring_buffer_of_a_func_never_realized(hl, use_async):
+    """Seed 84492: f2's read of f1 is `e / 0`, which is 0, so neither f1
+    nor f0 (ring-buffered inside f1) is realized. There is nothing to
+    ring: ferrohalide refused the schedule as if its storage levels
+    matched; Halide runs it."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f0, f1, f2 = hl.Func("f0"), hl.Func("f1"), hl.Func("f2")
+    f0[x, y] = x + 10 * y
+    f1[x, y] = f0[x, y] + 1
+    f2[x, y] = f1[x, y] / 0
+    f1.compute_root()
+    f0.compute_at(f1, y).hoist_storage_root().ring_buffer(2)
+    if use_async:
+        async_(hl, f0)
+    out = f2.realize([3, 2])
+    assert np.array(out).tolist() == [[0, 0, 0], [0, 0, 0]]
+    return out
+
+
+@differential()
 def test_nested_async_ring_buffers(hl):
     """Seed 57820: f0 is computed per x of f1, f1 per x of f2, both async
     ring buffers with storage hoisted to the root. f0's producer side kept

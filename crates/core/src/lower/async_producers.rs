@@ -176,7 +176,9 @@ fn inject_ring_buffers(s: &Stmt, env: &Environment, ring_forks: &HashMap<String,
         let mut found = false;
         let paced = ring_forks.contains_key(&name);
         out = ring(&out, &name, &extent, paced, &mut loops, None, &mut found);
-        if !found {
+        // A Func left with no realization (every read of it folded away)
+        // has nothing to ring, whatever its storage levels.
+        if !found && stmt_realizes(&out, &name) {
             return Err(Error::user(format!(
                 "Func \"{name}\" is scheduled with ring_buffer(), but has matching store_at and hoist_storage levels. Add an explicit hoist_storage directive to the schedule to fix the issue.\n"
             )));
@@ -396,6 +398,10 @@ fn stmt_reads_var(s: &Stmt, name: &str) -> bool {
 }
 
 /// Does `s` contain `produce f`?
+fn stmt_realizes(s: &Stmt, f: &str) -> bool {
+    stmt_contains(s, &|_| false, &|st| matches!(st.node(), StmtNode::Realize { name, .. } if name == f))
+}
+
 fn stmt_produces(s: &Stmt, f: &str) -> bool {
     stmt_contains(s, &|_| false, &|st| {
         matches!(st.node(), StmtNode::ProducerConsumer { name, is_producer: true, .. } if name == f)
