@@ -112,6 +112,10 @@ pub struct Simplifier {
     /// clears it first and discards its result if it got set: a wrapped
     /// constant there is not the exact value the reasoning assumes.
     pub(crate) overflowed: bool,
+    /// Inside `clamped_difference_info`: the differences it builds are not
+    /// split again, so its cost stays a few rewrites per subtraction
+    /// however deeply mins, maxes and lets nest.
+    pub(crate) in_clamped_difference: bool,
     /// Per name in scope (parallel to `vars`), the value of a let kept as
     /// a variable, so differences of two such lets can cancel.
     let_values: FastMap<String, Vec<Option<Expr>>>,
@@ -155,6 +159,7 @@ impl Simplifier {
             memo_hits: 0,
             depth: 0,
             overflowed: false,
+            in_clamped_difference: false,
             let_values: FastMap::default(),
             leaf_signatures: FastMap::default(),
             let_signature: Some(0),

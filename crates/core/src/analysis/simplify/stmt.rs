@@ -434,6 +434,46 @@ mod tests {
     }
 
     #[test]
+    fn a_vector_loops_shifted_tail_becomes_an_if() {
+        // Loop partitioning's epilogue of a vectorized loop over `len`
+        // (ShiftInwards): from max(len / 16, 0) to (len + 15) / 16, at
+        // most one iteration for every len, negative ones included.
+        let len = Expr::var_i32("len");
+        let (end, start) = (Expr::var_i32("end"), Expr::var_i32("start"));
+        let body = Stmt::for_loop(
+            "x",
+            start.clone(),
+            Expr::sub(end, start),
+            ForType::Serial,
+            store(x(), i(0)),
+        );
+        let s = Stmt::let_stmt(
+            "end",
+            Expr::div(Expr::add(len.clone(), i(15)), i(16)),
+            Stmt::let_stmt("start", Expr::max(Expr::div(len, i(16)), i(0)), body),
+        );
+        let out = simplify_stmt(&s).to_string();
+        assert!(!out.contains("for ("), "{out}");
+        assert!(out.contains("if ((start < end))"), "{out}");
+        assert!(out.contains("buf[0] = start"), "{out}");
+        // A start not clamped that way can leave two iterations.
+        let body = Stmt::for_loop(
+            "x",
+            Expr::var_i32("start"),
+            Expr::sub(Expr::var_i32("end"), Expr::var_i32("start")),
+            ForType::Serial,
+            store(x(), i(0)),
+        );
+        let len = Expr::var_i32("len");
+        let s = Stmt::let_stmt(
+            "end",
+            Expr::div(Expr::add(len.clone(), i(31)), i(16)),
+            Stmt::let_stmt("start", Expr::max(Expr::div(len, i(16)), i(0)), body),
+        );
+        assert!(simplify_stmt(&s).to_string().contains("for ("));
+    }
+
+    #[test]
     fn an_if_whose_branches_vanish_keeps_a_condition_that_acts() {
         // An async consumer's wait for its producer, around statements
         // the loop's bounds prove never run: the wait still happens.

@@ -3,10 +3,10 @@
 
 use std::sync::OnceLock;
 
-use super::info::Info;
+use super::info::{no_overflow, Info};
 use super::pattern::*;
 use super::Simplifier;
-use crate::ir::{equal, Expr};
+use crate::ir::{equal, Expr, ExprNode};
 
 fn rules() -> &'static RuleSet {
     static R: OnceLock<RuleSet> = OnceLock::new();
@@ -179,9 +179,50 @@ impl Simplifier {
             ),
         };
         let saved = std::mem::replace(&mut self.overflowed, false);
-        let d = self.mk_bin(crate::ir::BinOp::Sub, va, vb);
+        let d = self.mk_bin(crate::ir::BinOp::Sub, va.clone(), vb.clone());
+        let mut info = self.info(&d);
+        if no_overflow(d.ty()) {
+            info = Info::intersect(d.ty(), &info, &self.clamped_difference_info(&va, &vb));
+        }
         let bad = std::mem::replace(&mut self.overflowed, saved);
-        (!bad).then(|| self.info(&d))
+        (!bad).then_some(info)
+    }
+
+    /// Bounds of `a - b` where `a` or `b` is a min or max, through
+    /// `a - max(y, z) == min(a - y, a - z)` and its three kin (exact where
+    /// arithmetic does not wrap): a loop's end minus a start clamped by
+    /// `max(.., 0)`, `(L + 15) / 16 - max(L / 16, 0)`, is at most 1 from
+    /// the unclamped difference, which interval arithmetic on the two ends
+    /// alone loses.
+    fn clamped_difference_info(&mut self, a: &Expr, b: &Expr) -> Info {
+        use crate::ir::BinOp::{Max, Min, Sub};
+        let ty = a.ty();
+        let split = |e: &Expr| match e.node() {
+            ExprNode::Binary { op: op @ (Min | Max), a, b } => Some((*op, a.clone(), b.clone())),
+            _ => None,
+        };
+        let pieces = |sm: &mut Self, l: &Expr, r: &Expr| {
+            let d = sm.mk_bin(Sub, l.clone(), r.clone());
+            sm.info(&d)
+        };
+        let mut info = Info::type_range(ty);
+        if self.in_clamped_difference {
+            return info;
+        }
+        self.in_clamped_difference = true;
+        if let Some((op, y, z)) = split(b) {
+            let (iy, iz) = (pieces(self, a, &y), pieces(self, a, &z));
+            // subtracting a max takes the smaller difference
+            let m = if op == Max { Info::min(ty, &iy, &iz) } else { Info::max(ty, &iy, &iz) };
+            info = Info::intersect(ty, &info, &m);
+        }
+        if let Some((op, y, z)) = split(a) {
+            let (iy, iz) = (pieces(self, &y, b), pieces(self, &z, b));
+            let m = if op == Min { Info::min(ty, &iy, &iz) } else { Info::max(ty, &iy, &iz) };
+            info = Info::intersect(ty, &info, &m);
+        }
+        self.in_clamped_difference = false;
+        info
     }
 }
 
