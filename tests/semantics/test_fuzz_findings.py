@@ -1844,3 +1844,42 @@ def test_a_65_lane_masked_gather_runs():
     f.vectorize(x, 65, hl.TailStrategy.GuardWithIf)
     expected = data[np.clip(idx[:70], 0, 199)] + np.arange(70)
     assert np.array(f.realize([70])).tolist() == expected.tolist()
+
+
+@differential()
+def test_an_update_never_run_through_a_folded_transcendental_may_reorder_its_rvars(hl):
+    """Seed 85036: the update's where() is `asinh(1.625) > 2`, false once
+    asinh of the constant folds (Halide folds it), so the update never
+    runs and its RVars may be reordered; ferrohalide, which did not fold
+    asinh, refused the reorder as order-dependent."""
+    x = hl.Var("x")
+    f = hl.Func("f")
+    r = hl.RDom([(0, 4)])
+    r.where(hl.asinh(hl.f32(1.625)) > 2.0)
+    f[x] = x
+    f[x] = x + r.x * 7  # last-wins: order-dependent if it ran
+    ro, ri = hl.RVar("ro"), hl.RVar("ri")
+    f.update(0).split(r.x, ro, ri, 2).reorder(ro, ri)
+    out = f.realize([3])
+    assert np.array(out).tolist() == [0, 1, 2]
+    return out
+
+
+@differential()
+def test_folded_float_transcendentals_match_the_reference_bit_for_bit(hl):
+    """Constants through every transcendental Halide's simplifier folds
+    (32-bit floats, computed in double and rounded): the folded values
+    are the reference's to the bit."""
+    x = hl.Var("x")
+    f = hl.Func("f")
+    c = [hl.f32(v) for v in (0.3, 0.77, 1.625, 2.5, -0.41)]
+    terms = [
+        hl.sin(c[3]), hl.cos(c[3]), hl.tan(c[1]), hl.asin(c[0]), hl.acos(c[4]),
+        hl.atan(c[2]), hl.sinh(c[1]), hl.cosh(c[2]), hl.tanh(c[4]), hl.asinh(c[2]),
+        hl.acosh(c[3]), hl.atanh(c[0]), hl.exp(c[2]), hl.log(c[3]),
+        hl.atan2(c[1], c[4]), hl.pow(c[3], c[2]),
+    ]
+    f[x] = hl.f32(0)
+    for i, t in enumerate(terms):
+        f[x] = hl.select(x == i, t, f[x])
+    return f.realize([len(terms)])

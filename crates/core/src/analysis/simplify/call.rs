@@ -242,9 +242,18 @@ impl Simplifier {
                     MathFn::Ceil => v.ceil(),
                     MathFn::Round => v.round_ties_even(),
                     MathFn::Trunc => v.trunc(),
+                    _ if f32ty => c_math::unary(m, v)?,
                     _ => return None,
                 };
                 Some(fold::make(ty, C::F(r)))
+            }
+            Math(m @ (MathFn::Atan2 | MathFn::Pow))
+                if ty.code == TypeCode::Float && ty.bits == 32 && a.len() == 2 =>
+            {
+                let (C::F(x), C::F(y)) = (fold::const_of(&a[0])?, fold::const_of(&a[1])?) else {
+                    return None;
+                };
+                Some(fold::make(ty, C::F(c_math::binary(m, x, y))))
             }
             Math(m @ (MathFn::IsNan | MathFn::IsInf | MathFn::IsFinite)) if a.len() == 1 => {
                 // An integer converted to a float is never NaN, and never
@@ -374,6 +383,70 @@ pub(crate) fn call_info(s: &mut Simplifier, e: &Expr) -> Info {
     }
 }
 
+/// Halide's simplifier folds the 32-bit float transcendentals of a
+/// constant (acos ... tanh, exp, log, atan2, pow) with the C library's
+/// double-precision functions, rounding the result to 32 bits (and folds
+/// none of 64 bits): the same functions here give the same bits, so a
+/// folded constant matches the reference's. (Rust's own `asinh`, `acosh`
+/// and `atanh` are not the C library's.)
+mod c_math {
+    use crate::ir::MathFn;
+
+    extern "C" {
+        fn acos(x: f64) -> f64;
+        fn acosh(x: f64) -> f64;
+        fn asin(x: f64) -> f64;
+        fn asinh(x: f64) -> f64;
+        fn atan(x: f64) -> f64;
+        fn atanh(x: f64) -> f64;
+        fn cos(x: f64) -> f64;
+        fn cosh(x: f64) -> f64;
+        fn exp(x: f64) -> f64;
+        fn log(x: f64) -> f64;
+        fn sin(x: f64) -> f64;
+        fn sinh(x: f64) -> f64;
+        fn tan(x: f64) -> f64;
+        fn tanh(x: f64) -> f64;
+        fn atan2(y: f64, x: f64) -> f64;
+        fn pow(x: f64, y: f64) -> f64;
+    }
+
+    /// `m` of `x`, for the functions Halide folds.
+    pub(super) fn unary(m: MathFn, x: f64) -> Option<f64> {
+        let f: unsafe extern "C" fn(f64) -> f64 = match m {
+            MathFn::Acos => acos,
+            MathFn::Acosh => acosh,
+            MathFn::Asin => asin,
+            MathFn::Asinh => asinh,
+            MathFn::Atan => atan,
+            MathFn::Atanh => atanh,
+            MathFn::Cos => cos,
+            MathFn::Cosh => cosh,
+            MathFn::Exp => exp,
+            MathFn::Log => log,
+            MathFn::Sin => sin,
+            MathFn::Sinh => sinh,
+            MathFn::Tan => tan,
+            MathFn::Tanh => tanh,
+            _ => return None,
+        };
+        // SAFETY: pure C library functions of one double.
+        Some(unsafe { f(x) })
+    }
+
+    /// `atan2(x, y)` or `pow(x, y)`.
+    pub(super) fn binary(m: MathFn, x: f64, y: f64) -> f64 {
+        // SAFETY: pure C library functions of two doubles.
+        unsafe {
+            if m == MathFn::Atan2 {
+                atan2(x, y)
+            } else {
+                pow(x, y)
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::analysis::simplify::simplify;
@@ -486,6 +559,19 @@ mod tests {
             vec![Expr::f32(2.0)],
         );
         assert_eq!(simplify(&e).as_float_const(), Some(2f32.sqrt() as f64));
+        // 32-bit transcendentals of constants fold as Halide's do (in
+        // double, rounded to float; seed 85036's `asinh(1.625) > 2` is
+        // false); 64-bit ones stay calls, as in Halide.
+        let math = |bits: u8, m: MathFn, args: Vec<Expr>| Expr::intrinsic(Type::float(bits), Intrinsic::Math(m), args);
+        let folded = simplify(&math(32, MathFn::Asinh, vec![Expr::f32(1.625)]));
+        assert_eq!(folded.as_float_const(), Some(super::c_math::unary(MathFn::Asinh, 1.625).unwrap() as f32 as f64));
+        assert!((folded.as_float_const().unwrap() - 1.2622).abs() < 1e-3, "{folded}");
+        let folded = simplify(&math(32, MathFn::Pow, vec![Expr::f32(2.0), Expr::f32(10.0)]));
+        assert_eq!(folded.as_float_const(), Some(1024.0));
+        let folded = simplify(&math(32, MathFn::Atan2, vec![Expr::f32(1.0), Expr::f32(0.0)]));
+        assert_eq!(folded.as_float_const(), Some(std::f64::consts::FRAC_PI_2 as f32 as f64));
+        let e64 = math(64, MathFn::Asinh, vec![Expr::float_imm(Type::float(64), 1.625)]);
+        assert!(simplify(&e64).as_float_const().is_none());
         let x = Expr::var_i32("x");
         assert_eq!(
             s(c(Intrinsic::ShiftLeft, vec![x.clone(), Expr::i32(3)])),
