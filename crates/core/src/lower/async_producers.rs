@@ -397,11 +397,12 @@ fn stmt_reads_var(s: &Stmt, name: &str) -> bool {
     stmt_contains(s, &|e| matches!(e.node(), ExprNode::Variable { name: n, .. } if n == name), &|_| false)
 }
 
-/// Does `s` contain `produce f`?
+/// Does `s` contain `realize f`?
 fn stmt_realizes(s: &Stmt, f: &str) -> bool {
     stmt_contains(s, &|_| false, &|st| matches!(st.node(), StmtNode::Realize { name, .. } if name == f))
 }
 
+/// Does `s` contain `produce f`?
 fn stmt_produces(s: &Stmt, f: &str) -> bool {
     stmt_contains(s, &|_| false, &|st| {
         matches!(st.node(), StmtNode::ProducerConsumer { name, is_producer: true, .. } if name == f)
