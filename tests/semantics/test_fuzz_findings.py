@@ -1883,3 +1883,26 @@ def test_folded_float_transcendentals_match_the_reference_bit_for_bit(hl):
     for i, t in enumerate(terms):
         f[x] = hl.select(x == i, t, f[x])
     return f.realize([len(terms)])
+
+
+@differential()
+@pytest.mark.parametrize("schedule", ["at_x", "at_split", "root"])
+def test_a_func_read_at_an_unsigned_saturating_sub_is_computed_where_it_is_read(hl, schedule):
+    """Found triaging fuzz seed 85609: the region read at
+    `saturating_sub(u8 11, u8 x)` was bounded with the subtraction done in
+    u16, where 11 - 14 wraps and saturates to 255 instead of 0; g, computed
+    per x of f, was computed at 255 and read at 0 (garbage)."""
+    x, xo, xi = hl.Var("x"), hl.Var("xo"), hl.Var("xi")
+    g, f = hl.Func("g"), hl.Func("f")
+    g[x] = x * 10 + 1
+    f[x] = g[hl.i32(hl.saturating_sub(hl.u8(11), hl.u8(x)))]
+    if schedule == "at_x":
+        g.compute_at(f, x)
+    elif schedule == "at_split":
+        f.split(x, xo, xi, 4)
+        g.compute_at(f, xo)
+    else:
+        g.compute_root()
+    out = f.realize([16])
+    assert np.array(out).tolist() == [10 * max(11 - v, 0) + 1 for v in range(16)]
+    return out

@@ -428,23 +428,19 @@ fn lower_for_bounds(which: Intrinsic, ty: Type, args: &[Expr]) -> Option<Expr> {
         let (lo, hi) = (Expr::make_const_i64(w, t.min_int() as i64), Expr::make_const_i64(w, t.max_int() as i64));
         Expr::max(Expr::min(e, hi), lo)
     };
+    // The difference of unsigned values is signed: in a wider unsigned
+    // type, u8 11 - 14 would wrap to 65533 and saturate to 255, not 0.
+    let signed_difference = |a: &Expr, b: &Expr| {
+        let t = a.ty().with_bits(a.ty().bits * 2).with_code(TypeCode::Int);
+        Expr::sub(Expr::cast(t, a.clone()), Expr::cast(t, b.clone()))
+    };
     Some(match which {
         SaturatingCast => saturating_cast_for_bounds(ty, a)?,
         WideningAdd => Expr::add(wide(a), wide(b?)),
         WideningMul => Expr::mul(wide(a), wide(b?)),
-        WideningSub => {
-            // The difference of unsigned values is signed.
-            let t = a.ty().with_bits(a.ty().bits * 2).with_code(TypeCode::Int);
-            Expr::sub(Expr::cast(t, a.clone()), Expr::cast(t, b?.clone()))
-        }
-        SaturatingAdd | SaturatingSub => {
-            let w = if which == SaturatingAdd {
-                Expr::add(wide(a), wide(b?))
-            } else {
-                Expr::sub(wide(a), wide(b?))
-            };
-            Expr::cast(ty, clamp_to(w, ty))
-        }
+        WideningSub => signed_difference(a, b?),
+        SaturatingAdd => Expr::cast(ty, clamp_to(Expr::add(wide(a), wide(b?)), ty)),
+        SaturatingSub => Expr::cast(ty, clamp_to(signed_difference(a, b?), ty)),
         HalvingAdd | HalvingSub | RoundingHalvingAdd => {
             let w = if which == HalvingSub {
                 Expr::sub(wide(a), wide(b?))
@@ -1983,6 +1979,35 @@ mod tests {
         let iv = bounds_of_expr(&w, &scope);
         assert_eq!(simplify(&iv.max.unwrap()).as_uint_const(), Some(255));
         assert_eq!(simplify(&iv.min.unwrap()).as_uint_const(), Some(0));
+    }
+
+    #[test]
+    fn an_unsigned_saturating_sub_is_bounded_below_by_zero() {
+        // Found probing fuzz seed 85609: saturating_sub(u8 11, u8 x) for x
+        // in [0, 15] is in [0, 11]; subtracting in u16 wrapped (11 - 14 is
+        // 65533) and saturated to 255, so a Func read there was computed
+        // at 255 while 0 was read.
+        let mut scope = Scope::default();
+        scope.insert("x".into(), Interval::new(Some(Expr::i32(0)), Some(Expr::i32(15))));
+        let u8t = Type::uint(8);
+        let e = Expr::intrinsic(
+            u8t,
+            Intrinsic::SaturatingSub,
+            vec![Expr::uint_imm(u8t, 11), Expr::cast(u8t, x())],
+        );
+        let iv = bounds_of_expr(&Expr::cast(Type::int(32), e), &scope);
+        assert_eq!(simplify(&iv.min.unwrap()).as_int_const(), Some(0));
+        assert_eq!(simplify(&iv.max.unwrap()).as_int_const(), Some(11));
+        // u32 operands subtract in i64.
+        let u32t = Type::uint(32);
+        let e = Expr::intrinsic(
+            u32t,
+            Intrinsic::SaturatingSub,
+            vec![Expr::uint_imm(u32t, 3), Expr::cast(u32t, x())],
+        );
+        let iv = bounds_of_expr(&e, &scope);
+        assert_eq!(simplify(&iv.min.unwrap()).as_uint_const(), Some(0));
+        assert_eq!(simplify(&iv.max.unwrap()).as_uint_const(), Some(3));
     }
 
     #[test]
