@@ -1981,6 +1981,77 @@ mod tests {
         assert_eq!(simplify(&iv.min.unwrap()).as_uint_const(), Some(0));
     }
 
+    /// Every intrinsic bounded through `lower_for_bounds` computes, through
+    /// that lowering, what it computes itself (the evaluator's value), on
+    /// each end of every integer type's range and values near zero: a
+    /// lowering whose value differs gives bounds of another expression.
+    #[test]
+    fn lowerings_for_bounds_compute_what_the_intrinsics_compute() {
+        use crate::analysis::evaluate::{eval_scalar, Value};
+        use crate::lang::fixed_point::widen;
+        let konst = |t: Type, v: i128| {
+            if t.is_uint() {
+                Expr::uint_imm(t, v as u64)
+            } else {
+                Expr::make_const_i64(t, v as i64)
+            }
+        };
+        let samples = |t: Type| {
+            let mut v = vec![t.min_int(), t.min_int() + 1, t.max_int(), t.max_int() - 1, 0, 1, 2, 3, 14, 100];
+            if t.is_int() {
+                v.extend([-1, -2, -3, -100]);
+            }
+            v.into_iter().filter(move |x| *x >= t.min_int() && *x <= t.max_int())
+        };
+        let value = |e: &Expr| match eval_scalar(e, &Default::default()) {
+            Ok(Value::Int(v)) => Some(v),
+            _ => None,
+        };
+        let mut checked = 0;
+        for bits in [8u8, 16, 32] {
+            for code in [TypeCode::Int, TypeCode::UInt] {
+                let t = Type::int(bits).with_code(code);
+                let w = widen(t);
+                let signed_w = w.with_code(TypeCode::Int);
+                // (intrinsic, result type, first argument's type, second's)
+                let cases = [
+                    (Intrinsic::WideningAdd, w, t, t),
+                    (Intrinsic::WideningMul, w, t, t),
+                    (Intrinsic::WideningSub, signed_w, t, t),
+                    (Intrinsic::SaturatingAdd, t, t, t),
+                    (Intrinsic::SaturatingSub, t, t, t),
+                    (Intrinsic::HalvingAdd, t, t, t),
+                    (Intrinsic::HalvingSub, t, t, t),
+                    (Intrinsic::RoundingHalvingAdd, t, t, t),
+                    (Intrinsic::WidenRightAdd, w, w, t),
+                    (Intrinsic::WidenRightMul, w, w, t),
+                    (Intrinsic::WidenRightSub, w, w, t),
+                    (Intrinsic::WideningShiftLeft, w, t, t),
+                    (Intrinsic::WideningShiftRight, w, t, t),
+                    (Intrinsic::RoundingShiftLeft, t, t, t),
+                    (Intrinsic::RoundingShiftRight, t, t, t),
+                ];
+                for (which, ty, ta, tb) in cases {
+                    for a in samples(ta) {
+                        for b in samples(tb) {
+                            let args = [konst(ta, a), konst(tb, b)];
+                            assert!(lowered_for_bounds(which, &args), "{which:?} {ta} {tb}");
+                            let direct = Expr::intrinsic(ty, which, args.to_vec());
+                            let lowered = lower_for_bounds(which, ty, &args).expect("lowered");
+                            let (want, got) = (value(&direct), value(&lowered));
+                            if want.is_none() {
+                                continue;
+                            }
+                            assert_eq!(want, got, "{which:?}({a}: {ta}, {b}: {tb}) as {ty}: {lowered}");
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 5000, "{checked}");
+    }
+
     #[test]
     fn an_unsigned_saturating_sub_is_bounded_below_by_zero() {
         // Found probing fuzz seed 85609: saturating_sub(u8 11, u8 x) for x
