@@ -253,7 +253,7 @@ impl Simplifier {
                 let (C::F(x), C::F(y)) = (fold::const_of(&a[0])?, fold::const_of(&a[1])?) else {
                     return None;
                 };
-                Some(fold::make(ty, C::F(c_math::binary(m, x, y))))
+                Some(fold::make(ty, C::F(c_math::binary(m, x, y)?)))
             }
             Math(m @ (MathFn::IsNan | MathFn::IsInf | MathFn::IsFinite)) if a.len() == 1 => {
                 // An integer converted to a float is never NaN, and never
@@ -434,16 +434,15 @@ mod c_math {
         Some(unsafe { f(x) })
     }
 
-    /// `atan2(x, y)` or `pow(x, y)`.
-    pub(super) fn binary(m: MathFn, x: f64, y: f64) -> f64 {
+    /// `atan2(x, y)` or `pow(x, y)`; `None` for any other function.
+    pub(super) fn binary(m: MathFn, x: f64, y: f64) -> Option<f64> {
+        let f: unsafe extern "C" fn(f64, f64) -> f64 = match m {
+            MathFn::Atan2 => atan2,
+            MathFn::Pow => pow,
+            _ => return None,
+        };
         // SAFETY: pure C library functions of two doubles.
-        unsafe {
-            if m == MathFn::Atan2 {
-                atan2(x, y)
-            } else {
-                pow(x, y)
-            }
-        }
+        Some(unsafe { f(x, y) })
     }
 }
 
