@@ -3,6 +3,15 @@
 //! the persistent cache (`jit_cache`): both go through the same loader, so
 //! the cached path is the one every compilation exercises.
 //!
+//! Every ORC operation (loading, a lookup that links, clearing) runs under
+//! one process-wide lock, [`serialized`]. LLVM 19's ORC, linking objects of
+//! different JITDylibs on several threads at once, now and then handed out
+//! an entry point whose callee in a packed sibling object was not mapped
+//! (a segfault on the first call, or "Resource tracker ... became defunct"):
+//! eight threads compiling small pipelines crashed one run in six. Linking
+//! is a fraction of a millisecond, and LLVM's optimization and code
+//! generation, the bulk of a compile, still run in parallel.
+//!
 //! The process has one LLJIT. Each object loads into a JITDylib of its own
 //! (so two pipelines of the same name never clash), freed of its code when
 //! the [`LoadedObject`] is dropped and then kept for a later object. The
@@ -89,6 +98,29 @@ fn jit() -> Result<LLVMOrcLLJITRef> {
     }
 }
 
+/// Run `f` holding the process's ORC lock (see the module comment). The
+/// lock is reentrant on one thread: linking a pipeline resolves its
+/// runtime symbols from inside ORC's lookup, through a lookup of the
+/// runtime's own JITDylib.
+pub(crate) fn serialized<R>(f: impl FnOnce() -> R) -> R {
+    static LOCK: Mutex<()> = Mutex::new(());
+    thread_local!(static HELD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+    if HELD.get() {
+        return f();
+    }
+    let _guard = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    /// Marks the lock held by this thread until dropped (also on unwind).
+    struct Held;
+    impl Drop for Held {
+        fn drop(&mut self) {
+            HELD.set(false);
+        }
+    }
+    HELD.set(true);
+    let _held = Held;
+    f()
+}
+
 /// JITDylibs whose objects were dropped, emptied, for the next objects.
 fn idle() -> &'static Mutex<Vec<Dylib>> {
     static IDLE: OnceLock<Mutex<Vec<Dylib>>> = OnceLock::new();
@@ -149,7 +181,7 @@ impl Drop for LoadedObject {
         let Some(dylib) = self.dylib.take() else { return };
         // SAFETY: nothing runs this object's code any more (its owner is
         // being dropped); clearing frees the code and the symbols.
-        let cleared = unsafe { take_error(LLVMOrcJITDylibClear(dylib.jd)) }.is_none();
+        let cleared = serialized(|| unsafe { take_error(LLVMOrcJITDylibClear(dylib.jd)) }).is_none();
         if cleared && !*self.failed.get_mut() {
             idle().lock().unwrap_or_else(|p| p.into_inner()).push(dylib);
         }
@@ -286,6 +318,10 @@ fn unpack_objects(blob: &[u8]) -> Result<Vec<&[u8]>> {
 /// with position-independent code; `resolve` gives the addresses of what
 /// they use and do not define.
 pub(crate) fn load_object(bytes: &[u8], name: &str, resolve: Resolver) -> Result<LoadedObject> {
+    serialized(|| load_object_serialized(bytes, name, resolve))
+}
+
+fn load_object_serialized(bytes: &[u8], name: &str, resolve: Resolver) -> Result<LoadedObject> {
     let objects = unpack_objects(bytes)?;
     let jit = jit()?;
     let dylib = take_dylib(jit, resolve);
@@ -340,7 +376,7 @@ impl LoadedObject {
     /// The address of a function the object defines (linking it, and
     /// resolving what it uses, on the first lookup).
     pub(crate) fn lookup(&self, symbol: &str) -> Result<usize> {
-        let failed = self.lookup_address(symbol);
+        let failed = serialized(|| self.lookup_address(symbol));
         let dylib = self.dylib.as_ref().expect("only a dropped object has none");
         let missing = dylib
             .resolution

@@ -132,18 +132,34 @@ impl JitRuntime {
         if !self.defined.contains(name) {
             return None;
         }
-        let mut known = self.symbols.lock().unwrap_or_else(|p| p.into_inner());
-        *known
-            .entry(name.to_string())
-            .or_insert_with(|| self.code.lookup(name).ok())
+        let known = |name: &str| {
+            let symbols = self.symbols.lock().unwrap_or_else(|p| p.into_inner());
+            symbols.get(name).copied()
+        };
+        if let Some(address) = known(name) {
+            return address;
+        }
+        // Not holding `symbols` while ORC looks up: a thread linking a
+        // pipeline holds the ORC lock and may be waiting here for it.
+        let address = self.code.lookup(name).ok();
+        let mut symbols = self.symbols.lock().unwrap_or_else(|p| p.into_inner());
+        *symbols.entry(name.to_string()).or_insert(address)
     }
 }
 
 /// The process's JIT runtime, compiled on first use.
 pub fn shared() -> Result<&'static JitRuntime> {
     static RUNTIME: OnceLock<std::result::Result<JitRuntime, String>> = OnceLock::new();
-    RUNTIME
-        .get_or_init(|| compile().map_err(|e| e.to_string()))
+    // Initialized holding the ORC lock: a thread linking a pipeline holds
+    // it and may need the runtime, so no other thread may be half-way
+    // through starting it without the lock.
+    let runtime = match RUNTIME.get() {
+        Some(r) => r,
+        None => crate::jit_loader::serialized(|| {
+            RUNTIME.get_or_init(|| compile().map_err(|e| e.to_string()))
+        }),
+    };
+    runtime
         .as_ref()
         .map_err(|e| Error::internal(format!("cannot start the JIT runtime: {e}")))
 }
