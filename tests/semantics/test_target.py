@@ -265,6 +265,37 @@ def test_hl_jit_target_environment(hl):
     return rc, out
 
 
+REUSE_SCRIPT = r"""
+import os, sys
+hl = __import__(sys.argv[1])
+def show(tag, fn):
+    try:
+        print(tag, fn())
+    except Exception as e:
+        print(tag, "raised", type(e).__name__, "Did not understand Halide target" in str(e))
+x = hl.Var("x")
+f = hl.Func("f")
+f[x] = x * 2
+show("first", lambda: list(f.realize([3])))
+os.environ["HL_JIT_TARGET"] = "bogus-target"
+show("same pipeline", lambda: list(f.realize([3])))
+f.vectorize(x, 4)
+show("rescheduled", lambda: list(f.realize([3])))
+g = hl.Func("g")
+g[x] = x
+show("another pipeline", lambda: list(g.realize([3])))
+"""
+
+
+@differential()
+def test_a_compiled_pipeline_keeps_its_jit_target(hl):
+    """A realization that names no target reuses the target the pipeline was
+    last compiled for, without reading HL_JIT_TARGET again, until a Func of
+    it changes (Halide's Pipeline::compile_jit)."""
+    rc, out, err = run_script(hl, REUSE_SCRIPT)
+    return rc, out
+
+
 DEVICE_TARGETS = ["x86-64-linux", "x86-64-linux-cuda", "x86-64-linux-opencl",
                   "x86-64-linux-opencl-cl_doubles", "x86-64-osx-metal", "arm-64-android-hvx-no_runtime",
                   "x86-64-linux-vulkan", "x86-64-linux-vulkan-vk_int64-vk_float64-vk_int8",

@@ -632,8 +632,18 @@ impl JitModule {
                 args.len()
             )));
         }
-        let mut scalars: Vec<[u8; 16]> = vec![[0u8; 16]; args.len()];
-        let mut argv: Vec<*mut c_void> = vec![std::ptr::null_mut(); args.len()];
+        // On the stack for the usual few arguments (a realize in a loop
+        // allocates nothing here).
+        const ON_STACK: usize = 16;
+        let (mut scalars_on_stack, mut argv_on_stack) = ([[0u8; 16]; ON_STACK], [std::ptr::null_mut(); ON_STACK]);
+        let (mut scalars_on_heap, mut argv_on_heap) = (Vec::new(), Vec::new());
+        let (scalars, argv): (&mut [[u8; 16]], &mut [*mut c_void]) = if args.len() <= ON_STACK {
+            (&mut scalars_on_stack[..args.len()], &mut argv_on_stack[..args.len()])
+        } else {
+            scalars_on_heap.resize(args.len(), [0u8; 16]);
+            argv_on_heap.resize(args.len(), std::ptr::null_mut());
+            (&mut scalars_on_heap[..], &mut argv_on_heap[..])
+        };
         for (i, (decl, val)) in self.args.iter().zip(args).enumerate() {
             match (decl.kind, val) {
                 (ArgumentKind::InputScalar, ArgValue::Scalar(s)) => {

@@ -309,8 +309,17 @@ impl Buffer {
     /// A `halide_buffer_t` describing this buffer. The returned value points
     /// into `dims_out`, which the caller must keep alive while it is used.
     pub fn raw(&self, dims_out: &mut Vec<halide_dimension_t>) -> halide_buffer_t {
-        let c = self.read();
         dims_out.clear();
+        let mut raw = self.raw_appending_dims(dims_out);
+        raw.dim = dims_out.as_mut_ptr();
+        raw
+    }
+
+    /// `raw`, appending the dimensions to `dims_out` and leaving `dim`
+    /// null for the caller to point at them (several buffers' dimensions
+    /// can share one array).
+    pub fn raw_appending_dims(&self, dims_out: &mut Vec<halide_dimension_t>) -> halide_buffer_t {
+        let c = self.read();
         dims_out.extend_from_slice(&c.dims);
         halide_buffer_t {
             host: c.host,
@@ -320,7 +329,7 @@ impl Buffer {
                 lanes: 1,
             },
             dimensions: c.dims.len() as i32,
-            dim: dims_out.as_mut_ptr(),
+            dim: std::ptr::null_mut(),
             ..Default::default()
         }
     }

@@ -184,14 +184,7 @@ pub fn compilations() -> u64 {
     COMPILATIONS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-fn cache_key(
-    outputs: &[Function],
-    requirements: &[Requirement],
-    target: &Target,
-    entry_checks: bool,
-    memo: &mut Vec<Arc<dyn Any + Send + Sync>>,
-) -> Result<CacheKey> {
-    let graph = graph_state(outputs, requirements, memo)?;
+fn cache_key(graph: Arc<GraphState>, target: &Target, entry_checks: bool) -> CacheKey {
     let inputs = graph
         .buffers
         .iter()
@@ -200,13 +193,13 @@ fn cache_key(
             (b.ty(), b.dimensions(), dense)
         })
         .collect();
-    Ok(CacheKey {
+    CacheKey {
         graph,
         inputs,
         constraints: ferrohalide_core::lang::parameter::constraints_version(),
         target: target.clone(),
         entry_checks,
-    })
+    }
 }
 
 /// The pipeline's Funcs with their versions, and the Buffers their
@@ -323,14 +316,21 @@ pub fn compile_with(
     target: Option<&Target>,
     entry_checks: bool,
 ) -> Result<Arc<Compiled>> {
-    let target = resolve_target(target)?;
     let Some(first) = outputs.first() else {
         return Err(Error::user("Can't compile a Pipeline with no outputs.\n"));
     };
     // Held while compiling: threads asking for the same pipeline wait for
     // one compilation instead of repeating it.
     let mut cache = first.compiled_code();
-    let key = cache_key(outputs, requirements, &target, entry_checks, &mut cache)?;
+    let graph = graph_state(outputs, requirements, &mut cache)?;
+    let target = match target.filter(|t| **t != Target::default()) {
+        Some(t) => t.clone(),
+        None => match last_jit_target(&graph, &cache) {
+            Some(t) => t,
+            None => resolve_target(None)?,
+        },
+    };
+    let key = cache_key(graph, &target, entry_checks);
     let entries = || cache.iter().filter_map(|e| e.downcast_ref::<CacheEntry>());
     if let Some(e) = entries().find(|e| e.key == key) {
         return Ok(e.compiled.clone());
@@ -350,6 +350,17 @@ pub fn compile_with(
     });
     cache.push(entry);
     Ok(compiled)
+}
+
+/// The target the pipeline, in its present state, was last compiled for,
+/// if it was: as in Halide, a realization that names no target reuses it
+/// (and does not read `HL_JIT_TARGET` again) until a Func changes.
+fn last_jit_target(graph: &Arc<GraphState>, memo: &[Arc<dyn Any + Send + Sync>]) -> Option<Target> {
+    memo.iter()
+        .rev()
+        .filter_map(|e| e.downcast_ref::<CacheEntry>())
+        .find(|e| Arc::ptr_eq(&e.key.graph, graph) || e.key.graph.same_graph(graph))
+        .map(|e| e.key.target.clone())
 }
 
 fn compile_uncached(
@@ -516,8 +527,9 @@ pub fn run(
             ArgumentKind::InputScalar => {}
         }
     }
-    let values: Vec<InputValue> = slots.into_iter().flatten().collect();
-    for (a, v) in p.args.iter().zip(&values) {
+    // Every slot is filled: each argument is a scalar, an input or an output.
+    let values = || slots.iter().flatten();
+    for (a, v) in p.args.iter().zip(values()) {
         match (a.kind, v) {
             (ArgumentKind::InputBuffer, InputValue::Buffer(b)) => {
                 check_buffer("Input", &a.name, a.ty, a.dimensions, b)?
@@ -534,22 +546,29 @@ pub fn run(
             }
         }
     }
-    // Build halide_buffer_t's for every buffer argument; keep their
-    // dimension arrays alive for the duration of the call.
-    let mut dims_storage: Vec<Vec<halide_dimension_t>> = vec![Vec::new(); values.len()];
-    let mut raws: Vec<Option<ferrohalide_runtime::halide_buffer_t>> =
-        Vec::with_capacity(values.len());
-    for (i, v) in values.iter().enumerate() {
+    // Build halide_buffer_t's for every buffer argument, their dimensions
+    // in one array that lives for the duration of the call (pointed to
+    // once it is complete, so it never moves under them).
+    let mut dims: Vec<halide_dimension_t> = Vec::with_capacity(4 * p.args.len());
+    let mut raws: Vec<Option<(ferrohalide_runtime::halide_buffer_t, usize)>> =
+        Vec::with_capacity(p.args.len());
+    for v in values() {
         raws.push(match v {
-            InputValue::Buffer(b) => Some(b.raw(&mut dims_storage[i])),
+            InputValue::Buffer(b) => {
+                let start = dims.len();
+                Some((b.raw_appending_dims(&mut dims), start))
+            }
             InputValue::Scalar(_) => None,
         });
     }
+    for (r, start) in raws.iter_mut().flatten() {
+        r.dim = dims[*start..].as_mut_ptr();
+    }
     let args: Vec<ArgValue> = raws
         .iter_mut()
-        .zip(&values)
+        .zip(values())
         .map(|(r, v)| match (r, v) {
-            (Some(r), _) => ArgValue::Buffer(r as *mut _),
+            (Some((r, _)), _) => ArgValue::Buffer(r as *mut _),
             (None, InputValue::Scalar(s)) => ArgValue::Scalar(scalar_value(*s)),
             (None, InputValue::Buffer(_)) => unreachable!("buffers have raw descriptors"),
         })
@@ -557,7 +576,7 @@ pub fn run(
     let debug = compiled.target.has_feature(feature::DEBUG);
     if debug {
         eprintln!("Entering Pipeline {}", p.name);
-        for (a, v) in p.args.iter().zip(&values) {
+        for (a, v) in p.args.iter().zip(values()) {
             match v {
                 InputValue::Buffer(b) => eprintln!(" Buffer {}: {:?}", a.name, b.dims()),
                 InputValue::Scalar(s) => eprintln!(" Scalar {}: {s:?}", a.name),
@@ -869,21 +888,22 @@ pub fn realize_into_for(
             )));
         }
     }
-    // (The values' buffer names are only for messages: a realize in a loop
-    // does not build them.)
-    let values: Vec<(&Function, usize, Type)> = outputs
-        .iter()
-        .flat_map(|f| f.types().into_iter().enumerate().map(move |(i, t)| (f, i, t)))
-        .collect();
-    if values.len() != buffers.len() {
+    // (The values' buffer names are only for messages, and nothing here
+    // allocates: a realize in a loop builds none of them.)
+    let count: usize = outputs.iter().map(|f| f.value_count()).sum();
+    if count != buffers.len() {
         return Err(Error::user(format!(
             "Realization requires {} output(s) but pipeline produces {} result(s).\n",
             buffers.len(),
-            values.len()
+            count
         )));
     }
     // As in Halide, outputs may differ in dimensionality: each has its own buffer.
-    for (&(f, i, ty), b) in values.iter().zip(buffers) {
+    let values = outputs.iter().flat_map(|f| (0..f.value_count()).map(move |i| (f, i)));
+    for ((f, i), b) in values.zip(buffers) {
+        let ty = f
+            .value_type(i)
+            .ok_or_else(|| Error::internal(format!("{} changed while realized", f.name())))?;
         if b.ty() != ty || b.dimensions() != f.dimensions() {
             check_output_buffer(f, &element_buffer_names(f)[i], ty, b)?;
         }

@@ -548,6 +548,24 @@ impl Function {
     pub fn output_types(&self) -> Vec<Type> {
         self.read().output_types.clone()
     }
+    /// How many values the Func has (`types().len()`, without a copy).
+    pub fn value_count(&self) -> usize {
+        let c = self.read();
+        if c.output_types.is_empty() {
+            c.values.len()
+        } else {
+            c.output_types.len()
+        }
+    }
+    /// The type of value `i` (`types()[i]`, without a copy).
+    pub fn value_type(&self, i: usize) -> Option<Type> {
+        let c = self.read();
+        if c.output_types.is_empty() {
+            c.values.get(i).map(|v| v.ty())
+        } else {
+            c.output_types.get(i).copied()
+        }
+    }
     /// The types of the values: declared output types, else the definition's.
     pub fn types(&self) -> Vec<Type> {
         let c = self.read();
