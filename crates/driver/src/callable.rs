@@ -176,7 +176,7 @@ impl Callable {
                 "Callable called with the wrong number of values",
             ));
         }
-        let mut inputs = vec![];
+        let mut inputs: Vec<(&str, InputValue)> = Vec::with_capacity(values.len());
         let mut outputs: Vec<Buffer> = vec![];
         for (p, v) in self.params.iter().zip(values) {
             match (&p.kind, v) {
@@ -187,7 +187,7 @@ impl Callable {
                         p.name
                     )))
                 }
-                (_, v) => inputs.push((p.name.clone(), v)),
+                (_, v) => inputs.push((&p.name, v)),
             }
         }
         run(
