@@ -21,9 +21,12 @@
 //!   pipeline compiled again; it is never loaded.
 //! - Concurrency: an entry is written to a private temporary file and
 //!   renamed into place, so readers see a whole entry or none.
-//! - Size: after each write, entries beyond `FERROHALIDE_CACHE_SIZE_MB`
-//!   (default 512) go, least recently used first (a hit refreshes an
-//!   entry's time).
+//! - Size: entries beyond `FERROHALIDE_CACHE_SIZE_MB` (default 512) go,
+//!   least recently used first (a hit refreshes an entry's time). Finding
+//!   them reads the whole folder, ~110 ms for the ~40,000 small entries
+//!   512 MB holds, so a write scans with a probability proportional to its
+//!   size: across all processes sharing the folder, about once per 1/32 of
+//!   the limit written, and always when one entry is that large.
 //!
 //! - Front-end entries (`.f`): keyed on the pipeline as the user wrote it
 //!   (`serialize::write_key`: definitions, schedules, Parameters' ranges and
@@ -166,7 +169,7 @@ pub fn write_frontend_entry(key: &Digest, payload: &[u8]) {
     if let Err(e) = write_entry(&dir, &path, key, payload) {
         debug(&format!("cannot write {}: {e}", path.display()));
     }
-    evict(&dir);
+    evict_after_writing(&dir, payload.len());
 }
 
 /// A fact about this machine that `measure` finds, measured once per
@@ -290,7 +293,7 @@ pub(crate) fn object_for(key: Digest, compile: impl FnOnce() -> Result<Vec<u8>>)
     if let Err(e) = write_entry(&dir, &path, &key, &object) {
         debug(&format!("cannot write {}: {e}", path.display()));
     }
-    evict(&dir);
+    evict_after_writing(&dir, object.len());
     Ok(object)
 }
 
@@ -353,6 +356,28 @@ fn size_limit() -> u64 {
     (mb * 1024.0 * 1024.0) as u64
 }
 
+/// After writing an entry of `written` bytes: now and then (see the
+/// module comment), `evict`.
+fn evict_after_writing(dir: &Path, written: usize) {
+    let every = (size_limit() / 32).max(1);
+    if scan_due(written as u64, every, random_u64()) {
+        evict(dir);
+    }
+}
+
+/// Whether a write of `written` bytes scans, given a scan is due about
+/// every `every` bytes written and `random`, a uniformly random number.
+fn scan_due(written: u64, every: u64, random: u64) -> bool {
+    written >= every || random % every < written
+}
+
+/// A random number (std's per-process random hash keys, which differ at
+/// every call).
+fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new().build_hasher().finish()
+}
+
 /// Remove the least recently used entries beyond the size limit, and
 /// temporary files that a dead process left.
 fn evict(dir: &Path) {
@@ -385,5 +410,22 @@ fn evict(dir: &Path) {
             debug(&format!("evicted {}", path.display()));
             total -= len;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_write_scans_for_eviction_with_probability_in_proportion_to_its_size() {
+        // An entry as large as the interval always scans (so a small limit
+        // is kept exactly).
+        assert!(scan_due(1000, 1000, 999) && scan_due(5000, 1000, 0));
+        // A smaller one scans for `written` of every `every` random values.
+        let hits = (0..10_000u64).filter(|&r| scan_due(250, 1000, r)).count();
+        assert_eq!(hits, 2_500);
+        let draws = (0..20_000).filter(|_| scan_due(100, 1000, random_u64())).count();
+        assert!((1_400..2_600).contains(&draws), "{draws} scans of 20,000 at 10%");
     }
 }
