@@ -395,10 +395,14 @@ def worker(module, runs, only, outputs_dir=None, exact=None):
     tag = module + ("-strict" if os.environ.get("BENCH_STRICT_FLOAT") else "")
     # Both implementations set up their JIT runtime on the first compile in
     # a process (the reference compiles it; ferrohalide loads it from its
-    # cache after the first process of a round): a trivial pipeline first,
-    # so a case's "jit" row is its own pipeline's compile.
+    # cache after the first process of a round), and the first compile in a
+    # process also pays for first touches of the compiler's code and heap
+    # (ferrohalide: ~1,000 page faults, ~4 ms here): a trivial pipeline is
+    # compiled first, so a case's "jit" row is its own pipeline's compile.
+    # Its constant is new in every process, so ferrohalide compiles it
+    # rather than finding it in the cache.
     x0, f0 = hl.Var("bench_x"), hl.Func("bench_warmup")
-    f0[x0] = x0
+    f0[x0] = x0 + (os.getpid() % 100000)
     f0.realize([4])
     for name, build in CASES.items():
         if (only and only not in name) or (exact is not None and name != exact):
