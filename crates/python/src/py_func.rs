@@ -524,8 +524,9 @@ impl PyFunc {
     /// Buffer, or a tuple of Buffers for a Tuple-valued Func.
     /// `realize(buffer)` or `realize([buffers])` fills the given Buffers
     /// over their regions instead and returns None. `target` (also accepted
-    /// as the second positional argument) defaults to the JIT target from the
-    /// environment (`HL_JIT_TARGET`, else the host).
+    /// as the second positional argument) defaults to the target the
+    /// pipeline was last compiled for while unchanged, else the JIT target
+    /// from the environment (`HL_JIT_TARGET`, else the host), as in Halide.
     #[pyo3(signature = (*args, target=None))]
     fn realize<'py>(
         &self,
