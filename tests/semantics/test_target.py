@@ -222,7 +222,9 @@ def test_no_asserts_skips_param_range_check(hl):
     return arr(f.realize([4], hl.Target(base + "-no_asserts")))
 
 
-ENV_SCRIPT = r"""
+# The start of the scripts run in a fresh interpreter: the module, and
+# show(), which prints a step's value or the kind of error it raised.
+SCRIPT_PRELUDE = r"""
 import os, sys
 hl = __import__(sys.argv[1])
 def show(tag, fn):
@@ -231,6 +233,9 @@ def show(tag, fn):
     except Exception as e:
         print(tag, "raised", type(e).__name__, "HL_JIT_TARGET must match" in str(e),
               "Did not understand Halide target" in str(e))
+"""
+
+ENV_SCRIPT = SCRIPT_PRELUDE + r"""
 jt = hl.get_jit_target_from_environment()
 print("jit", str(jt), jt.has_feature(hl.TargetFeature.JIT))
 print("target", str(hl.get_target_from_environment()))
@@ -265,14 +270,7 @@ def test_hl_jit_target_environment(hl):
     return rc, out
 
 
-REUSE_SCRIPT = r"""
-import os, sys
-hl = __import__(sys.argv[1])
-def show(tag, fn):
-    try:
-        print(tag, fn())
-    except Exception as e:
-        print(tag, "raised", type(e).__name__, "Did not understand Halide target" in str(e))
+REUSE_SCRIPT = SCRIPT_PRELUDE + r"""
 x = hl.Var("x")
 f = hl.Func("f")
 f[x] = x * 2

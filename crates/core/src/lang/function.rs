@@ -58,6 +58,25 @@ pub struct FunctionContents {
     pub extern_def: Option<crate::lang::extern_func::ExternDefinition>,
 }
 
+impl FunctionContents {
+    /// The values' types are the declared output types, else the
+    /// definition's: the one place that decides.
+    fn value_count(&self) -> usize {
+        if self.output_types.is_empty() {
+            self.values.len()
+        } else {
+            self.output_types.len()
+        }
+    }
+    fn value_type(&self, i: usize) -> Option<Type> {
+        if self.output_types.is_empty() {
+            self.values.get(i).map(|v| v.ty())
+        } else {
+            self.output_types.get(i).copied()
+        }
+    }
+}
+
 /// An update definition `f(args) = values`: stage `i + 1` of the Func for
 /// `updates[i]`. It runs once per point of `domain` (the RDom whose RVars
 /// it mentions, predicate included) and of its pure variables (the args
@@ -550,30 +569,16 @@ impl Function {
     }
     /// How many values the Func has (`types().len()`, without a copy).
     pub fn value_count(&self) -> usize {
-        let c = self.read();
-        if c.output_types.is_empty() {
-            c.values.len()
-        } else {
-            c.output_types.len()
-        }
+        self.read().value_count()
     }
     /// The type of value `i` (`types()[i]`, without a copy).
     pub fn value_type(&self, i: usize) -> Option<Type> {
-        let c = self.read();
-        if c.output_types.is_empty() {
-            c.values.get(i).map(|v| v.ty())
-        } else {
-            c.output_types.get(i).copied()
-        }
+        self.read().value_type(i)
     }
     /// The types of the values: declared output types, else the definition's.
     pub fn types(&self) -> Vec<Type> {
         let c = self.read();
-        if c.output_types.is_empty() {
-            c.values.iter().map(|v| v.ty()).collect()
-        } else {
-            c.output_types.clone()
-        }
+        (0..c.value_count()).filter_map(|i| c.value_type(i)).collect()
     }
     /// The wrappers made for this Func: (consumer name, wrapper).
     pub fn wrappers(&self) -> Vec<(String, Function)> {
