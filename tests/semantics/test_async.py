@@ -510,6 +510,30 @@ def test_an_async_producer_does_not_run_ahead_over_overlapping_regions():
     assert out.tolist() == [[0] * 5, [92] * 5, [92] * 5, [0] * 5]
 
 
+@pytest.mark.parametrize("vector", [4, 8])
+def test_an_async_ring_buffer_does_not_run_ahead_over_overlapping_regions(vector):
+    """Fuzz seed 86606: as above, with f a ring buffer whose slot is a row
+    of g. The ring's semaphore paced the rows only, so within a row the
+    producer ran ahead and iteration x + 1's vector pure stage rewrote the
+    column iteration x's update had set (wrong in nearly every run). A
+    ring buffer's productions inside its slot are now paced too. (Halide
+    21 computes wrong values, so the expected ones are written out.)"""
+    import ferrohalide as hl
+
+    for _ in range(10):
+        x, y = hl.Var("x"), hl.Var("y")
+        f, g = hl.Func("f"), hl.Func("g")
+        f[x, y] = 0
+        r = hl.RDom([(1, 4)])
+        f[x, r.x] = 92
+        g[x, y] = f[2 * x, 2 * y - 1]
+        f.compute_at(g, x).store_at(g, y).hoist_storage_root().ring_buffer(2).vectorize(x, vector)
+        f.update(0).unscheduled()
+        f.async_()
+        out = np.array(g.realize([5, 4]))
+        assert out.tolist() == [[0] * 5, [92] * 5, [92] * 5, [0] * 5]
+
+
 @pytest.mark.parametrize("tail", ["ShiftInwards", "RoundUp", "GuardWithIf"])
 @pytest.mark.parametrize("split, fold", [(2, 2), (2, 3), (2, 4), (3, 3), (3, 8), (4, 4)])
 def test_a_folded_async_producer_with_an_update_does_not_overwrite_what_is_unread(split, fold, tail):

@@ -295,7 +295,16 @@ fn fork(s: &Stmt, forks: &Forks) -> Result<Stmt> {
                 let mut b = fork(body, forks)?;
                 let sema = ring_semaphore_name(name);
                 if stmt_produces(&b, name) {
-                    b = with_semaphore(&sema, ring_forks[name].clone(), fork_body(name, &b)?);
+                    // Within a slot, a production inside a loop shares the
+                    // slot with the other iterations': paced as any
+                    // storage produced more than once.
+                    let mut paced = false;
+                    b = pace_realizations(name, &b, forks.updated.contains(name), &mut paced);
+                    let mut forked = fork_body(name, &b)?;
+                    if paced {
+                        forked = with_semaphore(&run_ahead_semaphore_name(name), Expr::i32(1), forked);
+                    }
+                    b = with_semaphore(&sema, ring_forks[name].clone(), forked);
                 } else if stmt_reads_var(&b, &sema) {
                     // The production folded away (its only read was in a
                     // branch never taken) but the pacing around it stayed:
@@ -369,6 +378,24 @@ fn pace_repeated_production(f: &str, body: &Stmt, has_updates: bool) -> Option<S
     let mut paced = false;
     let out = pace_iterations(f, body, &mut paced);
     paced.then_some(out)
+}
+
+/// `s` with the body of each realization of `f` paced by
+/// `pace_repeated_production` (the run-ahead semaphore, declared by the
+/// caller around the fork, then paces every slot's iterations; it also
+/// keeps the producer from starting the next slot before the consumer has
+/// read the last iteration of this one: conservative, as for folded Funcs).
+fn pace_realizations(f: &str, s: &Stmt, has_updates: bool, paced: &mut bool) -> Stmt {
+    match s.node() {
+        StmtNode::Realize { name, body, .. } if name == f => match pace_repeated_production(f, body, has_updates) {
+            Some(b) => {
+                *paced = true;
+                map_children(s, &mut |_| Ok(b.clone())).expect("infallible")
+            }
+            None => s.clone(),
+        },
+        _ => map_children(s, &mut |c| Ok(pace_realizations(f, c, has_updates, paced))).expect("infallible"),
+    }
 }
 
 /// `s` with the innermost block holding both `produce f` and `consume f`
