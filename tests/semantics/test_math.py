@@ -166,3 +166,17 @@ def test_math_on_int_arguments(hl):
                                            ULP["f32_exp"])
         out[n] = Tol(f.realize([10]), ulp=tol)
     return out
+
+
+@differential()
+@pytest.mark.parametrize("width", [8, 13, 21])
+def test_vectorized_math_with_a_shifted_tail(hl, width):
+    """A vectorized loop of sin and cos is not partitioned for its
+    ShiftInwards clamp (its epilogue would be a second copy of the
+    polynomials): the last vector, shifted back over computed points, and
+    the others give the values a partitioned loop gives."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f = hl.Func("f")
+    f[x, y] = hl.sin(hl.f32(x) * 0.375 + hl.f32(y)) * hl.cos(hl.f32(y) * 0.125 - hl.f32(x))
+    f.vectorize(x, 8)
+    return Tol(f.realize([width, 3]), ulp=ULP["f32"])
