@@ -183,6 +183,32 @@ def test_histogram_clamped(hl):
 
 
 @differential()
+@pytest.mark.parametrize("vectorize", [False, True])
+def test_data_dependent_indices_with_offsets(hl, vectorize):
+    """A scalar index mixing loaded values with other terms (a bin's
+    `v - 3 + r.y % 2` into an output whose min is -5; a lookup's `lut[v -
+    x % 3]` from a Func with a shifted min) is addressed in two steps, the
+    loaded terms last: the values are the one-step address's."""
+    x = hl.Var("x")
+    img = _image(hl)
+    r = hl.RDom([(0, 8), (0, 6)])
+    h = hl.Func("hist")
+    h[x] = 0
+    h[hl.clamp(img[r.x, r.y], 0, 10) - 3 + r.y % 2 - (r.x % 3 - 1)] += r.x + 1
+    out = hl.Buffer(hl.Int(32), [16])
+    out.set_min([-5])
+    h.realize(out)
+    lut = hl.Func("lut")
+    lut[x] = x * x - 7
+    lut.compute_root()
+    g = hl.Func("g")
+    g[x] = lut[hl.clamp(img[x % 8, 2], 0, 10) - x % 3 + 20]
+    if vectorize:
+        g.vectorize(x, 8)
+    return [out, g.realize([21])]
+
+
+@differential()
 def test_histogram_of_uint8_image(hl):
     """A uint8 value as index: bounded by its type, no clamp needed; bins are
     uint16 counters."""

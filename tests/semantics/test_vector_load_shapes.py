@@ -205,3 +205,31 @@ def test_a_store_to_one_buffer_does_not_reload_another(tmp_path):
     assert "!tbaa" in text
     assert text.count("load float") == 1
     assert text.count("store float") == 3
+
+
+def test_a_histogram_bins_address_is_hoisted(tmp_path):
+    """`hist[i32(im[r.x, r.y])] += 1` indexes hist at the loaded value minus
+    hist's min: the subtraction is folded into a hoisted base address, not
+    done per pixel (the inner loop is a load, an increment of memory, the
+    counter and the branch)."""
+    import re
+    import ferrohalide as hl
+    im = hl.ImageParam(hl.UInt(8), 2, "im")
+    x = hl.Var("x")
+    r = hl.RDom([(0, 2560), (0, 16)])
+    hist = hl.Func("hist")
+    hist[x] = 0
+    hist[hl.i32(im[r.x, r.y])] += 1
+    path = str(tmp_path / "hist.s")
+    hist.compile_to_assembly(path, [im], "hist", hl.Target("x86-64-linux-avx2-fma-sse41-avx-f16c"))
+    lines = [l.strip() for l in open(path).read().splitlines()]
+    # The loop whose body increments memory at a register-indexed address.
+    loops = []
+    for i, l in enumerate(lines):
+        if re.match(r"incl\s+\(%\w+,%\w+,4\)", l):
+            start = max(j for j in range(i) if lines[j].endswith(":"))
+            end = next(j for j in range(i, len(lines)) if lines[j].startswith("j"))
+            loops.append([b for b in lines[start + 1:end + 1] if b and not b.startswith("#")])
+    assert loops, "no histogram increment found"
+    body = loops[0]
+    assert not any(b.startswith(("sub", "add")) and "%rsp" not in b for b in body), body

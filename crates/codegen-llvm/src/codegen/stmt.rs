@@ -351,13 +351,13 @@ impl CodeGen {
         let v = self.codegen_expr(&value)?;
         let v = self.to_mem(v, t);
         if lanes == 1 {
-            let idx = self.codegen_index(index)?;
             if always {
-                let p = self.gep(elem, base, idx);
+                let p = self.element_pointer(elem, base, index)?;
                 let s = self.store(v, p, align);
                 self.set_tbaa(s, tag);
                 return Ok(());
             }
+            let idx = self.codegen_index(index)?;
             let pred = self.codegen_expr(predicate)?;
             let do_store = self.new_block("pred_store");
             let after = self.new_block("pred_store_done");
