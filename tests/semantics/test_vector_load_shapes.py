@@ -207,6 +207,42 @@ def test_a_store_to_one_buffer_does_not_reload_another(tmp_path):
     assert text.count("store float") == 3
 
 
+def _inner_loops(path):
+    """The bodies of the backward-branching loops of an assembly file
+    (labels and directives dropped), innermost first within a function."""
+    import re
+    lines = [l.strip() for l in open(path).read().splitlines()]
+    labels = {l[:-1]: i for i, l in enumerate(lines) if re.match(r"^\.LBB\w+:$", l)}
+    loops = []
+    for i, l in enumerate(lines):
+        m = re.match(r"j\w+\s+(\.LBB\w+)$", l)
+        if m and m.group(1) in labels and labels[m.group(1)] < i:
+            body = [b for b in lines[labels[m.group(1)] + 1:i + 1] if b and not b.startswith(("#", "."))]
+            loops.append(body)
+    return loops
+
+
+def test_a_clamped_vector_base_costs_only_its_clamp(tmp_path):
+    """An unpartitioned downsample (`Partition.Never`) keeps the ShiftInwards
+    clamp `min(x.x * 8, e - 8)` in its index `2 * (clamp + down.min.0) -
+    im.min.0`: the clamped term is added last, so the rest is hoisted and
+    the loop does the clamp (a compare and a conditional move) and nothing
+    more per vector (it had reloaded two mins from the stack)."""
+    import ferrohalide as hl
+    im = hl.ImageParam(hl.Float(32), 2, "im")
+    x, y = hl.Var("x"), hl.Var("y")
+    down = hl.Func("down")
+    down[x, y] = im[2 * x - 1, y] + 2 * im[2 * x, y] + im[2 * x + 1, y]
+    down.vectorize(x, 8).partition(x, hl.Partition.Never)
+    path = str(tmp_path / "down.s")
+    down.compile_to_assembly(path, [im], "down", hl.Target("x86-64-linux-avx2-fma-sse41-avx-f16c"))
+    loops = [b for b in _inner_loops(path) if any(i.startswith("vmovups") and "%ymm" in i for i in b) and len(b) < 40]
+    assert loops, "no vector loop found"
+    body = loops[0]
+    assert not any("(%rsp)" in i for i in body), body
+    assert not any(i.startswith(("sub", "imul")) for i in body), body
+
+
 def test_a_histogram_bins_address_is_hoisted(tmp_path):
     """`hist[i32(im[r.x, r.y])] += 1` indexes hist at the loaded value minus
     hist's min: the subtraction is folded into a hoisted base address, not

@@ -666,14 +666,14 @@ impl CodeGen {
             if rb.ty().is_scalar() && *rl as u32 == lanes {
                 if let Some(s) = stride.as_int_const() {
                     if s == 1 || s == -1 {
-                        let b = self.codegen_index(rb)?;
-                        let first = if s == 1 {
-                            b
+                        let p = if s == 1 {
+                            self.element_pointer(elem, base, rb)?
                         } else {
+                            let b = self.codegen_index(rb)?;
                             let off = self.cint(self.type_of(b), (lanes - 1) as u64);
-                            self.sub(b, off)
+                            let first = self.sub(b, off);
+                            self.gep(elem, base, first)
                         };
-                        let p = self.gep(elem, base, first);
                         let rev: Vec<i32> = (0..lanes as i32).rev().collect();
                         let v = match mask {
                             None => {
@@ -875,65 +875,90 @@ impl CodeGen {
     }
 
     /// The address of element `index` (a scalar) of the buffer at `base`.
-    /// An index that reads memory (a histogram's `hist[i32(im[..]) -
-    /// hist.min.0]`) is split into the terms that read memory and the
-    /// rest, and addressed in two steps, the rest first: LLVM sees the
-    /// rest's address as loop-invariant or affine and hoists or
-    /// strength-reduces it, where in one sum with a loaded value it stays
-    /// an instruction per element (the serial histogram: 1.30 -> ~1.1 ms,
-    /// as a C loop without the subtraction). Index arithmetic does not
-    /// overflow (Halide's convention), so the parts add up to the index.
+    /// An index whose terms LLVM's scalar evolution cannot follow (a
+    /// loaded value: a histogram's `hist[i32(im[..]) - hist.min.0]`; a
+    /// clamp: a ShiftInwards tail's `2 * (min(x.x * 8, e - 8) + m) -
+    /// im.min.0`) is addressed in two steps, those terms last, on a
+    /// pointer already offset by the others: apart, the others are
+    /// loop-invariant or affine, and LLVM hoists or strength-reduces them,
+    /// where in one sum they were recomputed per element (the serial
+    /// histogram's inner loop carried a `sub` of hist's min: 1.29 ms, Halide
+    /// the same; 1.12-1.18 ms without it, a C loop 1.07-1.11 ms; an
+    /// unpartitioned downsample reloaded `m` and `im.min.0` from the stack
+    /// every vector). Index arithmetic does not overflow (Halide's
+    /// convention), so the two steps reach the same address.
     pub(crate) fn element_pointer(&mut self, elem: Ty, base: Val, index: &Expr) -> Result<Val> {
-        if let Some((loaded, rest)) = split_loaded_terms(index) {
+        if let Some((opaque, rest)) = split_opaque_terms(index) {
             let r = self.codegen_index(&rest)?;
             let partial = self.gep(elem, base, r);
-            let l = self.codegen_index(&loaded)?;
-            return Ok(self.gep(elem, partial, l));
+            let o = self.codegen_index(&opaque)?;
+            return Ok(self.gep(elem, partial, o));
         }
         let idx = self.codegen_index(index)?;
         Ok(self.gep(elem, base, idx))
     }
 }
 
-/// `index` (a scalar int32 sum) as the sum of its terms that read memory
-/// and the sum of the others; None unless both are there.
-fn split_loaded_terms(index: &Expr) -> Option<(Expr, Expr)> {
+/// `index` (a scalar int32 sum, products by constants distributed) as
+/// the sum of its terms that read memory or clamp (min, max, select) and
+/// the sum of the others; None unless both are there.
+fn split_opaque_terms(index: &Expr) -> Option<(Expr, Expr)> {
     if index.ty() != Type::i32() {
         return None;
     }
     let mut terms = vec![];
-    additive_terms(index, false, &mut terms);
-    let reads = |e: &Expr| ferrohalide_core::ir::visit::expr_contains(e, &mut |x| matches!(x.node(), ExprNode::Load { .. }));
-    let (loaded, rest): (Vec<_>, Vec<_>) = terms.into_iter().partition(|(e, _)| reads(e));
-    if loaded.is_empty() || rest.is_empty() {
+    linear_terms(index, 1, &mut terms);
+    let opaque = |e: &Expr| {
+        ferrohalide_core::ir::visit::expr_contains(e, &mut |x| {
+            matches!(
+                x.node(),
+                ExprNode::Load { .. } | ExprNode::Select { .. } | ExprNode::Binary { op: BinOp::Min | BinOp::Max, .. }
+            )
+        })
+    };
+    let (last, first): (Vec<_>, Vec<_>) = terms.into_iter().partition(|(e, _)| opaque(e));
+    if last.is_empty() || first.is_empty() {
         return None;
     }
-    let sum = |ts: Vec<(Expr, bool)>| {
-        ts.into_iter().fold(None, |acc: Option<Expr>, (e, negative)| {
+    let sum = |ts: Vec<(Expr, i64)>| {
+        ts.into_iter().fold(None, |acc: Option<Expr>, (e, k)| {
+            let (term, negative) = match k {
+                1 => (e, false),
+                -1 => (e, true),
+                k if k > 0 => (Expr::mul(e, Expr::i32(k)), false),
+                k => (Expr::mul(e, Expr::i32(-k)), true),
+            };
             Some(match (acc, negative) {
-                (None, false) => e,
-                (None, true) => Expr::sub(Expr::i32(0), e),
-                (Some(a), false) => Expr::add(a, e),
-                (Some(a), true) => Expr::sub(a, e),
+                (None, false) => term,
+                (None, true) => Expr::sub(Expr::i32(0), term),
+                (Some(a), false) => Expr::add(a, term),
+                (Some(a), true) => Expr::sub(a, term),
             })
         })
     };
-    Some((sum(loaded)?, sum(rest)?))
+    Some((sum(last)?, sum(first)?))
 }
 
-/// The terms of a sum of additions and subtractions, each with whether it
-/// is subtracted.
-fn additive_terms(e: &Expr, negative: bool, out: &mut Vec<(Expr, bool)>) {
+/// The terms of `e` times `k`, a sum of additions, subtractions and
+/// products by constants (distributed), each with its coefficient.
+/// Constants are terms of their own (`Expr::i32(1)` times the constant).
+fn linear_terms(e: &Expr, k: i64, out: &mut Vec<(Expr, i64)>) {
+    const LIMIT: i64 = 1 << 20;
     match e.node() {
         ExprNode::Binary { op: BinOp::Add, a, b } => {
-            additive_terms(a, negative, out);
-            additive_terms(b, negative, out);
+            linear_terms(a, k, out);
+            linear_terms(b, k, out);
         }
         ExprNode::Binary { op: BinOp::Sub, a, b } => {
-            additive_terms(a, negative, out);
-            additive_terms(b, !negative, out);
+            linear_terms(a, k, out);
+            linear_terms(b, -k, out);
         }
-        _ => out.push((e.clone(), negative)),
+        ExprNode::Binary { op: BinOp::Mul, a, b } => match (a.as_int_const(), b.as_int_const()) {
+            (_, Some(c)) if (k * c).abs() < LIMIT => linear_terms(a, k * c, out),
+            (Some(c), _) if (k * c).abs() < LIMIT => linear_terms(b, k * c, out),
+            _ => out.push((e.clone(), k)),
+        },
+        _ => out.push((e.clone(), k)),
     }
 }
 

@@ -385,19 +385,19 @@ impl CodeGen {
             if rb.ty().is_scalar() && *rl as u32 == lanes {
                 if let Some(s) = stride.as_int_const() {
                     if s == 1 || s == -1 {
-                        let b = self.codegen_index(rb)?;
                         let rev: Vec<i32> = (0..lanes as i32).rev().collect();
-                        let (first, v, mask) = if s == 1 {
-                            (b, v, mask)
+                        let (p, v, mask) = if s == 1 {
+                            (self.element_pointer(elem, base, rb)?, v, mask)
                         } else {
+                            let b = self.codegen_index(rb)?;
                             let off = self.cint(self.type_of(b), (lanes - 1) as u64);
+                            let first = self.sub(b, off);
                             (
-                                self.sub(b, off),
+                                self.gep(elem, base, first),
                                 self.shuffle1(v, &rev),
                                 mask.map(|m| self.shuffle1(m, &rev)),
                             )
                         };
-                        let p = self.gep(elem, base, first);
                         match mask {
                             None => {
                                 let s = self.store(v, p, align);
