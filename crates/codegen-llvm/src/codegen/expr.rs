@@ -940,8 +940,9 @@ fn split_opaque_terms(index: &Expr) -> Option<(Expr, Expr)> {
 }
 
 /// The terms of `e` times `k`, a sum of additions, subtractions and
-/// products by constants (distributed), each with its coefficient.
-/// Constants are terms of their own (`Expr::i32(1)` times the constant).
+/// products by constants (distributed), each with its coefficient (a
+/// constant is a term like any other). Each part is then computed at 64
+/// bits (`codegen_index`), as the whole index was.
 fn linear_terms(e: &Expr, k: i64, out: &mut Vec<(Expr, i64)>) {
     const LIMIT: i64 = 1 << 20;
     match e.node() {
