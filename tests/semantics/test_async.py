@@ -487,6 +487,22 @@ def test_an_async_producer_reading_the_other_async_func(hl):
     return f3.realize([6, 2])
 
 
+def overlapping_regions(hl):
+    """f, with an update setting rows 1-4 to 92, read by g at (2x, 2y - 1),
+    and x, y; g's values, whatever f's schedule, are `OVERLAPPING_REGIONS`."""
+    x, y = hl.Var("x"), hl.Var("y")
+    f, g = hl.Func("f"), hl.Func("g")
+    f[x, y] = 0
+    r = hl.RDom([(1, 4)])
+    f[x, r.x] = 92
+    g[x, y] = f[2 * x, 2 * y - 1]
+    f.update(0).unscheduled()
+    return f, g, x, y
+
+
+OVERLAPPING_REGIONS = [[0] * 5, [92] * 5, [92] * 5, [0] * 5]
+
+
 def test_an_async_producer_does_not_run_ahead_over_overlapping_regions():
     """Seed 58561: f's storage is hoisted out of g's x loop and not folded,
     so its producer ran every iteration ahead of the consumer; iteration
@@ -496,18 +512,11 @@ def test_an_async_producer_does_not_run_ahead_over_overlapping_regions():
     the expected ones are written out.)"""
     import ferrohalide as hl
 
-    x, y = hl.Var("x"), hl.Var("y")
-    f, g = hl.Func("f"), hl.Func("g")
-    f[x, y] = 0
-    r = hl.RDom([(1, 4)])
-    f[x, r.x] = 92
-    g[x, y] = f[2 * x, 2 * y - 1]
+    f, g, x, y = overlapping_regions(hl)
     xo, yo, xi, yi = hl.Var("xo"), hl.Var("yo"), hl.Var("xi"), hl.Var("yi")
     f.compute_at(g, x).store_root().tile(x, y, xo, yo, xi, yi, 1, 8).vectorize(xi, 4)
-    f.update(0).unscheduled()
     f.async_()
-    out = np.array(g.realize([5, 4]))
-    assert out.tolist() == [[0] * 5, [92] * 5, [92] * 5, [0] * 5]
+    assert np.array(g.realize([5, 4])).tolist() == OVERLAPPING_REGIONS
 
 
 @pytest.mark.parametrize("vector", [4, 8])
@@ -521,17 +530,10 @@ def test_an_async_ring_buffer_does_not_run_ahead_over_overlapping_regions(vector
     import ferrohalide as hl
 
     for _ in range(10):
-        x, y = hl.Var("x"), hl.Var("y")
-        f, g = hl.Func("f"), hl.Func("g")
-        f[x, y] = 0
-        r = hl.RDom([(1, 4)])
-        f[x, r.x] = 92
-        g[x, y] = f[2 * x, 2 * y - 1]
+        f, g, x, y = overlapping_regions(hl)
         f.compute_at(g, x).store_at(g, y).hoist_storage_root().ring_buffer(2).vectorize(x, vector)
-        f.update(0).unscheduled()
         f.async_()
-        out = np.array(g.realize([5, 4]))
-        assert out.tolist() == [[0] * 5, [92] * 5, [92] * 5, [0] * 5]
+        assert np.array(g.realize([5, 4])).tolist() == OVERLAPPING_REGIONS
 
 
 @pytest.mark.parametrize("tail", ["ShiftInwards", "RoundUp", "GuardWithIf"])
