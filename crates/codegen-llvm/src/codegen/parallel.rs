@@ -22,7 +22,7 @@ use std::collections::BTreeSet;
 use ferrohalide_core::fast_hash::FastSet;
 
 use ferrohalide_core::ir::visit::{walk_expr, walk_stmt, Visitor};
-use ferrohalide_core::ir::{Expr, ExprNode, Stmt, StmtNode};
+use ferrohalide_core::ir::{Expr, ExprNode, ForType, Stmt, StmtNode};
 use ferrohalide_core::{Error, Result};
 
 use super::ops::IP;
@@ -134,6 +134,45 @@ fn measure(s: &Stmt) -> SizeCounter {
     let mut c = SizeCounter::default();
     c.visit_stmt(s);
     c
+}
+
+/// Does the serial loop `s` only start parallel loops (no memory access
+/// or serial loop of its own outside their bodies, which become closures
+/// wherever the loop is)? Such a loop is never outlined, not even from
+/// the cold body: it would be a unit of its own (~1 ms of LLVM's fixed
+/// costs) holding a call per iteration, and the plan would weigh it by
+/// the closures' code (the demo's loop over channels around its parallel
+/// rows put the rows' closure in one partition with the checks).
+pub(crate) fn only_starts_parallel_loops(s: &Stmt) -> bool {
+    let StmtNode::For { body, .. } = s.node() else {
+        return false;
+    };
+    struct Work {
+        found: bool,
+    }
+    impl Visitor for Work {
+        fn visit_expr(&mut self, e: &Expr) {
+            if matches!(e.node(), ExprNode::Load { .. }) {
+                self.found = true;
+            } else if !self.found {
+                walk_expr(self, e)
+            }
+        }
+        fn visit_stmt(&mut self, s: &Stmt) {
+            match s.node() {
+                StmtNode::For { min, extent, for_type: ForType::Parallel | ForType::Fork, .. } => {
+                    self.visit_expr(min);
+                    self.visit_expr(extent);
+                }
+                StmtNode::For { .. } | StmtNode::Store { .. } => self.found = true,
+                _ if !self.found => walk_stmt(self, s),
+                _ => {}
+            }
+        }
+    }
+    let mut w = Work { found: false };
+    w.visit_stmt(body);
+    !w.found && ferrohalide_core::ir::visit::contains_loop(body)
 }
 
 /// The number of nodes in a statement, each shared expression once.

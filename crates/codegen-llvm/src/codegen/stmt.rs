@@ -94,6 +94,9 @@ impl CodeGen {
                 match for_type {
                     ForType::Parallel => self.codegen_parallel_for(name, min, extent, body),
                     ForType::Fork => self.codegen_fork(name, min, extent, body),
+                    _ if super::parallel::only_starts_parallel_loops(s) => {
+                        self.codegen_serial_for(name, min, extent, body)
+                    }
                     _ if self.f.outline_serial_loops => {
                         self.codegen_outlined_loop(name, s, super::parallel::ir_size(s))
                     }
@@ -294,6 +297,24 @@ impl CodeGen {
         }
     }
 
+    /// The counter `i` of a serial loop as its body sees it: through an
+    /// empty inline-asm copy when the body holds another loop. Scalar
+    /// evolution would otherwise fold the outer counter into every inner
+    /// address (a row's base is `{start,+,stride}` of the outer loop), and
+    /// loop strength reduction weighs each inner use again for the outer
+    /// loop: in the blur whose blur_x is computed per row of a strip, IV
+    /// users and LSR were a quarter of the closure's machine code. Inner
+    /// loops keep their counters visible, so their addressing is reduced
+    /// as before; an outer iteration pays at most a multiply for its row
+    /// base, once per inner loop run.
+    fn hide_outer_loop_counter(&self, i: Val, body: &Stmt) -> Val {
+        if ferrohalide_core::ir::visit::contains_loop(body) {
+            self.opaque_copy(i)
+        } else {
+            i
+        }
+    }
+
     fn codegen_serial_for(
         &mut self,
         name: &str,
@@ -315,7 +336,7 @@ impl CodeGen {
         self.position(loop_bb);
         let ty = self.type_of(lo);
         let i = self.phi(ty, &[(lo, pre)]);
-        self.push_sym(name, i);
+        self.push_sym(name, self.hide_outer_loop_counter(i, body));
         self.f.loop_depth += 1;
         let r = self.codegen_stmt(body);
         self.f.loop_depth -= 1;

@@ -19,7 +19,7 @@ use std::hash::{Hash, Hasher};
 
 use crate::ir::equality::{equal_nodes, hash_expr, hash_node};
 use crate::ir::visit::{for_each_expr_in_stmt, mutate_stmt_children};
-use crate::ir::{Expr, ExprNode, Mutator, Stmt, StmtNode};
+use crate::ir::{Expr, ExprNode, Intrinsic, Mutator, Stmt, StmtNode};
 
 fn id(e: &Expr) -> usize {
     e.node() as *const ExprNode as usize
@@ -364,7 +364,7 @@ pub fn cse_control_exprs(s: &Stmt) -> Stmt {
         }
         fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
             if let StmtNode::AssertStmt { condition, message } = s.node() {
-                return Stmt::assert(self.control(condition), message.clone());
+                return self.assertion(condition, message);
             }
             let control = matches!(
                 s.node(),
@@ -380,6 +380,53 @@ pub fn cse_control_exprs(s: &Stmt) -> Stmt {
         }
     }
     impl M {
+        /// An assertion whose condition and error message share values
+        /// (the index checked and the index reported): the shared values
+        /// are computed once, in lets around the assertion, so the failure
+        /// path reports them instead of computing them again (the body
+        /// function is compiled without LLVM's optimizer, which would
+        /// otherwise find them: its checks were a third failure paths).
+        /// A value only the message needs stays in the message, off the
+        /// path that passes.
+        fn assertion(&mut self, condition: &Expr, message: &Expr) -> Stmt {
+            let Some(parts) = message.as_intrinsic(Intrinsic::Error) else {
+                return Stmt::assert(self.control(condition), message.clone());
+            };
+            if !condition.ty().is_scalar() {
+                return Stmt::assert(condition.clone(), message.clone());
+            }
+            let mut args = vec![condition.clone()];
+            args.extend(parts.iter().cloned());
+            let mut joint = cse_with(&Expr::intrinsic(message.ty(), Intrinsic::Error, args), &mut self.names);
+            let mut lets = vec![];
+            while let ExprNode::Let { name, value, body } = joint.node() {
+                lets.push((name.clone(), value.clone()));
+                let body = body.clone();
+                joint = body;
+            }
+            let Some([condition, parts @ ..]) = joint.as_intrinsic(Intrinsic::Error) else {
+                unreachable!("CSE keeps the root call of an expression")
+            };
+            // The lets the condition needs, directly or through later lets.
+            let mut needed = crate::ir::visit::vars_used(condition);
+            for (name, value) in lets.iter().rev() {
+                if needed.contains(name) {
+                    needed.extend(crate::ir::visit::vars_used(value));
+                }
+            }
+            let (outside, inside): (Vec<_>, Vec<_>) = lets.into_iter().partition(|(n, _)| needed.contains(n));
+            let inside_innermost_first: Vec<(&str, &Expr)> =
+                inside.iter().rev().map(|(n, v)| (n.as_str(), v)).collect();
+            let parts = parts
+                .iter()
+                .map(|p| crate::analysis::substitute::substitute_lets(p, inside_innermost_first.iter().copied()))
+                .collect();
+            Stmt::let_stmts(
+                outside,
+                Stmt::assert(condition.clone(), Expr::intrinsic(message.ty(), Intrinsic::Error, parts)),
+            )
+        }
+
         /// A control expression, CSE'd. A call at the root is left alone:
         /// code generation matches it (a runtime object whose let
         /// releases it, a buffer's creation).
@@ -449,7 +496,7 @@ mod tests {
     }
 
     #[test]
-    fn control_expressions_are_cse_d_and_stores_and_messages_are_not() {
+    fn control_expressions_are_cse_d_and_stores_are_not() {
         let sum = || Expr::mul(Expr::add(x(), y()), Expr::add(x(), y()));
         let store = Stmt::store("f", sum(), x(), Expr::bool_const(true));
         let check = Stmt::assert(
@@ -458,12 +505,37 @@ mod tests {
         );
         let s = Stmt::let_stmt("m", sum(), Stmt::block(vec![check, store]));
         let out = cse_control_exprs(&s).to_string();
-        // The let's value and the assertion's condition get a let each
-        // (names fresh for the whole statement); the store's value and
-        // the error message keep their repeated sums.
+        // The let's value gets a let (names fresh for the whole
+        // statement); the assertion's condition and message share their
+        // product through lets around the assertion; the store's value
+        // keeps its repeated sum.
         assert!(out.contains("let m = (let t0 = (x + y) in (t0 * t0))"), "{out}");
-        assert!(out.contains("(let t1 = (x + y) in ((t1 * t1) < 100))"), "{out}");
-        assert_eq!(out.matches("((x + y) * (x + y))").count(), 2, "{out}");
+        assert!(out.contains("let t1 = (x + y)\n"), "{out}");
+        assert!(out.contains("let t2 = (t1 * t1)\n"), "{out}");
+        assert!(out.contains("assert((t2 < 100), error(-1, t2))"), "{out}");
+        assert_eq!(out.matches("((x + y) * (x + y))").count(), 1, "{out}");
+    }
+
+    #[test]
+    fn a_value_only_an_error_message_shares_stays_in_the_message() {
+        // The message prints `x + y` twice; the condition does not need
+        // it, so the passing path must not compute it.
+        let sum = || Expr::add(x(), y());
+        let check = Stmt::assert(
+            Expr::lt(x(), Expr::i32(100)),
+            Expr::error(crate::ir::ErrorCode::Generic, vec![sum(), sum()]),
+        );
+        let out = cse_control_exprs(&check).to_string();
+        assert_eq!(out.trim(), "assert((x < 100), error(-1, (x + y), (x + y)))", "{out}");
+        // A value the message shares with the condition is computed once,
+        // and what only the message uses of it stays inside the message.
+        let both = Stmt::assert(
+            Expr::lt(Expr::mul(sum(), Expr::i32(3)), Expr::i32(100)),
+            Expr::error(crate::ir::ErrorCode::Generic, vec![Expr::mul(sum(), Expr::i32(3)), Expr::mul(sum(), Expr::i32(5)), Expr::mul(sum(), Expr::i32(5))]),
+        );
+        let out = cse_control_exprs(&both).to_string();
+        assert!(out.starts_with("let t0 = (x + y)\nlet t1 = (t0 * 3)\nassert((t1 < 100), error(-1, t1, "), "{out}");
+        assert_eq!(out.matches("(t0 * 5)").count(), 2, "{out}");
     }
 
     #[test]

@@ -557,6 +557,13 @@ pub fn for_each_stmt(s: &Stmt, f: &mut dyn FnMut(&Stmt)) {
     Each(f).visit_stmt(s);
 }
 
+/// Does `s` hold a loop (itself included)?
+pub fn contains_loop(s: &Stmt) -> bool {
+    let mut found = false;
+    for_each_stmt(s, &mut |x| found |= matches!(x.node(), StmtNode::For { .. }));
+    found
+}
+
 /// Does evaluating `e` do more than compute a value (print, trace,
 /// report an error, call an impure extern)?
 pub fn has_side_effects(e: &Expr) -> bool {

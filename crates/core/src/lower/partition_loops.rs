@@ -48,7 +48,7 @@ use crate::analysis::simplify::{can_prove, simplify_stmt};
 use crate::analysis::substitute::{substitute, substitute_lets, substitute_lets_unless_opaque};
 use crate::error::{Error, Result};
 use crate::ir::visit::{
-    expr_uses_var, for_each_expr, for_each_expr_in_stmt, for_each_stmt, mutate_expr_children,
+    contains_loop, expr_uses_var, for_each_expr, for_each_expr_in_stmt, for_each_stmt, mutate_expr_children,
     mutate_stmt_children,
 };
 use crate::ir::{BinOp, CallKind, Expr, ExprNode, ForType, Intrinsic, MathFn, Mutator, Stmt, StmtNode, Type};
@@ -1039,14 +1039,6 @@ fn reads_state(e: &Expr) -> bool {
             ..
         } => found = true,
         _ => {}
-    });
-    found
-}
-
-fn contains_loop(s: &Stmt) -> bool {
-    let mut found = false;
-    for_each_stmt(s, &mut |x| {
-        found |= matches!(x.node(), StmtNode::For { .. })
     });
     found
 }
