@@ -151,6 +151,7 @@ pub mod lift_atomic_exprs;
 pub mod lower_safe_promises;
 pub mod partition_loops;
 pub mod print_loop_nest;
+pub mod privatize_atomic_reductions;
 pub mod remove_unneeded_atomics;
 pub mod simplify_definitions;
 pub mod unroll_loops;
@@ -446,6 +447,9 @@ fn lower_environment(
         Ok(remove_unneeded_atomics::remove_unneeded_atomics(s))
     })?;
     s = log.run("simplify", s, |s| Ok(simplify_stmt(s)))?;
+    s = log.run("privatize atomic reductions", s, |s| {
+        Ok(privatize_atomic_reductions::privatize_atomic_reductions(s))
+    })?;
     let policies = partition_loops::Policies::new(partition_policies(&env));
     s = log.run("partition loops", s, |s| partition_loops::partition_loops(s, &policies))?;
     s = log.run("strip likely", s, |s| Ok(partition_loops::strip_likely(s)))?;
