@@ -168,3 +168,35 @@ def test_a_sum_of_another_funcs_values_is_privatized(tmp_path):
     out = np.asarray(g.realize([256]))
     counts = np.bincount(np.asarray(img).ravel(), minlength=256)
     assert (out == counts * counts[3]).all()
+
+
+@differential()
+def test_planes_in_parallel_each_summing_a_whole_plane(hl):
+    """Parallel over r.z, two serial RVars inside: 64 x 24 adds per plane."""
+    x = hl.Var("x")
+    a = np.random.RandomState(3).randint(0, 64, size=(3, 24, 64)).astype(np.uint8)
+    img = buffer(hl, a)
+    r = hl.RDom(img)
+    h = hl.Func("hist")
+    h[x] = hl.u32(0)
+    h[hl.i32(img[r.x, r.y, r.z])] += hl.u32(r.z + 1)
+    h.update().atomic().parallel(r.z)
+    return h.realize([64])
+
+
+@differential()
+def test_a_histogram_per_row_of_a_parallel_consumer(hl):
+    """The histogram's own loop is parallel inside a parallel consumer's
+    row: the inner parallel loop is the one privatized."""
+    x, y = hl.Var("x"), hl.Var("y")
+    img = _img(hl, hi=32)
+    r = hl.RDom([(0, W), (0, 4)])
+    h = hl.Func("hist")
+    h[x, y] = 0
+    h[hl.i32(img[r.x, hl.min(y + r.y, H - 1)]), y] += 1
+    out = hl.Func("out")
+    out[x, y] = h[x, y] * 2
+    out.parallel(y)
+    h.compute_at(out, y)
+    h.update().atomic().parallel(r.y)
+    return out.realize([32, 8])

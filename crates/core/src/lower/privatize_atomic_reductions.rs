@@ -72,7 +72,7 @@ fn atomic_sum(s: &Stmt) -> Option<AtomicSum> {
         return None;
     };
     let ty = value.ty();
-    if !mutex_name.is_empty() || !ty.is_scalar() || !ty.is_int_or_uint() || !predicate.is_true() {
+    if !mutex_name.is_empty() || !ty.is_scalar() || !ty.is_int_or_uint() || ty.is_bool() || !predicate.is_true() {
         return None;
     }
     let ExprNode::Binary { op: BinOp::Add, a, b } = value.node() else {
