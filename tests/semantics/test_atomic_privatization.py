@@ -163,7 +163,8 @@ def test_a_sum_of_another_funcs_values_is_privatized(tmp_path):
     h.compute_root()
     g.update().atomic().parallel(r.y)
     text = _lowered(g, [], tmp_path)
-    assert "g.private." in text, text
+    # (hist's update is serial: g's is the one loop that can be.)
+    assert ".private." in text, text
     # The values: every bin of g gets h[3] for each pixel in it.
     out = np.asarray(g.realize([256]))
     counts = np.bincount(np.asarray(img).ravel(), minlength=256)
