@@ -24,15 +24,23 @@ def _lowered(func, args, tmp_path):
     return path.read_text()
 
 
+def _counts(hl, img, value_type=None):
+    """`h[img[r]] += 1` over the whole of `img` (values of `value_type`,
+    default Int(32)), unscheduled; and its RDom."""
+    t = value_type or hl.Int(32)
+    x = hl.Var("x")
+    r = hl.RDom(img)
+    h = hl.Func("hist")
+    h[x] = hl.cast(t, 0)
+    h[hl.i32(img[r.x, r.y])] += hl.cast(t, 1)
+    return h, r
+
+
 @pytest.mark.parametrize("how", ["parallel", "parallel_unrolled", "parallel_vectorized", "split_parallel"])
 @differential()
 def test_histogram(hl, how):
-    x = hl.Var("x")
-    img = _img(hl)
-    r = hl.RDom(img)
-    h = hl.Func("hist")
-    h[x] = 0
-    h[hl.i32(img[r.x, r.y])] += 1
+    img = _img(hl)  # (Halide's Buffer does not keep its array alive)
+    h, r = _counts(hl, img)
     s = h.update().atomic()
     if how == "parallel":
         s.parallel(r.y)
@@ -119,13 +127,8 @@ def test_a_guarded_sum_stays_atomic_and_right(hl):
     return h.realize([256])
 
 
-def _histogram(hl, value_type, fuse=False, rdom_where=False):
-    x = hl.Var("x")
-    img = _img(hl)
-    r = hl.RDom(img)
-    h = hl.Func("hist")
-    h[x] = hl.cast(value_type, 0)
-    h[hl.i32(img[r.x, r.y])] += hl.cast(value_type, 1)
+def _histogram(hl, img, value_type, fuse=False):
+    h, r = _counts(hl, img, value_type)
     s = h.update().atomic()
     if fuse:
         rf = hl.RVar("rf")
@@ -137,15 +140,16 @@ def _histogram(hl, value_type, fuse=False, rdom_where=False):
 
 def test_which_parallel_loops_are_privatized(tmp_path):
     hl = ferrohalide
+    img = _img(hl)
     # Integer sums over rows of 1,100: private.
-    text = _lowered(_histogram(hl, hl.Int(32)), [], tmp_path)
+    text = _lowered(_histogram(hl, img, hl.Int(32)), [], tmp_path)
     assert ".private." in text, text
     # Float sums: the order of the adds changes the result; left atomic.
-    text = _lowered(_histogram(hl, hl.Float(32)), [], tmp_path)
+    text = _lowered(_histogram(hl, img, hl.Float(32)), [], tmp_path)
     assert ".private." not in text and "atomic" in text, text
     # One add per parallel iteration: clearing and adding back 256 bins
     # would cost far more; left atomic.
-    text = _lowered(_histogram(hl, hl.Int(32), fuse=True), [], tmp_path)
+    text = _lowered(_histogram(hl, img, hl.Int(32), fuse=True), [], tmp_path)
     assert ".private." not in text and "atomic" in text, text
 
 
@@ -153,10 +157,7 @@ def test_a_sum_of_another_funcs_values_is_privatized(tmp_path):
     hl = ferrohalide
     x = hl.Var("x")
     img = _img(hl)
-    r = hl.RDom(img)
-    h = hl.Func("hist")
-    h[x] = 0
-    h[hl.i32(img[r.x, r.y])] += 1
+    h, r = _counts(hl, img)
     g = hl.Func("g")
     g[x] = 0
     g[hl.i32(img[r.x, r.y])] += h[3]

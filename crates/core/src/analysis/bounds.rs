@@ -1617,7 +1617,9 @@ fn negated_comparison(c: &Expr) -> Option<Expr> {
     Some(Expr::binary(op, a.clone(), b.clone()))
 }
 
-fn restore(scope: &mut Scope, name: &str, old: Option<Interval>) {
+/// Put back the binding of `name` a nested one replaced (`old`, from the
+/// `insert` that made it), or remove it if there was none.
+pub fn restore(scope: &mut Scope, name: &str, old: Option<Interval>) {
     match old {
         Some(o) => {
             scope.insert(name.to_string(), o);

@@ -23,7 +23,7 @@
 //! iteration adds at least `MIN_ADDS_PER_ELEMENT` times per element of
 //! that span. Everything else is left as it was.
 
-use crate::analysis::bounds::{bounds_of_expr, Interval, Scope};
+use crate::analysis::bounds::{bounds_of_expr, restore, Interval, Scope};
 use crate::analysis::simplify;
 use crate::ir::visit::{for_each_expr_in_stmt, for_each_stmt, mutate_stmt_children};
 use crate::ir::{BinOp, CallKind, Expr, ExprNode, ForType, MemoryType, Mutator, Stmt, StmtNode, Type};
@@ -256,16 +256,6 @@ impl SumSpan {
                     None => hi,
                 });
                 self.adds = simplify(&Expr::add(self.adds.clone(), self.trips.clone()));
-            }
-        }
-        fn restore(scope: &mut Scope, name: &str, outer: Option<Interval>) {
-            match outer {
-                Some(v) => {
-                    scope.insert(name.to_string(), v);
-                }
-                None => {
-                    scope.remove(name);
-                }
             }
         }
         let mut w = Walk {
