@@ -385,16 +385,13 @@ pub fn cse_control_exprs(s: &Stmt) -> Stmt {
         /// are computed once, in lets around the assertion, so the failure
         /// path reports them instead of computing them again (the body
         /// function is compiled without LLVM's optimizer, which would
-        /// otherwise find them: its checks were a third failure paths).
-        /// A value only the message needs stays in the message, off the
-        /// path that passes.
+        /// otherwise find them: a third of its instructions were failure
+        /// paths). A value only the message needs stays in the message,
+        /// off the path that passes.
         fn assertion(&mut self, condition: &Expr, message: &Expr) -> Stmt {
-            let Some(parts) = message.as_intrinsic(Intrinsic::Error) else {
+            let (Some(parts), true) = (message.as_intrinsic(Intrinsic::Error), condition.ty().is_scalar()) else {
                 return Stmt::assert(self.control(condition), message.clone());
             };
-            if !condition.ty().is_scalar() {
-                return Stmt::assert(condition.clone(), message.clone());
-            }
             let mut args = vec![condition.clone()];
             args.extend(parts.iter().cloned());
             let mut joint = cse_with(&Expr::intrinsic(message.ty(), Intrinsic::Error, args), &mut self.names);

@@ -26,7 +26,7 @@
 use crate::analysis::bounds::{bounds_of_expr, restore, Interval, Scope};
 use crate::analysis::simplify;
 use crate::ir::visit::{for_each_expr_in_stmt, for_each_stmt, mutate_stmt_children};
-use crate::ir::{BinOp, CallKind, Expr, ExprNode, ForType, MemoryType, Mutator, Stmt, StmtNode, Type};
+use crate::ir::{BinOp, Expr, ExprNode, ForType, MemoryType, Mutator, Stmt, StmtNode, Type};
 
 /// The largest private buffer, in bytes (on the stack of the thread that
 /// runs the iteration).
@@ -56,11 +56,12 @@ impl Mutator for Privatize {
     }
 }
 
-/// One atomic `b[index] = b[index] + value`.
+/// One atomic `b[index] = b[index] + addend`.
 struct AtomicSum {
     buffer: String,
     ty: Type,
     index: Expr,
+    addend: Expr,
 }
 
 /// The atomic sum `s` (an `Atomic` section) holds, if it is one.
@@ -92,7 +93,7 @@ fn atomic_sum(s: &Stmt) -> Option<AtomicSum> {
     if reads(addend, name) || reads(index, name) {
         return None;
     }
-    Some(AtomicSum { buffer: name.clone(), ty, index: index.clone() })
+    Some(AtomicSum { buffer: name.clone(), ty, index: index.clone(), addend: addend.clone() })
 }
 
 /// Does `e` load from `buffer`?
@@ -129,7 +130,7 @@ fn privatized(loop_name: &str, body: &Stmt) -> Option<Stmt> {
     for_each_expr_in_stmt(body, &mut |e| match e.node() {
         ExprNode::Load { name, .. } if *name == buffer => loads += 1,
         ExprNode::Variable { name, .. } if name.starts_with(&format!("{buffer}.buffer")) => impure = true,
-        ExprNode::Call { kind, .. } if !kind.is_pure() || matches!(kind, CallKind::Extern) => impure = true,
+        ExprNode::Call { kind, .. } if !kind.is_pure() => impure = true,
         _ => {}
     });
     for_each_stmt(body, &mut |x| {
@@ -295,18 +296,16 @@ fn rewrite(loop_name: &str, body: &Stmt, buffer: &str, ty: Type, base: &Expr, ex
             e.clone()
         }
         fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
-            if let StmtNode::Atomic { body, .. } = s.node() {
-                if let (Some(sum), StmtNode::Store { value, predicate, .. }) = (atomic_sum(s), body.node()) {
-                    if sum.buffer == self.buffer {
-                        let at = Expr::sub(sum.index.clone(), self.base.clone());
-                        let ExprNode::Binary { a, b, .. } = value.node() else { unreachable!("a sum") };
-                        let addend = if matches!(a.node(), ExprNode::Load { name, .. } if name == self.buffer) { b } else { a };
-                        let old = Expr::load(sum.ty, self.private, at.clone(), predicate.clone());
-                        return Stmt::store(self.private, Expr::add(old, addend.clone()), at, predicate.clone());
-                    }
+            match atomic_sum(s) {
+                Some(sum) if sum.buffer == self.buffer => {
+                    // (A sum's store is unpredicated: `atomic_sum`.)
+                    let yes = Expr::bool_const(true);
+                    let at = Expr::sub(sum.index, self.base.clone());
+                    let old = Expr::load(sum.ty, self.private, at.clone(), yes.clone());
+                    Stmt::store(self.private, Expr::add(old, sum.addend), at, yes)
                 }
+                _ => mutate_stmt_children(self, s),
             }
-            mutate_stmt_children(self, s)
         }
     }
     let body = ToPrivate { buffer, private: &private, base: &base_var }.mutate_stmt(body);
